@@ -1,0 +1,96 @@
+//! The one error type for everything a caller can get wrong.
+//!
+//! Every refusal names the field (as a path like `items[2].data.rationale`) and carries a
+//! `human_hint` that says how to fix it. Internal failures are not modelled here: they belong
+//! to the store and service layers.
+
+use serde::Serialize;
+
+/// Stable, machine-readable reason for a refusal. Serialized in snake_case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    MissingField,
+    WrongType,
+    InvalidValue,
+    UnknownField,
+    UnknownKind,
+    TooLong,
+    TooLarge,
+    TooMany,
+    Empty,
+    ControlCharacter,
+    NotFound,
+    KindMismatch,
+    BadCursor,
+}
+
+/// A refusal of one item or one request, with enough detail for an agent to correct it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct ValidationError {
+    pub code: ErrorCode,
+    pub field: String,
+    pub message: String,
+    pub human_hint: String,
+}
+
+impl ValidationError {
+    pub fn new(
+        code: ErrorCode,
+        field: impl Into<String>,
+        message: impl Into<String>,
+        human_hint: impl Into<String>,
+    ) -> Self {
+        Self {
+            code,
+            field: field.into(),
+            message: message.into(),
+            human_hint: human_hint.into(),
+        }
+    }
+
+    pub fn missing(field: impl Into<String>, hint: impl Into<String>) -> Self {
+        let field = field.into();
+        Self::new(
+            ErrorCode::MissingField,
+            field.clone(),
+            format!("`{field}` is required"),
+            hint,
+        )
+    }
+
+    pub fn wrong_type(field: impl Into<String>, expected: &str, got: &serde_json::Value) -> Self {
+        let field = field.into();
+        Self::new(
+            ErrorCode::WrongType,
+            field.clone(),
+            format!("`{field}` must be {expected}, got {}", json_type_name(got)),
+            format!("send `{field}` as {expected}"),
+        )
+    }
+
+    /// Prefixes the field path, so nested validators can report paths relative to themselves.
+    pub fn under(mut self, prefix: &str) -> Self {
+        self.field = if self.field.is_empty() {
+            prefix.to_string()
+        } else if self.field.starts_with('[') {
+            format!("{prefix}{}", self.field)
+        } else {
+            format!("{prefix}.{}", self.field)
+        };
+        self
+    }
+}
+
+/// The JSON type of a value, as an agent would name it.
+pub fn json_type_name(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}

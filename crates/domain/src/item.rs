@@ -1,0 +1,643 @@
+//! Parsing one `memory_store` request into per-item operations.
+//!
+//! The request is taken as raw JSON on purpose: a typed deserializer would reject the whole
+//! batch on the first bad item, while every item here gets its own result and a field path.
+
+use crate::error::{ErrorCode, ValidationError, json_type_name};
+use crate::kind::{self, Kind};
+use crate::limits::*;
+use crate::scope::Scope;
+use crate::text::{self, content_hash};
+use crate::ttl::TtlPolicy;
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+/// One validated item operation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ItemOp {
+    Upsert(Box<NewItem>),
+    Delete { id: Uuid, kind: Option<Kind> },
+}
+
+impl ItemOp {
+    pub fn kind(&self) -> Option<Kind> {
+        match self {
+            ItemOp::Upsert(item) => Some(item.kind),
+            ItemOp::Delete { kind, .. } => *kind,
+        }
+    }
+}
+
+/// A validated, normalized item ready to be written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewItem {
+    pub kind: Kind,
+    /// Set when the caller updates an existing item.
+    pub id: Option<Uuid>,
+    pub title: String,
+    pub content: Option<String>,
+    pub data: Map<String, Value>,
+    /// Searchable text other than the title: `content` and the text fields of `data`.
+    pub body: String,
+    /// SHA-256 of the normalized title and body.
+    pub content_hash: String,
+    /// The scope the caller named; the service fills the rest from the inferred scope.
+    pub scope: Scope,
+    pub tags: Vec<String>,
+    pub metadata: Option<Value>,
+    pub source: Option<Value>,
+    pub idempotency_key: Option<String>,
+    pub ttl: Option<TtlPolicy>,
+    pub status: Option<String>,
+    /// `false` stores an exact duplicate anyway.
+    pub dedupe: bool,
+}
+
+const ITEM_FIELDS: &[&str] = &[
+    "kind",
+    "content",
+    "data",
+    "scope",
+    "tags",
+    "metadata",
+    "source",
+    "idempotency_key",
+    "ttl",
+    "id",
+    "operation",
+    "dedupe",
+];
+
+/// Validates the request envelope (`items` present, an array, 1..=100) and each item.
+/// The outer error is a request-level refusal; inner errors are per item, with paths like
+/// `items[2].data.rationale`.
+pub fn parse_store_request(
+    args: &Value,
+) -> Result<Vec<Result<ItemOp, ValidationError>>, ValidationError> {
+    let example = "send {\"items\": [{\"kind\": \"section\", \"data\": {\"title\": \"...\", \"body\": \"...\"}}]}";
+    let Value::Object(args) = args else {
+        return Err(ValidationError::wrong_type(
+            "arguments",
+            "an object with `items`",
+            args,
+        ));
+    };
+    let items = match args.get("items") {
+        None | Some(Value::Null) => return Err(ValidationError::missing("items", example)),
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            return Err(ValidationError::new(
+                ErrorCode::WrongType,
+                "items",
+                format!("`items` must be an array, got {}", json_type_name(other)),
+                example,
+            ));
+        }
+    };
+    if items.is_empty() {
+        return Err(ValidationError::new(
+            ErrorCode::Empty,
+            "items",
+            "`items` is empty",
+            example,
+        ));
+    }
+    if items.len() > MAX_BATCH_ITEMS {
+        return Err(ValidationError::new(
+            ErrorCode::TooMany,
+            "items",
+            format!(
+                "{} items sent; at most {MAX_BATCH_ITEMS} fit in one call",
+                items.len()
+            ),
+            format!("split the batch into calls of at most {MAX_BATCH_ITEMS} items"),
+        ));
+    }
+    Ok(items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| parse_item(item).map_err(|e| e.under(&format!("items[{i}]"))))
+        .collect())
+}
+
+/// Validates one item. Field paths in errors are relative to the item.
+pub fn parse_item(value: &Value) -> Result<ItemOp, ValidationError> {
+    let Value::Object(item) = value else {
+        return Err(ValidationError::wrong_type(
+            "",
+            "an object with at least `kind`",
+            value,
+        ));
+    };
+    if let Some(key) = item.keys().find(|k| !ITEM_FIELDS.contains(&k.as_str())) {
+        return Err(ValidationError::new(
+            ErrorCode::UnknownField,
+            key.clone(),
+            format!("`{key}` is not an item field"),
+            format!(
+                "item fields are: {}; kind-specific fields go in `data`, free-form ones in `metadata`",
+                ITEM_FIELDS.join(", ")
+            ),
+        ));
+    }
+    let id = optional_id(item)?;
+    let operation = match item.get("operation") {
+        None | Some(Value::Null) => "upsert".to_string(),
+        Some(Value::String(op)) => op.trim().to_ascii_lowercase(),
+        Some(other) => {
+            return Err(ValidationError::wrong_type(
+                "operation",
+                "\"upsert\" or \"delete\"",
+                other,
+            ));
+        }
+    };
+    let kind = match item.get("kind") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(name)) => Some(Kind::parse(name).ok_or_else(|| {
+            ValidationError::new(
+                ErrorCode::UnknownKind,
+                "kind",
+                format!("`{name}` is not a knowledge kind"),
+                format!("use one of: {}", Kind::names()),
+            )
+        })?),
+        Some(other) => return Err(ValidationError::wrong_type("kind", "a string", other)),
+    };
+    match operation.as_str() {
+        "delete" => {
+            let id = id.ok_or_else(|| {
+                ValidationError::missing("id", "a delete names the item to delete by its `id`")
+            })?;
+            Ok(ItemOp::Delete { id, kind })
+        }
+        "upsert" => {
+            let kind = kind.ok_or_else(|| {
+                ValidationError::missing(
+                    "kind",
+                    format!("every item needs a kind, one of: {}", Kind::names()),
+                )
+            })?;
+            parse_upsert(kind, id, item).map(|i| ItemOp::Upsert(Box::new(i)))
+        }
+        other => Err(ValidationError::new(
+            ErrorCode::InvalidValue,
+            "operation",
+            format!("`{other}` is not an operation"),
+            "use \"upsert\" (the default: insert, or update when `id` is given) or \"delete\" with an `id`",
+        )),
+    }
+}
+
+fn optional_id(item: &Map<String, Value>) -> Result<Option<Uuid>, ValidationError> {
+    match item.get("id") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Uuid::parse_str(text.trim()).map(Some).map_err(|_| {
+            ValidationError::new(
+                ErrorCode::InvalidValue,
+                "id",
+                format!("`id` is not an item id: `{text}`"),
+                "use an `id` returned by memory_store or memory_find, or leave `id` out to create a new item",
+            )
+        }),
+        Some(other) => Err(ValidationError::wrong_type("id", "a UUID string", other)),
+    }
+}
+
+fn parse_upsert(
+    kind: Kind,
+    id: Option<Uuid>,
+    item: &Map<String, Value>,
+) -> Result<NewItem, ValidationError> {
+    let content = match item.get("content") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) => {
+            if text.len() > MAX_CONTENT_BYTES {
+                return Err(ValidationError::new(
+                    ErrorCode::TooLarge,
+                    "content",
+                    format!(
+                        "`content` is {} bytes, over the {MAX_CONTENT_BYTES}-byte limit",
+                        text.len()
+                    ),
+                    "split the text into several items (for example one section per heading)",
+                ));
+            }
+            text::reject_nul("content", text)?;
+            (!text.trim().is_empty()).then(|| text.clone())
+        }
+        Some(other) => return Err(ValidationError::wrong_type("content", "a string", other)),
+    };
+    let data = match item.get("data") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(map)) => {
+            Some(kind::validate_data(kind, map).map_err(|e| e.under("data"))?)
+        }
+        Some(other) => return Err(ValidationError::wrong_type("data", "an object", other)),
+    };
+    if data.is_none() && (content.is_none() || kind.spec().needs_data) {
+        let required: Vec<&str> = kind
+            .spec()
+            .fields
+            .iter()
+            .filter(|f| f.required)
+            .map(|f| f.name)
+            .collect();
+        let hint = if kind.spec().needs_data {
+            format!(
+                "a {kind} is structured: send `data` with {}",
+                required.join(", ")
+            )
+        } else {
+            format!(
+                "send free text in `content`, or `data` with {}",
+                required.join(", ")
+            )
+        };
+        return Err(ValidationError::missing(
+            if kind.spec().needs_data {
+                "data"
+            } else {
+                "content"
+            },
+            hint,
+        ));
+    }
+    let data = data.unwrap_or_default();
+    let title = kind::title_from_data(kind, &data)
+        .map(|t| text::first_line(&t, MAX_TITLE_CHARS))
+        .or_else(|| {
+            content
+                .as_deref()
+                .map(|c| text::first_line(c, MAX_TITLE_CHARS))
+        })
+        .unwrap_or_default();
+    let body = searchable_body(kind, content.as_deref(), &data);
+    let content_hash = content_hash(&format!("{title}\n{body}"));
+    let scope = match item.get("scope") {
+        None | Some(Value::Null) => Scope::default(),
+        Some(value) => Scope::from_json(value).map_err(|e| e.under("scope"))?,
+    };
+    Ok(NewItem {
+        kind,
+        id,
+        title,
+        status: kind::status_from_data(kind, &data),
+        content,
+        data,
+        body,
+        content_hash,
+        scope,
+        tags: parse_tags(item.get("tags"))?,
+        metadata: parse_metadata(item.get("metadata"))?,
+        source: parse_source(item.get("source"))?,
+        idempotency_key: parse_idempotency_key(item.get("idempotency_key"))?,
+        ttl: match item.get("ttl") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(TtlPolicy::from_json(value)?),
+        },
+        dedupe: match item.get("dedupe") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => return Err(ValidationError::wrong_type("dedupe", "a boolean", other)),
+        },
+    })
+}
+
+/// `content` followed by the text of every `data` field except the title's own, in the
+/// kind's field order; runbook steps contribute each description, command and outcome.
+fn searchable_body(kind: Kind, content: Option<&str>, data: &Map<String, Value>) -> String {
+    let title_fields: &[&str] = match &kind.spec().title {
+        kind::TitleRule::Field(f) => std::slice::from_ref(f),
+        kind::TitleRule::Join(fs) => fs,
+    };
+    let mut parts: Vec<String> = content.map(str::to_string).into_iter().collect();
+    for field in kind.spec().fields {
+        if title_fields.contains(&field.name) {
+            continue;
+        }
+        if let Some(value) = data.get(field.name) {
+            collect_text(value, &mut parts);
+        }
+    }
+    parts.join("\n")
+}
+
+fn collect_text(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Number(n) => out.push(n.to_string()),
+        Value::Array(list) => list.iter().for_each(|v| collect_text(v, out)),
+        Value::Object(map) => map.values().for_each(|v| collect_text(v, out)),
+        Value::Bool(_) | Value::Null => {}
+    }
+}
+
+fn parse_tags(value: Option<&Value>) -> Result<Vec<String>, ValidationError> {
+    let list = match value {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(list)) => list,
+        Some(other) => {
+            return Err(ValidationError::wrong_type(
+                "tags",
+                "an array of strings",
+                other,
+            ));
+        }
+    };
+    if list.len() > MAX_TAGS {
+        return Err(ValidationError::new(
+            ErrorCode::TooMany,
+            "tags",
+            format!("{} tags; at most {MAX_TAGS}", list.len()),
+            "keep the few tags you will filter on",
+        ));
+    }
+    let mut tags = Vec::with_capacity(list.len());
+    for (i, tag) in list.iter().enumerate() {
+        let field = format!("tags[{i}]");
+        let Value::String(text) = tag else {
+            return Err(ValidationError::wrong_type(field, "a string", tag));
+        };
+        let text = text.trim().to_lowercase();
+        if text.is_empty()
+            || text.chars().count() > MAX_TAG_CHARS
+            || text.chars().any(char::is_control)
+        {
+            return Err(ValidationError::new(
+                ErrorCode::InvalidValue,
+                field,
+                format!(
+                    "tag `{text}` must be 1–{MAX_TAG_CHARS} characters without control characters"
+                ),
+                "use short labels such as \"auth\" or \"perf\"",
+            ));
+        }
+        if !tags.contains(&text) {
+            tags.push(text);
+        }
+    }
+    Ok(tags)
+}
+
+fn parse_metadata(value: Option<&Value>) -> Result<Option<Value>, ValidationError> {
+    let value = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(v @ Value::Object(_)) => v,
+        Some(other) => return Err(ValidationError::wrong_type("metadata", "an object", other)),
+    };
+    let depth = json_depth(value);
+    if depth > MAX_METADATA_DEPTH {
+        return Err(ValidationError::new(
+            ErrorCode::TooLarge,
+            "metadata",
+            format!("`metadata` is nested {depth} levels deep; at most {MAX_METADATA_DEPTH}"),
+            "flatten `metadata` into a few levels of keys",
+        ));
+    }
+    let size = value.to_string().len();
+    if size > MAX_METADATA_BYTES {
+        return Err(ValidationError::new(
+            ErrorCode::TooLarge,
+            "metadata",
+            format!("`metadata` is {size} bytes; at most {MAX_METADATA_BYTES}"),
+            "keep metadata small; long text belongs in `content`",
+        ));
+    }
+    if value.to_string().contains("\\u0000") {
+        return Err(ValidationError::new(
+            ErrorCode::ControlCharacter,
+            "metadata",
+            "`metadata` contains a NUL character",
+            "remove the \\u0000 characters",
+        ));
+    }
+    Ok(Some(value.clone()))
+}
+
+/// Depth of nested objects and arrays; a scalar is depth 0, `{}` depth 1.
+fn json_depth(value: &Value) -> usize {
+    // Iterative, so a hostile 10,000-deep document cannot overflow the stack here.
+    let mut max = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                max = max.max(d + 1);
+                stack.extend(map.values().map(|c| (c, d + 1)));
+            }
+            Value::Array(list) => {
+                max = max.max(d + 1);
+                stack.extend(list.iter().map(|c| (c, d + 1)));
+            }
+            _ => {}
+        }
+    }
+    max
+}
+
+fn parse_source(value: Option<&Value>) -> Result<Option<Value>, ValidationError> {
+    let map = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            return Err(ValidationError::wrong_type(
+                "source",
+                "an object {actor?, tool?, session?}",
+                other,
+            ));
+        }
+    };
+    let mut out = Map::new();
+    for (key, v) in map {
+        let field = format!("source.{key}");
+        if !["actor", "tool", "session"].contains(&key.as_str()) {
+            return Err(ValidationError::new(
+                ErrorCode::UnknownField,
+                field,
+                format!("`{key}` is not a source field"),
+                "source has: actor, tool, session",
+            ));
+        }
+        let Value::String(text) = v else {
+            return Err(ValidationError::wrong_type(field, "a string", v));
+        };
+        if text.chars().count() > MAX_SHORT_TEXT_CHARS || text.chars().any(char::is_control) {
+            return Err(ValidationError::new(
+                ErrorCode::InvalidValue,
+                field,
+                format!("`source.{key}` must be a short name without control characters"),
+                "for example {\"actor\": \"claude-code\", \"tool\": \"memory_store\"}",
+            ));
+        }
+        out.insert(key.clone(), Value::String(text.clone()));
+    }
+    Ok(Some(Value::Object(out)))
+}
+
+fn parse_idempotency_key(value: Option<&Value>) -> Result<Option<String>, ValidationError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(key)) => {
+            let count = key.chars().count();
+            if count == 0 || count > MAX_IDEMPOTENCY_KEY_CHARS {
+                return Err(ValidationError::new(
+                    ErrorCode::TooLong,
+                    "idempotency_key",
+                    format!(
+                        "`idempotency_key` is {count} characters; it must be 1–{MAX_IDEMPOTENCY_KEY_CHARS}"
+                    ),
+                    "use a short unique string per logical write, such as a UUID",
+                ));
+            }
+            text::reject_nul("idempotency_key", key)?;
+            Ok(Some(key.clone()))
+        }
+        Some(other) => Err(ValidationError::wrong_type(
+            "idempotency_key",
+            "a string",
+            other,
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn one(item: Value) -> Result<ItemOp, ValidationError> {
+        parse_store_request(&json!({"items": [item]}))
+            .unwrap()
+            .remove(0)
+    }
+
+    fn upsert(item: Value) -> NewItem {
+        match one(item).unwrap() {
+            ItemOp::Upsert(i) => *i,
+            other => panic!("expected upsert, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn request_envelope_errors_name_items() {
+        for bad in [
+            json!({}),
+            json!({"items": []}),
+            json!({"items": "x"}),
+            json!({"items": vec![json!({}); 101]}),
+        ] {
+            assert_eq!(
+                parse_store_request(&bad).unwrap_err().field,
+                "items",
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn per_item_errors_carry_the_index_path() {
+        let results = parse_store_request(&json!({"items": [
+            {"kind": "section", "content": "ok"},
+            {"kind": "decision", "data": {"component": "db", "status": "accepted", "title": "t"}},
+            {"kind": "bogus", "content": "x"}
+        ]}))
+        .unwrap();
+        assert!(results[0].is_ok());
+        assert_eq!(
+            results[1].as_ref().unwrap_err().field,
+            "items[1].data.rationale"
+        );
+        assert_eq!(results[2].as_ref().unwrap_err().field, "items[2].kind");
+    }
+
+    #[test]
+    fn content_only_items_take_their_title_from_the_first_line() {
+        let item = upsert(json!({"kind": "section", "content": "# Deploy\nRun make deploy"}));
+        assert_eq!(item.title, "Deploy");
+        assert!(item.body.contains("make deploy"));
+    }
+
+    #[test]
+    fn structured_kinds_need_data() {
+        let err = one(json!({"kind": "entity", "content": "billing service"})).unwrap_err();
+        assert_eq!(err.field, "items[0].data");
+    }
+
+    #[test]
+    fn body_holds_data_text_but_not_the_title() {
+        let item = upsert(json!({"kind": "decision", "data": {
+            "component": "sessions", "status": "Accepted", "title": "Drop Redis",
+            "rationale": "Postgres is enough", "alternatives_considered": ["keep redis"]}}));
+        assert_eq!(item.title, "Drop Redis");
+        assert_eq!(item.status.as_deref(), Some("accepted"));
+        assert!(item.body.contains("Postgres is enough") && item.body.contains("keep redis"));
+        assert!(!item.body.contains("Drop Redis"));
+    }
+
+    #[test]
+    fn bad_fields_are_refused_with_paths() {
+        let cases = [
+            (
+                json!({"kind": "section", "content": "a\u{0}b"}),
+                "items[0].content",
+            ),
+            (
+                json!({"kind": "section", "content": "x", "scope": {"branch": "a\nb"}}),
+                "items[0].scope.branch",
+            ),
+            (
+                json!({"kind": "section", "content": "x", "idempotency_key": "k".repeat(257)}),
+                "items[0].idempotency_key",
+            ),
+            (
+                json!({"kind": "section", "content": "x", "metadata": {"a":{"b":{"c":{"d":{"e":{"f":1}}}}}}}),
+                "items[0].metadata",
+            ),
+            (
+                json!({"kind": "section", "content": "x", "tags": [1]}),
+                "items[0].tags[0]",
+            ),
+            (
+                json!({"kind": "section", "content": "x", "colour": 1}),
+                "items[0].colour",
+            ),
+            (
+                json!({"kind": "section", "content": "x".repeat(MAX_CONTENT_BYTES + 1)}),
+                "items[0].content",
+            ),
+            (json!({"operation": "delete"}), "items[0].id"),
+            (
+                json!({"kind": "section", "content": "x", "ttl": "forever"}),
+                "items[0].ttl",
+            ),
+            (json!("just text"), "items[0]"),
+        ];
+        for (item, field) in cases {
+            let err = one(item.clone()).unwrap_err();
+            assert_eq!(err.field, field, "{item}");
+            assert!(!err.human_hint.is_empty());
+        }
+    }
+
+    #[test]
+    fn delete_needs_only_an_id() {
+        let id = Uuid::now_v7();
+        assert_eq!(
+            one(json!({"operation": "delete", "id": id.to_string()})).unwrap(),
+            ItemOp::Delete { id, kind: None }
+        );
+    }
+
+    #[test]
+    fn deeply_nested_metadata_is_refused() {
+        // serde_json stops parsing at 128 levels; anything that deep must still be refused.
+        let mut v = json!(1);
+        for _ in 0..100 {
+            v = json!({"a": v});
+        }
+        assert_eq!(json_depth(&v), 100);
+        let err = one(json!({"kind": "section", "content": "x", "metadata": v})).unwrap_err();
+        assert_eq!(err.code, ErrorCode::TooLarge);
+    }
+}

@@ -1,0 +1,31 @@
+//! Pure domain logic of Cortex Memory. Nothing here does I/O: every function is a
+//! computation on values, so the rules are tested fast and exhaustively.
+//!
+//! - [`kind`]: the 16 knowledge kinds and their field rules (one table)
+//! - [`item`]: parsing a `memory_store` request into validated item operations
+//! - [`find`]: parsing a `memory_find` request
+//! - [`scope`]: scope values, find scope resolution, scope matching
+//! - [`query`]: the lexical query parser
+//! - [`ranking`]: the score formula and its parts
+//! - [`spelling`]: close-spelling suggestions
+//! - [`text`], [`time`], [`ttl`], [`limits`], [`git_remote`]: small shared rules
+
+pub mod error;
+pub mod find;
+pub mod git_remote;
+pub mod item;
+pub mod kind;
+pub mod limits;
+pub mod query;
+pub mod ranking;
+pub mod scope;
+pub mod spelling;
+pub mod text;
+pub mod time;
+pub mod ttl;
+
+pub use error::{ErrorCode, ValidationError};
+pub use find::{FindRequest, Mode};
+pub use item::{ItemOp, NewItem};
+pub use kind::Kind;
+pub use scope::{Scope, ScopeFilter, ScopeLevel, ScopeMatch};

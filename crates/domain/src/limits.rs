@@ -1,0 +1,36 @@
+//! Every size limit the server enforces, in one place, so the README and the validators agree.
+
+/// Items in one `memory_store` call.
+pub const MAX_BATCH_ITEMS: usize = 100;
+/// Bytes of `content` per item (256 KiB): a long design doc fits, a log dump does not.
+pub const MAX_CONTENT_BYTES: usize = 256 * 1024;
+/// Bytes of one text field inside `data`.
+pub const MAX_DATA_TEXT_BYTES: usize = 256 * 1024;
+/// Characters of a short `data` field such as a title, a name or a version.
+pub const MAX_SHORT_TEXT_CHARS: usize = 512;
+/// Characters of one scope value (org, project, branch, ...).
+pub const MAX_SCOPE_VALUE_CHARS: usize = 128;
+/// Tags per item and characters per tag.
+pub const MAX_TAGS: usize = 32;
+pub const MAX_TAG_CHARS: usize = 64;
+/// Nesting depth and serialized size of `metadata`.
+pub const MAX_METADATA_DEPTH: usize = 5;
+pub const MAX_METADATA_BYTES: usize = 16 * 1024;
+/// Characters of an `idempotency_key`.
+pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 256;
+/// Characters of a `memory_find` query.
+pub const MAX_QUERY_CHARS: usize = 1_000;
+/// Hits per page of `memory_find`.
+pub const MAX_LIMIT: i64 = 100;
+pub const DEFAULT_LIMIT: i64 = 10;
+/// Ids per lookup.
+pub const MAX_IDS: usize = 100;
+/// Content characters kept per hit: default for searches, default for id lookups, ceiling.
+pub const DEFAULT_HIT_CONTENT_CHARS: usize = 600;
+pub const DEFAULT_LOOKUP_CONTENT_CHARS: usize = 20_000;
+pub const MAX_HIT_CONTENT_CHARS: usize = 20_000;
+/// A whole `memory_find` response stays under 25,000 tokens; at ~4 characters a token of
+/// JSON this is the character budget the response is trimmed to.
+pub const MAX_RESPONSE_CHARS: usize = 90_000;
+/// Characters of a derived title.
+pub const MAX_TITLE_CHARS: usize = 200;

@@ -1,1 +1,203 @@
-fn main() {}
+//! `cortex`: the Cortex Memory binary. Every subcommand reaches the same service methods as
+//! the MCP tools.
+
+mod bench;
+mod output;
+
+use clap::{Parser, Subcommand};
+use cortex_service::{Config, MemoryService, ServiceError};
+use serde_json::{Value, json};
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(name = "cortex", version, about = "Cortex Memory: a memory server for AI coding agents (MCP)")]
+struct Cli {
+    /// SQLite database file [default: <user data dir>/cortex/memory.db]
+    #[arg(long, global = true, env = "CORTEX_DB")]
+    db: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve MCP over stdio (what an agent's MCP client starts).
+    Serve,
+    /// Store item(s): a JSON item, an array of items, or {"items": [...]}, from the argument,
+    /// --file, or stdin.
+    Store {
+        /// The JSON; omit to read --file or stdin.
+        json: Option<String>,
+        #[arg(long)]
+        file: Option<PathBuf>,
+    },
+    /// Find stored knowledge.
+    Find {
+        query: String,
+        /// fast, auto or deep
+        #[arg(long)]
+        mode: Option<String>,
+        /// Kinds to keep (repeatable).
+        #[arg(long = "kind")]
+        kinds: Vec<String>,
+        #[arg(long)]
+        org: Option<String>,
+        #[arg(long)]
+        project: Option<String>,
+        #[arg(long)]
+        branch: Option<String>,
+        /// branch, project, org or all
+        #[arg(long)]
+        widen: Option<String>,
+        #[arg(long)]
+        limit: Option<i64>,
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Print the full JSON response.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Counts of stored items.
+    Stats,
+    /// Database, schema version, inferred scope and what is enabled.
+    Doctor,
+    /// Measure store throughput, find latency, cold start and memory on a synthetic corpus.
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    init_logging();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(message) => {
+            tracing::error!("{message}");
+            eprintln!("cortex: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs go to stderr only: in `serve`, stdout is the protocol channel.
+/// `CORTEX_LOG` sets the level (error, warn, info, debug, trace; default info).
+fn init_logging() {
+    let level = std::env::var("CORTEX_LOG")
+        .ok()
+        .and_then(|l| l.parse::<tracing::Level>().ok())
+        .unwrap_or(tracing::Level::INFO);
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).with_ansi(false).init();
+}
+
+fn open(db: Option<PathBuf>) -> Result<MemoryService, String> {
+    let workdir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let config = Config::resolve(db, &workdir);
+    MemoryService::open(&config).map_err(|e| e.to_string())
+}
+
+fn run(cli: Cli) -> Result<ExitCode, String> {
+    match cli.command {
+        Command::Serve => {
+            let service = Arc::new(open(cli.db)?);
+            let scope = &service.inferred_scope().scope;
+            tracing::info!(
+                org = scope.org.as_deref(),
+                project = scope.project.as_deref(),
+                branch = scope.branch.as_deref(),
+                "cortex serving MCP on stdio"
+            );
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+            let result = runtime.block_on(cortex_mcp::serve_stdio(service));
+            // A blocked stdin read must not hold the process after the client is gone.
+            runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+            result.map(|()| ExitCode::SUCCESS)
+        }
+        Command::Store { json, file } => {
+            let text = match (json, file) {
+                (Some(text), _) => text,
+                (None, Some(path)) => {
+                    std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?
+                }
+                (None, None) => {
+                    let mut text = String::new();
+                    std::io::stdin().read_to_string(&mut text).map_err(|e| format!("cannot read stdin: {e}"))?;
+                    text
+                }
+            };
+            let value: Value = serde_json::from_str(&text).map_err(|e| format!("the input is not JSON: {e}"))?;
+            let args = match value {
+                Value::Array(items) => json!({ "items": items }),
+                Value::Object(ref map) if map.contains_key("items") => value,
+                other => json!({ "items": [other] }),
+            };
+            let service = open(cli.db)?;
+            respond(service.store(&args), |r| {
+                output::json(r);
+                if r.summary.validation_error > 0 || r.summary.business_rule_blocked > 0 {
+                    ExitCode::from(2)
+                } else {
+                    ExitCode::SUCCESS
+                }
+            })
+        }
+        Command::Find { query, mode, kinds, org, project, branch, widen, limit, cursor, json } => {
+            let mut args = json!({ "query": query });
+            let scope: serde_json::Map<String, Value> = [("org", org), ("project", project), ("branch", branch)]
+                .into_iter()
+                .filter_map(|(k, v)| v.map(|v| (k.to_string(), Value::String(v))))
+                .collect();
+            if !scope.is_empty() {
+                args["scope"] = Value::Object(scope);
+            }
+            if !kinds.is_empty() {
+                args["types"] = json!(kinds);
+            }
+            for (key, value) in [("mode", mode), ("widen", widen), ("cursor", cursor)] {
+                if let Some(v) = value {
+                    args[key] = Value::String(v);
+                }
+            }
+            if let Some(limit) = limit {
+                args["limit"] = json!(limit);
+            }
+            let service = open(cli.db)?;
+            respond(service.find(&args), |r| {
+                if json { output::json(r) } else { output::find_table(r) }
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Stats => {
+            let service = open(cli.db)?;
+            respond(service.stats(), |r| {
+                output::json(r);
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Doctor => {
+            let service = open(cli.db)?;
+            respond(service.doctor(), |r| {
+                output::json(r);
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Bench(args) => bench::run(args),
+    }
+}
+
+/// Prints a service answer; a caller mistake prints the error JSON and exits 2.
+fn respond<T>(result: Result<T, ServiceError>, print: impl FnOnce(&T) -> ExitCode) -> Result<ExitCode, String> {
+    match result {
+        Ok(value) => Ok(print(&value)),
+        Err(ServiceError::Invalid(e)) => {
+            output::json(&json!({ "error": cortex_service::response::ErrorBody::from(&e) }));
+            Ok(ExitCode::from(2))
+        }
+        Err(ServiceError::Internal(e)) => Err(e.to_string()),
+    }
+}

@@ -1,1 +1,36 @@
+//! MCP protocol adapter: exposes the memory service as the tools `memory_store` and
+//! `memory_find` over stdio, using the official `rmcp` SDK.
 
+mod schema;
+mod server;
+
+pub use schema::{FIND_TOOL, STORE_TOOL, tools};
+pub use server::CortexServer;
+
+use cortex_service::MemoryService;
+use rmcp::ServiceExt;
+use std::sync::Arc;
+
+/// Serves MCP on stdin/stdout until the client leaves. Returns `Ok` on a clean exit,
+/// including a stateless client that only asked `server/discover` and closed the stream.
+pub async fn serve_stdio(service: Arc<MemoryService>) -> Result<(), String> {
+    let server = CortexServer::new(service);
+    let running = match server.serve(rmcp::transport::io::stdio()).await {
+        Ok(running) => running,
+        Err(e) => {
+            let text = e.to_string();
+            if text.contains("connection closed") {
+                tracing::info!("client left before initializing: {text}");
+                return Ok(());
+            }
+            return Err(format!("MCP session failed to start: {text}"));
+        }
+    };
+    match running.waiting().await {
+        Ok(reason) => {
+            tracing::info!(?reason, "client left");
+            Ok(())
+        }
+        Err(e) => Err(format!("MCP session ended abnormally: {e}")),
+    }
+}

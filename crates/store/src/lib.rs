@@ -1,1 +1,35 @@
+//! Persistence for Cortex Memory. Backends persist and retrieve; they decide no policy.
+//!
+//! Every backend implements [`Store`] and passes the same conformance tests
+//! (`tests/conformance.rs`).
 
+mod error;
+mod model;
+pub mod sqlite;
+
+pub use error::{Result, StoreError};
+pub use model::*;
+pub use sqlite::SqliteStore;
+
+use uuid::Uuid;
+
+pub trait Store: Send + Sync {
+    /// Applies a batch in one transaction; one outcome per op, in order.
+    fn write_batch(&self, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>>;
+    /// The best lexical candidates, best first.
+    fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<Candidate>>;
+    /// How many live items match (capped at `cap`), for suggestions.
+    fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize>;
+    /// Items by id, including soft-deleted ones (the caller decides what to show).
+    fn get(&self, ids: &[Uuid]) -> Result<Vec<StoredItem>>;
+    /// Whether the index knows `word` at all.
+    fn knows_word(&self, word: &str) -> Result<bool>;
+    /// Index terms sharing `word`'s first letter, with document counts, for spelling.
+    /// Terms may be stems; [`Store::surface_word`] turns one back into a written word.
+    fn words_like(&self, word: &str) -> Result<Vec<(String, i64)>>;
+    /// A word as it appears in some document for an index term.
+    fn surface_word(&self, term: &str) -> Result<String>;
+    /// The most widespread index terms with their document counts.
+    fn top_terms(&self, limit: usize) -> Result<Vec<(String, i64)>>;
+    fn stats(&self) -> Result<Stats>;
+}

@@ -1,0 +1,216 @@
+//! The two tool definitions: input schemas, output schemas, annotations, descriptions.
+//!
+//! Arguments are validated by the service, not by these types: they exist to tell clients
+//! the shape. Per-kind rules stay in server-side validation and its errors, which keeps both
+//! definitions small (a test holds them under 10,000 characters of JSON).
+
+use cortex_service::response::{FindResponse, StoreResponse};
+use rmcp::handler::server::common::schema_for_type;
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+pub const STORE_TOOL: &str = "memory_store";
+pub const FIND_TOOL: &str = "memory_find";
+
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum KindArg {
+    Section,
+    Runbook,
+    Change,
+    Issue,
+    Decision,
+    Todo,
+    ReleaseNote,
+    Ddl,
+    PrContext,
+    Entity,
+    Relation,
+    Observation,
+    Incident,
+    Release,
+    Risk,
+    Assumption,
+}
+
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+struct ScopeArg {
+    org: Option<String>,
+    project: Option<String>,
+    branch: Option<String>,
+    service: Option<String>,
+    sprint: Option<String>,
+    tenant: Option<String>,
+    environment: Option<String>,
+}
+
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+struct ItemArg {
+    kind: Option<KindArg>,
+    /// Free text (≤256 KiB).
+    content: Option<String>,
+    /// The kind's fields, e.g. decision {component, status, title, rationale}. Errors list what is missing.
+    data: Option<JsonObject>,
+    /// Missing fields default to the server's org/project/branch.
+    scope: Option<ScopeArg>,
+    tags: Option<Vec<String>>,
+    metadata: Option<JsonObject>,
+    /// {actor, tool, session}
+    source: Option<JsonObject>,
+    /// The same key twice stores one item.
+    idempotency_key: Option<String>,
+    /// short 30d, default 90d, long 365d, permanent
+    ttl: Option<String>,
+    /// With upsert: update this item. With delete: the item to delete.
+    id: Option<String>,
+    /// upsert (default) or delete
+    operation: Option<String>,
+    /// false stores an exact duplicate anyway
+    dedupe: Option<bool>,
+}
+
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+struct StoreArgs {
+    /// 1–100 items.
+    items: Vec<ItemArg>,
+}
+
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+struct FindArgs {
+    /// A few key words; "exact phrase", -exclude, prefix* work.
+    query: Option<String>,
+    /// Fetch these items whole instead of searching.
+    ids: Option<Vec<String>>,
+    /// fast = lexical; auto (default); deep
+    mode: Option<String>,
+    /// Kinds to keep.
+    types: Option<Vec<KindArg>>,
+    /// Naming fewer of org/project/branch widens the search.
+    scope: Option<ScopeArg>,
+    /// branch (default), project, org, all
+    widen: Option<String>,
+    /// RFC 3339 or YYYY-MM-DD, on updated time.
+    since: Option<String>,
+    until: Option<String>,
+    /// Hits must carry all of these.
+    tags: Option<Vec<String>>,
+    /// The kind's status, e.g. accepted, open.
+    status: Option<String>,
+    /// 1–100, default 10.
+    limit: Option<i64>,
+    /// next_cursor of the previous page.
+    cursor: Option<String>,
+    /// Content characters per hit, 0–20000 (default 600).
+    max_content_chars: Option<i64>,
+}
+
+/// The output schema of a response type, relaxed so an `isError` result carrying only
+/// `{"error": {...}}` also conforms.
+fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    let mut schema = (*schema_for_type::<T>()).clone();
+    // Field meanings are documented in the input schema and the README; repeating them here
+    // would spend the client's context on every session.
+    strip(&mut schema, &["$schema", "title", "format", "description"]);
+    schema.remove("required");
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        props.insert(
+            "error".into(),
+            json!({"type": "object", "description": "request-level refusal: {code, field, message, human_hint}"}),
+        );
+    }
+    Arc::new(schema)
+}
+
+fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    let mut schema = (*schema_for_type::<T>()).clone();
+    strip(&mut schema, &["$schema", "title", "format"]);
+    Arc::new(schema)
+}
+
+/// Removes schema keywords that only cost characters, at every level. A property that happens
+/// to be named like a keyword (none is) would survive: only keys of schema objects are removed,
+/// never keys inside `properties`.
+fn strip(schema: &mut JsonObject, keys: &[&str]) {
+    for key in keys {
+        schema.remove(*key);
+    }
+    for (key, value) in schema.iter_mut() {
+        match value {
+            Value::Object(child) if key == "properties" || key == "$defs" => {
+                for sub in child.values_mut() {
+                    if let Value::Object(sub) = sub {
+                        strip(sub, keys);
+                    }
+                }
+            }
+            Value::Object(child) => strip(child, keys),
+            Value::Array(list) => {
+                for item in list {
+                    if let Value::Object(item) = item {
+                        strip(item, keys);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+pub fn tools() -> Vec<Tool> {
+    let store = Tool::new(
+        STORE_TOOL,
+        "Store knowledge items (batch of 1–100). Each item gets its own result: inserted, updated, deleted, skipped_dedupe (with existing_id), business_rule_blocked or validation_error (with field and human_hint). operation \"delete\" with id soft-deletes.",
+        input_schema::<StoreArgs>(),
+    )
+    .with_title("Store memory")
+    .with_raw_output_schema(output_schema::<StoreResponse>())
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(false)
+            .idempotent(false)
+            .open_world(false),
+    );
+    let find = Tool::new(
+        FIND_TOOL,
+        "Find stored knowledge, ranked (relevance, recency, scope, citations), with snippets. Searches the current branch unless widened. Fewer than 3 hits come with computed suggestions.",
+        input_schema::<FindArgs>(),
+    )
+    .with_title("Find memory")
+    .with_raw_output_schema(output_schema::<FindResponse>())
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(true)
+            .destructive(false)
+            .idempotent(true)
+            .open_world(false),
+    );
+    vec![store, find]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_definitions_fit_the_token_budget() {
+        let json = serde_json::to_string(&tools()).unwrap();
+        assert!(json.len() < 10_000, "tool definitions are {} characters", json.len());
+    }
+
+    #[test]
+    fn find_is_read_only_idempotent_and_closed_world() {
+        let tools = tools();
+        let find = tools.iter().find(|t| t.name == FIND_TOOL).unwrap();
+        let a = find.annotations.as_ref().unwrap();
+        assert_eq!((a.read_only_hint, a.idempotent_hint, a.open_world_hint), (Some(true), Some(true), Some(false)));
+        assert!(find.output_schema.is_some());
+    }
+}

@@ -1,0 +1,99 @@
+//! The MCP server: translates `tools/list` and `tools/call` to service calls. No policy here.
+
+use crate::schema::{FIND_TOOL, STORE_TOOL, tools};
+use cortex_service::response::ErrorBody;
+use cortex_service::{MemoryService, ServiceError};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+const INSTRUCTIONS: &str = include_str!("instructions.md");
+
+#[derive(Clone)]
+pub struct CortexServer {
+    service: Arc<MemoryService>,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl CortexServer {
+    pub fn new(service: Arc<MemoryService>) -> CortexServer {
+        CortexServer { service, tools: Arc::new(tools()) }
+    }
+
+    /// Runs one tool call on a blocking thread (the store does synchronous I/O) and shapes
+    /// the result: structured content plus its JSON text mirror, `isError` for refusals.
+    async fn run<T, F>(&self, work: F) -> Result<CallToolResult, McpError>
+    where
+        T: Serialize + Send + 'static,
+        F: FnOnce(&MemoryService) -> Result<T, ServiceError> + Send + 'static,
+    {
+        let service = self.service.clone();
+        let outcome = tokio::task::spawn_blocking(move || work(&service))
+            .await
+            .map_err(|e| McpError::internal_error(format!("tool task failed: {e}"), None))?;
+        match outcome {
+            Ok(value) => {
+                let value = serde_json::to_value(value)
+                    .map_err(|e| McpError::internal_error(format!("cannot encode result: {e}"), None))?;
+                Ok(CallToolResult::structured(value))
+            }
+            Err(ServiceError::Invalid(e)) => {
+                Ok(CallToolResult::structured_error(json!({ "error": ErrorBody::from(&e) })))
+            }
+            Err(ServiceError::Internal(e)) => {
+                tracing::error!(error = %e, "tool call failed");
+                Ok(CallToolResult::structured_error(json!({ "error": {
+                    "code": "internal",
+                    "field": "",
+                    "message": e.to_string(),
+                    "human_hint": "this is a server-side failure, not your input; retry, and if it persists run `cortex doctor`",
+                }})))
+            }
+        }
+    }
+}
+
+impl ServerHandler for CortexServer {
+    fn get_info(&self) -> ServerConfig {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("cortex-memory", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items((*self.tools).clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let result = match request.name.as_ref() {
+            STORE_TOOL => self.run(move |s| s.store(&args)).await?,
+            FIND_TOOL => self.run(move |s| s.find(&args)).await?,
+            other => {
+                return Err(McpError::invalid_params(
+                    format!("unknown tool `{other}`: this server has {STORE_TOOL} and {FIND_TOOL}"),
+                    None,
+                ));
+            }
+        };
+        Ok(result.into())
+    }
+}

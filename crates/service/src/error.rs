@@ -1,0 +1,15 @@
+use cortex_domain::ValidationError;
+use cortex_store::StoreError;
+use thiserror::Error;
+
+pub type Result<T> = std::result::Result<T, ServiceError>;
+
+/// A whole request failed: either the caller sent something to fix (`Invalid`, carrying the
+/// field and a hint) or something broke inside (`Internal`, logged with context).
+#[derive(Debug, Error)]
+pub enum ServiceError {
+    #[error(transparent)]
+    Invalid(#[from] ValidationError),
+    #[error("internal error: {0}")]
+    Internal(#[from] StoreError),
+}

@@ -1,0 +1,167 @@
+//! The store flow: validate → normalize → hash (all in the domain) → scope → dedupe and
+//! write the whole batch in one transaction (the store) → one result per input item.
+
+use crate::response::{ErrorBody, ItemResult, ItemStatus, StoreResponse, StoreSummary};
+use crate::{MemoryService, Result};
+use cortex_domain::item::{ItemOp, NewItem, parse_store_request};
+use cortex_domain::{ErrorCode, Scope, ValidationError};
+use cortex_store::{DuplicateReason, Record, WriteOp, WriteOutcome};
+use uuid::Uuid;
+
+impl MemoryService {
+    /// Handles one `memory_store` request. A request-level problem is an `Err`; problems of
+    /// single items are results of their own, and never stop the valid items.
+    pub fn store(&self, args: &serde_json::Value) -> Result<StoreResponse> {
+        let parsed = parse_store_request(args)?;
+        let now = crate::now_ms();
+        let mut results: Vec<Option<ItemResult>> = vec![None; parsed.len()];
+        let mut ops = Vec::new();
+        let mut positions = Vec::new();
+        for (index, item) in parsed.into_iter().enumerate() {
+            match item {
+                Ok(op) => {
+                    ops.push(self.write_op(op, now));
+                    positions.push(index);
+                }
+                Err(error) => results[index] = Some(refused(index, None, &error)),
+            }
+        }
+        if !ops.is_empty() {
+            let outcomes = self.store.write_batch(&ops)?;
+            for ((index, op), outcome) in positions.into_iter().zip(&ops).zip(outcomes) {
+                results[index] = Some(result_of(index, op, outcome));
+            }
+        }
+        let results: Vec<ItemResult> = results.into_iter().flatten().collect();
+        let summary = summarize(&results);
+        Ok(StoreResponse { results, summary })
+    }
+
+    fn write_op(&self, op: ItemOp, now: i64) -> WriteOp {
+        match op {
+            ItemOp::Delete { id, kind } => WriteOp::Delete { id, kind, at: now },
+            ItemOp::Upsert(item) => match item.id {
+                // An update keeps the stored scope for fields the caller does not name.
+                Some(id) => WriteOp::Update { record: record(*item.clone(), id, item.scope.clone(), now) },
+                None => {
+                    let scope = item.scope.or(&self.inferred.scope);
+                    let dedupe = item.dedupe;
+                    WriteOp::Insert { record: record(*item, Uuid::now_v7(), scope, now), dedupe }
+                }
+            },
+        }
+    }
+}
+
+fn record(item: NewItem, id: Uuid, scope: Scope, now: i64) -> Record {
+    Record {
+        id,
+        kind: item.kind,
+        scope,
+        title: item.title,
+        body: item.body,
+        content: item.content,
+        data: serde_json::Value::Object(item.data),
+        metadata: item.metadata,
+        source: item.source,
+        tags: item.tags,
+        status: item.status,
+        content_hash: item.content_hash,
+        idempotency_key: item.idempotency_key,
+        ttl: item.ttl.map(|t| t.as_str().to_string()),
+        created_at: now,
+        updated_at: now,
+        expires_at: item.ttl.and_then(|t| t.expires_at(now)),
+    }
+}
+
+fn op_kind(op: &WriteOp) -> Option<String> {
+    match op {
+        WriteOp::Insert { record, .. } | WriteOp::Update { record } => Some(record.kind.to_string()),
+        WriteOp::Delete { kind, .. } => kind.map(|k| k.to_string()),
+    }
+}
+
+fn refused(index: usize, kind: Option<String>, error: &ValidationError) -> ItemResult {
+    ItemResult {
+        index: index as i64,
+        status: ItemStatus::ValidationError,
+        id: None,
+        kind,
+        existing_id: None,
+        reason: None,
+        error: Some(ErrorBody::from(error)),
+    }
+}
+
+fn result_of(index: usize, op: &WriteOp, outcome: WriteOutcome) -> ItemResult {
+    let kind = op_kind(op);
+    let done = |status, id: Uuid, reason: Option<String>| ItemResult {
+        index: index as i64,
+        status,
+        id: Some(id.to_string()),
+        kind: kind.clone(),
+        existing_id: None,
+        reason,
+        error: None,
+    };
+    let path = |field: &str| format!("items[{index}].{field}");
+    match outcome {
+        WriteOutcome::Inserted { id } => done(ItemStatus::Inserted, id, None),
+        WriteOutcome::Updated { id } => done(ItemStatus::Updated, id, None),
+        WriteOutcome::Deleted { id, already } => {
+            done(ItemStatus::Deleted, id, already.then(|| "the item was already deleted".to_string()))
+        }
+        WriteOutcome::Duplicate { existing_id, reason } => {
+            let what = kind.as_deref().unwrap_or("item");
+            let reason = match reason {
+                DuplicateReason::IdempotencyKey => {
+                    "an item with this idempotency_key already exists in this project".to_string()
+                }
+                DuplicateReason::ContentHash => format!(
+                    "exact duplicate (same normalized text) of an existing {what} in the same scope; send \"dedupe\": false to store it anyway"
+                ),
+            };
+            ItemResult {
+                existing_id: Some(existing_id.to_string()),
+                ..done(ItemStatus::SkippedDedupe, existing_id, Some(reason))
+            }
+        }
+        WriteOutcome::NotFound { id } => refused(
+            index,
+            kind,
+            &ValidationError::new(
+                ErrorCode::NotFound,
+                path("id"),
+                format!("no live item has id {id}"),
+                "check the id with memory_find {\"ids\": [...]}; leave `id` out to create a new item",
+            ),
+        ),
+        WriteOutcome::KindMismatch { id, stored } => refused(
+            index,
+            kind.clone(),
+            &ValidationError::new(
+                ErrorCode::KindMismatch,
+                path("kind"),
+                format!("item {id} is a {stored}, not a {}", kind.as_deref().unwrap_or("?")),
+                format!("send \"kind\": \"{stored}\" to change this item, or leave `id` out to create a new one"),
+            ),
+        ),
+    }
+}
+
+fn summarize(results: &[ItemResult]) -> StoreSummary {
+    let mut s = StoreSummary { total: results.len() as i64, ..StoreSummary::default() };
+    for r in results {
+        let counter = match r.status {
+            ItemStatus::Inserted => &mut s.inserted,
+            ItemStatus::Updated => &mut s.updated,
+            ItemStatus::Deleted => &mut s.deleted,
+            ItemStatus::SkippedDedupe => &mut s.skipped_dedupe,
+            ItemStatus::BusinessRuleBlocked => &mut s.business_rule_blocked,
+            ItemStatus::ValidationError => &mut s.validation_error,
+        };
+        *counter += 1;
+    }
+    s
+}

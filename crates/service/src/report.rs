@@ -1,0 +1,59 @@
+//! `stats` and `doctor`: what is stored and whether the server is set up right.
+
+use crate::scope_inference::InferredScope;
+use crate::{MemoryService, Result};
+use serde::Serialize;
+
+#[derive(Debug, Serialize)]
+pub struct StatsReport {
+    pub database: String,
+    pub schema_version: i64,
+    pub items: i64,
+    pub deleted: i64,
+    pub by_kind: Vec<KindCount>,
+    pub bytes: i64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct KindCount {
+    pub kind: String,
+    pub items: i64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DoctorReport {
+    pub database: String,
+    pub schema_version: i64,
+    pub items: i64,
+    pub scope: InferredScope,
+    pub lexical_search: &'static str,
+    pub semantic_search: &'static str,
+    pub backends: &'static str,
+}
+
+impl MemoryService {
+    pub fn stats(&self) -> Result<StatsReport> {
+        let s = self.store.stats()?;
+        Ok(StatsReport {
+            database: self.db_label.clone(),
+            schema_version: s.schema_version,
+            items: s.items,
+            deleted: s.deleted,
+            by_kind: s.by_kind.into_iter().map(|(kind, items)| KindCount { kind, items }).collect(),
+            bytes: s.bytes,
+        })
+    }
+
+    pub fn doctor(&self) -> Result<DoctorReport> {
+        let s = self.store.stats()?;
+        Ok(DoctorReport {
+            database: self.db_label.clone(),
+            schema_version: s.schema_version,
+            items: s.items,
+            scope: self.inferred.clone(),
+            lexical_search: "enabled: SQLite FTS5 BM25 (mode fast)",
+            semantic_search: "not built yet: modes auto and deep run lexical search and say so in `notes`",
+            backends: "sqlite (embedded); PostgreSQL is not built yet",
+        })
+    }
+}

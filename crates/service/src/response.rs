@@ -1,0 +1,155 @@
+//! What the service answers. These types are the tools' `outputSchema` and the CLI's JSON,
+//! so a field added here reaches every client.
+
+use cortex_domain::{Scope, ScopeMatch, ValidationError};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemStatus {
+    Inserted,
+    Updated,
+    Deleted,
+    SkippedDedupe,
+    BusinessRuleBlocked,
+    ValidationError,
+}
+
+/// A refusal with the field it concerns and how to fix it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ErrorBody {
+    /// Machine-readable reason, e.g. `missing_field`.
+    pub code: String,
+    /// Path of the offending field, e.g. `items[2].data.rationale`.
+    pub field: String,
+    pub message: String,
+    /// What to do instead.
+    pub human_hint: String,
+}
+
+impl From<&ValidationError> for ErrorBody {
+    fn from(e: &ValidationError) -> Self {
+        ErrorBody {
+            code: serde_json::to_value(e.code).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+            field: e.field.clone(),
+            message: e.message.clone(),
+            human_hint: e.human_hint.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ItemResult {
+    /// Position of the item in the request.
+    pub index: i64,
+    pub status: ItemStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// For `skipped_dedupe`: the item that already holds this knowledge.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub existing_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorBody>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct StoreSummary {
+    pub total: i64,
+    pub inserted: i64,
+    pub updated: i64,
+    pub deleted: i64,
+    pub skipped_dedupe: i64,
+    pub business_rule_blocked: i64,
+    pub validation_error: i64,
+}
+
+/// The answer to `memory_store`: one result per input item, in order, and the counts.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StoreResponse {
+    pub results: Vec<ItemResult>,
+    pub summary: StoreSummary,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ScoreBreakdown {
+    pub relevance: f64,
+    pub recency: f64,
+    pub scope_proximity: f64,
+    pub citations: f64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Hit {
+    pub id: String,
+    pub kind: String,
+    pub title: String,
+    /// Text around the best match, matched terms in `**`.
+    pub snippet: String,
+    /// The item's text, cut at `max_content_chars`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub content_truncated: bool,
+    pub score: f64,
+    pub score_parts: ScoreBreakdown,
+    #[schemars(with = "Value")]
+    pub scope: Scope,
+    #[schemars(with = "String")]
+    pub scope_match: ScopeMatch,
+    pub created_at: String,
+    pub updated_at: String,
+    pub confidence: f64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// The kind's structured fields.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SearchedScope {
+    pub level: String,
+    #[serde(flatten)]
+    #[schemars(with = "Value")]
+    pub filter: Scope,
+}
+
+/// The answer to `memory_find`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FindResponse {
+    pub hits: Vec<Hit>,
+    /// What ran: `lexical`, `ids`, or `none` when the query had no searchable word.
+    pub route_used: String,
+    /// The mode asked for.
+    pub mode: String,
+    /// How well the best hit answers the query, 0–1.
+    pub confidence: f64,
+    pub searched_scope: SearchedScope,
+    /// Pass as `cursor` for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// Computed hints when fewer than 3 hits came back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<String>,
+    /// What the server could not do for this request (e.g. semantic search unavailable).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Ids asked for that do not exist or were deleted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_ids: Vec<String>,
+    /// True when hits were cut to keep the response under its size budget.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+}

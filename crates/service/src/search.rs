@@ -1,0 +1,315 @@
+//! The find flow: parse → resolve scope → lexical candidates → rank (domain formula) →
+//! page → suggestions when recall is low → cut to the response budget.
+
+use crate::response::{FindResponse, Hit, ScoreBreakdown, SearchedScope};
+use crate::{MemoryService, Result};
+use cortex_domain::limits::MAX_RESPONSE_CHARS;
+use cortex_domain::query::{ParsedQuery, is_stopword, parse_query};
+use cortex_domain::ranking::{self, ScoreParts};
+use cortex_domain::spelling::best_correction;
+use cortex_domain::text::truncate_chars;
+use cortex_domain::time::format_instant;
+use cortex_domain::{FindRequest, Mode, Scope, ScopeFilter, ScopeLevel, ScopeMatch};
+use cortex_store::{Filters, LexicalQuery, StoredItem};
+
+/// Candidates ranked per query: enough that recency and scope can lift a hit that BM25 put
+/// a little lower, few enough to stay fast.
+const MIN_POOL: usize = 100;
+const MAX_POOL: usize = 1_000;
+/// Counting stops here; suggestions say "1000+".
+const COUNT_CAP: usize = 1_000;
+/// Fewer hits than this on the first page trigger suggestions.
+const SUGGEST_BELOW: usize = 3;
+
+impl MemoryService {
+    /// Handles one `memory_find` request given as raw JSON arguments.
+    pub fn find(&self, args: &serde_json::Value) -> Result<FindResponse> {
+        let request = FindRequest::from_json(args)?;
+        self.find_request(&request)
+    }
+
+    pub fn find_request(&self, req: &FindRequest) -> Result<FindResponse> {
+        let filter = ScopeFilter::resolve(&self.inferred.scope, req.scope.as_ref(), req.widen);
+        let mut response = FindResponse {
+            hits: Vec::new(),
+            route_used: "lexical".into(),
+            mode: req.mode.as_str().into(),
+            confidence: 0.0,
+            searched_scope: searched_scope(&filter),
+            next_cursor: None,
+            suggestions: Vec::new(),
+            notes: Vec::new(),
+            missing_ids: Vec::new(),
+            truncated: false,
+        };
+        if !req.ids.is_empty() {
+            self.lookup(req, &filter, &mut response)?;
+        } else if let Some(text) = &req.query {
+            self.search(req, text, &filter, &mut response)?;
+        }
+        if fit_budget(&mut response) && req.ids.is_empty() {
+            // Hits were dropped to fit: the next page starts right after the last one kept.
+            response.next_cursor = Some(req.cursor_at(req.offset + response.hits.len()));
+        }
+        Ok(response)
+    }
+
+    fn lookup(&self, req: &FindRequest, filter: &ScopeFilter, response: &mut FindResponse) -> Result<()> {
+        response.route_used = "ids".into();
+        let now = crate::now_ms();
+        let found = self.store.get(&req.ids)?;
+        for id in &req.ids {
+            match found.iter().find(|i| i.record.id == *id && i.deleted_at.is_none()) {
+                Some(item) => {
+                    let parts = parts_for(item, 1.0, filter, now);
+                    let snippet = item.record.body.chars().take(200).collect();
+                    response.hits.push(hit(item, parts, snippet, 1.0, filter, req.max_content_chars));
+                }
+                None => response.missing_ids.push(id.to_string()),
+            }
+        }
+        response.confidence = if response.hits.is_empty() { 0.0 } else { 1.0 };
+        if req.query.is_some() {
+            response.notes.push("`ids` given: returned those items and ignored `query`".into());
+        }
+        Ok(())
+    }
+
+    fn search(&self, req: &FindRequest, text: &str, filter: &ScopeFilter, response: &mut FindResponse) -> Result<()> {
+        if req.mode != Mode::Fast {
+            response.notes.push(format!(
+                "mode `{}` asked for semantic search, which this build does not have yet: ran lexical search only",
+                req.mode.as_str()
+            ));
+        }
+        let parsed = parse_query(text);
+        if parsed.is_empty() {
+            response.route_used = "none".into();
+            response.suggestions.push(format!(
+                "`{}` has no searchable word (only stopwords, symbols or exclusions): add a word made of letters or digits",
+                truncate_chars(text, 60).0
+            ));
+            return Ok(());
+        }
+        let now = crate::now_ms();
+        let filters = filters_for(req, filter, now);
+        let pool = (3 * (req.offset + req.limit)).clamp(MIN_POOL, MAX_POOL);
+        let candidates =
+            self.store.search_lexical(&LexicalQuery { query: parsed.clone(), filters: filters.clone(), pool })?;
+        let pool_full = candidates.len() == pool;
+        let best = candidates.iter().map(|c| c.score).fold(0.0_f64, f64::max);
+        let words = parsed.words();
+        let mut ranked: Vec<(f64, Hit)> = candidates
+            .into_iter()
+            .map(|c| {
+                let relevance = ranking::relevance(c.score, best);
+                let parts = parts_for(&c.item, relevance, filter, now);
+                let haystack = format!("{} {}", c.item.record.title, c.item.record.body).to_lowercase();
+                let confidence = ranking::confidence(ranking::term_coverage(&words, &haystack), relevance);
+                let total = parts.total();
+                (total, hit(&c.item, parts, c.snippet, confidence, filter, req.max_content_chars))
+            })
+            .collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
+        let available = ranked.len();
+        response.hits = ranked.into_iter().skip(req.offset).take(req.limit).map(|(_, h)| h).collect();
+        let next = req.offset + response.hits.len();
+        if next < available || (pool_full && next >= available && !response.hits.is_empty() && next < MAX_POOL) {
+            response.next_cursor = Some(req.cursor_at(next));
+        }
+        response.confidence = response.hits.iter().map(|h| h.confidence).fold(0.0, f64::max);
+        if req.offset == 0 && response.hits.len() < SUGGEST_BELOW {
+            response.suggestions = self.suggestions(req, &parsed, filter, &filters, available)?;
+        }
+        Ok(())
+    }
+
+    /// Hints computed from the index: hits a wider scope or fewer filters would give, and
+    /// close spellings of query words the index does not know.
+    fn suggestions(
+        &self,
+        req: &FindRequest,
+        parsed: &ParsedQuery,
+        filter: &ScopeFilter,
+        filters: &Filters,
+        found: usize,
+    ) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        let count = |filters: Filters| -> Result<usize> {
+            Ok(self.store.count_lexical(&LexicalQuery { query: parsed.clone(), filters, pool: 0 }, COUNT_CAP)?)
+        };
+        let show = |n: usize| if n >= COUNT_CAP { format!("{COUNT_CAP}+") } else { n.to_string() };
+        let mut level = filter.level;
+        while let Some(wider) = level.wider() {
+            level = wider;
+            let wider_filter = filter.at_level(wider);
+            let n = count(Filters { scope_equals: wider_filter.equals.clone(), ..filters.clone() })?;
+            if n > found {
+                out.push(format!(
+                    "{} more hit(s) in {} scope: pass \"widen\": \"{}\"",
+                    show(n - found),
+                    wider.as_str(),
+                    wider.as_str()
+                ));
+                break;
+            }
+        }
+        if !req.types.is_empty() {
+            let n = count(Filters { kinds: Vec::new(), ..filters.clone() })?;
+            if n > found {
+                out.push(format!("{} more hit(s) of other kinds: drop the `types` filter", show(n - found)));
+            }
+        }
+        let narrowing: Vec<&str> = [
+            (!req.tags.is_empty()).then_some("tags"),
+            req.status.is_some().then_some("status"),
+            req.since.is_some().then_some("since"),
+            req.until.is_some().then_some("until"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !narrowing.is_empty() {
+            let n = count(Filters { tags: Vec::new(), status: None, since: None, until: None, ..filters.clone() })?;
+            if n > found {
+                out.push(format!("{} more hit(s) without the {} filter(s)", show(n - found), narrowing.join(", ")));
+            }
+        }
+        let mut unknown = Vec::new();
+        for word in parsed.words().into_iter().take(8) {
+            if self.store.knows_word(word)? {
+                continue;
+            }
+            unknown.push(word);
+            let candidates = self.store.words_like(word)?;
+            if let Some(term) = best_correction(word, candidates.iter().map(|(t, n)| (t.as_str(), *n))) {
+                let surface = self.store.surface_word(term)?;
+                out.push(format!("did you mean \"{surface}\" instead of \"{word}\"?"));
+            }
+        }
+        if out.is_empty() {
+            if !unknown.is_empty() {
+                out.push(format!(
+                    "no stored item contains {}: try the words the knowledge was written with, or mode \"deep\" once semantic search is enabled",
+                    unknown.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(", ")
+                ));
+            } else if filter.level != ScopeLevel::All {
+                out.push(format!(
+                    "only {found} hit(s) in {} scope and none elsewhere: try other words",
+                    filter.level.as_str()
+                ));
+            }
+            let common = self.common_words()?;
+            if !common.is_empty() {
+                out.push(format!("words common in this memory: {}", common.join(", ")));
+            }
+        }
+        Ok(out)
+    }
+
+    fn common_words(&self) -> Result<Vec<String>> {
+        let mut words = Vec::new();
+        for (term, _) in self.store.top_terms(60)? {
+            if term.chars().count() < 4 || is_stopword(&term) || term.chars().all(|c| c.is_ascii_digit()) {
+                continue;
+            }
+            let word = self.store.surface_word(&term)?;
+            if !words.contains(&word) {
+                words.push(word);
+            }
+            if words.len() == 5 {
+                break;
+            }
+        }
+        Ok(words)
+    }
+}
+
+fn filters_for(req: &FindRequest, filter: &ScopeFilter, now: i64) -> Filters {
+    Filters {
+        kinds: req.types.clone(),
+        scope_equals: filter.equals.clone(),
+        since: req.since,
+        until: req.until,
+        tags: req.tags.clone(),
+        status: req.status.clone(),
+        now,
+    }
+}
+
+fn searched_scope(filter: &ScopeFilter) -> SearchedScope {
+    let mut scope = Scope::default();
+    let json: serde_json::Map<String, serde_json::Value> =
+        filter.equals.iter().map(|(f, v)| (f.to_string(), serde_json::Value::String(v.clone()))).collect();
+    if let Ok(s) = serde_json::from_value(serde_json::Value::Object(json)) {
+        scope = s;
+    }
+    SearchedScope { level: filter.level.as_str().into(), filter: scope }
+}
+
+fn parts_for(item: &StoredItem, relevance: f64, filter: &ScopeFilter, now: i64) -> ScoreParts {
+    ScoreParts {
+        relevance,
+        recency: ranking::recency(item.record.updated_at, now),
+        scope_proximity: ranking::scope_proximity(ScopeMatch::between(&filter.caller, &item.record.scope)),
+        citations: 0.0,
+    }
+}
+
+fn round(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+fn hit(item: &StoredItem, parts: ScoreParts, snippet: String, confidence: f64, filter: &ScopeFilter, max_chars: usize) -> Hit {
+    let r = &item.record;
+    let text = r.content.as_deref().unwrap_or(&r.body);
+    let (cut, truncated) = truncate_chars(text, max_chars);
+    let data = r.data.as_object().filter(|d| !d.is_empty()).map(|_| r.data.clone());
+    Hit {
+        id: r.id.to_string(),
+        kind: r.kind.to_string(),
+        title: r.title.clone(),
+        snippet,
+        content: (max_chars > 0).then(|| cut.to_string()),
+        content_truncated: truncated,
+        score: round(parts.total()),
+        score_parts: ScoreBreakdown {
+            relevance: round(parts.relevance),
+            recency: round(parts.recency),
+            scope_proximity: parts.scope_proximity,
+            citations: parts.citations,
+        },
+        scope: r.scope.clone(),
+        scope_match: ScopeMatch::between(&filter.caller, &r.scope),
+        created_at: format_instant(r.created_at),
+        updated_at: format_instant(r.updated_at),
+        confidence: round(confidence),
+        tags: r.tags.clone(),
+        status: r.status.clone(),
+        data,
+        metadata: r.metadata.clone(),
+        expires_at: r.expires_at.map(format_instant),
+    }
+}
+
+/// Keeps the serialized response under [`MAX_RESPONSE_CHARS`]: first drops the content of the
+/// lowest-ranked hits (their snippets stay), then the hits themselves. Returns whether any
+/// hit was dropped.
+fn fit_budget(response: &mut FindResponse) -> bool {
+    let size = |r: &FindResponse| serde_json::to_string(r).map(|s| s.len()).unwrap_or(0);
+    if size(response) <= MAX_RESPONSE_CHARS {
+        return false;
+    }
+    response.truncated = true;
+    for i in (0..response.hits.len()).rev() {
+        if response.hits[i].content.take().is_some() {
+            response.hits[i].content_truncated = true;
+        }
+        if size(response) <= MAX_RESPONSE_CHARS {
+            return false;
+        }
+    }
+    response.notes.push("response cut to stay under 25,000 tokens: the rest is on the next page".into());
+    while size(response) > MAX_RESPONSE_CHARS && response.hits.pop().is_some() {}
+    true
+}

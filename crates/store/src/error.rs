@@ -1,0 +1,23 @@
+use thiserror::Error;
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// What can go wrong inside a store. These are not the caller's fault; the service logs them
+/// and reports an internal error.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("cannot open the database at {path}: {reason}")]
+    Open { path: String, reason: String },
+    #[error(
+        "migration {version} ({name}) was changed after it was applied (checksum {recorded} in the database, {expected} in this build); refusing to start. Restore the original migration or use a build that matches this database"
+    )]
+    MigrationChanged { version: i64, name: String, recorded: String, expected: String },
+    #[error(
+        "the database is at schema version {found}, newer than this build knows ({known}); upgrade cortex"
+    )]
+    SchemaTooNew { found: i64, known: i64 },
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+}

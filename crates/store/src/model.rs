@@ -1,0 +1,107 @@
+//! The values that cross the `Store` boundary. Policy is decided before these are built:
+//! a store only persists and retrieves them.
+
+use cortex_domain::query::ParsedQuery;
+use cortex_domain::{Kind, Scope};
+use serde_json::Value;
+use uuid::Uuid;
+
+/// An item as written: validated, scoped, timestamped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub id: Uuid,
+    pub kind: Kind,
+    pub scope: Scope,
+    pub title: String,
+    pub body: String,
+    pub content: Option<String>,
+    pub data: Value,
+    pub metadata: Option<Value>,
+    pub source: Option<Value>,
+    pub tags: Vec<String>,
+    pub status: Option<String>,
+    pub content_hash: String,
+    pub idempotency_key: Option<String>,
+    pub ttl: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub expires_at: Option<i64>,
+}
+
+/// One write of a batch. All writes of a batch commit together or not at all.
+#[derive(Debug, Clone)]
+pub enum WriteOp {
+    /// Insert unless an item with the same idempotency key exists in the project, or (when
+    /// `dedupe`) an item of the same kind, full scope and content hash exists.
+    Insert { record: Record, dedupe: bool },
+    /// Replace the item's fields. Scope fields the record leaves unset keep their stored value;
+    /// `created_at` is kept.
+    Update { record: Record },
+    /// Soft delete: hidden from finds, kept for audit.
+    Delete { id: Uuid, kind: Option<Kind>, at: i64 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DuplicateReason {
+    IdempotencyKey,
+    ContentHash,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteOutcome {
+    Inserted { id: Uuid },
+    Updated { id: Uuid },
+    Deleted { id: Uuid, already: bool },
+    Duplicate { existing_id: Uuid, reason: DuplicateReason },
+    NotFound { id: Uuid },
+    KindMismatch { id: Uuid, stored: Kind },
+}
+
+/// An item as read back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredItem {
+    pub record: Record,
+    pub deleted_at: Option<i64>,
+}
+
+/// Filters shared by searches and counts.
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    pub kinds: Vec<Kind>,
+    /// Exact scope field values (`("branch", "main")`).
+    pub scope_equals: Vec<(&'static str, String)>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+    pub tags: Vec<String>,
+    pub status: Option<String>,
+    /// Items expiring at or before this instant are hidden.
+    pub now: i64,
+}
+
+/// A lexical search.
+#[derive(Debug, Clone)]
+pub struct LexicalQuery {
+    pub query: ParsedQuery,
+    pub filters: Filters,
+    /// How many best-matching candidates to return.
+    pub pool: usize,
+}
+
+/// One lexical candidate.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub item: StoredItem,
+    /// The lexical score, higher is better (BM25 sign-flipped).
+    pub score: f64,
+    /// Matched terms marked with `**`.
+    pub snippet: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub items: i64,
+    pub deleted: i64,
+    pub by_kind: Vec<(String, i64)>,
+    pub schema_version: i64,
+    pub bytes: i64,
+}

@@ -1,0 +1,119 @@
+//! The embedded default: one SQLite file in WAL mode, FTS5 BM25 for lexical search.
+//!
+//! Two connections: writes go through one (serialized, `BEGIN IMMEDIATE`), reads through the
+//! other, so a find never waits on a write in this process. Several processes may open the
+//! same file: WAL plus a busy timeout make their writers take turns, and every dedupe check
+//! runs inside the writer's transaction.
+
+mod fts;
+mod migrate;
+mod read;
+mod row;
+mod write;
+
+use crate::{Candidate, LexicalQuery, Result, Stats, Store, StoreError, StoredItem, WriteOp, WriteOutcome};
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+use uuid::Uuid;
+
+pub use migrate::MIGRATIONS;
+
+/// How long a writer waits for another process's write to finish before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub struct SqliteStore {
+    path: PathBuf,
+    writer: Mutex<Connection>,
+    reader: Mutex<Connection>,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<SqliteStore> {
+        if let Some(dir) = path.parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
+                path: path.display().to_string(),
+                reason: format!("cannot create folder {}: {e}", dir.display()),
+            })?;
+        }
+        let mut writer = connect(path)?;
+        migrate::run(&mut writer)?;
+        let reader = connect(path)?;
+        Ok(SqliteStore { path: path.to_path_buf(), writer: Mutex::new(writer), reader: Mutex::new(reader) })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn reader(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A poisoned lock only means another thread panicked mid-read; the connection is fine.
+        self.reader.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs raw SQL on the writer connection. For tests and tooling that need to reach past
+    /// the trait, such as checking what the database itself refuses.
+    pub fn execute_raw(&self, sql: &str) -> Result<usize> {
+        let conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(conn.execute(sql, [])?)
+    }
+}
+
+fn connect(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path).map_err(|e| StoreError::Open {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL;
+         PRAGMA synchronous = NORMAL;
+         PRAGMA foreign_keys = ON;
+         PRAGMA temp_store = MEMORY;
+         PRAGMA cache_size = -32000;",
+    )?;
+    Ok(conn)
+}
+
+impl Store for SqliteStore {
+    fn write_batch(&self, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+        let mut conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        write::apply_batch(&mut conn, ops)
+    }
+
+    fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<Candidate>> {
+        read::search(&self.reader(), query)
+    }
+
+    fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
+        read::count(&self.reader(), query, cap)
+    }
+
+    fn get(&self, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
+        read::get(&self.reader(), ids)
+    }
+
+    fn knows_word(&self, word: &str) -> Result<bool> {
+        read::knows_word(&self.reader(), word)
+    }
+
+    fn words_like(&self, word: &str) -> Result<Vec<(String, i64)>> {
+        read::words_like(&self.reader(), word)
+    }
+
+    fn surface_word(&self, term: &str) -> Result<String> {
+        read::surface_word(&self.reader(), term)
+    }
+
+    fn top_terms(&self, limit: usize) -> Result<Vec<(String, i64)>> {
+        read::top_terms(&self.reader(), limit)
+    }
+
+    fn stats(&self) -> Result<Stats> {
+        read::stats(&self.reader())
+    }
+}

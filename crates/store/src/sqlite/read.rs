@@ -1,0 +1,166 @@
+//! Reading: lexical search, counts, lookups by id, vocabulary, stats.
+
+use super::fts::match_expression;
+use super::migrate::current_version;
+use super::row::{COLUMNS, COLUMN_COUNT, from_row};
+use crate::{Candidate, Filters, LexicalQuery, Result, Stats, StoredItem};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, params_from_iter};
+use uuid::Uuid;
+
+/// BM25 column weights: a word in the title counts twice a word in the body.
+const BM25: &str = "bm25(items_fts, 2.0, 1.0)";
+/// Snippet: matched terms in `**`, about 24 tokens around the best match, from the best column.
+const SNIPPET: &str = "snippet(items_fts, -1, '**', '**', '…', 24)";
+
+/// `AND ...` clauses for the filters, with their parameters appended to `params`.
+fn filter_sql(filters: &Filters, params: &mut Vec<SqlValue>) -> String {
+    let mut sql = String::from(" AND i.deleted_at IS NULL");
+    params.push(SqlValue::Integer(filters.now));
+    sql.push_str(&format!(" AND (i.expires_at IS NULL OR i.expires_at > ?{})", params.len()));
+    if !filters.kinds.is_empty() {
+        let mut marks = Vec::new();
+        for kind in &filters.kinds {
+            params.push(SqlValue::Text(kind.as_str().to_string()));
+            marks.push(format!("?{}", params.len()));
+        }
+        sql.push_str(&format!(" AND i.kind IN ({})", marks.join(", ")));
+    }
+    for (field, value) in &filters.scope_equals {
+        // `field` comes from the fixed list of scope column names, never from the caller.
+        params.push(SqlValue::Text(value.clone()));
+        sql.push_str(&format!(" AND i.{field} = ?{}", params.len()));
+    }
+    if let Some(since) = filters.since {
+        params.push(SqlValue::Integer(since));
+        sql.push_str(&format!(" AND i.updated_at >= ?{}", params.len()));
+    }
+    if let Some(until) = filters.until {
+        params.push(SqlValue::Integer(until));
+        sql.push_str(&format!(" AND i.updated_at < ?{}", params.len()));
+    }
+    if let Some(status) = &filters.status {
+        params.push(SqlValue::Text(status.clone()));
+        sql.push_str(&format!(" AND i.status = ?{}", params.len()));
+    }
+    for tag in &filters.tags {
+        params.push(SqlValue::Text(tag.clone()));
+        sql.push_str(&format!(
+            " AND EXISTS (SELECT 1 FROM item_tags t WHERE t.tag = ?{} AND t.item_rowid = i.rowid)",
+            params.len()
+        ));
+    }
+    sql
+}
+
+pub fn search(conn: &Connection, query: &LexicalQuery) -> Result<Vec<Candidate>> {
+    let Some(expr) = match_expression(&query.query) else {
+        return Ok(Vec::new());
+    };
+    let mut params = vec![SqlValue::Text(expr)];
+    let filters = filter_sql(&query.filters, &mut params);
+    params.push(SqlValue::Integer(query.pool as i64));
+    let sql = format!(
+        "SELECT {COLUMNS}, -{BM25}, {SNIPPET} FROM items_fts JOIN items i ON i.rowid = items_fts.rowid \
+         WHERE items_fts MATCH ?1{filters} ORDER BY {BM25} LIMIT ?{}",
+        params.len()
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(params_from_iter(params))?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        out.push(Candidate {
+            item: from_row(row)?,
+            score: row.get(COLUMN_COUNT)?,
+            snippet: row.get(COLUMN_COUNT + 1)?,
+        });
+    }
+    Ok(out)
+}
+
+pub fn count(conn: &Connection, query: &LexicalQuery, cap: usize) -> Result<usize> {
+    let Some(expr) = match_expression(&query.query) else {
+        return Ok(0);
+    };
+    let mut params = vec![SqlValue::Text(expr)];
+    let filters = filter_sql(&query.filters, &mut params);
+    params.push(SqlValue::Integer(cap as i64));
+    let sql = format!(
+        "SELECT count(*) FROM (SELECT 1 FROM items_fts JOIN items i ON i.rowid = items_fts.rowid \
+         WHERE items_fts MATCH ?1{filters} LIMIT ?{})",
+        params.len()
+    );
+    let n: i64 = conn.prepare_cached(&sql)?.query_row(params_from_iter(params), |r| r.get(0))?;
+    Ok(n as usize)
+}
+
+pub fn get(conn: &Connection, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
+    let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM items i WHERE i.id = ?1"))?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let mut rows = stmt.query([id.to_string()])?;
+        if let Some(row) = rows.next()? {
+            out.push(from_row(row)?);
+        }
+    }
+    Ok(out)
+}
+
+pub fn knows_word(conn: &Connection, word: &str) -> Result<bool> {
+    let expr = format!("\"{}\"", word.replace('"', "\"\""));
+    let mut stmt = conn.prepare_cached("SELECT 1 FROM items_fts WHERE items_fts MATCH ?1 LIMIT 1")?;
+    Ok(stmt.exists([expr])?)
+}
+
+/// Index terms sharing the word's first character, mapped back from stems to a word as it
+/// appears in a document (the index stores stems such as `kubernet`).
+pub fn words_like(conn: &Connection, word: &str) -> Result<Vec<(String, i64)>> {
+    let Some(first) = word.chars().next() else {
+        return Ok(Vec::new());
+    };
+    let low = first.to_string();
+    let high = char::from_u32(first as u32 + 1).map(|c| c.to_string()).unwrap_or_else(|| format!("{first}\u{10FFFF}"));
+    let min_len = word.chars().count().saturating_sub(3) as i64;
+    let max_len = word.chars().count() as i64 + 3;
+    let mut stmt = conn.prepare_cached(
+        "SELECT term, doc FROM items_vocab WHERE term >= ?1 AND term < ?2 \
+         AND length(term) BETWEEN ?3 AND ?4 ORDER BY doc DESC LIMIT 5000",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![low, high, min_len, max_len], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
+/// A word as written in some document, for an index term (a stem). Falls back to the term.
+pub fn surface_word(conn: &Connection, term: &str) -> Result<String> {
+    let expr = format!("\"{}\"", term.replace('"', "\"\""));
+    let mut stmt = conn.prepare_cached(
+        "SELECT highlight(items_fts, 0, char(2), char(3)) || ' ' || highlight(items_fts, 1, char(2), char(3)) \
+         FROM items_fts WHERE items_fts MATCH ?1 LIMIT 1",
+    )?;
+    let marked: Option<String> = stmt.query_row([expr], |r| r.get(0)).ok();
+    let word = marked
+        .as_deref()
+        .and_then(|m| m.split_once('\u{2}'))
+        .and_then(|(_, rest)| rest.split_once('\u{3}'))
+        .map(|(w, _)| w.to_lowercase());
+    Ok(word.unwrap_or_else(|| term.to_string()))
+}
+
+pub fn top_terms(conn: &Connection, limit: usize) -> Result<Vec<(String, i64)>> {
+    let mut stmt = conn.prepare_cached("SELECT term, doc FROM items_vocab ORDER BY doc DESC LIMIT ?1")?;
+    let rows = stmt.query_map([limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
+pub fn stats(conn: &Connection) -> Result<Stats> {
+    let (items, deleted): (i64, i64) = conn.query_row(
+        "SELECT count(*) FILTER (WHERE deleted_at IS NULL), count(*) FILTER (WHERE deleted_at IS NOT NULL) FROM items",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let mut stmt = conn.prepare("SELECT kind, count(*) FROM items WHERE deleted_at IS NULL GROUP BY kind ORDER BY kind")?;
+    let by_kind = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<Vec<_>>>()?;
+    let bytes: i64 =
+        conn.query_row("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()", [], |r| r.get(0))?;
+    Ok(Stats { items, deleted, by_kind, schema_version: current_version(conn)?, bytes })
+}

@@ -1,0 +1,60 @@
+//! Mapping between `Record` and the `items` row.
+
+use crate::{Record, Result, StoreError, StoredItem};
+use cortex_domain::{Kind, Scope};
+use rusqlite::Row;
+use serde_json::Value;
+use uuid::Uuid;
+
+/// The columns `from_row` reads, in order, prefixed with the table alias `i`.
+pub const COLUMNS: &str = "i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
+     i.title, i.body, i.content, i.data, i.metadata, i.source, i.tags, i.status, i.content_hash, \
+     i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at";
+pub const COLUMN_COUNT: usize = 24;
+
+fn opt(text: String) -> Option<String> {
+    (!text.is_empty()).then_some(text)
+}
+
+fn json(text: Option<String>, what: &str) -> Result<Option<Value>> {
+    text.map(|t| serde_json::from_str(&t).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))).transpose()
+}
+
+pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
+    let id: String = row.get(0)?;
+    let kind: String = row.get(1)?;
+    let tags: String = row.get(15)?;
+    let record = Record {
+        id: Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("id {id}: {e}")))?,
+        kind: Kind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("unknown kind {kind}")))?,
+        scope: Scope {
+            org: opt(row.get(2)?),
+            project: opt(row.get(3)?),
+            branch: opt(row.get(4)?),
+            service: opt(row.get(5)?),
+            sprint: opt(row.get(6)?),
+            tenant: opt(row.get(7)?),
+            environment: opt(row.get(8)?),
+        },
+        title: row.get(9)?,
+        body: row.get(10)?,
+        content: row.get(11)?,
+        data: json(row.get(12)?, "data")?.unwrap_or(Value::Null),
+        metadata: json(row.get(13)?, "metadata")?,
+        source: json(row.get(14)?, "source")?,
+        tags: serde_json::from_str(&tags).map_err(|e| StoreError::Corrupt(format!("tags: {e}")))?,
+        status: row.get(16)?,
+        content_hash: row.get(17)?,
+        idempotency_key: row.get(18)?,
+        ttl: row.get(19)?,
+        created_at: row.get(20)?,
+        updated_at: row.get(21)?,
+        expires_at: row.get(22)?,
+    };
+    Ok(StoredItem { record, deleted_at: row.get(23)? })
+}
+
+/// Scope values as stored ('' for unset), in column order org..environment.
+pub fn scope_values(scope: &Scope) -> [String; 7] {
+    cortex_domain::scope::SCOPE_FIELDS.map(|f| scope.get(f).unwrap_or("").to_string())
+}

@@ -1,0 +1,191 @@
+//! Writing a batch in one transaction.
+
+use super::row::scope_values;
+use crate::{DuplicateReason, Record, Result, WriteOp, WriteOutcome};
+use cortex_domain::Kind;
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use uuid::Uuid;
+
+pub fn apply_batch(conn: &mut Connection, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+    // IMMEDIATE takes the write lock up front, so the dedupe checks below see every committed
+    // write of every process and no other writer can slip in before our insert.
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut outcomes = Vec::with_capacity(ops.len());
+    for op in ops {
+        let outcome = match op {
+            WriteOp::Insert { record, dedupe } => insert(&tx, record, *dedupe)?,
+            WriteOp::Update { record } => update(&tx, record)?,
+            WriteOp::Delete { id, kind, at } => delete(&tx, *id, *kind, *at)?,
+        };
+        outcomes.push(outcome);
+    }
+    tx.commit()?;
+    Ok(outcomes)
+}
+
+fn parse_id(text: String) -> Uuid {
+    Uuid::parse_str(&text).unwrap_or_default()
+}
+
+fn find_duplicate(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<Option<(Uuid, DuplicateReason)>> {
+    let s = scope_values(&r.scope);
+    if let Some(key) = &r.idempotency_key {
+        let existing: Option<String> = tx
+            .query_row(
+                "SELECT id FROM items WHERE org = ?1 AND project = ?2 AND idempotency_key = ?3",
+                params![s[0], s[1], key],
+                |row| row.get(0),
+            )
+            .optional()?;
+        if let Some(id) = existing {
+            return Ok(Some((parse_id(id), DuplicateReason::IdempotencyKey)));
+        }
+    }
+    if dedupe {
+        let existing: Option<String> = tx
+            .query_row(
+                "SELECT id FROM items WHERE kind = ?1 AND content_hash = ?2 AND org = ?3 AND project = ?4 \
+                 AND branch = ?5 AND service = ?6 AND sprint = ?7 AND tenant = ?8 AND environment = ?9 \
+                 AND deleted_at IS NULL LIMIT 1",
+                params![r.kind.as_str(), r.content_hash, s[0], s[1], s[2], s[3], s[4], s[5], s[6]],
+                |row| row.get(0),
+            )
+            .optional()?;
+        if let Some(id) = existing {
+            return Ok(Some((parse_id(id), DuplicateReason::ContentHash)));
+        }
+    }
+    Ok(None)
+}
+
+fn json_text(value: &Option<serde_json::Value>) -> Option<String> {
+    value.as_ref().map(|v| v.to_string())
+}
+
+fn insert(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<WriteOutcome> {
+    if let Some((existing_id, reason)) = find_duplicate(tx, r, dedupe)? {
+        return Ok(WriteOutcome::Duplicate { existing_id, reason });
+    }
+    let s = scope_values(&r.scope);
+    tx.execute(
+        "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
+         title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, \
+         ttl, created_at, updated_at, expires_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+        params![
+            r.id.to_string(),
+            r.kind.as_str(),
+            s[0],
+            s[1],
+            s[2],
+            s[3],
+            s[4],
+            s[5],
+            s[6],
+            r.title,
+            r.body,
+            r.content,
+            r.data.to_string(),
+            json_text(&r.metadata),
+            json_text(&r.source),
+            serde_json::to_string(&r.tags).unwrap_or_else(|_| "[]".into()),
+            r.status,
+            r.content_hash,
+            r.idempotency_key,
+            r.ttl,
+            r.created_at,
+            r.updated_at,
+            r.expires_at,
+        ],
+    )?;
+    let rowid = tx.last_insert_rowid();
+    write_tags(tx, rowid, &r.tags)?;
+    Ok(WriteOutcome::Inserted { id: r.id })
+}
+
+fn write_tags(tx: &Transaction<'_>, rowid: i64, tags: &[String]) -> Result<()> {
+    tx.execute("DELETE FROM item_tags WHERE item_rowid = ?1", [rowid])?;
+    let mut stmt = tx.prepare_cached("INSERT OR IGNORE INTO item_tags (tag, item_rowid) VALUES (?1, ?2)")?;
+    for tag in tags {
+        stmt.execute(params![tag, rowid])?;
+    }
+    Ok(())
+}
+
+/// The live row of `id`: its rowid and kind, or the outcome that stops the write.
+fn live_row(tx: &Transaction<'_>, id: Uuid, kind: Option<Kind>) -> Result<Result<(i64, Option<i64>), WriteOutcome>> {
+    let row: Option<(i64, String, Option<i64>)> = tx
+        .query_row("SELECT rowid, kind, deleted_at FROM items WHERE id = ?1", [id.to_string()], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .optional()?;
+    let Some((rowid, stored_kind, deleted_at)) = row else {
+        return Ok(Err(WriteOutcome::NotFound { id }));
+    };
+    let stored = Kind::parse(&stored_kind).unwrap_or(Kind::Section);
+    if let Some(kind) = kind
+        && kind != stored
+    {
+        return Ok(Err(WriteOutcome::KindMismatch { id, stored }));
+    }
+    Ok(Ok((rowid, deleted_at)))
+}
+
+fn update(tx: &Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
+    let (rowid, deleted_at) = match live_row(tx, r.id, Some(r.kind))? {
+        Ok(found) => found,
+        Err(outcome) => return Ok(outcome),
+    };
+    if deleted_at.is_some() {
+        return Ok(WriteOutcome::NotFound { id: r.id });
+    }
+    let s = scope_values(&r.scope);
+    // A scope field the update leaves unset ('') keeps its stored value.
+    tx.execute(
+        "UPDATE items SET \
+           org = coalesce(nullif(?2, ''), org), project = coalesce(nullif(?3, ''), project), \
+           branch = coalesce(nullif(?4, ''), branch), service = coalesce(nullif(?5, ''), service), \
+           sprint = coalesce(nullif(?6, ''), sprint), tenant = coalesce(nullif(?7, ''), tenant), \
+           environment = coalesce(nullif(?8, ''), environment), \
+           title = ?9, body = ?10, content = ?11, data = ?12, metadata = ?13, source = ?14, tags = ?15, \
+           status = ?16, content_hash = ?17, ttl = coalesce(?18, ttl), updated_at = ?19, \
+           expires_at = CASE WHEN ?18 IS NULL THEN expires_at ELSE ?20 END \
+         WHERE rowid = ?1",
+        params![
+            rowid,
+            s[0],
+            s[1],
+            s[2],
+            s[3],
+            s[4],
+            s[5],
+            s[6],
+            r.title,
+            r.body,
+            r.content,
+            r.data.to_string(),
+            json_text(&r.metadata),
+            json_text(&r.source),
+            serde_json::to_string(&r.tags).unwrap_or_else(|_| "[]".into()),
+            r.status,
+            r.content_hash,
+            r.ttl,
+            r.updated_at,
+            r.expires_at,
+        ],
+    )?;
+    write_tags(tx, rowid, &r.tags)?;
+    Ok(WriteOutcome::Updated { id: r.id })
+}
+
+fn delete(tx: &Transaction<'_>, id: Uuid, kind: Option<Kind>, at: i64) -> Result<WriteOutcome> {
+    let (rowid, deleted_at) = match live_row(tx, id, kind)? {
+        Ok(found) => found,
+        Err(outcome) => return Ok(outcome),
+    };
+    if deleted_at.is_some() {
+        return Ok(WriteOutcome::Deleted { id, already: true });
+    }
+    tx.execute("UPDATE items SET deleted_at = ?2, updated_at = ?2 WHERE rowid = ?1", params![rowid, at])?;
+    Ok(WriteOutcome::Deleted { id, already: false })
+}

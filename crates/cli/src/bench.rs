@@ -1,10 +1,266 @@
-//! `cortex bench`: measured here, not assumed. Filled in below.
+//! `cortex bench`: store throughput, `fast` find latency, cold start to a `tools/list`
+//! answer, and memory, on the synthetic corpus at each requested size. Prints a Markdown
+//! table for BENCHMARKS.md. Measured on the machine it runs on; nothing here is assumed.
 
-use std::process::ExitCode;
+use crate::corpus::{self, Rng};
+use crate::output;
+use cortex_domain::Scope;
+use cortex_service::scope_inference::InferredScope;
+use cortex_service::{Config, MemoryService};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
-pub struct BenchArgs {}
+pub struct BenchArgs {
+    /// Corpus sizes, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
+    sizes: Vec<usize>,
+    /// Finds timed per size.
+    #[arg(long, default_value_t = 500)]
+    queries: usize,
+    /// Cold starts timed per size.
+    #[arg(long, default_value_t = 10)]
+    starts: usize,
+    /// Folder for the benchmark databases [default: a new temporary folder, removed after].
+    #[arg(long)]
+    dir: Option<std::path::PathBuf>,
+}
 
-pub fn run(_args: BenchArgs) -> Result<ExitCode, String> {
-    Err("the benchmark is not written yet".into())
+struct Row {
+    size: usize,
+    store_per_sec: f64,
+    find_p50: Duration,
+    find_p95: Duration,
+    find_p99: Duration,
+    mean_hits: f64,
+    start_p50: Duration,
+    start_p95: Duration,
+    server_rss_kib: u64,
+    db_mib: f64,
+}
+
+pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
+    let temp = tempdir()?;
+    let dir = args.dir.clone().unwrap_or_else(|| temp.clone());
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+    for &size in &args.sizes {
+        tracing::info!(size, "benchmarking");
+        rows.push(bench_size(size, &args, &dir)?);
+    }
+    let _ = std::fs::remove_dir_all(&temp);
+    output::line(&format!(
+        "| items | store items/s (batches of 100) | fast find p50 | p95 | p99 | mean hits | cold start to tools/list p50 | p95 | server RSS after finds | db size |"
+    ));
+    output::line("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for r in rows {
+        output::line(&format!(
+            "| {} | {:.0} | {:.2} ms | {:.2} ms | {:.2} ms | {:.1} | {:.0} ms | {:.0} ms | {:.1} MiB | {:.1} MiB |",
+            r.size,
+            r.store_per_sec,
+            ms(r.find_p50),
+            ms(r.find_p95),
+            ms(r.find_p99),
+            r.mean_hits,
+            ms(r.start_p50),
+            ms(r.start_p95),
+            r.server_rss_kib as f64 / 1024.0,
+            r.db_mib,
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn tempdir() -> Result<std::path::PathBuf, String> {
+    let dir = std::env::temp_dir().join(format!("cortex-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    Ok(dir)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// The caller of the benchmark stands where half the corpus lives: acme/api@main.
+fn bench_scope() -> InferredScope {
+    InferredScope {
+        scope: Scope {
+            org: Some("acme".into()),
+            project: Some("api".into()),
+            branch: Some("main".into()),
+            ..Scope::default()
+        },
+        org_from: "benchmark",
+        project_from: "benchmark",
+        branch_from: "benchmark",
+    }
+}
+
+fn bench_size(size: usize, args: &BenchArgs, dir: &Path) -> Result<Row, String> {
+    let db = dir.join(format!("bench-{size}.db"));
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+    let config = Config {
+        db_path: db.clone(),
+        scope: bench_scope(),
+    };
+    let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
+
+    // Store: the whole corpus in batches of 100, as an agent's client would send them.
+    let mut rng = Rng::new(42);
+    let mut stored_time = Duration::ZERO;
+    let mut inserted = 0;
+    for start in (0..size).step_by(100) {
+        let items: Vec<Value> = (start..(start + 100).min(size))
+            .map(|i| corpus::item(i, &mut rng))
+            .collect();
+        let request = json!({ "items": items });
+        let t = Instant::now();
+        let response = service.store(&request).map_err(|e| e.to_string())?;
+        stored_time += t.elapsed();
+        inserted += response.summary.inserted;
+    }
+    if inserted as usize != size {
+        return Err(format!("expected {size} inserted items, got {inserted}"));
+    }
+
+    // Find: fast mode, default (branch) scope, default limit.
+    let mut rng = Rng::new(7);
+    let queries: Vec<String> = (0..args.queries).map(|_| corpus::query(&mut rng)).collect();
+    for q in queries.iter().take(20) {
+        service
+            .find(&json!({ "query": q, "mode": "fast" }))
+            .map_err(|e| e.to_string())?;
+    }
+    let mut times = Vec::with_capacity(queries.len());
+    let mut hits = 0usize;
+    for q in &queries {
+        let t = Instant::now();
+        let response = service
+            .find(&json!({ "query": q, "mode": "fast" }))
+            .map_err(|e| e.to_string())?;
+        times.push(t.elapsed());
+        hits += response.hits.len();
+    }
+    times.sort();
+    drop(service);
+
+    let (starts, server_rss_kib) = cold_starts(&db, args.starts, &queries)?;
+    let db_mib = std::fs::metadata(&db)
+        .map(|m| m.len() as f64 / (1024.0 * 1024.0))
+        .unwrap_or(0.0);
+    Ok(Row {
+        size,
+        store_per_sec: size as f64 / stored_time.as_secs_f64(),
+        find_p50: percentile(&times, 50.0),
+        find_p95: percentile(&times, 95.0),
+        find_p99: percentile(&times, 99.0),
+        mean_hits: hits as f64 / queries.len().max(1) as f64,
+        start_p50: percentile(&starts, 50.0),
+        start_p95: percentile(&starts, 95.0),
+        server_rss_kib,
+        db_mib,
+    })
+}
+
+/// Starts `cortex serve` on the database `runs` times and times spawn → `tools/list` answer.
+/// On the last run, also sends finds and reads the server's peak RSS before it exits.
+fn cold_starts(db: &Path, runs: usize, queries: &[String]) -> Result<(Vec<Duration>, u64), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut times = Vec::new();
+    let mut rss = 0;
+    for run in 0..runs.max(1) {
+        let t = Instant::now();
+        let mut child = Command::new(&exe)
+            .arg("serve")
+            .env("CORTEX_DB", db)
+            .env("CORTEX_LOG", "error")
+            .env("CORTEX_ORG", "acme")
+            .env("CORTEX_PROJECT", "api")
+            .env("CORTEX_BRANCH", "main")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+        let mut stdin = child.stdin.take().ok_or("no stdin")?;
+        let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+        let send = |stdin: &mut std::process::ChildStdin, v: Value| -> Result<(), String> {
+            writeln!(stdin, "{v}").map_err(|e| e.to_string())
+        };
+        let read_id =
+            |stdout: &mut BufReader<std::process::ChildStdout>, id: i64| -> Result<Value, String> {
+                let mut line = String::new();
+                loop {
+                    line.clear();
+                    if stdout.read_line(&mut line).map_err(|e| e.to_string())? == 0 {
+                        return Err("the server closed stdout".into());
+                    }
+                    let v: Value = serde_json::from_str(&line)
+                        .map_err(|e| format!("non-JSON on stdout: {e}: {line}"))?;
+                    if v["id"] == id {
+                        return Ok(v);
+                    }
+                }
+            };
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}),
+        )?;
+        read_id(&mut stdout, 1)?;
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )?;
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        )?;
+        read_id(&mut stdout, 2)?;
+        times.push(t.elapsed());
+        if run + 1 == runs.max(1) {
+            for (i, q) in queries.iter().take(100).enumerate() {
+                let id = 10 + i as i64;
+                send(
+                    &mut stdin,
+                    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": "memory_find", "arguments": {"query": q, "mode": "fast"}}}),
+                )?;
+                read_id(&mut stdout, id)?;
+            }
+            rss = peak_rss_kib(child.id());
+        }
+        drop(stdin);
+        let status = child.wait().map_err(|e| e.to_string())?;
+        if !status.success() {
+            return Err(format!("cortex serve exited with {status}"));
+        }
+    }
+    times.sort();
+    Ok((times, rss))
+}
+
+/// VmHWM (peak resident set) of a process, from /proc; 0 where /proc is absent.
+fn peak_rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
+        })
+        .unwrap_or(0)
 }

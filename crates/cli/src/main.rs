@@ -2,6 +2,7 @@
 //! the MCP tools.
 
 mod bench;
+mod corpus;
 mod output;
 
 use clap::{Parser, Subcommand};
@@ -13,7 +14,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 #[derive(Parser)]
-#[command(name = "cortex", version, about = "Cortex Memory: a memory server for AI coding agents (MCP)")]
+#[command(
+    name = "cortex",
+    version,
+    about = "Cortex Memory: a memory server for AI coding agents (MCP)"
+)]
 struct Cli {
     /// SQLite database file [default: <user data dir>/cortex/memory.db]
     #[arg(long, global = true, env = "CORTEX_DB")]
@@ -88,7 +93,11 @@ fn init_logging() {
         .ok()
         .and_then(|l| l.parse::<tracing::Level>().ok())
         .unwrap_or(tracing::Level::INFO);
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).with_ansi(false).init();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .with_ansi(false)
+        .init();
 }
 
 fn open(db: Option<PathBuf>) -> Result<MemoryService, String> {
@@ -121,16 +130,18 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Store { json, file } => {
             let text = match (json, file) {
                 (Some(text), _) => text,
-                (None, Some(path)) => {
-                    std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?
-                }
+                (None, Some(path)) => std::fs::read_to_string(&path)
+                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?,
                 (None, None) => {
                     let mut text = String::new();
-                    std::io::stdin().read_to_string(&mut text).map_err(|e| format!("cannot read stdin: {e}"))?;
+                    std::io::stdin()
+                        .read_to_string(&mut text)
+                        .map_err(|e| format!("cannot read stdin: {e}"))?;
                     text
                 }
             };
-            let value: Value = serde_json::from_str(&text).map_err(|e| format!("the input is not JSON: {e}"))?;
+            let value: Value =
+                serde_json::from_str(&text).map_err(|e| format!("the input is not JSON: {e}"))?;
             let args = match value {
                 Value::Array(items) => json!({ "items": items }),
                 Value::Object(ref map) if map.contains_key("items") => value,
@@ -146,12 +157,24 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
             })
         }
-        Command::Find { query, mode, kinds, org, project, branch, widen, limit, cursor, json } => {
+        Command::Find {
+            query,
+            mode,
+            kinds,
+            org,
+            project,
+            branch,
+            widen,
+            limit,
+            cursor,
+            json,
+        } => {
             let mut args = json!({ "query": query });
-            let scope: serde_json::Map<String, Value> = [("org", org), ("project", project), ("branch", branch)]
-                .into_iter()
-                .filter_map(|(k, v)| v.map(|v| (k.to_string(), Value::String(v))))
-                .collect();
+            let scope: serde_json::Map<String, Value> =
+                [("org", org), ("project", project), ("branch", branch)]
+                    .into_iter()
+                    .filter_map(|(k, v)| v.map(|v| (k.to_string(), Value::String(v))))
+                    .collect();
             if !scope.is_empty() {
                 args["scope"] = Value::Object(scope);
             }
@@ -168,7 +191,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             }
             let service = open(cli.db)?;
             respond(service.find(&args), |r| {
-                if json { output::json(r) } else { output::find_table(r) }
+                if json {
+                    output::json(r)
+                } else {
+                    output::find_table(r)
+                }
                 ExitCode::SUCCESS
             })
         }
@@ -191,7 +218,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
 }
 
 /// Prints a service answer; a caller mistake prints the error JSON and exits 2.
-fn respond<T>(result: Result<T, ServiceError>, print: impl FnOnce(&T) -> ExitCode) -> Result<ExitCode, String> {
+fn respond<T>(
+    result: Result<T, ServiceError>,
+    print: impl FnOnce(&T) -> ExitCode,
+) -> Result<ExitCode, String> {
     match result {
         Ok(value) => Ok(print(&value)),
         Err(ServiceError::Invalid(e)) => {

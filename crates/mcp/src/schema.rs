@@ -202,7 +202,11 @@ mod tests {
     #[test]
     fn both_definitions_fit_the_token_budget() {
         let json = serde_json::to_string(&tools()).unwrap();
-        assert!(json.len() < 10_000, "tool definitions are {} characters", json.len());
+        assert!(
+            json.len() < 10_000,
+            "tool definitions are {} characters",
+            json.len()
+        );
     }
 
     #[test]
@@ -210,7 +214,10 @@ mod tests {
         let tools = tools();
         let find = tools.iter().find(|t| t.name == FIND_TOOL).unwrap();
         let a = find.annotations.as_ref().unwrap();
-        assert_eq!((a.read_only_hint, a.idempotent_hint, a.open_world_hint), (Some(true), Some(true), Some(false)));
+        assert_eq!(
+            (a.read_only_hint, a.idempotent_hint, a.open_world_hint),
+            (Some(true), Some(true), Some(false))
+        );
         assert!(find.output_schema.is_some());
     }
 }

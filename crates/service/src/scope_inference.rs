@@ -26,8 +26,15 @@ pub struct InferredScope {
 /// Reads the environment and the git checkout around `workdir`.
 pub fn infer(workdir: &Path, env: impl Fn(&str) -> Option<String>) -> InferredScope {
     let git = GitFacts::read(workdir);
-    let (env_org, env_project, env_branch) = (env("CORTEX_ORG"), env("CORTEX_PROJECT"), env("CORTEX_BRANCH"));
-    let remote = git.as_ref().and_then(|g| g.origin_url.as_deref()).and_then(org_and_project);
+    let (env_org, env_project, env_branch) = (
+        env("CORTEX_ORG"),
+        env("CORTEX_PROJECT"),
+        env("CORTEX_BRANCH"),
+    );
+    let remote = git
+        .as_ref()
+        .and_then(|g| g.origin_url.as_deref())
+        .and_then(org_and_project);
     let top_name = git
         .as_ref()
         .map(|g| g.top.as_path())
@@ -36,14 +43,21 @@ pub fn infer(workdir: &Path, env: impl Fn(&str) -> Option<String>) -> InferredSc
         .map(|n| n.to_string_lossy().into_owned())
         .filter(|n| !n.is_empty());
 
-    let pick = |env: Option<String>, git: Option<(String, &'static str)>, default: &str| -> (String, &'static str) {
+    let pick = |env: Option<String>,
+                git: Option<(String, &'static str)>,
+                default: &str|
+     -> (String, &'static str) {
         match (env.filter(|v| !v.trim().is_empty()), git) {
             (Some(v), _) => (v.trim().to_string(), "environment"),
             (None, Some((v, from))) => (v, from),
             (None, None) => (default.to_string(), "default"),
         }
     };
-    let (org, org_from) = pick(env_org, remote.as_ref().map(|(o, _)| (o.clone(), "git remote")), DEFAULT_ORG);
+    let (org, org_from) = pick(
+        env_org,
+        remote.as_ref().map(|(o, _)| (o.clone(), "git remote")),
+        DEFAULT_ORG,
+    );
     let (project, project_from) = pick(
         env_project,
         remote
@@ -52,10 +66,20 @@ pub fn infer(workdir: &Path, env: impl Fn(&str) -> Option<String>) -> InferredSc
             .or_else(|| top_name.map(|n| (n, "folder name"))),
         DEFAULT_PROJECT,
     );
-    let (branch, branch_from) =
-        pick(env_branch, git.as_ref().and_then(|g| g.branch.clone()).map(|b| (b, "git HEAD")), DEFAULT_BRANCH);
+    let (branch, branch_from) = pick(
+        env_branch,
+        git.as_ref()
+            .and_then(|g| g.branch.clone())
+            .map(|b| (b, "git HEAD")),
+        DEFAULT_BRANCH,
+    );
     InferredScope {
-        scope: Scope { org: Some(org), project: Some(project), branch: Some(branch), ..Scope::default() },
+        scope: Scope {
+            org: Some(org),
+            project: Some(project),
+            branch: Some(branch),
+            ..Scope::default()
+        },
         org_from,
         project_from,
         branch_from,
@@ -73,7 +97,10 @@ impl GitFacts {
     /// one as in worktrees and submodules).
     fn read(start: &Path) -> Option<GitFacts> {
         let start = start.canonicalize().ok()?;
-        let top = start.ancestors().find(|d| d.join(".git").exists())?.to_path_buf();
+        let top = start
+            .ancestors()
+            .find(|d| d.join(".git").exists())?
+            .to_path_buf();
         let dot_git = top.join(".git");
         let git_dir = if dot_git.is_file() {
             let text = std::fs::read_to_string(&dot_git).ok()?;
@@ -92,8 +119,14 @@ impl GitFacts {
             .ok()
             .map(|c| git_dir.join(c.trim()))
             .unwrap_or_else(|| git_dir.clone());
-        let origin_url = std::fs::read_to_string(common.join("config")).ok().and_then(|c| origin_url(&c));
-        Some(GitFacts { top, branch, origin_url })
+        let origin_url = std::fs::read_to_string(common.join("config"))
+            .ok()
+            .and_then(|c| origin_url(&c));
+        Some(GitFacts {
+            top,
+            branch,
+            origin_url,
+        })
     }
 }
 

@@ -10,7 +10,7 @@ use cortex_domain::spelling::best_correction;
 use cortex_domain::text::truncate_chars;
 use cortex_domain::time::format_instant;
 use cortex_domain::{FindRequest, Mode, Scope, ScopeFilter, ScopeLevel, ScopeMatch};
-use cortex_store::{Filters, LexicalQuery, StoredItem};
+use cortex_store::{Filters, LexicalMatch, LexicalQuery, StoredItem};
 
 /// Candidates ranked per query: enough that recency and scope can lift a hit that BM25 put
 /// a little lower, few enough to stay fast.
@@ -54,28 +54,51 @@ impl MemoryService {
         Ok(response)
     }
 
-    fn lookup(&self, req: &FindRequest, filter: &ScopeFilter, response: &mut FindResponse) -> Result<()> {
+    fn lookup(
+        &self,
+        req: &FindRequest,
+        filter: &ScopeFilter,
+        response: &mut FindResponse,
+    ) -> Result<()> {
         response.route_used = "ids".into();
         let now = crate::now_ms();
         let found = self.store.get(&req.ids)?;
         for id in &req.ids {
-            match found.iter().find(|i| i.record.id == *id && i.deleted_at.is_none()) {
+            match found
+                .iter()
+                .find(|i| i.record.id == *id && i.deleted_at.is_none())
+            {
                 Some(item) => {
                     let parts = parts_for(item, 1.0, filter, now);
                     let snippet = item.record.body.chars().take(200).collect();
-                    response.hits.push(hit(item, parts, snippet, 1.0, filter, req.max_content_chars));
+                    response.hits.push(hit(
+                        item,
+                        parts,
+                        snippet,
+                        1.0,
+                        filter,
+                        req.max_content_chars,
+                    ));
                 }
                 None => response.missing_ids.push(id.to_string()),
             }
         }
         response.confidence = if response.hits.is_empty() { 0.0 } else { 1.0 };
         if req.query.is_some() {
-            response.notes.push("`ids` given: returned those items and ignored `query`".into());
+            response
+                .notes
+                .push("`ids` given: returned those items and ignored `query`".into());
         }
         Ok(())
     }
 
-    fn search(&self, req: &FindRequest, text: &str, filter: &ScopeFilter, response: &mut FindResponse) -> Result<()> {
+    fn search(
+        &self,
+        req: &FindRequest,
+        text: &str,
+        filter: &ScopeFilter,
+        response: &mut FindResponse,
+    ) -> Result<()> {
         if req.mode != Mode::Fast {
             response.notes.push(format!(
                 "mode `{}` asked for semantic search, which this build does not have yet: ran lexical search only",
@@ -94,30 +117,68 @@ impl MemoryService {
         let now = crate::now_ms();
         let filters = filters_for(req, filter, now);
         let pool = (3 * (req.offset + req.limit)).clamp(MIN_POOL, MAX_POOL);
-        let candidates =
-            self.store.search_lexical(&LexicalQuery { query: parsed.clone(), filters: filters.clone(), pool })?;
-        let pool_full = candidates.len() == pool;
-        let best = candidates.iter().map(|c| c.score).fold(0.0_f64, f64::max);
-        let words = parsed.words();
-        let mut ranked: Vec<(f64, Hit)> = candidates
-            .into_iter()
-            .map(|c| {
-                let relevance = ranking::relevance(c.score, best);
-                let parts = parts_for(&c.item, relevance, filter, now);
-                let haystack = format!("{} {}", c.item.record.title, c.item.record.body).to_lowercase();
-                let confidence = ranking::confidence(ranking::term_coverage(&words, &haystack), relevance);
-                let total = parts.total();
-                (total, hit(&c.item, parts, c.snippet, confidence, filter, req.max_content_chars))
+        let matches = self.store.search_lexical(&LexicalQuery {
+            query: parsed.clone(),
+            filters: filters.clone(),
+            pool,
+        })?;
+        let pool_full = matches.len() == pool;
+        let best = matches.iter().map(|m| m.score).fold(0.0_f64, f64::max);
+        let mut ranked: Vec<(ScoreParts, &LexicalMatch)> = matches
+            .iter()
+            .map(|m| {
+                let parts = ScoreParts {
+                    relevance: ranking::relevance(m.score, best),
+                    recency: ranking::recency(m.updated_at, now),
+                    scope_proximity: ranking::scope_proximity(ScopeMatch::between(
+                        &filter.caller,
+                        &m.scope,
+                    )),
+                    citations: 0.0,
+                };
+                (parts, m)
             })
             .collect();
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
+        ranked.sort_by(|a, b| {
+            b.0.total()
+                .total_cmp(&a.0.total())
+                .then_with(|| a.1.id.cmp(&b.1.id))
+        });
         let available = ranked.len();
-        response.hits = ranked.into_iter().skip(req.offset).take(req.limit).map(|(_, h)| h).collect();
-        let next = req.offset + response.hits.len();
-        if next < available || (pool_full && next >= available && !response.hits.is_empty() && next < MAX_POOL) {
+        let page: Vec<(ScoreParts, &LexicalMatch)> = ranked
+            .into_iter()
+            .skip(req.offset)
+            .take(req.limit)
+            .collect();
+        let ids: Vec<_> = page.iter().map(|(_, m)| m.id).collect();
+        let fetched = self.store.fetch_matches(&parsed, &ids)?;
+        let words = parsed.words();
+        for (parts, m) in &page {
+            // A match deleted between the two phases is simply left out.
+            let Some(c) = fetched.iter().find(|c| c.item.record.id == m.id) else {
+                continue;
+            };
+            let haystack = format!("{} {}", c.item.record.title, c.item.record.body).to_lowercase();
+            let confidence =
+                ranking::confidence(ranking::term_coverage(&words, &haystack), parts.relevance);
+            response.hits.push(hit(
+                &c.item,
+                *parts,
+                c.snippet.clone(),
+                confidence,
+                filter,
+                req.max_content_chars,
+            ));
+        }
+        let next = req.offset + page.len();
+        if next < available || (pool_full && !page.is_empty() && next < MAX_POOL) {
             response.next_cursor = Some(req.cursor_at(next));
         }
-        response.confidence = response.hits.iter().map(|h| h.confidence).fold(0.0, f64::max);
+        response.confidence = response
+            .hits
+            .iter()
+            .map(|h| h.confidence)
+            .fold(0.0, f64::max);
         if req.offset == 0 && response.hits.len() < SUGGEST_BELOW {
             response.suggestions = self.suggestions(req, &parsed, filter, &filters, available)?;
         }
@@ -136,14 +197,30 @@ impl MemoryService {
     ) -> Result<Vec<String>> {
         let mut out = Vec::new();
         let count = |filters: Filters| -> Result<usize> {
-            Ok(self.store.count_lexical(&LexicalQuery { query: parsed.clone(), filters, pool: 0 }, COUNT_CAP)?)
+            Ok(self.store.count_lexical(
+                &LexicalQuery {
+                    query: parsed.clone(),
+                    filters,
+                    pool: 0,
+                },
+                COUNT_CAP,
+            )?)
         };
-        let show = |n: usize| if n >= COUNT_CAP { format!("{COUNT_CAP}+") } else { n.to_string() };
+        let show = |n: usize| {
+            if n >= COUNT_CAP {
+                format!("{COUNT_CAP}+")
+            } else {
+                n.to_string()
+            }
+        };
         let mut level = filter.level;
         while let Some(wider) = level.wider() {
             level = wider;
             let wider_filter = filter.at_level(wider);
-            let n = count(Filters { scope_equals: wider_filter.equals.clone(), ..filters.clone() })?;
+            let n = count(Filters {
+                scope_equals: wider_filter.equals.clone(),
+                ..filters.clone()
+            })?;
             if n > found {
                 out.push(format!(
                     "{} more hit(s) in {} scope: pass \"widen\": \"{}\"",
@@ -155,9 +232,15 @@ impl MemoryService {
             }
         }
         if !req.types.is_empty() {
-            let n = count(Filters { kinds: Vec::new(), ..filters.clone() })?;
+            let n = count(Filters {
+                kinds: Vec::new(),
+                ..filters.clone()
+            })?;
             if n > found {
-                out.push(format!("{} more hit(s) of other kinds: drop the `types` filter", show(n - found)));
+                out.push(format!(
+                    "{} more hit(s) of other kinds: drop the `types` filter",
+                    show(n - found)
+                ));
             }
         }
         let narrowing: Vec<&str> = [
@@ -170,9 +253,19 @@ impl MemoryService {
         .flatten()
         .collect();
         if !narrowing.is_empty() {
-            let n = count(Filters { tags: Vec::new(), status: None, since: None, until: None, ..filters.clone() })?;
+            let n = count(Filters {
+                tags: Vec::new(),
+                status: None,
+                since: None,
+                until: None,
+                ..filters.clone()
+            })?;
             if n > found {
-                out.push(format!("{} more hit(s) without the {} filter(s)", show(n - found), narrowing.join(", ")));
+                out.push(format!(
+                    "{} more hit(s) without the {} filter(s)",
+                    show(n - found),
+                    narrowing.join(", ")
+                ));
             }
         }
         let mut unknown = Vec::new();
@@ -182,7 +275,9 @@ impl MemoryService {
             }
             unknown.push(word);
             let candidates = self.store.words_like(word)?;
-            if let Some(term) = best_correction(word, candidates.iter().map(|(t, n)| (t.as_str(), *n))) {
+            if let Some(term) =
+                best_correction(word, candidates.iter().map(|(t, n)| (t.as_str(), *n)))
+            {
                 let surface = self.store.surface_word(term)?;
                 out.push(format!("did you mean \"{surface}\" instead of \"{word}\"?"));
             }
@@ -201,7 +296,10 @@ impl MemoryService {
             }
             let common = self.common_words()?;
             if !common.is_empty() {
-                out.push(format!("words common in this memory: {}", common.join(", ")));
+                out.push(format!(
+                    "words common in this memory: {}",
+                    common.join(", ")
+                ));
             }
         }
         Ok(out)
@@ -210,7 +308,10 @@ impl MemoryService {
     fn common_words(&self) -> Result<Vec<String>> {
         let mut words = Vec::new();
         for (term, _) in self.store.top_terms(60)? {
-            if term.chars().count() < 4 || is_stopword(&term) || term.chars().all(|c| c.is_ascii_digit()) {
+            if term.chars().count() < 4
+                || is_stopword(&term)
+                || term.chars().all(|c| c.is_ascii_digit())
+            {
                 continue;
             }
             let word = self.store.surface_word(&term)?;
@@ -239,19 +340,28 @@ fn filters_for(req: &FindRequest, filter: &ScopeFilter, now: i64) -> Filters {
 
 fn searched_scope(filter: &ScopeFilter) -> SearchedScope {
     let mut scope = Scope::default();
-    let json: serde_json::Map<String, serde_json::Value> =
-        filter.equals.iter().map(|(f, v)| (f.to_string(), serde_json::Value::String(v.clone()))).collect();
+    let json: serde_json::Map<String, serde_json::Value> = filter
+        .equals
+        .iter()
+        .map(|(f, v)| (f.to_string(), serde_json::Value::String(v.clone())))
+        .collect();
     if let Ok(s) = serde_json::from_value(serde_json::Value::Object(json)) {
         scope = s;
     }
-    SearchedScope { level: filter.level.as_str().into(), filter: scope }
+    SearchedScope {
+        level: filter.level.as_str().into(),
+        filter: scope,
+    }
 }
 
 fn parts_for(item: &StoredItem, relevance: f64, filter: &ScopeFilter, now: i64) -> ScoreParts {
     ScoreParts {
         relevance,
         recency: ranking::recency(item.record.updated_at, now),
-        scope_proximity: ranking::scope_proximity(ScopeMatch::between(&filter.caller, &item.record.scope)),
+        scope_proximity: ranking::scope_proximity(ScopeMatch::between(
+            &filter.caller,
+            &item.record.scope,
+        )),
         citations: 0.0,
     }
 }
@@ -260,11 +370,22 @@ fn round(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }
 
-fn hit(item: &StoredItem, parts: ScoreParts, snippet: String, confidence: f64, filter: &ScopeFilter, max_chars: usize) -> Hit {
+fn hit(
+    item: &StoredItem,
+    parts: ScoreParts,
+    snippet: String,
+    confidence: f64,
+    filter: &ScopeFilter,
+    max_chars: usize,
+) -> Hit {
     let r = &item.record;
     let text = r.content.as_deref().unwrap_or(&r.body);
     let (cut, truncated) = truncate_chars(text, max_chars);
-    let data = r.data.as_object().filter(|d| !d.is_empty()).map(|_| r.data.clone());
+    let data = r
+        .data
+        .as_object()
+        .filter(|d| !d.is_empty())
+        .map(|_| r.data.clone());
     Hit {
         id: r.id.to_string(),
         kind: r.kind.to_string(),
@@ -309,7 +430,9 @@ fn fit_budget(response: &mut FindResponse) -> bool {
             return false;
         }
     }
-    response.notes.push("response cut to stay under 25,000 tokens: the rest is on the next page".into());
+    response
+        .notes
+        .push("response cut to stay under 25,000 tokens: the rest is on the next page".into());
     while size(response) > MAX_RESPONSE_CHARS && response.hits.pop().is_some() {}
     true
 }

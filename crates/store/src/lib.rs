@@ -11,13 +11,17 @@ pub use error::{Result, StoreError};
 pub use model::*;
 pub use sqlite::SqliteStore;
 
+use cortex_domain::query::ParsedQuery;
 use uuid::Uuid;
 
 pub trait Store: Send + Sync {
     /// Applies a batch in one transaction; one outcome per op, in order.
     fn write_batch(&self, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>>;
-    /// The best lexical candidates, best first.
-    fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<Candidate>>;
+    /// The best lexical matches, best first (phase 1 of a search: rank on light columns).
+    fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>>;
+    /// Whole items with snippets for the chosen matches, in the order of `ids` (phase 2:
+    /// only the page pays for reading text and cutting snippets).
+    fn fetch_matches(&self, query: &ParsedQuery, ids: &[Uuid]) -> Result<Vec<Candidate>>;
     /// How many live items match (capped at `cap`), for suggestions.
     fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize>;
     /// Items by id, including soft-deleted ones (the caller decides what to show).

@@ -38,7 +38,11 @@ pub enum WriteOp {
     /// `created_at` is kept.
     Update { record: Record },
     /// Soft delete: hidden from finds, kept for audit.
-    Delete { id: Uuid, kind: Option<Kind>, at: i64 },
+    Delete {
+        id: Uuid,
+        kind: Option<Kind>,
+        at: i64,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,12 +53,27 @@ pub enum DuplicateReason {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteOutcome {
-    Inserted { id: Uuid },
-    Updated { id: Uuid },
-    Deleted { id: Uuid, already: bool },
-    Duplicate { existing_id: Uuid, reason: DuplicateReason },
-    NotFound { id: Uuid },
-    KindMismatch { id: Uuid, stored: Kind },
+    Inserted {
+        id: Uuid,
+    },
+    Updated {
+        id: Uuid,
+    },
+    Deleted {
+        id: Uuid,
+        already: bool,
+    },
+    Duplicate {
+        existing_id: Uuid,
+        reason: DuplicateReason,
+    },
+    NotFound {
+        id: Uuid,
+    },
+    KindMismatch {
+        id: Uuid,
+        stored: Kind,
+    },
 }
 
 /// An item as read back.
@@ -87,12 +106,20 @@ pub struct LexicalQuery {
     pub pool: usize,
 }
 
-/// One lexical candidate.
+/// One lexical match, light enough to rank hundreds per query.
+#[derive(Debug, Clone)]
+pub struct LexicalMatch {
+    pub id: Uuid,
+    /// The lexical score, higher is better (BM25 sign-flipped).
+    pub score: f64,
+    pub updated_at: i64,
+    pub scope: Scope,
+}
+
+/// A match chosen for the page: the whole item and its snippet.
 #[derive(Debug, Clone)]
 pub struct Candidate {
     pub item: StoredItem,
-    /// The lexical score, higher is better (BM25 sign-flipped).
-    pub score: f64,
     /// Matched terms marked with `**`.
     pub snippet: String,
 }

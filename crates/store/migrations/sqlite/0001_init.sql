@@ -32,7 +32,9 @@ CREATE TABLE items (
 -- even when two processes race (the constraint decides, not the check before it).
 CREATE UNIQUE INDEX items_idempotency ON items (org, project, idempotency_key)
     WHERE idempotency_key IS NOT NULL;
-CREATE INDEX items_dedupe ON items (kind, content_hash);
+-- Exact-duplicate lookup: the hash leads, and the index names more columns than
+-- items_scope so the planner never prefers scanning a busy branch.
+CREATE INDEX items_dedupe ON items (content_hash, kind, org, project, branch);
 CREATE INDEX items_scope ON items (org, project, branch);
 CREATE INDEX items_updated ON items (updated_at);
 
@@ -41,6 +43,7 @@ CREATE TABLE item_tags (
     item_rowid INTEGER NOT NULL REFERENCES items (rowid) ON DELETE CASCADE,
     PRIMARY KEY (tag, item_rowid)
 ) WITHOUT ROWID;
+CREATE INDEX item_tags_item ON item_tags (item_rowid);
 
 -- Full-text index over title and body, kept in sync by the triggers below.
 CREATE VIRTUAL TABLE items_fts USING fts5 (

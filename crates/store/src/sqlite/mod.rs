@@ -11,7 +11,11 @@ mod read;
 mod row;
 mod write;
 
-use crate::{Candidate, LexicalQuery, Result, Stats, Store, StoreError, StoredItem, WriteOp, WriteOutcome};
+use crate::{
+    Candidate, LexicalMatch, LexicalQuery, Result, Stats, Store, StoreError, StoredItem, WriteOp,
+    WriteOutcome,
+};
+use cortex_domain::query::ParsedQuery;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -43,7 +47,11 @@ impl SqliteStore {
         let mut writer = connect(path)?;
         migrate::run(&mut writer)?;
         let reader = connect(path)?;
-        Ok(SqliteStore { path: path.to_path_buf(), writer: Mutex::new(writer), reader: Mutex::new(reader) })
+        Ok(SqliteStore {
+            path: path.to_path_buf(),
+            writer: Mutex::new(writer),
+            reader: Mutex::new(reader),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -85,8 +93,12 @@ impl Store for SqliteStore {
         write::apply_batch(&mut conn, ops)
     }
 
-    fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<Candidate>> {
+    fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
         read::search(&self.reader(), query)
+    }
+
+    fn fetch_matches(&self, query: &ParsedQuery, ids: &[Uuid]) -> Result<Vec<Candidate>> {
+        read::fetch_matches(&self.reader(), query, ids)
     }
 
     fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {

@@ -2,8 +2,12 @@
 
 use super::fts::match_expression;
 use super::migrate::current_version;
-use super::row::{COLUMNS, COLUMN_COUNT, from_row};
-use crate::{Candidate, Filters, LexicalQuery, Result, Stats, StoredItem};
+use super::row::{COLUMN_COUNT, COLUMNS, from_row};
+use crate::{
+    Candidate, Filters, LexicalMatch, LexicalQuery, Result, Stats, StoreError, StoredItem,
+};
+use cortex_domain::Scope;
+use cortex_domain::query::ParsedQuery;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, params_from_iter};
 use uuid::Uuid;
@@ -17,7 +21,10 @@ const SNIPPET: &str = "snippet(items_fts, -1, '**', '**', '…', 24)";
 fn filter_sql(filters: &Filters, params: &mut Vec<SqlValue>) -> String {
     let mut sql = String::from(" AND i.deleted_at IS NULL");
     params.push(SqlValue::Integer(filters.now));
-    sql.push_str(&format!(" AND (i.expires_at IS NULL OR i.expires_at > ?{})", params.len()));
+    sql.push_str(&format!(
+        " AND (i.expires_at IS NULL OR i.expires_at > ?{})",
+        params.len()
+    ));
     if !filters.kinds.is_empty() {
         let mut marks = Vec::new();
         for kind in &filters.kinds {
@@ -53,7 +60,7 @@ fn filter_sql(filters: &Filters, params: &mut Vec<SqlValue>) -> String {
     sql
 }
 
-pub fn search(conn: &Connection, query: &LexicalQuery) -> Result<Vec<Candidate>> {
+pub fn search(conn: &Connection, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
     let Some(expr) = match_expression(&query.query) else {
         return Ok(Vec::new());
     };
@@ -61,7 +68,8 @@ pub fn search(conn: &Connection, query: &LexicalQuery) -> Result<Vec<Candidate>>
     let filters = filter_sql(&query.filters, &mut params);
     params.push(SqlValue::Integer(query.pool as i64));
     let sql = format!(
-        "SELECT {COLUMNS}, -{BM25}, {SNIPPET} FROM items_fts JOIN items i ON i.rowid = items_fts.rowid \
+        "SELECT i.id, -{BM25}, i.updated_at, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment \
+         FROM items_fts JOIN items i ON i.rowid = items_fts.rowid \
          WHERE items_fts MATCH ?1{filters} ORDER BY {BM25} LIMIT ?{}",
         params.len()
     );
@@ -69,11 +77,51 @@ pub fn search(conn: &Connection, query: &LexicalQuery) -> Result<Vec<Candidate>>
     let mut rows = stmt.query(params_from_iter(params))?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
-        out.push(Candidate {
-            item: from_row(row)?,
-            score: row.get(COLUMN_COUNT)?,
-            snippet: row.get(COLUMN_COUNT + 1)?,
+        let id: String = row.get(0)?;
+        let scope_at = |i: usize| -> rusqlite::Result<Option<String>> {
+            let v: String = row.get(i)?;
+            Ok((!v.is_empty()).then_some(v))
+        };
+        out.push(LexicalMatch {
+            id: Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("id {id}: {e}")))?,
+            score: row.get(1)?,
+            updated_at: row.get(2)?,
+            scope: Scope {
+                org: scope_at(3)?,
+                project: scope_at(4)?,
+                branch: scope_at(5)?,
+                service: scope_at(6)?,
+                sprint: scope_at(7)?,
+                tenant: scope_at(8)?,
+                environment: scope_at(9)?,
+            },
         });
+    }
+    Ok(out)
+}
+
+pub fn fetch_matches(
+    conn: &Connection,
+    query: &ParsedQuery,
+    ids: &[Uuid],
+) -> Result<Vec<Candidate>> {
+    let Some(expr) = match_expression(query) else {
+        return Ok(Vec::new());
+    };
+    // `items_fts.rowid = (...)` lets FTS5 seek to the one row instead of walking every match.
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS}, {SNIPPET} FROM items_fts JOIN items i ON i.rowid = items_fts.rowid \
+         WHERE items_fts MATCH ?1 AND items_fts.rowid = (SELECT rowid FROM items WHERE id = ?2)"
+    ))?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let mut rows = stmt.query(rusqlite::params![expr, id.to_string()])?;
+        if let Some(row) = rows.next()? {
+            out.push(Candidate {
+                item: from_row(row)?,
+                snippet: row.get(COLUMN_COUNT)?,
+            });
+        }
     }
     Ok(out)
 }
@@ -90,12 +138,15 @@ pub fn count(conn: &Connection, query: &LexicalQuery, cap: usize) -> Result<usiz
          WHERE items_fts MATCH ?1{filters} LIMIT ?{})",
         params.len()
     );
-    let n: i64 = conn.prepare_cached(&sql)?.query_row(params_from_iter(params), |r| r.get(0))?;
+    let n: i64 = conn
+        .prepare_cached(&sql)?
+        .query_row(params_from_iter(params), |r| r.get(0))?;
     Ok(n as usize)
 }
 
 pub fn get(conn: &Connection, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
-    let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM items i WHERE i.id = ?1"))?;
+    let mut stmt =
+        conn.prepare_cached(&format!("SELECT {COLUMNS} FROM items i WHERE i.id = ?1"))?;
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
         let mut rows = stmt.query([id.to_string()])?;
@@ -108,7 +159,8 @@ pub fn get(conn: &Connection, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
 
 pub fn knows_word(conn: &Connection, word: &str) -> Result<bool> {
     let expr = format!("\"{}\"", word.replace('"', "\"\""));
-    let mut stmt = conn.prepare_cached("SELECT 1 FROM items_fts WHERE items_fts MATCH ?1 LIMIT 1")?;
+    let mut stmt =
+        conn.prepare_cached("SELECT 1 FROM items_fts WHERE items_fts MATCH ?1 LIMIT 1")?;
     Ok(stmt.exists([expr])?)
 }
 
@@ -119,14 +171,18 @@ pub fn words_like(conn: &Connection, word: &str) -> Result<Vec<(String, i64)>> {
         return Ok(Vec::new());
     };
     let low = first.to_string();
-    let high = char::from_u32(first as u32 + 1).map(|c| c.to_string()).unwrap_or_else(|| format!("{first}\u{10FFFF}"));
+    let high = char::from_u32(first as u32 + 1)
+        .map(|c| c.to_string())
+        .unwrap_or_else(|| format!("{first}\u{10FFFF}"));
     let min_len = word.chars().count().saturating_sub(3) as i64;
     let max_len = word.chars().count() as i64 + 3;
     let mut stmt = conn.prepare_cached(
         "SELECT term, doc FROM items_vocab WHERE term >= ?1 AND term < ?2 \
          AND length(term) BETWEEN ?3 AND ?4 ORDER BY doc DESC LIMIT 5000",
     )?;
-    let rows = stmt.query_map(rusqlite::params![low, high, min_len, max_len], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let rows = stmt.query_map(rusqlite::params![low, high, min_len, max_len], |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
@@ -147,7 +203,8 @@ pub fn surface_word(conn: &Connection, term: &str) -> Result<String> {
 }
 
 pub fn top_terms(conn: &Connection, limit: usize) -> Result<Vec<(String, i64)>> {
-    let mut stmt = conn.prepare_cached("SELECT term, doc FROM items_vocab ORDER BY doc DESC LIMIT ?1")?;
+    let mut stmt =
+        conn.prepare_cached("SELECT term, doc FROM items_vocab ORDER BY doc DESC LIMIT ?1")?;
     let rows = stmt.query_map([limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
@@ -158,9 +215,22 @@ pub fn stats(conn: &Connection) -> Result<Stats> {
         [],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    let mut stmt = conn.prepare("SELECT kind, count(*) FROM items WHERE deleted_at IS NULL GROUP BY kind ORDER BY kind")?;
-    let by_kind = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<Vec<_>>>()?;
-    let bytes: i64 =
-        conn.query_row("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()", [], |r| r.get(0))?;
-    Ok(Stats { items, deleted, by_kind, schema_version: current_version(conn)?, bytes })
+    let mut stmt = conn.prepare(
+        "SELECT kind, count(*) FROM items WHERE deleted_at IS NULL GROUP BY kind ORDER BY kind",
+    )?;
+    let by_kind = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let bytes: i64 = conn.query_row(
+        "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(Stats {
+        items,
+        deleted,
+        by_kind,
+        schema_version: current_version(conn)?,
+        bytes,
+    })
 }

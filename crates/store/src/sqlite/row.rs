@@ -17,7 +17,8 @@ fn opt(text: String) -> Option<String> {
 }
 
 fn json(text: Option<String>, what: &str) -> Result<Option<Value>> {
-    text.map(|t| serde_json::from_str(&t).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))).transpose()
+    text.map(|t| serde_json::from_str(&t).map_err(|e| StoreError::Corrupt(format!("{what}: {e}"))))
+        .transpose()
 }
 
 pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
@@ -26,7 +27,8 @@ pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
     let tags: String = row.get(15)?;
     let record = Record {
         id: Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("id {id}: {e}")))?,
-        kind: Kind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("unknown kind {kind}")))?,
+        kind: Kind::parse(&kind)
+            .ok_or_else(|| StoreError::Corrupt(format!("unknown kind {kind}")))?,
         scope: Scope {
             org: opt(row.get(2)?),
             project: opt(row.get(3)?),
@@ -51,7 +53,10 @@ pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
         updated_at: row.get(21)?,
         expires_at: row.get(22)?,
     };
-    Ok(StoredItem { record, deleted_at: row.get(23)? })
+    Ok(StoredItem {
+        record,
+        deleted_at: row.get(23)?,
+    })
 }
 
 /// Scope values as stored ('' for unset), in column order org..environment.

@@ -27,15 +27,18 @@ fn parse_id(text: String) -> Uuid {
     Uuid::parse_str(&text).unwrap_or_default()
 }
 
-fn find_duplicate(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<Option<(Uuid, DuplicateReason)>> {
+fn find_duplicate(
+    tx: &Transaction<'_>,
+    r: &Record,
+    dedupe: bool,
+) -> Result<Option<(Uuid, DuplicateReason)>> {
     let s = scope_values(&r.scope);
     if let Some(key) = &r.idempotency_key {
         let existing: Option<String> = tx
-            .query_row(
+            .prepare_cached(
                 "SELECT id FROM items WHERE org = ?1 AND project = ?2 AND idempotency_key = ?3",
-                params![s[0], s[1], key],
-                |row| row.get(0),
-            )
+            )?
+            .query_row(params![s[0], s[1], key], |row| row.get(0))
             .optional()?;
         if let Some(id) = existing {
             return Ok(Some((parse_id(id), DuplicateReason::IdempotencyKey)));
@@ -43,13 +46,14 @@ fn find_duplicate(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<Opti
     }
     if dedupe {
         let existing: Option<String> = tx
-            .query_row(
+            .prepare_cached(
                 "SELECT id FROM items WHERE kind = ?1 AND content_hash = ?2 AND org = ?3 AND project = ?4 \
                  AND branch = ?5 AND service = ?6 AND sprint = ?7 AND tenant = ?8 AND environment = ?9 \
                  AND deleted_at IS NULL LIMIT 1",
-                params![r.kind.as_str(), r.content_hash, s[0], s[1], s[2], s[3], s[4], s[5], s[6]],
-                |row| row.get(0),
-            )
+            )?
+            .query_row(params![r.kind.as_str(), r.content_hash, s[0], s[1], s[2], s[3], s[4], s[5], s[6]], |row| {
+                row.get(0)
+            })
             .optional()?;
         if let Some(id) = existing {
             return Ok(Some((parse_id(id), DuplicateReason::ContentHash)));
@@ -64,15 +68,19 @@ fn json_text(value: &Option<serde_json::Value>) -> Option<String> {
 
 fn insert(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<WriteOutcome> {
     if let Some((existing_id, reason)) = find_duplicate(tx, r, dedupe)? {
-        return Ok(WriteOutcome::Duplicate { existing_id, reason });
+        return Ok(WriteOutcome::Duplicate {
+            existing_id,
+            reason,
+        });
     }
     let s = scope_values(&r.scope);
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
          title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, \
          ttl, created_at, updated_at, expires_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
-        params![
+    )?
+    .execute(params![
             r.id.to_string(),
             r.kind.as_str(),
             s[0],
@@ -96,16 +104,15 @@ fn insert(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<WriteOutcome
             r.created_at,
             r.updated_at,
             r.expires_at,
-        ],
-    )?;
+    ])?;
     let rowid = tx.last_insert_rowid();
-    write_tags(tx, rowid, &r.tags)?;
+    insert_tags(tx, rowid, &r.tags)?;
     Ok(WriteOutcome::Inserted { id: r.id })
 }
 
-fn write_tags(tx: &Transaction<'_>, rowid: i64, tags: &[String]) -> Result<()> {
-    tx.execute("DELETE FROM item_tags WHERE item_rowid = ?1", [rowid])?;
-    let mut stmt = tx.prepare_cached("INSERT OR IGNORE INTO item_tags (tag, item_rowid) VALUES (?1, ?2)")?;
+fn insert_tags(tx: &Transaction<'_>, rowid: i64, tags: &[String]) -> Result<()> {
+    let mut stmt =
+        tx.prepare_cached("INSERT OR IGNORE INTO item_tags (tag, item_rowid) VALUES (?1, ?2)")?;
     for tag in tags {
         stmt.execute(params![tag, rowid])?;
     }
@@ -113,11 +120,17 @@ fn write_tags(tx: &Transaction<'_>, rowid: i64, tags: &[String]) -> Result<()> {
 }
 
 /// The live row of `id`: its rowid and kind, or the outcome that stops the write.
-fn live_row(tx: &Transaction<'_>, id: Uuid, kind: Option<Kind>) -> Result<Result<(i64, Option<i64>), WriteOutcome>> {
+fn live_row(
+    tx: &Transaction<'_>,
+    id: Uuid,
+    kind: Option<Kind>,
+) -> Result<Result<(i64, Option<i64>), WriteOutcome>> {
     let row: Option<(i64, String, Option<i64>)> = tx
-        .query_row("SELECT rowid, kind, deleted_at FROM items WHERE id = ?1", [id.to_string()], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
+        .query_row(
+            "SELECT rowid, kind, deleted_at FROM items WHERE id = ?1",
+            [id.to_string()],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
         .optional()?;
     let Some((rowid, stored_kind, deleted_at)) = row else {
         return Ok(Err(WriteOutcome::NotFound { id }));
@@ -174,7 +187,9 @@ fn update(tx: &Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
             r.expires_at,
         ],
     )?;
-    write_tags(tx, rowid, &r.tags)?;
+    tx.prepare_cached("DELETE FROM item_tags WHERE item_rowid = ?1")?
+        .execute([rowid])?;
+    insert_tags(tx, rowid, &r.tags)?;
     Ok(WriteOutcome::Updated { id: r.id })
 }
 
@@ -186,6 +201,9 @@ fn delete(tx: &Transaction<'_>, id: Uuid, kind: Option<Kind>, at: i64) -> Result
     if deleted_at.is_some() {
         return Ok(WriteOutcome::Deleted { id, already: true });
     }
-    tx.execute("UPDATE items SET deleted_at = ?2, updated_at = ?2 WHERE rowid = ?1", params![rowid, at])?;
+    tx.execute(
+        "UPDATE items SET deleted_at = ?2, updated_at = ?2 WHERE rowid = ?1",
+        params![rowid, at],
+    )?;
     Ok(WriteOutcome::Deleted { id, already: false })
 }

@@ -112,10 +112,7 @@ fn bench_size(size: usize, args: &BenchArgs, dir: &Path) -> Result<Row, String> 
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
     }
-    let config = Config {
-        db_path: db.clone(),
-        scope: bench_scope(),
-    };
+    let config = Config { db_path: db.clone(), scope: bench_scope() };
     let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
 
     // Store: the whole corpus in batches of 100, as an agent's client would send them.
@@ -123,9 +120,7 @@ fn bench_size(size: usize, args: &BenchArgs, dir: &Path) -> Result<Row, String> 
     let mut stored_time = Duration::ZERO;
     let mut inserted = 0;
     for start in (0..size).step_by(100) {
-        let items: Vec<Value> = (start..(start + 100).min(size))
-            .map(|i| corpus::item(i, &mut rng))
-            .collect();
+        let items: Vec<Value> = (start..(start + 100).min(size)).map(|i| corpus::item(i, &mut rng)).collect();
         let request = json!({ "items": items });
         let t = Instant::now();
         let response = service.store(&request).map_err(|e| e.to_string())?;
@@ -140,17 +135,13 @@ fn bench_size(size: usize, args: &BenchArgs, dir: &Path) -> Result<Row, String> 
     let mut rng = Rng::new(7);
     let queries: Vec<String> = (0..args.queries).map(|_| corpus::query(&mut rng)).collect();
     for q in queries.iter().take(20) {
-        service
-            .find(&json!({ "query": q, "mode": "fast" }))
-            .map_err(|e| e.to_string())?;
+        service.find(&json!({ "query": q, "mode": "fast" })).map_err(|e| e.to_string())?;
     }
     let mut times = Vec::with_capacity(queries.len());
     let mut hits = 0usize;
     for q in &queries {
         let t = Instant::now();
-        let response = service
-            .find(&json!({ "query": q, "mode": "fast" }))
-            .map_err(|e| e.to_string())?;
+        let response = service.find(&json!({ "query": q, "mode": "fast" })).map_err(|e| e.to_string())?;
         times.push(t.elapsed());
         hits += response.hits.len();
     }
@@ -158,9 +149,7 @@ fn bench_size(size: usize, args: &BenchArgs, dir: &Path) -> Result<Row, String> 
     drop(service);
 
     let (starts, server_rss_kib) = cold_starts(&db, args.starts, &queries)?;
-    let db_mib = std::fs::metadata(&db)
-        .map(|m| m.len() as f64 / (1024.0 * 1024.0))
-        .unwrap_or(0.0);
+    let db_mib = std::fs::metadata(&db).map(|m| m.len() as f64 / (1024.0 * 1024.0)).unwrap_or(0.0);
     Ok(Row {
         size,
         store_per_sec: size as f64 / stored_time.as_secs_f64(),
@@ -200,35 +189,28 @@ fn cold_starts(db: &Path, runs: usize, queries: &[String]) -> Result<(Vec<Durati
         let send = |stdin: &mut std::process::ChildStdin, v: Value| -> Result<(), String> {
             writeln!(stdin, "{v}").map_err(|e| e.to_string())
         };
-        let read_id =
-            |stdout: &mut BufReader<std::process::ChildStdout>, id: i64| -> Result<Value, String> {
-                let mut line = String::new();
-                loop {
-                    line.clear();
-                    if stdout.read_line(&mut line).map_err(|e| e.to_string())? == 0 {
-                        return Err("the server closed stdout".into());
-                    }
-                    let v: Value = serde_json::from_str(&line)
-                        .map_err(|e| format!("non-JSON on stdout: {e}: {line}"))?;
-                    if v["id"] == id {
-                        return Ok(v);
-                    }
+        let read_id = |stdout: &mut BufReader<std::process::ChildStdout>, id: i64| -> Result<Value, String> {
+            let mut line = String::new();
+            loop {
+                line.clear();
+                if stdout.read_line(&mut line).map_err(|e| e.to_string())? == 0 {
+                    return Err("the server closed stdout".into());
                 }
-            };
+                let v: Value =
+                    serde_json::from_str(&line).map_err(|e| format!("non-JSON on stdout: {e}: {line}"))?;
+                if v["id"] == id {
+                    return Ok(v);
+                }
+            }
+        };
         send(
             &mut stdin,
             json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}),
         )?;
         read_id(&mut stdout, 1)?;
-        send(
-            &mut stdin,
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        )?;
-        send(
-            &mut stdin,
-            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-        )?;
+        send(&mut stdin, json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        send(&mut stdin, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))?;
         read_id(&mut stdout, 2)?;
         times.push(t.elapsed());
         if run + 1 == runs.max(1) {

@@ -154,13 +154,7 @@ const FILLER: &[&str] = &[
     "and the runbook was updated to match",
 ];
 pub const PROJECTS: &[&str] = &["api", "web", "mobile", "platform"];
-pub const BRANCHES: &[&str] = &[
-    "main",
-    "develop",
-    "feature-auth",
-    "feature-search",
-    "release-2",
-];
+pub const BRANCHES: &[&str] = &["main", "develop", "feature-auth", "feature-search", "release-2"];
 
 fn sentence(rng: &mut Rng) -> String {
     format!(
@@ -174,10 +168,7 @@ fn sentence(rng: &mut Rng) -> String {
 }
 
 fn paragraph(rng: &mut Rng, sentences: usize) -> String {
-    (0..sentences)
-        .map(|_| sentence(rng))
-        .collect::<Vec<_>>()
-        .join(" ")
+    (0..sentences).map(|_| sentence(rng)).collect::<Vec<_>>().join(" ")
 }
 
 /// Item number `i` of the corpus: a kind-appropriate `data` object, a tag or two, and a scope
@@ -262,11 +253,8 @@ pub fn item(i: usize, rng: &mut Rng) -> Value {
             }),
         ),
     };
-    let (project, branch) = if rng.below(2) == 0 {
-        ("api", "main")
-    } else {
-        (rng.pick(PROJECTS), rng.pick(BRANCHES))
-    };
+    let (project, branch) =
+        if rng.below(2) == 0 { ("api", "main") } else { (rng.pick(PROJECTS), rng.pick(BRANCHES)) };
     json!({
         "kind": kind,
         "data": data,
@@ -279,12 +267,7 @@ pub fn item(i: usize, rng: &mut Rng) -> Value {
 pub fn query(rng: &mut Rng) -> String {
     match rng.below(4) {
         0 => format!("{} {}", rng.pick(TECH), rng.pick(TOPICS)),
-        1 => format!(
-            "{} {} {}",
-            rng.pick(SERVICES),
-            rng.pick(TOPICS),
-            rng.pick(TECH)
-        ),
+        1 => format!("{} {} {}", rng.pick(SERVICES), rng.pick(TOPICS), rng.pick(TECH)),
         2 => format!("why {} {}", rng.pick(VERBS), rng.pick(TECH)),
         _ => format!("{} {}", rng.pick(SERVICES), rng.pick(TOPICS)),
     }
@@ -300,8 +283,7 @@ mod tests {
         for i in 0..64 {
             let item = item(i, &mut a);
             assert_eq!(item, super::item(i, &mut b));
-            let parsed =
-                cortex_domain::item::parse_store_request(&json!({"items": [item]})).unwrap();
+            let parsed = cortex_domain::item::parse_store_request(&json!({"items": [item]})).unwrap();
             assert!(parsed[0].is_ok(), "item {i}: {:?}", parsed[0]);
         }
     }

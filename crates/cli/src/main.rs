@@ -14,11 +14,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 #[derive(Parser)]
-#[command(
-    name = "cortex",
-    version,
-    about = "Cortex Memory: a memory server for AI coding agents (MCP)"
-)]
+#[command(name = "cortex", version, about = "Cortex Memory: a memory server for AI coding agents (MCP)")]
 struct Cli {
     /// SQLite database file [default: <user data dir>/cortex/memory.db]
     #[arg(long, global = true, env = "CORTEX_DB")]
@@ -93,11 +89,7 @@ fn init_logging() {
         .ok()
         .and_then(|l| l.parse::<tracing::Level>().ok())
         .unwrap_or(tracing::Level::INFO);
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(level)
-        .with_ansi(false)
-        .init();
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).with_ansi(false).init();
 }
 
 fn open(db: Option<PathBuf>) -> Result<MemoryService, String> {
@@ -157,18 +149,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
             })
         }
-        Command::Find {
-            query,
-            mode,
-            kinds,
-            org,
-            project,
-            branch,
-            widen,
-            limit,
-            cursor,
-            json,
-        } => {
+        Command::Find { query, mode, kinds, org, project, branch, widen, limit, cursor, json } => {
             let mut args = json!({ "query": query });
             let scope: serde_json::Map<String, Value> =
                 [("org", org), ("project", project), ("branch", branch)]

@@ -19,23 +19,14 @@ pub fn line(text: &str) {
 /// A readable table of hits, then suggestions and notes.
 pub fn find_table(response: &FindResponse) {
     if response.hits.is_empty() {
-        println!(
-            "no hits (route: {}, scope: {})",
-            response.route_used, response.searched_scope.level
-        );
+        println!("no hits (route: {}, scope: {})", response.route_used, response.searched_scope.level);
     } else {
-        println!(
-            "{:<5} {:<12} {:<8} {:<36} TITLE",
-            "SCORE", "KIND", "SCOPE", "ID"
-        );
+        println!("{:<5} {:<12} {:<8} {:<36} TITLE", "SCORE", "KIND", "SCOPE", "ID");
         for hit in &response.hits {
             let scope_match = serde_json::to_value(hit.scope_match).ok();
             let scope_match = scope_match.as_ref().and_then(|v| v.as_str()).unwrap_or("");
             let title: String = hit.title.chars().take(60).collect();
-            println!(
-                "{:<5.3} {:<12} {:<8} {:<36} {}",
-                hit.score, hit.kind, scope_match, hit.id, title
-            );
+            println!("{:<5.3} {:<12} {:<8} {:<36} {}", hit.score, hit.kind, scope_match, hit.id, title);
             let snippet: String = hit.snippet.replace('\n', " ").chars().take(160).collect();
             println!("      {snippet}");
         }

@@ -42,22 +42,12 @@ impl ValidationError {
         message: impl Into<String>,
         human_hint: impl Into<String>,
     ) -> Self {
-        Self {
-            code,
-            field: field.into(),
-            message: message.into(),
-            human_hint: human_hint.into(),
-        }
+        Self { code, field: field.into(), message: message.into(), human_hint: human_hint.into() }
     }
 
     pub fn missing(field: impl Into<String>, hint: impl Into<String>) -> Self {
         let field = field.into();
-        Self::new(
-            ErrorCode::MissingField,
-            field.clone(),
-            format!("`{field}` is required"),
-            hint,
-        )
+        Self::new(ErrorCode::MissingField, field.clone(), format!("`{field}` is required"), hint)
     }
 
     pub fn wrong_type(field: impl Into<String>, expected: &str, got: &serde_json::Value) -> Self {

@@ -85,11 +85,7 @@ impl FindRequest {
 
     pub fn from_json(args: &Value) -> Result<FindRequest, ValidationError> {
         let Value::Object(args) = args else {
-            return Err(ValidationError::wrong_type(
-                "arguments",
-                "an object with `query` or `ids`",
-                args,
-            ));
+            return Err(ValidationError::wrong_type("arguments", "an object with `query` or `ids`", args));
         };
         if let Some(key) = args.keys().find(|k| !FIND_FIELDS.contains(&k.as_str())) {
             return Err(ValidationError::new(
@@ -141,35 +137,22 @@ impl FindRequest {
                 .enumerate()
                 .map(|(i, t)| match t {
                     Value::String(s) if !s.trim().is_empty() => Ok(s.trim().to_lowercase()),
-                    other => Err(ValidationError::wrong_type(
-                        format!("tags[{i}]"),
-                        "a non-empty string",
-                        other,
-                    )),
+                    other => {
+                        Err(ValidationError::wrong_type(format!("tags[{i}]"), "a non-empty string", other))
+                    }
                 })
                 .collect::<Result<_, _>>()?,
             Some(other) => {
-                return Err(ValidationError::wrong_type(
-                    "tags",
-                    "an array of strings",
-                    other,
-                ));
+                return Err(ValidationError::wrong_type("tags", "an array of strings", other));
             }
         };
         let status = text_arg(args, "status")?.map(|s| s.replace([' ', '-'], "_"));
         let limit = int_arg(args, "limit", 1, MAX_LIMIT, DEFAULT_LIMIT)? as usize;
-        let default_chars = if query.is_none() {
-            DEFAULT_LOOKUP_CONTENT_CHARS
-        } else {
-            DEFAULT_HIT_CONTENT_CHARS
-        };
-        let max_content_chars = int_arg(
-            args,
-            "max_content_chars",
-            0,
-            MAX_HIT_CONTENT_CHARS as i64,
-            default_chars as i64,
-        )? as usize;
+        let default_chars =
+            if query.is_none() { DEFAULT_LOOKUP_CONTENT_CHARS } else { DEFAULT_HIT_CONTENT_CHARS };
+        let max_content_chars =
+            int_arg(args, "max_content_chars", 0, MAX_HIT_CONTENT_CHARS as i64, default_chars as i64)?
+                as usize;
         let mut request = FindRequest {
             query,
             ids,
@@ -236,12 +219,7 @@ fn decode_cursor(cursor: &str, fingerprint: u64) -> Result<usize, ValidationErro
 }
 
 fn invalid(field: &str, value: &str, hint: &str) -> ValidationError {
-    ValidationError::new(
-        ErrorCode::InvalidValue,
-        field,
-        format!("`{field}` cannot be `{value}`"),
-        hint,
-    )
+    ValidationError::new(ErrorCode::InvalidValue, field, format!("`{field}` cannot be `{value}`"), hint)
 }
 
 fn text_arg(args: &Map<String, Value>, field: &str) -> Result<Option<String>, ValidationError> {
@@ -305,11 +283,7 @@ fn parse_ids(value: Option<&Value>) -> Result<Vec<Uuid>, ValidationError> {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(list)) => list,
         Some(other) => {
-            return Err(ValidationError::wrong_type(
-                "ids",
-                "an array of item ids",
-                other,
-            ));
+            return Err(ValidationError::wrong_type("ids", "an array of item ids", other));
         }
     };
     if list.len() > MAX_IDS {
@@ -347,11 +321,7 @@ fn parse_types(value: Option<&Value>) -> Result<Vec<Kind>, ValidationError> {
             return parse_types(Some(&Value::Array(vec![Value::String(one.clone())])));
         }
         Some(other) => {
-            return Err(ValidationError::wrong_type(
-                "types",
-                "an array of kind names",
-                other,
-            ));
+            return Err(ValidationError::wrong_type("types", "an array of kind names", other));
         }
     };
     let mut kinds = Vec::new();
@@ -386,26 +356,13 @@ mod tests {
             let err = FindRequest::from_json(&json!({"query": "x", "limit": bad})).unwrap_err();
             assert_eq!(err.field, "limit", "{bad}");
         }
-        assert_eq!(
-            FindRequest::from_json(&json!({"query": "x", "limit": 100}))
-                .unwrap()
-                .limit,
-            100
-        );
+        assert_eq!(FindRequest::from_json(&json!({"query": "x", "limit": 100})).unwrap().limit, 100);
     }
 
     #[test]
     fn query_or_ids_is_needed() {
-        assert_eq!(
-            FindRequest::from_json(&json!({})).unwrap_err().field,
-            "query"
-        );
-        assert_eq!(
-            FindRequest::from_json(&json!({"query": ""}))
-                .unwrap_err()
-                .field,
-            "query"
-        );
+        assert_eq!(FindRequest::from_json(&json!({})).unwrap_err().field, "query");
+        assert_eq!(FindRequest::from_json(&json!({"query": ""})).unwrap_err().field, "query");
         let r = FindRequest::from_json(&json!({"ids": [Uuid::now_v7().to_string()]})).unwrap();
         assert_eq!(r.max_content_chars, DEFAULT_LOOKUP_CONTENT_CHARS);
     }
@@ -414,9 +371,7 @@ mod tests {
     fn cursors_round_trip_and_are_bound_to_the_query() {
         let r = FindRequest::from_json(&json!({"query": "deploy", "limit": 2})).unwrap();
         let cursor = r.cursor_at(2);
-        let next =
-            FindRequest::from_json(&json!({"query": "deploy", "limit": 2, "cursor": cursor}))
-                .unwrap();
+        let next = FindRequest::from_json(&json!({"query": "deploy", "limit": 2, "cursor": cursor})).unwrap();
         assert_eq!(next.offset, 2);
         let err = FindRequest::from_json(&json!({"query": "other", "cursor": cursor})).unwrap_err();
         assert_eq!(err.code, ErrorCode::BadCursor);
@@ -425,21 +380,15 @@ mod tests {
     #[test]
     fn types_and_dates_are_checked() {
         assert_eq!(
-            FindRequest::from_json(&json!({"query": "x", "types": ["adr", "nope"]}))
-                .unwrap_err()
-                .field,
+            FindRequest::from_json(&json!({"query": "x", "types": ["adr", "nope"]})).unwrap_err().field,
             "types[1]"
         );
         assert_eq!(
-            FindRequest::from_json(&json!({"query": "x", "since": "last week"}))
-                .unwrap_err()
-                .field,
+            FindRequest::from_json(&json!({"query": "x", "since": "last week"})).unwrap_err().field,
             "since"
         );
-        let r = FindRequest::from_json(
-            &json!({"query": "x", "types": "decision", "since": "2026-01-01"}),
-        )
-        .unwrap();
+        let r = FindRequest::from_json(&json!({"query": "x", "types": "decision", "since": "2026-01-01"}))
+            .unwrap();
         assert_eq!(r.types, vec![Kind::Decision]);
         assert!(r.since.is_some());
     }

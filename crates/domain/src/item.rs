@@ -71,16 +71,11 @@ const ITEM_FIELDS: &[&str] = &[
 /// Validates the request envelope (`items` present, an array, 1..=100) and each item.
 /// The outer error is a request-level refusal; inner errors are per item, with paths like
 /// `items[2].data.rationale`.
-pub fn parse_store_request(
-    args: &Value,
-) -> Result<Vec<Result<ItemOp, ValidationError>>, ValidationError> {
-    let example = "send {\"items\": [{\"kind\": \"section\", \"data\": {\"title\": \"...\", \"body\": \"...\"}}]}";
+pub fn parse_store_request(args: &Value) -> Result<Vec<Result<ItemOp, ValidationError>>, ValidationError> {
+    let example =
+        "send {\"items\": [{\"kind\": \"section\", \"data\": {\"title\": \"...\", \"body\": \"...\"}}]}";
     let Value::Object(args) = args else {
-        return Err(ValidationError::wrong_type(
-            "arguments",
-            "an object with `items`",
-            args,
-        ));
+        return Err(ValidationError::wrong_type("arguments", "an object with `items`", args));
     };
     let items = match args.get("items") {
         None | Some(Value::Null) => return Err(ValidationError::missing("items", example)),
@@ -95,21 +90,13 @@ pub fn parse_store_request(
         }
     };
     if items.is_empty() {
-        return Err(ValidationError::new(
-            ErrorCode::Empty,
-            "items",
-            "`items` is empty",
-            example,
-        ));
+        return Err(ValidationError::new(ErrorCode::Empty, "items", "`items` is empty", example));
     }
     if items.len() > MAX_BATCH_ITEMS {
         return Err(ValidationError::new(
             ErrorCode::TooMany,
             "items",
-            format!(
-                "{} items sent; at most {MAX_BATCH_ITEMS} fit in one call",
-                items.len()
-            ),
+            format!("{} items sent; at most {MAX_BATCH_ITEMS} fit in one call", items.len()),
             format!("split the batch into calls of at most {MAX_BATCH_ITEMS} items"),
         ));
     }
@@ -123,11 +110,7 @@ pub fn parse_store_request(
 /// Validates one item. Field paths in errors are relative to the item.
 pub fn parse_item(value: &Value) -> Result<ItemOp, ValidationError> {
     let Value::Object(item) = value else {
-        return Err(ValidationError::wrong_type(
-            "",
-            "an object with at least `kind`",
-            value,
-        ));
+        return Err(ValidationError::wrong_type("", "an object with at least `kind`", value));
     };
     if let Some(key) = item.keys().find(|k| !ITEM_FIELDS.contains(&k.as_str())) {
         return Err(ValidationError::new(
@@ -145,11 +128,7 @@ pub fn parse_item(value: &Value) -> Result<ItemOp, ValidationError> {
         None | Some(Value::Null) => "upsert".to_string(),
         Some(Value::String(op)) => op.trim().to_ascii_lowercase(),
         Some(other) => {
-            return Err(ValidationError::wrong_type(
-                "operation",
-                "\"upsert\" or \"delete\"",
-                other,
-            ));
+            return Err(ValidationError::wrong_type("operation", "\"upsert\" or \"delete\"", other));
         }
     };
     let kind = match item.get("kind") {
@@ -204,11 +183,7 @@ fn optional_id(item: &Map<String, Value>) -> Result<Option<Uuid>, ValidationErro
     }
 }
 
-fn parse_upsert(
-    kind: Kind,
-    id: Option<Uuid>,
-    item: &Map<String, Value>,
-) -> Result<NewItem, ValidationError> {
+fn parse_upsert(kind: Kind, id: Option<Uuid>, item: &Map<String, Value>) -> Result<NewItem, ValidationError> {
     let content = match item.get("content") {
         None | Some(Value::Null) => None,
         Some(Value::String(text)) => {
@@ -216,10 +191,7 @@ fn parse_upsert(
                 return Err(ValidationError::new(
                     ErrorCode::TooLarge,
                     "content",
-                    format!(
-                        "`content` is {} bytes, over the {MAX_CONTENT_BYTES}-byte limit",
-                        text.len()
-                    ),
+                    format!("`content` is {} bytes, over the {MAX_CONTENT_BYTES}-byte limit", text.len()),
                     "split the text into several items (for example one section per heading)",
                 ));
             }
@@ -230,47 +202,22 @@ fn parse_upsert(
     };
     let data = match item.get("data") {
         None | Some(Value::Null) => None,
-        Some(Value::Object(map)) => {
-            Some(kind::validate_data(kind, map).map_err(|e| e.under("data"))?)
-        }
+        Some(Value::Object(map)) => Some(kind::validate_data(kind, map).map_err(|e| e.under("data"))?),
         Some(other) => return Err(ValidationError::wrong_type("data", "an object", other)),
     };
     if data.is_none() && (content.is_none() || kind.spec().needs_data) {
-        let required: Vec<&str> = kind
-            .spec()
-            .fields
-            .iter()
-            .filter(|f| f.required)
-            .map(|f| f.name)
-            .collect();
+        let required: Vec<&str> = kind.spec().fields.iter().filter(|f| f.required).map(|f| f.name).collect();
         let hint = if kind.spec().needs_data {
-            format!(
-                "a {kind} is structured: send `data` with {}",
-                required.join(", ")
-            )
+            format!("a {kind} is structured: send `data` with {}", required.join(", "))
         } else {
-            format!(
-                "send free text in `content`, or `data` with {}",
-                required.join(", ")
-            )
+            format!("send free text in `content`, or `data` with {}", required.join(", "))
         };
-        return Err(ValidationError::missing(
-            if kind.spec().needs_data {
-                "data"
-            } else {
-                "content"
-            },
-            hint,
-        ));
+        return Err(ValidationError::missing(if kind.spec().needs_data { "data" } else { "content" }, hint));
     }
     let data = data.unwrap_or_default();
     let title = kind::title_from_data(kind, &data)
         .map(|t| text::first_line(&t, MAX_TITLE_CHARS))
-        .or_else(|| {
-            content
-                .as_deref()
-                .map(|c| text::first_line(c, MAX_TITLE_CHARS))
-        })
+        .or_else(|| content.as_deref().map(|c| text::first_line(c, MAX_TITLE_CHARS)))
         .unwrap_or_default();
     let body = searchable_body(kind, content.as_deref(), &data);
     let content_hash = content_hash(&format!("{title}\n{body}"));
@@ -338,11 +285,7 @@ fn parse_tags(value: Option<&Value>) -> Result<Vec<String>, ValidationError> {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(list)) => list,
         Some(other) => {
-            return Err(ValidationError::wrong_type(
-                "tags",
-                "an array of strings",
-                other,
-            ));
+            return Err(ValidationError::wrong_type("tags", "an array of strings", other));
         }
     };
     if list.len() > MAX_TAGS {
@@ -360,16 +303,11 @@ fn parse_tags(value: Option<&Value>) -> Result<Vec<String>, ValidationError> {
             return Err(ValidationError::wrong_type(field, "a string", tag));
         };
         let text = text.trim().to_lowercase();
-        if text.is_empty()
-            || text.chars().count() > MAX_TAG_CHARS
-            || text.chars().any(char::is_control)
-        {
+        if text.is_empty() || text.chars().count() > MAX_TAG_CHARS || text.chars().any(char::is_control) {
             return Err(ValidationError::new(
                 ErrorCode::InvalidValue,
                 field,
-                format!(
-                    "tag `{text}` must be 1–{MAX_TAG_CHARS} characters without control characters"
-                ),
+                format!("tag `{text}` must be 1–{MAX_TAG_CHARS} characters without control characters"),
                 "use short labels such as \"auth\" or \"perf\"",
             ));
         }
@@ -441,11 +379,7 @@ fn parse_source(value: Option<&Value>) -> Result<Option<Value>, ValidationError>
         None | Some(Value::Null) => return Ok(None),
         Some(Value::Object(map)) => map,
         Some(other) => {
-            return Err(ValidationError::wrong_type(
-                "source",
-                "an object {actor?, tool?, session?}",
-                other,
-            ));
+            return Err(ValidationError::wrong_type("source", "an object {actor?, tool?, session?}", other));
         }
     };
     let mut out = Map::new();
@@ -493,11 +427,7 @@ fn parse_idempotency_key(value: Option<&Value>) -> Result<Option<String>, Valida
             text::reject_nul("idempotency_key", key)?;
             Ok(Some(key.clone()))
         }
-        Some(other) => Err(ValidationError::wrong_type(
-            "idempotency_key",
-            "a string",
-            other,
-        )),
+        Some(other) => Err(ValidationError::wrong_type("idempotency_key", "a string", other)),
     }
 }
 
@@ -507,9 +437,7 @@ mod tests {
     use serde_json::json;
 
     fn one(item: Value) -> Result<ItemOp, ValidationError> {
-        parse_store_request(&json!({"items": [item]}))
-            .unwrap()
-            .remove(0)
+        parse_store_request(&json!({"items": [item]})).unwrap().remove(0)
     }
 
     fn upsert(item: Value) -> NewItem {
@@ -521,17 +449,10 @@ mod tests {
 
     #[test]
     fn request_envelope_errors_name_items() {
-        for bad in [
-            json!({}),
-            json!({"items": []}),
-            json!({"items": "x"}),
-            json!({"items": vec![json!({}); 101]}),
-        ] {
-            assert_eq!(
-                parse_store_request(&bad).unwrap_err().field,
-                "items",
-                "{bad}"
-            );
+        for bad in
+            [json!({}), json!({"items": []}), json!({"items": "x"}), json!({"items": vec![json!({}); 101]})]
+        {
+            assert_eq!(parse_store_request(&bad).unwrap_err().field, "items", "{bad}");
         }
     }
 
@@ -544,10 +465,7 @@ mod tests {
         ]}))
         .unwrap();
         assert!(results[0].is_ok());
-        assert_eq!(
-            results[1].as_ref().unwrap_err().field,
-            "items[1].data.rationale"
-        );
+        assert_eq!(results[1].as_ref().unwrap_err().field, "items[1].data.rationale");
         assert_eq!(results[2].as_ref().unwrap_err().field, "items[2].kind");
     }
 
@@ -578,10 +496,7 @@ mod tests {
     #[test]
     fn bad_fields_are_refused_with_paths() {
         let cases = [
-            (
-                json!({"kind": "section", "content": "a\u{0}b"}),
-                "items[0].content",
-            ),
+            (json!({"kind": "section", "content": "a\u{0}b"}), "items[0].content"),
             (
                 json!({"kind": "section", "content": "x", "scope": {"branch": "a\nb"}}),
                 "items[0].scope.branch",
@@ -594,23 +509,11 @@ mod tests {
                 json!({"kind": "section", "content": "x", "metadata": {"a":{"b":{"c":{"d":{"e":{"f":1}}}}}}}),
                 "items[0].metadata",
             ),
-            (
-                json!({"kind": "section", "content": "x", "tags": [1]}),
-                "items[0].tags[0]",
-            ),
-            (
-                json!({"kind": "section", "content": "x", "colour": 1}),
-                "items[0].colour",
-            ),
-            (
-                json!({"kind": "section", "content": "x".repeat(MAX_CONTENT_BYTES + 1)}),
-                "items[0].content",
-            ),
+            (json!({"kind": "section", "content": "x", "tags": [1]}), "items[0].tags[0]"),
+            (json!({"kind": "section", "content": "x", "colour": 1}), "items[0].colour"),
+            (json!({"kind": "section", "content": "x".repeat(MAX_CONTENT_BYTES + 1)}), "items[0].content"),
             (json!({"operation": "delete"}), "items[0].id"),
-            (
-                json!({"kind": "section", "content": "x", "ttl": "forever"}),
-                "items[0].ttl",
-            ),
+            (json!({"kind": "section", "content": "x", "ttl": "forever"}), "items[0].ttl"),
             (json!("just text"), "items[0]"),
         ];
         for (item, field) in cases {

@@ -113,19 +113,11 @@ pub struct FieldSpec {
 }
 
 const fn req(name: &'static str, ty: FieldType) -> FieldSpec {
-    FieldSpec {
-        name,
-        ty,
-        required: true,
-    }
+    FieldSpec { name, ty, required: true }
 }
 
 const fn opt(name: &'static str, ty: FieldType) -> FieldSpec {
-    FieldSpec {
-        name,
-        ty,
-        required: false,
-    }
+    FieldSpec { name, ty, required: false }
 }
 
 /// How an item's title is derived from its `data`.
@@ -151,13 +143,7 @@ pub struct KindSpec {
 
 use FieldType::*;
 
-pub const DECISION_STATUSES: &[&str] = &[
-    "proposed",
-    "accepted",
-    "rejected",
-    "deprecated",
-    "superseded",
-];
+pub const DECISION_STATUSES: &[&str] = &["proposed", "accepted", "rejected", "deprecated", "superseded"];
 const TODO_STATUSES: &[&str] = &["open", "in_progress", "blocked", "done", "cancelled"];
 const PRIORITIES: &[&str] = &["low", "medium", "high", "critical"];
 const ISSUE_STATUSES: &[&str] = &["open", "in_progress", "blocked", "resolved", "closed"];
@@ -177,22 +163,9 @@ const PR_STATUSES: &[&str] = &["draft", "open", "merged", "closed"];
 const SEVERITIES: &[&str] = &["critical", "high", "medium", "low"];
 const RESOLUTION_STATUSES: &[&str] = &["open", "investigating", "mitigated", "resolved", "closed"];
 const RELEASE_TYPES: &[&str] = &["major", "minor", "patch", "hotfix", "prerelease"];
-const RELEASE_STATUSES: &[&str] = &[
-    "planned",
-    "in_progress",
-    "released",
-    "rolled_back",
-    "cancelled",
-];
-const RISK_CATEGORIES: &[&str] = &[
-    "technical",
-    "security",
-    "operational",
-    "performance",
-    "compliance",
-    "schedule",
-    "business",
-];
+const RELEASE_STATUSES: &[&str] = &["planned", "in_progress", "released", "rolled_back", "cancelled"];
+const RISK_CATEGORIES: &[&str] =
+    &["technical", "security", "operational", "performance", "compliance", "schedule", "business"];
 const RISK_STATUSES: &[&str] = &["open", "mitigating", "mitigated", "accepted", "closed"];
 const VALIDATION_STATUSES: &[&str] = &["unvalidated", "validated", "invalidated", "needs_review"];
 
@@ -325,11 +298,7 @@ static SPECS: [KindSpec; 16] = [
     },
     KindSpec {
         name: "entity",
-        fields: &[
-            req("entity_type", Short),
-            req("name", Short),
-            opt("description", Text),
-        ],
+        fields: &[req("entity_type", Short), req("name", Short), opt("description", Text)],
         title: TitleRule::Field("name"),
         status_field: None,
         needs_data: true,
@@ -412,10 +381,7 @@ static SPECS: [KindSpec; 16] = [
 
 /// Checks `data` against the kind's fields and returns it normalized (enum values
 /// lowercased, text trimmed). Field paths in errors are relative (`title`, `steps[0].description`).
-pub fn validate_data(
-    kind: Kind,
-    data: &Map<String, Value>,
-) -> Result<Map<String, Value>, ValidationError> {
+pub fn validate_data(kind: Kind, data: &Map<String, Value>) -> Result<Map<String, Value>, ValidationError> {
     let spec = kind.spec();
     for key in data.keys() {
         if !spec.fields.iter().any(|f| f.name == key) {
@@ -423,10 +389,7 @@ pub fn validate_data(
                 ErrorCode::UnknownField,
                 key.clone(),
                 format!("`{key}` is not a field of a {kind}"),
-                format!(
-                    "{kind} fields are: {}; put free-form extras in `metadata`",
-                    field_list(spec)
-                ),
+                format!("{kind} fields are: {}; put free-form extras in `metadata`", field_list(spec)),
             ));
         }
     }
@@ -453,24 +416,13 @@ pub fn validate_data(
 fn field_list(spec: &KindSpec) -> String {
     spec.fields
         .iter()
-        .map(|f| {
-            if f.required {
-                f.name.to_string()
-            } else {
-                format!("{}?", f.name)
-            }
-        })
+        .map(|f| if f.required { f.name.to_string() } else { format!("{}?", f.name) })
         .collect::<Vec<_>>()
         .join(", ")
 }
 
 fn required_list(spec: &KindSpec) -> String {
-    spec.fields
-        .iter()
-        .filter(|f| f.required)
-        .map(|f| f.name)
-        .collect::<Vec<_>>()
-        .join(", ")
+    spec.fields.iter().filter(|f| f.required).map(|f| f.name).collect::<Vec<_>>().join(", ")
 }
 
 fn check_field(kind: Kind, field: &FieldSpec, value: &Value) -> Result<Value, ValidationError> {
@@ -479,9 +431,7 @@ fn check_field(kind: Kind, field: &FieldSpec, value: &Value) -> Result<Value, Va
         Short => short_text(name, value).map(Value::String),
         Text => long_text(name, value).map(Value::String),
         Enum(allowed) => {
-            let text = short_text(name, value)?
-                .to_ascii_lowercase()
-                .replace([' ', '-'], "_");
+            let text = short_text(name, value)?.to_ascii_lowercase().replace([' ', '-'], "_");
             if allowed.contains(&text.as_str()) {
                 Ok(Value::String(text))
             } else {
@@ -516,11 +466,7 @@ fn check_field(kind: Kind, field: &FieldSpec, value: &Value) -> Result<Value, Va
         }
         ShortList => {
             let Value::Array(list) = value else {
-                return Err(ValidationError::wrong_type(
-                    name,
-                    "an array of strings",
-                    value,
-                ));
+                return Err(ValidationError::wrong_type(name, "an array of strings", value));
             };
             let mut out = Vec::with_capacity(list.len());
             for (i, entry) in list.iter().enumerate() {
@@ -579,10 +525,7 @@ fn long_text(name: &str, value: &Value) -> Result<String, ValidationError> {
         return Err(ValidationError::new(
             ErrorCode::TooLarge,
             name,
-            format!(
-                "`{name}` is {} bytes, over the {MAX_DATA_TEXT_BYTES}-byte limit",
-                text.len()
-            ),
+            format!("`{name}` is {} bytes, over the {MAX_DATA_TEXT_BYTES}-byte limit", text.len()),
             "split the text into several items (for example one section per heading)",
         ));
     }
@@ -620,9 +563,7 @@ fn check_steps(value: &Value) -> Result<Value, ValidationError> {
         for (key, v) in obj {
             let field_path = format!("{path}.{key}");
             match key.as_str() {
-                "description" => {
-                    clean.insert(key.clone(), Value::String(long_text(&field_path, v)?))
-                }
+                "description" => clean.insert(key.clone(), Value::String(long_text(&field_path, v)?)),
                 "command" | "expected_outcome" => {
                     clean.insert(key.clone(), Value::String(long_text(&field_path, v)?))
                 }
@@ -680,19 +621,13 @@ fn check_item_ref(name: &str, value: &Value) -> Result<Value, ValidationError> {
                 "entity_type".into(),
                 Value::String(short_text(&format!("{name}.entity_type"), entity_type)?),
             );
-            out.insert(
-                "name".into(),
-                Value::String(short_text(&format!("{name}.name"), entity_name)?),
-            );
+            out.insert("name".into(), Value::String(short_text(&format!("{name}.name"), entity_name)?));
             Ok(Value::Object(out))
         }
         other => Err(ValidationError::new(
             ErrorCode::WrongType,
             name,
-            format!(
-                "`{name}` must be an item id or an entity reference, got {}",
-                json_type_name(other)
-            ),
+            format!("`{name}` must be an item id or an entity reference, got {}", json_type_name(other)),
             "send a UUID string, or {\"entity_type\": \"service\", \"name\": \"billing\"}",
         )),
     }
@@ -766,14 +701,9 @@ mod tests {
 
     #[test]
     fn enum_values_are_normalized_and_checked() {
-        let ok = validate_data(
-            Kind::Todo,
-            &obj(json!({"title": "x", "status": "In Progress"})),
-        )
-        .unwrap();
+        let ok = validate_data(Kind::Todo, &obj(json!({"title": "x", "status": "In Progress"}))).unwrap();
         assert_eq!(ok["status"], "in_progress");
-        let err =
-            validate_data(Kind::Todo, &obj(json!({"title": "x", "status": "later"}))).unwrap_err();
+        let err = validate_data(Kind::Todo, &obj(json!({"title": "x", "status": "later"}))).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidValue);
         assert!(err.human_hint.contains("done"));
     }
@@ -803,26 +733,24 @@ mod tests {
     #[test]
     fn item_refs_accept_ids_and_entity_names() {
         let id = uuid::Uuid::now_v7().to_string();
-        validate_data(Kind::Relation, &obj(json!({"from": id, "to": {"entity_type": "service", "name": "db"}, "relation_type": "uses"}))).unwrap();
-        let err = validate_data(
+        validate_data(
             Kind::Relation,
-            &obj(json!({"from": "nope", "to": id, "relation_type": "uses"})),
+            &obj(
+                json!({"from": id, "to": {"entity_type": "service", "name": "db"}, "relation_type": "uses"}),
+            ),
         )
-        .unwrap_err();
+        .unwrap();
+        let err =
+            validate_data(Kind::Relation, &obj(json!({"from": "nope", "to": id, "relation_type": "uses"})))
+                .unwrap_err();
         assert_eq!(err.field, "from");
     }
 
     #[test]
     fn titles_are_derived_per_kind() {
         let data = obj(json!({"version": "1.2.0", "release_type": "minor", "status": "released"}));
-        assert_eq!(
-            title_from_data(Kind::Release, &data).as_deref(),
-            Some("1.2.0 minor")
-        );
-        assert_eq!(
-            status_from_data(Kind::Release, &data).as_deref(),
-            Some("released")
-        );
+        assert_eq!(title_from_data(Kind::Release, &data).as_deref(), Some("1.2.0 minor"));
+        assert_eq!(status_from_data(Kind::Release, &data).as_deref(), Some("released"));
         let pr = obj(json!({"pr_number": 7}));
         assert_eq!(title_from_data(Kind::PrContext, &pr), None);
     }

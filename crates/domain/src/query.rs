@@ -81,17 +81,13 @@ pub fn parse_query(text: &str) -> ParsedQuery {
             let words = words_of(inside);
             match words.len() {
                 0 => {}
-                1 => parsed
-                    .include
-                    .push(Term::Word(words.into_iter().next().unwrap_or_default())),
+                1 => parsed.include.push(Term::Word(words.into_iter().next().unwrap_or_default())),
                 _ => parsed.include.push(Term::Phrase(words)),
             }
             rest = remainder;
             continue;
         }
-        let end = rest
-            .find(|c: char| c.is_whitespace() || c == '"')
-            .unwrap_or(rest.len());
+        let end = rest.find(|c: char| c.is_whitespace() || c == '"').unwrap_or(rest.len());
         let token = &rest[..end];
         rest = &rest[end..];
         if token.is_empty() {
@@ -119,17 +115,14 @@ pub fn parse_query(text: &str) -> ParsedQuery {
 
 /// Splits on anything that is not a letter or a digit, lowercased.
 pub fn words_of(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
 }
 
 const STOPWORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from",
-    "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "not", "of", "on",
-    "or", "our", "so", "that", "the", "their", "then", "there", "these", "this", "those", "to",
-    "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "you",
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from", "had", "has",
+    "have", "how", "i", "if", "in", "into", "is", "it", "its", "not", "of", "on", "or", "our", "so", "that",
+    "the", "their", "then", "there", "these", "this", "those", "to", "was", "we", "were", "what", "when",
+    "where", "which", "who", "why", "will", "with", "you",
 ];
 
 pub fn is_stopword(word: &str) -> bool {
@@ -161,19 +154,9 @@ mod tests {
 
     #[test]
     fn hostile_text_never_fails() {
-        for text in [
-            "\"unbalanced",
-            "-",
-            "*",
-            "foo:bar",
-            "(",
-            "AND",
-            "OR NOT",
-            "🚀🔥",
-            "\"\"",
-            "a\"b\"c",
-            "-\"x y\"",
-        ] {
+        for text in
+            ["\"unbalanced", "-", "*", "foo:bar", "(", "AND", "OR NOT", "🚀🔥", "\"\"", "a\"b\"c", "-\"x y\""]
+        {
             let q = parse_query(text);
             assert!(q.include.len() <= MAX_TERMS, "{text}");
         }
@@ -187,9 +170,6 @@ mod tests {
     fn query_length_is_bounded() {
         assert_eq!(validate_query("  ").unwrap_err().field, "query");
         assert!(validate_query(&"a".repeat(1000)).is_ok());
-        assert_eq!(
-            validate_query(&"a".repeat(1001)).unwrap_err().code,
-            ErrorCode::TooLong
-        );
+        assert_eq!(validate_query(&"a".repeat(1001)).unwrap_err().code, ErrorCode::TooLong);
     }
 }

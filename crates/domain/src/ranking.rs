@@ -42,11 +42,7 @@ impl ScoreParts {
 
 /// `raw / best`, clamped to 0–1; 0 when nothing scored.
 pub fn relevance(raw: f64, best: f64) -> f64 {
-    if best > 0.0 && raw.is_finite() {
-        (raw / best).clamp(0.0, 1.0)
-    } else {
-        0.0
-    }
+    if best > 0.0 && raw.is_finite() { (raw / best).clamp(0.0, 1.0) } else { 0.0 }
 }
 
 /// `0.5 ^ (age_days / half_life)`; future timestamps count as now.
@@ -118,20 +114,14 @@ mod tests {
             scope_proximity: scope_proximity(ScopeMatch::Branch),
             citations: 0.0,
         };
-        let far = ScoreParts {
-            scope_proximity: scope_proximity(ScopeMatch::Project),
-            ..near
-        };
+        let far = ScoreParts { scope_proximity: scope_proximity(ScopeMatch::Project), ..near };
         assert!(near.total() > far.total());
         assert!((near.total() - (0.32 + 0.27 + 0.2)).abs() < 1e-9);
     }
 
     #[test]
     fn coverage_counts_word_stems() {
-        assert_eq!(
-            term_coverage(&["deploys", "redis"], "the deployment uses redis"),
-            1.0
-        );
+        assert_eq!(term_coverage(&["deploys", "redis"], "the deployment uses redis"), 1.0);
         assert_eq!(term_coverage(&["kafka", "redis"], "redis only"), 0.5);
         assert_eq!(term_coverage(&[], "x"), 0.0);
     }

@@ -24,15 +24,8 @@ pub struct Scope {
     pub environment: Option<String>,
 }
 
-pub const SCOPE_FIELDS: [&str; 7] = [
-    "org",
-    "project",
-    "branch",
-    "service",
-    "sprint",
-    "tenant",
-    "environment",
-];
+pub const SCOPE_FIELDS: [&str; 7] =
+    ["org", "project", "branch", "service", "sprint", "tenant", "environment"];
 
 impl Scope {
     pub fn get(&self, field: &str) -> Option<&str> {
@@ -64,11 +57,7 @@ impl Scope {
     /// Parses a scope object. Field paths in errors are relative (`branch`).
     pub fn from_json(value: &Value) -> Result<Scope, ValidationError> {
         let Value::Object(map) = value else {
-            return Err(ValidationError::wrong_type(
-                "",
-                "an object like {\"branch\": \"main\"}",
-                value,
-            ));
+            return Err(ValidationError::wrong_type("", "an object like {\"branch\": \"main\"}", value));
         };
         let mut scope = Scope::default();
         for (key, v) in map {
@@ -194,11 +183,7 @@ impl ScopeFilter {
     /// Without `widen`, an explicit scope's deepest named field among org/project/branch
     /// sets the level (naming fewer fields widens); with none named, the level is `branch`.
     /// Optional fields (service, sprint, tenant, environment) filter only when named.
-    pub fn resolve(
-        inferred: &Scope,
-        explicit: Option<&Scope>,
-        widen: Option<ScopeLevel>,
-    ) -> ScopeFilter {
+    pub fn resolve(inferred: &Scope, explicit: Option<&Scope>, widen: Option<ScopeLevel>) -> ScopeFilter {
         let caller = explicit.map_or_else(|| inferred.clone(), |e| e.or(inferred));
         let named_level = explicit.and_then(|e| {
             if e.branch.is_some() {
@@ -231,11 +216,7 @@ impl ScopeFilter {
                 }
             }
         }
-        ScopeFilter {
-            level,
-            caller,
-            equals,
-        }
+        ScopeFilter { level, caller, equals }
     }
 
     /// The same filter at another level (for "N more hits in project scope" suggestions).
@@ -310,10 +291,7 @@ mod tests {
         let explicit = Scope::from_json(&json!({"project": "web"})).unwrap();
         let f = ScopeFilter::resolve(&inferred(), Some(&explicit), None);
         assert_eq!(f.level, ScopeLevel::Project);
-        assert_eq!(
-            f.equals,
-            vec![("org", "acme".to_string()), ("project", "web".to_string())]
-        );
+        assert_eq!(f.equals, vec![("org", "acme".to_string()), ("project", "web".to_string())]);
     }
 
     #[test]
@@ -351,10 +329,7 @@ mod tests {
     fn bad_scope_values_are_refused() {
         let long = "x".repeat(200);
         let err = Scope::from_json(&json!({"branch": long})).unwrap_err();
-        assert_eq!(
-            (err.field.as_str(), err.code),
-            ("branch", ErrorCode::TooLong)
-        );
+        assert_eq!((err.field.as_str(), err.code), ("branch", ErrorCode::TooLong));
         let err = Scope::from_json(&json!({"org": "a\u{7}b"})).unwrap_err();
         assert_eq!(err.code, ErrorCode::ControlCharacter);
         let err = Scope::from_json(&json!({"team": "x"})).unwrap_err();

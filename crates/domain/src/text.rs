@@ -51,17 +51,10 @@ pub fn truncate_chars(text: &str, max_chars: usize) -> (&str, bool) {
 /// The first non-empty line of `text`, cut to `max_chars`; used as a title when no structured
 /// title exists.
 pub fn first_line(text: &str, max_chars: usize) -> String {
-    let line = text
-        .lines()
-        .map(|l| l.trim().trim_start_matches('#').trim())
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
+    let line =
+        text.lines().map(|l| l.trim().trim_start_matches('#').trim()).find(|l| !l.is_empty()).unwrap_or("");
     let (cut, was_cut) = truncate_chars(line, max_chars);
-    if was_cut {
-        format!("{cut}…")
-    } else {
-        cut.to_string()
-    }
+    if was_cut { format!("{cut}…") } else { cut.to_string() }
 }
 
 #[cfg(test)]
@@ -71,20 +64,14 @@ mod tests {
     #[test]
     fn normalization_ignores_case_and_spacing() {
         assert_eq!(normalize("  Hello\n\tWORLD  "), "hello world");
-        assert_eq!(
-            content_hash("Hello world"),
-            content_hash(" hello   WORLD\n")
-        );
+        assert_eq!(content_hash("Hello world"), content_hash(" hello   WORLD\n"));
         assert_ne!(content_hash("hello world"), content_hash("hello worlds"));
     }
 
     #[test]
     fn hash_is_sha256_hex_of_normalized_text() {
         // sha256("abc")
-        assert_eq!(
-            content_hash(" ABC "),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
+        assert_eq!(content_hash(" ABC "), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     }
 
     #[test]

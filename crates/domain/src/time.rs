@@ -10,10 +10,7 @@ pub fn parse_instant(text: &str) -> Result<i64, String> {
         return Ok(t.timestamp_millis());
     }
     if let Ok(d) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
-        return Ok(d
-            .and_hms_opt(0, 0, 0)
-            .map(|t| t.and_utc().timestamp_millis())
-            .unwrap_or(0));
+        return Ok(d.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp_millis()).unwrap_or(0));
     }
     Err("use an RFC 3339 timestamp like 2026-11-22T09:30:00Z or a date like 2026-11-22".to_string())
 }

@@ -16,12 +16,7 @@ impl TtlPolicy {
     pub fn from_json(value: &Value) -> Result<TtlPolicy, ValidationError> {
         let hint = "use one of: short (30 days), default (90 days), long (365 days), permanent";
         let Value::String(text) = value else {
-            return Err(ValidationError::new(
-                ErrorCode::WrongType,
-                "ttl",
-                "`ttl` must be a string",
-                hint,
-            ));
+            return Err(ValidationError::new(ErrorCode::WrongType, "ttl", "`ttl` must be a string", hint));
         };
         match text.trim().to_ascii_lowercase().as_str() {
             "short" => Ok(TtlPolicy::Short),

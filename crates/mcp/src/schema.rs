@@ -202,11 +202,7 @@ mod tests {
     #[test]
     fn both_definitions_fit_the_token_budget() {
         let json = serde_json::to_string(&tools()).unwrap();
-        assert!(
-            json.len() < 10_000,
-            "tool definitions are {} characters",
-            json.len()
-        );
+        assert!(json.len() < 10_000, "tool definitions are {} characters", json.len());
     }
 
     #[test]

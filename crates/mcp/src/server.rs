@@ -23,10 +23,7 @@ pub struct CortexServer {
 
 impl CortexServer {
     pub fn new(service: Arc<MemoryService>) -> CortexServer {
-        CortexServer {
-            service,
-            tools: Arc::new(tools()),
-        }
+        CortexServer { service, tools: Arc::new(tools()) }
     }
 
     /// Runs one tool call on a blocking thread (the store does synchronous I/O) and shapes
@@ -42,14 +39,13 @@ impl CortexServer {
             .map_err(|e| McpError::internal_error(format!("tool task failed: {e}"), None))?;
         match outcome {
             Ok(value) => {
-                let value = serde_json::to_value(value).map_err(|e| {
-                    McpError::internal_error(format!("cannot encode result: {e}"), None)
-                })?;
+                let value = serde_json::to_value(value)
+                    .map_err(|e| McpError::internal_error(format!("cannot encode result: {e}"), None))?;
                 Ok(CallToolResult::structured(value))
             }
-            Err(ServiceError::Invalid(e)) => Ok(CallToolResult::structured_error(
-                json!({ "error": ErrorBody::from(&e) }),
-            )),
+            Err(ServiceError::Invalid(e)) => {
+                Ok(CallToolResult::structured_error(json!({ "error": ErrorBody::from(&e) })))
+            }
             Err(ServiceError::Internal(e)) => {
                 tracing::error!(error = %e, "tool call failed");
                 Ok(CallToolResult::structured_error(json!({ "error": {
@@ -66,10 +62,7 @@ impl CortexServer {
 impl ServerHandler for CortexServer {
     fn get_info(&self) -> ServerConfig {
         InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "cortex-memory",
-                env!("CARGO_PKG_VERSION"),
-            ))
+            .with_server_info(Implementation::new("cortex-memory", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
     }
 

@@ -23,8 +23,5 @@ impl Config {
 /// `<data dir>/cortex/memory.db`: `~/.local/share/cortex/memory.db` on Linux,
 /// `~/Library/Application Support/cortex/memory.db` on macOS.
 pub fn default_db_path() -> PathBuf {
-    dirs::data_dir()
-        .unwrap_or_else(|| PathBuf::from("."))
-        .join("cortex")
-        .join("memory.db")
+    dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("cortex").join("memory.db")
 }

@@ -42,16 +42,11 @@ impl MemoryService {
             ItemOp::Delete { id, kind } => WriteOp::Delete { id, kind, at: now },
             ItemOp::Upsert(item) => match item.id {
                 // An update keeps the stored scope for fields the caller does not name.
-                Some(id) => WriteOp::Update {
-                    record: record(*item.clone(), id, item.scope.clone(), now),
-                },
+                Some(id) => WriteOp::Update { record: record(*item.clone(), id, item.scope.clone(), now) },
                 None => {
                     let scope = item.scope.or(&self.inferred.scope);
                     let dedupe = item.dedupe;
-                    WriteOp::Insert {
-                        record: record(*item, Uuid::now_v7(), scope, now),
-                        dedupe,
-                    }
+                    WriteOp::Insert { record: record(*item, Uuid::now_v7(), scope, now), dedupe }
                 }
             },
         }
@@ -82,9 +77,7 @@ fn record(item: NewItem, id: Uuid, scope: Scope, now: i64) -> Record {
 
 fn op_kind(op: &WriteOp) -> Option<String> {
     match op {
-        WriteOp::Insert { record, .. } | WriteOp::Update { record } => {
-            Some(record.kind.to_string())
-        }
+        WriteOp::Insert { record, .. } | WriteOp::Update { record } => Some(record.kind.to_string()),
         WriteOp::Delete { kind, .. } => kind.map(|k| k.to_string()),
     }
 }
@@ -116,15 +109,10 @@ fn result_of(index: usize, op: &WriteOp, outcome: WriteOutcome) -> ItemResult {
     match outcome {
         WriteOutcome::Inserted { id } => done(ItemStatus::Inserted, id, None),
         WriteOutcome::Updated { id } => done(ItemStatus::Updated, id, None),
-        WriteOutcome::Deleted { id, already } => done(
-            ItemStatus::Deleted,
-            id,
-            already.then(|| "the item was already deleted".to_string()),
-        ),
-        WriteOutcome::Duplicate {
-            existing_id,
-            reason,
-        } => {
+        WriteOutcome::Deleted { id, already } => {
+            done(ItemStatus::Deleted, id, already.then(|| "the item was already deleted".to_string()))
+        }
+        WriteOutcome::Duplicate { existing_id, reason } => {
             let what = kind.as_deref().unwrap_or("item");
             let reason = match reason {
                 DuplicateReason::IdempotencyKey => {
@@ -155,10 +143,7 @@ fn result_of(index: usize, op: &WriteOp, outcome: WriteOutcome) -> ItemResult {
             &ValidationError::new(
                 ErrorCode::KindMismatch,
                 path("kind"),
-                format!(
-                    "item {id} is a {stored}, not a {}",
-                    kind.as_deref().unwrap_or("?")
-                ),
+                format!("item {id} is a {stored}, not a {}", kind.as_deref().unwrap_or("?")),
                 format!(
                     "send \"kind\": \"{stored}\" to change this item, or leave `id` out to create a new one"
                 ),
@@ -168,10 +153,7 @@ fn result_of(index: usize, op: &WriteOp, outcome: WriteOutcome) -> ItemResult {
 }
 
 fn summarize(results: &[ItemResult]) -> StoreSummary {
-    let mut s = StoreSummary {
-        total: results.len() as i64,
-        ..StoreSummary::default()
-    };
+    let mut s = StoreSummary { total: results.len() as i64, ..StoreSummary::default() };
     for r in results {
         let counter = match r.status {
             ItemStatus::Inserted => &mut s.inserted,

@@ -39,16 +39,8 @@ impl MemoryService {
     }
 
     /// A service over any store, standing at `inferred`.
-    pub fn with_store(
-        store: Arc<dyn Store>,
-        inferred: InferredScope,
-        db_label: String,
-    ) -> MemoryService {
-        MemoryService {
-            store,
-            inferred,
-            db_label,
-        }
+    pub fn with_store(store: Arc<dyn Store>, inferred: InferredScope, db_label: String) -> MemoryService {
+        MemoryService { store, inferred, db_label }
     }
 
     pub fn inferred_scope(&self) -> &InferredScope {

@@ -39,11 +39,7 @@ impl MemoryService {
             schema_version: s.schema_version,
             items: s.items,
             deleted: s.deleted,
-            by_kind: s
-                .by_kind
-                .into_iter()
-                .map(|(kind, items)| KindCount { kind, items })
-                .collect(),
+            by_kind: s.by_kind.into_iter().map(|(kind, items)| KindCount { kind, items }).collect(),
             bytes: s.bytes,
         })
     }

@@ -26,15 +26,8 @@ pub struct InferredScope {
 /// Reads the environment and the git checkout around `workdir`.
 pub fn infer(workdir: &Path, env: impl Fn(&str) -> Option<String>) -> InferredScope {
     let git = GitFacts::read(workdir);
-    let (env_org, env_project, env_branch) = (
-        env("CORTEX_ORG"),
-        env("CORTEX_PROJECT"),
-        env("CORTEX_BRANCH"),
-    );
-    let remote = git
-        .as_ref()
-        .and_then(|g| g.origin_url.as_deref())
-        .and_then(org_and_project);
+    let (env_org, env_project, env_branch) = (env("CORTEX_ORG"), env("CORTEX_PROJECT"), env("CORTEX_BRANCH"));
+    let remote = git.as_ref().and_then(|g| g.origin_url.as_deref()).and_then(org_and_project);
     let top_name = git
         .as_ref()
         .map(|g| g.top.as_path())
@@ -43,21 +36,15 @@ pub fn infer(workdir: &Path, env: impl Fn(&str) -> Option<String>) -> InferredSc
         .map(|n| n.to_string_lossy().into_owned())
         .filter(|n| !n.is_empty());
 
-    let pick = |env: Option<String>,
-                git: Option<(String, &'static str)>,
-                default: &str|
-     -> (String, &'static str) {
-        match (env.filter(|v| !v.trim().is_empty()), git) {
-            (Some(v), _) => (v.trim().to_string(), "environment"),
-            (None, Some((v, from))) => (v, from),
-            (None, None) => (default.to_string(), "default"),
-        }
-    };
-    let (org, org_from) = pick(
-        env_org,
-        remote.as_ref().map(|(o, _)| (o.clone(), "git remote")),
-        DEFAULT_ORG,
-    );
+    let pick =
+        |env: Option<String>, git: Option<(String, &'static str)>, default: &str| -> (String, &'static str) {
+            match (env.filter(|v| !v.trim().is_empty()), git) {
+                (Some(v), _) => (v.trim().to_string(), "environment"),
+                (None, Some((v, from))) => (v, from),
+                (None, None) => (default.to_string(), "default"),
+            }
+        };
+    let (org, org_from) = pick(env_org, remote.as_ref().map(|(o, _)| (o.clone(), "git remote")), DEFAULT_ORG);
     let (project, project_from) = pick(
         env_project,
         remote
@@ -68,18 +55,11 @@ pub fn infer(workdir: &Path, env: impl Fn(&str) -> Option<String>) -> InferredSc
     );
     let (branch, branch_from) = pick(
         env_branch,
-        git.as_ref()
-            .and_then(|g| g.branch.clone())
-            .map(|b| (b, "git HEAD")),
+        git.as_ref().and_then(|g| g.branch.clone()).map(|b| (b, "git HEAD")),
         DEFAULT_BRANCH,
     );
     InferredScope {
-        scope: Scope {
-            org: Some(org),
-            project: Some(project),
-            branch: Some(branch),
-            ..Scope::default()
-        },
+        scope: Scope { org: Some(org), project: Some(project), branch: Some(branch), ..Scope::default() },
         org_from,
         project_from,
         branch_from,
@@ -97,10 +77,7 @@ impl GitFacts {
     /// one as in worktrees and submodules).
     fn read(start: &Path) -> Option<GitFacts> {
         let start = start.canonicalize().ok()?;
-        let top = start
-            .ancestors()
-            .find(|d| d.join(".git").exists())?
-            .to_path_buf();
+        let top = start.ancestors().find(|d| d.join(".git").exists())?.to_path_buf();
         let dot_git = top.join(".git");
         let git_dir = if dot_git.is_file() {
             let text = std::fs::read_to_string(&dot_git).ok()?;
@@ -110,23 +87,15 @@ impl GitFacts {
             dot_git
         };
         let head = std::fs::read_to_string(git_dir.join("HEAD")).ok();
-        let branch = head
-            .as_deref()
-            .and_then(|h| h.trim().strip_prefix("ref: refs/heads/"))
-            .map(str::to_string);
+        let branch =
+            head.as_deref().and_then(|h| h.trim().strip_prefix("ref: refs/heads/")).map(str::to_string);
         // A worktree's config lives in the common dir.
         let common = std::fs::read_to_string(git_dir.join("commondir"))
             .ok()
             .map(|c| git_dir.join(c.trim()))
             .unwrap_or_else(|| git_dir.clone());
-        let origin_url = std::fs::read_to_string(common.join("config"))
-            .ok()
-            .and_then(|c| origin_url(&c));
-        Some(GitFacts {
-            top,
-            branch,
-            origin_url,
-        })
+        let origin_url = std::fs::read_to_string(common.join("config")).ok().and_then(|c| origin_url(&c));
+        Some(GitFacts { top, branch, origin_url })
     }
 }
 

@@ -10,7 +10,7 @@ use cortex_domain::spelling::best_correction;
 use cortex_domain::text::truncate_chars;
 use cortex_domain::time::format_instant;
 use cortex_domain::{FindRequest, Mode, Scope, ScopeFilter, ScopeLevel, ScopeMatch};
-use cortex_store::{Filters, LexicalMatch, LexicalQuery, StoredItem};
+use cortex_store::{Combine, Filters, LexicalMatch, LexicalQuery, StoredItem};
 
 /// Candidates ranked per query: enough that recency and scope can lift a hit that BM25 put
 /// a little lower, few enough to stay fast.
@@ -54,40 +54,23 @@ impl MemoryService {
         Ok(response)
     }
 
-    fn lookup(
-        &self,
-        req: &FindRequest,
-        filter: &ScopeFilter,
-        response: &mut FindResponse,
-    ) -> Result<()> {
+    fn lookup(&self, req: &FindRequest, filter: &ScopeFilter, response: &mut FindResponse) -> Result<()> {
         response.route_used = "ids".into();
         let now = crate::now_ms();
         let found = self.store.get(&req.ids)?;
         for id in &req.ids {
-            match found
-                .iter()
-                .find(|i| i.record.id == *id && i.deleted_at.is_none())
-            {
+            match found.iter().find(|i| i.record.id == *id && i.deleted_at.is_none()) {
                 Some(item) => {
                     let parts = parts_for(item, 1.0, filter, now);
                     let snippet = item.record.body.chars().take(200).collect();
-                    response.hits.push(hit(
-                        item,
-                        parts,
-                        snippet,
-                        1.0,
-                        filter,
-                        req.max_content_chars,
-                    ));
+                    response.hits.push(hit(item, parts, snippet, 1.0, filter, req.max_content_chars));
                 }
                 None => response.missing_ids.push(id.to_string()),
             }
         }
         response.confidence = if response.hits.is_empty() { 0.0 } else { 1.0 };
         if req.query.is_some() {
-            response
-                .notes
-                .push("`ids` given: returned those items and ignored `query`".into());
+            response.notes.push("`ids` given: returned those items and ignored `query`".into());
         }
         Ok(())
     }
@@ -117,11 +100,7 @@ impl MemoryService {
         let now = crate::now_ms();
         let filters = filters_for(req, filter, now);
         let pool = (3 * (req.offset + req.limit)).clamp(MIN_POOL, MAX_POOL);
-        let matches = self.store.search_lexical(&LexicalQuery {
-            query: parsed.clone(),
-            filters: filters.clone(),
-            pool,
-        })?;
+        let matches = self.lexical_matches(&parsed, &filters, pool, req.offset + req.limit)?;
         let pool_full = matches.len() == pool;
         let best = matches.iter().map(|m| m.score).fold(0.0_f64, f64::max);
         let mut ranked: Vec<(ScoreParts, &LexicalMatch)> = matches
@@ -130,26 +109,16 @@ impl MemoryService {
                 let parts = ScoreParts {
                     relevance: ranking::relevance(m.score, best),
                     recency: ranking::recency(m.updated_at, now),
-                    scope_proximity: ranking::scope_proximity(ScopeMatch::between(
-                        &filter.caller,
-                        &m.scope,
-                    )),
+                    scope_proximity: ranking::scope_proximity(ScopeMatch::between(&filter.caller, &m.scope)),
                     citations: 0.0,
                 };
                 (parts, m)
             })
             .collect();
-        ranked.sort_by(|a, b| {
-            b.0.total()
-                .total_cmp(&a.0.total())
-                .then_with(|| a.1.id.cmp(&b.1.id))
-        });
+        ranked.sort_by(|a, b| b.0.total().total_cmp(&a.0.total()).then_with(|| a.1.id.cmp(&b.1.id)));
         let available = ranked.len();
-        let page: Vec<(ScoreParts, &LexicalMatch)> = ranked
-            .into_iter()
-            .skip(req.offset)
-            .take(req.limit)
-            .collect();
+        let page: Vec<(ScoreParts, &LexicalMatch)> =
+            ranked.into_iter().skip(req.offset).take(req.limit).collect();
         let ids: Vec<_> = page.iter().map(|(_, m)| m.id).collect();
         let fetched = self.store.fetch_matches(&parsed, &ids)?;
         let words = parsed.words();
@@ -159,8 +128,7 @@ impl MemoryService {
                 continue;
             };
             let haystack = format!("{} {}", c.item.record.title, c.item.record.body).to_lowercase();
-            let confidence =
-                ranking::confidence(ranking::term_coverage(&words, &haystack), parts.relevance);
+            let confidence = ranking::confidence(ranking::term_coverage(&words, &haystack), parts.relevance);
             response.hits.push(hit(
                 &c.item,
                 *parts,
@@ -174,15 +142,33 @@ impl MemoryService {
         if next < available || (pool_full && !page.is_empty() && next < MAX_POOL) {
             response.next_cursor = Some(req.cursor_at(next));
         }
-        response.confidence = response
-            .hits
-            .iter()
-            .map(|h| h.confidence)
-            .fold(0.0, f64::max);
+        response.confidence = response.hits.iter().map(|h| h.confidence).fold(0.0, f64::max);
         if req.offset == 0 && response.hits.len() < SUGGEST_BELOW {
             response.suggestions = self.suggestions(req, &parsed, filter, &filters, available)?;
         }
         Ok(())
+    }
+
+    /// Conjunctive first: items holding every query word. Only when they cannot fill the
+    /// requested page does the search widen to items holding any word (ranked by BM25, so
+    /// fuller matches still come first). Scoring every item that holds one common word is
+    /// what makes a disjunctive search slow on a large memory; most agent queries are a few
+    /// words that the wanted item holds together.
+    fn lexical_matches(
+        &self,
+        parsed: &ParsedQuery,
+        filters: &Filters,
+        pool: usize,
+        needed: usize,
+    ) -> Result<Vec<LexicalMatch>> {
+        let query = |combine| LexicalQuery { query: parsed.clone(), combine, filters: filters.clone(), pool };
+        if parsed.include.len() > 1 {
+            let all = self.store.search_lexical(&query(Combine::All))?;
+            if all.len() >= needed {
+                return Ok(all);
+            }
+        }
+        Ok(self.store.search_lexical(&query(Combine::Any))?)
     }
 
     /// Hints computed from the index: hits a wider scope or fewer filters would give, and
@@ -197,30 +183,17 @@ impl MemoryService {
     ) -> Result<Vec<String>> {
         let mut out = Vec::new();
         let count = |filters: Filters| -> Result<usize> {
-            Ok(self.store.count_lexical(
-                &LexicalQuery {
-                    query: parsed.clone(),
-                    filters,
-                    pool: 0,
-                },
-                COUNT_CAP,
-            )?)
+            let query = LexicalQuery { query: parsed.clone(), combine: Combine::Any, filters, pool: 0 };
+            Ok(self.store.count_lexical(&query, COUNT_CAP)?)
         };
         let show = |n: usize| {
-            if n >= COUNT_CAP {
-                format!("{COUNT_CAP}+")
-            } else {
-                n.to_string()
-            }
+            if n >= COUNT_CAP { format!("{COUNT_CAP}+") } else { n.to_string() }
         };
         let mut level = filter.level;
         while let Some(wider) = level.wider() {
             level = wider;
             let wider_filter = filter.at_level(wider);
-            let n = count(Filters {
-                scope_equals: wider_filter.equals.clone(),
-                ..filters.clone()
-            })?;
+            let n = count(Filters { scope_equals: wider_filter.equals.clone(), ..filters.clone() })?;
             if n > found {
                 out.push(format!(
                     "{} more hit(s) in {} scope: pass \"widen\": \"{}\"",
@@ -232,15 +205,9 @@ impl MemoryService {
             }
         }
         if !req.types.is_empty() {
-            let n = count(Filters {
-                kinds: Vec::new(),
-                ..filters.clone()
-            })?;
+            let n = count(Filters { kinds: Vec::new(), ..filters.clone() })?;
             if n > found {
-                out.push(format!(
-                    "{} more hit(s) of other kinds: drop the `types` filter",
-                    show(n - found)
-                ));
+                out.push(format!("{} more hit(s) of other kinds: drop the `types` filter", show(n - found)));
             }
         }
         let narrowing: Vec<&str> = [
@@ -275,9 +242,7 @@ impl MemoryService {
             }
             unknown.push(word);
             let candidates = self.store.words_like(word)?;
-            if let Some(term) =
-                best_correction(word, candidates.iter().map(|(t, n)| (t.as_str(), *n)))
-            {
+            if let Some(term) = best_correction(word, candidates.iter().map(|(t, n)| (t.as_str(), *n))) {
                 let surface = self.store.surface_word(term)?;
                 out.push(format!("did you mean \"{surface}\" instead of \"{word}\"?"));
             }
@@ -296,10 +261,7 @@ impl MemoryService {
             }
             let common = self.common_words()?;
             if !common.is_empty() {
-                out.push(format!(
-                    "words common in this memory: {}",
-                    common.join(", ")
-                ));
+                out.push(format!("words common in this memory: {}", common.join(", ")));
             }
         }
         Ok(out)
@@ -308,10 +270,7 @@ impl MemoryService {
     fn common_words(&self) -> Result<Vec<String>> {
         let mut words = Vec::new();
         for (term, _) in self.store.top_terms(60)? {
-            if term.chars().count() < 4
-                || is_stopword(&term)
-                || term.chars().all(|c| c.is_ascii_digit())
-            {
+            if term.chars().count() < 4 || is_stopword(&term) || term.chars().all(|c| c.is_ascii_digit()) {
                 continue;
             }
             let word = self.store.surface_word(&term)?;
@@ -340,28 +299,19 @@ fn filters_for(req: &FindRequest, filter: &ScopeFilter, now: i64) -> Filters {
 
 fn searched_scope(filter: &ScopeFilter) -> SearchedScope {
     let mut scope = Scope::default();
-    let json: serde_json::Map<String, serde_json::Value> = filter
-        .equals
-        .iter()
-        .map(|(f, v)| (f.to_string(), serde_json::Value::String(v.clone())))
-        .collect();
+    let json: serde_json::Map<String, serde_json::Value> =
+        filter.equals.iter().map(|(f, v)| (f.to_string(), serde_json::Value::String(v.clone()))).collect();
     if let Ok(s) = serde_json::from_value(serde_json::Value::Object(json)) {
         scope = s;
     }
-    SearchedScope {
-        level: filter.level.as_str().into(),
-        filter: scope,
-    }
+    SearchedScope { level: filter.level.as_str().into(), filter: scope }
 }
 
 fn parts_for(item: &StoredItem, relevance: f64, filter: &ScopeFilter, now: i64) -> ScoreParts {
     ScoreParts {
         relevance,
         recency: ranking::recency(item.record.updated_at, now),
-        scope_proximity: ranking::scope_proximity(ScopeMatch::between(
-            &filter.caller,
-            &item.record.scope,
-        )),
+        scope_proximity: ranking::scope_proximity(ScopeMatch::between(&filter.caller, &item.record.scope)),
         citations: 0.0,
     }
 }
@@ -381,11 +331,7 @@ fn hit(
     let r = &item.record;
     let text = r.content.as_deref().unwrap_or(&r.body);
     let (cut, truncated) = truncate_chars(text, max_chars);
-    let data = r
-        .data
-        .as_object()
-        .filter(|d| !d.is_empty())
-        .map(|_| r.data.clone());
+    let data = r.data.as_object().filter(|d| !d.is_empty()).map(|_| r.data.clone());
     Hit {
         id: r.id.to_string(),
         kind: r.kind.to_string(),
@@ -430,9 +376,7 @@ fn fit_budget(response: &mut FindResponse) -> bool {
             return false;
         }
     }
-    response
-        .notes
-        .push("response cut to stay under 25,000 tokens: the rest is on the next page".into());
+    response.notes.push("response cut to stay under 25,000 tokens: the rest is on the next page".into());
     while size(response) > MAX_RESPONSE_CHARS && response.hits.pop().is_some() {}
     true
 }

@@ -13,12 +13,7 @@ pub enum StoreError {
     #[error(
         "migration {version} ({name}) was changed after it was applied (checksum {recorded} in the database, {expected} in this build); refusing to start. Restore the original migration or use a build that matches this database"
     )]
-    MigrationChanged {
-        version: i64,
-        name: String,
-        recorded: String,
-        expected: String,
-    },
+    MigrationChanged { version: i64, name: String, recorded: String, expected: String },
     #[error(
         "the database is at schema version {found}, newer than this build knows ({known}); upgrade cortex"
     )]

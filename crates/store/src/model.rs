@@ -38,11 +38,7 @@ pub enum WriteOp {
     /// `created_at` is kept.
     Update { record: Record },
     /// Soft delete: hidden from finds, kept for audit.
-    Delete {
-        id: Uuid,
-        kind: Option<Kind>,
-        at: i64,
-    },
+    Delete { id: Uuid, kind: Option<Kind>, at: i64 },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,27 +49,12 @@ pub enum DuplicateReason {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteOutcome {
-    Inserted {
-        id: Uuid,
-    },
-    Updated {
-        id: Uuid,
-    },
-    Deleted {
-        id: Uuid,
-        already: bool,
-    },
-    Duplicate {
-        existing_id: Uuid,
-        reason: DuplicateReason,
-    },
-    NotFound {
-        id: Uuid,
-    },
-    KindMismatch {
-        id: Uuid,
-        stored: Kind,
-    },
+    Inserted { id: Uuid },
+    Updated { id: Uuid },
+    Deleted { id: Uuid, already: bool },
+    Duplicate { existing_id: Uuid, reason: DuplicateReason },
+    NotFound { id: Uuid },
+    KindMismatch { id: Uuid, stored: Kind },
 }
 
 /// An item as read back.
@@ -97,10 +78,21 @@ pub struct Filters {
     pub now: i64,
 }
 
+/// How the terms of a lexical search combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Combine {
+    /// Every term must match (fast and precise for short queries).
+    All,
+    /// Any term may match; BM25 rewards matching more of them.
+    #[default]
+    Any,
+}
+
 /// A lexical search.
 #[derive(Debug, Clone)]
 pub struct LexicalQuery {
     pub query: ParsedQuery,
+    pub combine: Combine,
     pub filters: Filters,
     /// How many best-matching candidates to return.
     pub pool: usize,

@@ -7,9 +7,9 @@ fn quoted(word: &str) -> String {
     format!("\"{}\"", word.replace('"', "\"\""))
 }
 
-/// `"a" OR "b"* OR "c d"` followed by `NOT "x"` per exclusion; `None` when there is no
-/// positive term to match.
-pub fn match_expression(query: &ParsedQuery) -> Option<String> {
+/// `"a" OR "b"* OR "c d"` (or with `AND` when `all` terms must match) followed by
+/// `NOT "x"` per exclusion; `None` when there is no positive term to match.
+pub fn match_expression(query: &ParsedQuery, all: bool) -> Option<String> {
     if query.include.is_empty() {
         return None;
     }
@@ -22,7 +22,7 @@ pub fn match_expression(query: &ParsedQuery) -> Option<String> {
             Term::Phrase(words) => quoted(&words.join(" ")),
         })
         .collect();
-    let mut expr = format!("({})", positive.join(" OR "));
+    let mut expr = format!("({})", positive.join(if all { " AND " } else { " OR " }));
     for word in &query.exclude {
         expr.push_str(" NOT ");
         expr.push_str(&quoted(word));
@@ -39,9 +39,13 @@ mod tests {
     fn renders_terms_as_quoted_strings() {
         let q = parse_query(r#"redis "session store" deploy* -memcached"#);
         assert_eq!(
-            match_expression(&q).unwrap(),
+            match_expression(&q, false).unwrap(),
             r#"("redis" OR "session store" OR "deploy"*) NOT "memcached""#
         );
-        assert_eq!(match_expression(&parse_query("🚀")), None);
+        assert_eq!(
+            match_expression(&q, true).unwrap(),
+            r#"("redis" AND "session store" AND "deploy"*) NOT "memcached""#
+        );
+        assert_eq!(match_expression(&parse_query("🚀"), false), None);
     }
 }

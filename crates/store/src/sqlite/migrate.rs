@@ -9,17 +9,11 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use sha2::{Digest, Sha256};
 
 /// `(version, name, sql)`, in order. Never edit an applied migration: add a new one.
-pub const MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "init",
-    include_str!("../../migrations/sqlite/0001_init.sql"),
-)];
+pub const MIGRATIONS: &[(i64, &str, &str)] =
+    &[(1, "init", include_str!("../../migrations/sqlite/0001_init.sql"))];
 
 fn checksum(sql: &str) -> String {
-    Sha256::digest(sql.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    Sha256::digest(sql.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 pub fn run(conn: &mut Connection) -> Result<()> {
@@ -34,10 +28,7 @@ pub fn run(conn: &mut Connection) -> Result<()> {
     // IMMEDIATE: two processes starting at once must not both apply a migration.
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let known = MIGRATIONS.last().map_or(0, |m| m.0);
-    let newest: Option<i64> =
-        tx.query_row("SELECT max(version) FROM schema_migrations", [], |r| {
-            r.get(0)
-        })?;
+    let newest: Option<i64> = tx.query_row("SELECT max(version) FROM schema_migrations", [], |r| r.get(0))?;
     if let Some(found) = newest
         && found > known
     {
@@ -46,11 +37,7 @@ pub fn run(conn: &mut Connection) -> Result<()> {
     for (version, name, sql) in MIGRATIONS {
         let expected = checksum(sql);
         let recorded: Option<String> = tx
-            .query_row(
-                "SELECT checksum FROM schema_migrations WHERE version = ?1",
-                [version],
-                |r| r.get(0),
-            )
+            .query_row("SELECT checksum FROM schema_migrations WHERE version = ?1", [version], |r| r.get(0))
             .optional()?;
         match recorded {
             Some(recorded) if recorded == expected => {}
@@ -78,9 +65,5 @@ pub fn run(conn: &mut Connection) -> Result<()> {
 
 /// The schema version recorded in the database.
 pub fn current_version(conn: &Connection) -> Result<i64> {
-    Ok(conn.query_row(
-        "SELECT coalesce(max(version), 0) FROM schema_migrations",
-        [],
-        |r| r.get(0),
-    )?)
+    Ok(conn.query_row("SELECT coalesce(max(version), 0) FROM schema_migrations", [], |r| r.get(0))?)
 }

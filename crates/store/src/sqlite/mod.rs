@@ -47,11 +47,7 @@ impl SqliteStore {
         let mut writer = connect(path)?;
         migrate::run(&mut writer)?;
         let reader = connect(path)?;
-        Ok(SqliteStore {
-            path: path.to_path_buf(),
-            writer: Mutex::new(writer),
-            reader: Mutex::new(reader),
-        })
+        Ok(SqliteStore { path: path.to_path_buf(), writer: Mutex::new(writer), reader: Mutex::new(reader) })
     }
 
     pub fn path(&self) -> &Path {
@@ -72,10 +68,8 @@ impl SqliteStore {
 }
 
 fn connect(path: &Path) -> Result<Connection> {
-    let conn = Connection::open(path).map_err(|e| StoreError::Open {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    })?;
+    let conn = Connection::open(path)
+        .map_err(|e| StoreError::Open { path: path.display().to_string(), reason: e.to_string() })?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.execute_batch(
         "PRAGMA journal_mode = WAL;

@@ -3,9 +3,7 @@
 use super::fts::match_expression;
 use super::migrate::current_version;
 use super::row::{COLUMN_COUNT, COLUMNS, from_row};
-use crate::{
-    Candidate, Filters, LexicalMatch, LexicalQuery, Result, Stats, StoreError, StoredItem,
-};
+use crate::{Candidate, Combine, Filters, LexicalMatch, LexicalQuery, Result, Stats, StoreError, StoredItem};
 use cortex_domain::Scope;
 use cortex_domain::query::ParsedQuery;
 use rusqlite::types::Value as SqlValue;
@@ -13,7 +11,7 @@ use rusqlite::{Connection, params_from_iter};
 use uuid::Uuid;
 
 /// BM25 column weights: a word in the title counts twice a word in the body.
-const BM25: &str = "bm25(items_fts, 2.0, 1.0)";
+const BM25: &str = "bm25(2.0, 1.0)";
 /// Snippet: matched terms in `**`, about 24 tokens around the best match, from the best column.
 const SNIPPET: &str = "snippet(items_fts, -1, '**', '**', '…', 24)";
 
@@ -21,10 +19,7 @@ const SNIPPET: &str = "snippet(items_fts, -1, '**', '**', '…', 24)";
 fn filter_sql(filters: &Filters, params: &mut Vec<SqlValue>) -> String {
     let mut sql = String::from(" AND i.deleted_at IS NULL");
     params.push(SqlValue::Integer(filters.now));
-    sql.push_str(&format!(
-        " AND (i.expires_at IS NULL OR i.expires_at > ?{})",
-        params.len()
-    ));
+    sql.push_str(&format!(" AND (i.expires_at IS NULL OR i.expires_at > ?{})", params.len()));
     if !filters.kinds.is_empty() {
         let mut marks = Vec::new();
         for kind in &filters.kinds {
@@ -61,16 +56,16 @@ fn filter_sql(filters: &Filters, params: &mut Vec<SqlValue>) -> String {
 }
 
 pub fn search(conn: &Connection, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
-    let Some(expr) = match_expression(&query.query) else {
+    let Some(expr) = match_expression(&query.query, query.combine == Combine::All) else {
         return Ok(Vec::new());
     };
     let mut params = vec![SqlValue::Text(expr)];
     let filters = filter_sql(&query.filters, &mut params);
     params.push(SqlValue::Integer(query.pool as i64));
     let sql = format!(
-        "SELECT i.id, -{BM25}, i.updated_at, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment \
+        "SELECT i.id, -items_fts.rank, i.updated_at, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment \
          FROM items_fts JOIN items i ON i.rowid = items_fts.rowid \
-         WHERE items_fts MATCH ?1{filters} ORDER BY {BM25} LIMIT ?{}",
+         WHERE items_fts MATCH ?1 AND items_fts.rank MATCH '{BM25}'{filters} ORDER BY items_fts.rank LIMIT ?{}",
         params.len()
     );
     let mut stmt = conn.prepare_cached(&sql)?;
@@ -100,12 +95,8 @@ pub fn search(conn: &Connection, query: &LexicalQuery) -> Result<Vec<LexicalMatc
     Ok(out)
 }
 
-pub fn fetch_matches(
-    conn: &Connection,
-    query: &ParsedQuery,
-    ids: &[Uuid],
-) -> Result<Vec<Candidate>> {
-    let Some(expr) = match_expression(query) else {
+pub fn fetch_matches(conn: &Connection, query: &ParsedQuery, ids: &[Uuid]) -> Result<Vec<Candidate>> {
+    let Some(expr) = match_expression(query, false) else {
         return Ok(Vec::new());
     };
     // `items_fts.rowid = (...)` lets FTS5 seek to the one row instead of walking every match.
@@ -117,17 +108,14 @@ pub fn fetch_matches(
     for id in ids {
         let mut rows = stmt.query(rusqlite::params![expr, id.to_string()])?;
         if let Some(row) = rows.next()? {
-            out.push(Candidate {
-                item: from_row(row)?,
-                snippet: row.get(COLUMN_COUNT)?,
-            });
+            out.push(Candidate { item: from_row(row)?, snippet: row.get(COLUMN_COUNT)? });
         }
     }
     Ok(out)
 }
 
 pub fn count(conn: &Connection, query: &LexicalQuery, cap: usize) -> Result<usize> {
-    let Some(expr) = match_expression(&query.query) else {
+    let Some(expr) = match_expression(&query.query, query.combine == Combine::All) else {
         return Ok(0);
     };
     let mut params = vec![SqlValue::Text(expr)];
@@ -138,15 +126,12 @@ pub fn count(conn: &Connection, query: &LexicalQuery, cap: usize) -> Result<usiz
          WHERE items_fts MATCH ?1{filters} LIMIT ?{})",
         params.len()
     );
-    let n: i64 = conn
-        .prepare_cached(&sql)?
-        .query_row(params_from_iter(params), |r| r.get(0))?;
+    let n: i64 = conn.prepare_cached(&sql)?.query_row(params_from_iter(params), |r| r.get(0))?;
     Ok(n as usize)
 }
 
 pub fn get(conn: &Connection, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
-    let mut stmt =
-        conn.prepare_cached(&format!("SELECT {COLUMNS} FROM items i WHERE i.id = ?1"))?;
+    let mut stmt = conn.prepare_cached(&format!("SELECT {COLUMNS} FROM items i WHERE i.id = ?1"))?;
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
         let mut rows = stmt.query([id.to_string()])?;
@@ -159,8 +144,7 @@ pub fn get(conn: &Connection, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
 
 pub fn knows_word(conn: &Connection, word: &str) -> Result<bool> {
     let expr = format!("\"{}\"", word.replace('"', "\"\""));
-    let mut stmt =
-        conn.prepare_cached("SELECT 1 FROM items_fts WHERE items_fts MATCH ?1 LIMIT 1")?;
+    let mut stmt = conn.prepare_cached("SELECT 1 FROM items_fts WHERE items_fts MATCH ?1 LIMIT 1")?;
     Ok(stmt.exists([expr])?)
 }
 
@@ -180,9 +164,8 @@ pub fn words_like(conn: &Connection, word: &str) -> Result<Vec<(String, i64)>> {
         "SELECT term, doc FROM items_vocab WHERE term >= ?1 AND term < ?2 \
          AND length(term) BETWEEN ?3 AND ?4 ORDER BY doc DESC LIMIT 5000",
     )?;
-    let rows = stmt.query_map(rusqlite::params![low, high, min_len, max_len], |r| {
-        Ok((r.get(0)?, r.get(1)?))
-    })?;
+    let rows =
+        stmt.query_map(rusqlite::params![low, high, min_len, max_len], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
@@ -203,8 +186,7 @@ pub fn surface_word(conn: &Connection, term: &str) -> Result<String> {
 }
 
 pub fn top_terms(conn: &Connection, limit: usize) -> Result<Vec<(String, i64)>> {
-    let mut stmt =
-        conn.prepare_cached("SELECT term, doc FROM items_vocab ORDER BY doc DESC LIMIT ?1")?;
+    let mut stmt = conn.prepare_cached("SELECT term, doc FROM items_vocab ORDER BY doc DESC LIMIT ?1")?;
     let rows = stmt.query_map([limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
@@ -215,22 +197,14 @@ pub fn stats(conn: &Connection) -> Result<Stats> {
         [],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    let mut stmt = conn.prepare(
-        "SELECT kind, count(*) FROM items WHERE deleted_at IS NULL GROUP BY kind ORDER BY kind",
-    )?;
-    let by_kind = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut stmt = conn
+        .prepare("SELECT kind, count(*) FROM items WHERE deleted_at IS NULL GROUP BY kind ORDER BY kind")?;
+    let by_kind =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<Vec<_>>>()?;
     let bytes: i64 = conn.query_row(
         "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
         [],
         |r| r.get(0),
     )?;
-    Ok(Stats {
-        items,
-        deleted,
-        by_kind,
-        schema_version: current_version(conn)?,
-        bytes,
-    })
+    Ok(Stats { items, deleted, by_kind, schema_version: current_version(conn)?, bytes })
 }

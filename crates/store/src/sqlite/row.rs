@@ -27,8 +27,7 @@ pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
     let tags: String = row.get(15)?;
     let record = Record {
         id: Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("id {id}: {e}")))?,
-        kind: Kind::parse(&kind)
-            .ok_or_else(|| StoreError::Corrupt(format!("unknown kind {kind}")))?,
+        kind: Kind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("unknown kind {kind}")))?,
         scope: Scope {
             org: opt(row.get(2)?),
             project: opt(row.get(3)?),
@@ -53,10 +52,7 @@ pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
         updated_at: row.get(21)?,
         expires_at: row.get(22)?,
     };
-    Ok(StoredItem {
-        record,
-        deleted_at: row.get(23)?,
-    })
+    Ok(StoredItem { record, deleted_at: row.get(23)? })
 }
 
 /// Scope values as stored ('' for unset), in column order org..environment.

@@ -27,17 +27,11 @@ fn parse_id(text: String) -> Uuid {
     Uuid::parse_str(&text).unwrap_or_default()
 }
 
-fn find_duplicate(
-    tx: &Transaction<'_>,
-    r: &Record,
-    dedupe: bool,
-) -> Result<Option<(Uuid, DuplicateReason)>> {
+fn find_duplicate(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<Option<(Uuid, DuplicateReason)>> {
     let s = scope_values(&r.scope);
     if let Some(key) = &r.idempotency_key {
         let existing: Option<String> = tx
-            .prepare_cached(
-                "SELECT id FROM items WHERE org = ?1 AND project = ?2 AND idempotency_key = ?3",
-            )?
+            .prepare_cached("SELECT id FROM items WHERE org = ?1 AND project = ?2 AND idempotency_key = ?3")?
             .query_row(params![s[0], s[1], key], |row| row.get(0))
             .optional()?;
         if let Some(id) = existing {
@@ -51,9 +45,10 @@ fn find_duplicate(
                  AND branch = ?5 AND service = ?6 AND sprint = ?7 AND tenant = ?8 AND environment = ?9 \
                  AND deleted_at IS NULL LIMIT 1",
             )?
-            .query_row(params![r.kind.as_str(), r.content_hash, s[0], s[1], s[2], s[3], s[4], s[5], s[6]], |row| {
-                row.get(0)
-            })
+            .query_row(
+                params![r.kind.as_str(), r.content_hash, s[0], s[1], s[2], s[3], s[4], s[5], s[6]],
+                |row| row.get(0),
+            )
             .optional()?;
         if let Some(id) = existing {
             return Ok(Some((parse_id(id), DuplicateReason::ContentHash)));
@@ -68,10 +63,7 @@ fn json_text(value: &Option<serde_json::Value>) -> Option<String> {
 
 fn insert(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<WriteOutcome> {
     if let Some((existing_id, reason)) = find_duplicate(tx, r, dedupe)? {
-        return Ok(WriteOutcome::Duplicate {
-            existing_id,
-            reason,
-        });
+        return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
     let s = scope_values(&r.scope);
     tx.prepare_cached(
@@ -111,8 +103,7 @@ fn insert(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<WriteOutcome
 }
 
 fn insert_tags(tx: &Transaction<'_>, rowid: i64, tags: &[String]) -> Result<()> {
-    let mut stmt =
-        tx.prepare_cached("INSERT OR IGNORE INTO item_tags (tag, item_rowid) VALUES (?1, ?2)")?;
+    let mut stmt = tx.prepare_cached("INSERT OR IGNORE INTO item_tags (tag, item_rowid) VALUES (?1, ?2)")?;
     for tag in tags {
         stmt.execute(params![tag, rowid])?;
     }
@@ -126,11 +117,9 @@ fn live_row(
     kind: Option<Kind>,
 ) -> Result<Result<(i64, Option<i64>), WriteOutcome>> {
     let row: Option<(i64, String, Option<i64>)> = tx
-        .query_row(
-            "SELECT rowid, kind, deleted_at FROM items WHERE id = ?1",
-            [id.to_string()],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
+        .query_row("SELECT rowid, kind, deleted_at FROM items WHERE id = ?1", [id.to_string()], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
         .optional()?;
     let Some((rowid, stored_kind, deleted_at)) = row else {
         return Ok(Err(WriteOutcome::NotFound { id }));
@@ -187,8 +176,7 @@ fn update(tx: &Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
             r.expires_at,
         ],
     )?;
-    tx.prepare_cached("DELETE FROM item_tags WHERE item_rowid = ?1")?
-        .execute([rowid])?;
+    tx.prepare_cached("DELETE FROM item_tags WHERE item_rowid = ?1")?.execute([rowid])?;
     insert_tags(tx, rowid, &r.tags)?;
     Ok(WriteOutcome::Updated { id: r.id })
 }
@@ -201,9 +189,6 @@ fn delete(tx: &Transaction<'_>, id: Uuid, kind: Option<Kind>, at: i64) -> Result
     if deleted_at.is_some() {
         return Ok(WriteOutcome::Deleted { id, already: true });
     }
-    tx.execute(
-        "UPDATE items SET deleted_at = ?2, updated_at = ?2 WHERE rowid = ?1",
-        params![rowid, at],
-    )?;
+    tx.execute("UPDATE items SET deleted_at = ?2, updated_at = ?2 WHERE rowid = ?1", params![rowid, at])?;
     Ok(WriteOutcome::Deleted { id, already: false })
 }

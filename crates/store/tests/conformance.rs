@@ -1,0 +1,273 @@
+//! The store conformance suite: every test runs against every backend through the `Store`
+//! trait. A new backend adds one line to `backends!` and must pass all of it.
+
+use cortex_domain::query::parse_query;
+use cortex_domain::{Kind, Scope};
+use cortex_store::*;
+use serde_json::json;
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// A fresh, empty store of one backend, with whatever keeps it alive (a temp folder).
+struct Fixture {
+    store: Arc<dyn Store>,
+    _dir: tempfile::TempDir,
+}
+
+fn sqlite() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("memory.db")).unwrap();
+    Fixture { store: Arc::new(store), _dir: dir }
+}
+
+/// Runs each listed test once per backend, as `<test>::<backend>`.
+macro_rules! conformance {
+    ($($test:ident),* $(,)?) => {
+        $(
+            mod $test {
+                #[test]
+                fn sqlite() {
+                    super::$test(&super::sqlite());
+                }
+            }
+        )*
+    };
+}
+
+conformance!(
+    inserted_items_read_back_whole,
+    exact_duplicates_in_the_same_scope_are_reported,
+    duplicates_in_another_branch_are_not_duplicates,
+    idempotency_key_yields_one_item_per_project,
+    update_keeps_id_created_at_and_unnamed_scope,
+    update_of_missing_or_other_kind_is_refused,
+    deleted_items_vanish_from_search_but_stay_readable,
+    search_ranks_better_matches_first_and_honours_filters,
+    expired_items_are_hidden,
+    counts_and_vocabulary,
+    a_batch_is_atomic_per_call,
+);
+
+const NOW: i64 = 1_800_000_000_000;
+
+fn scope(branch: &str) -> Scope {
+    Scope {
+        org: Some("acme".into()),
+        project: Some("api".into()),
+        branch: Some(branch.into()),
+        ..Scope::default()
+    }
+}
+
+fn record(title: &str, body: &str, branch: &str) -> Record {
+    Record {
+        id: Uuid::now_v7(),
+        kind: Kind::Section,
+        scope: scope(branch),
+        title: title.into(),
+        body: body.into(),
+        content: Some(body.into()),
+        data: json!({}),
+        metadata: Some(json!({"k": 1})),
+        source: None,
+        tags: vec!["ops".into()],
+        status: None,
+        content_hash: cortex_domain::text::content_hash(&format!("{title}\n{body}")),
+        idempotency_key: None,
+        ttl: None,
+        created_at: NOW,
+        updated_at: NOW,
+        expires_at: None,
+    }
+}
+
+fn insert(store: &dyn Store, r: &Record) -> WriteOutcome {
+    store.write_batch(&[WriteOp::Insert { record: r.clone(), dedupe: true }]).unwrap().remove(0)
+}
+
+fn query(text: &str, filters: Filters) -> LexicalQuery {
+    LexicalQuery { query: parse_query(text), combine: Combine::Any, filters, pool: 100 }
+}
+
+fn filters() -> Filters {
+    Filters { now: NOW, ..Filters::default() }
+}
+
+fn ids(matches: &[LexicalMatch]) -> Vec<Uuid> {
+    matches.iter().map(|m| m.id).collect()
+}
+
+fn inserted_items_read_back_whole(f: &Fixture) {
+    let r = record("Deploy guide", "Run make deploy", "main");
+    assert_eq!(insert(&*f.store, &r), WriteOutcome::Inserted { id: r.id });
+    let got = f.store.get(&[r.id]).unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].record, r);
+    assert_eq!(got[0].deleted_at, None);
+}
+
+fn exact_duplicates_in_the_same_scope_are_reported(f: &Fixture) {
+    let first = record("Deploy guide", "Run make deploy", "main");
+    insert(&*f.store, &first);
+    let again = Record { id: Uuid::now_v7(), ..first.clone() };
+    assert_eq!(
+        insert(&*f.store, &again),
+        WriteOutcome::Duplicate { existing_id: first.id, reason: DuplicateReason::ContentHash }
+    );
+    // dedupe: false stores it anyway.
+    let forced = f.store.write_batch(&[WriteOp::Insert { record: again.clone(), dedupe: false }]).unwrap();
+    assert_eq!(forced[0], WriteOutcome::Inserted { id: again.id });
+}
+
+fn duplicates_in_another_branch_are_not_duplicates(f: &Fixture) {
+    let first = record("Deploy guide", "Run make deploy", "main");
+    insert(&*f.store, &first);
+    let other = Record { id: Uuid::now_v7(), scope: scope("feature"), ..first };
+    assert_eq!(insert(&*f.store, &other), WriteOutcome::Inserted { id: other.id });
+}
+
+fn idempotency_key_yields_one_item_per_project(f: &Fixture) {
+    let a = Record { idempotency_key: Some("req-1".into()), ..record("A", "first text", "main") };
+    let b = Record { idempotency_key: Some("req-1".into()), ..record("B", "other text", "feature") };
+    insert(&*f.store, &a);
+    assert_eq!(
+        insert(&*f.store, &b),
+        WriteOutcome::Duplicate { existing_id: a.id, reason: DuplicateReason::IdempotencyKey }
+    );
+}
+
+fn update_keeps_id_created_at_and_unnamed_scope(f: &Fixture) {
+    let r = record("Deploy guide", "Run make deploy", "feature");
+    insert(&*f.store, &r);
+    let update = Record {
+        title: "Deploy guide v2".into(),
+        body: "Run make release".into(),
+        scope: Scope::default(),
+        created_at: NOW + 5,
+        updated_at: NOW + 5,
+        ..r.clone()
+    };
+    assert_eq!(
+        f.store.write_batch(&[WriteOp::Update { record: update }]).unwrap()[0],
+        WriteOutcome::Updated { id: r.id }
+    );
+    let got = &f.store.get(&[r.id]).unwrap()[0].record;
+    assert_eq!(got.title, "Deploy guide v2");
+    assert_eq!(got.created_at, NOW);
+    assert_eq!(got.updated_at, NOW + 5);
+    assert_eq!(got.scope, scope("feature"));
+    // The index follows the update.
+    let found = f.store.search_lexical(&query("release", filters())).unwrap();
+    assert_eq!(ids(&found), vec![r.id]);
+    assert!(f.store.search_lexical(&query("deploy guide v1 make", filters())).unwrap().len() == 1);
+}
+
+fn update_of_missing_or_other_kind_is_refused(f: &Fixture) {
+    let r = record("Deploy guide", "Run make deploy", "main");
+    insert(&*f.store, &r);
+    let missing = Record { id: Uuid::now_v7(), ..r.clone() };
+    let other_kind = Record { kind: Kind::Decision, ..r.clone() };
+    let out = f
+        .store
+        .write_batch(&[WriteOp::Update { record: missing.clone() }, WriteOp::Update { record: other_kind }])
+        .unwrap();
+    assert_eq!(out[0], WriteOutcome::NotFound { id: missing.id });
+    assert_eq!(out[1], WriteOutcome::KindMismatch { id: r.id, stored: Kind::Section });
+}
+
+fn deleted_items_vanish_from_search_but_stay_readable(f: &Fixture) {
+    let r = record("Rotate vault tokens", "Monthly rotation", "main");
+    insert(&*f.store, &r);
+    let out = f.store.write_batch(&[WriteOp::Delete { id: r.id, kind: None, at: NOW + 1 }]).unwrap();
+    assert_eq!(out[0], WriteOutcome::Deleted { id: r.id, already: false });
+    assert!(f.store.search_lexical(&query("vault", filters())).unwrap().is_empty());
+    assert_eq!(f.store.get(&[r.id]).unwrap()[0].deleted_at, Some(NOW + 1));
+    let again = f.store.write_batch(&[WriteOp::Delete { id: r.id, kind: None, at: NOW + 2 }]).unwrap();
+    assert_eq!(again[0], WriteOutcome::Deleted { id: r.id, already: true });
+    // A deleted item's text no longer blocks storing it again.
+    let fresh = Record { id: Uuid::now_v7(), ..r };
+    assert_eq!(insert(&*f.store, &fresh), WriteOutcome::Inserted { id: fresh.id });
+}
+
+fn search_ranks_better_matches_first_and_honours_filters(f: &Fixture) {
+    let both = record("Redis sessions", "We dropped redis for sessions", "main");
+    let one = record("Cache notes", "redis is used as a cache", "main");
+    let other_branch = record("Redis sessions again", "redis sessions on a branch", "feature");
+    let decision = Record {
+        kind: Kind::Decision,
+        status: Some("accepted".into()),
+        tags: vec!["db".into()],
+        ..record("Sessions in postgres", "sessions move to postgres", "main")
+    };
+    for r in [&both, &one, &other_branch, &decision] {
+        insert(&*f.store, r);
+    }
+    let all = f.store.search_lexical(&query("redis sessions", filters())).unwrap();
+    assert_eq!(all.len(), 4);
+    let conjunctive = LexicalQuery { combine: Combine::All, ..query("redis sessions", filters()) };
+    let every_term = ids(&f.store.search_lexical(&conjunctive).unwrap());
+    assert_eq!(every_term.len(), 3, "only items holding both words");
+    assert!(!every_term.contains(&decision.id));
+    assert!(all.windows(2).all(|w| w[0].score >= w[1].score), "best first");
+    assert!(all.iter().position(|m| m.id == both.id) < all.iter().position(|m| m.id == one.id));
+
+    let main_only = Filters { scope_equals: vec![("branch", "main".into())], ..filters() };
+    assert!(!ids(&f.store.search_lexical(&query("redis", main_only)).unwrap()).contains(&other_branch.id));
+
+    let decisions = Filters { kinds: vec![Kind::Decision], ..filters() };
+    assert_eq!(ids(&f.store.search_lexical(&query("sessions", decisions)).unwrap()), vec![decision.id]);
+
+    let tagged = Filters { tags: vec!["db".into()], status: Some("accepted".into()), ..filters() };
+    assert_eq!(ids(&f.store.search_lexical(&query("sessions", tagged)).unwrap()), vec![decision.id]);
+
+    let later = Filters { since: Some(NOW + 1), ..filters() };
+    assert!(f.store.search_lexical(&query("sessions", later)).unwrap().is_empty());
+
+    let excluded = f.store.search_lexical(&query("sessions -postgres", filters())).unwrap();
+    assert!(!ids(&excluded).contains(&decision.id));
+
+    let fetched = f.store.fetch_matches(&parse_query("redis"), &[one.id]).unwrap();
+    assert_eq!(fetched.len(), 1);
+    assert!(fetched[0].snippet.contains("**redis**"), "{}", fetched[0].snippet);
+}
+
+fn expired_items_are_hidden(f: &Fixture) {
+    let r = Record { expires_at: Some(NOW + 10), ..record("Temp note", "ephemeral flag", "main") };
+    insert(&*f.store, &r);
+    assert_eq!(f.store.search_lexical(&query("ephemeral", filters())).unwrap().len(), 1);
+    let later = Filters { now: NOW + 10, ..filters() };
+    assert!(f.store.search_lexical(&query("ephemeral", later)).unwrap().is_empty());
+}
+
+fn counts_and_vocabulary(f: &Fixture) {
+    for i in 0..5 {
+        insert(&*f.store, &record(&format!("Kubernetes note {i}"), "kubernetes cluster upgrade", "main"));
+    }
+    assert_eq!(f.store.count_lexical(&query("kubernetes", filters()), 1000).unwrap(), 5);
+    assert_eq!(f.store.count_lexical(&query("kubernetes", filters()), 3).unwrap(), 3);
+    assert!(f.store.knows_word("kubernetes").unwrap());
+    assert!(!f.store.knows_word("zzqxw").unwrap());
+    let terms = f.store.words_like("kubernets").unwrap();
+    let term = terms.iter().map(|(t, _)| t.as_str()).find(|t| t.starts_with("kubern")).unwrap().to_string();
+    assert_eq!(f.store.surface_word(&term).unwrap(), "kubernetes");
+    let stats = f.store.stats().unwrap();
+    assert_eq!((stats.items, stats.schema_version), (5, 1));
+    assert!(f.store.top_terms(5).unwrap().iter().any(|(t, n)| t.starts_with("kubern") && *n == 5));
+}
+
+fn a_batch_is_atomic_per_call(f: &Fixture) {
+    let a = record("One", "first", "main");
+    let b = record("Two", "second", "main");
+    let out = f
+        .store
+        .write_batch(&[
+            WriteOp::Insert { record: a.clone(), dedupe: true },
+            WriteOp::Insert { record: b.clone(), dedupe: true },
+        ])
+        .unwrap();
+    assert_eq!(out.len(), 2);
+    // A duplicate inside the same batch sees the first one.
+    let c = Record { id: Uuid::now_v7(), ..a.clone() };
+    let out = f.store.write_batch(&[WriteOp::Insert { record: c, dedupe: true }]).unwrap();
+    assert!(matches!(out[0], WriteOutcome::Duplicate { existing_id, .. } if existing_id == a.id));
+}

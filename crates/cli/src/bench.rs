@@ -52,9 +52,9 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
         rows.push(bench_size(size, &args, &dir)?);
     }
     let _ = std::fs::remove_dir_all(&temp);
-    output::line(&format!(
-        "| items | store items/s (batches of 100) | fast find p50 | p95 | p99 | mean hits | cold start to tools/list p50 | p95 | server RSS after finds | db size |"
-    ));
+    output::line(
+        "| items | store items/s (batches of 100) | fast find p50 | p95 | p99 | mean hits | cold start to tools/list p50 | p95 | server RSS after finds | db size |",
+    );
     output::line("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in rows {
         output::line(&format!(

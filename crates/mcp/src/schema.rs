@@ -4,6 +4,7 @@
 //! the shape. Per-kind rules stay in server-side validation and its errors, which keeps both
 //! definitions small (a test holds them under 10,000 characters of JSON).
 
+use cortex_domain::Kind;
 use cortex_service::response::{FindResponse, StoreResponse};
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
@@ -14,26 +15,14 @@ use std::sync::Arc;
 pub const STORE_TOOL: &str = "memory_store";
 pub const FIND_TOOL: &str = "memory_find";
 
-#[allow(dead_code)]
-#[derive(JsonSchema)]
-#[serde(rename_all = "snake_case")]
-enum KindArg {
-    Section,
-    Runbook,
-    Change,
-    Issue,
-    Decision,
-    Todo,
-    ReleaseNote,
-    Ddl,
-    PrContext,
-    Entity,
-    Relation,
-    Observation,
-    Incident,
-    Release,
-    Risk,
-    Assumption,
+/// The kind names, from the domain's one list of kinds.
+fn kind_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+    schemars::json_schema!({ "type": "string", "enum": names })
+}
+
+fn kinds_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "array", "items": kind_schema(generator) })
 }
 
 #[allow(dead_code)]
@@ -51,7 +40,8 @@ struct ScopeArg {
 #[allow(dead_code)]
 #[derive(JsonSchema)]
 struct ItemArg {
-    kind: Option<KindArg>,
+    #[schemars(schema_with = "kind_schema")]
+    kind: Option<String>,
     /// Free text (≤256 KiB).
     content: Option<String>,
     /// The kind's fields, e.g. decision {component, status, title, rationale}. Errors list what is missing.
@@ -91,7 +81,8 @@ struct FindArgs {
     /// fast = lexical; auto (default); deep
     mode: Option<String>,
     /// Kinds to keep.
-    types: Option<Vec<KindArg>>,
+    #[schemars(schema_with = "kinds_schema")]
+    types: Option<Vec<String>>,
     /// Naming fewer of org/project/branch widens the search.
     scope: Option<ScopeArg>,
     /// branch (default), project, org, all

@@ -1,0 +1,132 @@
+"""Helpers for end-to-end tests: the real `cortex` binary, driven over stdio by the official
+`mcp` Python client (or, for raw protocol checks, by newline-delimited JSON-RPC)."""
+
+import contextlib
+import json
+import os
+import queue
+import subprocess
+import threading
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = os.environ.get("CORTEX_BIN") or str(ROOT / "target" / "debug" / "cortex")
+TIMEOUT = 20
+
+
+def server_env(db: Path, branch: str = "main", **extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CORTEX_")}
+    env.update(CORTEX_DB=str(db), CORTEX_ORG="acme", CORTEX_PROJECT="api", CORTEX_BRANCH=branch, CORTEX_LOG="warn")
+    env.update(extra)
+    return env
+
+
+class Client:
+    """One MCP session with the server; every call checks the JSON text mirror."""
+
+    def __init__(self, session: ClientSession):
+        self.session = session
+
+    async def call(self, tool: str, args: dict):
+        """Returns (is_error, structured content)."""
+        with anyio.fail_after(TIMEOUT):
+            result = await self.session.call_tool(tool, args)
+        structured = result.structured_content
+        assert structured is not None, f"{tool} returned no structuredContent"
+        assert json.loads(result.content[0].text) == structured, "text mirror differs from structuredContent"
+        return bool(result.is_error), structured
+
+    async def store(self, *items: dict) -> dict:
+        is_error, out = await self.call("memory_store", {"items": list(items)})
+        assert not is_error, out
+        return out
+
+    async def find(self, **args) -> dict:
+        is_error, out = await self.call("memory_find", args)
+        assert not is_error, out
+        return out
+
+
+@contextlib.asynccontextmanager
+async def connect(db: Path, branch: str = "main", era: str = "handshake"):
+    """A session to a fresh `cortex serve`: `handshake` runs initialize (2025-11-25),
+    `modern` runs server/discover (2026-07-28, stateless)."""
+    params = StdioServerParameters(command=BIN, args=["serve"], env=server_env(db, branch))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            with anyio.fail_after(TIMEOUT):
+                if era == "modern":
+                    await session.discover()
+                else:
+                    await session.initialize()
+            yield Client(session)
+
+
+def run(test_fn):
+    """Runs an async test body."""
+    anyio.run(test_fn)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "memory.db"
+
+
+class RawServer:
+    """`cortex serve` spoken to line by line, for what a well-behaved client never sends."""
+
+    def __init__(self, db: Path, branch: str = "main"):
+        self.proc = subprocess.Popen(
+            [BIN, "serve"], env=server_env(db, branch), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, bufsize=1,
+        )
+        self.lines: "queue.Queue[str | None]" = queue.Queue()
+        self.stdout_lines: list[str] = []
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self):
+        for line in self.proc.stdout:
+            self.stdout_lines.append(line)
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def send(self, message) -> None:
+        text = message if isinstance(message, str) else json.dumps(message)
+        self.proc.stdin.write(text + "\n")
+        self.proc.stdin.flush()
+
+    def response(self, request_id) -> dict:
+        """The response to `request_id`, skipping notifications and other ids."""
+        while True:
+            line = self.lines.get(timeout=TIMEOUT)
+            assert line is not None, "server closed stdout before answering"
+            msg = json.loads(line)
+            if msg.get("id") == request_id:
+                return msg
+
+    def initialize(self, version: str) -> dict:
+        self.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        result = self.response(1)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return result
+
+    def close(self) -> int:
+        self.proc.stdin.close()
+        code = self.proc.wait(timeout=TIMEOUT)
+        self.proc.stderr.close()
+        return code
+
+
+@pytest.fixture
+def raw(db: Path):
+    server = RawServer(db)
+    yield server
+    if server.proc.poll() is None:
+        server.proc.kill()
+        server.proc.wait()

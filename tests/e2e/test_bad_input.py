@@ -1,0 +1,64 @@
+"""Bad input gets a per-field error with a human hint, and stores nothing for that item."""
+
+import pytest
+
+from conftest import connect, run
+
+REQUEST_ERRORS = [
+    ({}, "items"),
+    ({"items": []}, "items"),
+    ({"items": "not a list"}, "items"),
+    ({"items": [{"kind": "todo", "content": str(i)} for i in range(101)]}, "items"),
+]
+
+
+@pytest.mark.parametrize("args,field", REQUEST_ERRORS)
+def test_request_level_store_errors(db, args, field):
+    async def body():
+        async with connect(db) as c:
+            is_error, out = await c.call("memory_store", args)
+            assert is_error and out["error"]["field"] == field and out["error"]["human_hint"]
+    run(body)
+
+
+def nested(depth):
+    value = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+ITEM_ERRORS = [
+    ({"kind": "spaceship", "content": "x"}, "items[0].kind"),
+    ({"kind": "section", "content": "nul\u0000byte"}, "items[0].content"),
+    ({"kind": "section", "content": "x" * (256 * 1024 + 1)}, "items[0].content"),
+    ({"kind": "section", "content": "x", "scope": {"branch": "b" * 200}}, "items[0].scope.branch"),
+    ({"kind": "section", "content": "x", "scope": {"project": "tab\there"}}, "items[0].scope.project"),
+    ({"kind": "section", "content": "x", "metadata": nested(10)}, "items[0].metadata"),
+    ({"kind": "section", "content": "x", "idempotency_key": "k" * 257}, "items[0].idempotency_key"),
+    ({"kind": "todo", "data": {"title": 5, "status": "open"}}, "items[0].data.title"),
+    ({"kind": "decision", "data": {"component": "c", "status": "maybe", "title": "t", "rationale": "r"}}, "items[0].data.status"),
+]
+
+
+@pytest.mark.parametrize("item,field", ITEM_ERRORS)
+def test_item_errors_name_the_field_and_store_nothing(db, item, field):
+    async def body():
+        async with connect(db) as c:
+            is_error, out = await c.call("memory_store", {"items": [item]})
+            assert not is_error
+            result = out["results"][0]
+            assert result["status"] == "validation_error"
+            assert result["error"]["field"] == field
+            assert result["error"]["human_hint"]
+            assert out["summary"]["inserted"] == 0
+    run(body)
+
+
+@pytest.mark.parametrize("limit", [0, 101, -1, "5"])
+def test_bad_limits_are_refused(db, limit):
+    async def body():
+        async with connect(db) as c:
+            is_error, out = await c.call("memory_find", {"query": "x", "limit": limit})
+            assert is_error and out["error"]["field"] == "limit"
+    run(body)

@@ -122,7 +122,6 @@ fn serve_speaks_only_json_rpc_on_stdout_and_exits_cleanly_when_the_client_leaves
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_store",
         "arguments": {"items": [{"kind": "todo", "content": "from serve"}]}}}));
-    drop(send);
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success(), "exit status {status}");

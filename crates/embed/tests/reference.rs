@@ -1,0 +1,80 @@
+//! The local embedder against an independent reference: BERT written in numpy from the same
+//! safetensors file (`fixtures/minilm_reference.py`). `scripts/test` fetches the model and sets
+//! `CORTEX_MODEL_DIR`; without the model this test fails rather than skip.
+
+use cortex_embed::{Embedder, LocalModel, MINILM_DIMENSION, locate_model};
+use serde_json::Value;
+
+fn model() -> Embedder {
+    let location = locate_model(std::env::var_os("CORTEX_MODEL_DIR").map(Into::into));
+    match LocalModel::load(&location.dir) {
+        Ok(m) => Embedder::Local(Box::new(m)),
+        Err(e) => panic!("{e} (scripts/test installs the model; see README)"),
+    }
+}
+
+fn cosine(a: &[f32], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| *x as f64 * y).sum::<f64>()
+        / (a.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt()
+            * b.iter().map(|y| y * y).sum::<f64>().sqrt())
+}
+
+#[test]
+fn vectors_match_the_independent_reference_alone_and_in_a_padded_batch() {
+    let fixture: Value = serde_json::from_str(include_str!("fixtures/minilm_reference.json")).unwrap();
+    let sentences: Vec<&str> =
+        fixture["sentences"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    let reference: Vec<Vec<f64>> = fixture["vectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect())
+        .collect();
+    let embedder = model();
+    // One batch mixes lengths, so padding and the attention mask are exercised.
+    let batch = embedder.embed(&sentences).unwrap();
+    for (i, (got, want)) in batch.iter().zip(&reference).enumerate() {
+        assert_eq!(got.len(), MINILM_DIMENSION);
+        let c = cosine(got, want);
+        assert!(c >= 0.9999, "sentence {i} {:?}: cosine {c}", sentences[i]);
+        let norm: f32 = got.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "unit length, got {norm}");
+    }
+    let alone = embedder.embed(&sentences[..1]).unwrap();
+    assert!(cosine(&alone[0], &reference[0]) >= 0.9999);
+}
+
+#[test]
+fn paraphrases_are_closer_than_unrelated_text() {
+    let embedder = model();
+    let v = embedder
+        .embed(&[
+            "We moved user sessions from Redis to Postgres.",
+            "Sessions now live in PostgreSQL instead of Redis.",
+            "The cat sat on the mat.",
+        ])
+        .unwrap();
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    assert!(dot(&v[0], &v[1]) > 0.8, "{}", dot(&v[0], &v[1]));
+    assert!(dot(&v[0], &v[2]) < 0.3, "{}", dot(&v[0], &v[2]));
+}
+
+#[test]
+fn a_missing_model_is_a_clear_error_not_a_crash() {
+    let dir = std::env::temp_dir().join("cortex-no-model-here");
+    let err = LocalModel::load(&dir).err().expect("loading from an empty folder fails");
+    let text = err.to_string();
+    assert!(text.contains("model.safetensors") && text.contains("cortex model install"), "{text}");
+}
+
+#[test]
+fn install_copies_the_files_from_a_folder_and_the_result_loads() {
+    let source = locate_model(std::env::var_os("CORTEX_MODEL_DIR").map(Into::into)).dir;
+    let target = tempfile::tempdir().unwrap();
+    let installed = cortex_embed::install_model(&source, target.path()).unwrap();
+    assert_eq!(installed.len(), 3);
+    assert!(LocalModel::load(target.path()).is_ok());
+    let empty = tempfile::tempdir().unwrap();
+    let err = cortex_embed::install_model(empty.path(), target.path()).unwrap_err();
+    assert!(err.to_string().contains("model.safetensors"), "{err}");
+}

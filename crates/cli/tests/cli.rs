@@ -94,7 +94,7 @@ fn stats_and_doctor_report_the_database_and_scope() {
     assert_eq!(stats["items"], 1);
     assert_eq!(stats["by_kind"][0]["kind"], "todo");
     let doctor = stdout_json(&env.run(&["doctor"], None));
-    assert_eq!(doctor["schema_version"], 1);
+    assert_eq!(doctor["schema_version"], cortex_store::sqlite::MIGRATIONS.len() as i64);
     assert_eq!(doctor["scope"]["scope"]["branch"], "main");
     assert_eq!(doctor["scope"]["branch_from"], "environment");
 }

@@ -72,6 +72,7 @@ fn record(item: NewItem, id: Uuid, scope: Scope, now: i64) -> Record {
         created_at: now,
         updated_at: now,
         expires_at: item.ttl.and_then(|t| t.expires_at(now)),
+        vector: None,
     }
 }
 

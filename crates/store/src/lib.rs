@@ -36,4 +36,12 @@ pub trait Store: Send + Sync {
     /// The most widespread index terms with their document counts.
     fn top_terms(&self, limit: usize) -> Result<Vec<(String, i64)>>;
     fn stats(&self) -> Result<Stats>;
+    /// Items changed (inserted, updated, deleted) at or after `since` (epoch ms), with their
+    /// vectors, for keeping an in-process vector index current.
+    fn vectors_changed_since(&self, since: i64) -> Result<Vec<VectorRow>>;
+    /// A number that changes whenever any connection (any process) commits a write.
+    fn change_counter(&self) -> Result<i64>;
+    /// A value from the store's own metadata (e.g. `embedding_model`).
+    fn meta(&self, key: &str) -> Result<Option<String>>;
+    fn set_meta(&self, key: &str, value: &str) -> Result<()>;
 }

@@ -26,6 +26,8 @@ pub struct Record {
     pub created_at: i64,
     pub updated_at: i64,
     pub expires_at: Option<i64>,
+    /// The item's embedding, when an embedder ran. Not read back by `get`.
+    pub vector: Option<Vec<f32>>,
 }
 
 /// One write of a batch. All writes of a batch commit together or not at all.
@@ -114,6 +116,19 @@ pub struct Candidate {
     pub item: StoredItem,
     /// Matched terms marked with `**`.
     pub snippet: String,
+}
+
+/// A changed item as the vector index needs it: enough to filter and score, nothing more.
+#[derive(Debug, Clone)]
+pub struct VectorRow {
+    pub id: Uuid,
+    pub kind: Kind,
+    pub scope: Scope,
+    pub updated_at: i64,
+    pub expires_at: Option<i64>,
+    /// Deleted items come back too, so an index can drop them.
+    pub deleted: bool,
+    pub vector: Option<Vec<f32>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

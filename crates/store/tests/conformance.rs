@@ -46,6 +46,8 @@ conformance!(
     expired_items_are_hidden,
     counts_and_vocabulary,
     a_batch_is_atomic_per_call,
+    vectors_follow_their_items,
+    metadata_round_trips,
 );
 
 const NOW: i64 = 1_800_000_000_000;
@@ -78,6 +80,7 @@ fn record(title: &str, body: &str, branch: &str) -> Record {
         created_at: NOW,
         updated_at: NOW,
         expires_at: None,
+        vector: None,
     }
 }
 
@@ -252,7 +255,7 @@ fn counts_and_vocabulary(f: &Fixture) {
     let term = terms.iter().map(|(t, _)| t.as_str()).find(|t| t.starts_with("kubern")).unwrap().to_string();
     assert_eq!(f.store.surface_word(&term).unwrap(), "kubernetes");
     let stats = f.store.stats().unwrap();
-    assert_eq!((stats.items, stats.schema_version), (5, 1));
+    assert_eq!((stats.items, stats.schema_version), (5, cortex_store::sqlite::MIGRATIONS.len() as i64));
     assert!(f.store.top_terms(5).unwrap().iter().any(|(t, n)| t.starts_with("kubern") && *n == 5));
 }
 
@@ -271,4 +274,34 @@ fn a_batch_is_atomic_per_call(f: &Fixture) {
     let c = Record { id: Uuid::now_v7(), ..a.clone() };
     let out = f.store.write_batch(&[WriteOp::Insert { record: c, dedupe: true }]).unwrap();
     assert!(matches!(out[0], WriteOutcome::Duplicate { existing_id, .. } if existing_id == a.id));
+}
+
+fn vectors_follow_their_items(f: &Fixture) {
+    let with_vector =
+        Record { vector: Some(vec![0.5, -0.25, 1.0]), ..record("Embedded", "has a vector", "main") };
+    let without = record("Plain", "has none", "main");
+    insert(&*f.store, &with_vector);
+    insert(&*f.store, &without);
+    let rows = f.store.vectors_changed_since(0).unwrap();
+    let row = rows.iter().find(|r| r.id == with_vector.id).unwrap();
+    assert_eq!(row.vector.as_deref(), Some(&[0.5, -0.25, 1.0][..]));
+    assert_eq!((row.kind, row.deleted), (Kind::Section, false));
+    assert!(rows.iter().find(|r| r.id == without.id).unwrap().vector.is_none());
+    assert!(f.store.vectors_changed_since(NOW + 1).unwrap().is_empty());
+
+    // New text without a vector drops the old vector; a delete is reported as such.
+    let update = Record { body: "new text".into(), updated_at: NOW + 5, vector: None, ..with_vector.clone() };
+    f.store.write_batch(&[WriteOp::Update { record: update }]).unwrap();
+    f.store.write_batch(&[WriteOp::Delete { id: without.id, kind: None, at: NOW + 6 }]).unwrap();
+    let changed = f.store.vectors_changed_since(NOW + 5).unwrap();
+    assert_eq!(changed.len(), 2);
+    assert!(changed.iter().find(|r| r.id == with_vector.id).unwrap().vector.is_none());
+    assert!(changed.iter().find(|r| r.id == without.id).unwrap().deleted);
+}
+
+fn metadata_round_trips(f: &Fixture) {
+    assert_eq!(f.store.meta("embedding_model").unwrap(), None);
+    f.store.set_meta("embedding_model", "m/1").unwrap();
+    f.store.set_meta("embedding_model", "m/2").unwrap();
+    assert_eq!(f.store.meta("embedding_model").unwrap().as_deref(), Some("m/2"));
 }

@@ -30,6 +30,7 @@ fn record(i: usize, key: Option<&str>) -> Record {
         created_at: 1,
         updated_at: 1,
         expires_at: None,
+        vector: None,
     }
 }
 
@@ -109,4 +110,16 @@ fn concurrent_writers_lose_nothing_and_share_one_idempotent_item() {
     assert_eq!(inserted, 1, "the shared key is stored once");
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(store.stats().unwrap().items as usize, writers * batches * 10 + 1);
+}
+
+#[test]
+fn the_change_counter_moves_when_another_process_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.db");
+    let reader = SqliteStore::open(&path).unwrap();
+    let writer = SqliteStore::open(&path).unwrap();
+    let before = reader.change_counter().unwrap();
+    assert_eq!(reader.change_counter().unwrap(), before, "stable without writes");
+    writer.write_batch(&[WriteOp::Insert { record: record(1, None), dedupe: true }]).unwrap();
+    assert_ne!(reader.change_counter().unwrap(), before);
 }

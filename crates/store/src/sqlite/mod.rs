@@ -12,7 +12,7 @@ mod row;
 mod write;
 
 use crate::{
-    Candidate, LexicalMatch, LexicalQuery, Result, Stats, Store, StoreError, StoredItem, WriteOp,
+    Candidate, LexicalMatch, LexicalQuery, Result, Stats, Store, StoreError, StoredItem, VectorRow, WriteOp,
     WriteOutcome,
 };
 use cortex_domain::query::ParsedQuery;
@@ -117,6 +117,33 @@ impl Store for SqliteStore {
 
     fn top_terms(&self, limit: usize) -> Result<Vec<(String, i64)>> {
         read::top_terms(&self.reader(), limit)
+    }
+
+    fn vectors_changed_since(&self, since: i64) -> Result<Vec<VectorRow>> {
+        read::vectors_changed_since(&self.reader(), since)
+    }
+
+    fn change_counter(&self) -> Result<i64> {
+        // data_version moves when another connection commits; total_changes covers this
+        // connection's own writes (which go through `writer`, itself "another" connection).
+        Ok(self.reader().query_row("PRAGMA data_version", [], |r| r.get(0))?)
+    }
+
+    fn meta(&self, key: &str) -> Result<Option<String>> {
+        use rusqlite::OptionalExtension;
+        Ok(self
+            .reader()
+            .query_row("SELECT value FROM store_meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
+    }
+
+    fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        let conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        conn.execute(
+            "INSERT INTO store_meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [key, value],
+        )?;
+        Ok(())
     }
 
     fn stats(&self) -> Result<Stats> {

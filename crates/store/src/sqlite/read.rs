@@ -3,7 +3,9 @@
 use super::fts::match_expression;
 use super::migrate::current_version;
 use super::row::{COLUMN_COUNT, COLUMNS, from_row};
-use crate::{Candidate, Combine, Filters, LexicalMatch, LexicalQuery, Result, Stats, StoreError, StoredItem};
+use crate::{
+    Candidate, Combine, Filters, LexicalMatch, LexicalQuery, Result, Stats, StoreError, StoredItem, VectorRow,
+};
 use cortex_domain::Scope;
 use cortex_domain::query::ParsedQuery;
 use rusqlite::types::Value as SqlValue;
@@ -207,4 +209,42 @@ pub fn stats(conn: &Connection) -> Result<Stats> {
         |r| r.get(0),
     )?;
     Ok(Stats { items, deleted, by_kind, schema_version: current_version(conn)?, bytes })
+}
+
+pub fn vectors_changed_since(conn: &Connection, since: i64) -> Result<Vec<VectorRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
+         i.updated_at, i.expires_at, i.deleted_at IS NOT NULL, v.vector \
+         FROM items i LEFT JOIN item_vectors v ON v.item_rowid = i.rowid WHERE i.updated_at >= ?1",
+    )?;
+    let mut rows = stmt.query([since])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let id: String = row.get(0)?;
+        let kind: String = row.get(1)?;
+        let scope_at = |i: usize| -> rusqlite::Result<Option<String>> {
+            let v: String = row.get(i)?;
+            Ok((!v.is_empty()).then_some(v))
+        };
+        let blob: Option<Vec<u8>> = row.get(12)?;
+        out.push(VectorRow {
+            id: Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("id {id}: {e}")))?,
+            kind: cortex_domain::Kind::parse(&kind)
+                .ok_or_else(|| StoreError::Corrupt(format!("kind {kind}")))?,
+            scope: Scope {
+                org: scope_at(2)?,
+                project: scope_at(3)?,
+                branch: scope_at(4)?,
+                service: scope_at(5)?,
+                sprint: scope_at(6)?,
+                tenant: scope_at(7)?,
+                environment: scope_at(8)?,
+            },
+            updated_at: row.get(9)?,
+            expires_at: row.get(10)?,
+            deleted: row.get(11)?,
+            vector: blob.map(|b| super::row::vector_from_blob(&b)),
+        });
+    }
+    Ok(out)
 }

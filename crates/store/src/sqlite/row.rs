@@ -51,6 +51,7 @@ pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
         created_at: row.get(20)?,
         updated_at: row.get(21)?,
         expires_at: row.get(22)?,
+        vector: None,
     };
     Ok(StoredItem { record, deleted_at: row.get(23)? })
 }
@@ -58,4 +59,13 @@ pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
 /// Scope values as stored ('' for unset), in column order org..environment.
 pub fn scope_values(scope: &Scope) -> [String; 7] {
     cortex_domain::scope::SCOPE_FIELDS.map(|f| scope.get(f).unwrap_or("").to_string())
+}
+
+/// Little-endian f32s, the layout of `item_vectors.vector`.
+pub fn vector_to_blob(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn vector_from_blob(blob: &[u8]) -> Vec<f32> {
+    blob.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }

@@ -99,6 +99,7 @@ fn insert(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<WriteOutcome
     ])?;
     let rowid = tx.last_insert_rowid();
     insert_tags(tx, rowid, &r.tags)?;
+    write_vector(tx, rowid, r.vector.as_deref())?;
     Ok(WriteOutcome::Inserted { id: r.id })
 }
 
@@ -107,6 +108,18 @@ fn insert_tags(tx: &Transaction<'_>, rowid: i64, tags: &[String]) -> Result<()> 
     for tag in tags {
         stmt.execute(params![tag, rowid])?;
     }
+    Ok(())
+}
+
+/// Stores (or, for an item whose new text was not embedded, removes) the item's vector, so a
+/// vector never describes text the item no longer has.
+fn write_vector(tx: &Transaction<'_>, rowid: i64, vector: Option<&[f32]>) -> Result<()> {
+    match vector {
+        Some(v) => tx
+            .prepare_cached("INSERT OR REPLACE INTO item_vectors (item_rowid, vector) VALUES (?1, ?2)")?
+            .execute(params![rowid, super::row::vector_to_blob(v)])?,
+        None => tx.prepare_cached("DELETE FROM item_vectors WHERE item_rowid = ?1")?.execute([rowid])?,
+    };
     Ok(())
 }
 
@@ -178,6 +191,7 @@ fn update(tx: &Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
     )?;
     tx.prepare_cached("DELETE FROM item_tags WHERE item_rowid = ?1")?.execute([rowid])?;
     insert_tags(tx, rowid, &r.tags)?;
+    write_vector(tx, rowid, r.vector.as_deref())?;
     Ok(WriteOutcome::Updated { id: r.id })
 }
 

@@ -20,7 +20,8 @@ TIMEOUT = 20
 
 
 def server_env(db: Path, branch: str = "main", **extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CORTEX_")}
+    # Start from a clean slate, but keep the model location the test command set up.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CORTEX_") or k == "CORTEX_MODEL_DIR"}
     env.update(CORTEX_DB=str(db), CORTEX_ORG="acme", CORTEX_PROJECT="api", CORTEX_BRANCH=branch, CORTEX_LOG="warn")
     env.update(extra)
     return env

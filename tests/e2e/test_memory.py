@@ -18,7 +18,7 @@ def test_a_section_is_found_by_a_unique_word_with_a_marked_snippet(db):
             assert "**flibbertigibbet**" in hit["snippet"]
             assert hit["scope_match"] == "branch" and hit["scope"]["branch"] == "main"
             assert set(hit["score_parts"]) == {"relevance", "recency", "scope_proximity", "citations"}
-            assert found["route_used"] == "lexical" and 0 < found["confidence"] <= 1
+            assert found["route_used"] == "hybrid" and 0 < found["confidence"] <= 1
     run(body)
 
 
@@ -163,4 +163,19 @@ def test_two_servers_on_one_file_share_writes_without_duplicates(db):
             second = await b.store({"kind": "todo", "content": "shared todo", "idempotency_key": "same"})
             assert second["results"][0]["id"] == first["results"][0]["id"]
             assert len((await b.find(query="shared"))["hits"]) == 1
+    run(body)
+
+
+def test_auto_mode_finds_a_paraphrase_that_fast_mode_cannot(db):
+    async def body():
+        async with connect(db) as c:
+            stored = await c.store({"kind": "decision", "data": {
+                "component": "sessions", "status": "accepted", "title": "Sessions in Postgres",
+                "rationale": "We moved user sessions from Redis to PostgreSQL; running Redis cost more than it saved."}})
+            query = "why did we stop using the in-memory cache for login state"
+            fast = await c.find(query=query, mode="fast")
+            assert stored["results"][0]["id"] not in [h["id"] for h in fast["hits"]]
+            auto = await c.find(query=query)
+            assert auto["route_used"] == "hybrid"
+            assert auto["hits"][0]["id"] == stored["results"][0]["id"]
     run(body)

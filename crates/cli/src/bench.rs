@@ -6,6 +6,7 @@ use crate::corpus::{self, Rng};
 use crate::output;
 use cortex_domain::Scope;
 use cortex_service::scope_inference::InferredScope;
+use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -112,7 +113,8 @@ fn bench_size(size: usize, args: &BenchArgs, dir: &Path) -> Result<Row, String> 
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
     }
-    let config = Config { db_path: db.clone(), scope: bench_scope() };
+    // The lexical benchmark of issue 2: no embedder, so store and find measure what they did then.
+    let config = Config { db_path: db.clone(), scope: bench_scope(), embedder: EmbedderChoice::None };
     let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
 
     // Store: the whole corpus in batches of 100, as an agent's client would send them.

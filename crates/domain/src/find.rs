@@ -45,6 +45,9 @@ pub struct FindRequest {
     pub limit: usize,
     pub offset: usize,
     pub max_content_chars: usize,
+    /// Share of lexical relevance in hybrid fusion. Not an argument agents send: the default
+    /// is the tuned constant; `cortex eval` varies it.
+    pub lexical_weight: f64,
 }
 
 const FIND_FIELDS: &[&str] = &[
@@ -80,6 +83,7 @@ impl FindRequest {
             limit: DEFAULT_LIMIT as usize,
             offset: 0,
             max_content_chars: DEFAULT_HIT_CONTENT_CHARS,
+            lexical_weight: crate::fusion::LEXICAL_WEIGHT,
         }
     }
 
@@ -167,6 +171,7 @@ impl FindRequest {
             limit,
             offset: 0,
             max_content_chars,
+            lexical_weight: crate::fusion::LEXICAL_WEIGHT,
         };
         if let Some(cursor) = text_arg(args, "cursor")? {
             request.offset = decode_cursor(&cursor, request.fingerprint())?;

@@ -7,11 +7,13 @@
 //! - [`scope`]: scope values, find scope resolution, scope matching
 //! - [`query`]: the lexical query parser
 //! - [`ranking`]: the score formula and its parts
+//! - [`fusion`]: lexical and dense relevance into one
 //! - [`spelling`]: close-spelling suggestions
 //! - [`text`], [`time`], [`ttl`], [`limits`], [`git_remote`]: small shared rules
 
 pub mod error;
 pub mod find;
+pub mod fusion;
 pub mod git_remote;
 pub mod item;
 pub mod kind;

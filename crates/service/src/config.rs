@@ -1,6 +1,7 @@
 //! The service's configuration, resolved once from flags and environment and passed down.
 
 use crate::scope_inference::{self, InferredScope};
+use crate::semantic::EmbedderChoice;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone)]
@@ -8,6 +9,7 @@ pub struct Config {
     /// The SQLite file.
     pub db_path: PathBuf,
     pub scope: InferredScope,
+    pub embedder: EmbedderChoice,
 }
 
 impl Config {
@@ -16,7 +18,7 @@ impl Config {
     pub fn resolve(db: Option<PathBuf>, workdir: &Path) -> Config {
         let db_path = db.unwrap_or_else(default_db_path);
         let scope = scope_inference::infer(workdir, |k| std::env::var(k).ok());
-        Config { db_path, scope }
+        Config { db_path, scope, embedder: embedder_from_env() }
     }
 }
 
@@ -24,4 +26,16 @@ impl Config {
 /// `~/Library/Application Support/cortex/memory.db` on macOS.
 pub fn default_db_path() -> PathBuf {
     dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("cortex").join("memory.db")
+}
+
+/// `CORTEX_EMBEDDER`: `local` (default) or `none`; the model folder from `CORTEX_MODEL_DIR`,
+/// else the user's cache dir.
+pub fn embedder_from_env() -> EmbedderChoice {
+    match std::env::var("CORTEX_EMBEDDER").ok().as_deref().map(str::trim) {
+        Some("none") => EmbedderChoice::None,
+        _ => EmbedderChoice::Local {
+            model_dir: cortex_embed::locate_model(std::env::var_os("CORTEX_MODEL_DIR").map(PathBuf::from))
+                .dir,
+        },
+    }
 }

@@ -26,6 +26,7 @@ impl MemoryService {
                 Err(error) => results[index] = Some(refused(index, raw_kind(args, index), &error)),
             }
         }
+        self.attach_vectors(&mut ops);
         if !ops.is_empty() {
             let outcomes = self.store.write_batch(&ops)?;
             for ((index, op), outcome) in positions.into_iter().zip(&ops).zip(outcomes) {
@@ -35,6 +36,27 @@ impl MemoryService {
         let results: Vec<ItemResult> = results.into_iter().flatten().collect();
         let summary = summarize(&results);
         Ok(StoreResponse { results, summary })
+    }
+
+    /// Embeds every inserted or updated item in one batch (title and searchable body).
+    fn attach_vectors(&self, ops: &mut [WriteOp]) {
+        let texts: Vec<String> = ops
+            .iter()
+            .filter_map(|op| match op {
+                WriteOp::Insert { record, .. } | WriteOp::Update { record } => {
+                    Some(format!("{}\n{}", record.title, record.body))
+                }
+                WriteOp::Delete { .. } => None,
+            })
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let Some(vectors) = self.semantic.embed_for_store(&*self.store, &refs) else { return };
+        let mut vectors = vectors.into_iter();
+        for op in ops.iter_mut() {
+            if let WriteOp::Insert { record, .. } | WriteOp::Update { record } = op {
+                record.vector = vectors.next();
+            }
+        }
     }
 
     fn write_op(&self, op: ItemOp, now: i64) -> WriteOp {

@@ -13,6 +13,7 @@ pub mod report;
 pub mod response;
 pub mod scope_inference;
 mod search;
+pub mod semantic;
 
 pub use config::Config;
 pub use error::{Result, ServiceError};
@@ -25,6 +26,7 @@ pub struct MemoryService {
     store: Arc<dyn Store>,
     inferred: InferredScope,
     db_label: String,
+    semantic: semantic::Semantic,
 }
 
 impl MemoryService {
@@ -35,12 +37,8 @@ impl MemoryService {
             store: Arc::new(store),
             inferred: config.scope.clone(),
             db_label: config.db_path.display().to_string(),
+            semantic: semantic::Semantic::new(config.embedder.clone()),
         })
-    }
-
-    /// A service over any store, standing at `inferred`.
-    pub fn with_store(store: Arc<dyn Store>, inferred: InferredScope, db_label: String) -> MemoryService {
-        MemoryService { store, inferred, db_label }
     }
 
     pub fn inferred_scope(&self) -> &InferredScope {

@@ -2,15 +2,20 @@
 //! page → suggestions when recall is low → cut to the response budget.
 
 use crate::response::{FindResponse, Hit, ScoreBreakdown, SearchedScope};
+use crate::semantic::EntryMeta;
 use crate::{MemoryService, Result};
+use cortex_domain::fusion;
 use cortex_domain::limits::MAX_RESPONSE_CHARS;
 use cortex_domain::query::{ParsedQuery, is_stopword, parse_query};
 use cortex_domain::ranking::{self, ScoreParts};
 use cortex_domain::spelling::best_correction;
+use cortex_domain::text::marked_snippet;
 use cortex_domain::text::truncate_chars;
 use cortex_domain::time::format_instant;
 use cortex_domain::{FindRequest, Mode, Scope, ScopeFilter, ScopeLevel, ScopeMatch};
 use cortex_store::{Combine, Filters, LexicalMatch, LexicalQuery, StoredItem};
+use cortex_vector::Scored;
+use uuid::Uuid;
 
 /// Candidates ranked per query: enough that recency and scope can lift a hit that BM25 put
 /// a little lower, few enough to stay fast.
@@ -82,12 +87,6 @@ impl MemoryService {
         filter: &ScopeFilter,
         response: &mut FindResponse,
     ) -> Result<()> {
-        if req.mode != Mode::Fast {
-            response.notes.push(format!(
-                "mode `{}` asked for semantic search, which this build does not have yet: ran lexical search only",
-                req.mode.as_str()
-            ));
-        }
         let parsed = parse_query(text);
         if parsed.is_empty() {
             response.route_used = "none".into();
@@ -100,43 +99,55 @@ impl MemoryService {
         let now = crate::now_ms();
         let filters = filters_for(req, filter, now);
         let pool = (3 * (req.offset + req.limit)).clamp(MIN_POOL, MAX_POOL);
-        let matches = self.lexical_matches(&parsed, &filters, pool, req.offset + req.limit)?;
-        let pool_full = matches.len() == pool;
-        let best = matches.iter().map(|m| m.score).fold(0.0_f64, f64::max);
-        let mut ranked: Vec<(ScoreParts, &LexicalMatch)> = matches
+        let lexical = self.lexical_matches(&parsed, &filters, pool, req.offset + req.limit)?;
+        let dense = match req.mode {
+            Mode::Fast => None,
+            Mode::Auto | Mode::Deep => match self.dense_matches(text, &filters, pool) {
+                Ok(found) => Some(found),
+                Err(reason) => {
+                    response.notes.push(format!("semantic search unavailable, ran lexical only: {reason}"));
+                    None
+                }
+            },
+        };
+        if dense.is_some() {
+            response.route_used = "hybrid".into();
+        }
+        let pool_full = lexical.len() == pool || dense.as_ref().is_some_and(|d| d.len() == pool);
+        let candidates = fused_candidates(&lexical, dense.as_deref(), req.lexical_weight);
+        let mut ranked: Vec<(ScoreParts, &Candidate)> = candidates
             .iter()
-            .map(|m| {
+            .map(|c| {
                 let parts = ScoreParts {
-                    relevance: ranking::relevance(m.score, best),
-                    recency: ranking::recency(m.updated_at, now),
-                    scope_proximity: ranking::scope_proximity(ScopeMatch::between(&filter.caller, &m.scope)),
+                    relevance: c.relevance,
+                    recency: ranking::recency(c.updated_at, now),
+                    scope_proximity: ranking::scope_proximity(ScopeMatch::between(&filter.caller, &c.scope)),
                     citations: 0.0,
                 };
-                (parts, m)
+                (parts, c)
             })
             .collect();
         ranked.sort_by(|a, b| b.0.total().total_cmp(&a.0.total()).then_with(|| a.1.id.cmp(&b.1.id)));
         let available = ranked.len();
-        let page: Vec<(ScoreParts, &LexicalMatch)> =
+        let page: Vec<(ScoreParts, &Candidate)> =
             ranked.into_iter().skip(req.offset).take(req.limit).collect();
-        let ids: Vec<_> = page.iter().map(|(_, m)| m.id).collect();
-        let fetched = self.store.fetch_matches(&parsed, &ids)?;
         let words = parsed.words();
-        for (parts, m) in &page {
+        let fetched = self.fetch_page(
+            &parsed,
+            &words,
+            &page.iter().map(|(_, c)| (c.id, c.lexical)).collect::<Vec<_>>(),
+        )?;
+        for (parts, c) in &page {
             // A match deleted between the two phases is simply left out.
-            let Some(c) = fetched.iter().find(|c| c.item.record.id == m.id) else {
+            let Some((item, snippet)) = fetched.iter().find(|(item, _)| item.record.id == c.id) else {
                 continue;
             };
-            let haystack = format!("{} {}", c.item.record.title, c.item.record.body).to_lowercase();
-            let confidence = ranking::confidence(ranking::term_coverage(&words, &haystack), parts.relevance);
-            response.hits.push(hit(
-                &c.item,
-                *parts,
-                c.snippet.clone(),
-                confidence,
-                filter,
-                req.max_content_chars,
-            ));
+            let haystack = format!("{} {}", item.record.title, item.record.body).to_lowercase();
+            let coverage = ranking::term_coverage(&words, &haystack);
+            // A dense-only hit may share no word with the query and still answer it.
+            let coverage = if c.lexical { coverage } else { coverage.max(c.relevance) };
+            let confidence = ranking::confidence(coverage, parts.relevance);
+            response.hits.push(hit(item, *parts, snippet.clone(), confidence, filter, req.max_content_chars));
         }
         let next = req.offset + page.len();
         if next < available || (pool_full && !page.is_empty() && next < MAX_POOL) {
@@ -147,6 +158,61 @@ impl MemoryService {
             response.suggestions = self.suggestions(req, &parsed, filter, &filters, available)?;
         }
         Ok(())
+    }
+
+    /// The nearest items by embedding that pass every filter; `Err` says why the dense route
+    /// cannot run.
+    fn dense_matches(
+        &self,
+        text: &str,
+        filters: &Filters,
+        k: usize,
+    ) -> std::result::Result<Vec<Scored<EntryMeta>>, String> {
+        let query = self.semantic.embed_query(text)?;
+        let keep = |m: &EntryMeta| {
+            (filters.kinds.is_empty() || filters.kinds.contains(&m.kind))
+                && filters
+                    .scope_equals
+                    .iter()
+                    .all(|(field, value)| m.scope.get(field) == Some(value.as_str()))
+                && m.expires_at.is_none_or(|t| t > filters.now)
+                && filters.since.is_none_or(|t| m.updated_at >= t)
+                && filters.until.is_none_or(|t| m.updated_at < t)
+                && filters.status.as_ref().is_none_or(|s| m.status.as_ref() == Some(s))
+                && filters.tags.iter().all(|t| m.tags.contains(t))
+        };
+        let mut found = self.semantic.nearest(&*self.store, &query, k, keep).map_err(|e| e.to_string())?;
+        found.retain(|s| f64::from(s.score) >= fusion::MIN_DENSE_SIMILARITY);
+        Ok(found)
+    }
+
+    /// Whole items and snippets for the page: FTS5 snippets for lexical matches, a marked
+    /// window of the text for items only the dense route found.
+    fn fetch_page(
+        &self,
+        parsed: &ParsedQuery,
+        words: &[&str],
+        page: &[(Uuid, bool)],
+    ) -> Result<Vec<(StoredItem, String)>> {
+        let lexical_ids: Vec<Uuid> = page.iter().filter(|(_, lexical)| *lexical).map(|(id, _)| *id).collect();
+        let mut out: Vec<(StoredItem, String)> = self
+            .store
+            .fetch_matches(parsed, &lexical_ids)?
+            .into_iter()
+            .map(|c| (c.item, c.snippet))
+            .collect();
+        let rest: Vec<Uuid> = page
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|id| !out.iter().any(|(item, _)| item.record.id == *id))
+            .collect();
+        for item in self.store.get(&rest)? {
+            if item.deleted_at.is_none() {
+                let snippet = marked_snippet(&item.record.body, words, 240);
+                out.push((item, snippet));
+            }
+        }
+        Ok(out)
     }
 
     /// Conjunctive first: items holding every query word. Only when they cannot fill the
@@ -283,6 +349,63 @@ impl MemoryService {
         }
         Ok(words)
     }
+}
+
+/// One candidate of either route, with the fused relevance (0–1).
+struct Candidate {
+    id: Uuid,
+    relevance: f64,
+    updated_at: i64,
+    scope: Scope,
+    /// Whether the lexical route found it (and so FTS5 can cut its snippet).
+    lexical: bool,
+}
+
+fn fused_candidates(
+    lexical: &[LexicalMatch],
+    dense: Option<&[Scored<EntryMeta>]>,
+    lexical_weight: f64,
+) -> Vec<Candidate> {
+    let lex: Vec<(Uuid, f64)> = lexical.iter().map(|m| (m.id, m.score)).collect();
+    let Some(dense) = dense else {
+        let best = lex.iter().map(|(_, s)| *s).fold(0.0_f64, f64::max);
+        return lexical
+            .iter()
+            .map(|m| Candidate {
+                id: m.id,
+                relevance: ranking::relevance(m.score, best),
+                updated_at: m.updated_at,
+                scope: m.scope.clone(),
+                lexical: true,
+            })
+            .collect();
+    };
+    let dense_scores: Vec<(Uuid, f64)> = dense.iter().map(|d| (d.id, d.score as f64)).collect();
+    let fused = fusion::fuse(&lex, &dense_scores, lexical_weight);
+    let best = fused.first().map_or(0.0, |(_, s)| *s);
+    fused
+        .into_iter()
+        .filter_map(|(id, score)| {
+            let relevance = ranking::relevance(score, best);
+            if let Some(m) = lexical.iter().find(|m| m.id == id) {
+                return Some(Candidate {
+                    id,
+                    relevance,
+                    updated_at: m.updated_at,
+                    scope: m.scope.clone(),
+                    lexical: true,
+                });
+            }
+            let d = dense.iter().find(|d| d.id == id)?;
+            Some(Candidate {
+                id,
+                relevance,
+                updated_at: d.meta.updated_at,
+                scope: d.meta.scope.clone(),
+                lexical: false,
+            })
+        })
+        .collect()
 }
 
 fn filters_for(req: &FindRequest, filter: &ScopeFilter, now: i64) -> Filters {

@@ -3,6 +3,7 @@
 use cortex_domain::Scope;
 use cortex_service::response::{FindResponse, ItemStatus, StoreResponse};
 use cortex_service::scope_inference::InferredScope;
+use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService, ServiceError};
 use serde_json::{Value, json};
 
@@ -30,7 +31,9 @@ fn open_at(path: &std::path::Path, branch: &str) -> MemoryService {
         project_from: "test",
         branch_from: "test",
     };
-    MemoryService::open(&Config { db_path: path.to_path_buf(), scope }).unwrap()
+    // These flows are lexical; semantic ones live in tests/semantic.rs.
+    MemoryService::open(&Config { db_path: path.to_path_buf(), scope, embedder: EmbedderChoice::None })
+        .unwrap()
 }
 
 impl Memory {

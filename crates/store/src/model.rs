@@ -126,6 +126,8 @@ pub struct VectorRow {
     pub scope: Scope,
     pub updated_at: i64,
     pub expires_at: Option<i64>,
+    pub status: Option<String>,
+    pub tags: Vec<String>,
     /// Deleted items come back too, so an index can drop them.
     pub deleted: bool,
     pub vector: Option<Vec<f32>>,

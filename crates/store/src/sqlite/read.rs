@@ -214,7 +214,7 @@ pub fn stats(conn: &Connection) -> Result<Stats> {
 pub fn vectors_changed_since(conn: &Connection, since: i64) -> Result<Vec<VectorRow>> {
     let mut stmt = conn.prepare_cached(
         "SELECT i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
-         i.updated_at, i.expires_at, i.deleted_at IS NOT NULL, v.vector \
+         i.updated_at, i.expires_at, i.deleted_at IS NOT NULL, v.vector, i.status, i.tags \
          FROM items i LEFT JOIN item_vectors v ON v.item_rowid = i.rowid WHERE i.updated_at >= ?1",
     )?;
     let mut rows = stmt.query([since])?;
@@ -227,6 +227,7 @@ pub fn vectors_changed_since(conn: &Connection, since: i64) -> Result<Vec<Vector
             Ok((!v.is_empty()).then_some(v))
         };
         let blob: Option<Vec<u8>> = row.get(12)?;
+        let tags: String = row.get(14)?;
         out.push(VectorRow {
             id: Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("id {id}: {e}")))?,
             kind: cortex_domain::Kind::parse(&kind)
@@ -244,6 +245,8 @@ pub fn vectors_changed_since(conn: &Connection, since: i64) -> Result<Vec<Vector
             expires_at: row.get(10)?,
             deleted: row.get(11)?,
             vector: blob.map(|b| super::row::vector_from_blob(&b)),
+            status: row.get(13)?,
+            tags: serde_json::from_str(&tags).map_err(|e| StoreError::Corrupt(format!("tags: {e}")))?,
         });
     }
     Ok(out)

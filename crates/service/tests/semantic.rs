@@ -1,0 +1,152 @@
+//! Semantic memory through the service with the real all-MiniLM-L6-v2 (`scripts/test` installs
+//! it and sets `CORTEX_MODEL_DIR`; without it these tests fail rather than skip).
+
+use cortex_domain::Scope;
+use cortex_service::config::embedder_from_env;
+use cortex_service::response::{FindResponse, ItemStatus};
+use cortex_service::scope_inference::InferredScope;
+use cortex_service::semantic::EmbedderChoice;
+use cortex_service::{Config, MemoryService};
+use serde_json::{Value, json};
+use std::path::Path;
+
+fn open(path: &Path, embedder: EmbedderChoice) -> MemoryService {
+    let scope = InferredScope {
+        scope: Scope {
+            org: Some("acme".into()),
+            project: Some("api".into()),
+            branch: Some("main".into()),
+            ..Scope::default()
+        },
+        org_from: "test",
+        project_from: "test",
+        branch_from: "test",
+    };
+    MemoryService::open(&Config { db_path: path.to_path_buf(), scope, embedder }).unwrap()
+}
+
+fn local() -> EmbedderChoice {
+    let choice = embedder_from_env();
+    if let EmbedderChoice::Local { model_dir } = &choice {
+        assert!(
+            model_dir.join("model.safetensors").is_file(),
+            "model missing in {}: run scripts/test",
+            model_dir.display()
+        );
+    }
+    choice
+}
+
+fn ids(r: &FindResponse) -> Vec<String> {
+    r.hits.iter().map(|h| h.id.clone()).collect()
+}
+
+fn store(m: &MemoryService, items: Value) -> Vec<String> {
+    let r = m.store(&json!({ "items": items })).unwrap();
+    r.results.iter().map(|x| x.id.clone().unwrap_or_default()).collect()
+}
+
+const SESSIONS: &str =
+    "We moved user sessions from Redis to PostgreSQL because running Redis cost more than it saved.";
+const PARAPHRASE: &str = "why did we stop using the in-memory cache for login state";
+
+#[test]
+fn a_paraphrase_is_found_by_auto_but_not_by_fast() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open(&dir.path().join("m.db"), local());
+    let stored = store(
+        &m,
+        json!([
+            {"kind": "decision", "data": {"component": "sessions", "status": "accepted", "title": "Sessions in Postgres", "rationale": SESSIONS}},
+            {"kind": "section", "content": "The billing worker charges customers every night at 02:00 UTC."},
+            {"kind": "runbook", "data": {"title": "Rotate TLS certificates", "service": "gateway", "steps": [{"description": "renew with certbot"}]}},
+        ]),
+    );
+    let fast = m.find(&json!({"query": PARAPHRASE, "mode": "fast"})).unwrap();
+    assert!(!ids(&fast).contains(&stored[0]), "lexical alone cannot see it");
+    let auto = m.find(&json!({"query": PARAPHRASE})).unwrap();
+    assert_eq!(auto.route_used, "hybrid");
+    assert_eq!(auto.hits[0].id, stored[0], "{:?}", auto.hits.iter().map(|h| &h.title).collect::<Vec<_>>());
+    assert!(auto.notes.is_empty(), "{:?}", auto.notes);
+    assert!(!auto.hits[0].snippet.is_empty());
+}
+
+#[test]
+fn the_index_follows_updates_deletes_and_other_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.db");
+    let a = open(&path, local());
+    let b = open(&path, local());
+    let id = store(&a, json!([{"kind": "section", "content": SESSIONS}])).remove(0);
+    // b warms its index, then a changes the item's meaning: b must see the new text.
+    assert_eq!(b.find(&json!({"query": PARAPHRASE})).unwrap().hits[0].id, id);
+    a.store(&json!({"items": [{"kind": "section", "id": id, "content": "Quarterly budget planning happens in March."}]})).unwrap();
+    let after_update = b.find(&json!({"query": "when do we plan the budget for the quarter"})).unwrap();
+    assert_eq!(after_update.hits[0].id, id);
+    // A new item written by a, found by b's dense route.
+    let new_id = store(
+        &a,
+        json!([{"kind": "section", "content": "Kubernetes pods restart when memory limits are exceeded."}]),
+    )
+    .remove(0);
+    let found = b.find(&json!({"query": "containers get killed for using too much RAM"})).unwrap();
+    assert_eq!(found.hits[0].id, new_id);
+    a.store(&json!({"items": [{"operation": "delete", "id": new_id}]})).unwrap();
+    let gone = b.find(&json!({"query": "containers get killed for using too much RAM"})).unwrap();
+    assert!(!ids(&gone).contains(&new_id));
+}
+
+#[test]
+fn the_dense_route_respects_scope_and_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open(&dir.path().join("m.db"), local());
+    let other_branch =
+        store(&m, json!([{"kind": "section", "content": SESSIONS, "scope": {"branch": "feature"}}]))
+            .remove(0);
+    let todo = store(
+        &m,
+        json!([{"kind": "todo", "data": {"title": "Move login sessions out of Redis", "status": "open"}}]),
+    )
+    .remove(0);
+    let r = m.find(&json!({"query": PARAPHRASE})).unwrap();
+    assert!(!ids(&r).contains(&other_branch), "branch isolation holds for dense hits");
+    let decisions = m.find(&json!({"query": PARAPHRASE, "types": ["decision"], "widen": "project"})).unwrap();
+    assert!(decisions.hits.is_empty(), "kind filter holds for dense hits");
+    let widened = m.find(&json!({"query": PARAPHRASE, "widen": "project"})).unwrap();
+    assert!(ids(&widened).contains(&other_branch) && ids(&widened).contains(&todo));
+}
+
+#[test]
+fn the_none_embedder_works_end_to_end_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open(&dir.path().join("m.db"), EmbedderChoice::None);
+    let id = store(&m, json!([{"kind": "section", "content": SESSIONS}])).remove(0);
+    let r = m.find(&json!({"query": "redis sessions"})).unwrap();
+    assert_eq!((r.route_used.as_str(), r.hits[0].id.as_str()), ("lexical", id.as_str()));
+    assert!(r.notes.iter().any(|n| n.contains("CORTEX_EMBEDDER")), "{:?}", r.notes);
+}
+
+#[test]
+fn a_missing_model_is_a_clear_note_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open(&dir.path().join("m.db"), EmbedderChoice::Local { model_dir: dir.path().join("no-model") });
+    let r = m.store(&json!({"items": [{"kind": "section", "content": SESSIONS}]})).unwrap();
+    assert_eq!(r.results[0].status, ItemStatus::Inserted, "storing works without vectors");
+    let found = m.find(&json!({"query": "redis sessions"})).unwrap();
+    assert_eq!(found.hits.len(), 1);
+    assert!(found.notes.iter().any(|n| n.contains("cortex model install")), "{:?}", found.notes);
+}
+
+#[test]
+fn unrelated_queries_find_nothing_densely() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open(&dir.path().join("m.db"), local());
+    store(&m, json!([{"kind": "section", "content": "kubernetes cluster upgrade procedure"}]));
+    let r = m.find(&json!({"query": "zzqxw vlorp"})).unwrap();
+    assert!(
+        r.hits.is_empty(),
+        "{:?}",
+        r.hits.iter().map(|h| (&h.title, h.score_parts.relevance)).collect::<Vec<_>>()
+    );
+    assert!(!r.suggestions.is_empty());
+}

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import anyio
+import mcp_types as types
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -22,6 +23,8 @@ TIMEOUT = 20
 def server_env(db: Path, branch: str = "main", **extra: str) -> dict:
     # Start from a clean slate, but keep the model location the test command set up.
     env = {k: v for k, v in os.environ.items() if not k.startswith("CORTEX_") or k == "CORTEX_MODEL_DIR"}
+    # Where scripts/test installs the model, for runs of pytest on its own.
+    env.setdefault("CORTEX_MODEL_DIR", str(ROOT / ".cache" / "models" / "all-MiniLM-L6-v2"))
     env.update(CORTEX_DB=str(db), CORTEX_ORG="acme", CORTEX_PROJECT="api", CORTEX_BRANCH=branch, CORTEX_LOG="warn")
     env.update(extra)
     return env
@@ -54,18 +57,35 @@ class Client:
 
 
 @contextlib.asynccontextmanager
-async def connect(db: Path, branch: str = "main", era: str = "handshake"):
-    """A session to a fresh `cortex serve`: `handshake` runs initialize (2025-11-25),
-    `modern` runs server/discover (2026-07-28, stateless)."""
-    params = StdioServerParameters(command=BIN, args=["serve"], env=server_env(db, branch))
+async def connect(db: Path, branch: str = "main", era: str = "handshake", version: str | None = None,
+                  env: dict | None = None):
+    """A session to a fresh `cortex serve`: `handshake` runs initialize (the client's newest,
+    2025-11-25, or `version` when given), `modern` runs server/discover (2026-07-28, stateless).
+    `env` adds to (or overrides) the server's environment."""
+    params = StdioServerParameters(command=BIN, args=["serve"], env=server_env(db, branch, **(env or {})))
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as session:
             with anyio.fail_after(TIMEOUT):
                 if era == "modern":
                     await session.discover()
-                else:
+                elif version is None:
                     await session.initialize()
+                else:
+                    await initialize_at(session, version)
             yield Client(session)
+
+
+async def initialize_at(session: ClientSession, version: str) -> None:
+    """The initialize handshake offering `version` instead of the client's newest: the same
+    steps as `ClientSession.initialize`, through the session's public request API."""
+    result = await session.send_request(
+        types.InitializeRequest(params=types.InitializeRequestParams(
+            protocol_version=version, capabilities=types.ClientCapabilities(),
+            client_info=types.Implementation(name="cortex-e2e", version="1"))),
+        types.InitializeResult,
+    )
+    session.adopt(result)
+    await session.send_notification(types.InitializedNotification())
 
 
 def run(test_fn):
@@ -79,22 +99,31 @@ def db(tmp_path: Path) -> Path:
 
 
 class RawServer:
-    """`cortex serve` spoken to line by line, for what a well-behaved client never sends."""
+    """`cortex serve` spoken to line by line, for what a well-behaved client never sends.
+    Every read is bounded by TIMEOUT; stderr is drained so a chatty server never blocks."""
 
-    def __init__(self, db: Path, branch: str = "main"):
+    def __init__(self, db: Path, branch: str = "main", env: dict | None = None):
         self.proc = subprocess.Popen(
-            [BIN, "serve"], env=server_env(db, branch), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, bufsize=1,
+            [BIN, "serve"], env=server_env(db, branch, **(env or {})), stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
         )
         self.lines: "queue.Queue[str | None]" = queue.Queue()
         self.stdout_lines: list[str] = []
-        threading.Thread(target=self._pump, daemon=True).start()
+        self.stderr_lines: list[str] = []
+        self._pumps = [threading.Thread(target=self._pump, daemon=True),
+                       threading.Thread(target=self._drain_stderr, daemon=True)]
+        for pump in self._pumps:
+            pump.start()
 
     def _pump(self):
         for line in self.proc.stdout:
             self.stdout_lines.append(line)
             self.lines.put(line)
         self.lines.put(None)
+
+    def _drain_stderr(self):
+        for line in self.proc.stderr:
+            self.stderr_lines.append(line)
 
     def send(self, message) -> None:
         text = message if isinstance(message, str) else json.dumps(message)
@@ -104,8 +133,11 @@ class RawServer:
     def response(self, request_id) -> dict:
         """The response to `request_id`, skipping notifications and other ids."""
         while True:
-            line = self.lines.get(timeout=TIMEOUT)
-            assert line is not None, "server closed stdout before answering"
+            try:
+                line = self.lines.get(timeout=TIMEOUT)
+            except queue.Empty:
+                raise AssertionError(f"no answer to request {request_id!r} within {TIMEOUT}s") from None
+            assert line is not None, f"server closed stdout before answering; stderr: {''.join(self.stderr_lines)}"
             msg = json.loads(line)
             if msg.get("id") == request_id:
                 return msg
@@ -118,16 +150,35 @@ class RawServer:
         return result
 
     def close(self) -> int:
+        """Closes stdin and returns the exit code (the server must leave by itself)."""
         self.proc.stdin.close()
         code = self.proc.wait(timeout=TIMEOUT)
-        self.proc.stderr.close()
+        for pump in self._pumps:
+            pump.join(timeout=TIMEOUT)
         return code
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=TIMEOUT)
 
 
 @pytest.fixture
-def raw(db: Path):
-    server = RawServer(db)
-    yield server
-    if server.proc.poll() is None:
-        server.proc.kill()
-        server.proc.wait()
+def spawn(db: Path):
+    """Starts raw servers on the test's database (`spawn(branch=..., env=...)`); any still
+    running at the end of the test are killed."""
+    servers: list[RawServer] = []
+
+    def start(branch: str = "main", env: dict | None = None) -> RawServer:
+        server = RawServer(db, branch, env)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.kill()
+
+
+@pytest.fixture
+def raw(spawn) -> RawServer:
+    return spawn()

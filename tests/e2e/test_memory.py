@@ -1,5 +1,7 @@
 """Store and find through the real MCP client: the round trips an agent relies on."""
 
+import pytest
+
 from conftest import connect, run
 
 
@@ -178,4 +180,14 @@ def test_auto_mode_finds_a_paraphrase_that_fast_mode_cannot(db):
             auto = await c.find(query=query)
             assert auto["route_used"] == "hybrid"
             assert auto["hits"][0]["id"] == stored["results"][0]["id"]
+    run(body)
+
+
+@pytest.mark.parametrize("typo", ["kubernets", "kuberntes"])
+def test_a_misspelled_query_suggests_the_stored_spelling(db, typo):
+    async def body():
+        async with connect(db) as c:
+            await c.store(section("Cluster upgrade", "kubernetes cluster upgrade procedure"))
+            found = await c.find(query=typo, mode="fast")
+            assert any("kubernetes" in s for s in found["suggestions"]), found["suggestions"]
     run(body)

@@ -2,7 +2,10 @@
 
 import json
 
-from conftest import RawServer, connect, run
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from conftest import connect, run
 
 
 def test_tools_list_has_exactly_the_two_tools_with_schemas_and_honest_annotations(db):
@@ -37,23 +40,39 @@ def test_the_modern_era_runs_stateless_over_server_discover(db):
     run(body)
 
 
-def test_initialize_negotiates_2025_06_18_and_2025_11_25(db):
-    for version in ["2025-06-18", "2025-11-25"]:
-        server = RawServer(db)
-        result = server.initialize(version)
-        assert result["result"]["protocolVersion"] == version
-        server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-        assert len(server.response(2)["result"]["tools"]) == 2
-        assert server.close() == 0
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+def test_the_mcp_client_negotiates_each_handshake_version_and_uses_the_tools(db, version):
+    async def body():
+        async with connect(db, version=version) as c:
+            assert c.session.protocol_version == version
+            assert c.session.initialize_result.protocol_version == version
+            assert c.session.initialize_result.instructions
+            stored = await c.store({"kind": "todo", "content": f"handshake era marmoset {version}"})
+            assert stored["summary"]["inserted"] == 1
+            found = await c.find(query="marmoset")
+            assert [h["id"] for h in found["hits"]] == [stored["results"][0]["id"]]
+    run(body)
 
 
-def test_a_discover_only_client_that_leaves_is_a_clean_exit(db):
-    server = RawServer(db)
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+def test_initialize_over_raw_json_rpc_reports_the_offered_version(spawn, version):
+    server = spawn()
+    result = server.initialize(version)
+    assert result["result"]["protocolVersion"] == version
+    server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    assert len(server.response(2)["result"]["tools"]) == 2
+    assert server.close() == 0
+
+
+def test_server_discover_lists_all_three_versions_and_a_discover_only_client_exits_cleanly(spawn):
+    server = spawn()
     server.send({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
         "io.modelcontextprotocol/clientCapabilities": {}}}})
-    assert "2026-07-28" in server.response(1)["result"]["supportedVersions"]
+    result = server.response(1)["result"]
+    assert {"2025-06-18", "2025-11-25", "2026-07-28"} <= set(result["supportedVersions"])
+    assert "capabilities" in result
     assert server.close() == 0
 
 
@@ -85,3 +104,15 @@ def test_an_unknown_tool_is_a_clear_error(raw):
     message = json.dumps(answer)
     assert ("error" in answer) or answer["result"].get("isError")
     assert "memory_store" in message and "memory_find" in message
+
+
+def test_the_mcp_client_gets_an_error_for_an_unknown_tool(db):
+    async def body():
+        async with connect(db) as c:
+            try:
+                result = await c.session.call_tool("memory_delete", {})
+            except MCPError as error:  # a JSON-RPC error is one acceptable answer
+                assert "memory_delete" in str(error)
+            else:  # a tool result flagged isError is the other
+                assert result.is_error
+    run(body)

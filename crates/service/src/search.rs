@@ -316,7 +316,7 @@ impl MemoryService {
         if out.is_empty() {
             if !unknown.is_empty() {
                 out.push(format!(
-                    "no stored item contains {}: try the words the knowledge was written with, or mode \"deep\" once semantic search is enabled",
+                    "no stored item contains {}: try the words the knowledge was written with",
                     unknown.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(", ")
                 ));
             } else if filter.level != ScopeLevel::All {

@@ -97,6 +97,8 @@ fn stats_and_doctor_report_the_database_and_scope() {
     assert_eq!(doctor["schema_version"], cortex_store::sqlite::MIGRATIONS.len() as i64);
     assert_eq!(doctor["scope"]["scope"]["branch"], "main");
     assert_eq!(doctor["scope"]["branch_from"], "environment");
+    let semantic = doctor["semantic_search"].as_str().unwrap();
+    assert!(semantic.starts_with("enabled") || semantic.contains("cortex model install"), "{semantic}");
 }
 
 #[test]

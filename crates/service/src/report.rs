@@ -27,11 +27,27 @@ pub struct DoctorReport {
     pub items: i64,
     pub scope: InferredScope,
     pub lexical_search: &'static str,
-    pub semantic_search: &'static str,
+    pub semantic_search: String,
     pub backends: &'static str,
 }
 
 impl MemoryService {
+    /// Whether `auto`/`deep` can run dense search, and if not, how to enable it.
+    fn semantic_status(&self) -> Result<String> {
+        Ok(match self.semantic.embedder() {
+            Ok(embedder) => {
+                let (count, bytes) = self.semantic.indexed(&*self.store)?;
+                format!(
+                    "enabled: {} ({}-d), {count} vectors indexed ({:.1} MiB)",
+                    embedder.model_id().unwrap_or("?"),
+                    embedder.dimension(),
+                    bytes as f64 / 1_048_576.0
+                )
+            }
+            Err(reason) => format!("disabled, modes auto and deep run lexical only: {reason}"),
+        })
+    }
+
     pub fn stats(&self) -> Result<StatsReport> {
         let s = self.store.stats()?;
         Ok(StatsReport {
@@ -52,7 +68,7 @@ impl MemoryService {
             items: s.items,
             scope: self.inferred.clone(),
             lexical_search: "enabled: SQLite FTS5 BM25 (mode fast)",
-            semantic_search: "not built yet: modes auto and deep run lexical search and say so in `notes`",
+            semantic_search: self.semantic_status()?,
             backends: "sqlite (embedded); PostgreSQL is not built yet",
         })
     }

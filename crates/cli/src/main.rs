@@ -3,6 +3,7 @@
 
 mod bench;
 mod corpus;
+mod eval;
 mod output;
 
 use clap::{Parser, Subcommand};
@@ -67,6 +68,8 @@ enum Command {
     Doctor,
     /// Measure store throughput, find latency, cold start and memory on a synthetic corpus.
     Bench(bench::BenchArgs),
+    /// Retrieval quality on a BEIR-layout dataset, per route (lexical, dense, hybrid).
+    Eval(eval::EvalArgs),
     /// The embedding model: where it is looked for, and installing it.
     #[command(subcommand)]
     Model(ModelCommand),
@@ -218,6 +221,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             })
         }
         Command::Bench(args) => bench::run(args),
+        Command::Eval(args) => eval::run(args),
         Command::Model(ModelCommand::Install { from, to }) => {
             let to = to.unwrap_or_else(|| model_location().dir);
             let installed = cortex_embed::install_model(&from, &to).map_err(|e| e.to_string())?;

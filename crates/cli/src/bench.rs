@@ -4,7 +4,6 @@
 
 use crate::corpus::{self, Rng};
 use crate::output;
-use cortex_domain::Scope;
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService};
@@ -95,17 +94,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 /// The caller of the benchmark stands where half the corpus lives: acme/api@main.
 fn bench_scope() -> InferredScope {
-    InferredScope {
-        scope: Scope {
-            org: Some("acme".into()),
-            project: Some("api".into()),
-            branch: Some("main".into()),
-            ..Scope::default()
-        },
-        org_from: "benchmark",
-        project_from: "benchmark",
-        branch_from: "benchmark",
-    }
+    InferredScope::fixed("acme", "api", "main")
 }
 
 fn bench_size(size: usize, args: &BenchArgs, dir: &Path) -> Result<Row, String> {

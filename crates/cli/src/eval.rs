@@ -3,7 +3,7 @@
 //! Recall@5, Recall@10, MRR@10 and latency per route. Tune on `train`, report on `test`.
 
 use crate::output;
-use cortex_domain::{FindRequest, Mode, Scope, ScopeLevel};
+use cortex_domain::{FindRequest, Mode, ScopeLevel};
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService};
@@ -38,17 +38,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
     let temp = std::env::temp_dir().join(format!("cortex-eval-{}.db", std::process::id()));
     let db = args.db.clone().unwrap_or_else(|| temp.clone());
     let fresh = !db.exists();
-    let scope = InferredScope {
-        scope: Scope {
-            org: Some("eval".into()),
-            project: Some("beir".into()),
-            branch: Some("main".into()),
-            ..Scope::default()
-        },
-        org_from: "eval",
-        project_from: "eval",
-        branch_from: "eval",
-    };
+    let scope = InferredScope::fixed("eval", "beir", "main");
     let embedder = cortex_service::config::embedder_from_env();
     if let EmbedderChoice::None = embedder {
         return Err(

@@ -23,6 +23,23 @@ pub struct InferredScope {
     pub branch_from: &'static str,
 }
 
+impl InferredScope {
+    /// A scope given outright (benchmarks, evaluations, tests), not inferred.
+    pub fn fixed(org: &str, project: &str, branch: &str) -> InferredScope {
+        InferredScope {
+            scope: Scope {
+                org: Some(org.into()),
+                project: Some(project.into()),
+                branch: Some(branch.into()),
+                ..Scope::default()
+            },
+            org_from: "fixed",
+            project_from: "fixed",
+            branch_from: "fixed",
+        }
+    }
+}
+
 /// Reads the environment and the git checkout around `workdir`.
 pub fn infer(workdir: &Path, env: impl Fn(&str) -> Option<String>) -> InferredScope {
     let git = GitFacts::read(workdir);

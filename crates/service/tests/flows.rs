@@ -1,6 +1,5 @@
 //! The store and find flows end to end through `MemoryService`, on a real SQLite file.
 
-use cortex_domain::Scope;
 use cortex_service::response::{FindResponse, ItemStatus, StoreResponse};
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;
@@ -20,17 +19,7 @@ fn memory(branch: &str) -> Memory {
 }
 
 fn open_at(path: &std::path::Path, branch: &str) -> MemoryService {
-    let scope = InferredScope {
-        scope: Scope {
-            org: Some("acme".into()),
-            project: Some("api".into()),
-            branch: Some(branch.into()),
-            ..Scope::default()
-        },
-        org_from: "test",
-        project_from: "test",
-        branch_from: "test",
-    };
+    let scope = InferredScope::fixed("acme", "api", branch);
     // These flows are lexical; semantic ones live in tests/semantic.rs.
     MemoryService::open(&Config { db_path: path.to_path_buf(), scope, embedder: EmbedderChoice::None })
         .unwrap()

@@ -1,7 +1,6 @@
 //! Semantic memory through the service with the real all-MiniLM-L6-v2 (`scripts/test` installs
 //! it and sets `CORTEX_MODEL_DIR`; without it these tests fail rather than skip).
 
-use cortex_domain::Scope;
 use cortex_service::config::embedder_from_env;
 use cortex_service::response::{FindResponse, ItemStatus};
 use cortex_service::scope_inference::InferredScope;
@@ -11,17 +10,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 
 fn open(path: &Path, embedder: EmbedderChoice) -> MemoryService {
-    let scope = InferredScope {
-        scope: Scope {
-            org: Some("acme".into()),
-            project: Some("api".into()),
-            branch: Some("main".into()),
-            ..Scope::default()
-        },
-        org_from: "test",
-        project_from: "test",
-        branch_from: "test",
-    };
+    let scope = InferredScope::fixed("acme", "api", "main");
     MemoryService::open(&Config { db_path: path.to_path_buf(), scope, embedder }).unwrap()
 }
 

@@ -2,11 +2,10 @@
 
 use super::fts::match_expression;
 use super::migrate::current_version;
-use super::row::{COLUMN_COUNT, COLUMNS, from_row};
+use super::row::{COLUMN_COUNT, COLUMNS, from_row, scope_at};
 use crate::{
     Candidate, Combine, Filters, LexicalMatch, LexicalQuery, Result, Stats, StoreError, StoredItem, VectorRow,
 };
-use cortex_domain::Scope;
 use cortex_domain::query::ParsedQuery;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, params_from_iter};
@@ -75,23 +74,11 @@ pub fn search(conn: &Connection, query: &LexicalQuery) -> Result<Vec<LexicalMatc
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
         let id: String = row.get(0)?;
-        let scope_at = |i: usize| -> rusqlite::Result<Option<String>> {
-            let v: String = row.get(i)?;
-            Ok((!v.is_empty()).then_some(v))
-        };
         out.push(LexicalMatch {
             id: Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("id {id}: {e}")))?,
             score: row.get(1)?,
             updated_at: row.get(2)?,
-            scope: Scope {
-                org: scope_at(3)?,
-                project: scope_at(4)?,
-                branch: scope_at(5)?,
-                service: scope_at(6)?,
-                sprint: scope_at(7)?,
-                tenant: scope_at(8)?,
-                environment: scope_at(9)?,
-            },
+            scope: scope_at(row, 3)?,
         });
     }
     Ok(out)
@@ -222,25 +209,13 @@ pub fn vectors_changed_since(conn: &Connection, since: i64) -> Result<Vec<Vector
     while let Some(row) = rows.next()? {
         let id: String = row.get(0)?;
         let kind: String = row.get(1)?;
-        let scope_at = |i: usize| -> rusqlite::Result<Option<String>> {
-            let v: String = row.get(i)?;
-            Ok((!v.is_empty()).then_some(v))
-        };
         let blob: Option<Vec<u8>> = row.get(12)?;
         let tags: String = row.get(14)?;
         out.push(VectorRow {
             id: Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("id {id}: {e}")))?,
             kind: cortex_domain::Kind::parse(&kind)
                 .ok_or_else(|| StoreError::Corrupt(format!("kind {kind}")))?,
-            scope: Scope {
-                org: scope_at(2)?,
-                project: scope_at(3)?,
-                branch: scope_at(4)?,
-                service: scope_at(5)?,
-                sprint: scope_at(6)?,
-                tenant: scope_at(7)?,
-                environment: scope_at(8)?,
-            },
+            scope: scope_at(row, 2)?,
             updated_at: row.get(9)?,
             expires_at: row.get(10)?,
             deleted: row.get(11)?,

@@ -21,6 +21,20 @@ fn json(text: Option<String>, what: &str) -> Result<Option<Value>> {
         .transpose()
 }
 
+/// The seven scope columns starting at `first` (org … environment), '' read as unset.
+pub fn scope_at(row: &Row<'_>, first: usize) -> rusqlite::Result<Scope> {
+    let at = |i: usize| -> rusqlite::Result<Option<String>> { Ok(opt(row.get(first + i)?)) };
+    Ok(Scope {
+        org: at(0)?,
+        project: at(1)?,
+        branch: at(2)?,
+        service: at(3)?,
+        sprint: at(4)?,
+        tenant: at(5)?,
+        environment: at(6)?,
+    })
+}
+
 pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
     let id: String = row.get(0)?;
     let kind: String = row.get(1)?;
@@ -28,15 +42,7 @@ pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
     let record = Record {
         id: Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("id {id}: {e}")))?,
         kind: Kind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("unknown kind {kind}")))?,
-        scope: Scope {
-            org: opt(row.get(2)?),
-            project: opt(row.get(3)?),
-            branch: opt(row.get(4)?),
-            service: opt(row.get(5)?),
-            sprint: opt(row.get(6)?),
-            tenant: opt(row.get(7)?),
-            environment: opt(row.get(8)?),
-        },
+        scope: scope_at(row, 2)?,
         title: row.get(9)?,
         body: row.get(10)?,
         content: row.get(11)?,

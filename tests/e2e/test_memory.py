@@ -100,7 +100,14 @@ def test_types_filter(db):
 def test_limit_and_cursor(db):
     async def body():
         async with connect(db) as c:
-            await c.store(*[section(f"Helm chart {i}", f"helm values variant {i}") for i in range(5)])
+            # Five different facts that share a word (near-identical texts would be near-duplicates).
+            await c.store(
+                section("Billing chart", "The helm chart for billing sets three replicas"),
+                section("CRD conflict", "Our helm upgrade failed on a CRD ownership conflict"),
+                section("Diff first", "Run helm diff before every production rollout"),
+                section("OCI registry", "The helm repository moved to an OCI registry in May"),
+                section("Rollback", "Use helm rollback to return to the previous revision"),
+            )
             first = await c.find(query="helm", limit=2)
             assert len(first["hits"]) == 2 and first["next_cursor"]
             second = await c.find(query="helm", limit=2, cursor=first["next_cursor"])

@@ -103,7 +103,7 @@ fn bench_size(size: usize, args: &BenchArgs, dir: &Path) -> Result<Row, String> 
         let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
     }
     // The lexical benchmark of issue 2: no embedder, so store and find measure what they did then.
-    let config = Config { db_path: db.clone(), scope: bench_scope(), embedder: EmbedderChoice::None };
+    let config = Config::new(db.clone(), bench_scope(), EmbedderChoice::None);
     let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
 
     // Store: the whole corpus in batches of 100, as an agent's client would send them.

@@ -46,9 +46,18 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
         );
     }
     let service =
-        MemoryService::open(&Config { db_path: db.clone(), scope, embedder }).map_err(|e| e.to_string())?;
-    let doc_of =
-        if fresh { load_corpus(&service, &args.dataset)? } else { read_doc_ids(&service, &args.dataset)? };
+        MemoryService::open(&Config::new(db.clone(), scope, embedder)).map_err(|e| e.to_string())?;
+    let id_map = PathBuf::from(format!("{}.ids.json", db.display()));
+    let doc_of = if fresh || !id_map.exists() {
+        let doc_of = load_corpus(&service, &args.dataset)?;
+        std::fs::write(&id_map, serde_json::to_string(&doc_of).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
+        doc_of
+    } else {
+        tracing::info!("reusing the corpus loaded in {}", db.display());
+        let text = std::fs::read_to_string(&id_map).map_err(|e| e.to_string())?;
+        serde_json::from_str(&text).map_err(|e| e.to_string())?
+    };
     let queries = read_queries(&args.dataset, &args.split)?;
     output::line(&format!(
         "dataset {}, split {}, {} queries, {} documents",
@@ -77,7 +86,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
         ));
     }
     if args.db.is_none() {
-        for suffix in ["", "-wal", "-shm"] {
+        for suffix in ["", "-wal", "-shm", ".ids.json"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", temp.display()));
         }
     }
@@ -128,12 +137,6 @@ fn load_corpus(service: &MemoryService, dataset: &Path) -> Result<HashMap<String
     }
     tracing::info!(docs = doc_of.len(), secs = started.elapsed().as_secs(), "corpus loaded");
     Ok(doc_of)
-}
-
-/// For a reused database: the same idempotency keys give back the stored ids without storing.
-fn read_doc_ids(service: &MemoryService, dataset: &Path) -> Result<HashMap<String, String>, String> {
-    tracing::info!("reusing the loaded corpus");
-    load_corpus(service, dataset)
 }
 
 fn read_queries(dataset: &Path, split: &str) -> Result<Vec<Judged>, String> {

@@ -18,6 +18,7 @@ pub mod git_remote;
 pub mod item;
 pub mod kind;
 pub mod limits;
+pub mod near_duplicate;
 pub mod query;
 pub mod ranking;
 pub mod scope;

@@ -27,6 +27,22 @@ impl MemoryService {
             }
         }
         self.attach_vectors(&mut ops);
+        // Near-duplicates leave the batch here, with their result; the rest are written.
+        let near = self.near_duplicates(&ops, now);
+        let mut kept_ops = Vec::with_capacity(ops.len());
+        let mut kept_positions = Vec::with_capacity(ops.len());
+        for ((op, index), dup) in ops.into_iter().zip(positions).zip(near) {
+            match dup {
+                Some((existing, similarity)) => {
+                    results[index] = Some(near_duplicate(index, &op, existing, similarity))
+                }
+                None => {
+                    kept_ops.push(op);
+                    kept_positions.push(index);
+                }
+            }
+        }
+        let (ops, positions) = (kept_ops, kept_positions);
         if !ops.is_empty() {
             let outcomes = self.store.write_batch(&ops)?;
             for ((index, op), outcome) in positions.into_iter().zip(&ops).zip(outcomes) {
@@ -57,6 +73,50 @@ impl MemoryService {
                 record.vector = vectors.next();
             }
         }
+    }
+
+    /// For each op, the live item it nearly duplicates and the similarity: same kind, same full
+    /// scope, updated within the policy's window, cosine at or above its threshold — or an
+    /// earlier item of the same batch. Only inserts that allow dedupe and have a vector qualify.
+    fn near_duplicates(&self, ops: &[WriteOp], now: i64) -> Vec<Option<(Uuid, f64)>> {
+        let policy = self.near_duplicate_policy;
+        let mut found: Vec<Option<(Uuid, f64)>> = vec![None; ops.len()];
+        for (i, op) in ops.iter().enumerate() {
+            let WriteOp::Insert { record, dedupe: true } = op else { continue };
+            let Some(vector) = &record.vector else { continue };
+            let keep = |m: &crate::semantic::EntryMeta| {
+                m.kind == record.kind
+                    && m.scope == record.scope
+                    && m.updated_at >= policy.window_start(now)
+                    && m.expires_at.is_none_or(|t| t > now)
+            };
+            let stored = match self.semantic.nearest(&*self.store, vector, 1, keep) {
+                Ok(hits) => hits.first().map(|h| (h.id, f64::from(h.score))),
+                Err(e) => {
+                    tracing::warn!("near-duplicate check skipped: {e}");
+                    None
+                }
+            };
+            let in_batch = ops[..i]
+                .iter()
+                .zip(&found)
+                .filter_map(|(earlier, dup)| match earlier {
+                    WriteOp::Insert { record: e, .. }
+                        if dup.is_none() && e.kind == record.kind && e.scope == record.scope =>
+                    {
+                        let v = e.vector.as_ref()?;
+                        Some((e.id, v.iter().zip(vector).map(|(a, b)| f64::from(a * b)).sum::<f64>()))
+                    }
+                    _ => None,
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            found[i] = [stored, in_batch]
+                .into_iter()
+                .flatten()
+                .filter(|(_, similarity)| policy.is_near_duplicate(*similarity))
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+        }
+        found
     }
 
     fn write_op(&self, op: ItemOp, now: i64) -> WriteOp {
@@ -111,6 +171,23 @@ fn raw_kind(args: &serde_json::Value, index: usize) -> Option<String> {
     cortex_domain::Kind::parse(name).map(|k| k.to_string())
 }
 
+fn near_duplicate(index: usize, op: &WriteOp, existing: Uuid, similarity: f64) -> ItemResult {
+    let kind = op_kind(op);
+    ItemResult {
+        index: index as i64,
+        status: ItemStatus::SkippedDedupe,
+        id: Some(existing.to_string()),
+        existing_id: Some(existing.to_string()),
+        reason: Some(format!(
+            "near-duplicate (cosine {similarity:.3}) of an existing {} in the same scope; send \"dedupe\": false to store it anyway",
+            kind.as_deref().unwrap_or("item")
+        )),
+        similarity: Some((similarity * 1000.0).round() / 1000.0),
+        kind,
+        error: None,
+    }
+}
+
 fn refused(index: usize, kind: Option<String>, error: &ValidationError) -> ItemResult {
     ItemResult {
         index: index as i64,
@@ -119,6 +196,7 @@ fn refused(index: usize, kind: Option<String>, error: &ValidationError) -> ItemR
         kind,
         existing_id: None,
         reason: None,
+        similarity: None,
         error: Some(ErrorBody::from(error)),
     }
 }
@@ -132,6 +210,7 @@ fn result_of(index: usize, op: &WriteOp, outcome: WriteOutcome) -> ItemResult {
         kind: kind.clone(),
         existing_id: None,
         reason,
+        similarity: None,
         error: None,
     };
     let path = |field: &str| format!("items[{index}].{field}");

@@ -27,6 +27,7 @@ pub struct MemoryService {
     inferred: InferredScope,
     db_label: String,
     semantic: semantic::Semantic,
+    near_duplicate_policy: cortex_domain::near_duplicate::NearDuplicatePolicy,
 }
 
 impl MemoryService {
@@ -38,6 +39,7 @@ impl MemoryService {
             inferred: config.scope.clone(),
             db_label: config.db_path.display().to_string(),
             semantic: semantic::Semantic::new(config.embedder.clone()),
+            near_duplicate_policy: config.near_duplicates,
         })
     }
 

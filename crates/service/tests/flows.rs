@@ -21,8 +21,7 @@ fn memory(branch: &str) -> Memory {
 fn open_at(path: &std::path::Path, branch: &str) -> MemoryService {
     let scope = InferredScope::fixed("acme", "api", branch);
     // These flows are lexical; semantic ones live in tests/semantic.rs.
-    MemoryService::open(&Config { db_path: path.to_path_buf(), scope, embedder: EmbedderChoice::None })
-        .unwrap()
+    MemoryService::open(&Config::new(path.to_path_buf(), scope, EmbedderChoice::None)).unwrap()
 }
 
 impl Memory {

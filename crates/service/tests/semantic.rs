@@ -11,7 +11,7 @@ use std::path::Path;
 
 fn open(path: &Path, embedder: EmbedderChoice) -> MemoryService {
     let scope = InferredScope::fixed("acme", "api", "main");
-    MemoryService::open(&Config { db_path: path.to_path_buf(), scope, embedder }).unwrap()
+    MemoryService::open(&Config::new(path.to_path_buf(), scope, embedder)).unwrap()
 }
 
 fn local() -> EmbedderChoice {
@@ -138,4 +138,47 @@ fn unrelated_queries_find_nothing_densely() {
         r.hits.iter().map(|h| (&h.title, h.score_parts.relevance)).collect::<Vec<_>>()
     );
     assert!(!r.suggestions.is_empty());
+}
+
+#[test]
+fn a_paraphrase_of_a_stored_item_is_a_near_duplicate_and_unrelated_text_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open(&dir.path().join("m.db"), local());
+    let first = store(
+        &m,
+        json!([{"kind": "decision", "content": "We moved user sessions from Redis to PostgreSQL."}]),
+    )
+    .remove(0);
+    let r = m
+        .store(&json!({"items": [
+            {"kind": "decision", "content": "User sessions were moved from Redis to PostgreSQL."},
+            {"kind": "decision", "content": "The billing worker runs every night at two."},
+            {"kind": "section", "content": "User sessions were moved from Redis to PostgreSQL."},
+            {"kind": "decision", "content": "User sessions were moved from Redis to PostgreSQL.", "dedupe": false},
+        ]}))
+        .unwrap();
+    let statuses: Vec<ItemStatus> = r.results.iter().map(|x| x.status).collect();
+    assert_eq!(
+        statuses,
+        vec![ItemStatus::SkippedDedupe, ItemStatus::Inserted, ItemStatus::Inserted, ItemStatus::Inserted],
+        "paraphrase caught; unrelated, other kind, and dedupe:false stored"
+    );
+    assert_eq!(r.results[0].existing_id.as_deref(), Some(first.as_str()));
+    assert!(r.results[0].similarity.unwrap() >= 0.85);
+    assert!(r.results[0].reason.as_deref().unwrap().contains("near-duplicate"));
+}
+
+#[test]
+fn near_duplicates_inside_one_batch_are_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open(&dir.path().join("m.db"), local());
+    let r = m
+        .store(&json!({"items": [
+            {"kind": "todo", "content": "Rotate the vault tokens every month."},
+            {"kind": "todo", "content": "Every month, rotate the vault tokens."},
+        ]}))
+        .unwrap();
+    assert_eq!(r.results[0].status, ItemStatus::Inserted);
+    assert_eq!(r.results[1].status, ItemStatus::SkippedDedupe);
+    assert_eq!(r.results[1].existing_id, r.results[0].id);
 }

@@ -1,0 +1,36 @@
+//! Near-duplicates: a new item whose meaning is already stored.
+//!
+//! An item is a near-duplicate of a live item of the same kind and the same full scope, updated
+//! within the window, when the cosine of their embeddings is at least the threshold. Exact
+//! duplicates (same normalized text) are caught before this, by hash.
+//!
+//! Defaults: threshold 0.85 — for all-MiniLM-L6-v2, rewordings of one fact score about 0.85–0.95
+//! while different facts about the same component score 0.5–0.8. Window 30 days — an agent
+//! re-storing what a recent session stored is the case to catch; a similar item months later is
+//! more often a new event (a recurring incident, a revisited decision) that deserves its own
+//! record.
+
+use crate::time::MILLIS_PER_DAY;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NearDuplicatePolicy {
+    pub threshold: f64,
+    pub window_days: i64,
+}
+
+impl Default for NearDuplicatePolicy {
+    fn default() -> Self {
+        NearDuplicatePolicy { threshold: 0.85, window_days: 30 }
+    }
+}
+
+impl NearDuplicatePolicy {
+    /// The oldest update time still inside the window, for an item stored at `now`.
+    pub fn window_start(&self, now: i64) -> i64 {
+        now - self.window_days * MILLIS_PER_DAY
+    }
+
+    pub fn is_near_duplicate(&self, cosine: f64) -> bool {
+        cosine >= self.threshold
+    }
+}

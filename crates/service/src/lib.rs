@@ -43,6 +43,11 @@ impl MemoryService {
         })
     }
 
+    /// Empties the query-embedding cache, so a benchmark times every embedding.
+    pub fn forget_query_embeddings(&self) {
+        self.semantic.forget_query_embeddings();
+    }
+
     pub fn inferred_scope(&self) -> &InferredScope {
         &self.inferred
     }

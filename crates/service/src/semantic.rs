@@ -140,6 +140,10 @@ impl Semantic {
         Ok(vector)
     }
 
+    pub fn forget_query_embeddings(&self) {
+        self.query_cache.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
     /// The `k` nearest items to `query` that `keep` accepts, after bringing the index up to date.
     pub fn nearest(
         &self,

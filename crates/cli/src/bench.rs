@@ -225,7 +225,7 @@ fn cold_starts(
                 send(
                     &mut stdin,
                     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                    "params": {"name": "memory_find", "arguments": {"query": q, "mode": "fast"}}}),
+                    "params": {"name": "memory_find", "arguments": {"query": q, "mode": mode}}}),
                 )?;
                 read_id(&mut stdout, id)?;
             }

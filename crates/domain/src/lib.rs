@@ -11,6 +11,7 @@
 //! - [`spelling`]: close-spelling suggestions
 //! - [`text`], [`time`], [`ttl`], [`limits`], [`git_remote`]: small shared rules
 
+pub mod chunking;
 pub mod error;
 pub mod find;
 pub mod fusion;

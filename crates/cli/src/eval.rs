@@ -182,6 +182,8 @@ fn evaluate(
         request.lexical_weight = weight;
         request.widen = Some(ScopeLevel::All);
         request.max_content_chars = 0;
+        // Every route's timing includes its own query embedding, as a fresh agent query would.
+        service.forget_query_embeddings();
         let started = Instant::now();
         let response = service.find_request(&request).map_err(|e| e.to_string())?;
         times.push(started.elapsed());

@@ -7,8 +7,10 @@
 //! item missing from a list scores 0 there. Score fusion keeps how much better the best hit is,
 //! which reciprocal-rank fusion throws away.
 //!
-//! [`LEXICAL_WEIGHT`] is a starting point, not yet tuned: the SciFact train queries are the
-//! place to tune it (and only they; report on the test queries).
+//! [`LEXICAL_WEIGHT`] was tuned on the SciFact **train** queries only (`cortex eval --split
+//! train --weights 0.2,…,0.7`): nDCG@10 0.718, 0.727, 0.730, **0.732**, 0.729, 0.726 for
+//! weights 0.2–0.7, against 0.702 lexical and 0.654 dense. On the test queries (reported, not
+//! tuned on) it gives 0.732 against 0.690 and 0.648. BENCHMARKS.md has the tables.
 
 use std::collections::HashMap;
 use std::hash::Hash;

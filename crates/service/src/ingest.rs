@@ -1,5 +1,6 @@
-//! The store flow: validate → normalize → hash (all in the domain) → scope → dedupe and
-//! write the whole batch in one transaction (the store) → one result per input item.
+//! The store flow: validate → normalize → hash (all in the domain) → scope → embed →
+//! near-duplicates → exact dedupe and write of the whole batch in one transaction (the store)
+//! → one result per input item.
 
 use crate::response::{ErrorBody, ItemResult, ItemStatus, StoreResponse, StoreSummary};
 use crate::{MemoryService, Result};
@@ -45,8 +46,24 @@ impl MemoryService {
         let (ops, positions) = (kept_ops, kept_positions);
         if !ops.is_empty() {
             let outcomes = self.store.write_batch(&ops)?;
+            // A near-duplicate of an earlier item of this batch must name the item that holds
+            // the knowledge in the end: that item's stored duplicate, if it was one.
+            let mut replaced: Vec<(String, String)> = Vec::new();
             for ((index, op), outcome) in positions.into_iter().zip(&ops).zip(outcomes) {
+                if let (WriteOp::Insert { record, .. }, WriteOutcome::Duplicate { existing_id, .. }) =
+                    (op, &outcome)
+                {
+                    replaced.push((record.id.to_string(), existing_id.to_string()));
+                }
                 results[index] = Some(result_of(index, op, outcome));
+            }
+            for result in results.iter_mut().flatten() {
+                if let Some((_, existing)) =
+                    replaced.iter().find(|(new, _)| result.existing_id.as_ref() == Some(new))
+                {
+                    result.existing_id = Some(existing.clone());
+                    result.id = Some(existing.clone());
+                }
             }
         }
         let results: Vec<ItemResult> = results.into_iter().flatten().collect();

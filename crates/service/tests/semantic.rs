@@ -182,3 +182,29 @@ fn near_duplicates_inside_one_batch_are_caught() {
     assert_eq!(r.results[1].status, ItemStatus::SkippedDedupe);
     assert_eq!(r.results[1].existing_id, r.results[0].id);
 }
+
+#[test]
+fn a_near_duplicate_of_a_batch_item_that_was_itself_a_duplicate_names_the_stored_item() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open(&dir.path().join("m.db"), local());
+    let stored = store(
+        &m,
+        json!([{"kind": "todo", "content": "Upgrade the ingress controller.", "idempotency_key": "k"}]),
+    )
+    .remove(0);
+    let r = m
+        .store(&json!({"items": [
+            // Unlike the stored text, so no near-duplicate; but its idempotency key is taken,
+            // which only the write transaction finds out.
+            {"kind": "todo", "content": "Rotate the vault tokens every month.", "idempotency_key": "k"},
+            // A paraphrase of the item above: a near-duplicate within the batch.
+            {"kind": "todo", "content": "Every month, rotate the vault tokens."},
+        ]}))
+        .unwrap();
+    assert!(r.results[0].reason.as_deref().unwrap().contains("idempotency_key"));
+    assert!(r.results[1].reason.as_deref().unwrap().contains("near-duplicate"));
+    for result in &r.results {
+        assert_eq!(result.status, ItemStatus::SkippedDedupe);
+        assert_eq!(result.existing_id.as_deref(), Some(stored.as_str()), "{result:?}");
+    }
+}

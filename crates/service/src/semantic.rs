@@ -5,9 +5,8 @@
 //! any connection commits. When it moved, the rows updated since the last load are read and
 //! upserted or removed. A first load reads every vector once.
 
-use cortex_domain::{Kind, Scope};
 use cortex_embed::{EmbedError, Embedder, LocalModel, MINILM_DIMENSION};
-use cortex_store::{Result as StoreResult, Store, VectorRow};
+use cortex_store::{ItemFacts, Result as StoreResult, Store, VectorRow};
 use cortex_vector::{Scored, VectorIndex};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -19,16 +18,8 @@ pub enum EmbedderChoice {
     None,
 }
 
-/// What the dense route filters on, per indexed item.
-#[derive(Debug, Clone)]
-pub struct EntryMeta {
-    pub kind: Kind,
-    pub scope: Scope,
-    pub updated_at: i64,
-    pub expires_at: Option<i64>,
-    pub status: Option<String>,
-    pub tags: Vec<String>,
-}
+/// What the dense route filters on, per indexed item: the store's facts about it.
+pub type EntryMeta = ItemFacts;
 
 struct IndexState {
     index: VectorIndex<EntryMeta>,
@@ -175,7 +166,7 @@ fn refresh(state: &mut IndexState, store: &dyn Store) -> StoreResult<()> {
     // (another process, a coarse clock) is not skipped; upserts make re-reading harmless.
     let rows = store.vectors_changed_since(state.watermark.saturating_sub(REREAD_MARGIN_MS))?;
     for row in rows {
-        state.watermark = state.watermark.max(row.updated_at);
+        state.watermark = state.watermark.max(row.facts.updated_at);
         apply(&mut state.index, row);
     }
     state.counter = Some(counter);
@@ -185,15 +176,7 @@ fn refresh(state: &mut IndexState, store: &dyn Store) -> StoreResult<()> {
 fn apply(index: &mut VectorIndex<EntryMeta>, row: VectorRow) {
     match row.vector {
         Some(vector) if !row.deleted => {
-            let meta = EntryMeta {
-                kind: row.kind,
-                scope: row.scope,
-                updated_at: row.updated_at,
-                expires_at: row.expires_at,
-                status: row.status,
-                tags: row.tags,
-            };
-            index.upsert(row.id, &vector, meta);
+            index.upsert(row.id, &vector, row.facts);
         }
         _ => index.remove(row.id),
     }

@@ -118,16 +118,22 @@ pub struct Candidate {
     pub snippet: String,
 }
 
-/// A changed item as the vector index needs it: enough to filter and score, nothing more.
+/// What a vector index filters on, per item.
 #[derive(Debug, Clone)]
-pub struct VectorRow {
-    pub id: Uuid,
+pub struct ItemFacts {
     pub kind: Kind,
     pub scope: Scope,
     pub updated_at: i64,
     pub expires_at: Option<i64>,
     pub status: Option<String>,
     pub tags: Vec<String>,
+}
+
+/// A changed item as the vector index needs it: enough to filter and score, nothing more.
+#[derive(Debug, Clone)]
+pub struct VectorRow {
+    pub id: Uuid,
+    pub facts: ItemFacts,
     /// Deleted items come back too, so an index can drop them.
     pub deleted: bool,
     pub vector: Option<Vec<f32>>,

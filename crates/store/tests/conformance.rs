@@ -285,7 +285,7 @@ fn vectors_follow_their_items(f: &Fixture) {
     let rows = f.store.vectors_changed_since(0).unwrap();
     let row = rows.iter().find(|r| r.id == with_vector.id).unwrap();
     assert_eq!(row.vector.as_deref(), Some(&[0.5, -0.25, 1.0][..]));
-    assert_eq!((row.kind, row.deleted), (Kind::Section, false));
+    assert_eq!((row.facts.kind, row.deleted), (Kind::Section, false));
     assert!(rows.iter().find(|r| r.id == without.id).unwrap().vector.is_none());
     assert!(f.store.vectors_changed_since(NOW + 1).unwrap().is_empty());
 

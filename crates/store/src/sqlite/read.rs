@@ -4,7 +4,8 @@ use super::fts::match_expression;
 use super::migrate::current_version;
 use super::row::{COLUMN_COUNT, COLUMNS, from_row, scope_at};
 use crate::{
-    Candidate, Combine, Filters, LexicalMatch, LexicalQuery, Result, Stats, StoreError, StoredItem, VectorRow,
+    Candidate, Combine, Filters, ItemFacts, LexicalMatch, LexicalQuery, Result, Stats, StoreError,
+    StoredItem, VectorRow,
 };
 use cortex_domain::query::ParsedQuery;
 use rusqlite::types::Value as SqlValue;
@@ -213,15 +214,17 @@ pub fn vectors_changed_since(conn: &Connection, since: i64) -> Result<Vec<Vector
         let tags: String = row.get(14)?;
         out.push(VectorRow {
             id: Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("id {id}: {e}")))?,
-            kind: cortex_domain::Kind::parse(&kind)
-                .ok_or_else(|| StoreError::Corrupt(format!("kind {kind}")))?,
-            scope: scope_at(row, 2)?,
-            updated_at: row.get(9)?,
-            expires_at: row.get(10)?,
+            facts: ItemFacts {
+                kind: cortex_domain::Kind::parse(&kind)
+                    .ok_or_else(|| StoreError::Corrupt(format!("kind {kind}")))?,
+                scope: scope_at(row, 2)?,
+                updated_at: row.get(9)?,
+                expires_at: row.get(10)?,
+                status: row.get(13)?,
+                tags: serde_json::from_str(&tags).map_err(|e| StoreError::Corrupt(format!("tags: {e}")))?,
+            },
             deleted: row.get(11)?,
             vector: blob.map(|b| super::row::vector_from_blob(&b)),
-            status: row.get(13)?,
-            tags: serde_json::from_str(&tags).map_err(|e| StoreError::Corrupt(format!("tags: {e}")))?,
         });
     }
     Ok(out)

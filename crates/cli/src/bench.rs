@@ -7,9 +7,9 @@ use crate::output;
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService};
+use cortex_store::DbTarget;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
@@ -31,9 +31,14 @@ pub struct BenchArgs {
     /// `fast` ones.
     #[arg(long)]
     semantic: bool,
+    /// Also run every size on this PostgreSQL database, beside SQLite. It must be a scratch
+    /// database: its items are deleted before each size.
+    #[arg(long, env = "CORTEX_BENCH_POSTGRES")]
+    postgres: Option<String>,
 }
 
 struct Row {
+    backend: &'static str,
     size: usize,
     store_per_sec: f64,
     find_p50: Duration,
@@ -52,18 +57,28 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let mut rows = Vec::new();
     for &size in &args.sizes {
-        tracing::info!(size, "benchmarking");
-        rows.push(bench_size(size, &args, &dir)?);
+        tracing::info!(size, "benchmarking on SQLite");
+        let file = dir.join(format!("bench-{size}.db"));
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+        }
+        rows.push(bench_size("sqlite", size, &args, &file.display().to_string())?);
+        if let Some(url) = &args.postgres {
+            tracing::info!(size, "benchmarking on PostgreSQL");
+            empty_postgres(url)?;
+            rows.push(bench_size("postgres", size, &args, url)?);
+        }
     }
     let _ = std::fs::remove_dir_all(&temp);
     let mode = if args.semantic { "auto" } else { "fast" };
     output::line(&format!(
-        "| items | store items/s (batches of 100) | {mode} find p50 | p95 | p99 | mean hits | cold start to tools/list p50 | p95 | server RSS after finds | db size |"
+        "| backend | items | store items/s (batches of 100) | {mode} find p50 | p95 | p99 | mean hits | cold start to tools/list p50 | p95 | server RSS after finds | db size |"
     ));
-    output::line("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    output::line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in rows {
         output::line(&format!(
-            "| {} | {:.0} | {:.2} ms | {:.2} ms | {:.2} ms | {:.1} | {:.0} ms | {:.0} ms | {:.1} MiB | {:.1} MiB |",
+            "| {} | {} | {:.0} | {:.2} ms | {:.2} ms | {:.2} ms | {:.1} | {:.0} ms | {:.0} ms | {:.1} MiB | {:.1} MiB |",
+            r.backend,
             r.size,
             r.store_per_sec,
             ms(r.find_p50),
@@ -102,16 +117,21 @@ fn bench_scope() -> InferredScope {
     InferredScope::fixed("acme", "api", "main")
 }
 
-fn bench_size(size: usize, args: &BenchArgs, dir: &Path) -> Result<Row, String> {
-    let db = dir.join(format!("bench-{size}.db"));
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
-    }
+/// Deletes every item (and the recorded embedding model) of the scratch PostgreSQL database.
+fn empty_postgres(url: &str) -> Result<(), String> {
+    let store = cortex_store::open(&DbTarget::parse(url)).map_err(|e| e.to_string())?;
+    store.execute_raw("TRUNCATE items, lexicon").map_err(|e| e.to_string())?;
+    store.execute_raw("DELETE FROM store_meta").map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// One backend at one size; `db` is what `--db` would be given (the database is empty).
+fn bench_size(backend: &'static str, size: usize, args: &BenchArgs, db: &str) -> Result<Row, String> {
     // Without --semantic, no embedder: the lexical path of issue 2 alone.
     let embedder =
         if args.semantic { cortex_service::config::embedder_from_env() } else { EmbedderChoice::None };
     let mode = if args.semantic { "auto" } else { "fast" };
-    let config = Config::new(db.clone(), bench_scope(), embedder);
+    let config = Config::new(DbTarget::parse(db), bench_scope(), embedder);
     let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
 
     // Store: the whole corpus in batches of 100, as an agent's client would send them.
@@ -152,11 +172,12 @@ fn bench_size(size: usize, args: &BenchArgs, dir: &Path) -> Result<Row, String> 
         hits += response.hits.len();
     }
     times.sort();
+    let db_mib = service.stats().map_err(|e| e.to_string())?.bytes as f64 / (1024.0 * 1024.0);
     drop(service);
 
-    let (starts, server_rss_kib) = cold_starts(&db, args.starts, &queries, mode)?;
-    let db_mib = std::fs::metadata(&db).map(|m| m.len() as f64 / (1024.0 * 1024.0)).unwrap_or(0.0);
+    let (starts, server_rss_kib) = cold_starts(db, args.starts, &queries, mode)?;
     Ok(Row {
+        backend,
         size,
         store_per_sec: size as f64 / stored_time.as_secs_f64(),
         find_p50: percentile(&times, 50.0),
@@ -173,7 +194,7 @@ fn bench_size(size: usize, args: &BenchArgs, dir: &Path) -> Result<Row, String> 
 /// Starts `cortex serve` on the database `runs` times and times spawn → `tools/list` answer.
 /// On the last run, also sends finds and reads the server's peak RSS before it exits.
 fn cold_starts(
-    db: &Path,
+    db: &str,
     runs: usize,
     queries: &[String],
     mode: &str,

@@ -46,7 +46,8 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
         );
     }
     let service =
-        MemoryService::open(&Config::new(db.clone(), scope, embedder)).map_err(|e| e.to_string())?;
+        MemoryService::open(&Config::new(cortex_store::DbTarget::Sqlite(db.clone()), scope, embedder))
+            .map_err(|e| e.to_string())?;
     let id_map = PathBuf::from(format!("{}.ids.json", db.display()));
     let doc_of = if fresh || !id_map.exists() {
         let doc_of = load_corpus(&service, &args.dataset)?;

@@ -5,6 +5,7 @@ mod bench;
 mod corpus;
 mod eval;
 mod output;
+mod transfer;
 
 use clap::{Parser, Subcommand};
 use cortex_service::{Config, MemoryService, ServiceError};
@@ -17,9 +18,11 @@ use std::sync::Arc;
 #[derive(Parser)]
 #[command(name = "cortex", version, about = "Cortex Memory: a memory server for AI coding agents (MCP)")]
 struct Cli {
-    /// SQLite database file [default: <user data dir>/cortex/memory.db]
+    /// A SQLite file path, or a PostgreSQL URL (postgres://user:password@host:port/database)
+    /// [default: <user data dir>/cortex/memory.db]. With PostgreSQL, CORTEX_DB_READ_URL sends
+    /// finds to a read replica and CORTEX_DB_POOL_SIZE sets connections per pool (default 8).
     #[arg(long, global = true, env = "CORTEX_DB")]
-    db: Option<PathBuf>,
+    db: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -66,6 +69,21 @@ enum Command {
     Stats,
     /// Database, schema version, inferred scope and what is enabled.
     Doctor,
+    /// Apply pending schema migrations (serve does this too at start-up) and print the
+    /// schema version. A migration changed since it was applied is refused.
+    Migrate,
+    /// Write the whole memory (deleted items and vectors included) as JSON Lines.
+    Export {
+        /// The file to write [default: stdout].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Read a file written by `cortex export` into this database (ids, timestamps and scopes
+    /// kept; items already present are left alone), then verify every item arrived.
+    Import {
+        /// The export file.
+        file: PathBuf,
+    },
     /// Measure store throughput, find latency, cold start and memory on a synthetic corpus.
     Bench(bench::BenchArgs),
     /// Retrieval quality on a BEIR-layout dataset, per route (lexical, dense, hybrid).
@@ -118,7 +136,7 @@ fn model_location() -> cortex_embed::ModelLocation {
     cortex_embed::locate_model(std::env::var_os("CORTEX_MODEL_DIR").map(PathBuf::from))
 }
 
-fn open(db: Option<PathBuf>) -> Result<MemoryService, String> {
+fn open(db: Option<String>) -> Result<MemoryService, String> {
     let workdir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let config = Config::resolve(db, &workdir);
     MemoryService::open(&config).map_err(|e| e.to_string())
@@ -140,9 +158,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 .enable_all()
                 .build()
                 .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-            let result = runtime.block_on(cortex_mcp::serve_stdio(service));
+            let result = runtime.block_on(cortex_mcp::serve_stdio(service.clone()));
             // A blocked stdin read must not hold the process after the client is gone.
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+            // The last reference is dropped here, outside the runtime: closing PostgreSQL
+            // connections blocks, which is forbidden on an async worker thread.
+            drop(service);
             result.map(|()| ExitCode::SUCCESS)
         }
         Command::Store { json, file } => {
@@ -219,6 +240,25 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 output::json(r);
                 ExitCode::SUCCESS
             })
+        }
+        Command::Migrate => {
+            let service = open(cli.db)?;
+            respond(service.stats(), |r| {
+                output::json(&json!({ "database": r.database, "schema_version": r.schema_version }));
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Export { out } => {
+            let service = open(cli.db)?;
+            let count = transfer::export(&service, out.as_deref())?;
+            tracing::info!(items = count, "exported");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Import { file } => {
+            let service = open(cli.db)?;
+            let report = transfer::import(&service, &file)?;
+            output::json(&report);
+            Ok(ExitCode::SUCCESS)
         }
         Command::Bench(args) => bench::run(args),
         Command::Eval(args) => eval::run(args),

@@ -1,22 +1,34 @@
-//! The `cortex` binary driven as a user would: subcommands, exit codes, and the rule that in
-//! `serve` stdout carries only JSON-RPC.
+//! The `cortex` binary driven as a user would, on each backend: subcommands, exit codes, the
+//! rule that in `serve` stdout carries only JSON-RPC, and moving a memory between backends.
 
+use cortex_testdb::{TestDb, per_backend};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Output, Stdio};
 
-struct Env {
+per_backend!(
+    store_from_stdin_then_find_as_json_and_as_a_table,
+    store_takes_an_argument_or_a_file_and_refusals_exit_2,
+    stats_and_doctor_report_the_database_and_scope,
+    serve_speaks_only_json_rpc_on_stdout_and_exits_cleanly_when_the_client_leaves,
+    a_tampered_database_is_refused_with_a_clear_message,
+    migrate_reports_the_schema_version,
+);
+
+/// The binary run in a fresh working folder on one test database.
+struct Env<'a> {
     dir: tempfile::TempDir,
+    db: &'a TestDb,
 }
 
-impl Env {
-    fn new() -> Env {
-        Env { dir: tempfile::tempdir().unwrap() }
+impl Env<'_> {
+    fn new(db: &TestDb) -> Env<'_> {
+        Env { dir: tempfile::tempdir().unwrap(), db }
     }
 
     fn cortex(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cortex"));
-        cmd.env("CORTEX_DB", self.dir.path().join("m.db"))
+        cmd.env("CORTEX_DB", self.db.db_arg())
             .env("CORTEX_ORG", "acme")
             .env("CORTEX_PROJECT", "api")
             .env("CORTEX_BRANCH", "main")
@@ -48,9 +60,8 @@ fn stdout_json(out: &Output) -> Value {
         .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
-#[test]
-fn store_from_stdin_then_find_as_json_and_as_a_table() {
-    let env = Env::new();
+fn store_from_stdin_then_find_as_json_and_as_a_table(db: &TestDb) {
+    let env = Env::new(db);
     let out = env.run(
         &["store"],
         Some(r#"{"kind": "section", "data": {"title": "Backups", "body": "Nightly pgbackrest snapshots"}}"#),
@@ -68,9 +79,8 @@ fn store_from_stdin_then_find_as_json_and_as_a_table() {
     assert!(table.contains("Backups") && table.contains("**pgbackrest**"), "{table}");
 }
 
-#[test]
-fn store_takes_an_argument_or_a_file_and_refusals_exit_2() {
-    let env = Env::new();
+fn store_takes_an_argument_or_a_file_and_refusals_exit_2(db: &TestDb) {
+    let env = Env::new(db);
     let file = env.dir.path().join("items.json");
     std::fs::write(&file, r#"[{"kind": "todo", "content": "one"}, {"kind": "todo", "content": "two"}]"#)
         .unwrap();
@@ -86,24 +96,22 @@ fn store_takes_an_argument_or_a_file_and_refusals_exit_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not JSON"));
 }
 
-#[test]
-fn stats_and_doctor_report_the_database_and_scope() {
-    let env = Env::new();
+fn stats_and_doctor_report_the_database_and_scope(db: &TestDb) {
+    let env = Env::new(db);
     env.run(&["store", r#"{"kind": "todo", "content": "count me"}"#], None);
     let stats = stdout_json(&env.run(&["stats"], None));
     assert_eq!(stats["items"], 1);
     assert_eq!(stats["by_kind"][0]["kind"], "todo");
     let doctor = stdout_json(&env.run(&["doctor"], None));
-    assert_eq!(doctor["schema_version"], cortex_store::sqlite::MIGRATIONS.len() as i64);
+    assert_eq!(doctor["schema_version"], db.target().latest_schema_version());
     assert_eq!(doctor["scope"]["scope"]["branch"], "main");
     assert_eq!(doctor["scope"]["branch_from"], "environment");
     let semantic = doctor["semantic_search"].as_str().unwrap();
     assert!(semantic.starts_with("enabled") || semantic.contains("cortex model install"), "{semantic}");
 }
 
-#[test]
-fn serve_speaks_only_json_rpc_on_stdout_and_exits_cleanly_when_the_client_leaves() {
-    let env = Env::new();
+fn serve_speaks_only_json_rpc_on_stdout_and_exits_cleanly_when_the_client_leaves(db: &TestDb) {
+    let env = Env::new(db);
     let mut child = env
         .cortex()
         .arg("serve")
@@ -138,15 +146,110 @@ fn serve_speaks_only_json_rpc_on_stdout_and_exits_cleanly_when_the_client_leaves
     assert!(stderr.contains("cortex serving MCP on stdio"), "logs go to stderr: {stderr}");
 }
 
-#[test]
-fn a_tampered_database_is_refused_with_a_clear_message() {
-    let env = Env::new();
+fn a_tampered_database_is_refused_with_a_clear_message(db: &TestDb) {
+    let env = Env::new(db);
     env.run(&["stats"], None);
     // Simulate a migration edited after it was applied.
-    let store = cortex_store::SqliteStore::open(&env.dir.path().join("m.db")).unwrap();
+    let store = db.open();
     store.execute_raw("UPDATE schema_migrations SET checksum = 'edited'").unwrap();
     drop(store);
     let out = env.run(&["stats"], None);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to start"));
+}
+
+fn migrate_reports_the_schema_version(db: &TestDb) {
+    let env = Env::new(db);
+    let out = env.run(&["migrate"], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout_json(&out)["schema_version"], db.target().latest_schema_version());
+}
+
+/// SQLite → PostgreSQL → SQLite through `export` and `import`: every item arrives with its id,
+/// timestamps, scope, deletion and vector, and a second import adds nothing.
+#[test]
+fn a_memory_moves_between_backends_and_back_unchanged() {
+    const N: usize = 321;
+    let (sqlite, postgres, back) = (TestDb::sqlite(), TestDb::postgres(), TestDb::sqlite());
+    let source = Env::new(&sqlite);
+    // dedupe off: with the embedder on, these similar texts would be near-duplicates.
+    let items: Vec<Value> = (0..N)
+        .map(|i| {
+            json!({"kind": "todo", "content": format!("task number {i}"), "dedupe": false,
+                        "scope": {"service": format!("svc{}", i % 3)}})
+        })
+        .collect();
+    for chunk in items.chunks(100) {
+        let out = source.run(&["store"], Some(&Value::Array(chunk.to_vec()).to_string()));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let first = stdout_json(&source.run(&["find", "task", "--json", "--mode", "fast", "--limit", "1"], None));
+    let deleted_id = first["hits"][0]["id"].as_str().unwrap().to_string();
+    source.run(&["store", &json!({"operation": "delete", "id": deleted_id}).to_string()], None);
+
+    let file = source.dir.path().join("memory.jsonl");
+    let out = source.run(&["export", "--out", file.to_str().unwrap()], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(text.lines().count(), N + 2, "header, items, end line");
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let item: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    if header["embedding_model"].is_string() {
+        assert_eq!(item["vector"].as_array().map(Vec::len), Some(384), "vectors travel with their items");
+    }
+
+    let target = Env::new(&postgres);
+    let report = stdout_json(&target.run(&["import", file.to_str().unwrap()], None));
+    assert_eq!((report["items"].as_u64(), report["imported"].as_u64()), (Some(N as u64), Some(N as u64)));
+    assert_eq!(report["verified"], N);
+    let again = stdout_json(&target.run(&["import", file.to_str().unwrap()], None));
+    assert_eq!((again["imported"].as_u64(), again["already_present"].as_u64()), (Some(0), Some(N as u64)));
+    assert_eq!(stdout_json(&target.run(&["stats"], None))["items"], N - 1, "the deleted item stays deleted");
+
+    let round_trip = target.dir.path().join("back.jsonl");
+    let out = target.run(&["export", "--out", round_trip.to_str().unwrap()], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let home = Env::new(&back);
+    assert_eq!(stdout_json(&home.run(&["import", round_trip.to_str().unwrap()], None))["imported"], N);
+    let out = home.run(&["export", "--out", home.dir.path().join("again.jsonl").to_str().unwrap()], None);
+    assert!(out.status.success());
+    let lines = |path: &std::path::Path| -> Vec<Value> {
+        std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    assert_eq!(lines(&file), lines(&home.dir.path().join("again.jsonl")), "the memory came back unchanged");
+}
+
+#[test]
+fn a_truncated_export_imports_nothing() {
+    let (sqlite, target_db) = (TestDb::sqlite(), TestDb::sqlite());
+    let source = Env::new(&sqlite);
+    source
+        .run(&["store", r#"[{"kind": "todo", "content": "one"}, {"kind": "todo", "content": "two"}]"#], None);
+    let file = source.dir.path().join("m.jsonl");
+    source.run(&["export", "--out", file.to_str().unwrap()], None);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let cut: Vec<&str> = text.lines().take(2).collect();
+    std::fs::write(&file, cut.join("\n")).unwrap();
+    let target = Env::new(&target_db);
+    let out = target.run(&["import", file.to_str().unwrap()], None);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cut short"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout_json(&target.run(&["stats"], None))["items"], 0);
+}
+
+#[test]
+fn an_unreachable_postgres_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cortex"))
+        .args(["--db", "postgres://cortex@127.0.0.1:1/nowhere", "stats"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("127.0.0.1:1") && stderr.contains("running and reachable"), "{stderr}");
 }

@@ -3,12 +3,13 @@
 use crate::scope_inference::{self, InferredScope};
 use crate::semantic::EmbedderChoice;
 use cortex_domain::near_duplicate::NearDuplicatePolicy;
+use cortex_store::{DbTarget, PoolConfig};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The SQLite file.
-    pub db_path: PathBuf,
+    /// The SQLite file or the PostgreSQL server.
+    pub db: DbTarget,
     pub scope: InferredScope,
     pub embedder: EmbedderChoice,
     pub near_duplicates: NearDuplicatePolicy,
@@ -16,17 +17,44 @@ pub struct Config {
 
 impl Config {
     /// A config given outright, with the default near-duplicate policy.
-    pub fn new(db_path: PathBuf, scope: InferredScope, embedder: EmbedderChoice) -> Config {
-        Config { db_path, scope, embedder, near_duplicates: NearDuplicatePolicy::default() }
+    pub fn new(db: DbTarget, scope: InferredScope, embedder: EmbedderChoice) -> Config {
+        Config { db, scope, embedder, near_duplicates: NearDuplicatePolicy::default() }
     }
 
-    /// `db` from `--db` (the CLI also reads `CORTEX_DB` into it); else the user's data dir.
-    /// Scope from the environment and the git checkout around `workdir`.
-    pub fn resolve(db: Option<PathBuf>, workdir: &Path) -> Config {
-        let db_path = db.unwrap_or_else(default_db_path);
+    /// `db` from `--db` (the CLI also reads `CORTEX_DB` into it): a SQLite file path or a
+    /// `postgres://` URL; else the SQLite file in the user's data dir. For PostgreSQL,
+    /// [`postgres_from_env`] adds the read replica and pool size. Scope from the environment
+    /// and the git checkout around `workdir`.
+    pub fn resolve(db: Option<String>, workdir: &Path) -> Config {
+        let db = match db.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+            Some(text) => postgres_from_env(DbTarget::parse(text)),
+            None => DbTarget::Sqlite(default_db_path()),
+        };
         let scope = scope_inference::infer(workdir, |k| std::env::var(k).ok());
-        Config { db_path, scope, embedder: embedder_from_env(), near_duplicates: near_duplicates_from_env() }
+        Config { db, scope, embedder: embedder_from_env(), near_duplicates: near_duplicates_from_env() }
     }
+}
+
+/// For a PostgreSQL target: `CORTEX_DB_READ_URL` (finds go to this replica; writes and
+/// reads-after-write stay on the primary) and `CORTEX_DB_POOL_SIZE` (connections per pool,
+/// default 8). Other targets are returned as they are.
+pub fn postgres_from_env(target: DbTarget) -> DbTarget {
+    postgres_from_vars(target, |key| std::env::var(key).ok())
+}
+
+fn postgres_from_vars(target: DbTarget, var: impl Fn(&str) -> Option<String>) -> DbTarget {
+    let DbTarget::Postgres { url, .. } = target else { return target };
+    let read = |key: &str| var(key).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let mut pool = PoolConfig::default();
+    if let Some(v) = read("CORTEX_DB_POOL_SIZE") {
+        match v.parse::<u32>() {
+            Ok(n) if (1..=1000).contains(&n) => pool.size = n,
+            _ => {
+                tracing::warn!("CORTEX_DB_POOL_SIZE={v} is not a number from 1 to 1000; using {}", pool.size)
+            }
+        }
+    }
+    DbTarget::Postgres { url, read_url: read("CORTEX_DB_READ_URL"), pool }
 }
 
 /// `<data dir>/cortex/memory.db`: `~/.local/share/cortex/memory.db` on Linux,
@@ -71,4 +99,31 @@ pub fn near_duplicates_from_env() -> NearDuplicatePolicy {
         }
     }
     policy
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgres_reads_its_replica_and_pool_size_from_the_environment() {
+        let vars = |key: &str| match key {
+            "CORTEX_DB_READ_URL" => Some("postgres://replica/db".to_string()),
+            "CORTEX_DB_POOL_SIZE" => Some(" 16 ".to_string()),
+            _ => None,
+        };
+        let target = postgres_from_vars(DbTarget::parse("postgres://primary/db"), vars);
+        assert_eq!(
+            target,
+            DbTarget::Postgres {
+                url: "postgres://primary/db".into(),
+                read_url: Some("postgres://replica/db".into()),
+                pool: PoolConfig { size: 16 },
+            }
+        );
+        let bad = postgres_from_vars(DbTarget::parse("postgres://p/db"), |_| Some("lots".to_string()));
+        assert!(matches!(bad, DbTarget::Postgres { pool: PoolConfig { size: 8 }, .. }));
+        let file = postgres_from_vars(DbTarget::parse("m.db"), vars);
+        assert_eq!(file, DbTarget::Sqlite("m.db".into()));
+    }
 }

@@ -6,7 +6,7 @@ use crate::response::{ErrorBody, ItemResult, ItemStatus, StoreResponse, StoreSum
 use crate::{MemoryService, Result};
 use cortex_domain::item::{ItemOp, NewItem, parse_store_request};
 use cortex_domain::{ErrorCode, Scope, ValidationError};
-use cortex_store::{DuplicateReason, Record, WriteOp, WriteOutcome};
+use cortex_store::{DuplicateReason, Filters, Record, WriteOp, WriteOutcome};
 use uuid::Uuid;
 
 impl MemoryService {
@@ -79,7 +79,7 @@ impl MemoryService {
                 WriteOp::Insert { record, .. } | WriteOp::Update { record } => {
                     Some(format!("{}\n{}", record.title, record.body))
                 }
-                WriteOp::Delete { .. } => None,
+                WriteOp::Delete { .. } | WriteOp::Import { .. } => None,
             })
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -101,13 +101,16 @@ impl MemoryService {
         for (i, op) in ops.iter().enumerate() {
             let WriteOp::Insert { record, dedupe: true } = op else { continue };
             let Some(vector) = &record.vector else { continue };
-            let keep = |m: &crate::semantic::EntryMeta| {
-                m.kind == record.kind
-                    && m.scope == record.scope
-                    && m.updated_at >= policy.window_start(now)
-                    && m.expires_at.is_none_or(|t| t > now)
+            let same_place = Filters {
+                kinds: vec![record.kind],
+                scope_equals: Filters::exact_scope(&record.scope),
+                since: Some(policy.window_start(now)),
+                until: None,
+                tags: Vec::new(),
+                status: None,
+                now,
             };
-            let stored = match self.semantic.nearest(&*self.store, vector, 1, keep) {
+            let stored = match self.semantic.nearest(&*self.store, vector, 1, &same_place) {
                 Ok(hits) => hits.first().map(|h| (h.id, f64::from(h.score))),
                 Err(e) => {
                     tracing::warn!("near-duplicate check skipped: {e}");
@@ -179,6 +182,7 @@ fn op_kind(op: &WriteOp) -> Option<String> {
     match op {
         WriteOp::Insert { record, .. } | WriteOp::Update { record } => Some(record.kind.to_string()),
         WriteOp::Delete { kind, .. } => kind.map(|k| k.to_string()),
+        WriteOp::Import { item, .. } => Some(item.record.kind.to_string()),
     }
 }
 
@@ -246,6 +250,7 @@ fn result_of(index: usize, op: &WriteOp, outcome: WriteOutcome) -> ItemResult {
                 DuplicateReason::ContentHash => format!(
                     "exact duplicate (same normalized text) of an existing {what} in the same scope; send \"dedupe\": false to store it anyway"
                 ),
+                DuplicateReason::SameId => format!("an {what} with this id is already stored"),
             };
             ItemResult {
                 existing_id: Some(existing_id.to_string()),

@@ -14,11 +14,12 @@ pub mod response;
 pub mod scope_inference;
 mod search;
 pub mod semantic;
+pub mod transfer;
 
 pub use config::Config;
 pub use error::{Result, ServiceError};
 
-use cortex_store::{SqliteStore, Store};
+use cortex_store::Store;
 use scope_inference::InferredScope;
 use std::sync::Arc;
 
@@ -31,13 +32,13 @@ pub struct MemoryService {
 }
 
 impl MemoryService {
-    /// Opens the embedded SQLite store named by the config.
+    /// Opens (creating and migrating as needed) the store named by the config.
     pub fn open(config: &Config) -> Result<MemoryService> {
-        let store = SqliteStore::open(&config.db_path)?;
+        let store = cortex_store::open(&config.db)?;
         Ok(MemoryService {
-            store: Arc::new(store),
+            db_label: store.label(),
+            store,
             inferred: config.scope.clone(),
-            db_label: config.db_path.display().to_string(),
             semantic: semantic::Semantic::new(config.embedder.clone()),
             near_duplicate_policy: config.near_duplicates,
         })

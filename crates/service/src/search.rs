@@ -169,19 +169,7 @@ impl MemoryService {
         k: usize,
     ) -> std::result::Result<Vec<Scored<EntryMeta>>, String> {
         let query = self.semantic.embed_query(text)?;
-        let keep = |m: &EntryMeta| {
-            (filters.kinds.is_empty() || filters.kinds.contains(&m.kind))
-                && filters
-                    .scope_equals
-                    .iter()
-                    .all(|(field, value)| m.scope.get(field) == Some(value.as_str()))
-                && m.expires_at.is_none_or(|t| t > filters.now)
-                && filters.since.is_none_or(|t| m.updated_at >= t)
-                && filters.until.is_none_or(|t| m.updated_at < t)
-                && filters.status.as_ref().is_none_or(|s| m.status.as_ref() == Some(s))
-                && filters.tags.iter().all(|t| m.tags.contains(t))
-        };
-        let mut found = self.semantic.nearest(&*self.store, &query, k, keep).map_err(|e| e.to_string())?;
+        let mut found = self.semantic.nearest(&*self.store, &query, k, filters).map_err(|e| e.to_string())?;
         found.retain(|s| f64::from(s.score) >= fusion::MIN_DENSE_SIMILARITY);
         Ok(found)
     }

@@ -6,7 +6,7 @@
 //! upserted or removed. A first load reads every vector once.
 
 use cortex_embed::{EmbedError, Embedder, LocalModel, MINILM_DIMENSION};
-use cortex_store::{ItemFacts, Result as StoreResult, Store, VectorRow};
+use cortex_store::{Filters, ItemFacts, Result as StoreResult, Store, VectorRow};
 use cortex_vector::{Scored, VectorIndex};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -42,7 +42,7 @@ const QUERY_CACHE_SIZE: usize = 512;
 const REREAD_MARGIN_MS: i64 = 10_000;
 
 /// Store metadata key recording the model the vectors came from.
-const MODEL_KEY: &str = "embedding_model";
+pub(crate) const MODEL_KEY: &str = "embedding_model";
 
 impl Semantic {
     pub fn new(choice: EmbedderChoice) -> Semantic {
@@ -135,17 +135,25 @@ impl Semantic {
         self.query_cache.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
-    /// The `k` nearest items to `query` that `keep` accepts, after bringing the index up to date.
+    /// The `k` nearest live items to `query` that pass `filters`: searched by the database
+    /// when it can (PostgreSQL's HNSW index), else by the in-process index, brought up to date
+    /// first.
     pub fn nearest(
         &self,
         store: &dyn Store,
         query: &[f32],
         k: usize,
-        keep: impl Fn(&EntryMeta) -> bool,
+        filters: &Filters,
     ) -> StoreResult<Vec<Scored<EntryMeta>>> {
+        if let Some(found) = store.search_dense(query, filters, k)? {
+            return Ok(found
+                .into_iter()
+                .map(|m| Scored { id: m.id, score: m.score, meta: m.facts })
+                .collect());
+        }
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         refresh(&mut state, store)?;
-        Ok(state.index.search(query, k, keep))
+        Ok(state.index.search(query, k, |facts| filters.admits(facts)))
     }
 
     /// Entries in the index (after a refresh), for `stats` and `doctor`.

@@ -1,27 +1,46 @@
-//! The store and find flows end to end through `MemoryService`, on a real SQLite file.
+//! The store and find flows end to end through `MemoryService`, on each backend (a real
+//! SQLite file, a real PostgreSQL database).
 
 use cortex_service::response::{FindResponse, ItemStatus, StoreResponse};
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService, ServiceError};
+use cortex_testdb::{TestDb, per_backend};
 use serde_json::{Value, json};
+
+per_backend!(
+    a_section_is_found_by_a_unique_word_with_the_word_marked,
+    the_same_item_twice_is_skipped_with_the_first_id,
+    one_idempotency_key_stores_one_item,
+    an_invalid_item_does_not_block_the_valid_ones,
+    branches_are_isolated_until_widened_and_the_own_branch_ranks_first,
+    other_projects_and_orgs_need_wider_scopes,
+    types_filter_and_its_suggestion,
+    limit_and_cursor_page_through_every_hit_once,
+    a_nonsense_query_gets_computed_suggestions,
+    any_query_text_is_accepted,
+    delete_hides_and_update_replaces,
+    ids_lookup_returns_items_whole,
+    a_response_stays_under_its_budget,
+    ttl_sets_an_expiry,
+    two_services_on_one_database_see_each_others_writes,
+    arbitrary_input_never_panics_and_results_match_items,
+);
 
 struct Memory {
     service: MemoryService,
-    _dir: tempfile::TempDir,
 }
 
-/// A service standing at acme/api@`branch` over a fresh database file.
-fn memory(branch: &str) -> Memory {
-    let dir = tempfile::tempdir().unwrap();
-    let service = open_at(&dir.path().join("memory.db"), branch);
-    Memory { service, _dir: dir }
+/// A service standing at acme/api@`branch` over the test's fresh database.
+fn memory(db: &TestDb, branch: &str) -> Memory {
+    Memory { service: open_at(db, branch) }
 }
 
-fn open_at(path: &std::path::Path, branch: &str) -> MemoryService {
+/// A new service (as a new process would open it) on the test's database.
+fn open_at(db: &TestDb, branch: &str) -> MemoryService {
     let scope = InferredScope::fixed("acme", "api", branch);
     // These flows are lexical; semantic ones live in tests/semantic.rs.
-    MemoryService::open(&Config::new(path.to_path_buf(), scope, EmbedderChoice::None)).unwrap()
+    MemoryService::open(&Config::new(db.target().clone(), scope, EmbedderChoice::None)).unwrap()
 }
 
 impl Memory {
@@ -46,9 +65,8 @@ fn id_of(r: &StoreResponse, i: usize) -> String {
     r.results[i].id.clone().unwrap()
 }
 
-#[test]
-fn a_section_is_found_by_a_unique_word_with_the_word_marked() {
-    let m = memory("main");
+fn a_section_is_found_by_a_unique_word_with_the_word_marked(db: &TestDb) {
+    let m = memory(db, "main");
     let stored = m.store(json!([section("Payments retries", "Retries use the quokkabackoff schedule")]));
     assert_eq!(stored.results[0].status, ItemStatus::Inserted);
     let found = m.find(json!({"query": "quokkabackoff"}));
@@ -63,9 +81,8 @@ fn a_section_is_found_by_a_unique_word_with_the_word_marked() {
     assert!(m.find(json!({"query": "quokkabackoff", "mode": "fast"})).notes.is_empty());
 }
 
-#[test]
-fn the_same_item_twice_is_skipped_with_the_first_id() {
-    let m = memory("main");
+fn the_same_item_twice_is_skipped_with_the_first_id(db: &TestDb) {
+    let m = memory(db, "main");
     let first = m.store(json!([section("Deploy", "make deploy")]));
     let again = m.store(json!([section("Deploy", "  MAKE   deploy ")]));
     assert_eq!(again.results[0].status, ItemStatus::SkippedDedupe);
@@ -77,9 +94,8 @@ fn the_same_item_twice_is_skipped_with_the_first_id() {
     assert_eq!(forced.results[0].status, ItemStatus::Inserted);
 }
 
-#[test]
-fn one_idempotency_key_stores_one_item() {
-    let m = memory("main");
+fn one_idempotency_key_stores_one_item(db: &TestDb) {
+    let m = memory(db, "main");
     let a = m.store(json!([{"kind": "todo", "content": "write docs", "idempotency_key": "k1"}]));
     let b = m.store(json!([{"kind": "todo", "content": "something else", "idempotency_key": "k1"}]));
     assert_eq!(b.results[0].status, ItemStatus::SkippedDedupe);
@@ -87,9 +103,8 @@ fn one_idempotency_key_stores_one_item() {
     assert!(b.results[0].reason.as_deref().unwrap().contains("idempotency_key"));
 }
 
-#[test]
-fn an_invalid_item_does_not_block_the_valid_ones() {
-    let m = memory("main");
+fn an_invalid_item_does_not_block_the_valid_ones(db: &TestDb) {
+    let m = memory(db, "main");
     let r = m.store(json!([
         section("One", "alpha"),
         {"kind": "decision", "data": {"component": "db", "status": "accepted", "title": "Use PG"}},
@@ -105,9 +120,8 @@ fn an_invalid_item_does_not_block_the_valid_ones() {
     assert_eq!(m.find(json!({"query": "alpha beta"})).hits.len(), 2);
 }
 
-#[test]
-fn branches_are_isolated_until_widened_and_the_own_branch_ranks_first() {
-    let m = memory("main");
+fn branches_are_isolated_until_widened_and_the_own_branch_ranks_first(db: &TestDb) {
+    let m = memory(db, "main");
     let feature = m.store(
         json!([{"kind": "section", "content": "zanzibar cache layout", "scope": {"branch": "feature-a"}}]),
     );
@@ -127,9 +141,8 @@ fn branches_are_isolated_until_widened_and_the_own_branch_ranks_first() {
     assert_eq!(both.hits[1].score_parts.scope_proximity, 0.5);
 }
 
-#[test]
-fn other_projects_and_orgs_need_wider_scopes() {
-    let m = memory("main");
+fn other_projects_and_orgs_need_wider_scopes(db: &TestDb) {
+    let m = memory(db, "main");
     m.store(json!([{"kind": "section", "content": "yokohama timeout", "scope": {"project": "web"}}]));
     m.store(json!([{"kind": "section", "content": "yokohama timeout elsewhere", "scope": {"org": "other", "project": "x"}}]));
     assert_eq!(m.find(json!({"query": "yokohama", "widen": "project"})).hits.len(), 0);
@@ -138,9 +151,8 @@ fn other_projects_and_orgs_need_wider_scopes() {
     assert_eq!(m.find(json!({"query": "yokohama", "scope": {"project": "web"}})).hits.len(), 1);
 }
 
-#[test]
-fn types_filter_and_its_suggestion() {
-    let m = memory("main");
+fn types_filter_and_its_suggestion(db: &TestDb) {
+    let m = memory(db, "main");
     m.store(json!([
         section("Kafka consumer lag", "lag grows at night"),
         {"kind": "incident", "data": {"title": "Kafka lag incident", "severity": "high", "impact": "delayed emails", "resolution_status": "resolved"}},
@@ -158,9 +170,8 @@ fn types_filter_and_its_suggestion() {
     assert_eq!(by_status.hits.len(), 1);
 }
 
-#[test]
-fn limit_and_cursor_page_through_every_hit_once() {
-    let m = memory("main");
+fn limit_and_cursor_page_through_every_hit_once(db: &TestDb) {
+    let m = memory(db, "main");
     let items: Vec<Value> =
         (0..7).map(|i| section(&format!("Helm chart {i}"), &format!("helm values variant {i}"))).collect();
     m.store(Value::Array(items));
@@ -190,9 +201,8 @@ fn limit_and_cursor_page_through_every_hit_once() {
     assert!(matches!(err, ServiceError::Invalid(e) if e.field == "cursor"));
 }
 
-#[test]
-fn a_nonsense_query_gets_computed_suggestions() {
-    let m = memory("main");
+fn a_nonsense_query_gets_computed_suggestions(db: &TestDb) {
+    let m = memory(db, "main");
     m.store(json!([section("Cluster upgrade", "kubernetes cluster upgrade procedure")]));
     let none = m.find(json!({"query": "zzqxw vlorp"}));
     assert!(none.hits.is_empty());
@@ -210,9 +220,8 @@ fn a_nonsense_query_gets_computed_suggestions() {
     assert!(scoped.suggestions.iter().any(|s| s.contains("more hit(s) in")), "{:?}", scoped.suggestions);
 }
 
-#[test]
-fn any_query_text_is_accepted() {
-    let m = memory("main");
+fn any_query_text_is_accepted(db: &TestDb) {
+    let m = memory(db, "main");
     m.store(json!([section("Odd text", "foo bar (baz) AND \"quoted\" -dash star*")]));
     let long = "x".repeat(1000);
     for q in [
@@ -237,9 +246,8 @@ fn any_query_text_is_accepted() {
     assert!(matches!(too_long, ServiceError::Invalid(e) if e.field == "query"));
 }
 
-#[test]
-fn delete_hides_and_update_replaces() {
-    let m = memory("main");
+fn delete_hides_and_update_replaces(db: &TestDb) {
+    let m = memory(db, "main");
     let r = m.store(json!([section("Vault rotation", "rotate vault tokens monthly")]));
     let id = id_of(&r, 0);
     let upd = m.store(json!([{"kind": "section", "id": id, "data": {"title": "Vault rotation", "body": "rotate vault tokens weekly"}}]));
@@ -256,9 +264,8 @@ fn delete_hides_and_update_replaces() {
     assert_eq!(wrong_kind.results[0].status, ItemStatus::ValidationError);
 }
 
-#[test]
-fn ids_lookup_returns_items_whole() {
-    let m = memory("main");
+fn ids_lookup_returns_items_whole(db: &TestDb) {
+    let m = memory(db, "main");
     let body = "line one\n".repeat(500);
     let r = m.store(json!([{"kind": "runbook", "content": body, "data": {"title": "Restart billing", "service": "billing", "steps": [{"description": "restart", "command": "systemctl restart billing"}]}}]));
     let found = m.find(json!({"ids": [id_of(&r, 0)]}));
@@ -270,9 +277,8 @@ fn ids_lookup_returns_items_whole() {
     assert_eq!(cut.hits[0].content.as_ref().unwrap().chars().count(), 20);
 }
 
-#[test]
-fn a_response_stays_under_its_budget() {
-    let m = memory("main");
+fn a_response_stays_under_its_budget(db: &TestDb) {
+    let m = memory(db, "main");
     for batch in 0..2 {
         let items: Vec<Value> = (0..50)
             .map(|i| json!({"kind": "section", "content": format!("budget item {batch}-{i} {}", "lorem ipsum ".repeat(1800))}))
@@ -286,20 +292,16 @@ fn a_response_stays_under_its_budget() {
     assert!(!r.hits.is_empty());
 }
 
-#[test]
-fn ttl_sets_an_expiry() {
-    let m = memory("main");
+fn ttl_sets_an_expiry(db: &TestDb) {
+    let m = memory(db, "main");
     m.store(json!([{"kind": "todo", "content": "short lived wombat", "ttl": "short"}]));
     let hit = &m.find(json!({"query": "wombat"})).hits[0];
     assert!(hit.expires_at.is_some());
 }
 
-#[test]
-fn two_services_on_one_file_see_each_others_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("shared.db");
-    let a = open_at(&path, "main");
-    let b = open_at(&path, "main");
+fn two_services_on_one_database_see_each_others_writes(db: &TestDb) {
+    let a = open_at(db, "main");
+    let b = open_at(db, "main");
     a.store(&json!({"items": [section("Shared", "written by process a")]})).unwrap();
     let found = b.find(&json!({"query": "process"})).unwrap();
     assert_eq!(found.hits.len(), 1);
@@ -309,9 +311,8 @@ fn two_services_on_one_file_see_each_others_writes() {
 
 /// Fuzz-style property: arbitrary JSON never panics the store or find flow, a valid
 /// envelope always gets one result per item, and a failed request stores nothing.
-#[test]
-fn arbitrary_input_never_panics_and_results_match_items() {
-    let m = memory("main");
+fn arbitrary_input_never_panics_and_results_match_items(db: &TestDb) {
+    let m = memory(db, "main");
     let mut rng = Lcg(0x5eed);
     for round in 0..400 {
         let items: Vec<Value> = (0..rng.below(6) + 1).map(|_| random_item(&mut rng)).collect();

@@ -6,12 +6,25 @@ use cortex_service::response::{FindResponse, ItemStatus};
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService};
+use cortex_testdb::{TestDb, per_backend};
 use serde_json::{Value, json};
-use std::path::Path;
 
-fn open(path: &Path, embedder: EmbedderChoice) -> MemoryService {
+per_backend!(
+    a_paraphrase_is_found_by_auto_but_not_by_fast,
+    the_index_follows_updates_deletes_and_other_processes,
+    the_dense_route_respects_scope_and_filters,
+    the_none_embedder_works_end_to_end_and_says_so,
+    a_missing_model_is_a_clear_note_not_a_crash,
+    unrelated_queries_find_nothing_densely,
+    a_paraphrase_of_a_stored_item_is_a_near_duplicate_and_unrelated_text_is_not,
+    near_duplicates_inside_one_batch_are_caught,
+    a_near_duplicate_of_a_batch_item_that_was_itself_a_duplicate_names_the_stored_item,
+);
+
+/// A new service (as a new process would open it) on the test's database.
+fn open(db: &TestDb, embedder: EmbedderChoice) -> MemoryService {
     let scope = InferredScope::fixed("acme", "api", "main");
-    MemoryService::open(&Config::new(path.to_path_buf(), scope, embedder)).unwrap()
+    MemoryService::open(&Config::new(db.target().clone(), scope, embedder)).unwrap()
 }
 
 fn local() -> EmbedderChoice {
@@ -39,10 +52,8 @@ const SESSIONS: &str =
     "We moved user sessions from Redis to PostgreSQL because running Redis cost more than it saved.";
 const PARAPHRASE: &str = "why did we stop using the in-memory cache for login state";
 
-#[test]
-fn a_paraphrase_is_found_by_auto_but_not_by_fast() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = open(&dir.path().join("m.db"), local());
+fn a_paraphrase_is_found_by_auto_but_not_by_fast(db: &TestDb) {
+    let m = open(db, local());
     let stored = store(
         &m,
         json!([
@@ -60,12 +71,9 @@ fn a_paraphrase_is_found_by_auto_but_not_by_fast() {
     assert!(!auto.hits[0].snippet.is_empty());
 }
 
-#[test]
-fn the_index_follows_updates_deletes_and_other_processes() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("m.db");
-    let a = open(&path, local());
-    let b = open(&path, local());
+fn the_index_follows_updates_deletes_and_other_processes(db: &TestDb) {
+    let a = open(db, local());
+    let b = open(db, local());
     let id = store(&a, json!([{"kind": "section", "content": SESSIONS}])).remove(0);
     // b warms its index, then a changes the item's meaning: b must see the new text.
     assert_eq!(b.find(&json!({"query": PARAPHRASE})).unwrap().hits[0].id, id);
@@ -85,10 +93,8 @@ fn the_index_follows_updates_deletes_and_other_processes() {
     assert!(!ids(&gone).contains(&new_id));
 }
 
-#[test]
-fn the_dense_route_respects_scope_and_filters() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = open(&dir.path().join("m.db"), local());
+fn the_dense_route_respects_scope_and_filters(db: &TestDb) {
+    let m = open(db, local());
     let other_branch =
         store(&m, json!([{"kind": "section", "content": SESSIONS, "scope": {"branch": "feature"}}]))
             .remove(0);
@@ -105,20 +111,17 @@ fn the_dense_route_respects_scope_and_filters() {
     assert!(ids(&widened).contains(&other_branch) && ids(&widened).contains(&todo));
 }
 
-#[test]
-fn the_none_embedder_works_end_to_end_and_says_so() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = open(&dir.path().join("m.db"), EmbedderChoice::None);
+fn the_none_embedder_works_end_to_end_and_says_so(db: &TestDb) {
+    let m = open(db, EmbedderChoice::None);
     let id = store(&m, json!([{"kind": "section", "content": SESSIONS}])).remove(0);
     let r = m.find(&json!({"query": "redis sessions"})).unwrap();
     assert_eq!((r.route_used.as_str(), r.hits[0].id.as_str()), ("lexical", id.as_str()));
     assert!(r.notes.iter().any(|n| n.contains("CORTEX_EMBEDDER")), "{:?}", r.notes);
 }
 
-#[test]
-fn a_missing_model_is_a_clear_note_not_a_crash() {
+fn a_missing_model_is_a_clear_note_not_a_crash(db: &TestDb) {
     let dir = tempfile::tempdir().unwrap();
-    let m = open(&dir.path().join("m.db"), EmbedderChoice::Local { model_dir: dir.path().join("no-model") });
+    let m = open(db, EmbedderChoice::Local { model_dir: dir.path().join("no-model") });
     let r = m.store(&json!({"items": [{"kind": "section", "content": SESSIONS}]})).unwrap();
     assert_eq!(r.results[0].status, ItemStatus::Inserted, "storing works without vectors");
     let found = m.find(&json!({"query": "redis sessions"})).unwrap();
@@ -126,10 +129,8 @@ fn a_missing_model_is_a_clear_note_not_a_crash() {
     assert!(found.notes.iter().any(|n| n.contains("cortex model install")), "{:?}", found.notes);
 }
 
-#[test]
-fn unrelated_queries_find_nothing_densely() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = open(&dir.path().join("m.db"), local());
+fn unrelated_queries_find_nothing_densely(db: &TestDb) {
+    let m = open(db, local());
     store(&m, json!([{"kind": "section", "content": "kubernetes cluster upgrade procedure"}]));
     let r = m.find(&json!({"query": "zzqxw vlorp"})).unwrap();
     assert!(
@@ -140,10 +141,8 @@ fn unrelated_queries_find_nothing_densely() {
     assert!(!r.suggestions.is_empty());
 }
 
-#[test]
-fn a_paraphrase_of_a_stored_item_is_a_near_duplicate_and_unrelated_text_is_not() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = open(&dir.path().join("m.db"), local());
+fn a_paraphrase_of_a_stored_item_is_a_near_duplicate_and_unrelated_text_is_not(db: &TestDb) {
+    let m = open(db, local());
     let first = store(
         &m,
         json!([{"kind": "decision", "content": "We moved user sessions from Redis to PostgreSQL."}]),
@@ -168,10 +167,8 @@ fn a_paraphrase_of_a_stored_item_is_a_near_duplicate_and_unrelated_text_is_not()
     assert!(r.results[0].reason.as_deref().unwrap().contains("near-duplicate"));
 }
 
-#[test]
-fn near_duplicates_inside_one_batch_are_caught() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = open(&dir.path().join("m.db"), local());
+fn near_duplicates_inside_one_batch_are_caught(db: &TestDb) {
+    let m = open(db, local());
     let r = m
         .store(&json!({"items": [
             {"kind": "todo", "content": "Rotate the vault tokens every month."},
@@ -183,10 +180,8 @@ fn near_duplicates_inside_one_batch_are_caught() {
     assert_eq!(r.results[1].existing_id, r.results[0].id);
 }
 
-#[test]
-fn a_near_duplicate_of_a_batch_item_that_was_itself_a_duplicate_names_the_stored_item() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = open(&dir.path().join("m.db"), local());
+fn a_near_duplicate_of_a_batch_item_that_was_itself_a_duplicate_names_the_stored_item(db: &TestDb) {
+    let m = open(db, local());
     let stored = store(
         &m,
         json!([{"kind": "todo", "content": "Upgrade the ingress controller.", "idempotency_key": "k"}]),

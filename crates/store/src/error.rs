@@ -8,6 +8,13 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 pub enum StoreError {
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("postgres: {0}")]
+    Postgres(#[from] postgres::Error),
+    #[error("postgres connection pool: {0}")]
+    Pool(#[from] r2d2::Error),
+    /// The database server lacks something Cortex needs; `fix` says how to add it.
+    #[error("{what}: {fix}")]
+    Unsupported { what: String, fix: String },
     #[error("cannot open the database at {path}: {reason}")]
     Open { path: String, reason: String },
     #[error(

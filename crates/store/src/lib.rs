@@ -5,10 +5,14 @@
 
 mod error;
 mod model;
+mod open;
+pub mod postgres;
 pub mod sqlite;
 
 pub use error::{Result, StoreError};
 pub use model::*;
+pub use open::{DbTarget, PoolConfig, open};
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 use cortex_domain::query::ParsedQuery;
@@ -44,4 +48,19 @@ pub trait Store: Send + Sync {
     /// A value from the store's own metadata (e.g. `embedding_model`).
     fn meta(&self, key: &str) -> Result<Option<String>>;
     fn set_meta(&self, key: &str, value: &str) -> Result<()>;
+    /// The `k` nearest live items to `vector` that pass `filters`, best first, when the
+    /// backend searches vectors itself (PostgreSQL: pgvector HNSW); `None` when the caller
+    /// must keep its own index (SQLite).
+    fn search_dense(&self, vector: &[f32], filters: &Filters, k: usize) -> Result<Option<Vec<DenseMatch>>> {
+        let _ = (vector, filters, k);
+        Ok(None)
+    }
+    /// Every item (deleted ones too) with its vector, in id order, after `after`: one page of
+    /// an export.
+    fn export_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>>;
+    /// Runs raw SQL outside every rule of the service, returning the rows it changed. For
+    /// tests and tooling that check what the database itself refuses.
+    fn execute_raw(&self, sql: &str) -> Result<u64>;
+    /// Where the data lives, for humans (a path, or a URL without its password).
+    fn label(&self) -> String;
 }

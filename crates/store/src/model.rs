@@ -41,12 +41,17 @@ pub enum WriteOp {
     Update { record: Record },
     /// Soft delete: hidden from finds, kept for audit.
     Delete { id: Uuid, kind: Option<Kind>, at: i64 },
+    /// An item moved from another store as it was (id, times, deletion, vector); an item
+    /// with the same id already here is left alone.
+    Import { item: Box<StoredItem>, vector: Option<Vec<f32>> },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DuplicateReason {
     IdempotencyKey,
     ContentHash,
+    /// An imported item whose id is already stored.
+    SameId,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +83,25 @@ pub struct Filters {
     pub status: Option<String>,
     /// Items expiring at or before this instant are hidden.
     pub now: i64,
+}
+
+impl Filters {
+    /// Whether an item with these facts passes, exactly as the backends' SQL decides (an unset
+    /// scope field equals ''); for indexes kept outside the database.
+    pub fn admits(&self, facts: &ItemFacts) -> bool {
+        (self.kinds.is_empty() || self.kinds.contains(&facts.kind))
+            && self.scope_equals.iter().all(|(field, value)| facts.scope.get(field).unwrap_or("") == value)
+            && facts.expires_at.is_none_or(|t| t > self.now)
+            && self.since.is_none_or(|t| facts.updated_at >= t)
+            && self.until.is_none_or(|t| facts.updated_at < t)
+            && self.status.as_ref().is_none_or(|s| facts.status.as_ref() == Some(s))
+            && self.tags.iter().all(|t| facts.tags.contains(t))
+    }
+
+    /// Only items of exactly this scope: every field equal, unset ones included.
+    pub fn exact_scope(scope: &Scope) -> Vec<(&'static str, String)> {
+        cortex_domain::scope::SCOPE_FIELDS.into_iter().zip(scope_values(scope)).collect()
+    }
 }
 
 /// How the terms of a lexical search combine.
@@ -139,6 +163,22 @@ pub struct VectorRow {
     pub vector: Option<Vec<f32>>,
 }
 
+/// One nearest neighbour found by a store that searches vectors itself.
+#[derive(Debug, Clone)]
+pub struct DenseMatch {
+    pub id: Uuid,
+    /// Cosine similarity, -1–1.
+    pub score: f32,
+    pub facts: ItemFacts,
+}
+
+/// An item with its vector, as `export` writes it and `WriteOp::Import` reads it back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportedItem {
+    pub item: StoredItem,
+    pub vector: Option<Vec<f32>>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
     pub items: i64,
@@ -146,4 +186,9 @@ pub struct Stats {
     pub by_kind: Vec<(String, i64)>,
     pub schema_version: i64,
     pub bytes: i64,
+}
+
+/// Scope values as stored ('' for unset), in column order org..environment.
+pub(crate) fn scope_values(scope: &Scope) -> [String; 7] {
+    cortex_domain::scope::SCOPE_FIELDS.map(|f| scope.get(f).unwrap_or("").to_string())
 }

@@ -1,40 +1,15 @@
 //! The store conformance suite: every test runs against every backend through the `Store`
-//! trait. A new backend adds one line to `backends!` and must pass all of it.
+//! trait (`per_backend!` makes `<test>::sqlite` and `<test>::postgres`). A new backend adds one
+//! arm to `cortex_testdb::per_backend!` and must pass all of it.
 
 use cortex_domain::query::parse_query;
 use cortex_domain::{Kind, Scope};
 use cortex_store::*;
+use cortex_testdb::{TestDb, per_backend};
 use serde_json::json;
-use std::sync::Arc;
 use uuid::Uuid;
 
-/// A fresh, empty store of one backend, with whatever keeps it alive (a temp folder).
-struct Fixture {
-    store: Arc<dyn Store>,
-    _dir: tempfile::TempDir,
-}
-
-fn sqlite() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("memory.db")).unwrap();
-    Fixture { store: Arc::new(store), _dir: dir }
-}
-
-/// Runs each listed test once per backend, as `<test>::<backend>`.
-macro_rules! conformance {
-    ($($test:ident),* $(,)?) => {
-        $(
-            mod $test {
-                #[test]
-                fn sqlite() {
-                    super::$test(&super::sqlite());
-                }
-            }
-        )*
-    };
-}
-
-conformance!(
+per_backend!(
     inserted_items_read_back_whole,
     exact_duplicates_in_the_same_scope_are_reported,
     duplicates_in_another_branch_are_not_duplicates,
@@ -100,48 +75,53 @@ fn ids(matches: &[LexicalMatch]) -> Vec<Uuid> {
     matches.iter().map(|m| m.id).collect()
 }
 
-fn inserted_items_read_back_whole(f: &Fixture) {
+fn inserted_items_read_back_whole(db: &TestDb) {
+    let store = db.open();
     let r = record("Deploy guide", "Run make deploy", "main");
-    assert_eq!(insert(&*f.store, &r), WriteOutcome::Inserted { id: r.id });
-    let got = f.store.get(&[r.id]).unwrap();
+    assert_eq!(insert(&*store, &r), WriteOutcome::Inserted { id: r.id });
+    let got = store.get(&[r.id]).unwrap();
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].record, r);
     assert_eq!(got[0].deleted_at, None);
 }
 
-fn exact_duplicates_in_the_same_scope_are_reported(f: &Fixture) {
+fn exact_duplicates_in_the_same_scope_are_reported(db: &TestDb) {
+    let store = db.open();
     let first = record("Deploy guide", "Run make deploy", "main");
-    insert(&*f.store, &first);
+    insert(&*store, &first);
     let again = Record { id: Uuid::now_v7(), ..first.clone() };
     assert_eq!(
-        insert(&*f.store, &again),
+        insert(&*store, &again),
         WriteOutcome::Duplicate { existing_id: first.id, reason: DuplicateReason::ContentHash }
     );
     // dedupe: false stores it anyway.
-    let forced = f.store.write_batch(&[WriteOp::Insert { record: again.clone(), dedupe: false }]).unwrap();
+    let forced = store.write_batch(&[WriteOp::Insert { record: again.clone(), dedupe: false }]).unwrap();
     assert_eq!(forced[0], WriteOutcome::Inserted { id: again.id });
 }
 
-fn duplicates_in_another_branch_are_not_duplicates(f: &Fixture) {
+fn duplicates_in_another_branch_are_not_duplicates(db: &TestDb) {
+    let store = db.open();
     let first = record("Deploy guide", "Run make deploy", "main");
-    insert(&*f.store, &first);
+    insert(&*store, &first);
     let other = Record { id: Uuid::now_v7(), scope: scope("feature"), ..first };
-    assert_eq!(insert(&*f.store, &other), WriteOutcome::Inserted { id: other.id });
+    assert_eq!(insert(&*store, &other), WriteOutcome::Inserted { id: other.id });
 }
 
-fn idempotency_key_yields_one_item_per_project(f: &Fixture) {
+fn idempotency_key_yields_one_item_per_project(db: &TestDb) {
+    let store = db.open();
     let a = Record { idempotency_key: Some("req-1".into()), ..record("A", "first text", "main") };
     let b = Record { idempotency_key: Some("req-1".into()), ..record("B", "other text", "feature") };
-    insert(&*f.store, &a);
+    insert(&*store, &a);
     assert_eq!(
-        insert(&*f.store, &b),
+        insert(&*store, &b),
         WriteOutcome::Duplicate { existing_id: a.id, reason: DuplicateReason::IdempotencyKey }
     );
 }
 
-fn update_keeps_id_created_at_and_unnamed_scope(f: &Fixture) {
+fn update_keeps_id_created_at_and_unnamed_scope(db: &TestDb) {
+    let store = db.open();
     let r = record("Deploy guide", "Run make deploy", "feature");
-    insert(&*f.store, &r);
+    insert(&*store, &r);
     let update = Record {
         title: "Deploy guide v2".into(),
         body: "Run make release".into(),
@@ -151,48 +131,50 @@ fn update_keeps_id_created_at_and_unnamed_scope(f: &Fixture) {
         ..r.clone()
     };
     assert_eq!(
-        f.store.write_batch(&[WriteOp::Update { record: update }]).unwrap()[0],
+        store.write_batch(&[WriteOp::Update { record: update }]).unwrap()[0],
         WriteOutcome::Updated { id: r.id }
     );
-    let got = &f.store.get(&[r.id]).unwrap()[0].record;
+    let got = &store.get(&[r.id]).unwrap()[0].record;
     assert_eq!(got.title, "Deploy guide v2");
     assert_eq!(got.created_at, NOW);
     assert_eq!(got.updated_at, NOW + 5);
     assert_eq!(got.scope, scope("feature"));
     // The index follows the update.
-    let found = f.store.search_lexical(&query("release", filters())).unwrap();
+    let found = store.search_lexical(&query("release", filters())).unwrap();
     assert_eq!(ids(&found), vec![r.id]);
-    assert!(f.store.search_lexical(&query("deploy guide v1 make", filters())).unwrap().len() == 1);
+    assert!(store.search_lexical(&query("deploy guide v1 make", filters())).unwrap().len() == 1);
 }
 
-fn update_of_missing_or_other_kind_is_refused(f: &Fixture) {
+fn update_of_missing_or_other_kind_is_refused(db: &TestDb) {
+    let store = db.open();
     let r = record("Deploy guide", "Run make deploy", "main");
-    insert(&*f.store, &r);
+    insert(&*store, &r);
     let missing = Record { id: Uuid::now_v7(), ..r.clone() };
     let other_kind = Record { kind: Kind::Decision, ..r.clone() };
-    let out = f
-        .store
+    let out = store
         .write_batch(&[WriteOp::Update { record: missing.clone() }, WriteOp::Update { record: other_kind }])
         .unwrap();
     assert_eq!(out[0], WriteOutcome::NotFound { id: missing.id });
     assert_eq!(out[1], WriteOutcome::KindMismatch { id: r.id, stored: Kind::Section });
 }
 
-fn deleted_items_vanish_from_search_but_stay_readable(f: &Fixture) {
+fn deleted_items_vanish_from_search_but_stay_readable(db: &TestDb) {
+    let store = db.open();
     let r = record("Rotate vault tokens", "Monthly rotation", "main");
-    insert(&*f.store, &r);
-    let out = f.store.write_batch(&[WriteOp::Delete { id: r.id, kind: None, at: NOW + 1 }]).unwrap();
+    insert(&*store, &r);
+    let out = store.write_batch(&[WriteOp::Delete { id: r.id, kind: None, at: NOW + 1 }]).unwrap();
     assert_eq!(out[0], WriteOutcome::Deleted { id: r.id, already: false });
-    assert!(f.store.search_lexical(&query("vault", filters())).unwrap().is_empty());
-    assert_eq!(f.store.get(&[r.id]).unwrap()[0].deleted_at, Some(NOW + 1));
-    let again = f.store.write_batch(&[WriteOp::Delete { id: r.id, kind: None, at: NOW + 2 }]).unwrap();
+    assert!(store.search_lexical(&query("vault", filters())).unwrap().is_empty());
+    assert_eq!(store.get(&[r.id]).unwrap()[0].deleted_at, Some(NOW + 1));
+    let again = store.write_batch(&[WriteOp::Delete { id: r.id, kind: None, at: NOW + 2 }]).unwrap();
     assert_eq!(again[0], WriteOutcome::Deleted { id: r.id, already: true });
     // A deleted item's text no longer blocks storing it again.
     let fresh = Record { id: Uuid::now_v7(), ..r };
-    assert_eq!(insert(&*f.store, &fresh), WriteOutcome::Inserted { id: fresh.id });
+    assert_eq!(insert(&*store, &fresh), WriteOutcome::Inserted { id: fresh.id });
 }
 
-fn search_ranks_better_matches_first_and_honours_filters(f: &Fixture) {
+fn search_ranks_better_matches_first_and_honours_filters(db: &TestDb) {
+    let store = db.open();
     let both = record("Redis sessions", "We dropped redis for sessions", "main");
     let one = record("Cache notes", "redis is used as a cache", "main");
     let other_branch = record("Redis sessions again", "redis sessions on a branch", "feature");
@@ -203,12 +185,12 @@ fn search_ranks_better_matches_first_and_honours_filters(f: &Fixture) {
         ..record("Sessions in postgres", "sessions move to postgres", "main")
     };
     for r in [&both, &one, &other_branch, &decision] {
-        insert(&*f.store, r);
+        insert(&*store, r);
     }
-    let all = f.store.search_lexical(&query("redis sessions", filters())).unwrap();
+    let all = store.search_lexical(&query("redis sessions", filters())).unwrap();
     assert_eq!(all.len(), 4);
     let conjunctive = LexicalQuery { combine: Combine::All, ..query("redis sessions", filters()) };
-    let every_term = ids(&f.store.search_lexical(&conjunctive).unwrap());
+    let every_term = ids(&store.search_lexical(&conjunctive).unwrap());
     assert_eq!(every_term.len(), 2, "only items holding both words");
     assert!(every_term.contains(&both.id) && every_term.contains(&other_branch.id));
     assert!(!every_term.contains(&decision.id));
@@ -216,54 +198,56 @@ fn search_ranks_better_matches_first_and_honours_filters(f: &Fixture) {
     assert!(all.iter().position(|m| m.id == both.id) < all.iter().position(|m| m.id == one.id));
 
     let main_only = Filters { scope_equals: vec![("branch", "main".into())], ..filters() };
-    assert!(!ids(&f.store.search_lexical(&query("redis", main_only)).unwrap()).contains(&other_branch.id));
+    assert!(!ids(&store.search_lexical(&query("redis", main_only)).unwrap()).contains(&other_branch.id));
 
     let decisions = Filters { kinds: vec![Kind::Decision], ..filters() };
-    assert_eq!(ids(&f.store.search_lexical(&query("sessions", decisions)).unwrap()), vec![decision.id]);
+    assert_eq!(ids(&store.search_lexical(&query("sessions", decisions)).unwrap()), vec![decision.id]);
 
     let tagged = Filters { tags: vec!["db".into()], status: Some("accepted".into()), ..filters() };
-    assert_eq!(ids(&f.store.search_lexical(&query("sessions", tagged)).unwrap()), vec![decision.id]);
+    assert_eq!(ids(&store.search_lexical(&query("sessions", tagged)).unwrap()), vec![decision.id]);
 
     let later = Filters { since: Some(NOW + 1), ..filters() };
-    assert!(f.store.search_lexical(&query("sessions", later)).unwrap().is_empty());
+    assert!(store.search_lexical(&query("sessions", later)).unwrap().is_empty());
 
-    let excluded = f.store.search_lexical(&query("sessions -postgres", filters())).unwrap();
+    let excluded = store.search_lexical(&query("sessions -postgres", filters())).unwrap();
     assert!(!ids(&excluded).contains(&decision.id));
 
-    let fetched = f.store.fetch_matches(&parse_query("redis"), &[one.id]).unwrap();
+    let fetched = store.fetch_matches(&parse_query("redis"), &[one.id]).unwrap();
     assert_eq!(fetched.len(), 1);
     assert!(fetched[0].snippet.contains("**redis**"), "{}", fetched[0].snippet);
 }
 
-fn expired_items_are_hidden(f: &Fixture) {
+fn expired_items_are_hidden(db: &TestDb) {
+    let store = db.open();
     let r = Record { expires_at: Some(NOW + 10), ..record("Temp note", "ephemeral flag", "main") };
-    insert(&*f.store, &r);
-    assert_eq!(f.store.search_lexical(&query("ephemeral", filters())).unwrap().len(), 1);
+    insert(&*store, &r);
+    assert_eq!(store.search_lexical(&query("ephemeral", filters())).unwrap().len(), 1);
     let later = Filters { now: NOW + 10, ..filters() };
-    assert!(f.store.search_lexical(&query("ephemeral", later)).unwrap().is_empty());
+    assert!(store.search_lexical(&query("ephemeral", later)).unwrap().is_empty());
 }
 
-fn counts_and_vocabulary(f: &Fixture) {
+fn counts_and_vocabulary(db: &TestDb) {
+    let store = db.open();
     for i in 0..5 {
-        insert(&*f.store, &record(&format!("Kubernetes note {i}"), "kubernetes cluster upgrade", "main"));
+        insert(&*store, &record(&format!("Kubernetes note {i}"), "kubernetes cluster upgrade", "main"));
     }
-    assert_eq!(f.store.count_lexical(&query("kubernetes", filters()), 1000).unwrap(), 5);
-    assert_eq!(f.store.count_lexical(&query("kubernetes", filters()), 3).unwrap(), 3);
-    assert!(f.store.knows_word("kubernetes").unwrap());
-    assert!(!f.store.knows_word("zzqxw").unwrap());
-    let terms = f.store.words_like("kubernets").unwrap();
+    assert_eq!(store.count_lexical(&query("kubernetes", filters()), 1000).unwrap(), 5);
+    assert_eq!(store.count_lexical(&query("kubernetes", filters()), 3).unwrap(), 3);
+    assert!(store.knows_word("kubernetes").unwrap());
+    assert!(!store.knows_word("zzqxw").unwrap());
+    let terms = store.words_like("kubernets").unwrap();
     let term = terms.iter().map(|(t, _)| t.as_str()).find(|t| t.starts_with("kubern")).unwrap().to_string();
-    assert_eq!(f.store.surface_word(&term).unwrap(), "kubernetes");
-    let stats = f.store.stats().unwrap();
-    assert_eq!((stats.items, stats.schema_version), (5, cortex_store::sqlite::MIGRATIONS.len() as i64));
-    assert!(f.store.top_terms(5).unwrap().iter().any(|(t, n)| t.starts_with("kubern") && *n == 5));
+    assert_eq!(store.surface_word(&term).unwrap(), "kubernetes");
+    let stats = store.stats().unwrap();
+    assert_eq!((stats.items, stats.schema_version), (5, db.target().latest_schema_version()));
+    assert!(store.top_terms(5).unwrap().iter().any(|(t, n)| t.starts_with("kubern") && *n == 5));
 }
 
-fn a_batch_is_atomic_per_call(f: &Fixture) {
+fn a_batch_is_atomic_per_call(db: &TestDb) {
+    let store = db.open();
     let a = record("One", "first", "main");
     let b = record("Two", "second", "main");
-    let out = f
-        .store
+    let out = store
         .write_batch(&[
             WriteOp::Insert { record: a.clone(), dedupe: true },
             WriteOp::Insert { record: b.clone(), dedupe: true },
@@ -272,36 +256,38 @@ fn a_batch_is_atomic_per_call(f: &Fixture) {
     assert_eq!(out.len(), 2);
     // A duplicate inside the same batch sees the first one.
     let c = Record { id: Uuid::now_v7(), ..a.clone() };
-    let out = f.store.write_batch(&[WriteOp::Insert { record: c, dedupe: true }]).unwrap();
+    let out = store.write_batch(&[WriteOp::Insert { record: c, dedupe: true }]).unwrap();
     assert!(matches!(out[0], WriteOutcome::Duplicate { existing_id, .. } if existing_id == a.id));
 }
 
-fn vectors_follow_their_items(f: &Fixture) {
+fn vectors_follow_their_items(db: &TestDb) {
+    let store = db.open();
     let with_vector =
         Record { vector: Some(vec![0.5, -0.25, 1.0]), ..record("Embedded", "has a vector", "main") };
     let without = record("Plain", "has none", "main");
-    insert(&*f.store, &with_vector);
-    insert(&*f.store, &without);
-    let rows = f.store.vectors_changed_since(0).unwrap();
+    insert(&*store, &with_vector);
+    insert(&*store, &without);
+    let rows = store.vectors_changed_since(0).unwrap();
     let row = rows.iter().find(|r| r.id == with_vector.id).unwrap();
     assert_eq!(row.vector.as_deref(), Some(&[0.5, -0.25, 1.0][..]));
     assert_eq!((row.facts.kind, row.deleted), (Kind::Section, false));
     assert!(rows.iter().find(|r| r.id == without.id).unwrap().vector.is_none());
-    assert!(f.store.vectors_changed_since(NOW + 1).unwrap().is_empty());
+    assert!(store.vectors_changed_since(NOW + 1).unwrap().is_empty());
 
     // New text without a vector drops the old vector; a delete is reported as such.
     let update = Record { body: "new text".into(), updated_at: NOW + 5, vector: None, ..with_vector.clone() };
-    f.store.write_batch(&[WriteOp::Update { record: update }]).unwrap();
-    f.store.write_batch(&[WriteOp::Delete { id: without.id, kind: None, at: NOW + 6 }]).unwrap();
-    let changed = f.store.vectors_changed_since(NOW + 5).unwrap();
+    store.write_batch(&[WriteOp::Update { record: update }]).unwrap();
+    store.write_batch(&[WriteOp::Delete { id: without.id, kind: None, at: NOW + 6 }]).unwrap();
+    let changed = store.vectors_changed_since(NOW + 5).unwrap();
     assert_eq!(changed.len(), 2);
     assert!(changed.iter().find(|r| r.id == with_vector.id).unwrap().vector.is_none());
     assert!(changed.iter().find(|r| r.id == without.id).unwrap().deleted);
 }
 
-fn metadata_round_trips(f: &Fixture) {
-    assert_eq!(f.store.meta("embedding_model").unwrap(), None);
-    f.store.set_meta("embedding_model", "m/1").unwrap();
-    f.store.set_meta("embedding_model", "m/2").unwrap();
-    assert_eq!(f.store.meta("embedding_model").unwrap().as_deref(), Some("m/2"));
+fn metadata_round_trips(db: &TestDb) {
+    let store = db.open();
+    assert_eq!(store.meta("embedding_model").unwrap(), None);
+    store.set_meta("embedding_model", "m/1").unwrap();
+    store.set_meta("embedding_model", "m/2").unwrap();
+    assert_eq!(store.meta("embedding_model").unwrap().as_deref(), Some("m/2"));
 }

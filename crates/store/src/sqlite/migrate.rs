@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("../../migrations/sqlite/0001_init.sql")),
     (2, "vectors", include_str!("../../migrations/sqlite/0002_vectors.sql")),
+    (3, "updated_at", include_str!("../../migrations/sqlite/0003_updated_at.sql")),
 ];
 
 fn checksum(sql: &str) -> String {

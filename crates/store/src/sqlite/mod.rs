@@ -12,8 +12,8 @@ mod row;
 mod write;
 
 use crate::{
-    Candidate, LexicalMatch, LexicalQuery, Result, Stats, Store, StoreError, StoredItem, VectorRow, WriteOp,
-    WriteOutcome,
+    Candidate, ExportedItem, LexicalMatch, LexicalQuery, Result, Stats, Store, StoreError, StoredItem,
+    VectorRow, WriteOp, WriteOutcome,
 };
 use cortex_domain::query::ParsedQuery;
 use rusqlite::Connection;
@@ -57,13 +57,6 @@ impl SqliteStore {
     fn reader(&self) -> std::sync::MutexGuard<'_, Connection> {
         // A poisoned lock only means another thread panicked mid-read; the connection is fine.
         self.reader.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Runs raw SQL on the writer connection. For tests and tooling that need to reach past
-    /// the trait, such as checking what the database itself refuses.
-    pub fn execute_raw(&self, sql: &str) -> Result<usize> {
-        let conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(conn.execute(sql, [])?)
     }
 }
 
@@ -148,5 +141,18 @@ impl Store for SqliteStore {
 
     fn stats(&self) -> Result<Stats> {
         read::stats(&self.reader())
+    }
+
+    fn export_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
+        read::export_page(&self.reader(), after, limit)
+    }
+
+    fn execute_raw(&self, sql: &str) -> Result<u64> {
+        let conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(conn.execute(sql, [])? as u64)
+    }
+
+    fn label(&self) -> String {
+        self.path.display().to_string()
     }
 }

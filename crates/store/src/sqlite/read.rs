@@ -4,8 +4,8 @@ use super::fts::match_expression;
 use super::migrate::current_version;
 use super::row::{COLUMN_COUNT, COLUMNS, from_row, scope_at};
 use crate::{
-    Candidate, Combine, Filters, ItemFacts, LexicalMatch, LexicalQuery, Result, Stats, StoreError,
-    StoredItem, VectorRow,
+    Candidate, Combine, ExportedItem, Filters, ItemFacts, LexicalMatch, LexicalQuery, Result, Stats,
+    StoreError, StoredItem, VectorRow,
 };
 use cortex_domain::query::ParsedQuery;
 use rusqlite::types::Value as SqlValue;
@@ -224,6 +224,24 @@ pub fn vectors_changed_since(conn: &Connection, since: i64) -> Result<Vec<Vector
                 tags: serde_json::from_str(&tags).map_err(|e| StoreError::Corrupt(format!("tags: {e}")))?,
             },
             deleted: row.get(11)?,
+            vector: blob.map(|b| super::row::vector_from_blob(&b)),
+        });
+    }
+    Ok(out)
+}
+
+pub fn export_page(conn: &Connection, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
+    // Ids are lowercase hyphenated UUIDs, whose text order is their byte order.
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS}, v.vector FROM items i LEFT JOIN item_vectors v ON v.item_rowid = i.rowid \
+         WHERE ?1 IS NULL OR i.id > ?1 ORDER BY i.id LIMIT ?2"
+    ))?;
+    let mut rows = stmt.query(rusqlite::params![after.map(|id| id.to_string()), limit as i64])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let blob: Option<Vec<u8>> = row.get(COLUMN_COUNT)?;
+        out.push(ExportedItem {
+            item: from_row(row)?,
             vector: blob.map(|b| super::row::vector_from_blob(&b)),
         });
     }

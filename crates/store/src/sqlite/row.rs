@@ -62,11 +62,6 @@ pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
     Ok(StoredItem { record, deleted_at: row.get(23)? })
 }
 
-/// Scope values as stored ('' for unset), in column order org..environment.
-pub fn scope_values(scope: &Scope) -> [String; 7] {
-    cortex_domain::scope::SCOPE_FIELDS.map(|f| scope.get(f).unwrap_or("").to_string())
-}
-
 /// Little-endian f32s, the layout of `item_vectors.vector`.
 pub fn vector_to_blob(vector: &[f32]) -> Vec<u8> {
     vector.iter().flat_map(|x| x.to_le_bytes()).collect()

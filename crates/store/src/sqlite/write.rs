@@ -1,7 +1,7 @@
 //! Writing a batch in one transaction.
 
-use super::row::scope_values;
-use crate::{DuplicateReason, Record, Result, WriteOp, WriteOutcome};
+use crate::model::scope_values;
+use crate::{DuplicateReason, Record, Result, StoredItem, WriteOp, WriteOutcome};
 use cortex_domain::Kind;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use uuid::Uuid;
@@ -16,6 +16,7 @@ pub fn apply_batch(conn: &mut Connection, ops: &[WriteOp]) -> Result<Vec<WriteOu
             WriteOp::Insert { record, dedupe } => insert(&tx, record, *dedupe)?,
             WriteOp::Update { record } => update(&tx, record)?,
             WriteOp::Delete { id, kind, at } => delete(&tx, *id, *kind, *at)?,
+            WriteOp::Import { item, vector } => import(&tx, item, vector.as_deref())?,
         };
         outcomes.push(outcome);
     }
@@ -65,12 +66,35 @@ fn insert(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<WriteOutcome
     if let Some((existing_id, reason)) = find_duplicate(tx, r, dedupe)? {
         return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
+    insert_row(tx, r, None, r.vector.as_deref())?;
+    Ok(WriteOutcome::Inserted { id: r.id })
+}
+
+fn import(tx: &Transaction<'_>, item: &StoredItem, vector: Option<&[f32]>) -> Result<WriteOutcome> {
+    let r = &item.record;
+    let taken = tx.prepare_cached("SELECT 1 FROM items WHERE id = ?1")?.exists([r.id.to_string()])?;
+    if taken {
+        return Ok(WriteOutcome::Duplicate { existing_id: r.id, reason: DuplicateReason::SameId });
+    }
+    if let Some((existing_id, reason)) = find_duplicate(tx, r, false)? {
+        return Ok(WriteOutcome::Duplicate { existing_id, reason });
+    }
+    insert_row(tx, r, item.deleted_at, vector)?;
+    Ok(WriteOutcome::Inserted { id: r.id })
+}
+
+fn insert_row(
+    tx: &Transaction<'_>,
+    r: &Record,
+    deleted_at: Option<i64>,
+    vector: Option<&[f32]>,
+) -> Result<()> {
     let s = scope_values(&r.scope);
     tx.prepare_cached(
         "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
          title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, \
-         ttl, created_at, updated_at, expires_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+         ttl, created_at, updated_at, expires_at, deleted_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
     )?
     .execute(params![
             r.id.to_string(),
@@ -96,11 +120,12 @@ fn insert(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<WriteOutcome
             r.created_at,
             r.updated_at,
             r.expires_at,
+            deleted_at,
     ])?;
     let rowid = tx.last_insert_rowid();
     insert_tags(tx, rowid, &r.tags)?;
-    write_vector(tx, rowid, r.vector.as_deref())?;
-    Ok(WriteOutcome::Inserted { id: r.id })
+    write_vector(tx, rowid, vector)?;
+    Ok(())
 }
 
 fn insert_tags(tx: &Transaction<'_>, rowid: i64, tags: &[String]) -> Result<()> {

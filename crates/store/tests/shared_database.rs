@@ -1,7 +1,11 @@
-//! What only the SQLite backend has: its migration guard and multi-process behaviour.
+//! One database shared by several processes, and its guards, on every backend: the migration
+//! checks at start-up, the search index kept by the database itself, concurrent writers, and
+//! one process seeing another's writes. Each "process" is a store opened separately, with
+//! connections of its own.
 
 use cortex_domain::{Kind, Scope};
-use cortex_store::{Record, SqliteStore, Store, StoreError, WriteOp, WriteOutcome};
+use cortex_store::{Record, StoreError, WriteOp, WriteOutcome};
+use cortex_testdb::{TestDb, per_backend};
 use serde_json::json;
 use std::sync::{Arc, Barrier};
 use uuid::Uuid;
@@ -34,34 +38,36 @@ fn record(i: usize, key: Option<&str>) -> Record {
     }
 }
 
-#[test]
-fn a_changed_migration_stops_start_up() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("m.db");
-    let store = SqliteStore::open(&path).unwrap();
+per_backend!(
+    a_changed_migration_stops_start_up,
+    a_newer_schema_stops_start_up,
+    the_search_index_follows_raw_sql_too,
+    updated_at_is_kept_by_the_database,
+    concurrent_writers_lose_nothing_and_share_one_idempotent_item,
+    the_change_counter_moves_when_another_process_writes,
+    a_write_is_visible_to_another_process_at_once,
+);
+
+fn a_changed_migration_stops_start_up(db: &TestDb) {
+    let store = db.open();
     store.execute_raw("UPDATE schema_migrations SET checksum = 'tampered' WHERE version = 1").unwrap();
     drop(store);
-    match SqliteStore::open(&path) {
+    match cortex_store::open(db.target()) {
         Err(StoreError::MigrationChanged { version: 1, .. }) => {}
         other => panic!("expected MigrationChanged, got {:?}", other.err()),
     }
 }
 
-#[test]
-fn a_newer_schema_stops_start_up() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("m.db");
-    let store = SqliteStore::open(&path).unwrap();
+fn a_newer_schema_stops_start_up(db: &TestDb) {
+    let store = db.open();
     store.execute_raw("INSERT INTO schema_migrations VALUES (99, 'future', 'x', 0)").unwrap();
     drop(store);
-    assert!(matches!(SqliteStore::open(&path), Err(StoreError::SchemaTooNew { found: 99, .. })));
+    assert!(matches!(cortex_store::open(db.target()), Err(StoreError::SchemaTooNew { found: 99, .. })));
 }
 
-#[test]
-fn the_fts_index_follows_raw_sql_too() {
+fn the_search_index_follows_raw_sql_too(db: &TestDb) {
     // The database keeps the index in sync, not the Rust code: a raw UPDATE is indexed.
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("m.db")).unwrap();
+    let store = db.open();
     let r = record(1, None);
     store.write_batch(&[WriteOp::Insert { record: r.clone(), dedupe: true }]).unwrap();
     store.execute_raw(&format!("UPDATE items SET body = 'zebra crossing' WHERE id = '{}'", r.id)).unwrap();
@@ -69,22 +75,30 @@ fn the_fts_index_follows_raw_sql_too() {
     assert!(!store.knows_word("body").unwrap(), "the old body text left the index");
 }
 
+fn updated_at_is_kept_by_the_database(db: &TestDb) {
+    // A raw UPDATE that forgets `updated_at` still moves it.
+    let store = db.open();
+    let r = record(1, None);
+    store.write_batch(&[WriteOp::Insert { record: r.clone(), dedupe: true }]).unwrap();
+    store.execute_raw(&format!("UPDATE items SET title = 'renamed' WHERE id = '{}'", r.id)).unwrap();
+    let item = &store.get(&[r.id]).unwrap()[0];
+    assert_eq!(item.record.title, "renamed");
+    assert!(item.record.updated_at > r.updated_at, "updated_at moved: {}", item.record.updated_at);
+}
+
 /// Eight writers with their own connections (as separate processes would have) on one
-/// file: nothing is lost, and one idempotency key sent by all of them yields one item.
-#[test]
-fn concurrent_writers_lose_nothing_and_share_one_idempotent_item() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("shared.db");
-    SqliteStore::open(&path).unwrap();
+/// database: nothing is lost, and one idempotency key sent by all of them yields one item.
+fn concurrent_writers_lose_nothing_and_share_one_idempotent_item(db: &TestDb) {
+    db.open();
     let writers = 8;
     let batches = 20;
     let barrier = Arc::new(Barrier::new(writers));
     let handles: Vec<_> = (0..writers)
         .map(|w| {
-            let path = path.clone();
+            let target = db.target().clone();
             let barrier = barrier.clone();
             std::thread::spawn(move || {
-                let store = SqliteStore::open(&path).unwrap();
+                let store = cortex_store::open(&target).unwrap();
                 barrier.wait();
                 let mut idempotent = Vec::new();
                 for b in 0..batches {
@@ -108,18 +122,23 @@ fn concurrent_writers_lose_nothing_and_share_one_idempotent_item() {
     let outcomes: Vec<WriteOutcome> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
     let inserted = outcomes.iter().filter(|o| matches!(o, WriteOutcome::Inserted { .. })).count();
     assert_eq!(inserted, 1, "the shared key is stored once");
-    let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.stats().unwrap().items as usize, writers * batches * 10 + 1);
+    assert_eq!(db.open().stats().unwrap().items as usize, writers * batches * 10 + 1);
 }
 
-#[test]
-fn the_change_counter_moves_when_another_process_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("m.db");
-    let reader = SqliteStore::open(&path).unwrap();
-    let writer = SqliteStore::open(&path).unwrap();
+fn the_change_counter_moves_when_another_process_writes(db: &TestDb) {
+    let reader = db.open();
+    let writer = db.open();
     let before = reader.change_counter().unwrap();
     assert_eq!(reader.change_counter().unwrap(), before, "stable without writes");
     writer.write_batch(&[WriteOp::Insert { record: record(1, None), dedupe: true }]).unwrap();
     assert_ne!(reader.change_counter().unwrap(), before);
+}
+
+fn a_write_is_visible_to_another_process_at_once(db: &TestDb) {
+    let reader = db.open();
+    let writer = db.open();
+    let r = record(7, None);
+    writer.write_batch(&[WriteOp::Insert { record: r.clone(), dedupe: true }]).unwrap();
+    assert_eq!(reader.get(&[r.id]).unwrap().len(), 1);
+    assert!(reader.knows_word("task").unwrap());
 }

@@ -1,0 +1,166 @@
+//! `cortex export` and `cortex import`: the file handling and progress around the service's
+//! transfer methods (format in `cortex_service::transfer`).
+
+use cortex_service::MemoryService;
+use cortex_service::transfer::{
+    FORMAT_VERSION, Header, ImportReport, ItemLine, Line, Trailer, TrailerCounts, parse_line,
+};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::Path;
+
+/// Items per page read on export and per transaction on import.
+const BATCH: usize = 500;
+
+fn bar(len: Option<u64>, what: &str) -> ProgressBar {
+    let bar = match len {
+        Some(n) => ProgressBar::new(n),
+        None => ProgressBar::no_length(),
+    };
+    // Progress goes to stderr (indicatif's default), and only when it is a terminal.
+    let template = if len.is_some() {
+        "{msg} [{bar:40}] {pos}/{len} items ({per_sec}, eta {eta})"
+    } else {
+        "{msg} {pos} items ({per_sec})"
+    };
+    bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()));
+    bar.set_message(what.to_string());
+    bar
+}
+
+/// Writes every item (deleted ones too) to `out`, or stdout when `None`; returns the count.
+pub fn export(service: &MemoryService, out: Option<&Path>) -> Result<u64, String> {
+    let sink: Box<dyn Write> = match out {
+        Some(path) => Box::new(
+            std::fs::File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?,
+        ),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut sink = BufWriter::new(sink);
+    let fail = |e: std::io::Error| format!("cannot write the export: {e}");
+    let stats = service.stats().map_err(|e| e.to_string())?;
+    let progress = bar(Some((stats.items + stats.deleted) as u64), "exporting");
+    let header = Header {
+        cortex_export: FORMAT_VERSION,
+        embedding_model: service.embedding_model().map_err(|e| e.to_string())?,
+    };
+    writeln!(sink, "{}", json_line(&header)?).map_err(fail)?;
+    let mut after = None;
+    let mut count = 0u64;
+    loop {
+        let page = service.export_page(after, BATCH).map_err(|e| e.to_string())?;
+        let Some(last) = page.last() else { break };
+        after = Some(last.id);
+        for item in &page {
+            writeln!(sink, "{}", json_line(item)?).map_err(fail)?;
+        }
+        count += page.len() as u64;
+        progress.inc(page.len() as u64);
+    }
+    let trailer = Trailer { cortex_export_end: TrailerCounts { items: count } };
+    writeln!(sink, "{}", json_line(&trailer)?).map_err(fail)?;
+    sink.flush().map_err(fail)?;
+    progress.finish_and_clear();
+    Ok(count)
+}
+
+fn json_line(value: &impl serde::Serialize) -> Result<String, String> {
+    serde_json::to_string(value).map_err(|e| format!("cannot encode a line: {e}"))
+}
+
+/// Reads an export file into the store in batches; verifies every item arrived.
+pub fn import(service: &MemoryService, file: &Path) -> Result<ImportReport, String> {
+    // A first pass checks the whole file (format, trailer, count) before anything is written:
+    // a truncated or corrupt file imports nothing.
+    let (header, declared) = check_file(file)?;
+    service.accept_embedding_model(header.embedding_model.as_deref()).map_err(|e| e.to_string())??;
+    let progress = bar(Some(declared), "importing");
+    let mut report = ImportReport { items: declared, ..ImportReport::default() };
+    let mut batch: Vec<ItemLine> = Vec::with_capacity(BATCH);
+    let mut ids = Vec::with_capacity(BATCH);
+    let flush = |batch: &mut Vec<ItemLine>, ids: &mut Vec<uuid::Uuid>, report: &mut ImportReport| {
+        let n = batch.len() as u64;
+        let (imported, present) = service.import_batch(std::mem::take(batch)).map_err(|e| e.to_string())?;
+        report.imported += imported;
+        report.already_present += present;
+        report.verified += service.count_present(ids).map_err(|e| e.to_string())?;
+        ids.clear();
+        progress.inc(n);
+        Ok::<(), String>(())
+    };
+    for (number, line) in lines(file)? {
+        if let Line::Item(item) = parse_line(&line).map_err(|e| format!("line {number}: {e}"))? {
+            ids.push(item.id);
+            batch.push(*item);
+            if batch.len() == BATCH {
+                flush(&mut batch, &mut ids, &mut report)?;
+            }
+        }
+    }
+    if !batch.is_empty() {
+        flush(&mut batch, &mut ids, &mut report)?;
+    }
+    progress.finish_and_clear();
+    if report.verified != report.items {
+        return Err(format!(
+            "only {} of the file's {} items are in the store after the import",
+            report.verified, report.items
+        ));
+    }
+    Ok(report)
+}
+
+/// The file's non-empty lines with their 1-based numbers.
+fn lines(file: &Path) -> Result<impl Iterator<Item = (usize, String)>, String> {
+    let reader = BufReader::new(
+        std::fs::File::open(file).map_err(|e| format!("cannot open {}: {e}", file.display()))?,
+    );
+    Ok(reader
+        .lines()
+        .enumerate()
+        .map_while(|(i, line)| line.ok().map(|l| (i + 1, l)))
+        .filter(|(_, l)| !l.trim().is_empty()))
+}
+
+/// The header and the trailer's item count, after checking every line parses and the count
+/// matches.
+fn check_file(file: &Path) -> Result<(Header, u64), String> {
+    let mut header = None;
+    let mut trailer = None;
+    let mut items = 0u64;
+    for (number, line) in lines(file)? {
+        if trailer.is_some() {
+            return Err(format!("line {number}: text after the end line"));
+        }
+        match parse_line(&line).map_err(|e| format!("line {number}: {e}"))? {
+            Line::Header(h) if number == 1 => {
+                if h.cortex_export != FORMAT_VERSION {
+                    return Err(format!(
+                        "the file is export format {}, this cortex reads format {FORMAT_VERSION}",
+                        h.cortex_export
+                    ));
+                }
+                header = Some(h);
+            }
+            Line::Header(_) => return Err(format!("line {number}: a second header")),
+            Line::Item(_) if header.is_none() => {
+                return Err(
+                    "line 1: not a cortex export header (export files start with {\"cortex_export\": 1, …})"
+                        .into(),
+                );
+            }
+            Line::Item(_) => items += 1,
+            Line::Trailer(t) => trailer = Some(t.cortex_export_end.items),
+        }
+    }
+    let header = header.ok_or("the file is empty: not a cortex export")?;
+    match trailer {
+        None => Err(format!(
+            "the file ends after {items} items without its end line: it was cut short; export again"
+        )),
+        Some(declared) if declared != items => {
+            Err(format!("the end line says {declared} items, but the file holds {items}: export again"))
+        }
+        Some(declared) => Ok((header, declared)),
+    }
+}

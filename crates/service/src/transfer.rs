@@ -1,0 +1,211 @@
+//! `cortex export` / `cortex import`: a whole memory as JSON Lines, to move it between backends
+//! (SQLite ⇄ PostgreSQL) or machines, keeping ids, timestamps, scopes, deletions and vectors.
+//!
+//! The file is: one header line `{"cortex_export": 1, "embedding_model": …}`, one line per item
+//! (soft-deleted ones included, so the history moves too), and one trailer line
+//! `{"cortex_export_end": {"items": N}}`. A file without its trailer was cut short and is
+//! refused before anything is written. Import verifies at the end that every item of the
+//! file is in the target store.
+
+use crate::MemoryService;
+use crate::semantic::MODEL_KEY;
+use cortex_domain::{Kind, Scope};
+use cortex_store::{ExportedItem, Record, StoredItem, WriteOp, WriteOutcome};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+/// The format version written in the header.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Header {
+    pub cortex_export: u32,
+    /// `model:dimension` of the vectors in the file, if any.
+    pub embedding_model: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Trailer {
+    pub cortex_export_end: TrailerCounts,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TrailerCounts {
+    pub items: u64,
+}
+
+/// One item line: every stored field, its deletion time and its vector.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ItemLine {
+    pub id: Uuid,
+    pub kind: Kind,
+    pub scope: Scope,
+    pub title: String,
+    pub body: String,
+    pub content: Option<String>,
+    pub data: Value,
+    pub metadata: Option<Value>,
+    pub source: Option<Value>,
+    pub tags: Vec<String>,
+    pub status: Option<String>,
+    pub content_hash: String,
+    pub idempotency_key: Option<String>,
+    pub ttl: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub expires_at: Option<i64>,
+    pub deleted_at: Option<i64>,
+    pub vector: Option<Vec<f32>>,
+}
+
+impl From<ExportedItem> for ItemLine {
+    fn from(e: ExportedItem) -> ItemLine {
+        let r = e.item.record;
+        ItemLine {
+            id: r.id,
+            kind: r.kind,
+            scope: r.scope,
+            title: r.title,
+            body: r.body,
+            content: r.content,
+            data: r.data,
+            metadata: r.metadata,
+            source: r.source,
+            tags: r.tags,
+            status: r.status,
+            content_hash: r.content_hash,
+            idempotency_key: r.idempotency_key,
+            ttl: r.ttl,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            expires_at: r.expires_at,
+            deleted_at: e.item.deleted_at,
+            vector: e.vector,
+        }
+    }
+}
+
+impl ItemLine {
+    fn into_op(self) -> WriteOp {
+        let record = Record {
+            id: self.id,
+            kind: self.kind,
+            scope: self.scope,
+            title: self.title,
+            body: self.body,
+            content: self.content,
+            data: self.data,
+            metadata: self.metadata,
+            source: self.source,
+            tags: self.tags,
+            status: self.status,
+            content_hash: self.content_hash,
+            idempotency_key: self.idempotency_key,
+            ttl: self.ttl,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            expires_at: self.expires_at,
+            vector: None,
+        };
+        WriteOp::Import {
+            item: Box::new(StoredItem { record, deleted_at: self.deleted_at }),
+            vector: self.vector,
+        }
+    }
+}
+
+/// What a line of an export file is.
+#[derive(Debug)]
+pub enum Line {
+    Header(Header),
+    Item(Box<ItemLine>),
+    Trailer(Trailer),
+}
+
+/// Reads one line of an export file; `Err` names the line's problem.
+pub fn parse_line(text: &str) -> Result<Line, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let parse_err = |e: serde_json::Error| e.to_string();
+    if value.get("cortex_export").is_some() {
+        return serde_json::from_value(value).map(Line::Header).map_err(parse_err);
+    }
+    if value.get("cortex_export_end").is_some() {
+        return serde_json::from_value(value).map(Line::Trailer).map_err(parse_err);
+    }
+    serde_json::from_value(value).map(|item| Line::Item(Box::new(item))).map_err(parse_err)
+}
+
+/// How an import went.
+#[derive(Debug, Default, Serialize)]
+pub struct ImportReport {
+    /// Items in the file.
+    pub items: u64,
+    pub imported: u64,
+    /// Already in the target: the same id, or the same idempotency key or content.
+    pub already_present: u64,
+    /// Items of the file found in the target afterwards (must equal `items`).
+    pub verified: u64,
+}
+
+impl MemoryService {
+    /// The `model:dimension` of the vectors stored, if any.
+    pub fn embedding_model(&self) -> crate::Result<Option<String>> {
+        Ok(self.store.meta(MODEL_KEY)?)
+    }
+
+    /// Up to `limit` items (deleted ones too) with ids after `after`, in id order.
+    pub fn export_page(&self, after: Option<Uuid>, limit: usize) -> crate::Result<Vec<ItemLine>> {
+        Ok(self.store.export_page(after, limit)?.into_iter().map(ItemLine::from).collect())
+    }
+
+    /// Prepares the store for vectors of `model`: records it when the store has none yet;
+    /// `Ok(Err(why))` when the store holds another model's vectors (searches would compare
+    /// incomparable vectors).
+    pub fn accept_embedding_model(&self, model: Option<&str>) -> crate::Result<Result<(), String>> {
+        let Some(model) = model else { return Ok(Ok(())) };
+        match self.store.meta(MODEL_KEY)? {
+            Some(here) if here != model => Ok(Err(format!(
+                "the file holds vectors of {model}, but this store's vectors come from {here}: import into an empty store instead"
+            ))),
+            Some(_) => Ok(Ok(())),
+            None => {
+                self.store.set_meta(MODEL_KEY, model)?;
+                Ok(Ok(()))
+            }
+        }
+    }
+
+    /// Writes one batch of imported items in one transaction; returns (imported, already present).
+    pub fn import_batch(&self, items: Vec<ItemLine>) -> crate::Result<(u64, u64)> {
+        let ops: Vec<WriteOp> = items.into_iter().map(ItemLine::into_op).collect();
+        let mut imported = 0;
+        let mut present = 0;
+        for outcome in self.store.write_batch(&ops)? {
+            match outcome {
+                WriteOutcome::Inserted { .. } => imported += 1,
+                _ => present += 1,
+            }
+        }
+        Ok((imported, present))
+    }
+
+    /// How many of `ids` the store holds (deleted or not).
+    pub fn count_present(&self, ids: &[Uuid]) -> crate::Result<u64> {
+        Ok(self.store.get(ids)?.len() as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_told_apart_and_bad_ones_named() {
+        assert!(matches!(parse_line(r#"{"cortex_export":1,"embedding_model":null}"#), Ok(Line::Header(_))));
+        assert!(matches!(parse_line(r#"{"cortex_export_end":{"items":3}}"#), Ok(Line::Trailer(_))));
+        assert!(parse_line("{").unwrap_err().starts_with("not JSON"));
+        let missing = parse_line(r#"{"id":"0190a8e0-0000-7000-8000-000000000000"}"#).unwrap_err();
+        assert!(missing.contains("missing field"), "{missing}");
+    }
+}

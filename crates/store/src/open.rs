@@ -1,0 +1,73 @@
+//! Choosing a backend from what the user wrote: a `postgres://` URL or a SQLite file path.
+
+use crate::{PostgresStore, Result, SqliteStore, Store};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Where the memory lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DbTarget {
+    /// The embedded default: one SQLite file.
+    Sqlite(PathBuf),
+    /// A PostgreSQL ≥ 18 server; finds may go to a read replica.
+    Postgres { url: String, read_url: Option<String>, pool: PoolConfig },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolConfig {
+    /// Connections kept per pool (writes, and reads when there is no replica).
+    pub size: u32,
+}
+
+impl Default for PoolConfig {
+    fn default() -> PoolConfig {
+        PoolConfig { size: 8 }
+    }
+}
+
+impl DbTarget {
+    /// `postgres://…` or `postgresql://…` is a server; anything else is a file path
+    /// (`sqlite:` prefix optional).
+    pub fn parse(text: &str) -> DbTarget {
+        let text = text.trim();
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            DbTarget::Postgres { url: text.to_string(), read_url: None, pool: PoolConfig::default() }
+        } else {
+            DbTarget::Sqlite(PathBuf::from(text.strip_prefix("sqlite:").unwrap_or(text)))
+        }
+    }
+}
+
+impl DbTarget {
+    /// The schema version this build migrates this backend to.
+    pub fn latest_schema_version(&self) -> i64 {
+        let migrations = match self {
+            DbTarget::Sqlite(_) => crate::sqlite::MIGRATIONS,
+            DbTarget::Postgres { .. } => crate::postgres::MIGRATIONS,
+        };
+        migrations.last().map_or(0, |m| m.0)
+    }
+}
+
+/// Opens the store, creating and migrating it as needed.
+pub fn open(target: &DbTarget) -> Result<Arc<dyn Store>> {
+    Ok(match target {
+        DbTarget::Sqlite(path) => Arc::new(SqliteStore::open(path)?),
+        DbTarget::Postgres { url, read_url, pool } => {
+            Arc::new(PostgresStore::open(url, read_url.as_deref(), *pool)?)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_name_servers_and_everything_else_is_a_file() {
+        assert!(matches!(DbTarget::parse("postgres://u@h/db"), DbTarget::Postgres { .. }));
+        assert!(matches!(DbTarget::parse("postgresql://h/db"), DbTarget::Postgres { .. }));
+        assert_eq!(DbTarget::parse("sqlite:m.db"), DbTarget::Sqlite("m.db".into()));
+        assert_eq!(DbTarget::parse("./data/m.db"), DbTarget::Sqlite("./data/m.db".into()));
+    }
+}

@@ -1,0 +1,212 @@
+//! PostgreSQL ≥ 18 backend: the shared, many-machine system of record.
+//!
+//! - Lexical: a stored generated `tsvector` (English stemming; title weighted over body) with a
+//!   GIN index, queried through parameters only (`tsquery.rs`), ranked by `ts_rank`, snippets
+//!   by `ts_headline`.
+//! - Dense: pgvector HNSW (cosine), one partial index per vector dimension, with iterative
+//!   scans so a filtered `LIMIT` still returns `k` rows.
+//! - Spelling: `lexicon` holds written words and counts, with a pg_trgm index.
+//! - Concurrency: many processes share the database. Inserts that could duplicate each other
+//!   take transaction advisory locks in a fixed order, idempotency keys are decided by a unique
+//!   index, and a batch that loses a deadlock is retried whole.
+//!
+//! Writes use the primary pool; finds use the read pool (a replica when `read_url` is given).
+
+mod lexicon;
+mod migrate;
+mod params;
+mod preflight;
+mod read;
+mod row;
+mod tsquery;
+mod write;
+
+use crate::{
+    Candidate, DenseMatch, ExportedItem, Filters, LexicalMatch, LexicalQuery, PoolConfig, Result, Stats,
+    Store, StoreError, StoredItem, VectorRow, WriteOp, WriteOutcome,
+};
+use cortex_domain::query::ParsedQuery;
+use postgres::NoTls;
+use r2d2_postgres::PostgresConnectionManager;
+use std::time::Duration;
+use uuid::Uuid;
+
+pub use migrate::MIGRATIONS;
+
+type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
+
+/// How long a caller waits for a free pooled connection.
+const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub struct PostgresStore {
+    label: String,
+    primary: Pool,
+    /// The same pool as `primary` unless a read replica was given.
+    reads: Pool,
+    /// Vector dimensions known to have their HNSW index.
+    indexed_dimensions: std::sync::Mutex<Vec<usize>>,
+}
+
+impl PostgresStore {
+    /// Connects, checks the server (version, extensions), migrates, and opens the pools.
+    pub fn open(url: &str, read_url: Option<&str>, pool: PoolConfig) -> Result<PostgresStore> {
+        let label = redacted(url);
+        let config: postgres::Config = url
+            .parse()
+            .map_err(|e| StoreError::Open { path: label.clone(), reason: format!("not a valid URL: {e}") })?;
+        // One direct connection first: its error says precisely why (refused, auth, no such
+        // database), where a pool would only report a timeout.
+        let mut client = config
+            .connect(NoTls)
+            .map_err(|e| StoreError::Open { path: label.clone(), reason: connect_reason(&e) })?;
+        preflight::check(&mut client, &label)?;
+        migrate::run(&mut client)?;
+        drop(client);
+        let primary = build_pool(config, pool.size, &label)?;
+        let reads = match read_url {
+            Some(read_url) => {
+                let read_label = redacted(read_url);
+                let read_config: postgres::Config = read_url.parse().map_err(|e| StoreError::Open {
+                    path: read_label.clone(),
+                    reason: format!("not a valid URL: {e}"),
+                })?;
+                build_pool(read_config, pool.size, &read_label)?
+            }
+            None => primary.clone(),
+        };
+        Ok(PostgresStore { label, primary, reads, indexed_dimensions: Default::default() })
+    }
+
+    fn primary(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>> {
+        Ok(self.primary.get()?)
+    }
+
+    fn reads(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>> {
+        Ok(self.reads.get()?)
+    }
+}
+
+fn build_pool(config: postgres::Config, size: u32, label: &str) -> Result<Pool> {
+    r2d2::Pool::builder()
+        .max_size(size.max(1))
+        .min_idle(Some(1))
+        .connection_timeout(CHECKOUT_TIMEOUT)
+        .build(PostgresConnectionManager::new(config, NoTls))
+        .map_err(|e| StoreError::Open { path: label.to_string(), reason: e.to_string() })
+}
+
+/// The URL without its password, for logs and `stats`.
+pub fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
+            format!("{scheme}://{user}@{host}")
+        }
+        None => url.to_string(),
+    }
+}
+
+fn connect_reason(e: &postgres::Error) -> String {
+    let detail = e.as_db_error().map_or_else(|| e.to_string(), |db| db.message().to_string());
+    format!(
+        "{detail}. Check that the server is running and reachable, and that the URL's user, password and database are right"
+    )
+}
+
+impl Store for PostgresStore {
+    fn write_batch(&self, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+        let mut conn = self.primary()?;
+        write::ensure_vector_indexes(&mut conn, ops, &self.indexed_dimensions)?;
+        write::apply_batch(&mut conn, ops)
+    }
+
+    fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
+        read::search(&mut *self.reads()?, query)
+    }
+
+    fn fetch_matches(&self, query: &ParsedQuery, ids: &[Uuid]) -> Result<Vec<Candidate>> {
+        read::fetch_matches(&mut *self.reads()?, query, ids)
+    }
+
+    fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
+        read::count(&mut *self.reads()?, query, cap)
+    }
+
+    fn get(&self, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
+        // The primary: a caller reading what it just wrote must see it.
+        read::get(&mut *self.primary()?, ids)
+    }
+
+    fn knows_word(&self, word: &str) -> Result<bool> {
+        read::knows_word(&mut *self.reads()?, word)
+    }
+
+    fn words_like(&self, word: &str) -> Result<Vec<(String, i64)>> {
+        lexicon::words_like(&mut *self.reads()?, word)
+    }
+
+    fn surface_word(&self, term: &str) -> Result<String> {
+        // The lexicon holds words as written, not stems.
+        Ok(term.to_string())
+    }
+
+    fn top_terms(&self, limit: usize) -> Result<Vec<(String, i64)>> {
+        lexicon::top_terms(&mut *self.reads()?, limit)
+    }
+
+    fn stats(&self) -> Result<Stats> {
+        read::stats(&mut *self.primary()?)
+    }
+
+    fn vectors_changed_since(&self, since: i64) -> Result<Vec<VectorRow>> {
+        read::vectors_changed_since(&mut *self.primary()?, since)
+    }
+
+    fn change_counter(&self) -> Result<i64> {
+        let row = self
+            .primary()?
+            .query_one("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM items_changes", &[])?;
+        Ok(row.try_get(0)?)
+    }
+
+    fn meta(&self, key: &str) -> Result<Option<String>> {
+        let row = self.primary()?.query_opt("SELECT value FROM store_meta WHERE key = $1", &[&key])?;
+        Ok(row.map(|r| r.try_get(0)).transpose()?)
+    }
+
+    fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.primary()?.execute(
+            "INSERT INTO store_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            &[&key, &value],
+        )?;
+        Ok(())
+    }
+
+    fn search_dense(&self, vector: &[f32], filters: &Filters, k: usize) -> Result<Option<Vec<DenseMatch>>> {
+        read::search_dense(&mut *self.reads()?, vector, filters, k).map(Some)
+    }
+
+    fn export_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
+        read::export_page(&mut *self.primary()?, after, limit)
+    }
+
+    fn execute_raw(&self, sql: &str) -> Result<u64> {
+        Ok(self.primary()?.execute(sql, &[])?)
+    }
+
+    fn label(&self) -> String {
+        self.label.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn passwords_never_reach_labels() {
+        assert_eq!(super::redacted("postgres://bob:s3cret@db:5432/m"), "postgres://bob@db:5432/m");
+        assert_eq!(super::redacted("postgres://db/m"), "postgres://db/m");
+    }
+}

@@ -1,0 +1,238 @@
+//! Reading: lexical and dense search, counts, lookups by id, stats, export pages.
+
+use super::migrate::current_version;
+use super::params::Params;
+use super::row::{COLUMN_COUNT, COLUMNS, from_row, kind_at, scope_at};
+use super::tsquery::{CONFIG, expression};
+use crate::{
+    Candidate, Combine, DenseMatch, ExportedItem, Filters, ItemFacts, LexicalMatch, LexicalQuery, Result,
+    Stats, StoredItem, VectorRow,
+};
+use cortex_domain::query::ParsedQuery;
+use pgvector::Vector;
+use postgres::{Client, Row};
+use uuid::Uuid;
+
+/// `ts_rank` weights for D, C, B, A: a word in the title (A) counts twice one in the body (B).
+const RANK_WEIGHTS: &str = "'{0.1, 0.2, 0.5, 1.0}'::float4[]";
+/// Snippet: matched words in `**`, one fragment of about 24 words around the best match.
+const HEADLINE_OPTIONS: &str = "'StartSel=**, StopSel=**, MaxWords=24, MinWords=12, ShortWord=2, MaxFragments=1, FragmentDelimiter=\" … \"'";
+/// Candidates an HNSW scan visits at least; more than `k` keeps recall up.
+const MIN_EF_SEARCH: usize = 64;
+
+/// `AND ...` clauses for the filters, with their parameters appended to `params`.
+fn filter_sql(filters: &Filters, params: &mut Params) -> String {
+    let mut sql = String::from(" AND i.deleted_at IS NULL");
+    sql.push_str(&format!(" AND (i.expires_at IS NULL OR i.expires_at > {})", params.push(filters.now)));
+    if !filters.kinds.is_empty() {
+        let kinds: Vec<String> = filters.kinds.iter().map(|k| k.as_str().to_string()).collect();
+        sql.push_str(&format!(" AND i.kind = ANY({})", params.push(kinds)));
+    }
+    for (field, value) in &filters.scope_equals {
+        // `field` comes from the fixed list of scope column names, never from the caller.
+        sql.push_str(&format!(" AND i.{field} = {}", params.push(value.clone())));
+    }
+    if let Some(since) = filters.since {
+        sql.push_str(&format!(" AND i.updated_at >= {}", params.push(since)));
+    }
+    if let Some(until) = filters.until {
+        sql.push_str(&format!(" AND i.updated_at < {}", params.push(until)));
+    }
+    if let Some(status) = &filters.status {
+        sql.push_str(&format!(" AND i.status = {}", params.push(status.clone())));
+    }
+    if !filters.tags.is_empty() {
+        sql.push_str(&format!(" AND i.tags @> {}", params.push(filters.tags.clone())));
+    }
+    sql
+}
+
+pub fn search(client: &mut Client, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
+    let mut params = Params::default();
+    let Some(q) = expression(&query.query, query.combine == Combine::All, &mut params) else {
+        return Ok(Vec::new());
+    };
+    let filters = filter_sql(&query.filters, &mut params);
+    let limit = params.push(query.pool as i64);
+    let sql = format!(
+        "SELECT i.id, ts_rank({RANK_WEIGHTS}, i.tsv, {q}) AS score, i.updated_at, \
+         i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment \
+         FROM items i WHERE i.tsv @@ {q}{filters} ORDER BY score DESC, i.id LIMIT {limit}"
+    );
+    let rows = client.query(&sql, &params.as_refs())?;
+    rows.iter()
+        .map(|row| {
+            let score: f32 = row.try_get(1)?;
+            Ok(LexicalMatch {
+                id: row.try_get(0)?,
+                score: f64::from(score),
+                updated_at: row.try_get(2)?,
+                scope: scope_at(row, 3)?,
+            })
+        })
+        .collect()
+}
+
+/// `rows` (each holding an `id` first) in the order of `ids`.
+fn in_order_of<T>(ids: &[Uuid], mut items: Vec<T>, id_of: impl Fn(&T) -> Uuid) -> Vec<T> {
+    let mut out = Vec::with_capacity(items.len());
+    for id in ids {
+        if let Some(at) = items.iter().position(|item| id_of(item) == *id) {
+            out.push(items.swap_remove(at));
+        }
+    }
+    out
+}
+
+pub fn fetch_matches(client: &mut Client, query: &ParsedQuery, ids: &[Uuid]) -> Result<Vec<Candidate>> {
+    let mut params = Params::default();
+    let Some(q) = expression(query, false, &mut params) else {
+        return Ok(Vec::new());
+    };
+    let ids_param = params.push(ids.to_vec());
+    let sql = format!(
+        "SELECT {COLUMNS}, ts_headline({CONFIG}, i.body, {q}, {HEADLINE_OPTIONS}) \
+         FROM items i WHERE i.id = ANY({ids_param}) AND i.tsv @@ {q}"
+    );
+    let rows = client.query(&sql, &params.as_refs())?;
+    let found = rows
+        .iter()
+        .map(|row| Ok(Candidate { item: from_row(row)?, snippet: row.try_get(COLUMN_COUNT)? }))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(in_order_of(ids, found, |c| c.item.record.id))
+}
+
+pub fn count(client: &mut Client, query: &LexicalQuery, cap: usize) -> Result<usize> {
+    let mut params = Params::default();
+    let Some(q) = expression(&query.query, query.combine == Combine::All, &mut params) else {
+        return Ok(0);
+    };
+    let filters = filter_sql(&query.filters, &mut params);
+    let limit = params.push(cap as i64);
+    let sql =
+        format!("SELECT count(*) FROM (SELECT 1 FROM items i WHERE i.tsv @@ {q}{filters} LIMIT {limit}) t");
+    let n: i64 = client.query_one(&sql, &params.as_refs())?.try_get(0)?;
+    Ok(n as usize)
+}
+
+pub fn get(client: &mut Client, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
+    let rows =
+        client.query(&format!("SELECT {COLUMNS} FROM items i WHERE i.id = ANY($1)"), &[&ids.to_vec()])?;
+    let found = rows.iter().map(from_row).collect::<Result<Vec<_>>>()?;
+    Ok(in_order_of(ids, found, |item| item.record.id))
+}
+
+pub fn knows_word(client: &mut Client, word: &str) -> Result<bool> {
+    let sql = format!("SELECT EXISTS (SELECT 1 FROM items i WHERE i.tsv @@ plainto_tsquery({CONFIG}, $1))");
+    Ok(client.query_one(&sql, &[&word])?.try_get(0)?)
+}
+
+pub fn stats(client: &mut Client) -> Result<Stats> {
+    let row = client.query_one(
+        "SELECT count(*) FILTER (WHERE deleted_at IS NULL), count(*) FILTER (WHERE deleted_at IS NOT NULL), \
+         pg_total_relation_size('items') + pg_total_relation_size('lexicon') + pg_total_relation_size('store_meta') \
+         FROM items",
+        &[],
+    )?;
+    let by_kind = client
+        .query("SELECT kind, count(*) FROM items WHERE deleted_at IS NULL GROUP BY kind ORDER BY kind", &[])?
+        .iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Stats {
+        items: row.try_get(0)?,
+        deleted: row.try_get(1)?,
+        by_kind,
+        schema_version: current_version(client)?,
+        bytes: row.try_get(2)?,
+    })
+}
+
+/// What the vector index filters on, read from columns `kind, org…environment, updated_at,
+/// expires_at, status, tags` starting at `first`.
+fn facts_at(row: &Row, first: usize) -> Result<ItemFacts> {
+    Ok(ItemFacts {
+        kind: kind_at(row, first)?,
+        scope: scope_at(row, first + 1)?,
+        updated_at: row.try_get(first + 8)?,
+        expires_at: row.try_get(first + 9)?,
+        status: row.try_get(first + 10)?,
+        tags: row.try_get(first + 11)?,
+    })
+}
+
+const FACTS: &str = "i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
+     i.updated_at, i.expires_at, i.status, i.tags";
+
+pub fn vectors_changed_since(client: &mut Client, since: i64) -> Result<Vec<VectorRow>> {
+    let rows = client.query(
+        &format!(
+            "SELECT i.id, i.deleted_at IS NOT NULL, i.embedding, {FACTS} FROM items i WHERE i.updated_at >= $1"
+        ),
+        &[&since],
+    )?;
+    rows.iter()
+        .map(|row| {
+            let vector: Option<Vector> = row.try_get(2)?;
+            Ok(VectorRow {
+                id: row.try_get(0)?,
+                deleted: row.try_get(1)?,
+                vector: vector.map(|v| v.to_vec()),
+                facts: facts_at(row, 3)?,
+            })
+        })
+        .collect()
+}
+
+/// Nearest live items by cosine similarity, through the dimension's HNSW index. An iterative
+/// scan keeps walking the graph until `k` rows pass the filters (or its scan budget runs out),
+/// so a narrow scope still gets a full page.
+pub fn search_dense(
+    client: &mut Client,
+    vector: &[f32],
+    filters: &Filters,
+    k: usize,
+) -> Result<Vec<DenseMatch>> {
+    let dim = vector.len();
+    let mut params = Params::default();
+    let query = params.push(Vector::from(vector.to_vec()));
+    let filters = filter_sql(filters, &mut params);
+    let limit = params.push(k as i64);
+    let sql = format!(
+        "SELECT i.id, 1 - (i.embedding::vector({dim}) <=> {query}::vector({dim})) AS score, {FACTS} \
+         FROM items i WHERE vector_dims(i.embedding) = {dim}{filters} \
+         ORDER BY i.embedding::vector({dim}) <=> {query}::vector({dim}) LIMIT {limit}"
+    );
+    let mut tx = client.transaction()?;
+    tx.batch_execute(&format!(
+        "SET LOCAL hnsw.ef_search = {}; SET LOCAL hnsw.iterative_scan = relaxed_order",
+        k.clamp(MIN_EF_SEARCH, 1000)
+    ))?;
+    let rows = tx.query(&sql, &params.as_refs())?;
+    tx.commit()?;
+    let mut found = rows
+        .iter()
+        .map(|row| {
+            let score: f64 = row.try_get(1)?;
+            Ok(DenseMatch { id: row.try_get(0)?, score: score as f32, facts: facts_at(row, 2)? })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    // Relaxed order may return neighbours slightly out of order.
+    found.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+    Ok(found)
+}
+
+pub fn export_page(client: &mut Client, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
+    let rows = client.query(
+        &format!(
+            "SELECT {COLUMNS}, i.embedding FROM items i WHERE $1::uuid IS NULL OR i.id > $1 ORDER BY i.id LIMIT $2"
+        ),
+        &[&after, &(limit as i64)],
+    )?;
+    rows.iter()
+        .map(|row| {
+            let vector: Option<Vector> = row.try_get(COLUMN_COUNT)?;
+            Ok(ExportedItem { item: from_row(row)?, vector: vector.map(|v| v.to_vec()) })
+        })
+        .collect()
+}

@@ -1,0 +1,336 @@
+//! Writing a batch in one transaction, safely beside other processes writing too.
+
+use super::lexicon::LexiconDelta;
+use crate::model::scope_values;
+use crate::{DuplicateReason, Record, Result, StoredItem, WriteOp, WriteOutcome};
+use cortex_domain::Kind;
+use pgvector::Vector;
+use postgres::error::SqlState;
+use postgres::{Client, Transaction};
+use std::sync::Mutex;
+use uuid::Uuid;
+
+/// A batch that loses a deadlock or a serialization conflict is retried whole this often.
+const ATTEMPTS: usize = 5;
+/// pgvector's HNSW index takes vectors of at most this many dimensions.
+const HNSW_MAX_DIMENSIONS: usize = 2000;
+/// Serializes creating a dimension's vector index across processes.
+const INDEX_LOCK: i64 = 0x636f_7274_6579;
+
+pub fn apply_batch(client: &mut Client, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+    let mut attempt = 1;
+    loop {
+        match try_batch(client, ops) {
+            Err(crate::StoreError::Postgres(e))
+                if attempt < ATTEMPTS
+                    && matches!(
+                        e.code(),
+                        Some(&SqlState::T_R_DEADLOCK_DETECTED | &SqlState::T_R_SERIALIZATION_FAILURE)
+                    ) =>
+            {
+                tracing::debug!(attempt, "write batch lost a conflict with another writer; retrying");
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
+fn try_batch(client: &mut Client, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+    let mut tx = client.transaction()?;
+    lock_dedupe_keys(&mut tx, ops)?;
+    let mut lexicon = LexiconDelta::default();
+    let mut outcomes = Vec::with_capacity(ops.len());
+    for op in ops {
+        let outcome = match op {
+            WriteOp::Insert { record, dedupe } => insert(&mut tx, record, *dedupe, &mut lexicon)?,
+            WriteOp::Update { record } => update(&mut tx, record, &mut lexicon)?,
+            WriteOp::Delete { id, kind, at } => delete(&mut tx, *id, *kind, *at, &mut lexicon)?,
+            WriteOp::Import { item, vector } => import(&mut tx, item, vector.as_deref(), &mut lexicon)?,
+        };
+        outcomes.push(outcome);
+    }
+    lexicon.apply(&mut tx)?;
+    tx.commit()?;
+    Ok(outcomes)
+}
+
+/// Two processes inserting the same text, or the same idempotency key, must not both see "no
+/// duplicate": each takes a transaction lock per key before looking. Keys are locked sorted,
+/// so two batches never wait on each other in a cycle.
+fn lock_dedupe_keys(tx: &mut Transaction<'_>, ops: &[WriteOp]) -> Result<()> {
+    let mut keys: Vec<String> = Vec::new();
+    for op in ops {
+        if let WriteOp::Insert { record: r, .. } = op {
+            let s = scope_values(&r.scope);
+            keys.push(format!(
+                "content\u{1f}{}\u{1f}{}\u{1f}{}",
+                r.kind.as_str(),
+                s.join("\u{1f}"),
+                r.content_hash
+            ));
+            if let Some(key) = &r.idempotency_key {
+                keys.push(format!("idempotency\u{1f}{}\u{1f}{}\u{1f}{key}", s[0], s[1]));
+            }
+        }
+    }
+    if keys.is_empty() {
+        return Ok(());
+    }
+    keys.sort();
+    keys.dedup();
+    // OFFSET 0 keeps the sort below the lock calls: locks are taken in key order.
+    tx.execute(
+        "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) \
+         FROM (SELECT k FROM unnest($1::text[]) k ORDER BY k OFFSET 0) sorted",
+        &[&keys],
+    )?;
+    Ok(())
+}
+
+fn find_duplicate(
+    tx: &mut Transaction<'_>,
+    r: &Record,
+    dedupe: bool,
+) -> Result<Option<(Uuid, DuplicateReason)>> {
+    let s = scope_values(&r.scope);
+    if let Some(key) = &r.idempotency_key {
+        let row = tx.query_opt(
+            "SELECT id FROM items WHERE org = $1 AND project = $2 AND idempotency_key = $3",
+            &[&s[0], &s[1], key],
+        )?;
+        if let Some(row) = row {
+            return Ok(Some((row.try_get(0)?, DuplicateReason::IdempotencyKey)));
+        }
+    }
+    if dedupe {
+        let row = tx.query_opt(
+            "SELECT id FROM items WHERE kind = $1 AND content_hash = $2 AND org = $3 AND project = $4 \
+             AND branch = $5 AND service = $6 AND sprint = $7 AND tenant = $8 AND environment = $9 \
+             AND deleted_at IS NULL LIMIT 1",
+            &[&r.kind.as_str(), &r.content_hash, &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &s[6]],
+        )?;
+        if let Some(row) = row {
+            return Ok(Some((row.try_get(0)?, DuplicateReason::ContentHash)));
+        }
+    }
+    Ok(None)
+}
+
+const INSERT: &str = "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
+     title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, ttl, \
+     created_at, updated_at, expires_at, deleted_at, embedding) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) \
+     ON CONFLICT DO NOTHING RETURNING id";
+
+/// Inserts the row unless any unique key (id, idempotency key) is taken; whether it went in.
+fn insert_row(
+    tx: &mut Transaction<'_>,
+    r: &Record,
+    deleted_at: Option<i64>,
+    vector: Option<&[f32]>,
+) -> Result<bool> {
+    let s = scope_values(&r.scope);
+    let embedding = vector.map(|v| Vector::from(v.to_vec()));
+    let rows = tx.query(
+        INSERT,
+        &[
+            &r.id,
+            &r.kind.as_str(),
+            &s[0],
+            &s[1],
+            &s[2],
+            &s[3],
+            &s[4],
+            &s[5],
+            &s[6],
+            &r.title,
+            &r.body,
+            &r.content,
+            &r.data,
+            &r.metadata,
+            &r.source,
+            &r.tags,
+            &r.status,
+            &r.content_hash,
+            &r.idempotency_key,
+            &r.ttl,
+            &r.created_at,
+            &r.updated_at,
+            &r.expires_at,
+            &deleted_at,
+            &embedding,
+        ],
+    )?;
+    Ok(!rows.is_empty())
+}
+
+fn insert(
+    tx: &mut Transaction<'_>,
+    r: &Record,
+    dedupe: bool,
+    lexicon: &mut LexiconDelta,
+) -> Result<WriteOutcome> {
+    if let Some((existing_id, reason)) = find_duplicate(tx, r, dedupe)? {
+        return Ok(WriteOutcome::Duplicate { existing_id, reason });
+    }
+    if !insert_row(tx, r, None, r.vector.as_deref())? {
+        // Only a concurrent writer's idempotency key can take the slot after the check.
+        if let Some((existing_id, reason)) = find_duplicate(tx, r, false)? {
+            return Ok(WriteOutcome::Duplicate { existing_id, reason });
+        }
+        return Ok(WriteOutcome::Duplicate { existing_id: r.id, reason: DuplicateReason::SameId });
+    }
+    lexicon.add(&r.title, &r.body);
+    Ok(WriteOutcome::Inserted { id: r.id })
+}
+
+fn import(
+    tx: &mut Transaction<'_>,
+    item: &StoredItem,
+    vector: Option<&[f32]>,
+    lexicon: &mut LexiconDelta,
+) -> Result<WriteOutcome> {
+    let r = &item.record;
+    if !insert_row(tx, r, item.deleted_at, vector)? {
+        return Ok(WriteOutcome::Duplicate { existing_id: r.id, reason: DuplicateReason::SameId });
+    }
+    if item.deleted_at.is_none() {
+        lexicon.add(&r.title, &r.body);
+    }
+    Ok(WriteOutcome::Inserted { id: r.id })
+}
+
+/// What an update or delete needs of the stored row: its text (for the lexicon) and deletion.
+struct Current {
+    title: String,
+    body: String,
+    deleted_at: Option<i64>,
+}
+
+/// The stored row of `id`, or the outcome that stops the write.
+fn live_row(
+    tx: &mut Transaction<'_>,
+    id: Uuid,
+    kind: Option<Kind>,
+) -> Result<std::result::Result<Current, WriteOutcome>> {
+    // FOR UPDATE: a concurrent update or delete of the same item waits its turn.
+    let Some(row) =
+        tx.query_opt("SELECT kind, title, body, deleted_at FROM items WHERE id = $1 FOR UPDATE", &[&id])?
+    else {
+        return Ok(Err(WriteOutcome::NotFound { id }));
+    };
+    let stored = super::row::kind_at(&row, 0)?;
+    if let Some(kind) = kind
+        && kind != stored
+    {
+        return Ok(Err(WriteOutcome::KindMismatch { id, stored }));
+    }
+    Ok(Ok(Current { title: row.try_get(1)?, body: row.try_get(2)?, deleted_at: row.try_get(3)? }))
+}
+
+fn update(tx: &mut Transaction<'_>, r: &Record, lexicon: &mut LexiconDelta) -> Result<WriteOutcome> {
+    let Current { title: old_title, body: old_body, deleted_at } = match live_row(tx, r.id, Some(r.kind))? {
+        Ok(found) => found,
+        Err(outcome) => return Ok(outcome),
+    };
+    if deleted_at.is_some() {
+        return Ok(WriteOutcome::NotFound { id: r.id });
+    }
+    let s = scope_values(&r.scope);
+    let embedding = r.vector.as_ref().map(|v| Vector::from(v.clone()));
+    // A scope field the update leaves unset ('') keeps its stored value; so do `ttl` and
+    // `expires_at` when no ttl is given.
+    tx.execute(
+        "UPDATE items SET \
+           org = coalesce(nullif($2, ''), org), project = coalesce(nullif($3, ''), project), \
+           branch = coalesce(nullif($4, ''), branch), service = coalesce(nullif($5, ''), service), \
+           sprint = coalesce(nullif($6, ''), sprint), tenant = coalesce(nullif($7, ''), tenant), \
+           environment = coalesce(nullif($8, ''), environment), \
+           title = $9, body = $10, content = $11, data = $12, metadata = $13, source = $14, tags = $15, \
+           status = $16, content_hash = $17, ttl = coalesce($18, ttl), updated_at = $19, \
+           expires_at = CASE WHEN $18::text IS NULL THEN expires_at ELSE $20 END, embedding = $21 \
+         WHERE id = $1",
+        &[
+            &r.id,
+            &s[0],
+            &s[1],
+            &s[2],
+            &s[3],
+            &s[4],
+            &s[5],
+            &s[6],
+            &r.title,
+            &r.body,
+            &r.content,
+            &r.data,
+            &r.metadata,
+            &r.source,
+            &r.tags,
+            &r.status,
+            &r.content_hash,
+            &r.ttl,
+            &r.updated_at,
+            &r.expires_at,
+            &embedding,
+        ],
+    )?;
+    lexicon.remove(&old_title, &old_body);
+    lexicon.add(&r.title, &r.body);
+    Ok(WriteOutcome::Updated { id: r.id })
+}
+
+fn delete(
+    tx: &mut Transaction<'_>,
+    id: Uuid,
+    kind: Option<Kind>,
+    at: i64,
+    lexicon: &mut LexiconDelta,
+) -> Result<WriteOutcome> {
+    let Current { title, body, deleted_at } = match live_row(tx, id, kind)? {
+        Ok(found) => found,
+        Err(outcome) => return Ok(outcome),
+    };
+    if deleted_at.is_some() {
+        return Ok(WriteOutcome::Deleted { id, already: true });
+    }
+    tx.execute("UPDATE items SET deleted_at = $2, updated_at = $2 WHERE id = $1", &[&id, &at])?;
+    lexicon.remove(&title, &body);
+    Ok(WriteOutcome::Deleted { id, already: false })
+}
+
+/// Creates the HNSW index for each vector dimension in `ops` that has none yet. Outside the
+/// batch's transaction: an index build must not hold the batch's locks.
+pub fn ensure_vector_indexes(client: &mut Client, ops: &[WriteOp], known: &Mutex<Vec<usize>>) -> Result<()> {
+    let mut dims: Vec<usize> = ops
+        .iter()
+        .filter_map(|op| match op {
+            WriteOp::Insert { record, .. } | WriteOp::Update { record } => record.vector.as_ref(),
+            WriteOp::Import { vector, .. } => vector.as_ref(),
+            WriteOp::Delete { .. } => None,
+        })
+        .map(Vec::len)
+        .filter(|d| (1..=HNSW_MAX_DIMENSIONS).contains(d))
+        .collect();
+    dims.sort_unstable();
+    dims.dedup();
+    let mut known = known.lock().unwrap_or_else(|e| e.into_inner());
+    dims.retain(|d| !known.contains(d));
+    for dim in dims {
+        let mut tx = client.transaction()?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&INDEX_LOCK])?;
+        tx.batch_execute(&vector_index_sql(dim))?;
+        tx.commit()?;
+        known.push(dim);
+    }
+    Ok(())
+}
+
+/// The partial HNSW index for one dimension; `read::search_dense` repeats its expression and
+/// predicate so the planner can use it.
+pub fn vector_index_sql(dim: usize) -> String {
+    format!(
+        "CREATE INDEX IF NOT EXISTS items_embedding_{dim} ON items \
+         USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE vector_dims(embedding) = {dim}"
+    )
+}

@@ -7,6 +7,8 @@ import os
 import queue
 import subprocess
 import threading
+import urllib.parse
+import uuid
 from pathlib import Path
 
 import anyio
@@ -20,7 +22,7 @@ BIN = os.environ.get("CORTEX_BIN") or str(ROOT / "target" / "debug" / "cortex")
 TIMEOUT = 20
 
 
-def server_env(db: Path, branch: str = "main", **extra: str) -> dict:
+def server_env(db: str | Path, branch: str = "main", **extra: str) -> dict:
     # Start from a clean slate, but keep the model location the test command set up.
     env = {k: v for k, v in os.environ.items() if not k.startswith("CORTEX_") or k == "CORTEX_MODEL_DIR"}
     # Where scripts/test installs the model, for runs of pytest on its own.
@@ -57,7 +59,7 @@ class Client:
 
 
 @contextlib.asynccontextmanager
-async def connect(db: Path, branch: str = "main", era: str = "handshake", version: str | None = None,
+async def connect(db: str | Path, branch: str = "main", era: str = "handshake", version: str | None = None,
                   env: dict | None = None):
     """A session to a fresh `cortex serve`: `handshake` runs initialize (the client's newest,
     2025-11-25, or `version` when given), `modern` runs server/discover (2026-07-28, stateless).
@@ -93,16 +95,41 @@ def run(test_fn):
     anyio.run(test_fn)
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "memory.db"
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request, tmp_path: Path):
+    """A fresh database of each backend, as `--db` takes it: a SQLite file path, or the URL of
+    a new PostgreSQL database on the server named by CORTEX_TEST_DATABASE_URL (scripts/test
+    starts one), dropped afterwards. Every test taking `db` runs once per backend."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "memory.db")
+        return
+    server = os.environ.get("CORTEX_TEST_DATABASE_URL")
+    if not server:
+        pytest.fail("CORTEX_TEST_DATABASE_URL is not set: run scripts/test, or "
+                    "export CORTEX_TEST_DATABASE_URL=$(scripts/postgres start)")
+    import psycopg
+
+    name = f"cortex_e2e_{uuid.uuid4().hex}"
+    with psycopg.connect(server, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        yield with_database(server, name)
+    finally:
+        with psycopg.connect(server, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def with_database(url: str, name: str) -> str:
+    """`url` naming database `name` instead (query parameters kept)."""
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit(parts._replace(path="/" + name))
 
 
 class RawServer:
     """`cortex serve` spoken to line by line, for what a well-behaved client never sends.
     Every read is bounded by TIMEOUT; stderr is drained so a chatty server never blocks."""
 
-    def __init__(self, db: Path, branch: str = "main", env: dict | None = None):
+    def __init__(self, db: str | Path, branch: str = "main", env: dict | None = None):
         self.proc = subprocess.Popen(
             [BIN, "serve"], env=server_env(db, branch, **(env or {})), stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,

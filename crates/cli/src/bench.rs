@@ -31,14 +31,30 @@ pub struct BenchArgs {
     /// `fast` ones.
     #[arg(long)]
     semantic: bool,
+    /// Keep the SQLite databases in --dir and reuse one that a previous run filled completely:
+    /// only finds and starts are timed then (the store column says `reused`).
+    #[arg(long, requires = "dir")]
+    reuse: bool,
     /// Also run every size on this PostgreSQL database, beside SQLite. It must be a scratch
     /// database: its items are deleted before each size.
     #[arg(long, env = "CORTEX_BENCH_POSTGRES")]
     postgres: Option<String>,
 }
 
+/// How a benchmark database gets its corpus.
+enum Fill {
+    /// `memory_store` batches of 100, embedding when semantic.
+    Store,
+    /// Imported (items and vectors) from the SQLite benchmark database at this path.
+    ImportFrom(String),
+    /// Already there from an earlier run.
+    Reuse,
+}
+
 struct Row {
     backend: &'static str,
+    imported: bool,
+    reused: bool,
     size: usize,
     store_per_sec: f64,
     find_p50: Duration,
@@ -58,15 +74,27 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
     let mut rows = Vec::new();
     for &size in &args.sizes {
         tracing::info!(size, "benchmarking on SQLite");
-        let file = dir.join(format!("bench-{size}.db"));
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+        let mode = if args.semantic { "semantic" } else { "lexical" };
+        let file = dir.join(format!("bench-{mode}-{size}.db"));
+        // Written once the corpus is stored whole, so an interrupted run is never reused.
+        let complete = dir.join(format!("bench-{mode}-{size}.complete"));
+        let reuse = args.reuse && complete.exists();
+        if !reuse {
+            let _ = std::fs::remove_file(&complete);
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+            }
         }
-        rows.push(bench_size("sqlite", size, &args, &file.display().to_string())?);
+        let fill = if reuse { Fill::Reuse } else { Fill::Store };
+        rows.push(bench_size("sqlite", size, &args, &file.display().to_string(), fill)?);
+        std::fs::write(&complete, b"").map_err(|e| e.to_string())?;
         if let Some(url) = &args.postgres {
             tracing::info!(size, "benchmarking on PostgreSQL");
             empty_postgres(url)?;
-            rows.push(bench_size("postgres", size, &args, url)?);
+            // With embeddings, storing is the embedder's time, already measured on SQLite:
+            // PostgreSQL is filled by importing SQLite's items and vectors instead.
+            let fill = if args.semantic { Fill::ImportFrom(file.display().to_string()) } else { Fill::Store };
+            rows.push(bench_size("postgres", size, &args, url, fill)?);
         }
     }
     let _ = std::fs::remove_dir_all(&temp);
@@ -77,10 +105,16 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
     output::line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in rows {
         output::line(&format!(
-            "| {} | {} | {:.0} | {:.2} ms | {:.2} ms | {:.2} ms | {:.1} | {:.0} ms | {:.0} ms | {:.1} MiB | {:.1} MiB |",
+            "| {} | {} | {} | {:.2} ms | {:.2} ms | {:.2} ms | {:.1} | {:.0} ms | {:.0} ms | {:.1} MiB | {:.1} MiB |",
             r.backend,
             r.size,
-            r.store_per_sec,
+            if r.reused {
+                "reused".to_string()
+            } else if r.imported {
+                format!("{:.0} (import)", r.store_per_sec)
+            } else {
+                format!("{:.0}", r.store_per_sec)
+            },
             ms(r.find_p50),
             ms(r.find_p95),
             ms(r.find_p99),
@@ -126,7 +160,13 @@ fn empty_postgres(url: &str) -> Result<(), String> {
 }
 
 /// One backend at one size; `db` is what `--db` would be given (the database is empty).
-fn bench_size(backend: &'static str, size: usize, args: &BenchArgs, db: &str) -> Result<Row, String> {
+fn bench_size(
+    backend: &'static str,
+    size: usize,
+    args: &BenchArgs,
+    db: &str,
+    fill: Fill,
+) -> Result<Row, String> {
     // Without --semantic, no embedder: the lexical path of issue 2 alone.
     let embedder =
         if args.semantic { cortex_service::config::embedder_from_env() } else { EmbedderChoice::None };
@@ -134,26 +174,13 @@ fn bench_size(backend: &'static str, size: usize, args: &BenchArgs, db: &str) ->
     let config = Config::new(DbTarget::parse(db), bench_scope(), embedder);
     let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
 
-    // Store: the whole corpus in batches of 100, as an agent's client would send them.
-    let mut rng = Rng::new(42);
-    let mut stored_time = Duration::ZERO;
-    let (mut inserted, mut skipped) = (0, 0);
-    for start in (0..size).step_by(100) {
-        let items: Vec<Value> = (start..(start + 100).min(size)).map(|i| corpus::item(i, &mut rng)).collect();
-        let request = json!({ "items": items });
-        let t = Instant::now();
-        let response = service.store(&request).map_err(|e| e.to_string())?;
-        stored_time += t.elapsed();
-        inserted += response.summary.inserted;
-        skipped += response.summary.skipped_dedupe;
-    }
-    // With embeddings, near-duplicates in the synthetic corpus are (rightly) skipped.
-    if (inserted + skipped) as usize != size {
-        return Err(format!("expected {size} items inserted or skipped, got {inserted} + {skipped}"));
-    }
-    if skipped > 0 {
-        tracing::info!(skipped, "near-duplicates skipped at store");
-    }
+    let imported = matches!(fill, Fill::ImportFrom(_));
+    let reused = matches!(fill, Fill::Reuse);
+    let stored_time = match fill {
+        Fill::Store => store_corpus(&service, size)?,
+        Fill::ImportFrom(source) => import_corpus(&service, &source)?,
+        Fill::Reuse => Duration::ZERO,
+    };
 
     // Find: fast mode, default (branch) scope, default limit.
     let mut rng = Rng::new(7);
@@ -178,6 +205,8 @@ fn bench_size(backend: &'static str, size: usize, args: &BenchArgs, db: &str) ->
     let (starts, server_rss_kib) = cold_starts(db, args.starts, &queries, mode)?;
     Ok(Row {
         backend,
+        imported,
+        reused,
         size,
         store_per_sec: size as f64 / stored_time.as_secs_f64(),
         find_p50: percentile(&times, 50.0),
@@ -277,4 +306,49 @@ fn peak_rss_kib(pid: u32) -> u64 {
                 .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
         })
         .unwrap_or(0)
+}
+
+/// Stores the corpus in batches of 100, as an agent's client would send them; the time spent.
+fn store_corpus(service: &MemoryService, size: usize) -> Result<Duration, String> {
+    let mut rng = Rng::new(42);
+    let mut stored_time = Duration::ZERO;
+    let (mut inserted, mut skipped) = (0, 0);
+    for start in (0..size).step_by(100) {
+        let items: Vec<Value> = (start..(start + 100).min(size)).map(|i| corpus::item(i, &mut rng)).collect();
+        let request = json!({ "items": items });
+        let t = Instant::now();
+        let response = service.store(&request).map_err(|e| e.to_string())?;
+        stored_time += t.elapsed();
+        inserted += response.summary.inserted;
+        skipped += response.summary.skipped_dedupe;
+    }
+    // With embeddings, near-duplicates in the synthetic corpus are (rightly) skipped.
+    if (inserted + skipped) as usize != size {
+        return Err(format!("expected {size} items inserted or skipped, got {inserted} + {skipped}"));
+    }
+    if skipped > 0 {
+        tracing::info!(skipped, "near-duplicates skipped at store");
+    }
+    Ok(stored_time)
+}
+
+/// Copies every item and vector of another benchmark database in; the time spent writing.
+fn import_corpus(service: &MemoryService, source: &str) -> Result<Duration, String> {
+    let scope = bench_scope();
+    let from = MemoryService::open(&Config::new(DbTarget::parse(source), scope, EmbedderChoice::None))
+        .map_err(|e| e.to_string())?;
+    service
+        .accept_embedding_model(from.embedding_model().map_err(|e| e.to_string())?.as_deref())
+        .map_err(|e| e.to_string())??;
+    let mut after = None;
+    let mut time = Duration::ZERO;
+    loop {
+        let page = from.export_page(after, 500).map_err(|e| e.to_string())?;
+        let Some(last) = page.last() else { break };
+        after = Some(last.id);
+        let t = Instant::now();
+        service.import_batch(page).map_err(|e| e.to_string())?;
+        time += t.elapsed();
+    }
+    Ok(time)
 }

@@ -69,6 +69,18 @@ enum Command {
     Stats,
     /// Database, schema version, inferred scope and what is enabled.
     Doctor,
+    /// The audit trail: every insert, update, delete, import and purge, oldest first.
+    Audit {
+        /// Only this item's history.
+        #[arg(long)]
+        item: Option<String>,
+        /// Only changes at or after this instant (RFC 3339, e.g. 2026-11-01T00:00:00Z).
+        #[arg(long)]
+        since: Option<String>,
+        /// At most this many records.
+        #[arg(long, default_value_t = 1000)]
+        limit: usize,
+    },
     /// Apply pending schema migrations (serve does this too at start-up) and print the
     /// schema version. A migration changed since it was applied is refused.
     Migrate,
@@ -238,6 +250,28 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let service = open(cli.db)?;
             respond(service.doctor(), |r| {
                 output::json(r);
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Audit { item, since, limit } => {
+            let item = item
+                .map(|text| {
+                    uuid::Uuid::parse_str(text.trim())
+                        .map_err(|e| format!("--item {text:?} is not an item id: {e}"))
+                })
+                .transpose()?;
+            let since = since
+                .map(|text| {
+                    chrono::DateTime::parse_from_rfc3339(text.trim()).map(|t| t.timestamp_millis()).map_err(
+                        |e| {
+                            format!("--since {text:?} is not an RFC 3339 time like 2026-11-01T00:00:00Z: {e}")
+                        },
+                    )
+                })
+                .transpose()?;
+            let service = open(cli.db)?;
+            respond(service.audit(item, since, limit), |records| {
+                output::json(&json!({ "records": records }));
                 ExitCode::SUCCESS
             })
         }

@@ -13,6 +13,7 @@ per_backend!(
     serve_speaks_only_json_rpc_on_stdout_and_exits_cleanly_when_the_client_leaves,
     a_tampered_database_is_refused_with_a_clear_message,
     migrate_reports_the_schema_version,
+    audit_shows_an_items_history,
 );
 
 /// The binary run in a fresh working folder on one test database.
@@ -252,4 +253,25 @@ fn an_unreachable_postgres_is_a_clear_error() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("127.0.0.1:1") && stderr.contains("running and reachable"), "{stderr}");
+}
+
+fn audit_shows_an_items_history(db: &TestDb) {
+    let env = Env::new(db);
+    let stored = stdout_json(&env.run(
+        &["store", r#"{"kind": "todo", "content": "audit me", "source": {"actor": "dana", "tool": "cli"}}"#],
+        None,
+    ));
+    let id = stored["results"][0]["id"].as_str().unwrap().to_string();
+    env.run(&["store", &json!({"operation": "delete", "id": id}).to_string()], None);
+    let out = env.run(&["audit", "--item", &id], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let records = stdout_json(&out)["records"].as_array().unwrap().clone();
+    let ops: Vec<&str> = records.iter().map(|r| r["operation"].as_str().unwrap()).collect();
+    assert_eq!(ops, ["insert", "delete"]);
+    assert_eq!(records[0]["actor"], "dana");
+    assert!(records[0]["request_id"].is_string());
+    let since = env.run(&["audit", "--since", "2000-01-01T00:00:00Z"], None);
+    assert_eq!(stdout_json(&since)["records"].as_array().unwrap().len(), 2);
+    let bad = env.run(&["audit", "--since", "yesterday"], None);
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("RFC 3339"));
 }

@@ -6,7 +6,7 @@ use crate::response::{ErrorBody, ItemResult, ItemStatus, StoreResponse, StoreSum
 use crate::{MemoryService, Result};
 use cortex_domain::item::{ItemOp, NewItem, parse_store_request};
 use cortex_domain::{ErrorCode, Scope, ValidationError};
-use cortex_store::{DuplicateReason, Filters, Record, WriteOp, WriteOutcome};
+use cortex_store::{DuplicateReason, Filters, Record, WriteContext, WriteOp, WriteOutcome};
 use uuid::Uuid;
 
 impl MemoryService {
@@ -45,7 +45,9 @@ impl MemoryService {
         }
         let (ops, positions) = (kept_ops, kept_positions);
         if !ops.is_empty() {
-            let outcomes = self.store.write_batch(&ops)?;
+            let context =
+                WriteContext { request_id: Some(Uuid::now_v7().to_string()), ..WriteContext::default() };
+            let outcomes = self.store.write_batch_as(&ops, &context)?;
             // A near-duplicate of an earlier item of this batch must name the item that holds
             // the knowledge in the end: that item's stored duplicate, if it was one.
             let mut replaced: Vec<(String, String)> = Vec::new();

@@ -5,7 +5,9 @@
 //! - [`search`]: the find flow (`memory_find`)
 //! - [`config`], [`scope_inference`]: where the server stands
 //! - [`report`]: `stats` and `doctor`
+//! - [`transfer`]: `export` / `import`; `audit`: the audit trail
 
+mod audit;
 pub mod config;
 mod error;
 mod ingest;

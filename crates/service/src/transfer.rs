@@ -10,7 +10,7 @@
 use crate::MemoryService;
 use crate::semantic::MODEL_KEY;
 use cortex_domain::{Kind, Scope};
-use cortex_store::{ExportedItem, Record, StoredItem, WriteOp, WriteOutcome};
+use cortex_store::{ExportedItem, Record, StoredItem, WriteContext, WriteOp, WriteOutcome};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
@@ -181,7 +181,8 @@ impl MemoryService {
         let ops: Vec<WriteOp> = items.into_iter().map(ItemLine::into_op).collect();
         let mut imported = 0;
         let mut present = 0;
-        for outcome in self.store.write_batch(&ops)? {
+        let context = WriteContext { tool: Some("cortex import".into()), ..WriteContext::default() };
+        for outcome in self.store.write_batch_as(&ops, &context)? {
             match outcome {
                 WriteOutcome::Inserted { .. } => imported += 1,
                 _ => present += 1,

@@ -8,7 +8,7 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 pub enum StoreError {
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    #[error("postgres: {0}")]
+    #[error("postgres: {}", postgres_message(.0))]
     Postgres(#[from] postgres::Error),
     #[error("postgres connection pool: {0}")]
     Pool(#[from] r2d2::Error),
@@ -27,4 +27,22 @@ pub enum StoreError {
     SchemaTooNew { found: i64, known: i64 },
     #[error("corrupt row: {0}")]
     Corrupt(String),
+}
+
+/// The server's own words (message, detail, hint) where there are some: `postgres::Error`
+/// alone displays only "db error".
+fn postgres_message(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => {
+            let mut text = db.message().to_string();
+            if let Some(detail) = db.detail() {
+                text.push_str(&format!(" ({detail})"));
+            }
+            if let Some(hint) = db.hint() {
+                text.push_str(&format!("; hint: {hint}"));
+            }
+            text
+        }
+        None => e.to_string(),
+    }
 }

@@ -19,8 +19,15 @@ use cortex_domain::query::ParsedQuery;
 use uuid::Uuid;
 
 pub trait Store: Send + Sync {
-    /// Applies a batch in one transaction; one outcome per op, in order.
-    fn write_batch(&self, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>>;
+    /// Applies a batch in one transaction; one outcome per op, in order. Every change it makes
+    /// is recorded in the audit trail (by the database itself) with `context`.
+    fn write_batch_as(&self, ops: &[WriteOp], context: &WriteContext) -> Result<Vec<WriteOutcome>>;
+    /// [`Store::write_batch_as`] with no request or actor named.
+    fn write_batch(&self, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+        self.write_batch_as(ops, &WriteContext::default())
+    }
+    /// Audit records, oldest first.
+    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>>;
     /// The best lexical matches, best first (phase 1 of a search: rank on light columns).
     fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>>;
     /// Whole items with snippets for the chosen matches, in the order of `ids` (phase 2:

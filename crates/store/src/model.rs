@@ -192,3 +192,46 @@ pub struct Stats {
 pub(crate) fn scope_values(scope: &Scope) -> [String; 7] {
     cortex_domain::scope::SCOPE_FIELDS.map(|f| scope.get(f).unwrap_or("").to_string())
 }
+
+/// Who writes and for which request, recorded in the audit trail of every change a batch makes.
+/// An item's own `source` (actor, tool, session) wins over these.
+#[derive(Debug, Clone, Default)]
+pub struct WriteContext {
+    pub request_id: Option<String>,
+    pub actor: Option<String>,
+    pub tool: Option<String>,
+    pub session: Option<String>,
+}
+
+/// Which audit records to read: one item's history, or everything since an instant.
+#[derive(Debug, Clone, Default)]
+pub struct AuditQuery {
+    pub item: Option<Uuid>,
+    /// Records at or after this instant (epoch ms).
+    pub since: Option<i64>,
+    pub limit: usize,
+}
+
+/// One change to one item, as the database recorded it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AuditRecord {
+    /// Order of recording (increasing).
+    pub seq: i64,
+    /// When (epoch ms).
+    pub at: i64,
+    /// insert | import | update | delete | restore | purge
+    pub operation: String,
+    pub item_id: Option<Uuid>,
+    pub kind: Option<String>,
+    pub scope: Scope,
+    pub actor: Option<String>,
+    pub tool: Option<String>,
+    pub session: Option<String>,
+    pub request_id: Option<String>,
+    /// One id per write transaction: the records of one batch share it.
+    pub batch_id: Option<String>,
+    pub hash_before: Option<String>,
+    pub hash_after: Option<String>,
+    /// What changed, in a few words (`changed title, status`).
+    pub summary: String,
+}

@@ -4,7 +4,7 @@
 //! connections of its own.
 
 use cortex_domain::{Kind, Scope};
-use cortex_store::{Record, StoreError, WriteOp, WriteOutcome};
+use cortex_store::{AuditQuery, Record, StoreError, StoredItem, WriteContext, WriteOp, WriteOutcome};
 use cortex_testdb::{TestDb, per_backend};
 use serde_json::json;
 use std::sync::{Arc, Barrier};
@@ -46,6 +46,8 @@ per_backend!(
     concurrent_writers_lose_nothing_and_share_one_idempotent_item,
     the_change_counter_moves_when_another_process_writes,
     a_write_is_visible_to_another_process_at_once,
+    every_change_is_audited_once_by_the_database,
+    audit_records_cannot_be_changed_even_by_raw_sql,
 );
 
 fn a_changed_migration_stops_start_up(db: &TestDb) {
@@ -141,4 +143,90 @@ fn a_write_is_visible_to_another_process_at_once(db: &TestDb) {
     writer.write_batch(&[WriteOp::Insert { record: r.clone(), dedupe: true }]).unwrap();
     assert_eq!(reader.get(&[r.id]).unwrap().len(), 1);
     assert!(reader.knows_word("task").unwrap());
+}
+
+fn every_change_is_audited_once_by_the_database(db: &TestDb) {
+    let store = db.open();
+    let context = WriteContext {
+        request_id: Some("req-1".into()),
+        actor: Some("ci-agent".into()),
+        tool: Some("memory_store".into()),
+        session: None,
+    };
+    let a = record(1, None);
+    let b = Record { source: Some(json!({"actor": "alice"})), ..record(2, None) };
+    let out = store
+        .write_batch_as(
+            &[
+                WriteOp::Insert { record: a.clone(), dedupe: true },
+                WriteOp::Insert { record: b.clone(), dedupe: true },
+                // Not a change: no record.
+                WriteOp::Insert { record: Record { id: Uuid::now_v7(), ..a.clone() }, dedupe: true },
+            ],
+            &context,
+        )
+        .unwrap();
+    assert!(matches!(out[2], WriteOutcome::Duplicate { .. }));
+    let changed =
+        Record { title: "task 1 renamed".into(), content_hash: "hash-1b".into(), updated_at: 2, ..a.clone() };
+    store.write_batch(&[WriteOp::Update { record: changed }]).unwrap();
+    store.write_batch(&[WriteOp::Delete { id: a.id, kind: None, at: 3 }]).unwrap();
+    store.write_batch(&[WriteOp::Delete { id: a.id, kind: None, at: 4 }]).unwrap(); // already: no record
+    let imported = StoredItem { record: record(3, None), deleted_at: None };
+    store.write_batch(&[WriteOp::Import { item: Box::new(imported.clone()), vector: None }]).unwrap();
+    // Raw SQL is audited too: an edit, and a hard delete (a purge).
+    store.execute_raw(&format!("UPDATE items SET status = 'done' WHERE id = '{}'", b.id)).unwrap();
+    store.execute_raw(&format!("DELETE FROM items WHERE id = '{}'", imported.record.id)).unwrap();
+
+    let all = store.audit(&AuditQuery { limit: 100, ..AuditQuery::default() }).unwrap();
+    let ops: Vec<(&str, Option<Uuid>)> = all.iter().map(|r| (r.operation.as_str(), r.item_id)).collect();
+    assert_eq!(
+        ops,
+        vec![
+            ("insert", Some(a.id)),
+            ("insert", Some(b.id)),
+            ("update", Some(a.id)),
+            ("delete", Some(a.id)),
+            ("import", Some(imported.record.id)),
+            ("update", Some(b.id)),
+            ("purge", Some(imported.record.id)),
+        ]
+    );
+    let (first, second) = (&all[0], &all[1]);
+    assert_eq!((first.request_id.as_deref(), first.actor.as_deref()), (Some("req-1"), Some("ci-agent")));
+    assert_eq!(second.actor.as_deref(), Some("alice"), "the item's own source wins");
+    assert_eq!(first.batch_id, second.batch_id, "one batch, one batch id");
+    assert_ne!(all[2].batch_id, first.batch_id);
+    assert_eq!(first.scope.branch.as_deref(), Some("main"));
+    assert_eq!((first.hash_before.as_deref(), first.hash_after.as_deref()), (None, Some("hash-1")));
+    assert_eq!(
+        (all[2].hash_before.as_deref(), all[2].hash_after.as_deref()),
+        (Some("hash-1"), Some("hash-1b"))
+    );
+    assert_eq!(all[2].summary, "changed title");
+    assert_eq!(all[5].summary, "changed status");
+    assert!(all[5].request_id.is_none(), "raw SQL after a batch is not attributed to it");
+    assert!(all.windows(2).all(|w| w[0].seq < w[1].seq && w[0].at <= w[1].at));
+
+    let history = store.audit(&AuditQuery { item: Some(a.id), limit: 100, ..AuditQuery::default() }).unwrap();
+    assert_eq!(history.len(), 3);
+    let later =
+        store.audit(&AuditQuery { since: Some(all[4].at), limit: 100, ..AuditQuery::default() }).unwrap();
+    assert!(later.len() >= 3 && later.iter().all(|r| r.at >= all[4].at));
+}
+
+fn audit_records_cannot_be_changed_even_by_raw_sql(db: &TestDb) {
+    let store = db.open();
+    store.write_batch(&[WriteOp::Insert { record: record(1, None), dedupe: true }]).unwrap();
+    let before = store.audit(&AuditQuery { limit: 10, ..AuditQuery::default() }).unwrap();
+    assert_eq!(before.len(), 1);
+    let mut attempts = vec!["UPDATE audit_log SET summary = 'nothing happened'", "DELETE FROM audit_log"];
+    if db.backend() == cortex_testdb::Backend::Postgres {
+        attempts.push("TRUNCATE audit_log");
+    }
+    for sql in attempts {
+        let err = store.execute_raw(sql).expect_err(sql).to_string();
+        assert!(err.contains("append-only"), "{sql}: {err}");
+    }
+    assert_eq!(store.audit(&AuditQuery { limit: 10, ..AuditQuery::default() }).unwrap(), before);
 }

@@ -6,8 +6,10 @@ use postgres::Client;
 use sha2::{Digest, Sha256};
 
 /// `(version, name, sql)`, in order. Never edit an applied migration: add a new one.
-pub const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "init", include_str!("../../migrations/postgres/0001_init.sql"))];
+pub const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "init", include_str!("../../migrations/postgres/0001_init.sql")),
+    (2, "audit", include_str!("../../migrations/postgres/0002_audit.sql")),
+];
 
 /// Serializes migrations across processes starting at once (an arbitrary fixed key).
 const MIGRATION_LOCK: i64 = 0x636f_7274_6578;

@@ -22,8 +22,8 @@ mod tsquery;
 mod write;
 
 use crate::{
-    Candidate, DenseMatch, ExportedItem, Filters, LexicalMatch, LexicalQuery, PoolConfig, Result, Stats,
-    Store, StoreError, StoredItem, VectorRow, WriteOp, WriteOutcome,
+    AuditQuery, AuditRecord, Candidate, DenseMatch, ExportedItem, Filters, LexicalMatch, LexicalQuery,
+    PoolConfig, Result, Stats, Store, StoreError, StoredItem, VectorRow, WriteContext, WriteOp, WriteOutcome,
 };
 use cortex_domain::query::ParsedQuery;
 use postgres::NoTls;
@@ -117,10 +117,14 @@ fn connect_reason(e: &postgres::Error) -> String {
 }
 
 impl Store for PostgresStore {
-    fn write_batch(&self, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+    fn write_batch_as(&self, ops: &[WriteOp], context: &WriteContext) -> Result<Vec<WriteOutcome>> {
         let mut conn = self.primary()?;
         write::ensure_vector_indexes(&mut conn, ops, &self.indexed_dimensions)?;
-        write::apply_batch(&mut conn, ops)
+        write::apply_batch(&mut conn, ops, context)
+    }
+
+    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
+        read::audit(&mut *self.reads()?, query)
     }
 
     fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {

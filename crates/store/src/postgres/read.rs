@@ -5,8 +5,8 @@ use super::params::Params;
 use super::row::{COLUMN_COUNT, COLUMNS, from_row, kind_at, scope_at};
 use super::tsquery::{CONFIG, expression};
 use crate::{
-    Candidate, Combine, DenseMatch, ExportedItem, Filters, ItemFacts, LexicalMatch, LexicalQuery, Result,
-    Stats, StoredItem, VectorRow,
+    AuditQuery, AuditRecord, Candidate, Combine, DenseMatch, ExportedItem, Filters, ItemFacts, LexicalMatch,
+    LexicalQuery, Result, Stats, StoredItem, VectorRow,
 };
 use cortex_domain::query::ParsedQuery;
 use pgvector::Vector;
@@ -233,6 +233,36 @@ pub fn export_page(client: &mut Client, after: Option<Uuid>, limit: usize) -> Re
         .map(|row| {
             let vector: Option<Vector> = row.try_get(COLUMN_COUNT)?;
             Ok(ExportedItem { item: from_row(row)?, vector: vector.map(|v| v.to_vec()) })
+        })
+        .collect()
+}
+
+pub fn audit(client: &mut Client, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
+    let rows = client.query(
+        "SELECT seq, at, operation, item_id, kind, org, project, branch, service, sprint, tenant, \
+         environment, actor, tool, session, request_id, batch_id, hash_before, hash_after, summary \
+         FROM audit_log WHERE ($1::uuid IS NULL OR item_id = $1) AND ($2::bigint IS NULL OR at >= $2) \
+         ORDER BY seq LIMIT $3",
+        &[&query.item, &query.since, &(query.limit as i64)],
+    )?;
+    rows.iter()
+        .map(|row| {
+            Ok(AuditRecord {
+                seq: row.try_get(0)?,
+                at: row.try_get(1)?,
+                operation: row.try_get(2)?,
+                item_id: row.try_get(3)?,
+                kind: row.try_get(4)?,
+                scope: scope_at(row, 5)?,
+                actor: row.try_get(12)?,
+                tool: row.try_get(13)?,
+                session: row.try_get(14)?,
+                request_id: row.try_get(15)?,
+                batch_id: row.try_get(16)?,
+                hash_before: row.try_get(17)?,
+                hash_after: row.try_get(18)?,
+                summary: row.try_get(19)?,
+            })
         })
         .collect()
 }

@@ -2,7 +2,7 @@
 
 use super::lexicon::LexiconDelta;
 use crate::model::scope_values;
-use crate::{DuplicateReason, Record, Result, StoredItem, WriteOp, WriteOutcome};
+use crate::{DuplicateReason, Record, Result, StoredItem, WriteContext, WriteOp, WriteOutcome};
 use cortex_domain::Kind;
 use pgvector::Vector;
 use postgres::error::SqlState;
@@ -17,10 +17,14 @@ const HNSW_MAX_DIMENSIONS: usize = 2000;
 /// Serializes creating a dimension's vector index across processes.
 const INDEX_LOCK: i64 = 0x636f_7274_6579;
 
-pub fn apply_batch(client: &mut Client, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+pub fn apply_batch(
+    client: &mut Client,
+    ops: &[WriteOp],
+    context: &WriteContext,
+) -> Result<Vec<WriteOutcome>> {
     let mut attempt = 1;
     loop {
-        match try_batch(client, ops) {
+        match try_batch(client, ops, context) {
             Err(crate::StoreError::Postgres(e))
                 if attempt < ATTEMPTS
                     && matches!(
@@ -36,8 +40,25 @@ pub fn apply_batch(client: &mut Client, ops: &[WriteOp]) -> Result<Vec<WriteOutc
     }
 }
 
-fn try_batch(client: &mut Client, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+fn try_batch(client: &mut Client, ops: &[WriteOp], context: &WriteContext) -> Result<Vec<WriteOutcome>> {
     let mut tx = client.transaction()?;
+    // The audit trigger reads who is writing from transaction-local settings.
+    let insert_as = if ops.iter().any(|op| matches!(op, WriteOp::Import { .. })) { "import" } else { "" };
+    let batch_id = Uuid::now_v7().to_string();
+    let none = String::new();
+    tx.execute(
+        "SELECT set_config('cortex.request_id', $1, true), set_config('cortex.batch_id', $2, true), \
+         set_config('cortex.actor', $3, true), set_config('cortex.tool', $4, true), \
+         set_config('cortex.session', $5, true), set_config('cortex.insert_as', $6, true)",
+        &[
+            context.request_id.as_ref().unwrap_or(&none),
+            &batch_id,
+            context.actor.as_ref().unwrap_or(&none),
+            context.tool.as_ref().unwrap_or(&none),
+            context.session.as_ref().unwrap_or(&none),
+            &insert_as,
+        ],
+    )?;
     lock_dedupe_keys(&mut tx, ops)?;
     let mut lexicon = LexiconDelta::default();
     let mut outcomes = Vec::with_capacity(ops.len());

@@ -12,8 +12,8 @@ mod row;
 mod write;
 
 use crate::{
-    Candidate, ExportedItem, LexicalMatch, LexicalQuery, Result, Stats, Store, StoreError, StoredItem,
-    VectorRow, WriteOp, WriteOutcome,
+    AuditQuery, AuditRecord, Candidate, ExportedItem, LexicalMatch, LexicalQuery, Result, Stats, Store,
+    StoreError, StoredItem, VectorRow, WriteContext, WriteOp, WriteOutcome,
 };
 use cortex_domain::query::ParsedQuery;
 use rusqlite::Connection;
@@ -75,9 +75,13 @@ fn connect(path: &Path) -> Result<Connection> {
 }
 
 impl Store for SqliteStore {
-    fn write_batch(&self, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+    fn write_batch_as(&self, ops: &[WriteOp], context: &WriteContext) -> Result<Vec<WriteOutcome>> {
         let mut conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        write::apply_batch(&mut conn, ops)
+        write::apply_batch(&mut conn, ops, context)
+    }
+
+    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
+        read::audit(&self.reader(), query)
     }
 
     fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {

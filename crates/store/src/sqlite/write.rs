@@ -1,15 +1,34 @@
 //! Writing a batch in one transaction.
 
 use crate::model::scope_values;
-use crate::{DuplicateReason, Record, Result, StoredItem, WriteOp, WriteOutcome};
+use crate::{DuplicateReason, Record, Result, StoredItem, WriteContext, WriteOp, WriteOutcome};
 use cortex_domain::Kind;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use uuid::Uuid;
 
-pub fn apply_batch(conn: &mut Connection, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
+pub fn apply_batch(
+    conn: &mut Connection,
+    ops: &[WriteOp],
+    context: &WriteContext,
+) -> Result<Vec<WriteOutcome>> {
     // IMMEDIATE takes the write lock up front, so the dedupe checks below see every committed
     // write of every process and no other writer can slip in before our insert.
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // The audit triggers read who is writing from here; cleared before commit, so a later
+    // raw write is never attributed to this batch.
+    let insert_as = ops.iter().any(|op| matches!(op, WriteOp::Import { .. })).then_some("import");
+    tx.execute(
+        "UPDATE audit_context SET request_id = ?1, batch_id = ?2, actor = ?3, tool = ?4, session = ?5, \
+         insert_as = ?6 WHERE id = 1",
+        params![
+            context.request_id,
+            Uuid::now_v7().to_string(),
+            context.actor,
+            context.tool,
+            context.session,
+            insert_as
+        ],
+    )?;
     let mut outcomes = Vec::with_capacity(ops.len());
     for op in ops {
         let outcome = match op {
@@ -20,6 +39,11 @@ pub fn apply_batch(conn: &mut Connection, ops: &[WriteOp]) -> Result<Vec<WriteOu
         };
         outcomes.push(outcome);
     }
+    tx.execute(
+        "UPDATE audit_context SET request_id = NULL, batch_id = NULL, actor = NULL, tool = NULL, \
+         session = NULL, insert_as = NULL WHERE id = 1",
+        [],
+    )?;
     tx.commit()?;
     Ok(outcomes)
 }

@@ -51,7 +51,10 @@ impl LexiconDelta {
     }
 }
 
-/// Words sharing `word`'s first letter and about its length, most widespread first.
+/// Candidate corrections for `word`, most widespread first: words sharing its first letter and
+/// about its length (as the SQLite backend offers), plus words pg_trgm finds similar by
+/// trigrams through its index, which also catches a typo in the first letter. The caller picks
+/// among them by edit distance.
 pub fn words_like(client: &mut impl GenericClient, word: &str) -> Result<Vec<(String, i64)>> {
     let Some(first) = word.chars().next() else {
         return Ok(Vec::new());
@@ -63,8 +66,11 @@ pub fn words_like(client: &mut impl GenericClient, word: &str) -> Result<Vec<(St
     let len = word.chars().count() as i32;
     let rows = client.query(
         "SELECT term, docs FROM lexicon WHERE term >= $1 AND term < $2 AND docs > 0 \
-         AND char_length(term) BETWEEN $3 AND $4 ORDER BY docs DESC LIMIT 5000",
-        &[&low, &high, &(len - 3).max(0), &(len + 3)],
+           AND char_length(term) BETWEEN $3 AND $4 \
+         UNION \
+         SELECT term, docs FROM lexicon WHERE term % $5 AND docs > 0 \
+         ORDER BY docs DESC LIMIT 5000",
+        &[&low, &high, &(len - 3).max(0), &(len + 3), &word],
     )?;
     rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
 }

@@ -23,6 +23,8 @@ pub enum ErrorCode {
     NotFound,
     KindMismatch,
     BadCursor,
+    /// Valid input that a governance rule refuses (an accepted decision's rationale, …).
+    BusinessRuleBlocked,
 }
 
 /// A refusal of one item or one request, with enough detail for an agent to correct it.

@@ -42,6 +42,8 @@ pub struct FindRequest {
     pub until: Option<i64>,
     pub tags: Vec<String>,
     pub status: Option<String>,
+    /// Also return items a newer item superseded (they carry `superseded_by`).
+    pub include_superseded: bool,
     pub limit: usize,
     pub offset: usize,
     pub max_content_chars: usize,
@@ -61,6 +63,7 @@ const FIND_FIELDS: &[&str] = &[
     "until",
     "tags",
     "status",
+    "include_superseded",
     "limit",
     "cursor",
     "max_content_chars",
@@ -80,6 +83,7 @@ impl FindRequest {
             until: None,
             tags: Vec::new(),
             status: None,
+            include_superseded: false,
             limit: DEFAULT_LIMIT as usize,
             offset: 0,
             max_content_chars: DEFAULT_HIT_CONTENT_CHARS,
@@ -151,6 +155,13 @@ impl FindRequest {
             }
         };
         let status = text_arg(args, "status")?.map(|s| s.replace([' ', '-'], "_"));
+        let include_superseded = match args.get("include_superseded") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                return Err(ValidationError::wrong_type("include_superseded", "true or false", other));
+            }
+        };
         let limit = int_arg(args, "limit", 1, MAX_LIMIT, DEFAULT_LIMIT)? as usize;
         let default_chars =
             if query.is_none() { DEFAULT_LOOKUP_CONTENT_CHARS } else { DEFAULT_HIT_CONTENT_CHARS };
@@ -168,6 +179,7 @@ impl FindRequest {
             until,
             tags,
             status,
+            include_superseded,
             limit,
             offset: 0,
             max_content_chars,
@@ -183,7 +195,7 @@ impl FindRequest {
     /// replayed against another query.
     pub fn fingerprint(&self) -> u64 {
         let text = format!(
-            "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+            "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}",
             self.query,
             self.ids,
             self.mode,
@@ -193,7 +205,8 @@ impl FindRequest {
             self.since,
             self.until,
             self.tags,
-            self.status
+            self.status,
+            self.include_superseded
         );
         let digest = Sha256::digest(text.as_bytes());
         u64::from_be_bytes(digest[..8].try_into().unwrap_or_default())

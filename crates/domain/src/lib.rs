@@ -9,6 +9,7 @@
 //! - [`ranking`]: the score formula and its parts
 //! - [`fusion`]: lexical and dense relevance into one
 //! - [`spelling`]: close-spelling suggestions
+//! - [`governance`]: what may not change once accepted
 //! - [`text`], [`time`], [`ttl`], [`limits`], [`git_remote`]: small shared rules
 
 pub mod chunking;
@@ -16,6 +17,7 @@ pub mod error;
 pub mod find;
 pub mod fusion;
 pub mod git_remote;
+pub mod governance;
 pub mod item;
 pub mod kind;
 pub mod limits;

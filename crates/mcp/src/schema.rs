@@ -94,6 +94,8 @@ struct FindArgs {
     tags: Option<Vec<String>>,
     /// The kind's status, e.g. accepted, open.
     status: Option<String>,
+    /// Also return items a newer item superseded.
+    include_superseded: Option<bool>,
     /// 1–100, default 10.
     limit: Option<i64>,
     /// next_cursor of the previous page.

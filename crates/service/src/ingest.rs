@@ -4,9 +4,10 @@
 
 use crate::response::{ErrorBody, ItemResult, ItemStatus, StoreResponse, StoreSummary};
 use crate::{MemoryService, Result};
+use cortex_domain::governance::{StoredView, check_update};
 use cortex_domain::item::{ItemOp, NewItem, parse_store_request};
 use cortex_domain::{ErrorCode, Scope, ValidationError};
-use cortex_store::{DuplicateReason, Filters, Record, WriteContext, WriteOp, WriteOutcome};
+use cortex_store::{BlockedAttempt, DuplicateReason, Filters, Record, WriteContext, WriteOp, WriteOutcome};
 use uuid::Uuid;
 
 impl MemoryService {
@@ -27,6 +28,15 @@ impl MemoryService {
                 Err(error) => results[index] = Some(refused(index, raw_kind(args, index), &error)),
             }
         }
+        let blocked = self.govern(&mut ops, &positions, now)?;
+        for (index, error) in self.check_supersedes(&ops, &positions)? {
+            results[index] = Some(refused(index, raw_kind(args, index), &error));
+            let at = positions.iter().position(|&p| p == index).unwrap_or(usize::MAX);
+            if at < ops.len() {
+                ops.remove(at);
+                positions.remove(at);
+            }
+        }
         self.attach_vectors(&mut ops);
         // Near-duplicates leave the batch here, with their result; the rest are written.
         let near = self.near_duplicates(&ops, now);
@@ -43,7 +53,7 @@ impl MemoryService {
                 }
             }
         }
-        let (ops, positions) = (kept_ops, kept_positions);
+        let (ops, positions) = with_supersedes(kept_ops, kept_positions, now);
         if !ops.is_empty() {
             let context =
                 WriteContext { request_id: Some(Uuid::now_v7().to_string()), ..WriteContext::default() };
@@ -52,6 +62,13 @@ impl MemoryService {
             // the knowledge in the end: that item's stored duplicate, if it was one.
             let mut replaced: Vec<(String, String)> = Vec::new();
             for ((index, op), outcome) in positions.into_iter().zip(&ops).zip(outcomes) {
+                if let WriteOp::Supersede { id, .. } = op {
+                    if let (Some(result), WriteOutcome::Updated { .. }) = (results[index].as_mut(), &outcome)
+                    {
+                        result.reason = Some(format!("supersedes {id}, which finds now leave out"));
+                    }
+                    continue;
+                }
                 if let (WriteOp::Insert { record, .. }, WriteOutcome::Duplicate { existing_id, .. }) =
                     (op, &outcome)
                 {
@@ -68,9 +85,104 @@ impl MemoryService {
                 }
             }
         }
+        for (index, error) in blocked {
+            if let Some(result) = results[index].as_mut() {
+                result.error = Some(ErrorBody::from(&error));
+            }
+        }
         let results: Vec<ItemResult> = results.into_iter().flatten().collect();
         let summary = summarize(&results);
         Ok(StoreResponse { results, summary })
+    }
+
+    /// Replaces each update that a governance rule refuses with a `Blocked` op, so the attempt
+    /// is audited in the batch's transaction; returns the refusals by request position.
+    fn govern(
+        &self,
+        ops: &mut [WriteOp],
+        positions: &[usize],
+        now: i64,
+    ) -> Result<Vec<(usize, ValidationError)>> {
+        let ids: Vec<Uuid> = ops
+            .iter()
+            .filter_map(|op| match op {
+                WriteOp::Update { record } => Some(record.id),
+                _ => None,
+            })
+            .collect();
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let stored = self.store.get(&ids)?;
+        let mut blocked = Vec::new();
+        for (op, &index) in ops.iter_mut().zip(positions) {
+            let WriteOp::Update { record } = op else { continue };
+            // Missing, deleted or of another kind: the store answers those.
+            let Some(current) = stored
+                .iter()
+                .find(|s| s.record.id == record.id && s.deleted_at.is_none() && s.record.kind == record.kind)
+            else {
+                continue;
+            };
+            let c = &current.record;
+            let view = StoredView { id: c.id, kind: c.kind, status: c.status.as_deref(), data: &c.data };
+            if let Err(error) = check_update(view, &record.data) {
+                let error = error.under(&format!("items[{index}]"));
+                *op = WriteOp::Blocked(Box::new(BlockedAttempt {
+                    id: c.id,
+                    kind: c.kind,
+                    scope: c.scope.clone(),
+                    hash: Some(c.content_hash.clone()),
+                    source: record.source.clone(),
+                    reason: error.message.clone(),
+                    at: now,
+                }));
+                blocked.push((index, error));
+            }
+        }
+        Ok(blocked)
+    }
+
+    /// Inserts naming `supersedes` must name a live item that nothing superseded yet; the
+    /// refusals by request position.
+    fn check_supersedes(
+        &self,
+        ops: &[WriteOp],
+        positions: &[usize],
+    ) -> Result<Vec<(usize, ValidationError)>> {
+        let wanted: Vec<(usize, Uuid)> = ops
+            .iter()
+            .zip(positions)
+            .filter_map(|(op, &index)| match op {
+                WriteOp::Insert { record, .. } => supersedes_of(record).map(|id| (index, id)),
+                _ => None,
+            })
+            .collect();
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<Uuid> = wanted.iter().map(|(_, id)| *id).collect();
+        let stored = self.store.get(&ids)?;
+        let mut refused = Vec::new();
+        for (index, id) in wanted {
+            let problem = match stored.iter().find(|s| s.record.id == id) {
+                None => Some(format!("no item {id} exists")),
+                Some(s) if s.deleted_at.is_some() => Some(format!("item {id} is deleted")),
+                Some(s) => s.superseded_by.map(|by| format!("item {id} is already superseded by {by}")),
+            };
+            if let Some(message) = problem {
+                refused.push((
+                    index,
+                    ValidationError::new(
+                        ErrorCode::NotFound,
+                        format!("items[{index}].data.supersedes"),
+                        message,
+                        "name the id of the live item this one replaces (memory_find returns ids), or leave out `supersedes`",
+                    ),
+                ));
+            }
+        }
+        Ok(refused)
     }
 
     /// Embeds every inserted or updated item in one batch (title and searchable body).
@@ -81,7 +193,10 @@ impl MemoryService {
                 WriteOp::Insert { record, .. } | WriteOp::Update { record } => {
                     Some(format!("{}\n{}", record.title, record.body))
                 }
-                WriteOp::Delete { .. } | WriteOp::Import { .. } => None,
+                WriteOp::Delete { .. }
+                | WriteOp::Import { .. }
+                | WriteOp::Supersede { .. }
+                | WriteOp::Blocked(_) => None,
             })
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -111,6 +226,7 @@ impl MemoryService {
                 tags: Vec::new(),
                 status: None,
                 now,
+                include_superseded: false,
             };
             let stored = match self.semantic.nearest(&*self.store, vector, 1, &same_place) {
                 Ok(hits) => hits.first().map(|h| (h.id, f64::from(h.score))),
@@ -185,6 +301,8 @@ fn op_kind(op: &WriteOp) -> Option<String> {
         WriteOp::Insert { record, .. } | WriteOp::Update { record } => Some(record.kind.to_string()),
         WriteOp::Delete { kind, .. } => kind.map(|k| k.to_string()),
         WriteOp::Import { item, .. } => Some(item.record.kind.to_string()),
+        WriteOp::Blocked(attempt) => Some(attempt.kind.to_string()),
+        WriteOp::Supersede { .. } => None,
     }
 }
 
@@ -240,6 +358,8 @@ fn result_of(index: usize, op: &WriteOp, outcome: WriteOutcome) -> ItemResult {
     match outcome {
         WriteOutcome::Inserted { id } => done(ItemStatus::Inserted, id, None),
         WriteOutcome::Updated { id } => done(ItemStatus::Updated, id, None),
+        // The refusal's error body is filled in by `store` from `govern`'s answer.
+        WriteOutcome::Blocked { id } => done(ItemStatus::BusinessRuleBlocked, id, None),
         WriteOutcome::Deleted { id, already } => {
             done(ItemStatus::Deleted, id, already.then(|| "the item was already deleted".to_string()))
         }
@@ -298,4 +418,31 @@ fn summarize(results: &[ItemResult]) -> StoreSummary {
         *counter += 1;
     }
     s
+}
+
+/// The item a new record replaces: `data.supersedes`.
+fn supersedes_of(record: &Record) -> Option<Uuid> {
+    record.data.get("supersedes").and_then(|v| v.as_str()).and_then(|s| Uuid::parse_str(s).ok())
+}
+
+/// The ops with a `Supersede` right after each insert that names `supersedes`, in the same
+/// transaction (and at the same request position).
+fn with_supersedes(ops: Vec<WriteOp>, positions: Vec<usize>, now: i64) -> (Vec<WriteOp>, Vec<usize>) {
+    let mut out_ops = Vec::with_capacity(ops.len());
+    let mut out_positions = Vec::with_capacity(positions.len());
+    for (op, index) in ops.into_iter().zip(positions) {
+        let follow = match &op {
+            WriteOp::Insert { record, .. } => {
+                supersedes_of(record).map(|id| WriteOp::Supersede { id, by: record.id, at: now })
+            }
+            _ => None,
+        };
+        out_ops.push(op);
+        out_positions.push(index);
+        if let Some(follow) = follow {
+            out_ops.push(follow);
+            out_positions.push(index);
+        }
+    }
+    (out_ops, out_positions)
 }

@@ -122,6 +122,9 @@ pub struct Hit {
     pub metadata: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
+    /// The newer item that replaced this one (only with `include_superseded`, or by `ids`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]

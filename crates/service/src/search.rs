@@ -405,6 +405,7 @@ fn filters_for(req: &FindRequest, filter: &ScopeFilter, now: i64) -> Filters {
         tags: req.tags.clone(),
         status: req.status.clone(),
         now,
+        include_superseded: req.include_superseded,
     }
 }
 
@@ -467,6 +468,7 @@ fn hit(
         data,
         metadata: r.metadata.clone(),
         expires_at: r.expires_at.map(format_instant),
+        superseded_by: item.superseded_by.map(|id| id.to_string()),
     }
 }
 

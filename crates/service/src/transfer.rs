@@ -56,6 +56,8 @@ pub struct ItemLine {
     pub updated_at: i64,
     pub expires_at: Option<i64>,
     pub deleted_at: Option<i64>,
+    #[serde(default)]
+    pub superseded_by: Option<Uuid>,
     pub vector: Option<Vec<f32>>,
 }
 
@@ -81,6 +83,7 @@ impl From<ExportedItem> for ItemLine {
             updated_at: r.updated_at,
             expires_at: r.expires_at,
             deleted_at: e.item.deleted_at,
+            superseded_by: e.item.superseded_by,
             vector: e.vector,
         }
     }
@@ -109,7 +112,11 @@ impl ItemLine {
             vector: None,
         };
         WriteOp::Import {
-            item: Box::new(StoredItem { record, deleted_at: self.deleted_at }),
+            item: Box::new(StoredItem {
+                record,
+                deleted_at: self.deleted_at,
+                superseded_by: self.superseded_by,
+            }),
             vector: self.vector,
         }
     }

@@ -9,6 +9,8 @@ use cortex_testdb::{TestDb, per_backend};
 use serde_json::{Value, json};
 
 per_backend!(
+    a_superseded_decision_leaves_finds_and_points_to_its_successor,
+    an_accepted_decision_keeps_its_rationale_and_the_attempt_is_audited,
     a_section_is_found_by_a_unique_word_with_the_word_marked,
     the_same_item_twice_is_skipped_with_the_first_id,
     one_idempotency_key_stores_one_item,
@@ -262,6 +264,85 @@ fn delete_hides_and_update_replaces(db: &TestDb) {
     assert_eq!(lookup.missing_ids, vec![id.clone()]);
     let wrong_kind = m.store(json!([{"kind": "todo", "id": id, "content": "x"}]));
     assert_eq!(wrong_kind.results[0].status, ItemStatus::ValidationError);
+}
+
+fn an_accepted_decision_keeps_its_rationale_and_the_attempt_is_audited(db: &TestDb) {
+    let m = memory(db, "main");
+    let adr = |status: &str, rationale: &str, consequences: &str| {
+        json!({"component": "sessions", "status": status, "title": "Sessions in Postgres",
+               "rationale": rationale, "consequences": consequences})
+    };
+    let r = m.store(json!([{"kind": "decision", "data": adr("accepted", "one database to run", "none")}]));
+    let id = id_of(&r, 0);
+    let edit = m.store(json!([
+        {"kind": "decision", "id": id, "data": adr("accepted", "we changed our minds", "none"),
+         "source": {"actor": "eve"}},
+        {"kind": "todo", "content": "still stored beside a refused item"},
+    ]));
+    let refused = &edit.results[0];
+    assert_eq!(refused.status, ItemStatus::BusinessRuleBlocked);
+    let error = refused.error.as_ref().unwrap();
+    assert_eq!(
+        (error.code.as_str(), error.field.as_str()),
+        ("business_rule_blocked", "items[0].data.rationale")
+    );
+    assert!(error.human_hint.contains(&format!("\"supersedes\": \"{id}\"")), "{}", error.human_hint);
+    assert_eq!((edit.summary.business_rule_blocked, edit.summary.inserted), (1, 1));
+    let stored = m.find(json!({"ids": [id]}));
+    assert_eq!(stored.hits[0].data.as_ref().unwrap()["rationale"], "one database to run");
+
+    // What may still change: consequences and status.
+    let allowed = m.store(
+        json!([{"kind": "decision", "id": id, "data": adr("deprecated", "one database to run", "ops load")}]),
+    );
+    assert_eq!(allowed.results[0].status, ItemStatus::Updated);
+
+    let uuid = uuid::Uuid::parse_str(&id).unwrap();
+    let history = m.service.audit(Some(uuid), None, 100).unwrap();
+    let ops: Vec<&str> = history.iter().map(|r| r.operation.as_str()).collect();
+    assert_eq!(ops, ["insert", "blocked", "update"]);
+    assert_eq!(history[1].actor.as_deref(), Some("eve"));
+    assert!(history[1].summary.contains("cannot change"), "{}", history[1].summary);
+    assert!(history[1].batch_id.is_some());
+}
+
+fn a_superseded_decision_leaves_finds_and_points_to_its_successor(db: &TestDb) {
+    let m = memory(db, "main");
+    let old = id_of(
+        &m.store(json!([{"kind": "decision", "data": {"component": "sessions", "status": "accepted",
+            "title": "Sessions in Redis", "rationale": "fast session lookups"}}])),
+        0,
+    );
+    let r = m.store(json!([{"kind": "decision", "data": {"component": "sessions", "status": "accepted",
+        "title": "Sessions in Postgres", "rationale": "one database for sessions", "supersedes": old}}]));
+    assert_eq!(r.results[0].status, ItemStatus::Inserted);
+    assert!(r.results[0].reason.as_deref().unwrap_or("").contains(&old), "{:?}", r.results[0].reason);
+    let new = id_of(&r, 0);
+
+    assert_eq!(m.ids(json!({"query": "sessions"})), vec![new.clone()], "the superseded one left finds");
+    let all = m.find(json!({"query": "sessions", "include_superseded": true}));
+    let former = all.hits.iter().find(|h| h.id == old).expect("asked for, it comes back");
+    assert_eq!(former.superseded_by.as_deref(), Some(new.as_str()));
+    assert_eq!(former.status.as_deref(), Some("superseded"));
+    assert_eq!(former.data.as_ref().unwrap()["status"], "superseded");
+    let by_id = m.find(json!({"ids": [old]}));
+    assert_eq!(by_id.hits[0].superseded_by.as_deref(), Some(new.as_str()));
+
+    let again = m.store(json!([{"kind": "decision", "data": {"component": "sessions", "status": "proposed",
+        "title": "Sessions in memory", "rationale": "no database", "supersedes": old}}]));
+    assert_eq!(again.results[0].status, ItemStatus::ValidationError);
+    let error = again.results[0].error.as_ref().unwrap();
+    assert_eq!(error.field, "items[0].data.supersedes");
+    assert!(error.message.contains("already superseded"), "{}", error.message);
+    let missing = uuid::Uuid::now_v7().to_string();
+    let nowhere = m.store(json!([{"kind": "decision", "data": {"component": "x", "status": "proposed",
+        "title": "t", "rationale": "r", "supersedes": missing}}]));
+    assert!(nowhere.results[0].error.as_ref().unwrap().message.contains("no item"));
+
+    let history = m.service.audit(Some(uuid::Uuid::parse_str(&old).unwrap()), None, 10).unwrap();
+    let ops: Vec<&str> = history.iter().map(|r| r.operation.as_str()).collect();
+    assert_eq!(ops, ["insert", "supersede"]);
+    assert_eq!(history[1].summary, format!("superseded by {new}"));
 }
 
 fn ids_lookup_returns_items_whole(db: &TestDb) {

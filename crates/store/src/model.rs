@@ -44,6 +44,28 @@ pub enum WriteOp {
     /// An item moved from another store as it was (id, times, deletion, vector); an item
     /// with the same id already here is left alone.
     Import { item: Box<StoredItem>, vector: Option<Vec<f32>> },
+    /// Marks the live item `id` as replaced by `by` (a decision's status becomes
+    /// `superseded`), if `by` is stored and live by then: it follows the insert of `by` in the
+    /// same batch, so an insert that turned out a duplicate supersedes nothing.
+    Supersede { id: Uuid, by: Uuid, at: i64 },
+    /// A change a governance rule refused: nothing changes, but the attempt is recorded in the
+    /// audit trail with the batch's other changes.
+    Blocked(Box<BlockedAttempt>),
+}
+
+/// What the audit trail keeps of a refused change.
+#[derive(Debug, Clone)]
+pub struct BlockedAttempt {
+    pub id: Uuid,
+    pub kind: Kind,
+    pub scope: Scope,
+    /// The stored item's content hash (what was protected).
+    pub hash: Option<String>,
+    /// The attempt's `source` (actor, tool, session), if it named one.
+    pub source: Option<Value>,
+    /// Why it was refused.
+    pub reason: String,
+    pub at: i64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,12 +78,31 @@ pub enum DuplicateReason {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteOutcome {
-    Inserted { id: Uuid },
-    Updated { id: Uuid },
-    Deleted { id: Uuid, already: bool },
-    Duplicate { existing_id: Uuid, reason: DuplicateReason },
-    NotFound { id: Uuid },
-    KindMismatch { id: Uuid, stored: Kind },
+    Inserted {
+        id: Uuid,
+    },
+    Updated {
+        id: Uuid,
+    },
+    Deleted {
+        id: Uuid,
+        already: bool,
+    },
+    Duplicate {
+        existing_id: Uuid,
+        reason: DuplicateReason,
+    },
+    NotFound {
+        id: Uuid,
+    },
+    KindMismatch {
+        id: Uuid,
+        stored: Kind,
+    },
+    /// A [`WriteOp::Blocked`] attempt, recorded.
+    Blocked {
+        id: Uuid,
+    },
 }
 
 /// An item as read back.
@@ -69,6 +110,8 @@ pub enum WriteOutcome {
 pub struct StoredItem {
     pub record: Record,
     pub deleted_at: Option<i64>,
+    /// The newer item that replaced this one.
+    pub superseded_by: Option<Uuid>,
 }
 
 /// Filters shared by searches and counts.
@@ -83,6 +126,8 @@ pub struct Filters {
     pub status: Option<String>,
     /// Items expiring at or before this instant are hidden.
     pub now: i64,
+    /// Superseded items are hidden unless this is set.
+    pub include_superseded: bool,
 }
 
 impl Filters {
@@ -96,6 +141,7 @@ impl Filters {
             && self.until.is_none_or(|t| facts.updated_at < t)
             && self.status.as_ref().is_none_or(|s| facts.status.as_ref() == Some(s))
             && self.tags.iter().all(|t| facts.tags.contains(t))
+            && (self.include_superseded || !facts.superseded)
     }
 
     /// Only items of exactly this scope: every field equal, unset ones included.
@@ -151,6 +197,7 @@ pub struct ItemFacts {
     pub expires_at: Option<i64>,
     pub status: Option<String>,
     pub tags: Vec<String>,
+    pub superseded: bool,
 }
 
 /// A changed item as the vector index needs it: enough to filter and score, nothing more.

@@ -172,7 +172,7 @@ fn every_change_is_audited_once_by_the_database(db: &TestDb) {
     store.write_batch(&[WriteOp::Update { record: changed }]).unwrap();
     store.write_batch(&[WriteOp::Delete { id: a.id, kind: None, at: 3 }]).unwrap();
     store.write_batch(&[WriteOp::Delete { id: a.id, kind: None, at: 4 }]).unwrap(); // already: no record
-    let imported = StoredItem { record: record(3, None), deleted_at: None };
+    let imported = StoredItem { record: record(3, None), deleted_at: None, superseded_by: None };
     store.write_batch(&[WriteOp::Import { item: Box::new(imported.clone()), vector: None }]).unwrap();
     // Raw SQL is audited too: an edit, and a hard delete (a purge).
     store.execute_raw(&format!("UPDATE items SET status = 'done' WHERE id = '{}'", b.id)).unwrap();

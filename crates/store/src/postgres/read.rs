@@ -23,6 +23,9 @@ const MIN_EF_SEARCH: usize = 64;
 /// `AND ...` clauses for the filters, with their parameters appended to `params`.
 fn filter_sql(filters: &Filters, params: &mut Params) -> String {
     let mut sql = String::from(" AND i.deleted_at IS NULL");
+    if !filters.include_superseded {
+        sql.push_str(" AND i.superseded_by IS NULL");
+    }
     sql.push_str(&format!(" AND (i.expires_at IS NULL OR i.expires_at > {})", params.push(filters.now)));
     if !filters.kinds.is_empty() {
         let kinds: Vec<String> = filters.kinds.iter().map(|k| k.as_str().to_string()).collect();
@@ -158,11 +161,12 @@ fn facts_at(row: &Row, first: usize) -> Result<ItemFacts> {
         expires_at: row.try_get(first + 9)?,
         status: row.try_get(first + 10)?,
         tags: row.try_get(first + 11)?,
+        superseded: row.try_get(first + 12)?,
     })
 }
 
 const FACTS: &str = "i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
-     i.updated_at, i.expires_at, i.status, i.tags";
+     i.updated_at, i.expires_at, i.status, i.tags, i.superseded_by IS NOT NULL";
 
 pub fn vectors_changed_since(client: &mut Client, since: i64) -> Result<Vec<VectorRow>> {
     let rows = client.query(

@@ -8,8 +8,8 @@ use serde_json::Value;
 /// The columns `from_row` reads, in order, prefixed with the table alias `i`.
 pub const COLUMNS: &str = "i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
      i.title, i.body, i.content, i.data, i.metadata, i.source, i.tags, i.status, i.content_hash, \
-     i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at";
-pub const COLUMN_COUNT: usize = 24;
+     i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at, i.superseded_by";
+pub const COLUMN_COUNT: usize = 25;
 
 fn opt(text: String) -> Option<String> {
     (!text.is_empty()).then_some(text)
@@ -56,5 +56,5 @@ pub fn from_row(row: &Row) -> Result<StoredItem> {
         expires_at: row.try_get(22)?,
         vector: None,
     };
-    Ok(StoredItem { record, deleted_at: row.try_get(23)? })
+    Ok(StoredItem { record, deleted_at: row.try_get(23)?, superseded_by: row.try_get(24)? })
 }

@@ -2,7 +2,9 @@
 
 use super::lexicon::LexiconDelta;
 use crate::model::scope_values;
-use crate::{DuplicateReason, Record, Result, StoredItem, WriteContext, WriteOp, WriteOutcome};
+use crate::{
+    BlockedAttempt, DuplicateReason, Record, Result, StoredItem, WriteContext, WriteOp, WriteOutcome,
+};
 use cortex_domain::Kind;
 use pgvector::Vector;
 use postgres::error::SqlState;
@@ -68,6 +70,8 @@ fn try_batch(client: &mut Client, ops: &[WriteOp], context: &WriteContext) -> Re
             WriteOp::Update { record } => update(&mut tx, record, &mut lexicon)?,
             WriteOp::Delete { id, kind, at } => delete(&mut tx, *id, *kind, *at, &mut lexicon)?,
             WriteOp::Import { item, vector } => import(&mut tx, item, vector.as_deref(), &mut lexicon)?,
+            WriteOp::Supersede { id, by, at } => supersede(&mut tx, *id, *by, *at)?,
+            WriteOp::Blocked(attempt) => record_blocked(&mut tx, attempt)?,
         };
         outcomes.push(outcome);
     }
@@ -140,8 +144,8 @@ fn find_duplicate(
 
 const INSERT: &str = "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
      title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, ttl, \
-     created_at, updated_at, expires_at, deleted_at, embedding) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) \
+     created_at, updated_at, expires_at, deleted_at, embedding, superseded_by) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26) \
      ON CONFLICT DO NOTHING RETURNING id";
 
 /// Inserts the row unless any unique key (id, idempotency key) is taken; whether it went in.
@@ -149,6 +153,7 @@ fn insert_row(
     tx: &mut Transaction<'_>,
     r: &Record,
     deleted_at: Option<i64>,
+    superseded_by: Option<Uuid>,
     vector: Option<&[f32]>,
 ) -> Result<bool> {
     let s = scope_values(&r.scope);
@@ -181,6 +186,7 @@ fn insert_row(
             &r.expires_at,
             &deleted_at,
             &embedding,
+            &superseded_by,
         ],
     )?;
     Ok(!rows.is_empty())
@@ -195,7 +201,7 @@ fn insert(
     if let Some((existing_id, reason)) = find_duplicate(tx, r, dedupe)? {
         return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
-    if !insert_row(tx, r, None, r.vector.as_deref())? {
+    if !insert_row(tx, r, None, None, r.vector.as_deref())? {
         // Only a concurrent writer's idempotency key can take the slot after the check.
         if let Some((existing_id, reason)) = find_duplicate(tx, r, false)? {
             return Ok(WriteOutcome::Duplicate { existing_id, reason });
@@ -213,7 +219,7 @@ fn import(
     lexicon: &mut LexiconDelta,
 ) -> Result<WriteOutcome> {
     let r = &item.record;
-    if !insert_row(tx, r, item.deleted_at, vector)? {
+    if !insert_row(tx, r, item.deleted_at, item.superseded_by, vector)? {
         return Ok(WriteOutcome::Duplicate { existing_id: r.id, reason: DuplicateReason::SameId });
     }
     if item.deleted_at.is_none() {
@@ -320,6 +326,36 @@ fn delete(
     Ok(WriteOutcome::Deleted { id, already: false })
 }
 
+/// Marks `id` replaced by `by`, if both are live (see [`WriteOp::Supersede`]).
+fn supersede(tx: &mut Transaction<'_>, id: Uuid, by: Uuid, at: i64) -> Result<WriteOutcome> {
+    let changed = tx.execute(
+        "UPDATE items SET superseded_by = $2, updated_at = $3, \
+           status = CASE WHEN kind = 'decision' THEN 'superseded' ELSE status END, \
+           data = CASE WHEN kind = 'decision' THEN jsonb_set(data, '{status}', '\"superseded\"') ELSE data END \
+         WHERE id = $1 AND deleted_at IS NULL AND superseded_by IS NULL \
+           AND EXISTS (SELECT 1 FROM items n WHERE n.id = $2 AND n.deleted_at IS NULL)",
+        &[&id, &by, &at],
+    )?;
+    Ok(if changed == 1 { WriteOutcome::Updated { id } } else { WriteOutcome::NotFound { id } })
+}
+
+/// Appends the audit record of a refused change (the item itself is not touched).
+fn record_blocked(tx: &mut Transaction<'_>, a: &BlockedAttempt) -> Result<WriteOutcome> {
+    let s = scope_values(&a.scope);
+    tx.execute(
+        "INSERT INTO audit_log (at, operation, item_id, kind, org, project, branch, service, sprint, \
+           tenant, environment, actor, tool, session, request_id, batch_id, hash_before, hash_after, summary) \
+         VALUES ($1, 'blocked', $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+           coalesce($11::jsonb ->> 'actor', nullif(current_setting('cortex.actor', true), '')), \
+           coalesce($11::jsonb ->> 'tool', nullif(current_setting('cortex.tool', true), '')), \
+           coalesce($11::jsonb ->> 'session', nullif(current_setting('cortex.session', true), '')), \
+           nullif(current_setting('cortex.request_id', true), ''), \
+           nullif(current_setting('cortex.batch_id', true), ''), $12, NULL, $13)",
+        &[&a.at, &a.id, &a.kind.as_str(), &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &s[6], &a.source, &a.hash, &a.reason],
+    )?;
+    Ok(WriteOutcome::Blocked { id: a.id })
+}
+
 /// Creates the HNSW index for each vector dimension in `ops` that has none yet. Outside the
 /// batch's transaction: an index build must not hold the batch's locks.
 pub fn ensure_vector_indexes(client: &mut Client, ops: &[WriteOp], known: &Mutex<Vec<usize>>) -> Result<()> {
@@ -328,7 +364,7 @@ pub fn ensure_vector_indexes(client: &mut Client, ops: &[WriteOp], known: &Mutex
         .filter_map(|op| match op {
             WriteOp::Insert { record, .. } | WriteOp::Update { record } => record.vector.as_ref(),
             WriteOp::Import { vector, .. } => vector.as_ref(),
-            WriteOp::Delete { .. } => None,
+            WriteOp::Delete { .. } | WriteOp::Supersede { .. } | WriteOp::Blocked(_) => None,
         })
         .map(Vec::len)
         .filter(|d| (1..=HNSW_MAX_DIMENSIONS).contains(d))

@@ -14,6 +14,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (2, "vectors", include_str!("../../migrations/sqlite/0002_vectors.sql")),
     (3, "updated_at", include_str!("../../migrations/sqlite/0003_updated_at.sql")),
     (4, "audit", include_str!("../../migrations/sqlite/0004_audit.sql")),
+    (5, "supersede", include_str!("../../migrations/sqlite/0005_supersede.sql")),
 ];
 
 fn checksum(sql: &str) -> String {

@@ -20,6 +20,9 @@ const SNIPPET: &str = "snippet(items_fts, -1, '**', '**', '…', 24)";
 /// `AND ...` clauses for the filters, with their parameters appended to `params`.
 fn filter_sql(filters: &Filters, params: &mut Vec<SqlValue>) -> String {
     let mut sql = String::from(" AND i.deleted_at IS NULL");
+    if !filters.include_superseded {
+        sql.push_str(" AND i.superseded_by IS NULL");
+    }
     params.push(SqlValue::Integer(filters.now));
     sql.push_str(&format!(" AND (i.expires_at IS NULL OR i.expires_at > ?{})", params.len()));
     if !filters.kinds.is_empty() {
@@ -202,7 +205,8 @@ pub fn stats(conn: &Connection) -> Result<Stats> {
 pub fn vectors_changed_since(conn: &Connection, since: i64) -> Result<Vec<VectorRow>> {
     let mut stmt = conn.prepare_cached(
         "SELECT i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
-         i.updated_at, i.expires_at, i.deleted_at IS NOT NULL, v.vector, i.status, i.tags \
+         i.updated_at, i.expires_at, i.deleted_at IS NOT NULL, v.vector, i.status, i.tags, \
+         i.superseded_by IS NOT NULL \
          FROM items i LEFT JOIN item_vectors v ON v.item_rowid = i.rowid WHERE i.updated_at >= ?1",
     )?;
     let mut rows = stmt.query([since])?;
@@ -222,6 +226,7 @@ pub fn vectors_changed_since(conn: &Connection, since: i64) -> Result<Vec<Vector
                 expires_at: row.get(10)?,
                 status: row.get(13)?,
                 tags: serde_json::from_str(&tags).map_err(|e| StoreError::Corrupt(format!("tags: {e}")))?,
+                superseded: row.get(15)?,
             },
             deleted: row.get(11)?,
             vector: blob.map(|b| super::row::vector_from_blob(&b)),

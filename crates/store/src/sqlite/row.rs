@@ -9,8 +9,8 @@ use uuid::Uuid;
 /// The columns `from_row` reads, in order, prefixed with the table alias `i`.
 pub const COLUMNS: &str = "i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
      i.title, i.body, i.content, i.data, i.metadata, i.source, i.tags, i.status, i.content_hash, \
-     i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at";
-pub const COLUMN_COUNT: usize = 24;
+     i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at, i.superseded_by";
+pub const COLUMN_COUNT: usize = 25;
 
 fn opt(text: String) -> Option<String> {
     (!text.is_empty()).then_some(text)
@@ -59,7 +59,11 @@ pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
         expires_at: row.get(22)?,
         vector: None,
     };
-    Ok(StoredItem { record, deleted_at: row.get(23)? })
+    let superseded_by: Option<String> = row.get(24)?;
+    let superseded_by = superseded_by
+        .map(|id| Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("superseded_by {id}: {e}"))))
+        .transpose()?;
+    Ok(StoredItem { record, deleted_at: row.get(23)?, superseded_by })
 }
 
 /// Little-endian f32s, the layout of `item_vectors.vector`.

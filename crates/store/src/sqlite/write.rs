@@ -1,7 +1,9 @@
 //! Writing a batch in one transaction.
 
 use crate::model::scope_values;
-use crate::{DuplicateReason, Record, Result, StoredItem, WriteContext, WriteOp, WriteOutcome};
+use crate::{
+    BlockedAttempt, DuplicateReason, Record, Result, StoredItem, WriteContext, WriteOp, WriteOutcome,
+};
 use cortex_domain::Kind;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use uuid::Uuid;
@@ -36,6 +38,8 @@ pub fn apply_batch(
             WriteOp::Update { record } => update(&tx, record)?,
             WriteOp::Delete { id, kind, at } => delete(&tx, *id, *kind, *at)?,
             WriteOp::Import { item, vector } => import(&tx, item, vector.as_deref())?,
+            WriteOp::Supersede { id, by, at } => supersede(&tx, *id, *by, *at)?,
+            WriteOp::Blocked(attempt) => record_blocked(&tx, attempt)?,
         };
         outcomes.push(outcome);
     }
@@ -46,6 +50,48 @@ pub fn apply_batch(
     )?;
     tx.commit()?;
     Ok(outcomes)
+}
+
+/// Marks `id` replaced by `by`, if both are live (see [`WriteOp::Supersede`]).
+fn supersede(tx: &Transaction<'_>, id: Uuid, by: Uuid, at: i64) -> Result<WriteOutcome> {
+    let changed = tx.execute(
+        "UPDATE items SET superseded_by = ?2, updated_at = ?3, \
+           status = CASE WHEN kind = 'decision' THEN 'superseded' ELSE status END, \
+           data = CASE WHEN kind = 'decision' THEN json_set(data, '$.status', 'superseded') ELSE data END \
+         WHERE id = ?1 AND deleted_at IS NULL AND superseded_by IS NULL \
+           AND EXISTS (SELECT 1 FROM items n WHERE n.id = ?2 AND n.deleted_at IS NULL)",
+        params![id.to_string(), by.to_string(), at],
+    )?;
+    Ok(if changed == 1 { WriteOutcome::Updated { id } } else { WriteOutcome::NotFound { id } })
+}
+
+/// Appends the audit record of a refused change (the item itself is not touched).
+fn record_blocked(tx: &Transaction<'_>, a: &BlockedAttempt) -> Result<WriteOutcome> {
+    let s = scope_values(&a.scope);
+    tx.execute(
+        "INSERT INTO audit_log (at, operation, item_id, kind, org, project, branch, service, sprint, \
+           tenant, environment, actor, tool, session, request_id, batch_id, hash_before, hash_after, summary) \
+         SELECT ?1, 'blocked', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
+           coalesce(json_extract(?11, '$.actor'), c.actor), coalesce(json_extract(?11, '$.tool'), c.tool), \
+           coalesce(json_extract(?11, '$.session'), c.session), c.request_id, c.batch_id, ?12, NULL, ?13 \
+         FROM audit_context c WHERE c.id = 1",
+        params![
+            a.at,
+            a.id.to_string(),
+            a.kind.as_str(),
+            s[0],
+            s[1],
+            s[2],
+            s[3],
+            s[4],
+            s[5],
+            s[6],
+            json_text(&a.source),
+            a.hash,
+            a.reason
+        ],
+    )?;
+    Ok(WriteOutcome::Blocked { id: a.id })
 }
 
 fn parse_id(text: String) -> Uuid {
@@ -90,7 +136,7 @@ fn insert(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<WriteOutcome
     if let Some((existing_id, reason)) = find_duplicate(tx, r, dedupe)? {
         return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
-    insert_row(tx, r, None, r.vector.as_deref())?;
+    insert_row(tx, r, None, None, r.vector.as_deref())?;
     Ok(WriteOutcome::Inserted { id: r.id })
 }
 
@@ -103,7 +149,7 @@ fn import(tx: &Transaction<'_>, item: &StoredItem, vector: Option<&[f32]>) -> Re
     if let Some((existing_id, reason)) = find_duplicate(tx, r, false)? {
         return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
-    insert_row(tx, r, item.deleted_at, vector)?;
+    insert_row(tx, r, item.deleted_at, item.superseded_by, vector)?;
     Ok(WriteOutcome::Inserted { id: r.id })
 }
 
@@ -111,14 +157,15 @@ fn insert_row(
     tx: &Transaction<'_>,
     r: &Record,
     deleted_at: Option<i64>,
+    superseded_by: Option<Uuid>,
     vector: Option<&[f32]>,
 ) -> Result<()> {
     let s = scope_values(&r.scope);
     tx.prepare_cached(
         "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
          title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, \
-         ttl, created_at, updated_at, expires_at, deleted_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
+         ttl, created_at, updated_at, expires_at, deleted_at, superseded_by) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
     )?
     .execute(params![
             r.id.to_string(),
@@ -145,6 +192,7 @@ fn insert_row(
             r.updated_at,
             r.expires_at,
             deleted_at,
+            superseded_by.map(|id| id.to_string()),
     ])?;
     let rowid = tx.last_insert_rowid();
     insert_tags(tx, rowid, &r.tags)?;

@@ -34,3 +34,29 @@ def test_a_superseded_decision_is_found_through_its_successor(db):
             former = next(h for h in everything["hits"] if h["id"] == old)
             assert former["superseded_by"] == new and former["status"] == "superseded"
     run(body)
+
+
+def test_an_expired_pr_context_hides_stays_listable_and_is_purged(db):
+    import datetime
+    import json
+    import subprocess
+
+    from conftest import BIN, server_env
+
+    merged = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=40)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    async def body():
+        async with connect(db) as c:
+            pr = {"kind": "pr_context", "data": {"pr_number": 7, "title": "Rework the walrus cache", "status": "merged",
+                                                 "base_branch": "main", "head_branch": "walrus", "merged_at": merged}}
+            pr_id = (await c.store(pr))["results"][0]["id"]
+            assert (await c.find(query="walrus", mode="fast"))["hits"] == []
+            listed = await c.find(query="walrus", mode="fast", include_expired=True)
+            assert [h["id"] for h in listed["hits"]] == [pr_id]
+        purge = subprocess.run([BIN, "purge"], env=server_env(db), capture_output=True, text=True, timeout=60)
+        assert purge.returncode == 0, purge.stderr
+        report = json.loads(purge.stdout)
+        assert report["purged"] == 1 and report["by_kind"] == [{"kind": "pr_context", "items": 1}]
+        async with connect(db) as c:
+            assert (await c.find(query="walrus", mode="fast", include_expired=True))["hits"] == []
+    run(body)

@@ -81,6 +81,12 @@ enum Command {
         #[arg(long, default_value_t = 1000)]
         limit: usize,
     },
+    /// Remove expired items for good (each removal is audited); counts per kind.
+    Purge {
+        /// Only count what would be removed.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Apply pending schema migrations (serve does this too at start-up) and print the
     /// schema version. A migration changed since it was applied is refused.
     Migrate,
@@ -165,6 +171,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 branch = scope.branch.as_deref(),
                 "cortex serving MCP on stdio"
             );
+            if let Some(every) = cortex_service::purge::interval_from_env() {
+                spawn_periodic_purge(service.clone(), every);
+            }
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .enable_all()
@@ -275,6 +284,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 ExitCode::SUCCESS
             })
         }
+        Command::Purge { dry_run } => {
+            let service = open(cli.db)?;
+            respond(service.purge(dry_run), |r| {
+                output::json(r);
+                ExitCode::SUCCESS
+            })
+        }
         Command::Migrate => {
             let service = open(cli.db)?;
             respond(service.stats(), |r| {
@@ -311,6 +327,26 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             output::json(&json!({ "dir": location.dir, "from": location.from, "status": status }));
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// Purges expired items every `every` on a thread of its own (the first run right away), for
+/// as long as the server runs. Failures are logged and retried next time.
+fn spawn_periodic_purge(service: Arc<MemoryService>, every: std::time::Duration) {
+    let spawned = std::thread::Builder::new().name("purge".into()).spawn(move || {
+        loop {
+            match service.purge(false) {
+                Ok(report) if report.purged > 0 => {
+                    tracing::info!(purged = report.purged, by_kind = ?report.by_kind, "purged expired items")
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!("periodic purge failed (retried in {}s): {e}", every.as_secs()),
+            }
+            std::thread::sleep(every);
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start the periodic purge: {e}");
     }
 }
 

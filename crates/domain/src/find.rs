@@ -44,6 +44,8 @@ pub struct FindRequest {
     pub status: Option<String>,
     /// Also return items a newer item superseded (they carry `superseded_by`).
     pub include_superseded: bool,
+    /// Also return expired items (until a purge removes them).
+    pub include_expired: bool,
     pub limit: usize,
     pub offset: usize,
     pub max_content_chars: usize,
@@ -64,6 +66,7 @@ const FIND_FIELDS: &[&str] = &[
     "tags",
     "status",
     "include_superseded",
+    "include_expired",
     "limit",
     "cursor",
     "max_content_chars",
@@ -84,6 +87,7 @@ impl FindRequest {
             tags: Vec::new(),
             status: None,
             include_superseded: false,
+            include_expired: false,
             limit: DEFAULT_LIMIT as usize,
             offset: 0,
             max_content_chars: DEFAULT_HIT_CONTENT_CHARS,
@@ -155,13 +159,8 @@ impl FindRequest {
             }
         };
         let status = text_arg(args, "status")?.map(|s| s.replace([' ', '-'], "_"));
-        let include_superseded = match args.get("include_superseded") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(other) => {
-                return Err(ValidationError::wrong_type("include_superseded", "true or false", other));
-            }
-        };
+        let include_superseded = bool_arg(args, "include_superseded")?;
+        let include_expired = bool_arg(args, "include_expired")?;
         let limit = int_arg(args, "limit", 1, MAX_LIMIT, DEFAULT_LIMIT)? as usize;
         let default_chars =
             if query.is_none() { DEFAULT_LOOKUP_CONTENT_CHARS } else { DEFAULT_HIT_CONTENT_CHARS };
@@ -180,6 +179,7 @@ impl FindRequest {
             tags,
             status,
             include_superseded,
+            include_expired,
             limit,
             offset: 0,
             max_content_chars,
@@ -195,7 +195,7 @@ impl FindRequest {
     /// replayed against another query.
     pub fn fingerprint(&self) -> u64 {
         let text = format!(
-            "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}",
+            "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}",
             self.query,
             self.ids,
             self.mode,
@@ -206,7 +206,8 @@ impl FindRequest {
             self.until,
             self.tags,
             self.status,
-            self.include_superseded
+            self.include_superseded,
+            self.include_expired
         );
         let digest = Sha256::digest(text.as_bytes());
         u64::from_be_bytes(digest[..8].try_into().unwrap_or_default())
@@ -361,6 +362,15 @@ fn parse_types(value: Option<&Value>) -> Result<Vec<Kind>, ValidationError> {
         }
     }
     Ok(kinds)
+}
+
+/// An optional boolean argument, false when absent.
+fn bool_arg(args: &serde_json::Map<String, Value>, name: &str) -> Result<bool, ValidationError> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(ValidationError::wrong_type(name, "true or false", other)),
+    }
 }
 
 #[cfg(test)]

@@ -48,6 +48,8 @@ pub struct NewItem {
     pub source: Option<Value>,
     pub idempotency_key: Option<String>,
     pub ttl: Option<TtlPolicy>,
+    /// An explicit end of life (epoch ms), over any policy.
+    pub expires_at: Option<i64>,
     pub status: Option<String>,
     /// `false` stores an exact duplicate anyway.
     pub dedupe: bool,
@@ -63,6 +65,7 @@ const ITEM_FIELDS: &[&str] = &[
     "source",
     "idempotency_key",
     "ttl",
+    "expires_at",
     "id",
     "operation",
     "dedupe",
@@ -242,6 +245,20 @@ fn parse_upsert(kind: Kind, id: Option<Uuid>, item: &Map<String, Value>) -> Resu
         ttl: match item.get("ttl") {
             None | Some(Value::Null) => None,
             Some(value) => Some(TtlPolicy::from_json(value)?),
+        },
+        expires_at: match item.get("expires_at") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) => Some(crate::time::parse_instant(text).map_err(|hint| {
+                ValidationError::new(
+                    ErrorCode::InvalidValue,
+                    "expires_at",
+                    format!("`expires_at` is not a time: `{text}`"),
+                    hint,
+                )
+            })?),
+            Some(other) => {
+                return Err(ValidationError::wrong_type("expires_at", "an RFC 3339 time string", other));
+            }
         },
         dedupe: match item.get("dedupe") {
             None | Some(Value::Null) => true,

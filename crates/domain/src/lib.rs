@@ -10,6 +10,7 @@
 //! - [`fusion`]: lexical and dense relevance into one
 //! - [`spelling`]: close-spelling suggestions
 //! - [`governance`]: what may not change once accepted
+//! - [`lifecycle`]: when items expire, when runbooks are stale
 //! - [`text`], [`time`], [`ttl`], [`limits`], [`git_remote`]: small shared rules
 
 pub mod chunking;
@@ -20,6 +21,7 @@ pub mod git_remote;
 pub mod governance;
 pub mod item;
 pub mod kind;
+pub mod lifecycle;
 pub mod limits;
 pub mod near_duplicate;
 pub mod query;

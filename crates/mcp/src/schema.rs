@@ -54,8 +54,10 @@ struct ItemArg {
     source: Option<JsonObject>,
     /// The same key twice stores one item.
     idempotency_key: Option<String>,
-    /// short 30d, default 90d, long 365d, permanent
+    /// short 30d, default 90d, long 365d, permanent (default per kind)
     ttl: Option<String>,
+    /// RFC 3339: expire at this instant instead
+    expires_at: Option<String>,
     /// With upsert: update this item. With delete: the item to delete.
     id: Option<String>,
     /// upsert (default) or delete
@@ -96,6 +98,8 @@ struct FindArgs {
     status: Option<String>,
     /// Also return items a newer item superseded.
     include_superseded: Option<bool>,
+    /// Also return expired items not purged yet.
+    include_expired: Option<bool>,
     /// 1–100, default 10.
     limit: Option<i64>,
     /// next_cursor of the previous page.

@@ -6,6 +6,7 @@ use crate::response::{ErrorBody, ItemResult, ItemStatus, StoreResponse, StoreSum
 use crate::{MemoryService, Result};
 use cortex_domain::governance::{StoredView, check_update};
 use cortex_domain::item::{ItemOp, NewItem, parse_store_request};
+use cortex_domain::lifecycle;
 use cortex_domain::{ErrorCode, Scope, ValidationError};
 use cortex_store::{BlockedAttempt, DuplicateReason, Filters, Record, WriteContext, WriteOp, WriteOutcome};
 use uuid::Uuid;
@@ -227,6 +228,7 @@ impl MemoryService {
                 status: None,
                 now,
                 include_superseded: false,
+                include_expired: false,
             };
             let stored = match self.semantic.nearest(&*self.store, vector, 1, &same_place) {
                 Ok(hits) => hits.first().map(|h| (h.id, f64::from(h.score))),
@@ -274,6 +276,7 @@ impl MemoryService {
 }
 
 fn record(item: NewItem, id: Uuid, scope: Scope, now: i64) -> Record {
+    let life = lifecycle::expiry(item.kind, &item.data, item.ttl, item.expires_at, now);
     Record {
         id,
         kind: item.kind,
@@ -288,10 +291,10 @@ fn record(item: NewItem, id: Uuid, scope: Scope, now: i64) -> Record {
         status: item.status,
         content_hash: item.content_hash,
         idempotency_key: item.idempotency_key,
-        ttl: item.ttl.map(|t| t.as_str().to_string()),
+        ttl: Some(life.ttl),
         created_at: now,
         updated_at: now,
-        expires_at: item.ttl.and_then(|t| t.expires_at(now)),
+        expires_at: life.expires_at,
         vector: None,
     }
 }

@@ -11,6 +11,7 @@ mod audit;
 pub mod config;
 mod error;
 mod ingest;
+pub mod purge;
 pub mod report;
 pub mod response;
 pub mod scope_inference;

@@ -125,6 +125,9 @@ pub struct Hit {
     /// The newer item that replaced this one (only with `include_superseded`, or by `ids`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
+    /// A runbook not verified for 90 days: check it before relying on it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]

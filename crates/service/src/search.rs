@@ -406,6 +406,7 @@ fn filters_for(req: &FindRequest, filter: &ScopeFilter, now: i64) -> Filters {
         status: req.status.clone(),
         now,
         include_superseded: req.include_superseded,
+        include_expired: req.include_expired,
     }
 }
 
@@ -469,6 +470,7 @@ fn hit(
         metadata: r.metadata.clone(),
         expires_at: r.expires_at.map(format_instant),
         superseded_by: item.superseded_by.map(|id| id.to_string()),
+        stale: cortex_domain::lifecycle::is_stale(r.kind, &r.data, r.updated_at, crate::now_ms()),
     }
 }
 

@@ -9,6 +9,8 @@ use cortex_testdb::{TestDb, per_backend};
 use serde_json::{Value, json};
 
 per_backend!(
+    expired_items_hide_stay_listable_and_purge_removes_them_with_audit,
+    each_kind_gets_its_lifetime_and_stale_runbooks_are_flagged,
     a_superseded_decision_leaves_finds_and_points_to_its_successor,
     an_accepted_decision_keeps_its_rationale_and_the_attempt_is_audited,
     a_section_is_found_by_a_unique_word_with_the_word_marked,
@@ -371,6 +373,88 @@ fn a_response_stays_under_its_budget(db: &TestDb) {
     assert!(size <= cortex_domain::limits::MAX_RESPONSE_CHARS, "{size}");
     assert!(r.truncated);
     assert!(!r.hits.is_empty());
+}
+
+const DAY_MS: i64 = 86_400_000;
+
+fn days_ago(days: i64) -> String {
+    cortex_domain::time::format_instant(chrono::Utc::now().timestamp_millis() - days * DAY_MS)
+}
+
+fn expired_items_hide_stay_listable_and_purge_removes_them_with_audit(db: &TestDb) {
+    let m = memory(db, "main");
+    let pr = |number: i64, merged_days_ago: i64| {
+        json!({"kind": "pr_context", "data": {"pr_number": number, "title": format!("Refactor zeppelin module {number}"),
+            "status": "merged", "base_branch": "main", "head_branch": format!("zeppelin-{number}"),
+            "merged_at": days_ago(merged_days_ago)}})
+    };
+    let r = m.store(json!([pr(1, 40), pr(2, 10)]));
+    let (gone, live) = (id_of(&r, 0), id_of(&r, 1));
+    assert_eq!(
+        m.ids(json!({"query": "zeppelin", "mode": "fast"})),
+        vec![live.clone()],
+        "merged 40 days ago: expired"
+    );
+    let listed = m.ids(json!({"query": "zeppelin", "mode": "fast", "include_expired": true}));
+    assert!(listed.contains(&gone) && listed.contains(&live));
+
+    let dry = m.service.purge(true).unwrap();
+    assert_eq!((dry.dry_run, dry.purged), (true, 1));
+    assert_eq!((dry.by_kind[0].kind.as_str(), dry.by_kind[0].items), ("pr_context", 1));
+    assert_eq!(
+        m.ids(json!({"query": "zeppelin", "mode": "fast", "include_expired": true})).len(),
+        2,
+        "dry run keeps"
+    );
+
+    let done = m.service.purge(false).unwrap();
+    assert_eq!((done.dry_run, done.purged), (false, 1));
+    assert_eq!(m.ids(json!({"query": "zeppelin", "mode": "fast", "include_expired": true})), vec![live]);
+    assert!(m.find(json!({"ids": [gone]})).hits.is_empty(), "removed for good");
+    let history = m.service.audit(Some(uuid::Uuid::parse_str(&gone).unwrap()), None, 10).unwrap();
+    let ops: Vec<&str> = history.iter().map(|r| r.operation.as_str()).collect();
+    assert_eq!(ops, ["insert", "purge"]);
+    assert_eq!(history[1].tool.as_deref(), Some("purge"));
+    assert_eq!(m.service.purge(false).unwrap().purged, 0, "nothing left to purge");
+}
+
+fn each_kind_gets_its_lifetime_and_stale_runbooks_are_flagged(db: &TestDb) {
+    let m = memory(db, "main");
+    let now = chrono::Utc::now().timestamp_millis();
+    let expiry = |item: Value| -> Option<i64> {
+        let id = id_of(&m.store(json!([item])), 0);
+        let hit = m.find(json!({"ids": [id]})).hits.remove(0);
+        hit.expires_at.map(|t| cortex_domain::time::parse_instant(&t).unwrap())
+    };
+    let days = |at: Option<i64>| at.map(|t| (t - now + DAY_MS / 2) / DAY_MS);
+    assert_eq!(days(expiry(section("Long lived", "sections live a year"))), Some(365));
+    assert_eq!(
+        days(expiry(json!({"kind": "todo", "data": {"title": "Open task", "status": "open"}}))),
+        Some(90)
+    );
+    assert_eq!(
+        days(expiry(json!({"kind": "todo", "data": {"title": "Closed task", "status": "done"}}))),
+        Some(90)
+    );
+    assert_eq!(expiry(json!({"kind": "todo", "content": "forever task", "ttl": "permanent"})), None);
+    let explicit =
+        expiry(json!({"kind": "todo", "content": "until then", "expires_at": "2099-01-01T00:00:00Z"}));
+    assert_eq!(explicit, Some(cortex_domain::time::parse_instant("2099-01-01T00:00:00Z").unwrap()));
+
+    let runbook = |title: &str, verified: String| {
+        json!({"kind": "runbook", "data": {"title": title, "service": "api", "last_verified_at": verified,
+            "steps": [{"description": "restart the quokka service"}]}})
+    };
+    m.store(json!([
+        runbook("Quokka restart old", days_ago(120)),
+        runbook("Quokka restart fresh", days_ago(5))
+    ]));
+    let hits = m.find(json!({"query": "quokka", "mode": "fast"})).hits;
+    let stale: Vec<(&str, bool)> = hits.iter().map(|h| (h.title.as_str(), h.stale)).collect();
+    assert!(
+        stale.contains(&("Quokka restart old", true)) && stale.contains(&("Quokka restart fresh", false)),
+        "{stale:?}"
+    );
 }
 
 fn ttl_sets_an_expiry(db: &TestDb) {

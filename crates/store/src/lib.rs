@@ -26,6 +26,10 @@ pub trait Store: Send + Sync {
     fn write_batch(&self, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
         self.write_batch_as(ops, &WriteContext::default())
     }
+    /// Removes for good up to `limit` items that expired at or before `now` (deleted ones too),
+    /// in one transaction, each audited as `purge`; or, with `dry_run`, only counts all of
+    /// them. Counts per kind either way. Callers loop until it returns nothing.
+    fn purge_expired(&self, now: i64, limit: usize, dry_run: bool) -> Result<Vec<(String, i64)>>;
     /// Audit records, oldest first.
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>>;
     /// The best lexical matches, best first (phase 1 of a search: rank on light columns).

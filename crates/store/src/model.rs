@@ -128,6 +128,8 @@ pub struct Filters {
     pub now: i64,
     /// Superseded items are hidden unless this is set.
     pub include_superseded: bool,
+    /// Expired items are hidden unless this is set.
+    pub include_expired: bool,
 }
 
 impl Filters {
@@ -136,7 +138,7 @@ impl Filters {
     pub fn admits(&self, facts: &ItemFacts) -> bool {
         (self.kinds.is_empty() || self.kinds.contains(&facts.kind))
             && self.scope_equals.iter().all(|(field, value)| facts.scope.get(field).unwrap_or("") == value)
-            && facts.expires_at.is_none_or(|t| t > self.now)
+            && (self.include_expired || facts.expires_at.is_none_or(|t| t > self.now))
             && self.since.is_none_or(|t| facts.updated_at >= t)
             && self.until.is_none_or(|t| facts.updated_at < t)
             && self.status.as_ref().is_none_or(|s| facts.status.as_ref() == Some(s))
@@ -281,4 +283,13 @@ pub struct AuditRecord {
     pub hash_after: Option<String>,
     /// What changed, in a few words (`changed title, status`).
     pub summary: String,
+}
+
+/// `(kind, count)` pairs in kind order.
+pub(crate) fn count_by_kind(kinds: Vec<String>) -> Vec<(String, i64)> {
+    let mut counts: std::collections::BTreeMap<String, i64> = std::collections::BTreeMap::new();
+    for kind in kinds {
+        *counts.entry(kind).or_default() += 1;
+    }
+    counts.into_iter().collect()
 }

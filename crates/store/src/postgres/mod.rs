@@ -123,6 +123,13 @@ impl Store for PostgresStore {
         write::apply_batch(&mut conn, ops, context)
     }
 
+    fn purge_expired(&self, now: i64, limit: usize, dry_run: bool) -> Result<Vec<(String, i64)>> {
+        if dry_run {
+            return read::expired_by_kind(&mut *self.primary()?, now);
+        }
+        write::purge_expired(&mut *self.primary()?, now, limit)
+    }
+
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
         read::audit(&mut *self.reads()?, query)
     }

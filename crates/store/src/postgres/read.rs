@@ -26,7 +26,9 @@ fn filter_sql(filters: &Filters, params: &mut Params) -> String {
     if !filters.include_superseded {
         sql.push_str(" AND i.superseded_by IS NULL");
     }
-    sql.push_str(&format!(" AND (i.expires_at IS NULL OR i.expires_at > {})", params.push(filters.now)));
+    if !filters.include_expired {
+        sql.push_str(&format!(" AND (i.expires_at IS NULL OR i.expires_at > {})", params.push(filters.now)));
+    }
     if !filters.kinds.is_empty() {
         let kinds: Vec<String> = filters.kinds.iter().map(|k| k.as_str().to_string()).collect();
         sql.push_str(&format!(" AND i.kind = ANY({})", params.push(kinds)));
@@ -269,4 +271,13 @@ pub fn audit(client: &mut Client, query: &AuditQuery) -> Result<Vec<AuditRecord>
             })
         })
         .collect()
+}
+
+/// Expired items per kind (deleted ones too): what a purge at `now` would remove.
+pub fn expired_by_kind(client: &mut Client, now: i64) -> Result<Vec<(String, i64)>> {
+    let rows = client.query(
+        "SELECT kind, count(*) FROM items WHERE expires_at IS NOT NULL AND expires_at <= $1 GROUP BY kind ORDER BY kind",
+        &[&now],
+    )?;
+    rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
 }

@@ -391,3 +391,31 @@ pub fn vector_index_sql(dim: usize) -> String {
          USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE vector_dims(embedding) = {dim}"
     )
 }
+
+/// Hard-deletes up to `limit` expired items in one transaction (the audit trigger records each
+/// as `purge`); rows another purge holds are skipped, not waited for.
+pub fn purge_expired(client: &mut Client, now: i64, limit: usize) -> Result<Vec<(String, i64)>> {
+    let mut tx = client.transaction()?;
+    tx.execute(
+        "SELECT set_config('cortex.batch_id', $1, true), set_config('cortex.tool', 'purge', true)",
+        &[&Uuid::now_v7().to_string()],
+    )?;
+    let rows = tx.query(
+        "DELETE FROM items WHERE id IN (SELECT id FROM items WHERE expires_at IS NOT NULL AND expires_at <= $1 \
+           LIMIT $2 FOR UPDATE SKIP LOCKED) \
+         RETURNING kind, title, body, deleted_at IS NOT NULL",
+        &[&now, &(limit as i64)],
+    )?;
+    let mut lexicon = LexiconDelta::default();
+    let mut kinds = Vec::with_capacity(rows.len());
+    for row in &rows {
+        kinds.push(row.try_get::<_, String>(0)?);
+        // A deleted item's words already left the lexicon when it was deleted.
+        if !row.try_get::<_, bool>(3)? {
+            lexicon.remove(&row.try_get::<_, String>(1)?, &row.try_get::<_, String>(2)?);
+        }
+    }
+    lexicon.apply(&mut tx)?;
+    tx.commit()?;
+    Ok(crate::model::count_by_kind(kinds))
+}

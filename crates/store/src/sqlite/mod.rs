@@ -80,6 +80,14 @@ impl Store for SqliteStore {
         write::apply_batch(&mut conn, ops, context)
     }
 
+    fn purge_expired(&self, now: i64, limit: usize, dry_run: bool) -> Result<Vec<(String, i64)>> {
+        if dry_run {
+            return read::expired_by_kind(&self.reader(), now);
+        }
+        let mut conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        write::purge_expired(&mut conn, now, limit)
+    }
+
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
         read::audit(&self.reader(), query)
     }

@@ -23,8 +23,10 @@ fn filter_sql(filters: &Filters, params: &mut Vec<SqlValue>) -> String {
     if !filters.include_superseded {
         sql.push_str(" AND i.superseded_by IS NULL");
     }
-    params.push(SqlValue::Integer(filters.now));
-    sql.push_str(&format!(" AND (i.expires_at IS NULL OR i.expires_at > ?{})", params.len()));
+    if !filters.include_expired {
+        params.push(SqlValue::Integer(filters.now));
+        sql.push_str(&format!(" AND (i.expires_at IS NULL OR i.expires_at > ?{})", params.len()));
+    }
     if !filters.kinds.is_empty() {
         let mut marks = Vec::new();
         for kind in &filters.kinds {
@@ -282,5 +284,14 @@ pub fn audit(conn: &Connection, query: &AuditQuery) -> Result<Vec<AuditRecord>> 
             summary: row.get(19)?,
         })
     })?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
+/// Expired items per kind (deleted ones too): what a purge at `now` would remove.
+pub fn expired_by_kind(conn: &Connection, now: i64) -> Result<Vec<(String, i64)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT kind, count(*) FROM items WHERE expires_at IS NOT NULL AND expires_at <= ?1 GROUP BY kind ORDER BY kind",
+    )?;
+    let rows = stmt.query_map([now], |row| Ok((row.get(0)?, row.get(1)?)))?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }

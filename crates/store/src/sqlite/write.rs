@@ -303,3 +303,23 @@ fn delete(tx: &Transaction<'_>, id: Uuid, kind: Option<Kind>, at: i64) -> Result
     tx.execute("UPDATE items SET deleted_at = ?2, updated_at = ?2 WHERE rowid = ?1", params![rowid, at])?;
     Ok(WriteOutcome::Deleted { id, already: false })
 }
+
+/// Hard-deletes up to `limit` expired items in one transaction (tags, vectors and the search
+/// index follow by cascade and trigger; the audit trigger records each as `purge`).
+pub fn purge_expired(conn: &mut Connection, now: i64, limit: usize) -> Result<Vec<(String, i64)>> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    tx.execute(
+        "UPDATE audit_context SET batch_id = ?1, tool = 'purge' WHERE id = 1",
+        params![Uuid::now_v7().to_string()],
+    )?;
+    let kinds: Vec<String> = tx
+        .prepare_cached(
+            "DELETE FROM items WHERE rowid IN \
+             (SELECT rowid FROM items WHERE expires_at IS NOT NULL AND expires_at <= ?1 LIMIT ?2) RETURNING kind",
+        )?
+        .query_map(params![now, limit as i64], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    tx.execute("UPDATE audit_context SET batch_id = NULL, tool = NULL WHERE id = 1", [])?;
+    tx.commit()?;
+    Ok(crate::model::count_by_kind(kinds))
+}

@@ -1,0 +1,64 @@
+//! Purge: expired items leave the store for good (`cortex purge`, and periodically inside
+//! `cortex serve`), in small transactions so finds and stores keep running meanwhile; every
+//! removal is an audit record (`purge`).
+
+use crate::MemoryService;
+use crate::report::KindCount;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Items removed per transaction: short enough that a concurrent write waits milliseconds.
+pub const PURGE_BATCH: usize = 1_000;
+/// The default interval of the purge inside `cortex serve`.
+pub const DEFAULT_PURGE_INTERVAL: Duration = Duration::from_secs(3600);
+
+#[derive(Debug, Serialize)]
+pub struct PurgeReport {
+    /// Nothing was removed: the counts are what a purge would remove now.
+    pub dry_run: bool,
+    pub purged: i64,
+    pub by_kind: Vec<KindCount>,
+}
+
+impl MemoryService {
+    /// Removes every item expired by now (or, with `dry_run`, counts them).
+    pub fn purge(&self, dry_run: bool) -> crate::Result<PurgeReport> {
+        let now = crate::now_ms();
+        let mut counts: BTreeMap<String, i64> = BTreeMap::new();
+        loop {
+            let batch = self.store.purge_expired(now, PURGE_BATCH, dry_run)?;
+            let removed: i64 = batch.iter().map(|(_, n)| n).sum();
+            for (kind, n) in batch {
+                *counts.entry(kind).or_default() += n;
+            }
+            if dry_run || removed == 0 {
+                break;
+            }
+        }
+        Ok(PurgeReport {
+            dry_run,
+            purged: counts.values().sum(),
+            by_kind: counts.into_iter().map(|(kind, items)| KindCount { kind, items }).collect(),
+        })
+    }
+}
+
+/// `CORTEX_PURGE_INTERVAL_SECS`: how often `cortex serve` purges (default 3600; `0` turns the
+/// periodic purge off). `None` when off.
+pub fn interval_from_env() -> Option<Duration> {
+    match std::env::var("CORTEX_PURGE_INTERVAL_SECS").ok().map(|v| v.trim().to_string()) {
+        None => Some(DEFAULT_PURGE_INTERVAL),
+        Some(v) => match v.parse::<u64>() {
+            Ok(0) => None,
+            Ok(secs) => Some(Duration::from_secs(secs)),
+            Err(_) => {
+                tracing::warn!(
+                    "CORTEX_PURGE_INTERVAL_SECS={v} is not a whole number of seconds; using {}",
+                    DEFAULT_PURGE_INTERVAL.as_secs()
+                );
+                Some(DEFAULT_PURGE_INTERVAL)
+            }
+        },
+    }
+}

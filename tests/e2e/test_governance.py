@@ -1,5 +1,7 @@
-"""Governance through the real MCP client, on both backends: an accepted decision cannot be
-rewritten, and a newer decision supersedes it."""
+"""Governance through the real MCP client, on both backends: accepted decisions and approved
+sections stay as they were, supersede chains, natural keys, expiry and purge, item history."""
+
+import json
 
 from conftest import connect, run
 
@@ -59,4 +61,56 @@ def test_an_expired_pr_context_hides_stays_listable_and_is_purged(db):
         assert report["purged"] == 1 and report["by_kind"] == [{"kind": "pr_context", "items": 1}]
         async with connect(db) as c:
             assert (await c.find(query="walrus", mode="fast", include_expired=True))["hits"] == []
+    run(body)
+
+
+def test_an_approved_section_is_locked_and_a_new_version_supersedes_it(db):
+    async def body():
+        async with connect(db) as c:
+            section = {"kind": "section", "data": {"title": "Log retention", "body": "Keep logs 30 days",
+                                                   "status": "approved"}}
+            old = (await c.store(section))["results"][0]["id"]
+            edit = {**section, "id": old, "data": {**section["data"], "body": "Keep logs 60 days"}}
+            assert (await c.store(edit))["results"][0]["status"] == "business_rule_blocked"
+            deleted = (await c.store({"operation": "delete", "id": old}))["results"][0]
+            assert deleted["status"] == "business_rule_blocked" and "supersedes" in deleted["error"]["human_hint"]
+            new_version = {"kind": "section", "supersedes": old,
+                           "data": {"title": "Log retention", "body": "Keep logs 60 days", "status": "approved"}}
+            new = (await c.store(new_version))["results"][0]["id"]
+            assert [h["id"] for h in (await c.find(query="retention", mode="fast"))["hits"]] == [new]
+    run(body)
+
+
+def test_natural_keys_issue_upsert_and_ddl_checksum(db):
+    async def body():
+        async with connect(db) as c:
+            issue = {"kind": "issue", "data": {"tracker": "github", "external_id": "412", "title": "Crash on start",
+                                               "status": "open"}}
+            first = (await c.store(issue))["results"][0]
+            closed = {**issue, "data": {**issue["data"], "status": "closed"}}
+            again = (await c.store(closed))["results"][0]
+            assert again["status"] == "updated" and again["id"] == first["id"]
+
+            ddl = {"kind": "ddl", "data": {"migration_id": "0003_orders", "ddl_text": "CREATE TABLE orders (id int)"}}
+            assert (await c.store(ddl))["results"][0]["status"] == "inserted"
+            assert (await c.store(ddl))["results"][0]["status"] == "skipped_dedupe"
+            changed = {"kind": "ddl", "data": {"migration_id": "0003_orders", "ddl_text": "CREATE TABLE orders (id bigint)"}}
+            refused = (await c.store(changed))["results"][0]
+            assert refused["status"] == "business_rule_blocked"
+            assert refused["error"]["field"] == "items[0].data.ddl_text"
+    run(body)
+
+
+def test_an_items_history_is_an_mcp_resource(db):
+    async def body():
+        async with connect(db) as c:
+            adr = (await c.store(decision("Queue on Kafka", "replay")))["results"][0]["id"]
+            await c.store({**decision("Queue on Kafka", "rewritten"), "id": adr, "source": {"actor": "mallory"}})
+            templates = await c.session.list_resource_templates()
+            assert [t.uri_template for t in templates.resource_templates] == ["cortex://items/{id}/history"]
+            read = await c.session.read_resource(f"cortex://items/{adr}/history")
+            history = json.loads(read.contents[0].text)
+            assert history["item_id"] == adr
+            assert [r["operation"] for r in history["records"]] == ["insert", "blocked"]
+            assert history["records"][1]["actor"] == "mallory"
     run(body)

@@ -4,6 +4,9 @@
 //! accepted with: an update that changes any of them is refused (`business_rule_blocked`) and
 //! the way forward is a new decision that supersedes it. Its status (e.g. to `deprecated`) and
 //! its consequences may still be updated.
+//!
+//! An approved document section (`status: approved`, or an `approved_at` date) is locked:
+//! neither an update nor a delete goes through; a new version that supersedes it retires it.
 
 use crate::error::{ErrorCode, ValidationError};
 use crate::kind::Kind;
@@ -20,11 +23,45 @@ pub struct StoredView<'a> {
     pub kind: Kind,
     pub status: Option<&'a str>,
     pub data: &'a Value,
+    /// The hash of the stored searchable text (title, body, content).
+    pub content_hash: &'a str,
 }
 
-/// Whether replacing the stored item's `data` with `new_data` is allowed. The error's field is
-/// relative (`data.rationale`); the caller prefixes the item's position.
-pub fn check_update(stored: StoredView<'_>, new_data: &Value) -> Result<(), ValidationError> {
+impl StoredView<'_> {
+    fn is_approved_section(&self) -> bool {
+        self.kind == Kind::Section
+            && (self.status == Some("approved") || self.data.get("approved_at").is_some_and(|v| !v.is_null()))
+    }
+
+    fn locked_section(&self, verb: &str) -> ValidationError {
+        ValidationError::new(
+            ErrorCode::BusinessRuleBlocked,
+            if verb == "deleted" { "id".to_string() } else { "data".to_string() },
+            format!("section {} is approved: it cannot be {verb}", self.id),
+            format!(
+                "store the new version as a new section with \"supersedes\": \"{}\"; \
+                 finds then return the new version and point from the old one to it",
+                self.id
+            ),
+        )
+    }
+}
+
+/// Whether deleting the stored item is allowed.
+pub fn check_delete(stored: StoredView<'_>) -> Result<(), ValidationError> {
+    if stored.is_approved_section() {
+        return Err(stored.locked_section("deleted"));
+    }
+    Ok(())
+}
+
+/// Whether replacing the stored item's `data` with `new_data` (and its text with text hashing
+/// to `new_hash`) is allowed. The error's field is relative (`data.rationale`); the caller
+/// prefixes the item's position.
+pub fn check_update(stored: StoredView<'_>, new_data: &Value, new_hash: &str) -> Result<(), ValidationError> {
+    if stored.is_approved_section() && (stored.data != new_data || stored.content_hash != new_hash) {
+        return Err(stored.locked_section("changed"));
+    }
     if stored.kind == Kind::Decision && stored.status == Some("accepted") {
         for field in ACCEPTED_DECISION_FIELDS {
             if stored.data.get(field) != new_data.get(field) {
@@ -55,7 +92,7 @@ mod tests {
     }
 
     fn view<'a>(data: &'a Value, status: &'a str) -> StoredView<'a> {
-        StoredView { id: Uuid::nil(), kind: Kind::Decision, status: Some(status), data }
+        StoredView { id: Uuid::nil(), kind: Kind::Decision, status: Some(status), data, content_hash: "h" }
     }
 
     #[test]
@@ -64,7 +101,7 @@ mod tests {
         for field in ACCEPTED_DECISION_FIELDS {
             let mut changed = stored.clone();
             changed[*field] = json!("something else");
-            let err = check_update(view(&stored, "accepted"), &changed).unwrap_err();
+            let err = check_update(view(&stored, "accepted"), &changed, "h").unwrap_err();
             assert_eq!(
                 (err.code, err.field.as_str()),
                 (ErrorCode::BusinessRuleBlocked, &*format!("data.{field}"))
@@ -73,7 +110,10 @@ mod tests {
         }
         let mut removed = stored.clone();
         removed.as_object_mut().unwrap().remove("alternatives_considered");
-        assert!(check_update(view(&stored, "accepted"), &removed).is_err(), "removing counts as changing");
+        assert!(
+            check_update(view(&stored, "accepted"), &removed, "h").is_err(),
+            "removing counts as changing"
+        );
     }
 
     #[test]
@@ -82,12 +122,45 @@ mod tests {
         let mut deprecated = stored.clone();
         deprecated["status"] = json!("deprecated");
         deprecated["consequences"] = json!("we pay for it");
-        assert!(check_update(view(&stored, "accepted"), &deprecated).is_ok());
+        assert!(check_update(view(&stored, "accepted"), &deprecated, "h").is_ok());
         let proposed = decision("proposed");
         let mut edited = proposed.clone();
         edited["rationale"] = json!("cheaper");
-        assert!(check_update(view(&proposed, "proposed"), &edited).is_ok());
-        let todo = StoredView { id: Uuid::nil(), kind: Kind::Todo, status: Some("accepted"), data: &stored };
-        assert!(check_update(todo, &edited).is_ok());
+        assert!(check_update(view(&proposed, "proposed"), &edited, "h").is_ok());
+        let todo = StoredView {
+            id: Uuid::nil(),
+            kind: Kind::Todo,
+            status: Some("accepted"),
+            data: &stored,
+            content_hash: "h",
+        };
+        assert!(check_update(todo, &edited, "other").is_ok());
+        assert!(check_delete(todo).is_ok());
+    }
+
+    #[test]
+    fn an_approved_section_is_locked() {
+        let data = json!({"title": "Retention", "body": "Keep logs 30 days", "status": "approved"});
+        let approved = StoredView {
+            id: Uuid::nil(),
+            kind: Kind::Section,
+            status: Some("approved"),
+            data: &data,
+            content_hash: "h",
+        };
+        assert!(check_update(approved, &data, "h").is_ok(), "storing it unchanged is no change");
+        let mut edited = data.clone();
+        edited["body"] = json!("Keep logs 60 days");
+        let err = check_update(approved, &edited, "h2").unwrap_err();
+        assert_eq!(err.code, ErrorCode::BusinessRuleBlocked);
+        assert!(err.human_hint.contains("supersedes"), "{}", err.human_hint);
+        assert_eq!(check_delete(approved).unwrap_err().field, "id");
+
+        let dated = json!({"title": "Retention", "body": "b", "approved_at": "2026-01-01"});
+        let by_date = StoredView { status: None, data: &dated, ..approved };
+        assert!(check_delete(by_date).is_err());
+        let draft = json!({"title": "Retention", "body": "b", "status": "draft"});
+        let free = StoredView { status: Some("draft"), data: &draft, ..approved };
+        assert!(check_update(free, &edited, "h2").is_ok() && check_delete(free).is_ok());
     }
 }

@@ -53,6 +53,8 @@ pub struct NewItem {
     pub status: Option<String>,
     /// `false` stores an exact duplicate anyway.
     pub dedupe: bool,
+    /// The live item this new one replaces (`supersedes`, or a decision's `data.supersedes`).
+    pub supersedes: Option<Uuid>,
 }
 
 const ITEM_FIELDS: &[&str] = &[
@@ -66,6 +68,7 @@ const ITEM_FIELDS: &[&str] = &[
     "idempotency_key",
     "ttl",
     "expires_at",
+    "supersedes",
     "id",
     "operation",
     "dedupe",
@@ -217,7 +220,10 @@ fn parse_upsert(kind: Kind, id: Option<Uuid>, item: &Map<String, Value>) -> Resu
         };
         return Err(ValidationError::missing(if kind.spec().needs_data { "data" } else { "content" }, hint));
     }
-    let data = data.unwrap_or_default();
+    let mut data = data.unwrap_or_default();
+    if kind == Kind::Ddl {
+        crate::natural_key::apply_ddl_checksum(&mut data).map_err(|e| e.under("data"))?;
+    }
     let title = kind::title_from_data(kind, &data)
         .map(|t| text::first_line(&t, MAX_TITLE_CHARS))
         .or_else(|| content.as_deref().map(|c| text::first_line(c, MAX_TITLE_CHARS)))
@@ -228,6 +234,7 @@ fn parse_upsert(kind: Kind, id: Option<Uuid>, item: &Map<String, Value>) -> Resu
         None | Some(Value::Null) => Scope::default(),
         Some(value) => Scope::from_json(value).map_err(|e| e.under("scope"))?,
     };
+    let supersedes = parse_supersedes(id, item.get("supersedes"), &data)?;
     Ok(NewItem {
         kind,
         id,
@@ -265,7 +272,49 @@ fn parse_upsert(kind: Kind, id: Option<Uuid>, item: &Map<String, Value>) -> Resu
             Some(Value::Bool(b)) => *b,
             Some(other) => return Err(ValidationError::wrong_type("dedupe", "a boolean", other)),
         },
+        supersedes,
     })
+}
+
+/// The item a new one replaces: top-level `supersedes` (any kind) or a decision's
+/// `data.supersedes` (already checked to be an id); both must agree.
+fn parse_supersedes(
+    id: Option<Uuid>,
+    given: Option<&Value>,
+    data: &Map<String, Value>,
+) -> Result<Option<Uuid>, ValidationError> {
+    let in_data = data.get("supersedes").and_then(Value::as_str).and_then(|s| Uuid::parse_str(s.trim()).ok());
+    let top = match given {
+        None | Some(Value::Null) => return Ok(if id.is_none() { in_data } else { None }),
+        Some(Value::String(text)) => Uuid::parse_str(text.trim()).map_err(|_| {
+            ValidationError::new(
+                ErrorCode::InvalidValue,
+                "supersedes",
+                format!("`supersedes` is not an item id: `{text}`"),
+                "send the id (a UUID) of the live item this one replaces, as memory_find returns it",
+            )
+        })?,
+        Some(other) => {
+            return Err(ValidationError::wrong_type("supersedes", "an item id (UUID string)", other));
+        }
+    };
+    if id.is_some() {
+        return Err(ValidationError::new(
+            ErrorCode::InvalidValue,
+            "supersedes",
+            "`supersedes` is for a new item that replaces an old one, not for an update",
+            "leave out `id` to store the replacement as a new item, or leave out `supersedes`",
+        ));
+    }
+    if in_data.is_some_and(|d| d != top) {
+        return Err(ValidationError::new(
+            ErrorCode::InvalidValue,
+            "supersedes",
+            "`supersedes` and `data.supersedes` name different items",
+            "name the replaced item once, in either place",
+        ));
+    }
+    Ok(Some(top))
 }
 
 /// `content` followed by the text of every `data` field except the title's own, in the

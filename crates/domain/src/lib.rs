@@ -11,6 +11,7 @@
 //! - [`spelling`]: close-spelling suggestions
 //! - [`governance`]: what may not change once accepted
 //! - [`lifecycle`]: when items expire, when runbooks are stale
+//! - [`natural_key`]: issues, PRs, DDL and changes that are the same thing
 //! - [`text`], [`time`], [`ttl`], [`limits`], [`git_remote`]: small shared rules
 
 pub mod chunking;
@@ -23,6 +24,7 @@ pub mod item;
 pub mod kind;
 pub mod lifecycle;
 pub mod limits;
+pub mod natural_key;
 pub mod near_duplicate;
 pub mod query;
 pub mod ranking;

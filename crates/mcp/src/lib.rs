@@ -1,9 +1,11 @@
 //! MCP protocol adapter: exposes the memory service as the tools `memory_store` and
 //! `memory_find` over stdio, using the official `rmcp` SDK.
 
+mod resources;
 mod schema;
 mod server;
 
+pub use resources::{HISTORY_TEMPLATE, templates as resource_templates};
 pub use schema::{FIND_TOOL, STORE_TOOL, tools};
 pub use server::CortexServer;
 

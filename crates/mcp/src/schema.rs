@@ -58,6 +58,8 @@ struct ItemArg {
     ttl: Option<String>,
     /// RFC 3339: expire at this instant instead
     expires_at: Option<String>,
+    /// Id of the item this new one replaces (it leaves finds)
+    supersedes: Option<String>,
     /// With upsert: update this item. With delete: the item to delete.
     id: Option<String>,
     /// upsert (default) or delete

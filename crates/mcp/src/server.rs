@@ -1,11 +1,14 @@
-//! The MCP server: translates `tools/list` and `tools/call` to service calls. No policy here.
+//! The MCP server: translates `tools/list`, `tools/call` and `resources/read` to service
+//! calls. No policy here.
 
+use crate::resources;
 use crate::schema::{FIND_TOOL, STORE_TOOL, tools};
 use cortex_service::response::ErrorBody;
 use cortex_service::{MemoryService, ServiceError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ListResourceTemplatesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -61,7 +64,7 @@ impl CortexServer {
 
 impl ServerHandler for CortexServer {
     fn get_info(&self) -> ServerConfig {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
             .with_server_info(Implementation::new("cortex-memory", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
     }
@@ -95,5 +98,43 @@ impl ServerHandler for CortexServer {
             }
         };
         Ok(result.into())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(resources::templates()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let id = resources::history_item(&request.uri).map_err(|m| McpError::resource_not_found(m, None))?;
+        let service = self.service.clone();
+        let records = tokio::task::spawn_blocking(move || {
+            service.audit(Some(id), None, cortex_service::audit::MAX_AUDIT_RECORDS)
+        })
+        .await
+        .map_err(|e| McpError::internal_error(format!("history task failed: {e}"), None))?
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        if records.is_empty() {
+            return Err(McpError::resource_not_found(
+                format!("no history for item {id}: no item with this id was ever stored"),
+                None,
+            ));
+        }
+        let text = serde_json::to_string_pretty(&json!({ "item_id": id, "records": records }))
+            .map_err(|e| McpError::internal_error(format!("cannot encode history: {e}"), None))?;
+        let contents = ResourceContents::TextResourceContents {
+            uri: request.uri,
+            mime_type: Some("application/json".into()),
+            text,
+            meta: None,
+        };
+        Ok(ReadResourceResult::new(vec![contents]).into())
     }
 }

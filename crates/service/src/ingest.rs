@@ -4,9 +4,10 @@
 
 use crate::response::{ErrorBody, ItemResult, ItemStatus, StoreResponse, StoreSummary};
 use crate::{MemoryService, Result};
-use cortex_domain::governance::{StoredView, check_update};
+use cortex_domain::governance::{StoredView, check_delete, check_update};
 use cortex_domain::item::{ItemOp, NewItem, parse_store_request};
 use cortex_domain::lifecycle;
+use cortex_domain::natural_key::{self, OnMatch};
 use cortex_domain::{ErrorCode, Scope, ValidationError};
 use cortex_store::{BlockedAttempt, DuplicateReason, Filters, Record, WriteContext, WriteOp, WriteOutcome};
 use uuid::Uuid;
@@ -20,17 +21,25 @@ impl MemoryService {
         let mut results: Vec<Option<ItemResult>> = vec![None; parsed.len()];
         let mut ops = Vec::new();
         let mut positions = Vec::new();
+        // What each new item replaces, by request position.
+        let mut supersedes: Vec<(usize, Uuid)> = Vec::new();
         for (index, item) in parsed.into_iter().enumerate() {
             match item {
                 Ok(op) => {
+                    if let ItemOp::Upsert(item) = &op
+                        && let Some(old) = item.supersedes
+                    {
+                        supersedes.push((index, old));
+                    }
                     ops.push(self.write_op(op, now));
                     positions.push(index);
                 }
                 Err(error) => results[index] = Some(refused(index, raw_kind(args, index), &error)),
             }
         }
-        let blocked = self.govern(&mut ops, &positions, now)?;
-        for (index, error) in self.check_supersedes(&ops, &positions)? {
+        let (mut blocked, keyed) = self.resolve_natural_keys(&mut ops, &positions, now)?;
+        blocked.extend(self.govern(&mut ops, &positions, now)?);
+        for (index, error) in self.check_supersedes(args, &supersedes)? {
             results[index] = Some(refused(index, raw_kind(args, index), &error));
             let at = positions.iter().position(|&p| p == index).unwrap_or(usize::MAX);
             if at < ops.len() {
@@ -54,7 +63,7 @@ impl MemoryService {
                 }
             }
         }
-        let (ops, positions) = with_supersedes(kept_ops, kept_positions, now);
+        let (ops, positions) = with_supersedes(kept_ops, kept_positions, &supersedes, now);
         if !ops.is_empty() {
             let context =
                 WriteContext { request_id: Some(Uuid::now_v7().to_string()), ..WriteContext::default() };
@@ -91,13 +100,97 @@ impl MemoryService {
                 result.error = Some(ErrorBody::from(&error));
             }
         }
+        for (index, reason) in keyed {
+            if let Some(result) = results[index].as_mut().filter(|r| r.status == ItemStatus::Updated) {
+                result.reason = Some(reason);
+            }
+        }
         let results: Vec<ItemResult> = results.into_iter().flatten().collect();
         let summary = summarize(&results);
         Ok(StoreResponse { results, summary })
     }
 
-    /// Replaces each update that a governance rule refuses with a `Blocked` op, so the attempt
-    /// is audited in the batch's transaction; returns the refusals by request position.
+    /// Inserts whose natural key a live item of the project holds (issue, pr_context, ddl):
+    /// an issue or pull request updates that item instead; a DDL migration with a different
+    /// checksum becomes a `Blocked` op (the same checksum stays an insert, which the store
+    /// reports as a duplicate, as it does for changes). Returns the refusals and, for the
+    /// inserts turned into updates, why.
+    #[allow(clippy::type_complexity)]
+    fn resolve_natural_keys(
+        &self,
+        ops: &mut [WriteOp],
+        positions: &[usize],
+        now: i64,
+    ) -> Result<(Vec<(usize, ValidationError)>, Vec<(usize, String)>)> {
+        let mut blocked = Vec::new();
+        let mut keyed = Vec::new();
+        // Earlier inserts of this batch own their key too: a later one updates them.
+        let mut in_batch: Vec<(Scope, String, Uuid)> = Vec::new();
+        for (op, &index) in ops.iter_mut().zip(positions) {
+            let WriteOp::Insert { record, .. } = op else { continue };
+            let Some(key) = record.data.as_object().and_then(|d| natural_key::natural_key(record.kind, d))
+            else {
+                continue;
+            };
+            let on_match = natural_key::on_match(record.kind);
+            if on_match == OnMatch::Skip {
+                continue;
+            }
+            let earlier = in_batch
+                .iter()
+                .find(|(scope, k, _)| *k == key && same_project(scope, &record.scope))
+                .map(|(_, _, id)| *id);
+            let owner = match earlier {
+                Some(id) => Some(id),
+                None => self.store.natural_key_owner(&record.scope, &key)?,
+            };
+            let Some(owner) = owner else {
+                in_batch.push((record.scope.clone(), key, record.id));
+                continue;
+            };
+            match on_match {
+                OnMatch::Update => {
+                    let mut updated = record.clone();
+                    updated.id = owner;
+                    keyed.push((index, format!("{}: updated in place", natural_key::describe(record.kind))));
+                    *op = WriteOp::Update { record: updated };
+                }
+                OnMatch::SameChecksum => {
+                    let stored = self.store.get(&[owner])?;
+                    let Some(current) = stored.first() else { continue };
+                    let (old, new) = (current.record.data.get("checksum"), record.data.get("checksum"));
+                    if old == new {
+                        continue;
+                    }
+                    let error = ValidationError::new(
+                        ErrorCode::BusinessRuleBlocked,
+                        format!("items[{index}].data.ddl_text"),
+                        format!(
+                            "migration {} is already stored (item {owner}) with another checksum; an applied migration never changes",
+                            record.data.get("migration_id").map(|v| v.to_string()).unwrap_or_default()
+                        ),
+                        "store the change as a new migration with its own migration_id",
+                    );
+                    *op = WriteOp::Blocked(Box::new(BlockedAttempt {
+                        id: owner,
+                        kind: record.kind,
+                        scope: current.record.scope.clone(),
+                        hash: Some(current.record.content_hash.clone()),
+                        source: record.source.clone(),
+                        reason: error.message.clone(),
+                        at: now,
+                    }));
+                    blocked.push((index, error));
+                }
+                OnMatch::Skip => {}
+            }
+        }
+        Ok((blocked, keyed))
+    }
+
+    /// Replaces each update or delete that a governance rule refuses with a `Blocked` op, so
+    /// the attempt is audited in the batch's transaction; returns the refusals by request
+    /// position.
     fn govern(
         &self,
         ops: &mut [WriteOp],
@@ -108,6 +201,7 @@ impl MemoryService {
             .iter()
             .filter_map(|op| match op {
                 WriteOp::Update { record } => Some(record.id),
+                WriteOp::Delete { id, .. } => Some(*id),
                 _ => None,
             })
             .collect();
@@ -117,24 +211,38 @@ impl MemoryService {
         let stored = self.store.get(&ids)?;
         let mut blocked = Vec::new();
         for (op, &index) in ops.iter_mut().zip(positions) {
-            let WriteOp::Update { record } = op else { continue };
+            let (id, source) = match op {
+                WriteOp::Update { record } => (record.id, record.source.clone()),
+                WriteOp::Delete { id, .. } => (*id, None),
+                _ => continue,
+            };
             // Missing, deleted or of another kind: the store answers those.
-            let Some(current) = stored
-                .iter()
-                .find(|s| s.record.id == record.id && s.deleted_at.is_none() && s.record.kind == record.kind)
-            else {
+            let Some(current) = stored.iter().find(|s| s.record.id == id && s.deleted_at.is_none()) else {
                 continue;
             };
             let c = &current.record;
-            let view = StoredView { id: c.id, kind: c.kind, status: c.status.as_deref(), data: &c.data };
-            if let Err(error) = check_update(view, &record.data) {
+            let view = StoredView {
+                id: c.id,
+                kind: c.kind,
+                status: c.status.as_deref(),
+                data: &c.data,
+                content_hash: &c.content_hash,
+            };
+            let verdict = match op {
+                WriteOp::Update { record } if record.kind == c.kind => {
+                    check_update(view, &record.data, &record.content_hash)
+                }
+                WriteOp::Delete { kind, .. } if kind.is_none_or(|k| k == c.kind) => check_delete(view),
+                _ => Ok(()),
+            };
+            if let Err(error) = verdict {
                 let error = error.under(&format!("items[{index}]"));
                 *op = WriteOp::Blocked(Box::new(BlockedAttempt {
                     id: c.id,
                     kind: c.kind,
                     scope: c.scope.clone(),
                     hash: Some(c.content_hash.clone()),
-                    source: record.source.clone(),
+                    source,
                     reason: error.message.clone(),
                     at: now,
                 }));
@@ -144,39 +252,33 @@ impl MemoryService {
         Ok(blocked)
     }
 
-    /// Inserts naming `supersedes` must name a live item that nothing superseded yet; the
+    /// Each item naming `supersedes` must name a live item that nothing superseded yet; the
     /// refusals by request position.
     fn check_supersedes(
         &self,
-        ops: &[WriteOp],
-        positions: &[usize],
+        args: &serde_json::Value,
+        wanted: &[(usize, Uuid)],
     ) -> Result<Vec<(usize, ValidationError)>> {
-        let wanted: Vec<(usize, Uuid)> = ops
-            .iter()
-            .zip(positions)
-            .filter_map(|(op, &index)| match op {
-                WriteOp::Insert { record, .. } => supersedes_of(record).map(|id| (index, id)),
-                _ => None,
-            })
-            .collect();
         if wanted.is_empty() {
             return Ok(Vec::new());
         }
         let ids: Vec<Uuid> = wanted.iter().map(|(_, id)| *id).collect();
         let stored = self.store.get(&ids)?;
         let mut refused = Vec::new();
-        for (index, id) in wanted {
+        for &(index, id) in wanted {
             let problem = match stored.iter().find(|s| s.record.id == id) {
                 None => Some(format!("no item {id} exists")),
                 Some(s) if s.deleted_at.is_some() => Some(format!("item {id} is deleted")),
                 Some(s) => s.superseded_by.map(|by| format!("item {id} is already superseded by {by}")),
             };
             if let Some(message) = problem {
+                let named_on_top = args["items"][index].get("supersedes").is_some_and(|v| !v.is_null());
+                let field = if named_on_top { "supersedes" } else { "data.supersedes" };
                 refused.push((
                     index,
                     ValidationError::new(
                         ErrorCode::NotFound,
-                        format!("items[{index}].data.supersedes"),
+                        format!("items[{index}].{field}"),
                         message,
                         "name the id of the live item this one replaces (memory_find returns ids), or leave out `supersedes`",
                     ),
@@ -376,6 +478,10 @@ fn result_of(index: usize, op: &WriteOp, outcome: WriteOutcome) -> ItemResult {
                     "exact duplicate (same normalized text) of an existing {what} in the same scope; send \"dedupe\": false to store it anyway"
                 ),
                 DuplicateReason::SameId => format!("an {what} with this id is already stored"),
+                DuplicateReason::NaturalKey => match kind.as_deref().and_then(cortex_domain::Kind::parse) {
+                    Some(k) => format!("{}: already stored", natural_key::describe(k)),
+                    None => "an item with the same natural key is already stored".to_string(),
+                },
             };
             ItemResult {
                 existing_id: Some(existing_id.to_string()),
@@ -423,21 +529,27 @@ fn summarize(results: &[ItemResult]) -> StoreSummary {
     s
 }
 
-/// The item a new record replaces: `data.supersedes`.
-fn supersedes_of(record: &Record) -> Option<Uuid> {
-    record.data.get("supersedes").and_then(|v| v.as_str()).and_then(|s| Uuid::parse_str(s).ok())
+/// Natural keys are unique per project, whatever the branch or finer scope.
+fn same_project(a: &Scope, b: &Scope) -> bool {
+    a.org == b.org && a.project == b.project
 }
 
-/// The ops with a `Supersede` right after each insert that names `supersedes`, in the same
+/// The ops with a `Supersede` right after each insert that replaces an item, in the same
 /// transaction (and at the same request position).
-fn with_supersedes(ops: Vec<WriteOp>, positions: Vec<usize>, now: i64) -> (Vec<WriteOp>, Vec<usize>) {
+fn with_supersedes(
+    ops: Vec<WriteOp>,
+    positions: Vec<usize>,
+    supersedes: &[(usize, Uuid)],
+    now: i64,
+) -> (Vec<WriteOp>, Vec<usize>) {
     let mut out_ops = Vec::with_capacity(ops.len());
     let mut out_positions = Vec::with_capacity(positions.len());
     for (op, index) in ops.into_iter().zip(positions) {
         let follow = match &op {
-            WriteOp::Insert { record, .. } => {
-                supersedes_of(record).map(|id| WriteOp::Supersede { id, by: record.id, at: now })
-            }
+            WriteOp::Insert { record, .. } => supersedes
+                .iter()
+                .find(|(at, _)| *at == index)
+                .map(|&(_, id)| WriteOp::Supersede { id, by: record.id, at: now }),
             _ => None,
         };
         out_ops.push(op);

@@ -7,7 +7,7 @@
 //! - [`report`]: `stats` and `doctor`
 //! - [`transfer`]: `export` / `import`; `audit`: the audit trail
 
-mod audit;
+pub mod audit;
 pub mod config;
 mod error;
 mod ingest;

@@ -1,18 +1,15 @@
 //! The store and find flows end to end through `MemoryService`, on each backend (a real
 //! SQLite file, a real PostgreSQL database).
 
-use cortex_service::response::{FindResponse, ItemStatus, StoreResponse};
-use cortex_service::scope_inference::InferredScope;
-use cortex_service::semantic::EmbedderChoice;
-use cortex_service::{Config, MemoryService, ServiceError};
+mod common;
+
+use common::{Lcg, id_of, memory, open_at, section};
+use cortex_service::ServiceError;
+use cortex_service::response::ItemStatus;
 use cortex_testdb::{TestDb, per_backend};
 use serde_json::{Value, json};
 
 per_backend!(
-    expired_items_hide_stay_listable_and_purge_removes_them_with_audit,
-    each_kind_gets_its_lifetime_and_stale_runbooks_are_flagged,
-    a_superseded_decision_leaves_finds_and_points_to_its_successor,
-    an_accepted_decision_keeps_its_rationale_and_the_attempt_is_audited,
     a_section_is_found_by_a_unique_word_with_the_word_marked,
     the_same_item_twice_is_skipped_with_the_first_id,
     one_idempotency_key_stores_one_item,
@@ -26,48 +23,9 @@ per_backend!(
     delete_hides_and_update_replaces,
     ids_lookup_returns_items_whole,
     a_response_stays_under_its_budget,
-    ttl_sets_an_expiry,
     two_services_on_one_database_see_each_others_writes,
     arbitrary_input_never_panics_and_results_match_items,
 );
-
-struct Memory {
-    service: MemoryService,
-}
-
-/// A service standing at acme/api@`branch` over the test's fresh database.
-fn memory(db: &TestDb, branch: &str) -> Memory {
-    Memory { service: open_at(db, branch) }
-}
-
-/// A new service (as a new process would open it) on the test's database.
-fn open_at(db: &TestDb, branch: &str) -> MemoryService {
-    let scope = InferredScope::fixed("acme", "api", branch);
-    // These flows are lexical; semantic ones live in tests/semantic.rs.
-    MemoryService::open(&Config::new(db.target().clone(), scope, EmbedderChoice::None)).unwrap()
-}
-
-impl Memory {
-    fn store(&self, items: Value) -> StoreResponse {
-        self.service.store(&json!({ "items": items })).unwrap()
-    }
-
-    fn find(&self, args: Value) -> FindResponse {
-        self.service.find(&args).unwrap()
-    }
-
-    fn ids(&self, args: Value) -> Vec<String> {
-        self.find(args).hits.into_iter().map(|h| h.id).collect()
-    }
-}
-
-fn section(title: &str, body: &str) -> Value {
-    json!({"kind": "section", "data": {"title": title, "body": body}})
-}
-
-fn id_of(r: &StoreResponse, i: usize) -> String {
-    r.results[i].id.clone().unwrap()
-}
 
 fn a_section_is_found_by_a_unique_word_with_the_word_marked(db: &TestDb) {
     let m = memory(db, "main");
@@ -268,85 +226,6 @@ fn delete_hides_and_update_replaces(db: &TestDb) {
     assert_eq!(wrong_kind.results[0].status, ItemStatus::ValidationError);
 }
 
-fn an_accepted_decision_keeps_its_rationale_and_the_attempt_is_audited(db: &TestDb) {
-    let m = memory(db, "main");
-    let adr = |status: &str, rationale: &str, consequences: &str| {
-        json!({"component": "sessions", "status": status, "title": "Sessions in Postgres",
-               "rationale": rationale, "consequences": consequences})
-    };
-    let r = m.store(json!([{"kind": "decision", "data": adr("accepted", "one database to run", "none")}]));
-    let id = id_of(&r, 0);
-    let edit = m.store(json!([
-        {"kind": "decision", "id": id, "data": adr("accepted", "we changed our minds", "none"),
-         "source": {"actor": "eve"}},
-        {"kind": "todo", "content": "still stored beside a refused item"},
-    ]));
-    let refused = &edit.results[0];
-    assert_eq!(refused.status, ItemStatus::BusinessRuleBlocked);
-    let error = refused.error.as_ref().unwrap();
-    assert_eq!(
-        (error.code.as_str(), error.field.as_str()),
-        ("business_rule_blocked", "items[0].data.rationale")
-    );
-    assert!(error.human_hint.contains(&format!("\"supersedes\": \"{id}\"")), "{}", error.human_hint);
-    assert_eq!((edit.summary.business_rule_blocked, edit.summary.inserted), (1, 1));
-    let stored = m.find(json!({"ids": [id]}));
-    assert_eq!(stored.hits[0].data.as_ref().unwrap()["rationale"], "one database to run");
-
-    // What may still change: consequences and status.
-    let allowed = m.store(
-        json!([{"kind": "decision", "id": id, "data": adr("deprecated", "one database to run", "ops load")}]),
-    );
-    assert_eq!(allowed.results[0].status, ItemStatus::Updated);
-
-    let uuid = uuid::Uuid::parse_str(&id).unwrap();
-    let history = m.service.audit(Some(uuid), None, 100).unwrap();
-    let ops: Vec<&str> = history.iter().map(|r| r.operation.as_str()).collect();
-    assert_eq!(ops, ["insert", "blocked", "update"]);
-    assert_eq!(history[1].actor.as_deref(), Some("eve"));
-    assert!(history[1].summary.contains("cannot change"), "{}", history[1].summary);
-    assert!(history[1].batch_id.is_some());
-}
-
-fn a_superseded_decision_leaves_finds_and_points_to_its_successor(db: &TestDb) {
-    let m = memory(db, "main");
-    let old = id_of(
-        &m.store(json!([{"kind": "decision", "data": {"component": "sessions", "status": "accepted",
-            "title": "Sessions in Redis", "rationale": "fast session lookups"}}])),
-        0,
-    );
-    let r = m.store(json!([{"kind": "decision", "data": {"component": "sessions", "status": "accepted",
-        "title": "Sessions in Postgres", "rationale": "one database for sessions", "supersedes": old}}]));
-    assert_eq!(r.results[0].status, ItemStatus::Inserted);
-    assert!(r.results[0].reason.as_deref().unwrap_or("").contains(&old), "{:?}", r.results[0].reason);
-    let new = id_of(&r, 0);
-
-    assert_eq!(m.ids(json!({"query": "sessions"})), vec![new.clone()], "the superseded one left finds");
-    let all = m.find(json!({"query": "sessions", "include_superseded": true}));
-    let former = all.hits.iter().find(|h| h.id == old).expect("asked for, it comes back");
-    assert_eq!(former.superseded_by.as_deref(), Some(new.as_str()));
-    assert_eq!(former.status.as_deref(), Some("superseded"));
-    assert_eq!(former.data.as_ref().unwrap()["status"], "superseded");
-    let by_id = m.find(json!({"ids": [old]}));
-    assert_eq!(by_id.hits[0].superseded_by.as_deref(), Some(new.as_str()));
-
-    let again = m.store(json!([{"kind": "decision", "data": {"component": "sessions", "status": "proposed",
-        "title": "Sessions in memory", "rationale": "no database", "supersedes": old}}]));
-    assert_eq!(again.results[0].status, ItemStatus::ValidationError);
-    let error = again.results[0].error.as_ref().unwrap();
-    assert_eq!(error.field, "items[0].data.supersedes");
-    assert!(error.message.contains("already superseded"), "{}", error.message);
-    let missing = uuid::Uuid::now_v7().to_string();
-    let nowhere = m.store(json!([{"kind": "decision", "data": {"component": "x", "status": "proposed",
-        "title": "t", "rationale": "r", "supersedes": missing}}]));
-    assert!(nowhere.results[0].error.as_ref().unwrap().message.contains("no item"));
-
-    let history = m.service.audit(Some(uuid::Uuid::parse_str(&old).unwrap()), None, 10).unwrap();
-    let ops: Vec<&str> = history.iter().map(|r| r.operation.as_str()).collect();
-    assert_eq!(ops, ["insert", "supersede"]);
-    assert_eq!(history[1].summary, format!("superseded by {new}"));
-}
-
 fn ids_lookup_returns_items_whole(db: &TestDb) {
     let m = memory(db, "main");
     let body = "line one\n".repeat(500);
@@ -373,95 +252,6 @@ fn a_response_stays_under_its_budget(db: &TestDb) {
     assert!(size <= cortex_domain::limits::MAX_RESPONSE_CHARS, "{size}");
     assert!(r.truncated);
     assert!(!r.hits.is_empty());
-}
-
-const DAY_MS: i64 = 86_400_000;
-
-fn days_ago(days: i64) -> String {
-    cortex_domain::time::format_instant(chrono::Utc::now().timestamp_millis() - days * DAY_MS)
-}
-
-fn expired_items_hide_stay_listable_and_purge_removes_them_with_audit(db: &TestDb) {
-    let m = memory(db, "main");
-    let pr = |number: i64, merged_days_ago: i64| {
-        json!({"kind": "pr_context", "data": {"pr_number": number, "title": format!("Refactor zeppelin module {number}"),
-            "status": "merged", "base_branch": "main", "head_branch": format!("zeppelin-{number}"),
-            "merged_at": days_ago(merged_days_ago)}})
-    };
-    let r = m.store(json!([pr(1, 40), pr(2, 10)]));
-    let (gone, live) = (id_of(&r, 0), id_of(&r, 1));
-    assert_eq!(
-        m.ids(json!({"query": "zeppelin", "mode": "fast"})),
-        vec![live.clone()],
-        "merged 40 days ago: expired"
-    );
-    let listed = m.ids(json!({"query": "zeppelin", "mode": "fast", "include_expired": true}));
-    assert!(listed.contains(&gone) && listed.contains(&live));
-
-    let dry = m.service.purge(true).unwrap();
-    assert_eq!((dry.dry_run, dry.purged), (true, 1));
-    assert_eq!((dry.by_kind[0].kind.as_str(), dry.by_kind[0].items), ("pr_context", 1));
-    assert_eq!(
-        m.ids(json!({"query": "zeppelin", "mode": "fast", "include_expired": true})).len(),
-        2,
-        "dry run keeps"
-    );
-
-    let done = m.service.purge(false).unwrap();
-    assert_eq!((done.dry_run, done.purged), (false, 1));
-    assert_eq!(m.ids(json!({"query": "zeppelin", "mode": "fast", "include_expired": true})), vec![live]);
-    assert!(m.find(json!({"ids": [gone]})).hits.is_empty(), "removed for good");
-    let history = m.service.audit(Some(uuid::Uuid::parse_str(&gone).unwrap()), None, 10).unwrap();
-    let ops: Vec<&str> = history.iter().map(|r| r.operation.as_str()).collect();
-    assert_eq!(ops, ["insert", "purge"]);
-    assert_eq!(history[1].tool.as_deref(), Some("purge"));
-    assert_eq!(m.service.purge(false).unwrap().purged, 0, "nothing left to purge");
-}
-
-fn each_kind_gets_its_lifetime_and_stale_runbooks_are_flagged(db: &TestDb) {
-    let m = memory(db, "main");
-    let now = chrono::Utc::now().timestamp_millis();
-    let expiry = |item: Value| -> Option<i64> {
-        let id = id_of(&m.store(json!([item])), 0);
-        let hit = m.find(json!({"ids": [id]})).hits.remove(0);
-        hit.expires_at.map(|t| cortex_domain::time::parse_instant(&t).unwrap())
-    };
-    let days = |at: Option<i64>| at.map(|t| (t - now + DAY_MS / 2) / DAY_MS);
-    assert_eq!(days(expiry(section("Long lived", "sections live a year"))), Some(365));
-    assert_eq!(
-        days(expiry(json!({"kind": "todo", "data": {"title": "Open task", "status": "open"}}))),
-        Some(90)
-    );
-    assert_eq!(
-        days(expiry(json!({"kind": "todo", "data": {"title": "Closed task", "status": "done"}}))),
-        Some(90)
-    );
-    assert_eq!(expiry(json!({"kind": "todo", "content": "forever task", "ttl": "permanent"})), None);
-    let explicit =
-        expiry(json!({"kind": "todo", "content": "until then", "expires_at": "2099-01-01T00:00:00Z"}));
-    assert_eq!(explicit, Some(cortex_domain::time::parse_instant("2099-01-01T00:00:00Z").unwrap()));
-
-    let runbook = |title: &str, verified: String| {
-        json!({"kind": "runbook", "data": {"title": title, "service": "api", "last_verified_at": verified,
-            "steps": [{"description": "restart the quokka service"}]}})
-    };
-    m.store(json!([
-        runbook("Quokka restart old", days_ago(120)),
-        runbook("Quokka restart fresh", days_ago(5))
-    ]));
-    let hits = m.find(json!({"query": "quokka", "mode": "fast"})).hits;
-    let stale: Vec<(&str, bool)> = hits.iter().map(|h| (h.title.as_str(), h.stale)).collect();
-    assert!(
-        stale.contains(&("Quokka restart old", true)) && stale.contains(&("Quokka restart fresh", false)),
-        "{stale:?}"
-    );
-}
-
-fn ttl_sets_an_expiry(db: &TestDb) {
-    let m = memory(db, "main");
-    m.store(json!([{"kind": "todo", "content": "short lived wombat", "ttl": "short"}]));
-    let hit = &m.find(json!({"query": "wombat"})).hits[0];
-    assert!(hit.expires_at.is_some());
 }
 
 fn two_services_on_one_database_see_each_others_writes(db: &TestDb) {
@@ -503,18 +293,6 @@ fn arbitrary_input_never_panics_and_results_match_items(db: &TestDb) {
         let _ = m.service.store(&random_value(&mut rng, 3));
         let query = random_text(&mut rng);
         let _ = m.service.find(&json!({"query": query, "limit": rng.below(120) as i64 - 10}));
-    }
-}
-
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
     }
 }
 

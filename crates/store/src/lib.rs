@@ -30,6 +30,8 @@ pub trait Store: Send + Sync {
     /// in one transaction, each audited as `purge`; or, with `dry_run`, only counts all of
     /// them. Counts per kind either way. Callers loop until it returns nothing.
     fn purge_expired(&self, now: i64, limit: usize, dry_run: bool) -> Result<Vec<(String, i64)>>;
+    /// The live item of `scope`'s org and project with this natural key, if any.
+    fn natural_key_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>>;
     /// Audit records, oldest first.
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>>;
     /// The best lexical matches, best first (phase 1 of a search: rank on light columns).

@@ -74,6 +74,8 @@ pub enum DuplicateReason {
     ContentHash,
     /// An imported item whose id is already stored.
     SameId,
+    /// A live item of the project has the same natural key (`cortex_domain::natural_key`).
+    NaturalKey,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -292,4 +294,9 @@ pub(crate) fn count_by_kind(kinds: Vec<String>) -> Vec<(String, i64)> {
         *counts.entry(kind).or_default() += 1;
     }
     counts.into_iter().collect()
+}
+
+/// The natural key of a record, as the store keeps it.
+pub(crate) fn natural_key_of(r: &Record) -> Option<String> {
+    r.data.as_object().and_then(|data| cortex_domain::natural_key::natural_key(r.kind, data))
 }

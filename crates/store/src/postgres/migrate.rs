@@ -10,6 +10,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("../../migrations/postgres/0001_init.sql")),
     (2, "audit", include_str!("../../migrations/postgres/0002_audit.sql")),
     (3, "supersede", include_str!("../../migrations/postgres/0003_supersede.sql")),
+    (4, "natural_key", include_str!("../../migrations/postgres/0004_natural_key.sql")),
 ];
 
 /// Serializes migrations across processes starting at once (an arbitrary fixed key).

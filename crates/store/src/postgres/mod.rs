@@ -130,6 +130,16 @@ impl Store for PostgresStore {
         write::purge_expired(&mut *self.primary()?, now, limit)
     }
 
+    fn natural_key_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
+        // The primary: the answer decides a write.
+        let s = crate::model::scope_values(scope);
+        let row = self.primary()?.query_opt(
+            "SELECT id FROM items WHERE natural_key = $1 AND org = $2 AND project = $3 AND deleted_at IS NULL LIMIT 1",
+            &[&key, &s[0], &s[1]],
+        )?;
+        Ok(row.map(|r| r.try_get(0)).transpose()?)
+    }
+
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
         read::audit(&mut *self.reads()?, query)
     }

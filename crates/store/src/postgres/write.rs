@@ -1,7 +1,7 @@
 //! Writing a batch in one transaction, safely beside other processes writing too.
 
 use super::lexicon::LexiconDelta;
-use crate::model::scope_values;
+use crate::model::{natural_key_of, scope_values};
 use crate::{
     BlockedAttempt, DuplicateReason, Record, Result, StoredItem, WriteContext, WriteOp, WriteOutcome,
 };
@@ -97,6 +97,9 @@ fn lock_dedupe_keys(tx: &mut Transaction<'_>, ops: &[WriteOp]) -> Result<()> {
             if let Some(key) = &r.idempotency_key {
                 keys.push(format!("idempotency\u{1f}{}\u{1f}{}\u{1f}{key}", s[0], s[1]));
             }
+            if let Some(key) = natural_key_of(r) {
+                keys.push(format!("natural\u{1f}{}\u{1f}{}\u{1f}{key}", s[0], s[1]));
+            }
         }
     }
     if keys.is_empty() {
@@ -128,6 +131,15 @@ fn find_duplicate(
             return Ok(Some((row.try_get(0)?, DuplicateReason::IdempotencyKey)));
         }
     }
+    if let Some(key) = natural_key_of(r) {
+        let row = tx.query_opt(
+            "SELECT id FROM items WHERE natural_key = $1 AND org = $2 AND project = $3 AND deleted_at IS NULL LIMIT 1",
+            &[&key, &s[0], &s[1]],
+        )?;
+        if let Some(row) = row {
+            return Ok(Some((row.try_get(0)?, DuplicateReason::NaturalKey)));
+        }
+    }
     if dedupe {
         let row = tx.query_opt(
             "SELECT id FROM items WHERE kind = $1 AND content_hash = $2 AND org = $3 AND project = $4 \
@@ -144,8 +156,8 @@ fn find_duplicate(
 
 const INSERT: &str = "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
      title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, ttl, \
-     created_at, updated_at, expires_at, deleted_at, embedding, superseded_by) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26) \
+     created_at, updated_at, expires_at, deleted_at, embedding, superseded_by, natural_key) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27) \
      ON CONFLICT DO NOTHING RETURNING id";
 
 /// Inserts the row unless any unique key (id, idempotency key) is taken; whether it went in.
@@ -187,6 +199,7 @@ fn insert_row(
             &deleted_at,
             &embedding,
             &superseded_by,
+            &natural_key_of(r),
         ],
     )?;
     Ok(!rows.is_empty())
@@ -276,7 +289,8 @@ fn update(tx: &mut Transaction<'_>, r: &Record, lexicon: &mut LexiconDelta) -> R
            environment = coalesce(nullif($8, ''), environment), \
            title = $9, body = $10, content = $11, data = $12, metadata = $13, source = $14, tags = $15, \
            status = $16, content_hash = $17, ttl = coalesce($18, ttl), updated_at = $19, \
-           expires_at = CASE WHEN $18::text IS NULL THEN expires_at ELSE $20 END, embedding = $21 \
+           expires_at = CASE WHEN $18::text IS NULL THEN expires_at ELSE $20 END, embedding = $21, \
+           natural_key = $22 \
          WHERE id = $1",
         &[
             &r.id,
@@ -300,6 +314,7 @@ fn update(tx: &mut Transaction<'_>, r: &Record, lexicon: &mut LexiconDelta) -> R
             &r.updated_at,
             &r.expires_at,
             &embedding,
+            &natural_key_of(r),
         ],
     )?;
     lexicon.remove(&old_title, &old_body);

@@ -15,6 +15,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (3, "updated_at", include_str!("../../migrations/sqlite/0003_updated_at.sql")),
     (4, "audit", include_str!("../../migrations/sqlite/0004_audit.sql")),
     (5, "supersede", include_str!("../../migrations/sqlite/0005_supersede.sql")),
+    (6, "natural_key", include_str!("../../migrations/sqlite/0006_natural_key.sql")),
 ];
 
 fn checksum(sql: &str) -> String {

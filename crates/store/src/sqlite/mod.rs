@@ -88,6 +88,10 @@ impl Store for SqliteStore {
         write::purge_expired(&mut conn, now, limit)
     }
 
+    fn natural_key_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
+        read::natural_key_owner(&self.reader(), scope, key)
+    }
+
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
         read::audit(&self.reader(), query)
     }

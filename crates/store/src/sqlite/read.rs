@@ -9,7 +9,7 @@ use crate::{
 };
 use cortex_domain::query::ParsedQuery;
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, params_from_iter};
 use uuid::Uuid;
 
 /// BM25 column weights: a word in the title counts twice a word in the body.
@@ -294,4 +294,15 @@ pub fn expired_by_kind(conn: &Connection, now: i64) -> Result<Vec<(String, i64)>
     )?;
     let rows = stmt.query_map([now], |row| Ok((row.get(0)?, row.get(1)?)))?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
+pub fn natural_key_owner(conn: &Connection, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
+    let s = crate::model::scope_values(scope);
+    let id: Option<String> = conn
+        .prepare_cached(
+            "SELECT id FROM items WHERE natural_key = ?1 AND org = ?2 AND project = ?3 AND deleted_at IS NULL LIMIT 1",
+        )?
+        .query_row(rusqlite::params![key, s[0], s[1]], |row| row.get(0))
+        .optional()?;
+    Ok(id.and_then(|id| Uuid::parse_str(&id).ok()))
 }

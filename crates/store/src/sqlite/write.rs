@@ -1,6 +1,6 @@
 //! Writing a batch in one transaction.
 
-use crate::model::scope_values;
+use crate::model::{natural_key_of, scope_values};
 use crate::{
     BlockedAttempt, DuplicateReason, Record, Result, StoredItem, WriteContext, WriteOp, WriteOutcome,
 };
@@ -98,7 +98,14 @@ fn parse_id(text: String) -> Uuid {
     Uuid::parse_str(&text).unwrap_or_default()
 }
 
-fn find_duplicate(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<Option<(Uuid, DuplicateReason)>> {
+/// The live item `r` would duplicate: same idempotency key; same natural key (`natural`); same
+/// content in the same kind and scope (`dedupe`).
+fn find_duplicate(
+    tx: &Transaction<'_>,
+    r: &Record,
+    dedupe: bool,
+    natural: bool,
+) -> Result<Option<(Uuid, DuplicateReason)>> {
     let s = scope_values(&r.scope);
     if let Some(key) = &r.idempotency_key {
         let existing: Option<String> = tx
@@ -107,6 +114,17 @@ fn find_duplicate(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<Opti
             .optional()?;
         if let Some(id) = existing {
             return Ok(Some((parse_id(id), DuplicateReason::IdempotencyKey)));
+        }
+    }
+    if let Some(key) = natural_key_of(r).filter(|_| natural) {
+        let existing: Option<String> = tx
+            .prepare_cached(
+                "SELECT id FROM items WHERE natural_key = ?1 AND org = ?2 AND project = ?3 AND deleted_at IS NULL LIMIT 1",
+            )?
+            .query_row(params![key, s[0], s[1]], |row| row.get(0))
+            .optional()?;
+        if let Some(id) = existing {
+            return Ok(Some((parse_id(id), DuplicateReason::NaturalKey)));
         }
     }
     if dedupe {
@@ -133,7 +151,7 @@ fn json_text(value: &Option<serde_json::Value>) -> Option<String> {
 }
 
 fn insert(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<WriteOutcome> {
-    if let Some((existing_id, reason)) = find_duplicate(tx, r, dedupe)? {
+    if let Some((existing_id, reason)) = find_duplicate(tx, r, dedupe, true)? {
         return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
     insert_row(tx, r, None, None, r.vector.as_deref())?;
@@ -146,7 +164,7 @@ fn import(tx: &Transaction<'_>, item: &StoredItem, vector: Option<&[f32]>) -> Re
     if taken {
         return Ok(WriteOutcome::Duplicate { existing_id: r.id, reason: DuplicateReason::SameId });
     }
-    if let Some((existing_id, reason)) = find_duplicate(tx, r, false)? {
+    if let Some((existing_id, reason)) = find_duplicate(tx, r, false, false)? {
         return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
     insert_row(tx, r, item.deleted_at, item.superseded_by, vector)?;
@@ -164,8 +182,8 @@ fn insert_row(
     tx.prepare_cached(
         "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
          title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, \
-         ttl, created_at, updated_at, expires_at, deleted_at, superseded_by) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+         ttl, created_at, updated_at, expires_at, deleted_at, superseded_by, natural_key) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
     )?
     .execute(params![
             r.id.to_string(),
@@ -193,6 +211,7 @@ fn insert_row(
             r.expires_at,
             deleted_at,
             superseded_by.map(|id| id.to_string()),
+            natural_key_of(r),
     ])?;
     let rowid = tx.last_insert_rowid();
     insert_tags(tx, rowid, &r.tags)?;
@@ -261,7 +280,7 @@ fn update(tx: &Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
            environment = coalesce(nullif(?8, ''), environment), \
            title = ?9, body = ?10, content = ?11, data = ?12, metadata = ?13, source = ?14, tags = ?15, \
            status = ?16, content_hash = ?17, ttl = coalesce(?18, ttl), updated_at = ?19, \
-           expires_at = CASE WHEN ?18 IS NULL THEN expires_at ELSE ?20 END \
+           expires_at = CASE WHEN ?18 IS NULL THEN expires_at ELSE ?20 END, natural_key = ?21 \
          WHERE rowid = ?1",
         params![
             rowid,
@@ -284,6 +303,7 @@ fn update(tx: &Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
             r.ttl,
             r.updated_at,
             r.expires_at,
+            natural_key_of(r),
         ],
     )?;
     tx.prepare_cached("DELETE FROM item_tags WHERE item_rowid = ?1")?.execute([rowid])?;

@@ -1,6 +1,9 @@
 //! `cortex bench`: store throughput, `fast` find latency, cold start to a `tools/list`
 //! answer, and memory, on the synthetic corpus at each requested size. Prints a Markdown
 //! table for BENCHMARKS.md. Measured on the machine it runs on; nothing here is assumed.
+//! `--purge` runs the purge benchmark (`purge.rs`) instead.
+
+mod purge;
 
 use crate::corpus::{self, Rng};
 use crate::output;
@@ -39,6 +42,10 @@ pub struct BenchArgs {
     /// database: its items are deleted before each size.
     #[arg(long, env = "CORTEX_BENCH_POSTGRES")]
     postgres: Option<String>,
+    /// Time purging `size` expired items (beside 20,000 live ones) and `fast` finds before and
+    /// during the purge, instead of the store and find benchmark.
+    #[arg(long, conflicts_with_all = ["semantic", "reuse"])]
+    purge: bool,
 }
 
 /// How a benchmark database gets its corpus.
@@ -71,6 +78,11 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
     let temp = tempdir()?;
     let dir = args.dir.clone().unwrap_or_else(|| temp.clone());
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    if args.purge {
+        let outcome = purge::run(&args.sizes, args.queries, &dir, args.postgres.as_deref());
+        let _ = std::fs::remove_dir_all(&temp);
+        return outcome.map(|()| ExitCode::SUCCESS);
+    }
     let mut rows = Vec::new();
     for &size in &args.sizes {
         tracing::info!(size, "benchmarking on SQLite");

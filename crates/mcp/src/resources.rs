@@ -1,0 +1,43 @@
+//! MCP resources: one item's audit history at `cortex://items/{id}/history`, read-only.
+
+use rmcp::model::ResourceTemplate;
+use uuid::Uuid;
+
+pub const HISTORY_TEMPLATE: &str = "cortex://items/{id}/history";
+
+pub fn templates() -> Vec<ResourceTemplate> {
+    vec![
+        ResourceTemplate::new(HISTORY_TEMPLATE, "item_history")
+            .with_title("Item history")
+            .with_description(
+                "Every change to one item, oldest first, as the database recorded it: insert, update, \
+                 delete, supersede, purge and refused (blocked) attempts, with actor, tool, request \
+                 and batch ids, content hashes before and after, and a short summary.",
+            )
+            .with_mime_type("application/json"),
+    ]
+}
+
+/// The item id of a history URI; an error message naming the expected form otherwise.
+pub fn history_item(uri: &str) -> Result<Uuid, String> {
+    let id = uri
+        .strip_prefix("cortex://items/")
+        .and_then(|rest| rest.strip_suffix("/history"))
+        .ok_or_else(|| format!("unknown resource `{uri}`: this server has {HISTORY_TEMPLATE}"))?;
+    Uuid::parse_str(id).map_err(|_| {
+        format!("`{id}` in `{uri}` is not an item id; use the id memory_find or memory_store returned")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_uris_name_an_item() {
+        let id = Uuid::now_v7();
+        assert_eq!(history_item(&format!("cortex://items/{id}/history")), Ok(id));
+        assert!(history_item("cortex://items/nope/history").unwrap_err().contains("not an item id"));
+        assert!(history_item("file:///etc/passwd").unwrap_err().contains(HISTORY_TEMPLATE));
+    }
+}

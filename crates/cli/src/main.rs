@@ -61,6 +61,12 @@ enum Command {
         limit: Option<i64>,
         #[arg(long)]
         cursor: Option<String>,
+        /// Also show items linked to the hits: relations, children, parents, all, none.
+        #[arg(long)]
+        expand: Option<String>,
+        /// Links away to follow when expanding, 1–3.
+        #[arg(long)]
+        depth: Option<i64>,
         /// Print the full JSON response.
         #[arg(long)]
         json: bool,
@@ -217,7 +223,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
             })
         }
-        Command::Find { query, mode, kinds, org, project, branch, widen, limit, cursor, json } => {
+        Command::Find {
+            query,
+            mode,
+            kinds,
+            org,
+            project,
+            branch,
+            widen,
+            limit,
+            cursor,
+            expand,
+            depth,
+            json,
+        } => {
             let mut args = json!({ "query": query });
             let scope: serde_json::Map<String, Value> =
                 [("org", org), ("project", project), ("branch", branch)]
@@ -230,13 +249,15 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             if !kinds.is_empty() {
                 args["types"] = json!(kinds);
             }
-            for (key, value) in [("mode", mode), ("widen", widen), ("cursor", cursor)] {
+            for (key, value) in [("mode", mode), ("widen", widen), ("cursor", cursor), ("expand", expand)] {
                 if let Some(v) = value {
                     args[key] = Value::String(v);
                 }
             }
-            if let Some(limit) = limit {
-                args["limit"] = json!(limit);
+            for (key, value) in [("limit", limit), ("depth", depth)] {
+                if let Some(n) = value {
+                    args[key] = json!(n);
+                }
             }
             let service = open(cli.db)?;
             respond(service.find(&args), |r| {

@@ -1,43 +1,55 @@
 //! The only place that writes to stdout. In `serve`, stdout belongs to JSON-RPC, and nothing
 //! here is called; everything else the CLI prints goes through these functions.
-#![allow(clippy::print_stdout)]
-
 use cortex_service::response::FindResponse;
 use serde::Serialize;
+use std::io::Write;
+
+/// `println!` that gives up quietly when stdout is gone (`cortex find … | head`): a reader
+/// that stops early is no error of ours.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
 
 pub fn json<T: Serialize>(value: &T) {
     match serde_json::to_string_pretty(value) {
-        Ok(text) => println!("{text}"),
+        Ok(text) => say!("{text}"),
         Err(e) => tracing::error!("cannot encode output: {e}"),
     }
 }
 
 pub fn line(text: &str) {
-    println!("{text}");
+    say!("{text}");
 }
 
 /// A readable table of hits, then suggestions and notes.
 pub fn find_table(response: &FindResponse) {
     if response.hits.is_empty() {
-        println!("no hits (route: {}, scope: {})", response.route_used, response.searched_scope.level);
+        say!("no hits (route: {}, scope: {})", response.route_used, response.searched_scope.level);
     } else {
-        println!("{:<5} {:<12} {:<8} {:<36} TITLE", "SCORE", "KIND", "SCOPE", "ID");
+        say!("{:<5} {:<12} {:<8} {:<36} TITLE", "SCORE", "KIND", "SCOPE", "ID");
         for hit in &response.hits {
             let scope_match = serde_json::to_value(hit.scope_match).ok();
             let scope_match = scope_match.as_ref().and_then(|v| v.as_str()).unwrap_or("");
             let title: String = hit.title.chars().take(60).collect();
-            println!("{:<5.3} {:<12} {:<8} {:<36} {}", hit.score, hit.kind, scope_match, hit.id, title);
+            say!("{:<5.3} {:<12} {:<8} {:<36} {}", hit.score, hit.kind, scope_match, hit.id, title);
             let snippet: String = hit.snippet.replace('\n', " ").chars().take(160).collect();
-            println!("      {snippet}");
+            say!("      {snippet}");
+            if hit.expanded {
+                let path: Vec<String> =
+                    hit.path.iter().map(|e| format!("{} → {} → {}", e.from, e.relation_type, e.to)).collect();
+                say!("      reached by: {}", path.join(", "));
+            }
         }
     }
     if let Some(cursor) = &response.next_cursor {
-        println!("more: --cursor {cursor}");
+        say!("more: --cursor {cursor}");
     }
     for s in &response.suggestions {
-        println!("suggestion: {s}");
+        say!("suggestion: {s}");
     }
     for n in &response.notes {
-        println!("note: {n}");
+        say!("note: {n}");
     }
 }

@@ -1,6 +1,7 @@
 //! Parsing and checking one `memory_find` request.
 
 use crate::error::{ErrorCode, ValidationError, json_type_name};
+use crate::graph::{DEFAULT_DEPTH, DEFAULT_EXPAND_LIMIT, Expand, MAX_DEPTH, MAX_EXPAND_LIMIT};
 use crate::kind::Kind;
 use crate::limits::*;
 use crate::query::validate_query;
@@ -49,6 +50,12 @@ pub struct FindRequest {
     pub limit: usize,
     pub offset: usize,
     pub max_content_chars: usize,
+    /// Which links to follow from the hits; `None` when not given (deep mode then follows all).
+    pub expand: Option<Expand>,
+    /// How many links away expansion goes (1–3).
+    pub depth: u8,
+    /// Items expansion adds at most.
+    pub expand_limit: usize,
     /// Share of lexical relevance in hybrid fusion. Not an argument agents send: the default
     /// is the tuned constant; `cortex eval` varies it.
     pub lexical_weight: f64,
@@ -70,6 +77,9 @@ const FIND_FIELDS: &[&str] = &[
     "limit",
     "cursor",
     "max_content_chars",
+    "expand",
+    "depth",
+    "expand_limit",
 ];
 
 impl FindRequest {
@@ -91,6 +101,9 @@ impl FindRequest {
             limit: DEFAULT_LIMIT as usize,
             offset: 0,
             max_content_chars: DEFAULT_HIT_CONTENT_CHARS,
+            expand: None,
+            depth: DEFAULT_DEPTH,
+            expand_limit: DEFAULT_EXPAND_LIMIT,
             lexical_weight: crate::fusion::LEXICAL_WEIGHT,
         }
     }
@@ -167,6 +180,16 @@ impl FindRequest {
         let max_content_chars =
             int_arg(args, "max_content_chars", 0, MAX_HIT_CONTENT_CHARS as i64, default_chars as i64)?
                 as usize;
+        let expand = match text_arg(args, "expand")? {
+            None => None,
+            Some(e) => Some(
+                Expand::parse(&e)
+                    .ok_or_else(|| invalid("expand", &e, "use none, relations, parents, children or all"))?,
+            ),
+        };
+        let depth = int_arg(args, "depth", 1, MAX_DEPTH.into(), DEFAULT_DEPTH.into())? as u8;
+        let expand_limit =
+            int_arg(args, "expand_limit", 1, MAX_EXPAND_LIMIT as i64, DEFAULT_EXPAND_LIMIT as i64)? as usize;
         let mut request = FindRequest {
             query,
             ids,
@@ -183,12 +206,20 @@ impl FindRequest {
             limit,
             offset: 0,
             max_content_chars,
+            expand,
+            depth,
+            expand_limit,
             lexical_weight: crate::fusion::LEXICAL_WEIGHT,
         };
         if let Some(cursor) = text_arg(args, "cursor")? {
             request.offset = decode_cursor(&cursor, request.fingerprint())?;
         }
         Ok(request)
+    }
+
+    /// The links to follow from the hits: as asked, else all of them in deep mode, else none.
+    pub fn expansion(&self) -> Expand {
+        self.expand.unwrap_or(if self.mode == Mode::Deep { Expand::All } else { Expand::None })
     }
 
     /// A hash of everything that shapes the result list (not the page), so a cursor cannot be
@@ -403,6 +434,21 @@ mod tests {
         assert_eq!(next.offset, 2);
         let err = FindRequest::from_json(&json!({"query": "other", "cursor": cursor})).unwrap_err();
         assert_eq!(err.code, ErrorCode::BadCursor);
+    }
+
+    #[test]
+    fn expansion_arguments_are_checked() {
+        let r = FindRequest::from_json(&json!({"query": "x", "expand": "Children", "depth": 2})).unwrap();
+        assert_eq!((r.expand, r.depth, r.expand_limit), (Some(Expand::Children), 2, DEFAULT_EXPAND_LIMIT));
+        assert_eq!(
+            FindRequest::from_json(&json!({"query": "x", "expand": "up"})).unwrap_err().field,
+            "expand"
+        );
+        assert_eq!(FindRequest::from_json(&json!({"query": "x", "depth": 4})).unwrap_err().field, "depth");
+        assert_eq!(
+            FindRequest::from_json(&json!({"query": "x", "expand_limit": 0})).unwrap_err().field,
+            "expand_limit"
+        );
     }
 
     #[test]

@@ -224,12 +224,7 @@ fn parse_upsert(kind: Kind, id: Option<Uuid>, item: &Map<String, Value>) -> Resu
     if kind == Kind::Ddl {
         crate::natural_key::apply_ddl_checksum(&mut data).map_err(|e| e.under("data"))?;
     }
-    let title = kind::title_from_data(kind, &data)
-        .map(|t| text::first_line(&t, MAX_TITLE_CHARS))
-        .or_else(|| content.as_deref().map(|c| text::first_line(c, MAX_TITLE_CHARS)))
-        .unwrap_or_default();
-    let body = searchable_body(kind, content.as_deref(), &data);
-    let content_hash = content_hash(&format!("{title}\n{body}"));
+    let Derived { title, body, content_hash } = derive(kind, content.as_deref(), &data);
     let scope = match item.get("scope") {
         None | Some(Value::Null) => Scope::default(),
         Some(value) => Scope::from_json(value).map_err(|e| e.under("scope"))?,
@@ -317,8 +312,30 @@ fn parse_supersedes(
     Ok(Some(top))
 }
 
+/// What an item's text fields are made of its content and data.
+pub struct Derived {
+    pub title: String,
+    /// Searchable text other than the title.
+    pub body: String,
+    /// SHA-256 of the normalized title and body.
+    pub content_hash: String,
+}
+
+/// The title, searchable body and content hash of an item (for a merge that changes `data`
+/// after parsing, too).
+pub fn derive(kind: Kind, content: Option<&str>, data: &Map<String, Value>) -> Derived {
+    let title = kind::title_from_data(kind, data)
+        .map(|t| text::first_line(&t, MAX_TITLE_CHARS))
+        .or_else(|| content.map(|c| text::first_line(c, MAX_TITLE_CHARS)))
+        .unwrap_or_default();
+    let body = searchable_body(kind, content, data);
+    let content_hash = content_hash(&format!("{title}\n{body}"));
+    Derived { title, body, content_hash }
+}
+
 /// `content` followed by the text of every `data` field except the title's own, in the
 /// kind's field order; runbook steps contribute each description, command and outcome.
+/// References by id (a relation's ends, an observation's entity) are left out.
 fn searchable_body(kind: Kind, content: Option<&str>, data: &Map<String, Value>) -> String {
     let title_fields: &[&str] = match &kind.spec().title {
         kind::TitleRule::Field(f) => std::slice::from_ref(f),
@@ -329,8 +346,10 @@ fn searchable_body(kind: Kind, content: Option<&str>, data: &Map<String, Value>)
         if title_fields.contains(&field.name) {
             continue;
         }
-        if let Some(value) = data.get(field.name) {
-            collect_text(value, &mut parts);
+        match (data.get(field.name), &field.ty) {
+            // An id says nothing to a reader or a search; a named entity does.
+            (Some(Value::String(_)), kind::FieldType::ItemRef) | (None, _) => {}
+            (Some(value), _) => collect_text(value, &mut parts),
         }
     }
     parts.join("\n")
@@ -557,6 +576,15 @@ mod tests {
         assert_eq!(item.status.as_deref(), Some("accepted"));
         assert!(item.body.contains("Postgres is enough") && item.body.contains("keep redis"));
         assert!(!item.body.contains("Drop Redis"));
+    }
+
+    #[test]
+    fn a_reference_by_name_is_searchable_text_and_by_id_is_not() {
+        let id = Uuid::now_v7().to_string();
+        let item = upsert(json!({"kind": "relation", "data": {
+            "from": {"entity_type": "service", "name": "billing"}, "to": id, "relation_type": "uses"}}));
+        assert!(item.body.contains("billing"));
+        assert!(!item.body.contains(&id));
     }
 
     #[test]

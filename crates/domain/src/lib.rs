@@ -11,7 +11,8 @@
 //! - [`spelling`]: close-spelling suggestions
 //! - [`governance`]: what may not change once accepted
 //! - [`lifecycle`]: when items expire, when runbooks are stale
-//! - [`natural_key`]: issues, PRs, DDL and changes that are the same thing
+//! - [`natural_key`]: issues, PRs, DDL, changes, entities, relations that are the same thing
+//! - [`graph`]: which links an expansion follows, and the walk
 //! - [`text`], [`time`], [`ttl`], [`limits`], [`git_remote`]: small shared rules
 
 pub mod chunking;
@@ -20,6 +21,7 @@ pub mod find;
 pub mod fusion;
 pub mod git_remote;
 pub mod governance;
+pub mod graph;
 pub mod item;
 pub mod kind;
 pub mod lifecycle;

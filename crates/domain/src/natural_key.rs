@@ -5,7 +5,11 @@
 //! - a pull request's context is its `pr_number`: storing it again updates it;
 //! - a DDL migration is its `migration_id`: the same DDL again is a duplicate, a different DDL
 //!   under the same id is refused (a migration never changes once applied);
-//! - a change is its `subject_ref` + `summary`: the same again is a duplicate.
+//! - a change is its `subject_ref` + `summary`: the same again is a duplicate;
+//! - an entity is its `entity_type` + `name` (case-insensitive): storing it again merges into it;
+//! - a relation is its `from` + `to` + `relation_type` (ends as resolved item ids): the same
+//!   relation again is a duplicate;
+//! - an observation is its entity + its normalized text: the same text again is a duplicate.
 
 use crate::error::{ErrorCode, ValidationError};
 use crate::kind::Kind;
@@ -39,13 +43,30 @@ pub fn natural_key(kind: Kind, data: &Map<String, Value>) -> Option<String> {
         Kind::PrContext => Some(format!("pr\u{1f}{}", text("pr_number")?)),
         Kind::Ddl => Some(format!("ddl\u{1f}{}", text("migration_id")?)),
         Kind::Change => Some(format!("change\u{1f}{}\u{1f}{}", text("subject_ref")?, hex(&text("summary")?))),
+        Kind::Entity => Some(format!(
+            "entity\u{1f}{}\u{1f}{}",
+            text("entity_type")?.to_lowercase(),
+            text("name")?.to_lowercase()
+        )),
+        // Only once the service resolved the ends to ids (an unresolved end is an object).
+        Kind::Relation => Some(format!(
+            "relation\u{1f}{}\u{1f}{}\u{1f}{}",
+            text("from")?,
+            text("to")?,
+            text("relation_type")?.to_lowercase()
+        )),
+        Kind::Observation => Some(format!(
+            "observation\u{1f}{}\u{1f}{}",
+            text("entity")?,
+            hex(&crate::text::normalize(&text("text")?))
+        )),
         _ => None,
     }
 }
 
 pub fn on_match(kind: Kind) -> OnMatch {
     match kind {
-        Kind::Issue | Kind::PrContext => OnMatch::Update,
+        Kind::Issue | Kind::PrContext | Kind::Entity => OnMatch::Update,
         Kind::Ddl => OnMatch::SameChecksum,
         _ => OnMatch::Skip,
     }
@@ -58,6 +79,9 @@ pub fn describe(kind: Kind) -> &'static str {
         Kind::PrContext => "a pull request context with the same pr_number in this project",
         Kind::Ddl => "a migration with the same migration_id and checksum in this project",
         Kind::Change => "a change with the same subject_ref and summary in this project",
+        Kind::Entity => "an entity with the same entity_type and name in this project",
+        Kind::Relation => "the same relation (from, to, relation_type) in this project",
+        Kind::Observation => "the same observation text on this entity",
         _ => "an item with the same natural key in this project",
     }
 }
@@ -111,6 +135,21 @@ mod tests {
         let b = natural_key(Kind::Change, &map(json!({"subject_ref": "api", "summary": "bump more"})));
         assert!(a.is_some() && a != b);
         assert_eq!(natural_key(Kind::Section, &map(json!({"title": "t"}))), None);
+        assert_eq!(
+            natural_key(Kind::Entity, &map(json!({"entity_type": "Service", "name": "Billing "}))),
+            natural_key(Kind::Entity, &map(json!({"entity_type": "service", "name": "billing"})))
+        );
+        let unresolved =
+            map(json!({"from": {"entity_type": "service", "name": "a"}, "to": "x", "relation_type": "uses"}));
+        assert_eq!(natural_key(Kind::Relation, &unresolved), None);
+        assert!(
+            natural_key(Kind::Relation, &map(json!({"from": "a", "to": "b", "relation_type": "uses"})))
+                .is_some()
+        );
+        assert_eq!(
+            natural_key(Kind::Observation, &map(json!({"entity": "e", "text": "Runs on  port 80"}))),
+            natural_key(Kind::Observation, &map(json!({"entity": "e", "text": "runs on port 80"})))
+        );
         assert_eq!(
             (on_match(Kind::Issue), on_match(Kind::Ddl), on_match(Kind::Change)),
             (OnMatch::Update, OnMatch::SameChecksum, OnMatch::Skip)

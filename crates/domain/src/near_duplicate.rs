@@ -9,8 +9,18 @@
 //! re-storing what a recent session stored is the case to catch; a similar item months later is
 //! more often a new event (a recurring incident, a revisited decision) that deserves its own
 //! record.
+//!
+//! Entities, relations and observations are never checked: their identity is structural (a
+//! name, two ends, an entity and a text), kept by natural keys, and two relations of one type
+//! between different items read almost the same to an embedding model.
 
+use crate::kind::Kind;
 use crate::time::MILLIS_PER_DAY;
+
+/// Whether items of `kind` are checked for near-duplicates at all.
+pub fn applies_to(kind: Kind) -> bool {
+    !matches!(kind, Kind::Entity | Kind::Relation | Kind::Observation)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NearDuplicatePolicy {

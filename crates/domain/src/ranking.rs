@@ -8,7 +8,9 @@
 //! - recency: exponential decay on the time since the last update, halving every
 //!   [`RECENCY_HALF_LIFE_DAYS`] days; 1.0 for an item updated now.
 //! - scope_proximity: 1.0 in the caller's branch, 0.5 elsewhere in its project, 0.2 anywhere else.
-//! - citations: 0 until the knowledge graph counts incoming relations.
+//! - citations: how many live relations point at the item, saturating: `ln(1+n) / ln(1+10)`,
+//!   capped at 1.0 — the first links count most, ten or more count fully. Well-linked items
+//!   (the service everything depends on, the ADR every change implements) rise a little.
 //!
 //! A hit's `confidence` says how well it answers the query, independent of how new it is:
 //! the share of query words it contains, scaled by its relevance.
@@ -57,6 +59,17 @@ pub fn scope_proximity(m: ScopeMatch) -> f64 {
         ScopeMatch::Project => 0.5,
         ScopeMatch::Org | ScopeMatch::Other => 0.2,
     }
+}
+
+/// Incoming relations at which the citations part reaches 1.0.
+pub const CITATIONS_SATURATE_AT: f64 = 10.0;
+
+/// The citations part for `incoming` live relations pointing at an item.
+pub fn citations(incoming: i64) -> f64 {
+    if incoming <= 0 {
+        return 0.0;
+    }
+    ((1.0 + incoming as f64).ln() / (1.0 + CITATIONS_SATURATE_AT).ln()).min(1.0)
 }
 
 /// Share of the query words found in `text` (lowercased). A word counts as found when the
@@ -117,6 +130,14 @@ mod tests {
         let far = ScoreParts { scope_proximity: scope_proximity(ScopeMatch::Project), ..near };
         assert!(near.total() > far.total());
         assert!((near.total() - (0.32 + 0.27 + 0.2)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn citations_grow_then_saturate() {
+        assert_eq!(citations(0), 0.0);
+        assert!(citations(1) > 0.0 && citations(1) < citations(3));
+        assert_eq!(citations(10), 1.0);
+        assert_eq!(citations(500), 1.0);
     }
 
     #[test]

@@ -108,6 +108,12 @@ struct FindArgs {
     cursor: Option<String>,
     /// Content characters per hit, 0–20000 (default 600).
     max_content_chars: Option<i64>,
+    /// Also return items linked to the hits: relations (both ways), children (what a hit points to, an entity's observations), parents, all, none. Default none; all in deep mode.
+    expand: Option<String>,
+    /// Links away to follow, 1–3 (default 1).
+    depth: Option<i64>,
+    /// Items expansion adds at most, 1–100 (default 20).
+    expand_limit: Option<i64>,
 }
 
 /// The output schema of a response type, relaxed so an `isError` result carrying only

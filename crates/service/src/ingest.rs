@@ -1,14 +1,15 @@
-//! The store flow: validate → normalize → hash (all in the domain) → scope → embed →
-//! near-duplicates → exact dedupe and write of the whole batch in one transaction (the store)
+//! The store flow: validate → normalize → hash (all in the domain) → scope → natural keys →
+//! graph references (`references`) → governance → embed → near-duplicates → exact dedupe and write of the whole batch in one transaction (the store)
 //! → one result per input item.
 
 use crate::response::{ErrorBody, ItemResult, ItemStatus, StoreResponse, StoreSummary};
 use crate::{MemoryService, Result};
 use cortex_domain::governance::{StoredView, check_delete, check_update};
-use cortex_domain::item::{ItemOp, NewItem, parse_store_request};
-use cortex_domain::lifecycle;
+use cortex_domain::graph;
+use cortex_domain::item::{ItemOp, NewItem, derive, parse_store_request};
 use cortex_domain::natural_key::{self, OnMatch};
-use cortex_domain::{ErrorCode, Scope, ValidationError};
+use cortex_domain::{ErrorCode, Kind, Scope, ValidationError};
+use cortex_domain::{lifecycle, near_duplicate};
 use cortex_store::{BlockedAttempt, DuplicateReason, Filters, Record, WriteContext, WriteOp, WriteOutcome};
 use uuid::Uuid;
 
@@ -38,15 +39,11 @@ impl MemoryService {
             }
         }
         let (mut blocked, keyed) = self.resolve_natural_keys(&mut ops, &positions, now)?;
+        let unresolved = self.resolve_references(&mut ops, &positions)?;
+        drop_refused(args, unresolved, &mut ops, &mut positions, &mut results);
         blocked.extend(self.govern(&mut ops, &positions, now)?);
-        for (index, error) in self.check_supersedes(args, &supersedes)? {
-            results[index] = Some(refused(index, raw_kind(args, index), &error));
-            let at = positions.iter().position(|&p| p == index).unwrap_or(usize::MAX);
-            if at < ops.len() {
-                ops.remove(at);
-                positions.remove(at);
-            }
-        }
+        let unreplaceable = self.check_supersedes(args, &supersedes)?;
+        drop_refused(args, unreplaceable, &mut ops, &mut positions, &mut results);
         self.attach_vectors(&mut ops);
         // Near-duplicates leave the batch here, with their result; the rest are written.
         let near = self.near_duplicates(&ops, now);
@@ -152,6 +149,12 @@ impl MemoryService {
                 OnMatch::Update => {
                     let mut updated = record.clone();
                     updated.id = owner;
+                    if record.kind == Kind::Entity
+                        && earlier.is_none()
+                        && let Some(current) = self.store.get(&[owner])?.first()
+                    {
+                        merge_entity(&mut updated, &current.record);
+                    }
                     keyed.push((index, format!("{}: updated in place", natural_key::describe(record.kind))));
                     *op = WriteOp::Update { record: updated };
                 }
@@ -320,6 +323,9 @@ impl MemoryService {
         let mut found: Vec<Option<(Uuid, f64)>> = vec![None; ops.len()];
         for (i, op) in ops.iter().enumerate() {
             let WriteOp::Insert { record, dedupe: true } = op else { continue };
+            if !near_duplicate::applies_to(record.kind) {
+                continue;
+            }
             let Some(vector) = &record.vector else { continue };
             let same_place = Filters {
                 kinds: vec![record.kind],
@@ -465,8 +471,15 @@ fn result_of(index: usize, op: &WriteOp, outcome: WriteOutcome) -> ItemResult {
         WriteOutcome::Updated { id } => done(ItemStatus::Updated, id, None),
         // The refusal's error body is filled in by `store` from `govern`'s answer.
         WriteOutcome::Blocked { id } => done(ItemStatus::BusinessRuleBlocked, id, None),
-        WriteOutcome::Deleted { id, already } => {
-            done(ItemStatus::Deleted, id, already.then(|| "the item was already deleted".to_string()))
+        WriteOutcome::Deleted { id, already, cascaded } => {
+            let reason = if already {
+                Some("the item was already deleted".to_string())
+            } else {
+                (cascaded > 0).then(|| {
+                    format!("{cascaded} relation(s) and observation(s) attached to it were deleted too")
+                })
+            };
+            done(ItemStatus::Deleted, id, reason)
         }
         WriteOutcome::Duplicate { existing_id, reason } => {
             let what = kind.as_deref().unwrap_or("item");
@@ -527,6 +540,45 @@ fn summarize(results: &[ItemResult]) -> StoreSummary {
         *counter += 1;
     }
     s
+}
+
+/// Takes the refused items out of the batch, each with its result.
+fn drop_refused(
+    args: &serde_json::Value,
+    refusals: Vec<(usize, ValidationError)>,
+    ops: &mut Vec<WriteOp>,
+    positions: &mut Vec<usize>,
+    results: &mut [Option<ItemResult>],
+) {
+    for (index, error) in refusals {
+        results[index] = Some(refused(index, raw_kind(args, index), &error));
+        if let Some(at) = positions.iter().position(|&p| p == index) {
+            ops.remove(at);
+            positions.remove(at);
+        }
+    }
+}
+
+/// An entity stored again under its name: the fields, content and tags it leaves out keep
+/// their stored values (`graph::merge_entity_data`), and its text is derived anew.
+fn merge_entity(record: &mut Record, stored: &Record) {
+    let (Some(new), Some(old)) = (record.data.as_object(), stored.data.as_object()) else { return };
+    let data = graph::merge_entity_data(old, new);
+    let content = record.content.take().or_else(|| stored.content.clone());
+    let derived = derive(record.kind, content.as_deref(), &data);
+    record.title = derived.title;
+    record.body = derived.body;
+    record.content_hash = derived.content_hash;
+    record.data = serde_json::Value::Object(data);
+    record.content = content;
+    for tag in &stored.tags {
+        if !record.tags.contains(tag) {
+            record.tags.push(tag.clone());
+        }
+    }
+    if record.metadata.is_none() {
+        record.metadata = stored.metadata.clone();
+    }
 }
 
 /// Natural keys are unique per project, whatever the branch or finer scope.

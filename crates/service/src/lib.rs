@@ -1,8 +1,8 @@
 //! The memory service: the one place the MCP tools and the CLI reach. It turns requests into
 //! domain operations and store calls, and answers with the types in [`response`].
 //!
-//! - [`ingest`]: the store flow (`memory_store`)
-//! - [`search`]: the find flow (`memory_find`)
+//! - [`ingest`]: the store flow (`memory_store`); `references`: graph links resolved to ids
+//! - [`search`]: the find flow (`memory_find`); `expand`: graph expansion and citations
 //! - [`config`], [`scope_inference`]: where the server stands
 //! - [`report`]: `stats` and `doctor`
 //! - [`transfer`]: `export` / `import`; `audit`: the audit trail
@@ -10,8 +10,10 @@
 pub mod audit;
 pub mod config;
 mod error;
+mod expand;
 mod ingest;
 pub mod purge;
+mod references;
 pub mod report;
 pub mod response;
 pub mod scope_inference;

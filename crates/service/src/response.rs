@@ -128,6 +128,69 @@ pub struct Hit {
     /// A runbook not verified for 90 days: check it before relying on it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stale: bool,
+    /// Not a match: reached by following links from a hit (`expand`); `path` says how.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expanded: bool,
+    /// For an expanded item: the links from the hit it was reached from, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path: Vec<GraphEdge>,
+    /// For an item read by id: its live relations, both ways.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relations: Vec<RelationView>,
+    /// For an entity read by id: its observations, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub observations: Vec<ObservationView>,
+}
+
+/// One link of the knowledge graph: a relation, or an entity's observation
+/// (`relation_type` `has_observation`).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct GraphEdge {
+    /// The relation's id (the observation's own id for an observation link).
+    pub id: String,
+    pub from: String,
+    pub to: String,
+    pub relation_type: String,
+}
+
+/// A relation of an item read by id, seen from that item.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RelationView {
+    /// The relation's id.
+    pub id: String,
+    pub relation_type: String,
+    /// `outgoing` (this item → other) or `incoming` (other → this item).
+    pub direction: String,
+    pub other_id: String,
+    pub other_kind: String,
+    pub other_title: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ObservationView {
+    pub id: String,
+    pub text: String,
+    pub created_at: String,
+}
+
+/// The part of the graph an expansion walked.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct GraphView {
+    /// The links followed (`relations`, `parents`, `children` or `all`) and how far.
+    pub expand: String,
+    pub depth: u8,
+    /// Items added to the hits by expansion.
+    pub added: usize,
+    /// Every item on a followed link: hits and expanded items.
+    pub nodes: Vec<GraphNode>,
+    pub edges: Vec<GraphEdge>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct GraphNode {
+    pub id: String,
+    pub kind: String,
+    pub title: String,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -164,4 +227,7 @@ pub struct FindResponse {
     /// True when hits were cut to keep the response under its size budget.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// Present when links were followed from the hits (`expand`, or `deep` mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph: Option<GraphView>,
 }

@@ -1,5 +1,6 @@
-//! The find flow: parse → resolve scope → lexical candidates → rank (domain formula) →
-//! page → suggestions when recall is low → cut to the response budget.
+//! The find flow: parse → resolve scope → lexical and dense candidates → rank (domain
+//! formula, citations from the graph) → page → suggestions when recall is low → graph
+//! expansion (`expand`) → cut to the response budget.
 
 use crate::response::{FindResponse, Hit, ScoreBreakdown, SearchedScope};
 use crate::semantic::EntryMeta;
@@ -46,15 +47,18 @@ impl MemoryService {
             notes: Vec::new(),
             missing_ids: Vec::new(),
             truncated: false,
+            graph: None,
         };
         if !req.ids.is_empty() {
             self.lookup(req, &filter, &mut response)?;
         } else if let Some(text) = &req.query {
             self.search(req, text, &filter, &mut response)?;
         }
+        self.expand_hits(req, &filter, &mut response)?;
         if fit_budget(&mut response) && req.ids.is_empty() {
-            // Hits were dropped to fit: the next page starts right after the last one kept.
-            response.next_cursor = Some(req.cursor_at(req.offset + response.hits.len()));
+            // Hits were dropped to fit: the next page starts right after the last match kept.
+            let matches = response.hits.iter().filter(|h| !h.expanded).count();
+            response.next_cursor = Some(req.cursor_at(req.offset + matches));
         }
         Ok(response)
     }
@@ -63,16 +67,19 @@ impl MemoryService {
         response.route_used = "ids".into();
         let now = crate::now_ms();
         let found = self.store.get(&req.ids)?;
+        let cited = self.citations(&req.ids, now)?;
         for id in &req.ids {
             match found.iter().find(|i| i.record.id == *id && i.deleted_at.is_none()) {
                 Some(item) => {
-                    let parts = parts_for(item, 1.0, filter, now);
+                    let mut parts = parts_for(item, 1.0, filter, now);
+                    parts.citations = cited.get(id).copied().unwrap_or(0.0);
                     let snippet = item.record.body.chars().take(200).collect();
                     response.hits.push(hit(item, parts, snippet, 1.0, filter, req.max_content_chars));
                 }
                 None => response.missing_ids.push(id.to_string()),
             }
         }
+        self.attach_links(&mut response.hits)?;
         response.confidence = if response.hits.is_empty() { 0.0 } else { 1.0 };
         if req.query.is_some() {
             response.notes.push("`ids` given: returned those items and ignored `query`".into());
@@ -127,7 +134,25 @@ impl MemoryService {
                 (parts, c)
             })
             .collect();
-        ranked.sort_by(|a, b| b.0.total().total_cmp(&a.0.total()).then_with(|| a.1.id.cmp(&b.1.id)));
+        let order = |a: &(ScoreParts, &Candidate), b: &(ScoreParts, &Candidate)| {
+            b.0.total().total_cmp(&a.0.total()).then_with(|| a.1.id.cmp(&b.1.id))
+        };
+        ranked.sort_by(order);
+        // Citations add at most W_CITATIONS: only candidates within that of the page's last
+        // place can reach the page, so only they are counted.
+        let last = (req.offset + req.limit).min(ranked.len());
+        if last > 0 {
+            let floor = ranked[last - 1].0.total() - ranking::W_CITATIONS;
+            let contenders: Vec<Uuid> =
+                ranked.iter().take_while(|(p, _)| p.total() >= floor).map(|(_, c)| c.id).collect();
+            let cited = self.citations(&contenders, now)?;
+            if !cited.is_empty() {
+                for (parts, c) in &mut ranked {
+                    parts.citations = cited.get(&c.id).copied().unwrap_or(0.0);
+                }
+                ranked.sort_by(order);
+            }
+        }
         let available = ranked.len();
         let page: Vec<(ScoreParts, &Candidate)> =
             ranked.into_iter().skip(req.offset).take(req.limit).collect();
@@ -420,7 +445,7 @@ fn searched_scope(filter: &ScopeFilter) -> SearchedScope {
     SearchedScope { level: filter.level.as_str().into(), filter: scope }
 }
 
-fn parts_for(item: &StoredItem, relevance: f64, filter: &ScopeFilter, now: i64) -> ScoreParts {
+pub(crate) fn parts_for(item: &StoredItem, relevance: f64, filter: &ScopeFilter, now: i64) -> ScoreParts {
     ScoreParts {
         relevance,
         recency: ranking::recency(item.record.updated_at, now),
@@ -433,7 +458,7 @@ fn round(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }
 
-fn hit(
+pub(crate) fn hit(
     item: &StoredItem,
     parts: ScoreParts,
     snippet: String,
@@ -471,6 +496,10 @@ fn hit(
         expires_at: r.expires_at.map(format_instant),
         superseded_by: item.superseded_by.map(|id| id.to_string()),
         stale: cortex_domain::lifecycle::is_stale(r.kind, &r.data, r.updated_at, crate::now_ms()),
+        expanded: false,
+        path: Vec::new(),
+        relations: Vec::new(),
+        observations: Vec::new(),
     }
 }
 

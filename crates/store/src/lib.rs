@@ -32,6 +32,11 @@ pub trait Store: Send + Sync {
     fn purge_expired(&self, now: i64, limit: usize, dry_run: bool) -> Result<Vec<(String, i64)>>;
     /// The live item of `scope`'s org and project with this natural key, if any.
     fn natural_key_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>>;
+    /// Live links touching any of `ids`: relations from or to them, observations of them (as
+    /// entities), and those of `ids` that are observations themselves.
+    fn links(&self, ids: &[Uuid]) -> Result<Vec<Link>>;
+    /// How many live, unexpired relations point at each of `ids` (ids with none left out).
+    fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>>;
     /// Audit records, oldest first.
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>>;
     /// The best lexical matches, best first (phase 1 of a search: rank on light columns).

@@ -89,6 +89,8 @@ pub enum WriteOutcome {
     Deleted {
         id: Uuid,
         already: bool,
+        /// Relations and observations attached to the item, deleted with it.
+        cascaded: u64,
     },
     Duplicate {
         existing_id: Uuid,
@@ -204,6 +206,22 @@ pub struct ItemFacts {
     pub superseded: bool,
 }
 
+impl ItemFacts {
+    /// The facts of a whole item.
+    pub fn of(item: &StoredItem) -> ItemFacts {
+        let r = &item.record;
+        ItemFacts {
+            kind: r.kind,
+            scope: r.scope.clone(),
+            updated_at: r.updated_at,
+            expires_at: r.expires_at,
+            status: r.status.clone(),
+            tags: r.tags.clone(),
+            superseded: item.superseded_by.is_some(),
+        }
+    }
+}
+
 /// A changed item as the vector index needs it: enough to filter and score, nothing more.
 #[derive(Debug, Clone)]
 pub struct VectorRow {
@@ -220,6 +238,19 @@ pub struct DenseMatch {
     pub id: Uuid,
     /// Cosine similarity, -1–1.
     pub score: f32,
+    pub facts: ItemFacts,
+}
+
+/// A live link of the knowledge graph: a relation (`from` → `to`) or an observation (of the
+/// entity `from`; `to` is unset, the observation itself is the other end).
+#[derive(Debug, Clone)]
+pub struct Link {
+    pub id: Uuid,
+    pub kind: Kind,
+    pub from: Uuid,
+    pub to: Option<Uuid>,
+    /// A relation's `relation_type` (its title); an observation's text.
+    pub title: String,
     pub facts: ItemFacts,
 }
 
@@ -294,6 +325,17 @@ pub(crate) fn count_by_kind(kinds: Vec<String>) -> Vec<(String, i64)> {
         *counts.entry(kind).or_default() += 1;
     }
     counts.into_iter().collect()
+}
+
+/// The ends of a record's link, as the store keeps them: a relation's `from` and `to`, an
+/// observation's entity; only ends already resolved to item ids count.
+pub(crate) fn link_ends(r: &Record) -> (Option<Uuid>, Option<Uuid>) {
+    let end = |field: &str| r.data.get(field).and_then(Value::as_str).and_then(|s| Uuid::parse_str(s).ok());
+    match r.kind {
+        Kind::Relation => (end("from"), end("to")),
+        Kind::Observation => (end("entity"), None),
+        _ => (None, None),
+    }
 }
 
 /// The natural key of a record, as the store keeps it.

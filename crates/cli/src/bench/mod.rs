@@ -1,8 +1,10 @@
 //! `cortex bench`: store throughput, `fast` find latency, cold start to a `tools/list`
 //! answer, and memory, on the synthetic corpus at each requested size. Prints a Markdown
 //! table for BENCHMARKS.md. Measured on the machine it runs on; nothing here is assumed.
-//! `--purge` runs the purge benchmark (`purge.rs`) instead.
+//! `--purge` runs the purge benchmark (`purge.rs`) instead, `--graph` the graph expansion
+//! benchmark (`graph.rs`).
 
+mod graph;
 mod purge;
 
 use crate::corpus::{self, Rng};
@@ -46,6 +48,10 @@ pub struct BenchArgs {
     /// during the purge, instead of the store and find benchmark.
     #[arg(long, conflicts_with_all = ["semantic", "reuse"])]
     purge: bool,
+    /// Time graph expansion on `size` items and 3 × `size` relations (walks at depth 1 and 2,
+    /// and `fast` finds expanding their hits), instead of the store and find benchmark.
+    #[arg(long, conflicts_with_all = ["semantic", "reuse", "purge"])]
+    graph: bool,
 }
 
 /// How a benchmark database gets its corpus.
@@ -80,6 +86,11 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     if args.purge {
         let outcome = purge::run(&args.sizes, args.queries, &dir, args.postgres.as_deref());
+        let _ = std::fs::remove_dir_all(&temp);
+        return outcome.map(|()| ExitCode::SUCCESS);
+    }
+    if args.graph {
+        let outcome = graph::run(&args.sizes, args.queries, &dir, args.postgres.as_deref());
         let _ = std::fs::remove_dir_all(&temp);
         return outcome.map(|()| ExitCode::SUCCESS);
     }
@@ -161,6 +172,30 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 /// The caller of the benchmark stands where half the corpus lives: acme/api@main.
 fn bench_scope() -> InferredScope {
     InferredScope::fixed("acme", "api", "main")
+}
+
+/// Runs `bench(backend, db, size)` at each size on a new SQLite file `<dir>/bench-<name>-<size>.db`
+/// and, when given, on the emptied scratch PostgreSQL database, in that order.
+fn on_each_backend<R>(
+    name: &str,
+    sizes: &[usize],
+    dir: &std::path::Path,
+    postgres: Option<&str>,
+    mut bench: impl FnMut(&'static str, &str, usize) -> Result<R, String>,
+) -> Result<Vec<R>, String> {
+    let mut rows = Vec::new();
+    for &size in sizes {
+        let file = dir.join(format!("bench-{name}-{size}.db"));
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+        }
+        rows.push(bench("sqlite", &file.display().to_string(), size)?);
+        if let Some(url) = postgres {
+            empty_postgres(url)?;
+            rows.push(bench("postgres", url, size)?);
+        }
+    }
+    Ok(rows)
 }
 
 /// Deletes every item (and the recorded embedding model) of the scratch PostgreSQL database.

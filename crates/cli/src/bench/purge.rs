@@ -2,7 +2,7 @@
 //! on the live items before and while the purge runs (finds on another thread, as an agent
 //! would query a server whose periodic purge is running).
 
-use super::{bench_scope, empty_postgres, ms, percentile};
+use super::{bench_scope, ms, on_each_backend, percentile};
 use crate::corpus::{self, Rng};
 use crate::output;
 use cortex_service::semantic::EmbedderChoice;
@@ -29,18 +29,9 @@ pub fn run(
     dir: &std::path::Path,
     postgres: Option<&str>,
 ) -> Result<(), String> {
-    let mut rows = Vec::new();
-    for &size in sizes {
-        let file = dir.join(format!("bench-purge-{size}.db"));
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
-        }
-        rows.push(bench_one("sqlite", &file.display().to_string(), size, queries)?);
-        if let Some(url) = postgres {
-            empty_postgres(url)?;
-            rows.push(bench_one("postgres", url, size, queries)?);
-        }
-    }
+    let rows = on_each_backend("purge", sizes, dir, postgres, |backend, db, size| {
+        bench_one(backend, db, size, queries)
+    })?;
     output::line(
         "| backend | expired items purged | purge time | items/s | fast find p50 / p95 before | during purge p50 / p95 / max | finds during purge |",
     );

@@ -11,6 +11,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (2, "audit", include_str!("../../migrations/postgres/0002_audit.sql")),
     (3, "supersede", include_str!("../../migrations/postgres/0003_supersede.sql")),
     (4, "natural_key", include_str!("../../migrations/postgres/0004_natural_key.sql")),
+    (5, "links", include_str!("../../migrations/postgres/0005_links.sql")),
 ];
 
 /// Serializes migrations across processes starting at once (an arbitrary fixed key).

@@ -12,6 +12,7 @@
 //!
 //! Writes use the primary pool; finds use the read pool (a replica when `read_url` is given).
 
+mod graph;
 mod lexicon;
 mod migrate;
 mod params;
@@ -22,7 +23,7 @@ mod tsquery;
 mod write;
 
 use crate::{
-    AuditQuery, AuditRecord, Candidate, DenseMatch, ExportedItem, Filters, LexicalMatch, LexicalQuery,
+    AuditQuery, AuditRecord, Candidate, DenseMatch, ExportedItem, Filters, LexicalMatch, LexicalQuery, Link,
     PoolConfig, Result, Stats, Store, StoreError, StoredItem, VectorRow, WriteContext, WriteOp, WriteOutcome,
 };
 use cortex_domain::query::ParsedQuery;
@@ -138,6 +139,14 @@ impl Store for PostgresStore {
             &[&key, &s[0], &s[1]],
         )?;
         Ok(row.map(|r| r.try_get(0)).transpose()?)
+    }
+
+    fn links(&self, ids: &[Uuid]) -> Result<Vec<Link>> {
+        graph::links(&mut *self.reads()?, ids)
+    }
+
+    fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
+        graph::incoming_links(&mut *self.reads()?, ids, now)
     }
 
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {

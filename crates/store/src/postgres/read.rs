@@ -2,15 +2,15 @@
 
 use super::migrate::current_version;
 use super::params::Params;
-use super::row::{COLUMN_COUNT, COLUMNS, from_row, kind_at, scope_at};
+use super::row::{COLUMN_COUNT, COLUMNS, FACTS, facts_at, from_row, scope_at};
 use super::tsquery::{CONFIG, expression};
 use crate::{
-    AuditQuery, AuditRecord, Candidate, Combine, DenseMatch, ExportedItem, Filters, ItemFacts, LexicalMatch,
+    AuditQuery, AuditRecord, Candidate, Combine, DenseMatch, ExportedItem, Filters, LexicalMatch,
     LexicalQuery, Result, Stats, StoredItem, VectorRow,
 };
 use cortex_domain::query::ParsedQuery;
 use pgvector::Vector;
-use postgres::{Client, Row};
+use postgres::Client;
 use uuid::Uuid;
 
 /// `ts_rank` weights for D, C, B, A: a word in the title (A) counts twice one in the body (B).
@@ -152,23 +152,6 @@ pub fn stats(client: &mut Client) -> Result<Stats> {
         bytes: row.try_get(2)?,
     })
 }
-
-/// What the vector index filters on, read from columns `kind, org…environment, updated_at,
-/// expires_at, status, tags` starting at `first`.
-fn facts_at(row: &Row, first: usize) -> Result<ItemFacts> {
-    Ok(ItemFacts {
-        kind: kind_at(row, first)?,
-        scope: scope_at(row, first + 1)?,
-        updated_at: row.try_get(first + 8)?,
-        expires_at: row.try_get(first + 9)?,
-        status: row.try_get(first + 10)?,
-        tags: row.try_get(first + 11)?,
-        superseded: row.try_get(first + 12)?,
-    })
-}
-
-const FACTS: &str = "i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
-     i.updated_at, i.expires_at, i.status, i.tags, i.superseded_by IS NOT NULL";
 
 pub fn vectors_changed_since(client: &mut Client, since: i64) -> Result<Vec<VectorRow>> {
     let rows = client.query(

@@ -1,6 +1,6 @@
 //! Mapping between `Record` and the `items` row.
 
-use crate::{Record, Result, StoreError, StoredItem};
+use crate::{ItemFacts, Record, Result, StoreError, StoredItem};
 use cortex_domain::{Kind, Scope};
 use postgres::Row;
 use serde_json::Value;
@@ -58,3 +58,20 @@ pub fn from_row(row: &Row) -> Result<StoredItem> {
     };
     Ok(StoredItem { record, deleted_at: row.try_get(23)?, superseded_by: row.try_get(24)? })
 }
+
+/// What the vector index filters on, read from columns `kind, org…environment, updated_at,
+/// expires_at, status, tags` starting at `first`.
+pub fn facts_at(row: &Row, first: usize) -> Result<ItemFacts> {
+    Ok(ItemFacts {
+        kind: kind_at(row, first)?,
+        scope: scope_at(row, first + 1)?,
+        updated_at: row.try_get(first + 8)?,
+        expires_at: row.try_get(first + 9)?,
+        status: row.try_get(first + 10)?,
+        tags: row.try_get(first + 11)?,
+        superseded: row.try_get(first + 12)?,
+    })
+}
+
+pub const FACTS: &str = "i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
+     i.updated_at, i.expires_at, i.status, i.tags, i.superseded_by IS NOT NULL";

@@ -1,7 +1,7 @@
 //! Writing a batch in one transaction, safely beside other processes writing too.
 
 use super::lexicon::LexiconDelta;
-use crate::model::{natural_key_of, scope_values};
+use crate::model::{link_ends, natural_key_of, scope_values};
 use crate::{
     BlockedAttempt, DuplicateReason, Record, Result, StoredItem, WriteContext, WriteOp, WriteOutcome,
 };
@@ -156,8 +156,8 @@ fn find_duplicate(
 
 const INSERT: &str = "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
      title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, ttl, \
-     created_at, updated_at, expires_at, deleted_at, embedding, superseded_by, natural_key) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27) \
+     created_at, updated_at, expires_at, deleted_at, embedding, superseded_by, natural_key, link_from, link_to) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29) \
      ON CONFLICT DO NOTHING RETURNING id";
 
 /// Inserts the row unless any unique key (id, idempotency key) is taken; whether it went in.
@@ -169,6 +169,7 @@ fn insert_row(
     vector: Option<&[f32]>,
 ) -> Result<bool> {
     let s = scope_values(&r.scope);
+    let (link_from, link_to) = link_ends(r);
     let embedding = vector.map(|v| Vector::from(v.to_vec()));
     let rows = tx.query(
         INSERT,
@@ -200,6 +201,8 @@ fn insert_row(
             &embedding,
             &superseded_by,
             &natural_key_of(r),
+            &link_from,
+            &link_to,
         ],
     )?;
     Ok(!rows.is_empty())
@@ -278,6 +281,7 @@ fn update(tx: &mut Transaction<'_>, r: &Record, lexicon: &mut LexiconDelta) -> R
         return Ok(WriteOutcome::NotFound { id: r.id });
     }
     let s = scope_values(&r.scope);
+    let (link_from, link_to) = link_ends(r);
     let embedding = r.vector.as_ref().map(|v| Vector::from(v.clone()));
     // A scope field the update leaves unset ('') keeps its stored value; so do `ttl` and
     // `expires_at` when no ttl is given.
@@ -290,7 +294,7 @@ fn update(tx: &mut Transaction<'_>, r: &Record, lexicon: &mut LexiconDelta) -> R
            title = $9, body = $10, content = $11, data = $12, metadata = $13, source = $14, tags = $15, \
            status = $16, content_hash = $17, ttl = coalesce($18, ttl), updated_at = $19, \
            expires_at = CASE WHEN $18::text IS NULL THEN expires_at ELSE $20 END, embedding = $21, \
-           natural_key = $22 \
+           natural_key = $22, link_from = $23, link_to = $24 \
          WHERE id = $1",
         &[
             &r.id,
@@ -315,6 +319,8 @@ fn update(tx: &mut Transaction<'_>, r: &Record, lexicon: &mut LexiconDelta) -> R
             &r.expires_at,
             &embedding,
             &natural_key_of(r),
+            &link_from,
+            &link_to,
         ],
     )?;
     lexicon.remove(&old_title, &old_body);
@@ -334,11 +340,20 @@ fn delete(
         Err(outcome) => return Ok(outcome),
     };
     if deleted_at.is_some() {
-        return Ok(WriteOutcome::Deleted { id, already: true });
+        return Ok(WriteOutcome::Deleted { id, already: true, cascaded: 0 });
     }
     tx.execute("UPDATE items SET deleted_at = $2, updated_at = $2 WHERE id = $1", &[&id, &at])?;
     lexicon.remove(&title, &body);
-    Ok(WriteOutcome::Deleted { id, already: false })
+    // A relation or observation means nothing without its end: it goes too (and is audited).
+    let cascaded = tx.query(
+        "UPDATE items SET deleted_at = $2, updated_at = $2 WHERE deleted_at IS NULL \
+           AND (link_from = $1 OR link_to = $1) RETURNING title, body",
+        &[&id, &at],
+    )?;
+    for row in &cascaded {
+        lexicon.remove(row.try_get(0)?, row.try_get(1)?);
+    }
+    Ok(WriteOutcome::Deleted { id, already: false, cascaded: cascaded.len() as u64 })
 }
 
 /// Marks `id` replaced by `by`, if both are live (see [`WriteOp::Supersede`]).

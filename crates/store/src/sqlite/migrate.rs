@@ -16,6 +16,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (4, "audit", include_str!("../../migrations/sqlite/0004_audit.sql")),
     (5, "supersede", include_str!("../../migrations/sqlite/0005_supersede.sql")),
     (6, "natural_key", include_str!("../../migrations/sqlite/0006_natural_key.sql")),
+    (7, "links", include_str!("../../migrations/sqlite/0007_links.sql")),
 ];
 
 fn checksum(sql: &str) -> String {

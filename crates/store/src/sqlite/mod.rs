@@ -6,13 +6,14 @@
 //! runs inside the writer's transaction.
 
 mod fts;
+mod graph;
 mod migrate;
 mod read;
 mod row;
 mod write;
 
 use crate::{
-    AuditQuery, AuditRecord, Candidate, ExportedItem, LexicalMatch, LexicalQuery, Result, Stats, Store,
+    AuditQuery, AuditRecord, Candidate, ExportedItem, LexicalMatch, LexicalQuery, Link, Result, Stats, Store,
     StoreError, StoredItem, VectorRow, WriteContext, WriteOp, WriteOutcome,
 };
 use cortex_domain::query::ParsedQuery;
@@ -90,6 +91,14 @@ impl Store for SqliteStore {
 
     fn natural_key_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
         read::natural_key_owner(&self.reader(), scope, key)
+    }
+
+    fn links(&self, ids: &[Uuid]) -> Result<Vec<Link>> {
+        graph::links(&self.reader(), ids)
+    }
+
+    fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
+        graph::incoming_links(&self.reader(), ids, now)
     }
 
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {

@@ -2,10 +2,10 @@
 
 use super::fts::match_expression;
 use super::migrate::current_version;
-use super::row::{COLUMN_COUNT, COLUMNS, from_row, scope_at};
+use super::row::{COLUMN_COUNT, COLUMNS, FACTS, facts_at, from_row, scope_at};
 use crate::{
-    AuditQuery, AuditRecord, Candidate, Combine, ExportedItem, Filters, ItemFacts, LexicalMatch,
-    LexicalQuery, Result, Stats, StoreError, StoredItem, VectorRow,
+    AuditQuery, AuditRecord, Candidate, Combine, ExportedItem, Filters, LexicalMatch, LexicalQuery, Result,
+    Stats, StoreError, StoredItem, VectorRow,
 };
 use cortex_domain::query::ParsedQuery;
 use rusqlite::types::Value as SqlValue;
@@ -205,33 +205,20 @@ pub fn stats(conn: &Connection) -> Result<Stats> {
 }
 
 pub fn vectors_changed_since(conn: &Connection, since: i64) -> Result<Vec<VectorRow>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
-         i.updated_at, i.expires_at, i.deleted_at IS NOT NULL, v.vector, i.status, i.tags, \
-         i.superseded_by IS NOT NULL \
-         FROM items i LEFT JOIN item_vectors v ON v.item_rowid = i.rowid WHERE i.updated_at >= ?1",
-    )?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT i.id, i.deleted_at IS NOT NULL, v.vector, {FACTS} \
+         FROM items i LEFT JOIN item_vectors v ON v.item_rowid = i.rowid WHERE i.updated_at >= ?1"
+    ))?;
     let mut rows = stmt.query([since])?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
         let id: String = row.get(0)?;
-        let kind: String = row.get(1)?;
-        let blob: Option<Vec<u8>> = row.get(12)?;
-        let tags: String = row.get(14)?;
+        let blob: Option<Vec<u8>> = row.get(2)?;
         out.push(VectorRow {
             id: Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("id {id}: {e}")))?,
-            facts: ItemFacts {
-                kind: cortex_domain::Kind::parse(&kind)
-                    .ok_or_else(|| StoreError::Corrupt(format!("kind {kind}")))?,
-                scope: scope_at(row, 2)?,
-                updated_at: row.get(9)?,
-                expires_at: row.get(10)?,
-                status: row.get(13)?,
-                tags: serde_json::from_str(&tags).map_err(|e| StoreError::Corrupt(format!("tags: {e}")))?,
-                superseded: row.get(15)?,
-            },
-            deleted: row.get(11)?,
+            deleted: row.get(1)?,
             vector: blob.map(|b| super::row::vector_from_blob(&b)),
+            facts: facts_at(row, 3)?,
         });
     }
     Ok(out)

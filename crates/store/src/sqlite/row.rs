@@ -1,6 +1,6 @@
 //! Mapping between `Record` and the `items` row.
 
-use crate::{Record, Result, StoreError, StoredItem};
+use crate::{ItemFacts, Record, Result, StoreError, StoredItem};
 use cortex_domain::{Kind, Scope};
 use rusqlite::Row;
 use serde_json::Value;
@@ -32,6 +32,25 @@ pub fn scope_at(row: &Row<'_>, first: usize) -> rusqlite::Result<Scope> {
         sprint: at(4)?,
         tenant: at(5)?,
         environment: at(6)?,
+    })
+}
+
+/// The columns [`facts_at`] reads, in order.
+pub const FACTS: &str = "i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
+     i.updated_at, i.expires_at, i.status, i.tags, i.superseded_by IS NOT NULL";
+
+/// What an index outside the database filters on, read from [`FACTS`] starting at `first`.
+pub fn facts_at(row: &Row<'_>, first: usize) -> Result<ItemFacts> {
+    let kind: String = row.get(first)?;
+    let tags: String = row.get(first + 11)?;
+    Ok(ItemFacts {
+        kind: Kind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("kind {kind}")))?,
+        scope: scope_at(row, first + 1)?,
+        updated_at: row.get(first + 8)?,
+        expires_at: row.get(first + 9)?,
+        status: row.get(first + 10)?,
+        tags: serde_json::from_str(&tags).map_err(|e| StoreError::Corrupt(format!("tags: {e}")))?,
+        superseded: row.get(first + 12)?,
     })
 }
 

@@ -1,6 +1,6 @@
 //! Writing a batch in one transaction.
 
-use crate::model::{natural_key_of, scope_values};
+use crate::model::{link_ends, natural_key_of, scope_values};
 use crate::{
     BlockedAttempt, DuplicateReason, Record, Result, StoredItem, WriteContext, WriteOp, WriteOutcome,
 };
@@ -179,11 +179,12 @@ fn insert_row(
     vector: Option<&[f32]>,
 ) -> Result<()> {
     let s = scope_values(&r.scope);
+    let (link_from, link_to) = link_ends(r);
     tx.prepare_cached(
         "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
          title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, \
-         ttl, created_at, updated_at, expires_at, deleted_at, superseded_by, natural_key) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
+         ttl, created_at, updated_at, expires_at, deleted_at, superseded_by, natural_key, link_from, link_to) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
     )?
     .execute(params![
             r.id.to_string(),
@@ -212,6 +213,8 @@ fn insert_row(
             deleted_at,
             superseded_by.map(|id| id.to_string()),
             natural_key_of(r),
+            link_from.map(|id| id.to_string()),
+            link_to.map(|id| id.to_string()),
     ])?;
     let rowid = tx.last_insert_rowid();
     insert_tags(tx, rowid, &r.tags)?;
@@ -271,6 +274,7 @@ fn update(tx: &Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
         return Ok(WriteOutcome::NotFound { id: r.id });
     }
     let s = scope_values(&r.scope);
+    let (link_from, link_to) = link_ends(r);
     // A scope field the update leaves unset ('') keeps its stored value.
     tx.execute(
         "UPDATE items SET \
@@ -280,7 +284,8 @@ fn update(tx: &Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
            environment = coalesce(nullif(?8, ''), environment), \
            title = ?9, body = ?10, content = ?11, data = ?12, metadata = ?13, source = ?14, tags = ?15, \
            status = ?16, content_hash = ?17, ttl = coalesce(?18, ttl), updated_at = ?19, \
-           expires_at = CASE WHEN ?18 IS NULL THEN expires_at ELSE ?20 END, natural_key = ?21 \
+           expires_at = CASE WHEN ?18 IS NULL THEN expires_at ELSE ?20 END, natural_key = ?21, \
+           link_from = ?22, link_to = ?23 \
          WHERE rowid = ?1",
         params![
             rowid,
@@ -304,6 +309,8 @@ fn update(tx: &Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
             r.updated_at,
             r.expires_at,
             natural_key_of(r),
+            link_from.map(|id| id.to_string()),
+            link_to.map(|id| id.to_string()),
         ],
     )?;
     tx.prepare_cached("DELETE FROM item_tags WHERE item_rowid = ?1")?.execute([rowid])?;
@@ -318,10 +325,18 @@ fn delete(tx: &Transaction<'_>, id: Uuid, kind: Option<Kind>, at: i64) -> Result
         Err(outcome) => return Ok(outcome),
     };
     if deleted_at.is_some() {
-        return Ok(WriteOutcome::Deleted { id, already: true });
+        return Ok(WriteOutcome::Deleted { id, already: true, cascaded: 0 });
     }
     tx.execute("UPDATE items SET deleted_at = ?2, updated_at = ?2 WHERE rowid = ?1", params![rowid, at])?;
-    Ok(WriteOutcome::Deleted { id, already: false })
+    // A relation or observation means nothing without its end: it goes too (and is audited).
+    let cascaded = tx
+        .prepare_cached(
+            "UPDATE items SET deleted_at = ?2, updated_at = ?2 WHERE rowid IN \
+             (SELECT rowid FROM items WHERE link_from = ?1 AND deleted_at IS NULL \
+              UNION SELECT rowid FROM items WHERE link_to = ?1 AND deleted_at IS NULL)",
+        )?
+        .execute(params![id.to_string(), at])?;
+    Ok(WriteOutcome::Deleted { id, already: false, cascaded: cascaded as u64 })
 }
 
 /// Hard-deletes up to `limit` expired items in one transaction (tags, vectors and the search

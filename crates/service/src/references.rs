@@ -1,0 +1,187 @@
+//! References of graph items to other items: a relation's `from` and `to`, an observation's
+//! `entity`. Each is an item id or an entity named by `{entity_type, name}`; before writing,
+//! every one is resolved to the id of a live item of the same project (an entity of this very
+//! batch counts), and written into `data` as that id, which is what the store indexes.
+
+use crate::{MemoryService, Result};
+use cortex_domain::graph::check_not_self_loop;
+use cortex_domain::natural_key::natural_key;
+use cortex_domain::{ErrorCode, Kind, Scope, ValidationError};
+use cortex_store::{StoredItem, WriteOp};
+use serde_json::Value;
+use uuid::Uuid;
+
+/// The fields of `kind` that reference other items.
+fn reference_fields(kind: Kind) -> &'static [&'static str] {
+    match kind {
+        Kind::Relation => &["from", "to"],
+        Kind::Observation => &["entity"],
+        _ => &[],
+    }
+}
+
+/// An entity named in this batch: its project, natural key and id.
+struct BatchEntity {
+    org: Option<String>,
+    project: Option<String>,
+    key: String,
+    id: Uuid,
+}
+
+impl MemoryService {
+    /// Rewrites the references of every relation and observation to item ids; the refusals by
+    /// request position (the caller drops those ops).
+    pub(crate) fn resolve_references(
+        &self,
+        ops: &mut [WriteOp],
+        positions: &[usize],
+    ) -> Result<Vec<(usize, ValidationError)>> {
+        let batch_entities: Vec<BatchEntity> = ops
+            .iter()
+            .filter_map(|op| match op {
+                WriteOp::Insert { record, .. } | WriteOp::Update { record }
+                    if record.kind == Kind::Entity =>
+                {
+                    Some(BatchEntity {
+                        org: record.scope.org.clone(),
+                        project: record.scope.project.clone(),
+                        key: natural_key(Kind::Entity, record.data.as_object()?)?,
+                        id: record.id,
+                    })
+                }
+                _ => None,
+            })
+            .collect();
+        let by_id: Vec<Uuid> = ops
+            .iter()
+            .filter_map(|op| match op {
+                WriteOp::Insert { record, .. } | WriteOp::Update { record } => Some(record),
+                _ => None,
+            })
+            .flat_map(|r| reference_fields(r.kind).iter().filter_map(|f| r.data.get(*f)?.as_str()))
+            .filter_map(|text| Uuid::parse_str(text).ok())
+            .collect();
+        let stored = self.store.get(&by_id)?;
+        let mut refused = Vec::new();
+        for (op, &index) in ops.iter_mut().zip(positions) {
+            let fields = match op {
+                WriteOp::Insert { record, .. } | WriteOp::Update { record } => reference_fields(record.kind),
+                _ => continue,
+            };
+            if fields.is_empty() {
+                continue;
+            }
+            // A link is the same link by its natural key (its ends as ids), not by its text:
+            // two relations of one type between other items may read alike.
+            if let WriteOp::Insert { dedupe, .. } = op {
+                *dedupe = false;
+            }
+            let (WriteOp::Insert { record, .. } | WriteOp::Update { record }) = op else { continue };
+            let mut ends = Vec::with_capacity(fields.len());
+            for field in fields {
+                let value = record.data.get(*field).cloned().unwrap_or(Value::Null);
+                let resolved = self
+                    .resolve(&value, record.kind, &record.scope, &stored, &batch_entities)?
+                    .map_err(|e| e.under(&format!("items[{index}].data.{field}")));
+                match resolved {
+                    Ok(id) => ends.push(id),
+                    Err(error) => {
+                        refused.push((index, error));
+                        break;
+                    }
+                }
+            }
+            if ends.len() < fields.len() {
+                continue;
+            }
+            if let [from, to] = ends[..]
+                && let Err(error) = check_not_self_loop(from, to)
+            {
+                refused.push((index, error.under(&format!("items[{index}]"))));
+                continue;
+            }
+            if let Some(data) = record.data.as_object_mut() {
+                for (field, id) in fields.iter().zip(ends) {
+                    data.insert(field.to_string(), Value::String(id.to_string()));
+                }
+            }
+        }
+        Ok(refused)
+    }
+
+    /// One reference to the id of a live item of `scope`'s project; errors name no field (the
+    /// caller puts them under the reference's path).
+    fn resolve(
+        &self,
+        value: &Value,
+        kind: Kind,
+        scope: &Scope,
+        stored: &[StoredItem],
+        batch: &[BatchEntity],
+    ) -> Result<std::result::Result<Uuid, ValidationError>> {
+        let target = match value {
+            Value::String(text) => {
+                let id = Uuid::parse_str(text).unwrap_or_default();
+                match stored.iter().find(|s| s.record.id == id && s.deleted_at.is_none()) {
+                    Some(item) => (item.record.id, item.record.kind, item.record.scope.clone()),
+                    None => {
+                        return Ok(Err(not_found(
+                            format!("no live item has id {text}"),
+                            "reference an existing item by its id (memory_find returns ids), or an entity by {\"entity_type\": …, \"name\": …}",
+                        )));
+                    }
+                }
+            }
+            Value::Object(named) => {
+                let Some(key) = natural_key(Kind::Entity, named) else {
+                    return Ok(Err(not_found("the entity reference has no entity_type or name", "")));
+                };
+                let in_batch = batch
+                    .iter()
+                    .find(|e| e.key == key && e.org == scope.org && e.project == scope.project)
+                    .map(|e| e.id);
+                match in_batch.map(Some).map_or_else(|| self.store.natural_key_owner(scope, &key), Ok)? {
+                    Some(id) => (id, Kind::Entity, scope.clone()),
+                    None => {
+                        let show = |f: &str| named.get(f).and_then(Value::as_str).unwrap_or("?").to_string();
+                        return Ok(Err(not_found(
+                            format!("no entity {} \"{}\" in this project", show("entity_type"), show("name")),
+                            "store the entity first (earlier in this same batch is fine), or reference an existing item by its id",
+                        )));
+                    }
+                }
+            }
+            _ => return Ok(Err(not_found("not an item reference", ""))),
+        };
+        let (id, target_kind, target_scope) = target;
+        if scope.project.is_some() && (target_scope.org != scope.org || target_scope.project != scope.project)
+        {
+            return Ok(Err(not_found(
+                format!(
+                    "item {id} is in project {}, not in this item's project {}",
+                    target_scope.project.as_deref().unwrap_or("(none)"),
+                    scope.project.as_deref().unwrap_or("(none)")
+                ),
+                "links stay inside one project: store this item in the scope of the item it links to",
+            )));
+        }
+        if kind == Kind::Observation && target_kind != Kind::Entity {
+            return Ok(Err(ValidationError::new(
+                ErrorCode::KindMismatch,
+                "",
+                format!("item {id} is a {target_kind}, not an entity"),
+                "observations attach to entities; link other items with a relation",
+            )));
+        }
+        Ok(Ok(id))
+    }
+}
+
+fn not_found(message: impl Into<String>, hint: &str) -> ValidationError {
+    let hint = if hint.is_empty() {
+        "send an item id, or {\"entity_type\": \"service\", \"name\": \"billing\"}"
+    } else {
+        hint
+    };
+    ValidationError::new(ErrorCode::NotFound, "", message, hint)
+}

@@ -1,0 +1,51 @@
+//! Reading the knowledge graph's links (relations and observations) by their indexed ends.
+
+use super::row::{FACTS, facts_at};
+use crate::{Link, Result};
+use postgres::Client;
+use uuid::Uuid;
+
+pub fn links(client: &mut Client, ids: &[Uuid]) -> Result<Vec<Link>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows = client.query(
+        &format!(
+            "SELECT i.id, i.link_from, i.link_to, i.title, {FACTS} \
+         FROM items i WHERE i.id IN ( \
+           SELECT id FROM items WHERE link_from = ANY($1) AND deleted_at IS NULL \
+           UNION SELECT id FROM items WHERE link_to = ANY($1) AND deleted_at IS NULL \
+           UNION SELECT id FROM items WHERE id = ANY($1) \
+             AND kind = 'observation' AND link_from IS NOT NULL AND deleted_at IS NULL) \
+         ORDER BY i.id"
+        ),
+        &[&ids.to_vec()],
+    )?;
+    rows.iter()
+        .map(|row| {
+            let facts = facts_at(row, 4)?;
+            Ok(Link {
+                id: row.try_get(0)?,
+                kind: facts.kind,
+                from: row.try_get(1)?,
+                to: row.try_get(2)?,
+                title: row.try_get(3)?,
+                facts,
+            })
+        })
+        .collect()
+}
+
+pub fn incoming_links(client: &mut Client, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows = client.query(
+        "SELECT link_to, count(*) FROM items \
+         WHERE link_to = ANY($1) AND deleted_at IS NULL AND kind = 'relation' \
+           AND (expires_at IS NULL OR expires_at > $2) \
+         GROUP BY link_to",
+        &[&ids.to_vec(), &now],
+    )?;
+    rows.iter().map(|row| Ok((row.try_get(0)?, row.try_get(1)?))).collect()
+}

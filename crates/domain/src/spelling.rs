@@ -44,6 +44,21 @@ pub fn allowed_edits(word: &str) -> usize {
     }
 }
 
+/// Suffixes an index stems away (`-es`, `-ing`), at most this long, are not counted as edits.
+const STEMMED_SUFFIX_CHARS: usize = 3;
+
+/// Edits from `word` to an index term, which may be a stem: when the word is up to
+/// [`STEMMED_SUFFIX_CHARS`] longer than the term, its head of the term's length may match
+/// instead (`kubrenetes` is one edit from the stem `kubernet`).
+fn distance_to_term(word: &str, term: &str, max: usize) -> Option<usize> {
+    let whole = edit_distance(word, term, max);
+    let (word_len, term_len) = (word.chars().count(), term.chars().count());
+    let head = (word_len > term_len && word_len - term_len <= STEMMED_SUFFIX_CHARS && term_len >= 4)
+        .then(|| word.chars().take(term_len).collect::<String>())
+        .and_then(|head| edit_distance(&head, term, max));
+    whole.into_iter().chain(head).min()
+}
+
 /// The best correction of `word` among `(candidate, document_count)` pairs: fewest edits
 /// first, then the most common. `None` when nothing is close or the word itself is known.
 pub fn best_correction<'a>(
@@ -59,7 +74,7 @@ pub fn best_correction<'a>(
         if candidate == word {
             return None;
         }
-        let Some(d) = edit_distance(word, candidate, max) else {
+        let Some(d) = distance_to_term(word, candidate, max) else {
             continue;
         };
         let better = match best {
@@ -92,5 +107,12 @@ mod tests {
         assert_eq!(best_correction("kubernets", cands), Some("kubernetes"));
         assert_eq!(best_correction("zzqxw", cands), None);
         assert_eq!(best_correction("postgres", cands), None);
+    }
+
+    #[test]
+    fn a_stemmed_term_matches_the_head_of_a_word() {
+        assert_eq!(distance_to_term("kubrenetes", "kubernet", 2), Some(1));
+        assert_eq!(distance_to_term("kubrenetes", "kub", 2), None, "a short stem is no match");
+        assert_eq!(best_correction("kubrenetes", [("kubernet", 2), ("kubrick", 9)]), Some("kubernet"));
     }
 }

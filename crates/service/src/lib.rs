@@ -20,6 +20,7 @@ pub mod scope_inference;
 mod search;
 pub mod semantic;
 pub mod transfer;
+mod typos;
 
 pub use config::Config;
 pub use error::{Result, ServiceError};

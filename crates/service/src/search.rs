@@ -1,4 +1,5 @@
-//! The find flow: parse → resolve scope → lexical and dense candidates → rank (domain
+//! The find flow: parse (in `deep`, unknown words corrected: `typos`) → resolve scope →
+//! lexical and dense candidates → rank (domain
 //! formula, citations from the graph) → page → suggestions when recall is low → graph
 //! expansion (`expand`) → cut to the response budget.
 
@@ -22,6 +23,8 @@ use uuid::Uuid;
 /// a little lower, few enough to stay fast.
 const MIN_POOL: usize = 100;
 const MAX_POOL: usize = 1_000;
+/// `deep` ranks more candidates of each route: slower, and a little more recall.
+const DEEP_MIN_POOL: usize = 300;
 /// Counting stops here; suggestions say "1000+".
 const COUNT_CAP: usize = 1_000;
 /// Fewer hits than this on the first page trigger suggestions.
@@ -103,9 +106,24 @@ impl MemoryService {
             ));
             return Ok(());
         }
+        let parsed = if req.mode == Mode::Deep {
+            let (corrected, changes) = self.correct_typos(&parsed)?;
+            for (typed, searched) in changes {
+                response
+                    .notes
+                    .push(format!("deep: searched \"{searched}\" for \"{typed}\", which no item contains"));
+            }
+            corrected
+        } else {
+            parsed
+        };
         let now = crate::now_ms();
         let filters = filters_for(req, filter, now);
-        let pool = (3 * (req.offset + req.limit)).clamp(MIN_POOL, MAX_POOL);
+        let wanted = req.offset + req.limit;
+        let pool = match req.mode {
+            Mode::Deep => (10 * wanted).clamp(DEEP_MIN_POOL, MAX_POOL),
+            Mode::Fast | Mode::Auto => (3 * wanted).clamp(MIN_POOL, MAX_POOL),
+        };
         let lexical = self.lexical_matches(&parsed, &filters, pool, req.offset + req.limit)?;
         let dense = match req.mode {
             Mode::Fast => None,

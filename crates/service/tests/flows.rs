@@ -19,6 +19,7 @@ per_backend!(
     types_filter_and_its_suggestion,
     limit_and_cursor_page_through_every_hit_once,
     a_nonsense_query_gets_computed_suggestions,
+    deep_mode_corrects_a_mistyped_word,
     any_query_text_is_accepted,
     delete_hides_and_update_replaces,
     ids_lookup_returns_items_whole,
@@ -180,6 +181,30 @@ fn a_nonsense_query_gets_computed_suggestions(db: &TestDb) {
     let scoped =
         m.find(json!({"query": "procedure kubernetes", "scope": {"project": "web"}, "widen": "branch"}));
     assert!(scoped.suggestions.iter().any(|s| s.contains("more hit(s) in")), "{:?}", scoped.suggestions);
+}
+
+fn deep_mode_corrects_a_mistyped_word(db: &TestDb) {
+    let m = memory(db, "main");
+    let id =
+        id_of(&m.store(json!([section("Rollbacks", "The kubernetes rollback procedure for payments")])), 0);
+    m.store(json!([section("Billing", "Invoices are generated nightly")]));
+    assert!(
+        m.ids(json!({"query": "kubrenetes", "mode": "fast"})).is_empty(),
+        "fast mode takes words as typed"
+    );
+    let deep = m.find(json!({"query": "kubrenetes", "mode": "deep"}));
+    assert_eq!(deep.hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>(), [id]);
+    assert!(
+        deep.notes.iter().any(|n| n.contains("\"kubernetes\" for \"kubrenetes\"")),
+        "the correction is said: {:?}",
+        deep.notes
+    );
+    let known = m.find(json!({"query": "invoices", "mode": "deep"}));
+    assert!(
+        !known.notes.iter().any(|n| n.starts_with("deep: searched")),
+        "known words stay: {:?}",
+        known.notes
+    );
 }
 
 fn any_query_text_is_accepted(db: &TestDb) {

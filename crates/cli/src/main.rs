@@ -93,6 +93,9 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Embed every item again with the configured embedder (CORTEX_EMBEDDER) and record it as
+    /// the memory's model: needed after changing embedders. Shows progress on a terminal.
+    Reindex,
     /// Apply pending schema migrations (serve does this too at start-up) and print the
     /// schema version. A migration changed since it was applied is refused.
     Migrate,
@@ -170,6 +173,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
         Command::Serve => {
             let service = Arc::new(open(cli.db)?);
+            service.ensure_embedder_fits().map_err(|e| e.to_string())?;
             let scope = &service.inferred_scope().scope;
             tracing::info!(
                 org = scope.org.as_deref(),
@@ -214,6 +218,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 other => json!({ "items": [other] }),
             };
             let service = open(cli.db)?;
+            service.ensure_embedder_fits().map_err(|e| e.to_string())?;
             respond(service.store(&args), |r| {
                 output::json(r);
                 if r.summary.validation_error > 0 || r.summary.business_rule_blocked > 0 {
@@ -260,6 +265,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
             }
             let service = open(cli.db)?;
+            service.ensure_embedder_fits().map_err(|e| e.to_string())?;
             respond(service.find(&args), |r| {
                 if json {
                     output::json(r)
@@ -311,6 +317,12 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 output::json(r);
                 ExitCode::SUCCESS
             })
+        }
+        Command::Reindex => {
+            let service = open(cli.db)?;
+            let report = transfer::reindex(&service)?;
+            output::json(&report);
+            Ok(ExitCode::SUCCESS)
         }
         Command::Migrate => {
             let service = open(cli.db)?;
@@ -383,5 +395,6 @@ fn respond<T>(
             Ok(ExitCode::from(2))
         }
         Err(ServiceError::Internal(e)) => Err(e.to_string()),
+        Err(ServiceError::Embedder(message)) => Err(message),
     }
 }

@@ -1,4 +1,4 @@
-//! `cortex export` and `cortex import`: the file handling and progress around the service's
+//! `cortex export`, `cortex import` and `cortex reindex`: the file handling and progress around the service's
 //! transfer methods (format in `cortex_service::transfer`).
 
 use cortex_service::MemoryService;
@@ -26,6 +26,14 @@ fn bar(len: Option<u64>, what: &str) -> ProgressBar {
     bar.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()));
     bar.set_message(what.to_string());
     bar
+}
+
+/// Embeds every live item again with the configured embedder, with a progress bar.
+pub fn reindex(service: &MemoryService) -> Result<cortex_service::reindex::ReindexReport, String> {
+    let progress = bar(Some(service.stats().map_err(|e| e.to_string())?.items as u64), "embedding");
+    let report = service.reindex(|done, _| progress.set_position(done as u64)).map_err(|e| e.to_string())?;
+    progress.finish_and_clear();
+    Ok(report)
 }
 
 /// Writes every item (deleted ones too) to `out`, or stdout when `None`; returns the count.

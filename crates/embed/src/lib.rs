@@ -3,15 +3,19 @@
 //! - [`Embedder::Local`]: sentence-transformers/all-MiniLM-L6-v2 (384-d) run in-process by
 //!   candle: WordPiece tokens (≤ 256), BERT forward, mean pooling over the attention mask,
 //!   L2 normalization. Loaded on first use, so start-up stays fast.
+//! - [`Embedder::OpenAi`]: any OpenAI-compatible `/v1/embeddings` endpoint (OpenAI, Ollama,
+//!   vLLM, TEI), over HTTP; the dimension is whatever the server's model gives.
 //! - [`Embedder::None`]: no vectors; search is lexical only.
 
 mod install;
 mod local;
 mod model_files;
+mod openai;
 
 pub use install::install_model;
 pub use local::LocalModel;
 pub use model_files::{MODEL_FILES, ModelLocation, default_model_dir, locate_model};
+pub use openai::{OpenAiConfig, OpenAiEmbedder};
 
 use thiserror::Error;
 
@@ -28,34 +32,55 @@ pub enum EmbedError {
     ModelLoad { dir: String, reason: String },
     #[error("embedding failed: {0}")]
     Inference(String),
+    #[error(
+        "the embedding server for model {model} failed: {detail}. Check CORTEX_OPENAI_BASE_URL, CORTEX_OPENAI_MODEL and the API key variable, or set CORTEX_EMBEDDER=local or none"
+    )]
+    Remote { model: String, detail: String },
 }
 
 pub enum Embedder {
     Local(Box<LocalModel>),
+    OpenAi(Box<OpenAiEmbedder>),
     None,
 }
 
 impl Embedder {
-    /// The identity recorded next to stored vectors: a store refuses vectors of another model.
-    pub fn model_id(&self) -> Option<&'static str> {
+    /// The identity recorded next to stored vectors (with the dimension): a store refuses
+    /// vectors of another model.
+    pub fn model_id(&self) -> Option<String> {
         match self {
-            Embedder::Local(_) => Some(MINILM_ID),
+            Embedder::Local(_) => Some(MINILM_ID.to_string()),
+            Embedder::OpenAi(remote) => Some(format!("openai:{}", remote.model())),
             Embedder::None => None,
         }
     }
 
-    pub fn dimension(&self) -> usize {
+    /// The length of its vectors (a remote model's is asked of the server once).
+    pub fn dimension(&self) -> Result<usize, EmbedError> {
         match self {
-            Embedder::Local(_) => MINILM_DIMENSION,
-            Embedder::None => 0,
+            Embedder::Local(_) => Ok(MINILM_DIMENSION),
+            Embedder::OpenAi(remote) => remote.dimension(),
+            Embedder::None => Ok(0),
         }
     }
 
     /// One unit-length vector per text, in order. Empty for [`Embedder::None`].
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
         match self {
             Embedder::Local(model) => model.embed(texts),
+            Embedder::OpenAi(remote) => remote.embed(texts),
             Embedder::None => Ok(Vec::new()),
+        }
+    }
+
+    /// `model:dimension`, as the store records it.
+    pub fn signature(&self) -> Result<Option<String>, EmbedError> {
+        match self.model_id() {
+            Some(id) => Ok(Some(format!("{id}:{}", self.dimension()?))),
+            None => Ok(None),
         }
     }
 }

@@ -58,6 +58,12 @@ impl CortexServer {
                     "human_hint": "this is a server-side failure, not your input; retry, and if it persists run `cortex doctor`",
                 }})))
             }
+            Err(ServiceError::Embedder(message)) => Ok(CallToolResult::structured_error(json!({ "error": {
+                "code": "embedder_unavailable",
+                "field": "",
+                "message": message,
+                "human_hint": "the server's embedder is misconfigured, not your input: tell the user to run `cortex doctor`",
+            }}))),
         }
     }
 }

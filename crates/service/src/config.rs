@@ -3,6 +3,7 @@
 use crate::scope_inference::{self, InferredScope};
 use crate::semantic::EmbedderChoice;
 use cortex_domain::near_duplicate::NearDuplicatePolicy;
+use cortex_embed::OpenAiConfig;
 use cortex_store::{DbTarget, PoolConfig};
 use std::path::{Path, PathBuf};
 
@@ -63,15 +64,31 @@ pub fn default_db_path() -> PathBuf {
     dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("cortex").join("memory.db")
 }
 
-/// `CORTEX_EMBEDDER`: `local` (default) or `none`; the model folder from `CORTEX_MODEL_DIR`,
-/// else the user's cache dir.
+/// `CORTEX_EMBEDDER`: `local` (default: the model folder from `CORTEX_MODEL_DIR`, else the
+/// user's cache dir), `openai` (`CORTEX_OPENAI_BASE_URL`, default `https://api.openai.com/v1`;
+/// `CORTEX_OPENAI_MODEL`, default `text-embedding-3-small`; the key from the variable named by
+/// `CORTEX_OPENAI_API_KEY_ENV`, default `OPENAI_API_KEY`, none when unset), or `none`.
 pub fn embedder_from_env() -> EmbedderChoice {
-    match std::env::var("CORTEX_EMBEDDER").ok().as_deref().map(str::trim) {
+    embedder_from_vars(|key| std::env::var(key).ok())
+}
+
+fn embedder_from_vars(var: impl Fn(&str) -> Option<String>) -> EmbedderChoice {
+    let read = |key: &str| var(key).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    match read("CORTEX_EMBEDDER").map(|e| e.to_ascii_lowercase()).as_deref() {
         Some("none") => EmbedderChoice::None,
-        _ => EmbedderChoice::Local {
-            model_dir: cortex_embed::locate_model(std::env::var_os("CORTEX_MODEL_DIR").map(PathBuf::from))
-                .dir,
-        },
+        Some("openai") => EmbedderChoice::OpenAi(OpenAiConfig {
+            base_url: read("CORTEX_OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into()),
+            model: read("CORTEX_OPENAI_MODEL").unwrap_or_else(|| "text-embedding-3-small".into()),
+            api_key: read(&read("CORTEX_OPENAI_API_KEY_ENV").unwrap_or_else(|| "OPENAI_API_KEY".into())),
+        }),
+        other => {
+            if let Some(other) = other.filter(|o| *o != "local") {
+                tracing::warn!("CORTEX_EMBEDDER={other} is not local, openai or none; using local");
+            }
+            EmbedderChoice::Local {
+                model_dir: cortex_embed::locate_model(read("CORTEX_MODEL_DIR").map(PathBuf::from)).dir,
+            }
+        }
     }
 }
 
@@ -125,5 +142,30 @@ mod tests {
         assert!(matches!(bad, DbTarget::Postgres { pool: PoolConfig { size: 8 }, .. }));
         let file = postgres_from_vars(DbTarget::parse("m.db"), vars);
         assert_eq!(file, DbTarget::Sqlite("m.db".into()));
+    }
+
+    #[test]
+    fn the_embedder_comes_from_the_environment() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |key: &str| pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| v.to_string())
+        };
+        assert!(matches!(embedder_from_vars(vars(&[("CORTEX_EMBEDDER", "none")])), EmbedderChoice::None));
+        assert!(matches!(embedder_from_vars(vars(&[])), EmbedderChoice::Local { .. }));
+        let remote = embedder_from_vars(vars(&[
+            ("CORTEX_EMBEDDER", "OpenAI"),
+            ("CORTEX_OPENAI_BASE_URL", "http://localhost:11434/v1"),
+            ("CORTEX_OPENAI_MODEL", "nomic-embed-text"),
+            ("CORTEX_OPENAI_API_KEY_ENV", "MY_KEY"),
+            ("MY_KEY", "sk-test"),
+        ]));
+        let EmbedderChoice::OpenAi(config) = remote else { panic!("openai expected") };
+        assert_eq!(
+            config,
+            OpenAiConfig {
+                base_url: "http://localhost:11434/v1".into(),
+                model: "nomic-embed-text".into(),
+                api_key: Some("sk-test".into()),
+            }
+        );
     }
 }

@@ -12,4 +12,8 @@ pub enum ServiceError {
     Invalid(#[from] ValidationError),
     #[error("internal error: {0}")]
     Internal(#[from] StoreError),
+    /// The configured embedder cannot serve this store (its vectors came from another model),
+    /// or is unavailable for a command that needs it.
+    #[error("{0}")]
+    Embedder(String),
 }

@@ -5,7 +5,7 @@
 //! - [`search`]: the find flow (`memory_find`); `expand`: graph expansion and citations
 //! - [`config`], [`scope_inference`]: where the server stands
 //! - [`report`]: `stats` and `doctor`
-//! - [`transfer`]: `export` / `import`; `audit`: the audit trail
+//! - [`transfer`]: `export` / `import`; `audit`: the audit trail; [`reindex`]: embedding again
 
 pub mod audit;
 pub mod config;
@@ -14,6 +14,7 @@ mod expand;
 mod ingest;
 pub mod purge;
 mod references;
+pub mod reindex;
 pub mod report;
 pub mod response;
 pub mod scope_inference;

@@ -34,13 +34,19 @@ pub struct DoctorReport {
 impl MemoryService {
     /// Whether `auto`/`deep` can run dense search, and if not, how to enable it.
     fn semantic_status(&self) -> Result<String> {
+        if let Some(conflict) = self.semantic.conflict(&*self.store)? {
+            return Ok(format!("refused: {conflict}"));
+        }
         Ok(match self.semantic.embedder() {
             Ok(embedder) => {
                 let (count, bytes) = self.semantic.indexed(&*self.store)?;
+                let dimension = match embedder.dimension() {
+                    Ok(d) => format!("{d}-d"),
+                    Err(e) => format!("dimension unknown: {e}"),
+                };
                 format!(
-                    "enabled: {} ({}-d), {count} vectors indexed ({:.1} MiB)",
-                    embedder.model_id().unwrap_or("?"),
-                    embedder.dimension(),
+                    "enabled: {} ({dimension}), {count} vectors indexed ({:.1} MiB)",
+                    embedder.model_id().unwrap_or_else(|| "?".into()),
                     bytes as f64 / 1_048_576.0
                 )
             }
@@ -67,9 +73,13 @@ impl MemoryService {
             schema_version: s.schema_version,
             items: s.items,
             scope: self.inferred.clone(),
-            lexical_search: "enabled: SQLite FTS5 BM25 (mode fast)",
+            lexical_search: if self.db_label.starts_with("postgres") {
+                "enabled: PostgreSQL tsvector, ts_rank (mode fast)"
+            } else {
+                "enabled: SQLite FTS5 BM25 (mode fast)"
+            },
             semantic_search: self.semantic_status()?,
-            backends: "sqlite (embedded); PostgreSQL is not built yet",
+            backends: "sqlite (embedded, the default); postgresql ≥ 18 with pgvector and pg_trgm (--db postgres://…)",
         })
     }
 }

@@ -5,17 +5,33 @@
 //! any connection commits. When it moved, the rows updated since the last load are read and
 //! upserted or removed. A first load reads every vector once.
 
-use cortex_embed::{EmbedError, Embedder, LocalModel, MINILM_DIMENSION};
+use cortex_embed::{
+    EmbedError, Embedder, LocalModel, MINILM_DIMENSION, MINILM_ID, OpenAiConfig, OpenAiEmbedder,
+};
 use cortex_store::{Filters, ItemFacts, Result as StoreResult, Store, VectorRow};
 use cortex_vector::{Scored, VectorIndex};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Which embedder the service uses, chosen by `CORTEX_EMBEDDER` (`local`, the default, or `none`).
+/// Which embedder the service uses, chosen by `CORTEX_EMBEDDER` (`local`, the default,
+/// `openai`, or `none`).
 #[derive(Debug, Clone)]
 pub enum EmbedderChoice {
     Local { model_dir: PathBuf },
+    OpenAi(OpenAiConfig),
     None,
+}
+
+impl EmbedderChoice {
+    /// The model identity its vectors are recorded under (without the dimension), known
+    /// without loading or asking anything.
+    pub fn model_id(&self) -> Option<String> {
+        match self {
+            EmbedderChoice::Local { .. } => Some(MINILM_ID.to_string()),
+            EmbedderChoice::OpenAi(config) => Some(format!("openai:{}", config.model)),
+            EmbedderChoice::None => None,
+        }
+    }
 }
 
 /// What the dense route filters on, per indexed item: the store's facts about it.
@@ -71,6 +87,9 @@ impl Semantic {
                     tracing::info!(ms = started.elapsed().as_millis() as u64, "embedding model loaded");
                     Ok(Arc::new(Embedder::Local(Box::new(model))))
                 }
+                EmbedderChoice::OpenAi(config) => {
+                    Ok(Arc::new(Embedder::OpenAi(Box::new(OpenAiEmbedder::new(config.clone())))))
+                }
             })
             .clone()
     }
@@ -89,31 +108,53 @@ impl Semantic {
                 return None;
             }
         };
-        let model = format!("{}:{}", embedder.model_id()?, embedder.dimension());
-        match store.meta(MODEL_KEY) {
-            Ok(Some(recorded)) if recorded != model => {
-                tracing::warn!(%recorded, %model, "this store holds vectors of another model; storing without vectors");
-                return None;
-            }
-            Ok(Some(_)) => {}
-            Ok(None) => {
-                if let Err(e) = store.set_meta(MODEL_KEY, &model) {
-                    tracing::warn!("cannot record the embedding model: {e}");
-                    return None;
-                }
-            }
-            Err(e) => {
-                tracing::warn!("cannot read the embedding model of the store: {e}");
-                return None;
-            }
-        }
-        match embedder.embed(texts) {
-            Ok(vectors) => Some(vectors),
+        let vectors = match embedder.embed(texts) {
+            Ok(vectors) => vectors,
             Err(e) => {
                 tracing::warn!("embedding failed, storing without vectors: {e}");
+                return None;
+            }
+        };
+        let model = format!("{}:{}", embedder.model_id()?, vectors.first()?.len());
+        match store.meta(MODEL_KEY) {
+            Ok(Some(recorded)) if recorded != model => {
+                tracing::warn!(%recorded, %model, "this store holds vectors of another model (run `cortex reindex`); storing without vectors");
+                None
+            }
+            Ok(Some(_)) => Some(vectors),
+            Ok(None) => match store.set_meta(MODEL_KEY, &model) {
+                Ok(()) => Some(vectors),
+                Err(e) => {
+                    tracing::warn!("cannot record the embedding model: {e}");
+                    None
+                }
+            },
+            Err(e) => {
+                tracing::warn!("cannot read the embedding model of the store: {e}");
                 None
             }
         }
+    }
+
+    /// Why the configured embedder cannot serve this store, if it cannot: its vectors came
+    /// from another model.
+    pub fn conflict(&self, store: &dyn Store) -> StoreResult<Option<String>> {
+        let Some(configured) = self.choice.model_id() else { return Ok(None) };
+        let Some(recorded) = store.meta(MODEL_KEY)? else { return Ok(None) };
+        let recorded_model = recorded.rsplit_once(':').map_or(recorded.as_str(), |(model, _)| model);
+        if recorded_model == configured {
+            return Ok(None);
+        }
+        Ok(Some(format!(
+            "this memory's vectors come from {recorded}, but the configured embedder is {configured}: \
+             run `cortex reindex` to embed every item again with {configured}, or configure the \
+             embedder that made them (CORTEX_EMBEDDER, CORTEX_OPENAI_MODEL)"
+        )))
+    }
+
+    /// The configured choice.
+    pub fn choice(&self) -> &EmbedderChoice {
+        &self.choice
     }
 
     /// The embedding of a query, from a small cache: agents repeat queries within a session.
@@ -184,6 +225,10 @@ fn refresh(state: &mut IndexState, store: &dyn Store) -> StoreResult<()> {
 fn apply(index: &mut VectorIndex<EntryMeta>, row: VectorRow) {
     match row.vector {
         Some(vector) if !row.deleted => {
+            // The index takes the dimension of the store's model, whichever it is.
+            if index.is_empty() && vector.len() != index.dimension() {
+                *index = VectorIndex::new(vector.len());
+            }
             index.upsert(row.id, &vector, row.facts);
         }
         _ => index.remove(row.id),

@@ -73,6 +73,9 @@ pub trait Store: Send + Sync {
         let _ = (vector, filters, k);
         Ok(None)
     }
+    /// Replaces the vectors of these items: a re-embedding (`cortex reindex`), so nothing
+    /// else about them changes — not `updated_at`, not the audit trail. Unknown ids are skipped.
+    fn set_vectors(&self, vectors: &[(Uuid, Vec<f32>)]) -> Result<()>;
     /// Every item (deleted ones too) with its vector, in id order, after `after`: one page of
     /// an export.
     fn export_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>>;

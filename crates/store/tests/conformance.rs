@@ -24,6 +24,7 @@ per_backend!(
     vectors_follow_their_items,
     metadata_round_trips,
     links_are_found_by_either_end_and_die_with_their_item,
+    new_vectors_change_nothing_else,
 );
 
 const NOW: i64 = 1_800_000_000_000;
@@ -341,4 +342,22 @@ fn links_are_found_by_either_end_and_die_with_their_item(db: &TestDb) {
     assert!(store.get(&[ab.id, obs.id]).unwrap().iter().all(|i| i.deleted_at == Some(NOW + 1)));
     assert_eq!(ends(&[b.id]), vec![(cb.id, c.id, Some(b.id))]);
     assert_eq!(store.incoming_links(&[b.id], NOW).unwrap(), vec![(b.id, 1)]);
+}
+
+fn new_vectors_change_nothing_else(db: &TestDb) {
+    let store = db.open();
+    let r = Record { vector: Some(vec![1.0, 0.0, 0.0]), ..record("embedded", "text", "main") };
+    insert(&*store, &r);
+    let audited = store.audit(&AuditQuery { limit: 100, ..AuditQuery::default() }).unwrap().len();
+    store.set_vectors(&[(r.id, vec![0.0, 0.6, 0.8]), (Uuid::now_v7(), vec![1.0, 0.0, 0.0])]).unwrap();
+    let page = store.export_page(None, 10).unwrap();
+    assert_eq!(page.len(), 1, "an unknown id is skipped");
+    assert_eq!(page[0].vector.as_deref(), Some(&[0.0, 0.6, 0.8][..]));
+    assert_eq!(page[0].item.record.updated_at, NOW, "a re-embedding is not an update");
+    assert_eq!(store.audit(&AuditQuery { limit: 100, ..AuditQuery::default() }).unwrap().len(), audited);
+    // Another dimension is searchable at once (PostgreSQL indexes each dimension apart).
+    store.set_vectors(&[(r.id, vec![0.6, 0.8])]).unwrap();
+    if let Some(found) = store.search_dense(&[0.6, 0.8], &filters(), 5).unwrap() {
+        assert_eq!(found.iter().map(|m| m.id).collect::<Vec<_>>(), [r.id]);
+    }
 }

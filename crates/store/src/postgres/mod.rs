@@ -219,6 +219,13 @@ impl Store for PostgresStore {
         read::search_dense(&mut *self.reads()?, vector, filters, k).map(Some)
     }
 
+    fn set_vectors(&self, vectors: &[(Uuid, Vec<f32>)]) -> Result<()> {
+        let mut conn = self.primary()?;
+        let dims = vectors.iter().map(|(_, v)| v.len()).collect();
+        write::ensure_dimension_indexes(&mut conn, dims, &self.indexed_dimensions)?;
+        write::set_vectors(&mut conn, vectors)
+    }
+
     fn export_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
         read::export_page(&mut *self.primary()?, after, limit)
     }

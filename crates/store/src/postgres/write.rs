@@ -389,7 +389,7 @@ fn record_blocked(tx: &mut Transaction<'_>, a: &BlockedAttempt) -> Result<WriteO
 /// Creates the HNSW index for each vector dimension in `ops` that has none yet. Outside the
 /// batch's transaction: an index build must not hold the batch's locks.
 pub fn ensure_vector_indexes(client: &mut Client, ops: &[WriteOp], known: &Mutex<Vec<usize>>) -> Result<()> {
-    let mut dims: Vec<usize> = ops
+    let dims: Vec<usize> = ops
         .iter()
         .filter_map(|op| match op {
             WriteOp::Insert { record, .. } | WriteOp::Update { record } => record.vector.as_ref(),
@@ -397,8 +397,17 @@ pub fn ensure_vector_indexes(client: &mut Client, ops: &[WriteOp], known: &Mutex
             WriteOp::Delete { .. } | WriteOp::Supersede { .. } | WriteOp::Blocked(_) => None,
         })
         .map(Vec::len)
-        .filter(|d| (1..=HNSW_MAX_DIMENSIONS).contains(d))
         .collect();
+    ensure_dimension_indexes(client, dims, known)
+}
+
+/// Creates the HNSW index of each dimension in `dims` that has none yet.
+pub fn ensure_dimension_indexes(
+    client: &mut Client,
+    mut dims: Vec<usize>,
+    known: &Mutex<Vec<usize>>,
+) -> Result<()> {
+    dims.retain(|d| (1..=HNSW_MAX_DIMENSIONS).contains(d));
     dims.sort_unstable();
     dims.dedup();
     let mut known = known.lock().unwrap_or_else(|e| e.into_inner());
@@ -448,4 +457,15 @@ pub fn purge_expired(client: &mut Client, now: i64, limit: usize) -> Result<Vec<
     lexicon.apply(&mut tx)?;
     tx.commit()?;
     Ok(crate::model::count_by_kind(kinds))
+}
+
+/// New vectors for stored items, in one transaction (see [`crate::Store::set_vectors`]).
+pub fn set_vectors(client: &mut Client, vectors: &[(Uuid, Vec<f32>)]) -> Result<()> {
+    let mut tx = client.transaction()?;
+    let stmt = tx.prepare("UPDATE items SET embedding = $2 WHERE id = $1")?;
+    for (id, vector) in vectors {
+        tx.execute(&stmt, &[id, &Vector::from(vector.clone())])?;
+    }
+    tx.commit()?;
+    Ok(())
 }

@@ -168,6 +168,11 @@ impl Store for SqliteStore {
         read::stats(&self.reader())
     }
 
+    fn set_vectors(&self, vectors: &[(Uuid, Vec<f32>)]) -> Result<()> {
+        let mut conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        write::set_vectors(&mut conn, vectors)
+    }
+
     fn export_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
         read::export_page(&self.reader(), after, limit)
     }

@@ -358,3 +358,18 @@ pub fn purge_expired(conn: &mut Connection, now: i64, limit: usize) -> Result<Ve
     tx.commit()?;
     Ok(crate::model::count_by_kind(kinds))
 }
+
+/// New vectors for stored items, in one transaction (see [`crate::Store::set_vectors`]).
+pub fn set_vectors(conn: &mut Connection, vectors: &[(Uuid, Vec<f32>)]) -> Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    {
+        let mut stmt = tx.prepare_cached(
+            "INSERT OR REPLACE INTO item_vectors (item_rowid, vector) SELECT rowid, ?2 FROM items WHERE id = ?1",
+        )?;
+        for (id, vector) in vectors {
+            stmt.execute(params![id.to_string(), super::row::vector_to_blob(vector)])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}

@@ -1,0 +1,70 @@
+//! `cortex reindex`: every live item embedded again with the configured embedder, then the
+//! store records that model, so a memory can move to another embedder (a different local
+//! model, an OpenAI-compatible server) without losing its dense search.
+//!
+//! Items stay findable lexically throughout; the store keeps recording the old model until
+//! the last page is written, so an interrupted reindex is simply run again. A server still
+//! running on the old model keeps its in-process index until restarted.
+
+use crate::semantic::MODEL_KEY;
+use crate::{MemoryService, Result, ServiceError};
+use serde::Serialize;
+use uuid::Uuid;
+
+/// Items embedded per store round trip.
+const PAGE: usize = 128;
+
+#[derive(Debug, Serialize)]
+pub struct ReindexReport {
+    /// The model now recorded, as `model:dimension`.
+    pub model: String,
+    pub items: usize,
+    pub seconds: f64,
+}
+
+impl MemoryService {
+    /// Fails with what to do when the configured embedder cannot serve this store; commands
+    /// that store or find call it before starting.
+    pub fn ensure_embedder_fits(&self) -> Result<()> {
+        match self.semantic.conflict(&*self.store)? {
+            Some(conflict) => Err(ServiceError::Embedder(conflict)),
+            None => Ok(()),
+        }
+    }
+
+    /// Embeds every live item again; `progress(done, total)` after each page.
+    pub fn reindex(&self, mut progress: impl FnMut(usize, usize)) -> Result<ReindexReport> {
+        let started = std::time::Instant::now();
+        let embedder = self.semantic.embedder().map_err(ServiceError::Embedder)?;
+        let model_id = embedder.model_id().ok_or_else(|| {
+            ServiceError::Embedder("the embedder is `none`: there is nothing to embed with".into())
+        })?;
+        let total = self.store.stats()?.items as usize;
+        let mut done = 0;
+        let mut dimension = None;
+        let mut after: Option<Uuid> = None;
+        loop {
+            let page = self.store.export_page(after, PAGE)?;
+            let Some(last) = page.last() else { break };
+            after = Some(last.item.record.id);
+            let live: Vec<_> = page.iter().filter(|e| e.item.deleted_at.is_none()).collect();
+            // The same text as at store time (`ingest`): title, then the searchable body.
+            let texts: Vec<String> =
+                live.iter().map(|e| format!("{}\n{}", e.item.record.title, e.item.record.body)).collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let vectors = embedder.embed(&refs).map_err(|e| ServiceError::Embedder(e.to_string()))?;
+            dimension = dimension.or_else(|| vectors.first().map(Vec::len));
+            let rows: Vec<(Uuid, Vec<f32>)> = live.iter().map(|e| e.item.record.id).zip(vectors).collect();
+            self.store.set_vectors(&rows)?;
+            done += rows.len();
+            progress(done, total);
+        }
+        let dimension = match dimension {
+            Some(d) => d,
+            None => embedder.dimension().map_err(|e| ServiceError::Embedder(e.to_string()))?,
+        };
+        let model = format!("{model_id}:{dimension}");
+        self.store.set_meta(MODEL_KEY, &model)?;
+        Ok(ReindexReport { model, items: done, seconds: started.elapsed().as_secs_f64() })
+    }
+}

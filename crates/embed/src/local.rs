@@ -6,11 +6,16 @@ use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use std::path::Path;
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
 /// The model's own limit is 512 positions; 256 is what it was trained with, and longer
 /// inputs only dilute the mean.
 pub const MAX_TOKENS: usize = 256;
+
+/// Texts run through the model together, at most: texts of similar length are grouped so
+/// that little time goes into padding (a batch costs as much as its longest text times its
+/// size).
+const GROUP_SIZE: usize = 16;
 
 pub struct LocalModel {
     model: BertModel,
@@ -31,12 +36,9 @@ impl LocalModel {
             .and_then(|text| serde_json::from_str(&text).map_err(|e| load_error(dir, e)))?;
         let mut tokenizer =
             Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| load_error(dir, e))?;
-        // The shipped tokenizer pads and truncates at 128: pad to the longest in a batch instead,
-        // and truncate at MAX_TOKENS.
-        tokenizer.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            ..Default::default()
-        }));
+        // The shipped tokenizer pads and truncates at 128: `embed` pads each group of texts to
+        // its own longest instead, and truncation is at MAX_TOKENS.
+        tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
             .map_err(|e| load_error(dir, e))?;
@@ -50,34 +52,42 @@ impl LocalModel {
     }
 
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        if texts.is_empty() {
-            return Ok(Vec::new());
-        }
         let fail = |e: &dyn std::fmt::Display| EmbedError::Inference(e.to_string());
         let encodings = self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| fail(&e))?;
-        let ids: Vec<Tensor> = encodings
-            .iter()
-            .map(|e| Tensor::new(e.get_ids(), &self.device))
-            .collect::<Result<_, _>>()
-            .map_err(|e| fail(&e))?;
-        let masks: Vec<Tensor> = encodings
-            .iter()
-            .map(|e| Tensor::new(e.get_attention_mask(), &self.device))
-            .collect::<Result<_, _>>()
-            .map_err(|e| fail(&e))?;
-        let run = || -> candle_core::Result<Vec<Vec<f32>>> {
-            let ids = Tensor::stack(&ids, 0)?;
-            let mask = Tensor::stack(&masks, 0)?;
-            let token_types = ids.zeros_like()?;
-            let hidden = self.model.forward(&ids, &token_types, Some(&mask))?;
-            // Mean over real tokens only: padding must not pull the average.
-            let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-            let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-            let counts = mask.sum(1)?;
-            let mean = summed.broadcast_div(&counts)?;
-            let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?;
-            mean.broadcast_div(&norms)?.to_vec2::<f32>()
+        let mut order: Vec<usize> = (0..encodings.len()).collect();
+        order.sort_by_key(|&i| encodings[i].get_ids().len());
+        let mut vectors: Vec<Vec<f32>> = vec![Vec::new(); encodings.len()];
+        for group in order.chunks(GROUP_SIZE) {
+            let members: Vec<&Encoding> = group.iter().map(|&i| &encodings[i]).collect();
+            let embedded = self.forward(&members).map_err(|e| fail(&e))?;
+            for (&i, vector) in group.iter().zip(embedded) {
+                vectors[i] = vector;
+            }
+        }
+        Ok(vectors)
+    }
+
+    /// One forward pass over texts padded to the longest of them; L2-normalized mean pooling.
+    fn forward(&self, encodings: &[&Encoding]) -> candle_core::Result<Vec<Vec<f32>>> {
+        let longest = encodings.iter().map(|e| e.get_ids().len()).max().unwrap_or(0);
+        let padded = |values: &[u32]| {
+            let mut row = values.to_vec();
+            row.resize(longest, 0);
+            row
         };
-        run().map_err(|e| fail(&e))
+        let ids: Vec<u32> = encodings.iter().flat_map(|e| padded(e.get_ids())).collect();
+        let mask: Vec<u32> = encodings.iter().flat_map(|e| padded(e.get_attention_mask())).collect();
+        let shape = (encodings.len(), longest);
+        let ids = Tensor::from_vec(ids, shape, &self.device)?;
+        let mask = Tensor::from_vec(mask, shape, &self.device)?;
+        let token_types = ids.zeros_like()?;
+        let hidden = self.model.forward(&ids, &token_types, Some(&mask))?;
+        // Mean over real tokens only: padding must not pull the average.
+        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
+        let counts = mask.sum(1)?;
+        let mean = summed.broadcast_div(&counts)?;
+        let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?;
+        mean.broadcast_div(&norms)?.to_vec2::<f32>()
     }
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{id_of, memory, section};
+use common::{days_ago, id_of, memory, section};
 use cortex_service::response::{FindResponse, ItemStatus, StoreResponse};
 use cortex_testdb::{TestDb, per_backend};
 use serde_json::{Value, json};
@@ -17,6 +17,7 @@ per_backend!(
     observations_are_appended_deduped_searchable_and_shown_with_their_entity,
     incoming_relations_move_an_item_up,
     deleting_an_entity_deletes_its_relations_and_observations_with_audit,
+    purging_an_expired_item_deletes_the_links_to_it,
     expansion_never_leaves_the_scope_the_query_covers,
 );
 
@@ -317,4 +318,21 @@ fn expansion_never_leaves_the_scope_the_query_covers(db: &TestDb) {
         "data": {"component": "ui", "status": "proposed", "title": "Poll the queue", "rationale": "simple"}}]));
     let link = main.store(json!([relation(json!(id_of(&elsewhere, 0)), json!(queue), "reads")]));
     assert_eq!(link.results[0].status, ItemStatus::ValidationError);
+}
+
+fn purging_an_expired_item_deletes_the_links_to_it(db: &TestDb) {
+    let m = memory(db, "main");
+    let r = m.store(json!([
+        entity("service", "api"),
+        {"kind": "entity", "expires_at": days_ago(1), "data": {"entity_type": "service", "name": "old-proxy"}},
+        relation(named("service", "api"), named("service", "old-proxy"), "calls"),
+    ]));
+    assert_eq!(r.summary.inserted, 3);
+    let (api, proxy, rel) = (id_of(&r, 0), id_of(&r, 1), id_of(&r, 2));
+    let report = m.service.purge(false).unwrap();
+    assert_eq!(report.purged, 1);
+    let after = m.find(json!({"ids": [api, rel.clone(), proxy]}));
+    assert_eq!(after.missing_ids.len(), 2, "the proxy is gone and so is the link to it");
+    assert!(after.hits[0].relations.is_empty());
+    assert_eq!(m.operations(&rel), ["insert", "delete"]);
 }

@@ -4,9 +4,11 @@
 //! memory of `f32`. A search quantizes the query the same way and scans every entry that passes
 //! the caller's filter, scoring `dot(q, v) · scale_q · scale_v` in integer arithmetic, which the
 //! compiler vectorizes. The error against the f32 cosine is about 1e-3 for unit vectors: enough
-//! to order candidates, which the caller then fuses with lexical scores.
+//! to order candidates, which the caller then fuses with lexical scores. An index of 50,000
+//! entries or more is scanned on every core at once.
 
 mod quantize;
+pub mod sample;
 
 pub use quantize::{Quantized, dot_i8};
 
@@ -105,17 +107,53 @@ impl<M: Clone> VectorIndex<M> {
         self.values.truncate(last * self.dimension);
     }
 
-    /// The `k` entries most similar to `query` among those `keep` accepts, best first.
-    pub fn search(&self, query: &[f32], k: usize, keep: impl Fn(&M) -> bool) -> Vec<Scored<M>> {
+    /// The `k` entries most similar to `query` among those `keep` accepts, best first. A
+    /// large index is scanned in parallel slices, one per core, whose best `k` are merged.
+    pub fn search(&self, query: &[f32], k: usize, keep: impl Fn(&M) -> bool + Sync) -> Vec<Scored<M>>
+    where
+        M: Sync,
+    {
         if query.len() != self.dimension || k == 0 {
             return Vec::new();
         }
         let q = Quantized::from_f32(query);
+        let n = self.len();
+        let threads = scan_threads(n);
+        let best = if threads <= 1 {
+            self.best_in(&q, k, 0..n, &keep)
+        } else {
+            let slice = n.div_ceil(threads);
+            let mut merged: Vec<(f32, usize)> = std::thread::scope(|scope| {
+                let workers: Vec<_> = (0..threads)
+                    .map(|t| {
+                        let (q, keep) = (&q, &keep);
+                        scope.spawn(move || self.best_in(q, k, t * slice..((t + 1) * slice).min(n), keep))
+                    })
+                    .collect();
+                workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
+            });
+            merged.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            merged.truncate(k);
+            merged
+        };
+        best.into_iter()
+            .map(|(score, i)| Scored { id: self.ids[i], score, meta: self.metas[i].clone() })
+            .collect()
+    }
+
+    /// The best `k` (score, position) among the entries at `range`, best first.
+    fn best_in(
+        &self,
+        q: &Quantized,
+        k: usize,
+        range: std::ops::Range<usize>,
+        keep: &(impl Fn(&M) -> bool + Sync),
+    ) -> Vec<(f32, usize)> {
         let d = self.dimension;
         // A small sorted buffer beats a heap for k ≤ a few hundred.
         let mut best: Vec<(f32, usize)> = Vec::with_capacity(k + 1);
-        for (i, meta) in self.metas.iter().enumerate() {
-            if !keep(meta) {
+        for i in range {
+            if !keep(&self.metas[i]) {
                 continue;
             }
             let score = dot_i8(&q.values, &self.values[i * d..(i + 1) * d]) as f32 * q.scale * self.scales[i];
@@ -126,37 +164,27 @@ impl<M: Clone> VectorIndex<M> {
             best.insert(at, (score, i));
             best.truncate(k);
         }
-        best.into_iter()
-            .map(|(score, i)| Scored { id: self.ids[i], score, meta: self.metas[i].clone() })
-            .collect()
+        best
     }
+}
+
+/// Entries from which a scan is split across cores: below it, starting threads costs more
+/// than it saves.
+const PARALLEL_FROM: usize = 50_000;
+
+fn scan_threads(entries: usize) -> usize {
+    if entries < PARALLEL_FROM {
+        return 1;
+    }
+    std::thread::available_parallelism().map_or(1, |p| p.get()).min(8)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn unit(v: &[f32]) -> Vec<f32> {
-        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.iter().map(|x| x / n).collect()
-    }
-
-    /// Deterministic pseudo-random unit vectors.
     fn vectors(count: usize, dim: usize) -> Vec<Vec<f32>> {
-        let mut state = 0x1234_5678_u64;
-        (0..count)
-            .map(|_| {
-                let raw: Vec<f32> = (0..dim)
-                    .map(|_| {
-                        state ^= state << 13;
-                        state ^= state >> 7;
-                        state ^= state << 17;
-                        (state % 2000) as f32 / 1000.0 - 1.0
-                    })
-                    .collect();
-                unit(&raw)
-            })
-            .collect()
+        sample::UnitVectors::new(0x1234_5678, dim).take(count).collect()
     }
 
     fn cosine(a: &[f32], b: &[f32]) -> f32 {
@@ -189,14 +217,38 @@ mod tests {
     }
 
     #[test]
+    fn a_parallel_scan_finds_exactly_what_one_pass_finds() {
+        let dim = 8;
+        let data = vectors(PARALLEL_FROM + 10_001, dim);
+        let mut index = VectorIndex::new(dim);
+        for (i, v) in data.iter().enumerate() {
+            index.upsert(Uuid::from_u128(i as u128 + 1), v, i);
+        }
+        let keep = |i: &usize| !i.is_multiple_of(3);
+        for query in vectors(5, dim) {
+            let parallel: Vec<(Uuid, f32)> =
+                index.search(&query, 25, keep).iter().map(|s| (s.id, s.score)).collect();
+            let one_pass: Vec<(Uuid, f32)> = index
+                .best_in(&Quantized::from_f32(&query), 25, 0..index.len(), &keep)
+                .into_iter()
+                .map(|(score, i)| (index.ids[i], score))
+                .collect();
+            assert_eq!(parallel.len(), 25);
+            let scores = |v: &[(Uuid, f32)]| v.iter().map(|x| x.1).collect::<Vec<_>>();
+            assert_eq!(scores(&parallel), scores(&one_pass), "same scores in the same order");
+            assert!(parallel.iter().all(|(id, _)| keep(&(id.as_u128() as usize - 1))));
+        }
+    }
+
+    #[test]
     fn filters_updates_and_removals() {
         let dim = 8;
         let mut index = VectorIndex::new(dim);
         let a = Uuid::from_u128(1);
         let b = Uuid::from_u128(2);
         let c = Uuid::from_u128(3);
-        let x = unit(&[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
-        let y = unit(&[0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        let x = Vec::from([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        let y = Vec::from([0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
         index.upsert(a, &x, "main");
         index.upsert(b, &x, "feature");
         index.upsert(c, &y, "main");

@@ -2,10 +2,11 @@
 //! answer, and memory, on the synthetic corpus at each requested size. Prints a Markdown
 //! table for BENCHMARKS.md. Measured on the machine it runs on; nothing here is assumed.
 //! `--purge` runs the purge benchmark (`purge.rs`) instead, `--graph` the graph expansion
-//! benchmark (`graph.rs`).
+//! benchmark (`graph.rs`), `--vectors` the vector index alone (`vectors.rs`).
 
 mod graph;
 mod purge;
+mod vectors;
 
 use crate::corpus::{self, Rng};
 use crate::output;
@@ -52,6 +53,10 @@ pub struct BenchArgs {
     /// and `fast` finds expanding their hits), instead of the store and find benchmark.
     #[arg(long, conflicts_with_all = ["semantic", "reuse", "purge"])]
     graph: bool,
+    /// Time the in-process vector index alone on `size` random 384-d vectors (the dense scan
+    /// SQLite uses), instead of the store and find benchmark.
+    #[arg(long, conflicts_with_all = ["semantic", "reuse", "purge", "graph", "postgres"])]
+    vectors: bool,
 }
 
 /// How a benchmark database gets its corpus.
@@ -88,6 +93,10 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
         let outcome = purge::run(&args.sizes, args.queries, &dir, args.postgres.as_deref());
         let _ = std::fs::remove_dir_all(&temp);
         return outcome.map(|()| ExitCode::SUCCESS);
+    }
+    if args.vectors {
+        let _ = std::fs::remove_dir_all(&temp);
+        return vectors::run(&args.sizes, args.queries).map(|()| ExitCode::SUCCESS);
     }
     if args.graph {
         let outcome = graph::run(&args.sizes, args.queries, &dir, args.postgres.as_deref());

@@ -442,11 +442,22 @@ pub fn purge_expired(client: &mut Client, now: i64, limit: usize) -> Result<Vec<
     let rows = tx.query(
         "DELETE FROM items WHERE id IN (SELECT id FROM items WHERE expires_at IS NOT NULL AND expires_at <= $1 \
            LIMIT $2 FOR UPDATE SKIP LOCKED) \
-         RETURNING kind, title, body, deleted_at IS NOT NULL",
+         RETURNING kind, title, body, deleted_at IS NOT NULL, id",
         &[&now, &(limit as i64)],
     )?;
     let mut lexicon = LexiconDelta::default();
     let mut kinds = Vec::with_capacity(rows.len());
+    // Relations and observations attached to a purged item lose their meaning with it: they
+    // are deleted (softly, audited), as when the item itself is deleted.
+    let purged: Vec<Uuid> = rows.iter().map(|r| r.try_get(4)).collect::<std::result::Result<_, _>>()?;
+    let orphans = tx.query(
+        "UPDATE items SET deleted_at = $2, updated_at = $2 WHERE deleted_at IS NULL \
+           AND (link_from = ANY($1) OR link_to = ANY($1)) RETURNING title, body",
+        &[&purged, &now],
+    )?;
+    for row in &orphans {
+        lexicon.remove(row.try_get(0)?, row.try_get(1)?);
+    }
     for row in &rows {
         kinds.push(row.try_get::<_, String>(0)?);
         // A deleted item's words already left the lexicon when it was deleted.

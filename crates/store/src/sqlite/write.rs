@@ -347,13 +347,24 @@ pub fn purge_expired(conn: &mut Connection, now: i64, limit: usize) -> Result<Ve
         "UPDATE audit_context SET batch_id = ?1, tool = 'purge' WHERE id = 1",
         params![Uuid::now_v7().to_string()],
     )?;
-    let kinds: Vec<String> = tx
+    let purged: Vec<(String, String)> = tx
         .prepare_cached(
             "DELETE FROM items WHERE rowid IN \
-             (SELECT rowid FROM items WHERE expires_at IS NOT NULL AND expires_at <= ?1 LIMIT ?2) RETURNING kind",
+             (SELECT rowid FROM items WHERE expires_at IS NOT NULL AND expires_at <= ?1 LIMIT ?2) RETURNING kind, id",
         )?
-        .query_map(params![now, limit as i64], |row| row.get(0))?
+        .query_map(params![now, limit as i64], |row| Ok((row.get(0)?, row.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
+    // Relations and observations attached to a purged item lose their meaning with it: they
+    // are deleted (softly, audited), as when the item itself is deleted.
+    let ids =
+        serde_json::Value::from(purged.iter().map(|(_, id)| id.clone()).collect::<Vec<_>>()).to_string();
+    tx.prepare_cached(
+        "UPDATE items SET deleted_at = ?2, updated_at = ?2 WHERE rowid IN \
+         (SELECT rowid FROM items WHERE link_from IN (SELECT value FROM json_each(?1)) AND deleted_at IS NULL \
+          UNION SELECT rowid FROM items WHERE link_to IN (SELECT value FROM json_each(?1)) AND deleted_at IS NULL)",
+    )?
+    .execute(params![ids, now])?;
+    let kinds: Vec<String> = purged.into_iter().map(|(kind, _)| kind).collect();
     tx.execute("UPDATE audit_context SET batch_id = NULL, tool = NULL WHERE id = 1", [])?;
     tx.commit()?;
     Ok(crate::model::count_by_kind(kinds))

@@ -24,9 +24,10 @@ pub struct EvalArgs {
     /// Lexical weights to try in hybrid fusion, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "0.5")]
     weights: Vec<f64>,
-    /// Keep the loaded database here and reuse it on the next run [default: a temporary file].
+    /// Keep the loaded corpus in this SQLite file and reuse it on the next run [default: a
+    /// temporary file]. Never the memory of `--db`/`CORTEX_DB`, which eval does not touch.
     #[arg(long)]
-    db: Option<PathBuf>,
+    corpus_db: Option<PathBuf>,
 }
 
 struct Judged {
@@ -36,7 +37,7 @@ struct Judged {
 
 pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
     let temp = std::env::temp_dir().join(format!("cortex-eval-{}.db", std::process::id()));
-    let db = args.db.clone().unwrap_or_else(|| temp.clone());
+    let db = args.corpus_db.clone().unwrap_or_else(|| temp.clone());
     let fresh = !db.exists();
     let scope = InferredScope::fixed("eval", "beir", "main");
     let embedder = cortex_service::config::embedder_from_env();
@@ -86,7 +87,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
             ms(pct(0.95))
         ));
     }
-    if args.db.is_none() {
+    if args.corpus_db.is_none() {
         for suffix in ["", "-wal", "-shm", ".ids.json"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", temp.display()));
         }

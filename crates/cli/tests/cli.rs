@@ -275,3 +275,47 @@ fn audit_shows_an_items_history(db: &TestDb) {
     let bad = env.run(&["audit", "--since", "yesterday"], None);
     assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("RFC 3339"));
 }
+
+/// `cortex eval` on a four-document BEIR-layout set: it loads the corpus into its own file
+/// (never the memory `CORTEX_DB` names) and scores every route.
+#[test]
+fn eval_scores_every_route_on_a_beir_set() {
+    let db = TestDb::sqlite();
+    let env = Env::new(&db);
+    let set = env.dir.path().join("tiny");
+    std::fs::create_dir_all(set.join("qrels")).unwrap();
+    let docs = [
+        ("d1", "Sessions", "User sessions moved from Redis to PostgreSQL to cut hosting costs."),
+        ("d2", "Billing", "The billing worker charges customers every night at two."),
+        ("d3", "Certificates", "TLS certificates for the gateway are renewed by certbot monthly."),
+        ("d4", "Pods", "Kubernetes pods restart when they exceed their memory limits."),
+    ];
+    let corpus: String = docs
+        .iter()
+        .map(|(id, title, text)| format!("{}\n", json!({"_id": id, "title": title, "text": text})))
+        .collect();
+    std::fs::write(set.join("corpus.jsonl"), corpus).unwrap();
+    let queries =
+        [("q1", "where do login sessions live now"), ("q2", "containers killed for using too much RAM")];
+    let queries: String =
+        queries.iter().map(|(id, text)| format!("{}\n", json!({"_id": id, "text": text}))).collect();
+    std::fs::write(set.join("queries.jsonl"), queries).unwrap();
+    std::fs::write(set.join("qrels/test.tsv"), "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td4\t1\n").unwrap();
+
+    let out = env.run(&["eval", "--dataset", set.to_str().unwrap()], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8_lossy(&out.stdout);
+    for route in ["fast (lexical)", "dense only", "auto (hybrid)"] {
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(&format!("| {route} |")))
+            .unwrap_or_else(|| panic!("{table}"));
+        let ndcg: f64 = row.split('|').nth(3).unwrap().trim().parse().unwrap();
+        assert!((0.0..=1.0).contains(&ndcg), "{row}");
+        if route != "fast (lexical)" {
+            assert!(ndcg > 0.9, "paraphrases are found by meaning: {row}");
+        }
+    }
+    let memory = env.run(&["stats"], None);
+    assert_eq!(stdout_json(&memory)["items"], 0, "the memory CORTEX_DB names was not touched");
+}

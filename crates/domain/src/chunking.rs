@@ -6,7 +6,9 @@
 //! than [`MAX_CHUNK`] stays whole in one chunk. Chunks are byte ranges of the original text, so
 //! their concatenation is the text, byte for byte. Each carries the heading path it sits under.
 
-/// Texts longer than this are chunked.
+use crate::Kind;
+
+/// Texts of more characters than this are chunked.
 pub const CHUNK_ABOVE: usize = 2_400;
 pub const MIN_CHUNK: usize = 1_000;
 pub const MAX_CHUNK: usize = 3_000;
@@ -40,32 +42,59 @@ struct Heading {
     title: String,
 }
 
+/// Whether long texts of `kind` are chunked: the kinds holding documents that are read, and
+/// searched, a part at a time.
+pub fn applies_to(kind: Kind) -> bool {
+    matches!(kind, Kind::Section | Kind::Runbook | Kind::Incident)
+}
+
 /// The chunks of `text`; empty when the text is short enough to index whole.
 pub fn chunk(text: &str) -> Vec<Chunk> {
-    if text.len() <= CHUNK_ABOVE {
+    if text.len() <= CHUNK_ABOVE || text.chars().count() <= CHUNK_ABOVE {
         return Vec::new();
     }
     let (cuts, headings) = scan(text);
     let mut chunks = Vec::new();
     let mut start = 0;
     while start < text.len() {
-        let end =
-            if text.len() - start <= MAX_CHUNK { text.len() } else { choose_cut(&cuts, start, text.len()) };
+        let end = choose_cut(&cuts, start, text.len());
         chunks.push(Chunk { start, end, heading_path: heading_path(&headings, start) });
         start = end;
     }
     chunks
 }
 
-/// The best cut for a chunk starting at `start`: the strongest cut between MIN and MAX bytes
-/// in (the latest of equals); else the first cut past MAX (a long fence or table stays whole).
+/// The heading path of a chunk that starts at byte `at` of `text`.
+pub fn heading_path_at(text: &str, at: usize) -> Vec<String> {
+    let (_, headings) = scan(text);
+    heading_path(&headings, at)
+}
+
+/// What is embedded for a chunk: the item's title and the chunk's heading path give the
+/// chunk the context its own words may lack.
+pub fn embedding_input(title: &str, text: &str, chunk: &Chunk) -> String {
+    format!("{title}\n{}\n{}", chunk.heading_path.join(" > "), &text[chunk.start..chunk.end])
+}
+
+/// The best cut for a chunk starting at `start`: the strongest cut at least MIN bytes in and
+/// leaving at least MIN bytes after it, at most MAX bytes in; the earliest of equals (an
+/// embedding model reads only the first few hundred tokens of a chunk, about 1 KB of English:
+/// a shorter chunk is read whole). Without one: the rest of the text when it fits in MAX,
+/// else the first cut past MAX (a long fence or table stays whole).
 fn choose_cut(cuts: &[Cut], start: usize, len: usize) -> usize {
-    let window = cuts.iter().filter(|c| c.at >= start + MIN_CHUNK && c.at <= start + MAX_CHUNK);
+    let last = (start + MAX_CHUNK).min(len.saturating_sub(MIN_CHUNK));
+    let window = cuts.iter().filter(|c| c.at >= start + MIN_CHUNK && c.at <= last);
     let best = window.fold(None::<Cut>, |best, c| match best {
-        Some(b) if b.strength > c.strength => Some(b),
+        Some(b) if b.strength >= c.strength => Some(b),
         _ => Some(*c),
     });
-    best.map(|c| c.at).or_else(|| cuts.iter().find(|c| c.at > start + MAX_CHUNK).map(|c| c.at)).unwrap_or(len)
+    if let Some(best) = best {
+        return best.at;
+    }
+    if len - start <= MAX_CHUNK {
+        return len;
+    }
+    cuts.iter().find(|c| c.at > start + MAX_CHUNK).map_or(len, |c| c.at)
 }
 
 fn heading_path(headings: &[Heading], at: usize) -> Vec<String> {
@@ -172,6 +201,20 @@ mod tests {
     #[test]
     fn short_texts_are_not_chunked() {
         assert!(chunk("# Title\n\nshort body").is_empty());
+        // 2,400 characters of 2 bytes each: over the limit in bytes, not in characters.
+        assert!(chunk(&"é".repeat(CHUNK_ABOVE)).is_empty());
+    }
+
+    #[test]
+    fn a_chunk_heading_path_is_found_again_from_its_start() {
+        let text = doc();
+        for c in chunk(&text) {
+            assert_eq!(heading_path_at(&text, c.start), c.heading_path);
+        }
+        let c = &chunk(&text)[1];
+        let input = embedding_input("Ops guide", &text, c);
+        assert!(input.starts_with(&format!("Ops guide\n{}\n", c.heading_path.join(" > "))));
+        assert!(input.ends_with(&text[c.start..c.end]));
     }
 
     #[test]

@@ -76,6 +76,15 @@ impl Embedder {
         }
     }
 
+    /// The vector of one query; `None` for [`Embedder::None`].
+    pub fn embed_query(&self, text: &str) -> Result<Option<Vec<f32>>, EmbedError> {
+        match self {
+            Embedder::Local(model) => model.embed_one(text).map(Some),
+            Embedder::OpenAi(remote) => Ok(remote.embed(&[text])?.pop()),
+            Embedder::None => Ok(None),
+        }
+    }
+
     /// `model:dimension`, as the store records it.
     pub fn signature(&self) -> Result<Option<String>, EmbedError> {
         match self.model_id() {

@@ -3,6 +3,7 @@
 //! → one result per input item.
 
 use crate::response::{ErrorBody, ItemResult, ItemStatus, StoreResponse, StoreSummary};
+use crate::semantic::{Compare, EmbeddingInputs};
 use crate::{MemoryService, Result};
 use cortex_domain::governance::{StoredView, check_delete, check_update};
 use cortex_domain::graph;
@@ -291,13 +292,14 @@ impl MemoryService {
         Ok(refused)
     }
 
-    /// Embeds every inserted or updated item in one batch (title and searchable body).
+    /// Embeds every inserted or updated item in one batch: its whole text and, for a long
+    /// document, each of its chunks (`semantic::EmbeddingInputs`).
     fn attach_vectors(&self, ops: &mut [WriteOp]) {
-        let texts: Vec<String> = ops
+        let inputs: Vec<EmbeddingInputs> = ops
             .iter()
             .filter_map(|op| match op {
                 WriteOp::Insert { record, .. } | WriteOp::Update { record } => {
-                    Some(format!("{}\n{}", record.title, record.body))
+                    Some(EmbeddingInputs::of(record))
                 }
                 WriteOp::Delete { .. }
                 | WriteOp::Import { .. }
@@ -305,12 +307,15 @@ impl MemoryService {
                 | WriteOp::Blocked(_) => None,
             })
             .collect();
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let refs: Vec<&str> = inputs.iter().flat_map(EmbeddingInputs::texts).collect();
         let Some(vectors) = self.semantic.embed_for_store(&*self.store, &refs) else { return };
         let mut vectors = vectors.into_iter();
+        let mut inputs = inputs.iter();
         for op in ops.iter_mut() {
-            if let WriteOp::Insert { record, .. } | WriteOp::Update { record } = op {
-                record.vector = vectors.next();
+            if let WriteOp::Insert { record, .. } | WriteOp::Update { record } = op
+                && let Some(input) = inputs.next()
+            {
+                (record.vector, record.chunks) = input.take(&mut vectors);
             }
         }
     }
@@ -338,13 +343,14 @@ impl MemoryService {
                 include_superseded: false,
                 include_expired: false,
             };
-            let stored = match self.semantic.nearest(&*self.store, vector, 1, &same_place) {
-                Ok(hits) => hits.first().map(|h| (h.id, f64::from(h.score))),
-                Err(e) => {
-                    tracing::warn!("near-duplicate check skipped: {e}");
-                    None
-                }
-            };
+            let stored =
+                match self.semantic.nearest(&*self.store, vector, 1, &same_place, Compare::WholeTexts) {
+                    Ok(hits) => hits.first().map(|h| (h.id, f64::from(h.score))),
+                    Err(e) => {
+                        tracing::warn!("near-duplicate check skipped: {e}");
+                        None
+                    }
+                };
             let in_batch = ops[..i]
                 .iter()
                 .zip(&found)
@@ -404,6 +410,7 @@ fn record(item: NewItem, id: Uuid, scope: Scope, now: i64) -> Record {
         updated_at: now,
         expires_at: life.expires_at,
         vector: None,
+        chunks: Vec::new(),
     }
 }
 

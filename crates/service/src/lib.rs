@@ -9,6 +9,7 @@
 
 pub mod audit;
 pub mod config;
+mod entry_facts;
 mod error;
 mod expand;
 mod ingest;

@@ -6,8 +6,9 @@
 //! the last page is written, so an interrupted reindex is simply run again. A server still
 //! running on the old model keeps its in-process index until restarted.
 
-use crate::semantic::MODEL_KEY;
+use crate::semantic::{EmbeddingInputs, MODEL_KEY};
 use crate::{MemoryService, Result, ServiceError};
+use cortex_store::ItemVectors;
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -48,13 +49,21 @@ impl MemoryService {
             let Some(last) = page.last() else { break };
             after = Some(last.item.record.id);
             let live: Vec<_> = page.iter().filter(|e| e.item.deleted_at.is_none()).collect();
-            // The same text as at store time (`ingest`): title, then the searchable body.
-            let texts: Vec<String> =
-                live.iter().map(|e| format!("{}\n{}", e.item.record.title, e.item.record.body)).collect();
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            // The same texts as at store time (`ingest`).
+            let inputs: Vec<EmbeddingInputs> =
+                live.iter().map(|e| EmbeddingInputs::of(&e.item.record)).collect();
+            let refs: Vec<&str> = inputs.iter().flat_map(EmbeddingInputs::texts).collect();
             let vectors = embedder.embed(&refs).map_err(|e| ServiceError::Embedder(e.to_string()))?;
             dimension = dimension.or_else(|| vectors.first().map(Vec::len));
-            let rows: Vec<(Uuid, Vec<f32>)> = live.iter().map(|e| e.item.record.id).zip(vectors).collect();
+            let mut vectors = vectors.into_iter();
+            let rows: Vec<ItemVectors> = live
+                .iter()
+                .zip(&inputs)
+                .filter_map(|(e, input)| {
+                    let (vector, chunks) = input.take(&mut vectors);
+                    Some(ItemVectors { id: e.item.record.id, vector: vector?, chunks })
+                })
+                .collect();
             self.store.set_vectors(&rows)?;
             done += rows.len();
             progress(done, total);

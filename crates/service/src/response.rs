@@ -140,6 +140,25 @@ pub struct Hit {
     /// For an entity read by id: its observations, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub observations: Vec<ObservationView>,
+    /// A long document's best-matching part (the snippet's source). Its shape is left out of
+    /// the output schema, which every session pays for: see `ChunkView`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Value")]
+    pub chunk: Option<ChunkView>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub chunks_matched: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// A chunk of a long document: headings above it, its byte range in `content`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChunkView {
+    pub heading_path: Vec<String>,
+    pub start: usize,
+    pub end: usize,
 }
 
 /// One link of the knowledge graph: a relation, or an entity's observation

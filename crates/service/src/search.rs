@@ -3,10 +3,9 @@
 //! formula, citations from the graph) → page → suggestions when recall is low → graph
 //! expansion (`expand`) → cut to the response budget.
 
-use crate::response::{FindResponse, Hit, ScoreBreakdown, SearchedScope};
-use crate::semantic::EntryMeta;
+use crate::response::{ChunkView, FindResponse, Hit, ScoreBreakdown, SearchedScope};
+use crate::semantic::{Compare, DenseHit, Span};
 use crate::{MemoryService, Result};
-use cortex_domain::fusion;
 use cortex_domain::limits::MAX_RESPONSE_CHARS;
 use cortex_domain::query::{ParsedQuery, is_stopword, parse_query};
 use cortex_domain::ranking::{self, ScoreParts};
@@ -15,8 +14,8 @@ use cortex_domain::text::marked_snippet;
 use cortex_domain::text::truncate_chars;
 use cortex_domain::time::format_instant;
 use cortex_domain::{FindRequest, Mode, Scope, ScopeFilter, ScopeLevel, ScopeMatch};
+use cortex_domain::{chunking, fusion};
 use cortex_store::{Combine, Filters, LexicalMatch, LexicalQuery, StoredItem};
-use cortex_vector::Scored;
 use uuid::Uuid;
 
 /// Candidates ranked per query: enough that recency and scope can lift a hit that BM25 put
@@ -124,16 +123,24 @@ impl MemoryService {
             Mode::Deep => (10 * wanted).clamp(DEEP_MIN_POOL, MAX_POOL),
             Mode::Fast | Mode::Auto => (3 * wanted).clamp(MIN_POOL, MAX_POOL),
         };
-        let lexical = self.lexical_matches(&parsed, &filters, pool, req.offset + req.limit)?;
-        let dense = match req.mode {
-            Mode::Fast => None,
-            Mode::Auto | Mode::Deep => match self.dense_matches(text, &filters, pool) {
-                Ok(found) => Some(found),
-                Err(reason) => {
-                    response.notes.push(format!("semantic search unavailable, ran lexical only: {reason}"));
-                    None
-                }
-            },
+        // The two routes run side by side: the query's embedding costs about as much as the
+        // lexical search, and neither needs the other.
+        let (lexical, dense) = std::thread::scope(|routes| {
+            let dense =
+                (req.mode != Mode::Fast).then(|| routes.spawn(|| self.dense_matches(text, &filters, pool)));
+            let lexical = self.lexical_matches(&parsed, &filters, pool, req.offset + req.limit);
+            let dense =
+                dense.map(|route| route.join().unwrap_or_else(|_| Err("the dense search panicked".into())));
+            (lexical, dense)
+        });
+        let lexical = lexical?;
+        let dense = match dense {
+            None => None,
+            Some(Ok(found)) => Some(found),
+            Some(Err(reason)) => {
+                response.notes.push(format!("semantic search unavailable, ran lexical only: {reason}"));
+                None
+            }
         };
         if dense.is_some() {
             response.route_used = "hybrid".into();
@@ -190,7 +197,9 @@ impl MemoryService {
             // A dense-only hit may share no word with the query and still answer it.
             let coverage = if c.lexical { coverage } else { coverage.max(c.relevance) };
             let confidence = ranking::confidence(coverage, parts.relevance);
-            response.hits.push(hit(item, *parts, snippet.clone(), confidence, filter, req.max_content_chars));
+            let mut found = hit(item, *parts, snippet.clone(), confidence, filter, req.max_content_chars);
+            show_chunk(&mut found, item, c, &words);
+            response.hits.push(found);
         }
         let next = req.offset + page.len();
         if next < available || (pool_full && !page.is_empty() && next < MAX_POOL) {
@@ -210,9 +219,12 @@ impl MemoryService {
         text: &str,
         filters: &Filters,
         k: usize,
-    ) -> std::result::Result<Vec<Scored<EntryMeta>>, String> {
+    ) -> std::result::Result<Vec<DenseHit>, String> {
         let query = self.semantic.embed_query(text)?;
-        let mut found = self.semantic.nearest(&*self.store, &query, k, filters).map_err(|e| e.to_string())?;
+        let mut found = self
+            .semantic
+            .nearest(&*self.store, &query, k, filters, Compare::Everything)
+            .map_err(|e| e.to_string())?;
         found.retain(|s| f64::from(s.score) >= fusion::MIN_DENSE_SIMILARITY);
         Ok(found)
     }
@@ -390,11 +402,14 @@ struct Candidate {
     scope: Scope,
     /// Whether the lexical route found it (and so FTS5 can cut its snippet).
     lexical: bool,
+    /// The dense route's best chunk of it, and how many of its chunks matched.
+    chunk: Option<Span>,
+    chunks_matched: usize,
 }
 
 fn fused_candidates(
     lexical: &[LexicalMatch],
-    dense: Option<&[Scored<EntryMeta>]>,
+    dense: Option<&[DenseHit]>,
     lexical_weight: f64,
 ) -> Vec<Candidate> {
     let lex: Vec<(Uuid, f64)> = lexical.iter().map(|m| (m.id, m.score)).collect();
@@ -408,6 +423,8 @@ fn fused_candidates(
                 updated_at: m.updated_at,
                 scope: m.scope.clone(),
                 lexical: true,
+                chunk: None,
+                chunks_matched: 0,
             })
             .collect();
     };
@@ -418,6 +435,8 @@ fn fused_candidates(
         .into_iter()
         .filter_map(|(id, score)| {
             let relevance = ranking::relevance(score, best);
+            let d = dense.iter().find(|d| d.id == id);
+            let (chunk, chunks_matched) = d.map_or((None, 0), |d| (d.chunk, d.chunks_matched));
             if let Some(m) = lexical.iter().find(|m| m.id == id) {
                 return Some(Candidate {
                     id,
@@ -425,18 +444,38 @@ fn fused_candidates(
                     updated_at: m.updated_at,
                     scope: m.scope.clone(),
                     lexical: true,
+                    chunk,
+                    chunks_matched,
                 });
             }
-            let d = dense.iter().find(|d| d.id == id)?;
+            let d = d?;
             Some(Candidate {
                 id,
                 relevance,
-                updated_at: d.meta.updated_at,
-                scope: d.meta.scope.clone(),
+                updated_at: d.facts.updated_at,
+                scope: d.facts.scope.clone(),
                 lexical: false,
+                chunk,
+                chunks_matched,
             })
         })
         .collect()
+}
+
+/// Points a hit found through a chunk at that chunk, with a snippet cut from it.
+fn show_chunk(hit: &mut Hit, item: &StoredItem, c: &Candidate, words: &[&str]) {
+    let Some((start, end)) = c.chunk else { return };
+    let text = item.record.content.as_deref().unwrap_or(&item.record.body);
+    // Vectors are replaced with the text, so a chunk always fits it; the check keeps a
+    // damaged store from panicking a find.
+    let Some(part) = text.get(start as usize..end as usize) else { return };
+    hit.snippet = marked_snippet(part, words, 240);
+    hit.chunk = Some(ChunkView {
+        heading_path: chunking::heading_path_at(text, start as usize),
+        start: start as usize,
+        end: end as usize,
+    });
+    hit.chunks_matched = c.chunks_matched;
 }
 
 fn filters_for(req: &FindRequest, filter: &ScopeFilter, now: i64) -> Filters {
@@ -518,6 +557,8 @@ pub(crate) fn hit(
         path: Vec::new(),
         relations: Vec::new(),
         observations: Vec::new(),
+        chunk: None,
+        chunks_matched: 0,
     }
 }
 

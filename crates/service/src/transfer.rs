@@ -10,7 +10,7 @@
 use crate::MemoryService;
 use crate::semantic::MODEL_KEY;
 use cortex_domain::{Kind, Scope};
-use cortex_store::{ExportedItem, Record, StoredItem, WriteContext, WriteOp, WriteOutcome};
+use cortex_store::{ChunkVector, ExportedItem, Record, StoredItem, WriteContext, WriteOp, WriteOutcome};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
@@ -59,6 +59,17 @@ pub struct ItemLine {
     #[serde(default)]
     pub superseded_by: Option<Uuid>,
     pub vector: Option<Vec<f32>>,
+    /// A long document's chunk vectors (absent from files of builds before chunking).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks: Vec<ChunkLine>,
+}
+
+/// One chunk vector of an item line: the byte range of the chunk and its vector.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ChunkLine {
+    pub start: u32,
+    pub end: u32,
+    pub vector: Vec<f32>,
 }
 
 impl From<ExportedItem> for ItemLine {
@@ -85,6 +96,11 @@ impl From<ExportedItem> for ItemLine {
             deleted_at: e.item.deleted_at,
             superseded_by: e.item.superseded_by,
             vector: e.vector,
+            chunks: e
+                .chunks
+                .into_iter()
+                .map(|c| ChunkLine { start: c.start, end: c.end, vector: c.vector })
+                .collect(),
         }
     }
 }
@@ -110,6 +126,7 @@ impl ItemLine {
             updated_at: self.updated_at,
             expires_at: self.expires_at,
             vector: None,
+            chunks: Vec::new(),
         };
         WriteOp::Import {
             item: Box::new(StoredItem {
@@ -118,6 +135,11 @@ impl ItemLine {
                 superseded_by: self.superseded_by,
             }),
             vector: self.vector,
+            chunks: self
+                .chunks
+                .into_iter()
+                .map(|c| ChunkVector { start: c.start, end: c.end, vector: c.vector })
+                .collect(),
         }
     }
 }

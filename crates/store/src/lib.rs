@@ -66,16 +66,21 @@ pub trait Store: Send + Sync {
     /// A value from the store's own metadata (e.g. `embedding_model`).
     fn meta(&self, key: &str) -> Result<Option<String>>;
     fn set_meta(&self, key: &str, value: &str) -> Result<()>;
-    /// The `k` nearest live items to `vector` that pass `filters`, best first, when the
-    /// backend searches vectors itself (PostgreSQL: pgvector HNSW); `None` when the caller
-    /// must keep its own index (SQLite).
+    /// The `k` nearest whole texts of live items to `vector` and the `k` nearest chunks, that
+    /// pass `filters`, best first, when the backend searches vectors itself (PostgreSQL:
+    /// pgvector HNSW); `None` when the caller must keep its own index (SQLite). One item may
+    /// come back more than once (its whole text and chunks).
     fn search_dense(&self, vector: &[f32], filters: &Filters, k: usize) -> Result<Option<Vec<DenseMatch>>> {
         let _ = (vector, filters, k);
         Ok(None)
     }
-    /// Replaces the vectors of these items: a re-embedding (`cortex reindex`), so nothing
-    /// else about them changes — not `updated_at`, not the audit trail. Unknown ids are skipped.
-    fn set_vectors(&self, vectors: &[(Uuid, Vec<f32>)]) -> Result<()>;
+    /// Replaces the vectors (and chunk vectors) of these items: a re-embedding (`cortex
+    /// reindex`), so nothing else about them changes — not `updated_at`, not the audit trail.
+    /// Unknown ids are skipped.
+    fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()>;
+    /// The vectors of these items, those that have one (in no particular order): the exact
+    /// values behind an approximate in-process search.
+    fn vectors_of(&self, ids: &[Uuid]) -> Result<Vec<ItemVectors>>;
     /// Every item (deleted ones too) with its vector, in id order, after `after`: one page of
     /// an export.
     fn export_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>>;

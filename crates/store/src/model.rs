@@ -28,6 +28,27 @@ pub struct Record {
     pub expires_at: Option<i64>,
     /// The item's embedding, when an embedder ran. Not read back by `get`.
     pub vector: Option<Vec<f32>>,
+    /// One embedding per chunk of a long text (`cortex_domain::chunking`), besides `vector`.
+    /// Not read back by `get`.
+    pub chunks: Vec<ChunkVector>,
+}
+
+/// A chunk of an item's text — a byte range of its content (or body, when it has no
+/// content) — with the chunk's embedding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkVector {
+    pub start: u32,
+    pub end: u32,
+    pub vector: Vec<f32>,
+}
+
+/// A stored item's vectors: of its whole text and of its chunks ([`crate::Store::set_vectors`],
+/// [`crate::Store::vectors_of`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemVectors {
+    pub id: Uuid,
+    pub vector: Vec<f32>,
+    pub chunks: Vec<ChunkVector>,
 }
 
 /// One write of a batch. All writes of a batch commit together or not at all.
@@ -43,7 +64,7 @@ pub enum WriteOp {
     Delete { id: Uuid, kind: Option<Kind>, at: i64 },
     /// An item moved from another store as it was (id, times, deletion, vector); an item
     /// with the same id already here is left alone.
-    Import { item: Box<StoredItem>, vector: Option<Vec<f32>> },
+    Import { item: Box<StoredItem>, vector: Option<Vec<f32>>, chunks: Vec<ChunkVector> },
     /// Marks the live item `id` as replaced by `by` (a decision's status becomes
     /// `superseded`), if `by` is stored and live by then: it follows the insert of `by` in the
     /// same batch, so an insert that turned out a duplicate supersedes nothing.
@@ -230,6 +251,7 @@ pub struct VectorRow {
     /// Deleted items come back too, so an index can drop them.
     pub deleted: bool,
     pub vector: Option<Vec<f32>>,
+    pub chunks: Vec<ChunkVector>,
 }
 
 /// One nearest neighbour found by a store that searches vectors itself.
@@ -238,6 +260,8 @@ pub struct DenseMatch {
     pub id: Uuid,
     /// Cosine similarity, -1–1.
     pub score: f32,
+    /// The byte range of the chunk that matched, when a chunk's vector did.
+    pub chunk: Option<(u32, u32)>,
     pub facts: ItemFacts,
 }
 
@@ -259,6 +283,7 @@ pub struct Link {
 pub struct ExportedItem {
     pub item: StoredItem,
     pub vector: Option<Vec<f32>>,
+    pub chunks: Vec<ChunkVector>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

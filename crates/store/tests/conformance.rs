@@ -25,6 +25,7 @@ per_backend!(
     metadata_round_trips,
     links_are_found_by_either_end_and_die_with_their_item,
     new_vectors_change_nothing_else,
+    chunk_vectors_are_kept_searched_and_replaced_with_their_item,
 );
 
 const NOW: i64 = 1_800_000_000_000;
@@ -58,6 +59,7 @@ fn record(title: &str, body: &str, branch: &str) -> Record {
         updated_at: NOW,
         expires_at: None,
         vector: None,
+        chunks: Vec::new(),
     }
 }
 
@@ -349,15 +351,80 @@ fn new_vectors_change_nothing_else(db: &TestDb) {
     let r = Record { vector: Some(vec![1.0, 0.0, 0.0]), ..record("embedded", "text", "main") };
     insert(&*store, &r);
     let audited = store.audit(&AuditQuery { limit: 100, ..AuditQuery::default() }).unwrap().len();
-    store.set_vectors(&[(r.id, vec![0.0, 0.6, 0.8]), (Uuid::now_v7(), vec![1.0, 0.0, 0.0])]).unwrap();
+    let again = |id, vector| ItemVectors { id, vector, chunks: Vec::new() };
+    store
+        .set_vectors(&[again(r.id, vec![0.0, 0.6, 0.8]), again(Uuid::now_v7(), vec![1.0, 0.0, 0.0])])
+        .unwrap();
     let page = store.export_page(None, 10).unwrap();
     assert_eq!(page.len(), 1, "an unknown id is skipped");
     assert_eq!(page[0].vector.as_deref(), Some(&[0.0, 0.6, 0.8][..]));
     assert_eq!(page[0].item.record.updated_at, NOW, "a re-embedding is not an update");
     assert_eq!(store.audit(&AuditQuery { limit: 100, ..AuditQuery::default() }).unwrap().len(), audited);
     // Another dimension is searchable at once (PostgreSQL indexes each dimension apart).
-    store.set_vectors(&[(r.id, vec![0.6, 0.8])]).unwrap();
+    store.set_vectors(&[again(r.id, vec![0.6, 0.8])]).unwrap();
     if let Some(found) = store.search_dense(&[0.6, 0.8], &filters(), 5).unwrap() {
         assert_eq!(found.iter().map(|m| m.id).collect::<Vec<_>>(), [r.id]);
     }
+}
+
+fn chunk_vectors_are_kept_searched_and_replaced_with_their_item(db: &TestDb) {
+    let store = db.open();
+    let chunk = |start, end, vector: [f32; 3]| ChunkVector { start, end, vector: vector.to_vec() };
+    let doc = Record {
+        vector: Some(vec![1.0, 0.0, 0.0]),
+        chunks: vec![chunk(0, 6, [0.0, 1.0, 0.0]), chunk(6, 12, [0.0, 0.0, 1.0])],
+        ..record("Long doc", "part 1part 2", "main")
+    };
+    let plain = Record { vector: Some(vec![0.6, 0.8, 0.0]), ..record("Short", "no chunks", "main") };
+    insert(&*store, &doc);
+    insert(&*store, &plain);
+    let rows = store.vectors_changed_since(0).unwrap();
+    assert_eq!(rows.iter().find(|r| r.id == doc.id).unwrap().chunks, doc.chunks);
+    assert!(rows.iter().find(|r| r.id == plain.id).unwrap().chunks.is_empty());
+    let exported = store.export_page(None, 10).unwrap();
+    assert_eq!(exported.iter().find(|e| e.item.record.id == doc.id).unwrap().chunks, doc.chunks);
+    let mut exact = store.vectors_of(&[doc.id, plain.id, Uuid::now_v7()]).unwrap();
+    exact.sort_by_key(|v| v.id);
+    let mut expected = vec![
+        ItemVectors { id: doc.id, vector: vec![1.0, 0.0, 0.0], chunks: doc.chunks.clone() },
+        ItemVectors { id: plain.id, vector: vec![0.6, 0.8, 0.0], chunks: Vec::new() },
+    ];
+    expected.sort_by_key(|v| v.id);
+    assert_eq!(exact, expected, "an unknown id is left out");
+
+    // A backend that searches vectors itself finds chunks, saying which.
+    if let Some(found) = store.search_dense(&[0.0, 0.0, 1.0], &filters(), 5).unwrap() {
+        assert_eq!((found[0].id, found[0].chunk), (doc.id, Some((6, 12))), "{found:?}");
+        assert!(found.iter().any(|m| m.id == doc.id && m.chunk.is_none()), "the whole text too");
+    }
+
+    // A re-embedding replaces the chunk vectors; new text without them drops them.
+    let new_chunks = vec![chunk(0, 12, [0.0, 0.6, 0.8])];
+    store
+        .set_vectors(&[ItemVectors { id: doc.id, vector: vec![1.0, 0.0, 0.0], chunks: new_chunks.clone() }])
+        .unwrap();
+    let exported = store.export_page(None, 10).unwrap();
+    assert_eq!(exported.iter().find(|e| e.item.record.id == doc.id).unwrap().chunks, new_chunks);
+    let update = Record { body: "short now".into(), updated_at: NOW + 5, chunks: Vec::new(), ..doc.clone() };
+    store.write_batch(&[WriteOp::Update { record: update }]).unwrap();
+    let changed = store.vectors_changed_since(NOW + 5).unwrap();
+    assert!(changed.iter().find(|r| r.id == doc.id).unwrap().chunks.is_empty());
+    if let Some(found) = store.search_dense(&[0.0, 0.6, 0.8], &filters(), 5).unwrap() {
+        assert!(found.iter().all(|m| m.chunk.is_none()), "{found:?}");
+    }
+
+    // An import brings its chunk vectors along.
+    let imported = StoredItem {
+        record: Record { vector: None, chunks: Vec::new(), ..record("Imported", "part 1part 2", "main") },
+        deleted_at: None,
+        superseded_by: None,
+    };
+    let op = WriteOp::Import {
+        item: Box::new(imported.clone()),
+        vector: Some(vec![1.0, 0.0, 0.0]),
+        chunks: doc.chunks.clone(),
+    };
+    store.write_batch(&[op]).unwrap();
+    let exported = store.export_page(None, 10).unwrap();
+    assert_eq!(exported.iter().find(|e| e.item.record.id == imported.record.id).unwrap().chunks, doc.chunks);
 }

@@ -35,6 +35,7 @@ fn record(i: usize, key: Option<&str>) -> Record {
         updated_at: 1,
         expires_at: None,
         vector: None,
+        chunks: Vec::new(),
     }
 }
 
@@ -173,7 +174,13 @@ fn every_change_is_audited_once_by_the_database(db: &TestDb) {
     store.write_batch(&[WriteOp::Delete { id: a.id, kind: None, at: 3 }]).unwrap();
     store.write_batch(&[WriteOp::Delete { id: a.id, kind: None, at: 4 }]).unwrap(); // already: no record
     let imported = StoredItem { record: record(3, None), deleted_at: None, superseded_by: None };
-    store.write_batch(&[WriteOp::Import { item: Box::new(imported.clone()), vector: None }]).unwrap();
+    store
+        .write_batch(&[WriteOp::Import {
+            item: Box::new(imported.clone()),
+            vector: None,
+            chunks: Vec::new(),
+        }])
+        .unwrap();
     // Raw SQL is audited too: an edit, and a hard delete (a purge).
     store.execute_raw(&format!("UPDATE items SET status = 'done' WHERE id = '{}'", b.id)).unwrap();
     store.execute_raw(&format!("DELETE FROM items WHERE id = '{}'", imported.record.id)).unwrap();

@@ -210,7 +210,7 @@ fn on_each_backend<R>(
 /// Deletes every item (and the recorded embedding model) of the scratch PostgreSQL database.
 fn empty_postgres(url: &str) -> Result<(), String> {
     let store = cortex_store::open(&DbTarget::parse(url)).map_err(|e| e.to_string())?;
-    store.execute_raw("TRUNCATE items, lexicon").map_err(|e| e.to_string())?;
+    store.execute_raw("TRUNCATE items, item_chunks, lexicon").map_err(|e| e.to_string())?;
     store.execute_raw("DELETE FROM store_meta").map_err(|e| e.to_string())?;
     Ok(())
 }

@@ -13,6 +13,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (4, "natural_key", include_str!("../../migrations/postgres/0004_natural_key.sql")),
     (5, "links", include_str!("../../migrations/postgres/0005_links.sql")),
     (6, "reembed", include_str!("../../migrations/postgres/0006_reembed.sql")),
+    (7, "chunks", include_str!("../../migrations/postgres/0007_chunks.sql")),
 ];
 
 /// Serializes migrations across processes starting at once (an arbitrary fixed key).

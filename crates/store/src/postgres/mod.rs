@@ -23,8 +23,9 @@ mod tsquery;
 mod write;
 
 use crate::{
-    AuditQuery, AuditRecord, Candidate, DenseMatch, ExportedItem, Filters, LexicalMatch, LexicalQuery, Link,
-    PoolConfig, Result, Stats, Store, StoreError, StoredItem, VectorRow, WriteContext, WriteOp, WriteOutcome,
+    AuditQuery, AuditRecord, Candidate, DenseMatch, ExportedItem, Filters, ItemVectors, LexicalMatch,
+    LexicalQuery, Link, PoolConfig, Result, Stats, Store, StoreError, StoredItem, VectorRow, WriteContext,
+    WriteOp, WriteOutcome,
 };
 use cortex_domain::query::ParsedQuery;
 use postgres::NoTls;
@@ -219,9 +220,13 @@ impl Store for PostgresStore {
         read::search_dense(&mut *self.reads()?, vector, filters, k).map(Some)
     }
 
-    fn set_vectors(&self, vectors: &[(Uuid, Vec<f32>)]) -> Result<()> {
+    fn vectors_of(&self, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
+        read::vectors_of(&mut *self.reads()?, ids)
+    }
+
+    fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()> {
         let mut conn = self.primary()?;
-        let dims = vectors.iter().map(|(_, v)| v.len()).collect();
+        let dims = vectors.iter().map(|r| r.vector.len()).collect();
         write::ensure_dimension_indexes(&mut conn, dims, &self.indexed_dimensions)?;
         write::set_vectors(&mut conn, vectors)
     }

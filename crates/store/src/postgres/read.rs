@@ -5,12 +5,13 @@ use super::params::Params;
 use super::row::{COLUMN_COUNT, COLUMNS, FACTS, facts_at, from_row, scope_at};
 use super::tsquery::{CONFIG, expression};
 use crate::{
-    AuditQuery, AuditRecord, Candidate, Combine, DenseMatch, ExportedItem, Filters, LexicalMatch,
-    LexicalQuery, Result, Stats, StoredItem, VectorRow,
+    AuditQuery, AuditRecord, Candidate, ChunkVector, Combine, DenseMatch, ExportedItem, Filters, ItemVectors,
+    LexicalMatch, LexicalQuery, Result, Stats, StoredItem, VectorRow,
 };
 use cortex_domain::query::ParsedQuery;
 use pgvector::Vector;
 use postgres::Client;
+use std::collections::HashMap;
 use uuid::Uuid;
 
 /// `ts_rank` weights for D, C, B, A: a word in the title (A) counts twice one in the body (B).
@@ -160,17 +161,57 @@ pub fn vectors_changed_since(client: &mut Client, since: i64) -> Result<Vec<Vect
         ),
         &[&since],
     )?;
+    let ids: Vec<Uuid> = rows.iter().map(|row| row.try_get(0)).collect::<std::result::Result<_, _>>()?;
+    let mut chunks = chunks_of(client, &ids)?;
     rows.iter()
         .map(|row| {
             let vector: Option<Vector> = row.try_get(2)?;
+            let id: Uuid = row.try_get(0)?;
             Ok(VectorRow {
-                id: row.try_get(0)?,
+                id,
                 deleted: row.try_get(1)?,
                 vector: vector.map(|v| v.to_vec()),
+                chunks: chunks.remove(&id).unwrap_or_default(),
                 facts: facts_at(row, 3)?,
             })
         })
         .collect()
+}
+
+pub fn vectors_of(client: &mut Client, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
+    let rows = client
+        .query("SELECT id, embedding FROM items WHERE id = ANY($1) AND embedding IS NOT NULL", &[&ids])?;
+    let mut chunks = chunks_of(client, ids)?;
+    rows.iter()
+        .map(|row| {
+            let id: Uuid = row.try_get(0)?;
+            let vector: Vector = row.try_get(1)?;
+            Ok(ItemVectors { id, vector: vector.to_vec(), chunks: chunks.remove(&id).unwrap_or_default() })
+        })
+        .collect()
+}
+
+/// The chunk vectors of these items, in text order.
+fn chunks_of(client: &mut Client, ids: &[Uuid]) -> Result<HashMap<Uuid, Vec<ChunkVector>>> {
+    let mut out: HashMap<Uuid, Vec<ChunkVector>> = HashMap::new();
+    if ids.is_empty() {
+        return Ok(out);
+    }
+    let rows = client.query(
+        "SELECT item_id, start_byte, end_byte, embedding FROM item_chunks WHERE item_id = ANY($1) \
+         ORDER BY item_id, start_byte",
+        &[&ids],
+    )?;
+    for row in rows {
+        let (start, end): (i32, i32) = (row.try_get(1)?, row.try_get(2)?);
+        let vector: Vector = row.try_get(3)?;
+        out.entry(row.try_get(0)?).or_default().push(ChunkVector {
+            start: start as u32,
+            end: end as u32,
+            vector: vector.to_vec(),
+        });
+    }
+    Ok(out)
 }
 
 /// Nearest live items by cosine similarity, through the dimension's HNSW index. An iterative
@@ -187,10 +228,17 @@ pub fn search_dense(
     let query = params.push(Vector::from(vector.to_vec()));
     let filters = filter_sql(filters, &mut params);
     let limit = params.push(k as i64);
+    // Whole texts and chunks, each through its own HNSW index.
     let sql = format!(
-        "SELECT i.id, 1 - (i.embedding::vector({dim}) <=> {query}::vector({dim})) AS score, {FACTS} \
+        "(SELECT i.id, 1 - (i.embedding::vector({dim}) <=> {query}::vector({dim})) AS score, \
+           NULL::integer, NULL::integer, {FACTS} \
          FROM items i WHERE vector_dims(i.embedding) = {dim}{filters} \
-         ORDER BY i.embedding::vector({dim}) <=> {query}::vector({dim}) LIMIT {limit}"
+         ORDER BY i.embedding::vector({dim}) <=> {query}::vector({dim}) LIMIT {limit}) \
+         UNION ALL \
+         (SELECT i.id, 1 - (c.embedding::vector({dim}) <=> {query}::vector({dim})) AS score, \
+           c.start_byte, c.end_byte, {FACTS} \
+         FROM item_chunks c JOIN items i ON i.id = c.item_id WHERE vector_dims(c.embedding) = {dim}{filters} \
+         ORDER BY c.embedding::vector({dim}) <=> {query}::vector({dim}) LIMIT {limit})"
     );
     let mut tx = client.transaction()?;
     tx.batch_execute(&format!(
@@ -203,7 +251,13 @@ pub fn search_dense(
         .iter()
         .map(|row| {
             let score: f64 = row.try_get(1)?;
-            Ok(DenseMatch { id: row.try_get(0)?, score: score as f32, facts: facts_at(row, 2)? })
+            let (start, end): (Option<i32>, Option<i32>) = (row.try_get(2)?, row.try_get(3)?);
+            Ok(DenseMatch {
+                id: row.try_get(0)?,
+                score: score as f32,
+                chunk: start.zip(end).map(|(s, e)| (s as u32, e as u32)),
+                facts: facts_at(row, 4)?,
+            })
         })
         .collect::<Result<Vec<_>>>()?;
     // Relaxed order may return neighbours slightly out of order.
@@ -218,10 +272,14 @@ pub fn export_page(client: &mut Client, after: Option<Uuid>, limit: usize) -> Re
         ),
         &[&after, &(limit as i64)],
     )?;
+    let ids: Vec<Uuid> = rows.iter().map(|row| row.try_get(0)).collect::<std::result::Result<_, _>>()?;
+    let mut chunks = chunks_of(client, &ids)?;
     rows.iter()
         .map(|row| {
             let vector: Option<Vector> = row.try_get(COLUMN_COUNT)?;
-            Ok(ExportedItem { item: from_row(row)?, vector: vector.map(|v| v.to_vec()) })
+            let item = from_row(row)?;
+            let chunks = chunks.remove(&item.record.id).unwrap_or_default();
+            Ok(ExportedItem { item, vector: vector.map(|v| v.to_vec()), chunks })
         })
         .collect()
 }

@@ -55,6 +55,7 @@ pub fn from_row(row: &Row) -> Result<StoredItem> {
         updated_at: row.try_get(21)?,
         expires_at: row.try_get(22)?,
         vector: None,
+        chunks: Vec::new(),
     };
     Ok(StoredItem { record, deleted_at: row.try_get(23)?, superseded_by: row.try_get(24)? })
 }

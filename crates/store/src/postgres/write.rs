@@ -3,7 +3,8 @@
 use super::lexicon::LexiconDelta;
 use crate::model::{link_ends, natural_key_of, scope_values};
 use crate::{
-    BlockedAttempt, DuplicateReason, Record, Result, StoredItem, WriteContext, WriteOp, WriteOutcome,
+    BlockedAttempt, ChunkVector, DuplicateReason, ItemVectors, Record, Result, StoredItem, WriteContext,
+    WriteOp, WriteOutcome,
 };
 use cortex_domain::Kind;
 use pgvector::Vector;
@@ -69,7 +70,9 @@ fn try_batch(client: &mut Client, ops: &[WriteOp], context: &WriteContext) -> Re
             WriteOp::Insert { record, dedupe } => insert(&mut tx, record, *dedupe, &mut lexicon)?,
             WriteOp::Update { record } => update(&mut tx, record, &mut lexicon)?,
             WriteOp::Delete { id, kind, at } => delete(&mut tx, *id, *kind, *at, &mut lexicon)?,
-            WriteOp::Import { item, vector } => import(&mut tx, item, vector.as_deref(), &mut lexicon)?,
+            WriteOp::Import { item, vector, chunks } => {
+                import(&mut tx, item, vector.as_deref(), chunks, &mut lexicon)?
+            }
             WriteOp::Supersede { id, by, at } => supersede(&mut tx, *id, *by, *at)?,
             WriteOp::Blocked(attempt) => record_blocked(&mut tx, attempt)?,
         };
@@ -224,6 +227,7 @@ fn insert(
         }
         return Ok(WriteOutcome::Duplicate { existing_id: r.id, reason: DuplicateReason::SameId });
     }
+    insert_chunks(tx, r.id, &r.chunks)?;
     lexicon.add(&r.title, &r.body);
     Ok(WriteOutcome::Inserted { id: r.id })
 }
@@ -232,12 +236,14 @@ fn import(
     tx: &mut Transaction<'_>,
     item: &StoredItem,
     vector: Option<&[f32]>,
+    chunks: &[ChunkVector],
     lexicon: &mut LexiconDelta,
 ) -> Result<WriteOutcome> {
     let r = &item.record;
     if !insert_row(tx, r, item.deleted_at, item.superseded_by, vector)? {
         return Ok(WriteOutcome::Duplicate { existing_id: r.id, reason: DuplicateReason::SameId });
     }
+    insert_chunks(tx, r.id, chunks)?;
     if item.deleted_at.is_none() {
         lexicon.add(&r.title, &r.body);
     }
@@ -323,6 +329,7 @@ fn update(tx: &mut Transaction<'_>, r: &Record, lexicon: &mut LexiconDelta) -> R
             &link_to,
         ],
     )?;
+    replace_chunks(tx, r.id, &r.chunks)?;
     lexicon.remove(&old_title, &old_body);
     lexicon.add(&r.title, &r.body);
     Ok(WriteOutcome::Updated { id: r.id })
@@ -398,6 +405,7 @@ pub fn ensure_vector_indexes(client: &mut Client, ops: &[WriteOp], known: &Mutex
         })
         .map(Vec::len)
         .collect();
+    // Chunk vectors come from the same model as their item's vector: no other dimension.
     ensure_dimension_indexes(client, dims, known)
 }
 
@@ -427,6 +435,8 @@ pub fn ensure_dimension_indexes(
 pub fn vector_index_sql(dim: usize) -> String {
     format!(
         "CREATE INDEX IF NOT EXISTS items_embedding_{dim} ON items \
+         USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE vector_dims(embedding) = {dim}; \
+         CREATE INDEX IF NOT EXISTS item_chunks_embedding_{dim} ON item_chunks \
          USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE vector_dims(embedding) = {dim}"
     )
 }
@@ -471,12 +481,34 @@ pub fn purge_expired(client: &mut Client, now: i64, limit: usize) -> Result<Vec<
 }
 
 /// New vectors for stored items, in one transaction (see [`crate::Store::set_vectors`]).
-pub fn set_vectors(client: &mut Client, vectors: &[(Uuid, Vec<f32>)]) -> Result<()> {
+pub fn set_vectors(client: &mut Client, vectors: &[ItemVectors]) -> Result<()> {
     let mut tx = client.transaction()?;
     let stmt = tx.prepare("UPDATE items SET embedding = $2 WHERE id = $1")?;
-    for (id, vector) in vectors {
-        tx.execute(&stmt, &[id, &Vector::from(vector.clone())])?;
+    for r in vectors {
+        if tx.execute(&stmt, &[&r.id, &Vector::from(r.vector.clone())])? > 0 {
+            replace_chunks(&mut tx, r.id, &r.chunks)?;
+        }
     }
     tx.commit()?;
     Ok(())
+}
+
+/// The chunk vectors of a newly inserted item.
+fn insert_chunks(tx: &mut Transaction<'_>, id: Uuid, chunks: &[ChunkVector]) -> Result<()> {
+    if chunks.is_empty() {
+        return Ok(());
+    }
+    let stmt = tx.prepare(
+        "INSERT INTO item_chunks (item_id, start_byte, end_byte, embedding) VALUES ($1, $2, $3, $4)",
+    )?;
+    for c in chunks {
+        tx.execute(&stmt, &[&id, &(c.start as i32), &(c.end as i32), &Vector::from(c.vector.clone())])?;
+    }
+    Ok(())
+}
+
+/// Replaces an item's chunk vectors: whatever described its former text goes.
+fn replace_chunks(tx: &mut Transaction<'_>, id: Uuid, chunks: &[ChunkVector]) -> Result<()> {
+    tx.execute("DELETE FROM item_chunks WHERE item_id = $1", &[&id])?;
+    insert_chunks(tx, id, chunks)
 }

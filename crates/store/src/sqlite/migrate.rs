@@ -17,6 +17,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (5, "supersede", include_str!("../../migrations/sqlite/0005_supersede.sql")),
     (6, "natural_key", include_str!("../../migrations/sqlite/0006_natural_key.sql")),
     (7, "links", include_str!("../../migrations/sqlite/0007_links.sql")),
+    (8, "chunks", include_str!("../../migrations/sqlite/0008_chunks.sql")),
 ];
 
 fn checksum(sql: &str) -> String {

@@ -13,8 +13,8 @@ mod row;
 mod write;
 
 use crate::{
-    AuditQuery, AuditRecord, Candidate, ExportedItem, LexicalMatch, LexicalQuery, Link, Result, Stats, Store,
-    StoreError, StoredItem, VectorRow, WriteContext, WriteOp, WriteOutcome,
+    AuditQuery, AuditRecord, Candidate, ExportedItem, ItemVectors, LexicalMatch, LexicalQuery, Link, Result,
+    Stats, Store, StoreError, StoredItem, VectorRow, WriteContext, WriteOp, WriteOutcome,
 };
 use cortex_domain::query::ParsedQuery;
 use rusqlite::Connection;
@@ -168,7 +168,11 @@ impl Store for SqliteStore {
         read::stats(&self.reader())
     }
 
-    fn set_vectors(&self, vectors: &[(Uuid, Vec<f32>)]) -> Result<()> {
+    fn vectors_of(&self, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
+        read::vectors_of(&self.reader(), ids)
+    }
+
+    fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()> {
         let mut conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         write::set_vectors(&mut conn, vectors)
     }

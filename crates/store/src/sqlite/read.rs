@@ -4,8 +4,8 @@ use super::fts::match_expression;
 use super::migrate::current_version;
 use super::row::{COLUMN_COUNT, COLUMNS, FACTS, facts_at, from_row, scope_at};
 use crate::{
-    AuditQuery, AuditRecord, Candidate, Combine, ExportedItem, Filters, LexicalMatch, LexicalQuery, Result,
-    Stats, StoreError, StoredItem, VectorRow,
+    AuditQuery, AuditRecord, Candidate, Combine, ExportedItem, Filters, ItemVectors, LexicalMatch,
+    LexicalQuery, Result, Stats, StoreError, StoredItem, VectorRow,
 };
 use cortex_domain::query::ParsedQuery;
 use rusqlite::types::Value as SqlValue;
@@ -206,7 +206,7 @@ pub fn stats(conn: &Connection) -> Result<Stats> {
 
 pub fn vectors_changed_since(conn: &Connection, since: i64) -> Result<Vec<VectorRow>> {
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT i.id, i.deleted_at IS NOT NULL, v.vector, {FACTS} \
+        "SELECT i.id, i.deleted_at IS NOT NULL, v.vector, v.chunks, {FACTS} \
          FROM items i LEFT JOIN item_vectors v ON v.item_rowid = i.rowid WHERE i.updated_at >= ?1"
     ))?;
     let mut rows = stmt.query([since])?;
@@ -214,11 +214,34 @@ pub fn vectors_changed_since(conn: &Connection, since: i64) -> Result<Vec<Vector
     while let Some(row) = rows.next()? {
         let id: String = row.get(0)?;
         let blob: Option<Vec<u8>> = row.get(2)?;
+        let chunks: Option<Vec<u8>> = row.get(3)?;
         out.push(VectorRow {
             id: Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("id {id}: {e}")))?,
             deleted: row.get(1)?,
             vector: blob.map(|b| super::row::vector_from_blob(&b)),
-            facts: facts_at(row, 3)?,
+            chunks: super::row::chunks_from_blob(chunks.as_deref())?,
+            facts: facts_at(row, 4)?,
+        });
+    }
+    Ok(out)
+}
+
+pub fn vectors_of(conn: &Connection, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
+    let ids = serde_json::Value::from(ids.iter().map(Uuid::to_string).collect::<Vec<_>>()).to_string();
+    let mut stmt = conn.prepare_cached(
+        "SELECT i.id, v.vector, v.chunks FROM items i JOIN item_vectors v ON v.item_rowid = i.rowid \
+         WHERE i.id IN (SELECT value FROM json_each(?1))",
+    )?;
+    let mut rows = stmt.query([ids])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let id: String = row.get(0)?;
+        let vector: Vec<u8> = row.get(1)?;
+        let chunks: Option<Vec<u8>> = row.get(2)?;
+        out.push(ItemVectors {
+            id: Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("id {id}: {e}")))?,
+            vector: super::row::vector_from_blob(&vector),
+            chunks: super::row::chunks_from_blob(chunks.as_deref())?,
         });
     }
     Ok(out)
@@ -227,16 +250,18 @@ pub fn vectors_changed_since(conn: &Connection, since: i64) -> Result<Vec<Vector
 pub fn export_page(conn: &Connection, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
     // Ids are lowercase hyphenated UUIDs, whose text order is their byte order.
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS}, v.vector FROM items i LEFT JOIN item_vectors v ON v.item_rowid = i.rowid \
+        "SELECT {COLUMNS}, v.vector, v.chunks FROM items i LEFT JOIN item_vectors v ON v.item_rowid = i.rowid \
          WHERE ?1 IS NULL OR i.id > ?1 ORDER BY i.id LIMIT ?2"
     ))?;
     let mut rows = stmt.query(rusqlite::params![after.map(|id| id.to_string()), limit as i64])?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
         let blob: Option<Vec<u8>> = row.get(COLUMN_COUNT)?;
+        let chunks: Option<Vec<u8>> = row.get(COLUMN_COUNT + 1)?;
         out.push(ExportedItem {
             item: from_row(row)?,
             vector: blob.map(|b| super::row::vector_from_blob(&b)),
+            chunks: super::row::chunks_from_blob(chunks.as_deref())?,
         });
     }
     Ok(out)

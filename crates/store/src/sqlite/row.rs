@@ -1,6 +1,6 @@
 //! Mapping between `Record` and the `items` row.
 
-use crate::{ItemFacts, Record, Result, StoreError, StoredItem};
+use crate::{ChunkVector, ItemFacts, Record, Result, StoreError, StoredItem};
 use cortex_domain::{Kind, Scope};
 use rusqlite::Row;
 use serde_json::Value;
@@ -77,6 +77,7 @@ pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
         updated_at: row.get(21)?,
         expires_at: row.get(22)?,
         vector: None,
+        chunks: Vec::new(),
     };
     let superseded_by: Option<String> = row.get(24)?;
     let superseded_by = superseded_by
@@ -92,4 +93,38 @@ pub fn vector_to_blob(vector: &[f32]) -> Vec<u8> {
 
 pub fn vector_from_blob(blob: &[u8]) -> Vec<f32> {
     blob.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+/// The layout of `item_vectors.chunks`: per chunk, little-endian `u32` start, end and
+/// dimension, then that many `f32`s.
+pub fn chunks_to_blob(chunks: &[ChunkVector]) -> Option<Vec<u8>> {
+    if chunks.is_empty() {
+        return None;
+    }
+    let mut blob = Vec::new();
+    for c in chunks {
+        for n in [c.start, c.end, c.vector.len() as u32] {
+            blob.extend_from_slice(&n.to_le_bytes());
+        }
+        blob.extend(vector_to_blob(&c.vector));
+    }
+    Some(blob)
+}
+
+pub fn chunks_from_blob(blob: Option<&[u8]>) -> Result<Vec<ChunkVector>> {
+    let Some(blob) = blob else { return Ok(Vec::new()) };
+    let corrupt = || StoreError::Corrupt("item_vectors.chunks: truncated blob".into());
+    let word = |at: usize| -> Result<u32> {
+        let bytes = blob.get(at..at + 4).ok_or_else(corrupt)?;
+        Ok(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+    };
+    let mut chunks = Vec::new();
+    let mut at = 0;
+    while at < blob.len() {
+        let values_end = at + 12 + word(at + 8)? as usize * 4;
+        let values = blob.get(at + 12..values_end).ok_or_else(corrupt)?;
+        chunks.push(ChunkVector { start: word(at)?, end: word(at + 4)?, vector: vector_from_blob(values) });
+        at = values_end;
+    }
+    Ok(chunks)
 }

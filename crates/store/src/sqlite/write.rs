@@ -2,7 +2,8 @@
 
 use crate::model::{link_ends, natural_key_of, scope_values};
 use crate::{
-    BlockedAttempt, DuplicateReason, Record, Result, StoredItem, WriteContext, WriteOp, WriteOutcome,
+    BlockedAttempt, ChunkVector, DuplicateReason, ItemVectors, Record, Result, StoredItem, WriteContext,
+    WriteOp, WriteOutcome,
 };
 use cortex_domain::Kind;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
@@ -37,7 +38,7 @@ pub fn apply_batch(
             WriteOp::Insert { record, dedupe } => insert(&tx, record, *dedupe)?,
             WriteOp::Update { record } => update(&tx, record)?,
             WriteOp::Delete { id, kind, at } => delete(&tx, *id, *kind, *at)?,
-            WriteOp::Import { item, vector } => import(&tx, item, vector.as_deref())?,
+            WriteOp::Import { item, vector, chunks } => import(&tx, item, vector.as_deref(), chunks)?,
             WriteOp::Supersede { id, by, at } => supersede(&tx, *id, *by, *at)?,
             WriteOp::Blocked(attempt) => record_blocked(&tx, attempt)?,
         };
@@ -154,11 +155,16 @@ fn insert(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<WriteOutcome
     if let Some((existing_id, reason)) = find_duplicate(tx, r, dedupe, true)? {
         return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
-    insert_row(tx, r, None, None, r.vector.as_deref())?;
+    insert_row(tx, r, None, None, r.vector.as_deref(), &r.chunks)?;
     Ok(WriteOutcome::Inserted { id: r.id })
 }
 
-fn import(tx: &Transaction<'_>, item: &StoredItem, vector: Option<&[f32]>) -> Result<WriteOutcome> {
+fn import(
+    tx: &Transaction<'_>,
+    item: &StoredItem,
+    vector: Option<&[f32]>,
+    chunks: &[ChunkVector],
+) -> Result<WriteOutcome> {
     let r = &item.record;
     let taken = tx.prepare_cached("SELECT 1 FROM items WHERE id = ?1")?.exists([r.id.to_string()])?;
     if taken {
@@ -167,7 +173,7 @@ fn import(tx: &Transaction<'_>, item: &StoredItem, vector: Option<&[f32]>) -> Re
     if let Some((existing_id, reason)) = find_duplicate(tx, r, false, false)? {
         return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
-    insert_row(tx, r, item.deleted_at, item.superseded_by, vector)?;
+    insert_row(tx, r, item.deleted_at, item.superseded_by, vector, chunks)?;
     Ok(WriteOutcome::Inserted { id: r.id })
 }
 
@@ -177,6 +183,7 @@ fn insert_row(
     deleted_at: Option<i64>,
     superseded_by: Option<Uuid>,
     vector: Option<&[f32]>,
+    chunks: &[ChunkVector],
 ) -> Result<()> {
     let s = scope_values(&r.scope);
     let (link_from, link_to) = link_ends(r);
@@ -218,7 +225,7 @@ fn insert_row(
     ])?;
     let rowid = tx.last_insert_rowid();
     insert_tags(tx, rowid, &r.tags)?;
-    write_vector(tx, rowid, vector)?;
+    write_vector(tx, rowid, vector, chunks)?;
     Ok(())
 }
 
@@ -230,13 +237,20 @@ fn insert_tags(tx: &Transaction<'_>, rowid: i64, tags: &[String]) -> Result<()> 
     Ok(())
 }
 
-/// Stores (or, for an item whose new text was not embedded, removes) the item's vector, so a
-/// vector never describes text the item no longer has.
-fn write_vector(tx: &Transaction<'_>, rowid: i64, vector: Option<&[f32]>) -> Result<()> {
+/// Stores (or, for an item whose new text was not embedded, removes) the item's vector and
+/// chunk vectors, so a vector never describes text the item no longer has.
+fn write_vector(
+    tx: &Transaction<'_>,
+    rowid: i64,
+    vector: Option<&[f32]>,
+    chunks: &[ChunkVector],
+) -> Result<()> {
     match vector {
         Some(v) => tx
-            .prepare_cached("INSERT OR REPLACE INTO item_vectors (item_rowid, vector) VALUES (?1, ?2)")?
-            .execute(params![rowid, super::row::vector_to_blob(v)])?,
+            .prepare_cached(
+                "INSERT OR REPLACE INTO item_vectors (item_rowid, vector, chunks) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![rowid, super::row::vector_to_blob(v), super::row::chunks_to_blob(chunks)])?,
         None => tx.prepare_cached("DELETE FROM item_vectors WHERE item_rowid = ?1")?.execute([rowid])?,
     };
     Ok(())
@@ -315,7 +329,7 @@ fn update(tx: &Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
     )?;
     tx.prepare_cached("DELETE FROM item_tags WHERE item_rowid = ?1")?.execute([rowid])?;
     insert_tags(tx, rowid, &r.tags)?;
-    write_vector(tx, rowid, r.vector.as_deref())?;
+    write_vector(tx, rowid, r.vector.as_deref(), &r.chunks)?;
     Ok(WriteOutcome::Updated { id: r.id })
 }
 
@@ -371,14 +385,18 @@ pub fn purge_expired(conn: &mut Connection, now: i64, limit: usize) -> Result<Ve
 }
 
 /// New vectors for stored items, in one transaction (see [`crate::Store::set_vectors`]).
-pub fn set_vectors(conn: &mut Connection, vectors: &[(Uuid, Vec<f32>)]) -> Result<()> {
+pub fn set_vectors(conn: &mut Connection, vectors: &[ItemVectors]) -> Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     {
         let mut stmt = tx.prepare_cached(
-            "INSERT OR REPLACE INTO item_vectors (item_rowid, vector) SELECT rowid, ?2 FROM items WHERE id = ?1",
+            "INSERT OR REPLACE INTO item_vectors (item_rowid, vector, chunks) SELECT rowid, ?2, ?3 FROM items WHERE id = ?1",
         )?;
-        for (id, vector) in vectors {
-            stmt.execute(params![id.to_string(), super::row::vector_to_blob(vector)])?;
+        for r in vectors {
+            stmt.execute(params![
+                r.id.to_string(),
+                super::row::vector_to_blob(&r.vector),
+                super::row::chunks_to_blob(&r.chunks)
+            ])?;
         }
     }
     tx.commit()?;

@@ -1,0 +1,253 @@
+//! The facts the in-process vector index filters on, kept small. A scan tests every entry, so
+//! each entry holds numbers — its scope, status and tags as ids into a table of the distinct
+//! values — and a find compiles its filters once against that table. Testing the full
+//! [`ItemFacts`] of each of 100k entries (strings behind pointers) cost twice the dot products
+//! themselves: 5.7 ms against 2.9 ms per scan.
+//!
+//! [`CompiledFilter::admits`] decides exactly as [`Filters::admits`] does (tested below).
+
+use cortex_domain::{Kind, Scope};
+use cortex_store::{Filters, ItemFacts};
+use std::collections::HashMap;
+
+/// An entry's facts, as ids into its [`FactTable`].
+#[derive(Debug, Clone)]
+pub struct CompactFacts {
+    kind: Kind,
+    scope: u32,
+    status: Option<u32>,
+    tags: Box<[u32]>,
+    updated_at: i64,
+    expires_at: Option<i64>,
+    superseded: bool,
+}
+
+/// The distinct scopes and words (statuses, tags) entries refer to. It only grows: values of
+/// removed entries stay, which costs little since few distinct values exist.
+#[derive(Debug, Default)]
+pub struct FactTable {
+    scopes: Interner<Scope>,
+    words: Interner<String>,
+}
+
+/// Distinct values, each with a small id: its place in `values`.
+#[derive(Debug)]
+struct Interner<T> {
+    values: Vec<T>,
+    ids: HashMap<T, u32>,
+}
+
+impl<T> Default for Interner<T> {
+    fn default() -> Self {
+        Interner { values: Vec::new(), ids: HashMap::new() }
+    }
+}
+
+impl<T: Eq + std::hash::Hash + Clone> Interner<T> {
+    fn id<Q>(&mut self, value: &Q) -> u32
+    where
+        T: std::borrow::Borrow<Q>,
+        Q: Eq + std::hash::Hash + ToOwned<Owned = T> + ?Sized,
+    {
+        if let Some(id) = self.ids.get(value) {
+            return *id;
+        }
+        let id = self.values.len() as u32;
+        self.values.push(value.to_owned());
+        self.ids.insert(value.to_owned(), id);
+        id
+    }
+
+    fn known<Q>(&self, value: &Q) -> Option<u32>
+    where
+        T: std::borrow::Borrow<Q>,
+        Q: Eq + std::hash::Hash + ?Sized,
+    {
+        self.ids.get(value).copied()
+    }
+}
+
+impl FactTable {
+    pub fn compact(&mut self, facts: &ItemFacts) -> CompactFacts {
+        CompactFacts {
+            kind: facts.kind,
+            scope: self.scopes.id(&facts.scope),
+            status: facts.status.as_deref().map(|s| self.words.id(s)),
+            tags: facts.tags.iter().map(|t| self.words.id(t.as_str())).collect(),
+            updated_at: facts.updated_at,
+            expires_at: facts.expires_at,
+            superseded: facts.superseded,
+        }
+    }
+
+    /// The full facts again (for the few entries a search returns).
+    pub fn expand(&self, c: &CompactFacts) -> ItemFacts {
+        ItemFacts {
+            kind: c.kind,
+            scope: self.scopes.values[c.scope as usize].clone(),
+            updated_at: c.updated_at,
+            expires_at: c.expires_at,
+            status: c.status.map(|id| self.words.values[id as usize].clone()),
+            tags: c.tags.iter().map(|id| self.words.values[*id as usize].clone()).collect(),
+            superseded: c.superseded,
+        }
+    }
+
+    /// `filters`, with the scope test decided once per distinct scope and words turned to ids.
+    pub fn compile(&self, filters: &Filters) -> CompiledFilter {
+        let known = |word: &String| self.words.known(word.as_str());
+        let status = filters.status.as_ref().map(known);
+        let tags: Option<Vec<u32>> = filters.tags.iter().map(known).collect();
+        CompiledFilter {
+            kinds: filters.kinds.iter().fold(0, |bits, k| bits | kind_bit(*k)),
+            scopes: self
+                .scopes
+                .values
+                .iter()
+                .map(|scope| filters.scope_equals.iter().all(|(f, v)| scope.get(f).unwrap_or("") == v))
+                .collect(),
+            // A status or tag no entry has admits nothing.
+            impossible: matches!(status, Some(None)) || tags.is_none(),
+            status: status.flatten(),
+            tags: tags.unwrap_or_default(),
+            since: filters.since,
+            until: filters.until,
+            now: filters.now,
+            include_expired: filters.include_expired,
+            include_superseded: filters.include_superseded,
+        }
+    }
+}
+
+fn kind_bit(kind: Kind) -> u64 {
+    1 << (kind as u32)
+}
+
+/// [`Filters`] compiled against a [`FactTable`].
+#[derive(Debug)]
+pub struct CompiledFilter {
+    /// One bit per admitted kind; 0 admits every kind.
+    kinds: u64,
+    /// Per scope id, whether it passes.
+    scopes: Vec<bool>,
+    impossible: bool,
+    status: Option<u32>,
+    tags: Vec<u32>,
+    since: Option<i64>,
+    until: Option<i64>,
+    now: i64,
+    include_expired: bool,
+    include_superseded: bool,
+}
+
+impl CompiledFilter {
+    pub fn admits(&self, c: &CompactFacts) -> bool {
+        !self.impossible
+            && (self.kinds == 0 || self.kinds & kind_bit(c.kind) != 0)
+            && self.scopes.get(c.scope as usize).copied().unwrap_or(false)
+            && (self.include_expired || c.expires_at.is_none_or(|t| t > self.now))
+            && self.since.is_none_or(|t| c.updated_at >= t)
+            && self.until.is_none_or(|t| c.updated_at < t)
+            && self.status.is_none_or(|s| c.status == Some(s))
+            && self.tags.iter().all(|t| c.tags.contains(t))
+            && (self.include_superseded || !c.superseded)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope(org: &str, branch: Option<&str>) -> Scope {
+        Scope { org: Some(org.into()), branch: branch.map(str::to_string), ..Scope::default() }
+    }
+
+    #[test]
+    fn decides_exactly_as_the_full_filters_do() {
+        let mut facts = Vec::new();
+        for (i, kind) in [Kind::Decision, Kind::Runbook, Kind::Todo].into_iter().enumerate() {
+            for scope in [scope("acme", Some("main")), scope("acme", None), scope("other", Some("main"))] {
+                for status in [None, Some("open"), Some("done")] {
+                    for tags in [vec![], vec!["a".to_string()], vec!["a".to_string(), "b".to_string()]] {
+                        for (expires_at, superseded) in [(None, false), (Some(50), false), (Some(500), true)]
+                        {
+                            facts.push(ItemFacts {
+                                kind,
+                                scope: scope.clone(),
+                                updated_at: 100 * i as i64,
+                                expires_at,
+                                status: status.map(str::to_string),
+                                tags: tags.clone(),
+                                superseded,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        let mut filters = Vec::new();
+        for kinds in [vec![], vec![Kind::Runbook], vec![Kind::Decision, Kind::Todo]] {
+            for scope_equals in [
+                vec![],
+                vec![("org", "acme".to_string())],
+                vec![("org", "acme".to_string()), ("branch", "main".to_string())],
+                vec![("branch", String::new())],
+            ] {
+                for status in [None, Some("open"), Some("never used")] {
+                    for tags in [vec![], vec!["a".to_string()], vec!["b".to_string(), "zzz".to_string()]] {
+                        for (since, until, include_expired, include_superseded) in
+                            [(None, None, false, false), (Some(100), Some(200), true, true)]
+                        {
+                            filters.push(Filters {
+                                kinds: kinds.clone(),
+                                scope_equals: scope_equals.clone(),
+                                since,
+                                until,
+                                tags: tags.clone(),
+                                status: status.map(str::to_string),
+                                now: 100,
+                                include_superseded,
+                                include_expired,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        let mut table = FactTable::default();
+        let compact: Vec<CompactFacts> = facts.iter().map(|f| table.compact(f)).collect();
+        let (mut admitted, mut refused) = (0, 0);
+        for filter in &filters {
+            let compiled = table.compile(filter);
+            for (full, small) in facts.iter().zip(&compact) {
+                let expected = filter.admits(full);
+                assert_eq!(compiled.admits(small), expected, "{filter:?} on {full:?}");
+                if expected { admitted += 1 } else { refused += 1 }
+            }
+        }
+        assert!(admitted > 1000 && refused > 1000, "both outcomes exercised: {admitted} / {refused}");
+        for (full, small) in facts.iter().zip(&compact) {
+            let back = table.expand(small);
+            assert_eq!(
+                (
+                    back.kind,
+                    &back.scope,
+                    back.updated_at,
+                    back.expires_at,
+                    &back.status,
+                    &back.tags,
+                    back.superseded
+                ),
+                (
+                    full.kind,
+                    &full.scope,
+                    full.updated_at,
+                    full.expires_at,
+                    &full.status,
+                    &full.tags,
+                    full.superseded
+                )
+            );
+        }
+    }
+}

@@ -9,7 +9,6 @@
 
 pub mod audit;
 pub mod config;
-mod entry_facts;
 mod error;
 mod expand;
 mod ingest;

@@ -1,0 +1,235 @@
+//! Semantic memory: the embedder (loaded on first need) and the dense route — the database's
+//! own vector search when it has one (PostgreSQL), else the in-process index (`index`).
+//!
+//! Long documents (`cortex_domain::chunking`) have a vector per chunk besides their own
+//! (`inputs`): the dense route searches both and groups what it finds by item, so one
+//! document is one hit however many of its chunks match (`nearest`).
+
+mod entry_facts;
+mod index;
+mod inputs;
+mod nearest;
+
+pub(crate) use inputs::EmbeddingInputs;
+
+use cortex_embed::{EmbedError, Embedder, LocalModel, MINILM_ID, OpenAiConfig, OpenAiEmbedder};
+use cortex_store::{Filters, ItemFacts, Result as StoreResult, Store};
+use index::IndexState;
+use nearest::{RESCORE_MARGIN, group_by_item, rescore};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use uuid::Uuid;
+
+/// Which embedder the service uses, chosen by `CORTEX_EMBEDDER` (`local`, the default,
+/// `openai`, or `none`).
+#[derive(Debug, Clone)]
+pub enum EmbedderChoice {
+    Local { model_dir: PathBuf },
+    OpenAi(OpenAiConfig),
+    None,
+}
+
+impl EmbedderChoice {
+    /// The model identity its vectors are recorded under (without the dimension), known
+    /// without loading or asking anything.
+    pub fn model_id(&self) -> Option<String> {
+        match self {
+            EmbedderChoice::Local { .. } => Some(MINILM_ID.to_string()),
+            EmbedderChoice::OpenAi(config) => Some(format!("openai:{}", config.model)),
+            EmbedderChoice::None => None,
+        }
+    }
+}
+
+/// A byte range of an item's text.
+pub type Span = (u32, u32);
+
+/// Which vectors a search compares against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compare {
+    /// Whole texts and chunks (finding).
+    Everything,
+    /// Whole texts only (near-duplicates: a short note close to one part of a long document
+    /// does not repeat the document).
+    WholeTexts,
+}
+
+/// One item the dense route found.
+#[derive(Debug, Clone)]
+pub struct DenseHit {
+    pub id: Uuid,
+    /// Its best similarity, over its whole text and its chunks.
+    pub score: f32,
+    pub facts: ItemFacts,
+    /// Its best-matching chunk, when any chunk matched.
+    pub chunk: Option<Span>,
+    /// How many of its chunks were among the nearest vectors.
+    pub chunks_matched: usize,
+}
+
+pub struct Semantic {
+    choice: EmbedderChoice,
+    embedder: OnceLock<Result<Arc<Embedder>, String>>,
+    state: Mutex<IndexState>,
+    query_cache: Mutex<std::collections::HashMap<String, Vec<f32>>>,
+}
+
+/// Query embeddings kept; the cache is simply emptied when full.
+const QUERY_CACHE_SIZE: usize = 512;
+
+/// Store metadata key recording the model the vectors came from.
+pub(crate) const MODEL_KEY: &str = "embedding_model";
+
+impl Semantic {
+    pub fn new(choice: EmbedderChoice) -> Semantic {
+        Semantic {
+            choice,
+            embedder: OnceLock::new(),
+            state: Mutex::new(IndexState::new()),
+            query_cache: Mutex::new(std::collections::HashMap::new()),
+        }
+    }
+
+    /// The embedder, loading it on first call; `Err` says why semantic search is unavailable.
+    pub fn embedder(&self) -> Result<Arc<Embedder>, String> {
+        self.embedder
+            .get_or_init(|| match &self.choice {
+                EmbedderChoice::None => {
+                    Err("the embedder is `none` (CORTEX_EMBEDDER=none): set CORTEX_EMBEDDER=local and install the model to enable semantic search".to_string())
+                }
+                EmbedderChoice::Local { model_dir } => {
+                    let started = std::time::Instant::now();
+                    let model = LocalModel::load(model_dir).map_err(|e: EmbedError| e.to_string())?;
+                    tracing::info!(ms = started.elapsed().as_millis() as u64, "embedding model loaded");
+                    Ok(Arc::new(Embedder::Local(Box::new(model))))
+                }
+                EmbedderChoice::OpenAi(config) => {
+                    Ok(Arc::new(Embedder::OpenAi(Box::new(OpenAiEmbedder::new(config.clone())))))
+                }
+            })
+            .clone()
+    }
+
+    /// Vectors for texts about to be stored, or `None` (with the reason logged) when the
+    /// embedder is unavailable or the store's vectors came from another model. Storing never
+    /// fails for want of vectors: the item stays findable lexically.
+    pub fn embed_for_store(&self, store: &dyn Store, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
+        if texts.is_empty() {
+            return None;
+        }
+        let embedder = match self.embedder() {
+            Ok(e) => e,
+            Err(reason) => {
+                tracing::debug!("storing without vectors: {reason}");
+                return None;
+            }
+        };
+        let vectors = match embedder.embed(texts) {
+            Ok(vectors) => vectors,
+            Err(e) => {
+                tracing::warn!("embedding failed, storing without vectors: {e}");
+                return None;
+            }
+        };
+        let model = format!("{}:{}", embedder.model_id()?, vectors.first()?.len());
+        match store.meta(MODEL_KEY) {
+            Ok(Some(recorded)) if recorded != model => {
+                tracing::warn!(%recorded, %model, "this store holds vectors of another model (run `cortex reindex`); storing without vectors");
+                None
+            }
+            Ok(Some(_)) => Some(vectors),
+            Ok(None) => match store.set_meta(MODEL_KEY, &model) {
+                Ok(()) => Some(vectors),
+                Err(e) => {
+                    tracing::warn!("cannot record the embedding model: {e}");
+                    None
+                }
+            },
+            Err(e) => {
+                tracing::warn!("cannot read the embedding model of the store: {e}");
+                None
+            }
+        }
+    }
+
+    /// Why the configured embedder cannot serve this store, if it cannot: its vectors came
+    /// from another model.
+    pub fn conflict(&self, store: &dyn Store) -> StoreResult<Option<String>> {
+        let Some(configured) = self.choice.model_id() else { return Ok(None) };
+        let Some(recorded) = store.meta(MODEL_KEY)? else { return Ok(None) };
+        let recorded_model = recorded.rsplit_once(':').map_or(recorded.as_str(), |(model, _)| model);
+        if recorded_model == configured {
+            return Ok(None);
+        }
+        Ok(Some(format!(
+            "this memory's vectors come from {recorded}, but the configured embedder is {configured}: \
+             run `cortex reindex` to embed every item again with {configured}, or configure the \
+             embedder that made them (CORTEX_EMBEDDER, CORTEX_OPENAI_MODEL)"
+        )))
+    }
+
+    /// The configured choice.
+    pub fn choice(&self) -> &EmbedderChoice {
+        &self.choice
+    }
+
+    /// The embedding of a query, from a small cache: agents repeat queries within a session.
+    pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {
+        let mut cache = self.query_cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = cache.get(text) {
+            return Ok(v.clone());
+        }
+        let embedder = self.embedder()?;
+        let vector = embedder.embed_query(text).map_err(|e| e.to_string())?.ok_or("no vector")?;
+        if cache.len() >= QUERY_CACHE_SIZE {
+            cache.clear();
+        }
+        cache.insert(text.to_string(), vector.clone());
+        Ok(vector)
+    }
+
+    pub fn forget_query_embeddings(&self) {
+        self.query_cache.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    /// The `k` nearest live items to `query` that pass `filters`, best first: searched by the
+    /// database when it can (PostgreSQL's HNSW indexes), else by the in-process index, brought
+    /// up to date first.
+    pub fn nearest(
+        &self,
+        store: &dyn Store,
+        query: &[f32],
+        k: usize,
+        filters: &Filters,
+        compare: Compare,
+    ) -> StoreResult<Vec<DenseHit>> {
+        let whole_only = compare == Compare::WholeTexts;
+        // A database answers its best `k` whole texts and its best `k` chunks.
+        if let Some(found) = store.search_dense(query, filters, k)? {
+            let found = found.into_iter().filter(|m| !(whole_only && m.chunk.is_some()));
+            return Ok(group_by_item(found.map(|m| (m.id, m.score, m.chunk, m.facts)), k));
+        }
+        let (mut found, fetch) = {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            state.refresh(store)?;
+            // Chunks of one item may fill several places: look further, then group.
+            let fetch = if whole_only || !state.has_chunks() { k } else { 2 * k };
+            (state.nearest(query, fetch + RESCORE_MARGIN, filters, whole_only), fetch)
+        };
+        // The int8 scan chose the candidates; their f32 vectors give the exact similarity
+        // (a near-duplicate threshold is a cosine, and fusion weighs these scores).
+        let mut ids: Vec<Uuid> = found.iter().map(|n| n.0).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        rescore(&mut found, &store.vectors_of(&ids)?, query);
+        found.truncate(fetch);
+        Ok(group_by_item(found.into_iter(), k))
+    }
+
+    /// Entries in the index (after a refresh), for `stats` and `doctor`.
+    pub fn indexed(&self, store: &dyn Store) -> StoreResult<(usize, usize)> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.refresh(store)?;
+        Ok(state.size())
+    }
+}

@@ -359,7 +359,7 @@ impl MemoryService {
                         if dup.is_none() && e.kind == record.kind && e.scope == record.scope =>
                     {
                         let v = e.vector.as_ref()?;
-                        Some((e.id, v.iter().zip(vector).map(|(a, b)| f64::from(a * b)).sum::<f64>()))
+                        Some((e.id, f64::from(cortex_vector::cosine(v, vector)?)))
                     }
                     _ => None,
                 })

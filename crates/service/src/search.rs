@@ -16,6 +16,7 @@ use cortex_domain::time::format_instant;
 use cortex_domain::{FindRequest, Mode, Scope, ScopeFilter, ScopeLevel, ScopeMatch};
 use cortex_domain::{chunking, fusion};
 use cortex_store::{Combine, Filters, LexicalMatch, LexicalQuery, StoredItem};
+use std::collections::HashMap;
 use uuid::Uuid;
 
 /// Candidates ranked per query: enough that recency and scope can lift a hit that BM25 put
@@ -431,32 +432,25 @@ fn fused_candidates(
     let dense_scores: Vec<(Uuid, f64)> = dense.iter().map(|d| (d.id, d.score as f64)).collect();
     let fused = fusion::fuse(&lex, &dense_scores, lexical_weight);
     let best = fused.first().map_or(0.0, |(_, s)| *s);
+    let lexical_of: HashMap<Uuid, &LexicalMatch> = lexical.iter().map(|m| (m.id, m)).collect();
+    let dense_of: HashMap<Uuid, &DenseHit> = dense.iter().map(|d| (d.id, d)).collect();
     fused
         .into_iter()
         .filter_map(|(id, score)| {
-            let relevance = ranking::relevance(score, best);
-            let d = dense.iter().find(|d| d.id == id);
-            let (chunk, chunks_matched) = d.map_or((None, 0), |d| (d.chunk, d.chunks_matched));
-            if let Some(m) = lexical.iter().find(|m| m.id == id) {
-                return Some(Candidate {
-                    id,
-                    relevance,
-                    updated_at: m.updated_at,
-                    scope: m.scope.clone(),
-                    lexical: true,
-                    chunk,
-                    chunks_matched,
-                });
-            }
-            let d = d?;
+            let (m, d) = (lexical_of.get(&id), dense_of.get(&id));
+            let (updated_at, scope) = match (m, d) {
+                (Some(m), _) => (m.updated_at, &m.scope),
+                (None, Some(d)) => (d.facts.updated_at, &d.facts.scope),
+                (None, None) => return None,
+            };
             Some(Candidate {
                 id,
-                relevance,
-                updated_at: d.facts.updated_at,
-                scope: d.facts.scope.clone(),
-                lexical: false,
-                chunk,
-                chunks_matched,
+                relevance: ranking::relevance(score, best),
+                updated_at,
+                scope: scope.clone(),
+                lexical: m.is_some(),
+                chunk: d.and_then(|d| d.chunk),
+                chunks_matched: d.map_or(0, |d| d.chunks_matched),
             })
         })
         .collect()
@@ -465,7 +459,7 @@ fn fused_candidates(
 /// Points a hit found through a chunk at that chunk, with a snippet cut from it.
 fn show_chunk(hit: &mut Hit, item: &StoredItem, c: &Candidate, words: &[&str]) {
     let Some((start, end)) = c.chunk else { return };
-    let text = item.record.content.as_deref().unwrap_or(&item.record.body);
+    let text = item.record.text();
     // Vectors are replaced with the text, so a chunk always fits it; the check keeps a
     // damaged store from panicking a find.
     let Some(part) = text.get(start as usize..end as usize) else { return };
@@ -524,7 +518,7 @@ pub(crate) fn hit(
     max_chars: usize,
 ) -> Hit {
     let r = &item.record;
-    let text = r.content.as_deref().unwrap_or(&r.body);
+    let text = r.text();
     let (cut, truncated) = truncate_chars(text, max_chars);
     let data = r.data.as_object().filter(|d| !d.is_empty()).map(|_| r.data.clone());
     Hit {

@@ -33,6 +33,14 @@ pub struct Record {
     pub chunks: Vec<ChunkVector>,
 }
 
+impl Record {
+    /// The text a find shows whole and long documents are chunked from: the content, or the
+    /// searchable body when there is none.
+    pub fn text(&self) -> &str {
+        self.content.as_deref().unwrap_or(&self.body)
+    }
+}
+
 /// A chunk of an item's text — a byte range of its content (or body, when it has no
 /// content) — with the chunk's embedding.
 #[derive(Debug, Clone, PartialEq)]

@@ -18,6 +18,12 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use uuid::Uuid;
 
+/// The exact cosine similarity of two unit vectors (their f32 dot product); `None` when their
+/// dimensions differ.
+pub fn cosine(a: &[f32], b: &[f32]) -> Option<f32> {
+    (a.len() == b.len()).then(|| a.iter().zip(b).map(|(x, y)| x * y).sum())
+}
+
 /// One scored entry.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scored<M, K = Uuid> {
@@ -244,10 +250,6 @@ mod tests {
         sample::UnitVectors::new(0x1234_5678, dim).take(count).collect()
     }
 
-    fn cosine(a: &[f32], b: &[f32]) -> f32 {
-        a.iter().zip(b).map(|(x, y)| x * y).sum()
-    }
-
     #[test]
     fn finds_the_same_top_hits_as_an_exact_f32_scan() {
         let dim = 384;
@@ -259,7 +261,7 @@ mod tests {
         }
         for query in vectors(20, dim).iter().chain(data.iter().take(5)) {
             let mut exact: Vec<(f32, Uuid)> =
-                data.iter().zip(&ids).map(|(v, id)| (cosine(query, v), *id)).collect();
+                data.iter().zip(&ids).map(|(v, id)| (cosine(query, v).unwrap(), *id)).collect();
             exact.sort_by(|a, b| b.0.total_cmp(&a.0));
             let found = index.search(query, 10, |_| true);
             assert_eq!(found.len(), 10);

@@ -16,7 +16,7 @@ impl EmbeddingInputs {
     /// chunk of the text a find returns (the content, or the body without one).
     pub fn of(record: &Record) -> EmbeddingInputs {
         let whole = format!("{}\n{}", record.title, record.body);
-        let text = record.content.as_deref().unwrap_or(&record.body);
+        let text = record.text();
         let chunks = if chunking::applies_to(record.kind) {
             chunking::chunk(text)
                 .iter()

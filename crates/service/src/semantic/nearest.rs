@@ -16,8 +16,6 @@ pub(super) type Nearest = (Uuid, f32, Option<Span>, ItemFacts);
 /// sorts best first. An entry whose vectors are gone (deleted since the scan) keeps its score.
 pub(super) fn rescore(found: &mut [Nearest], exact: &[ItemVectors], query: &[f32]) {
     let by_id: HashMap<Uuid, &ItemVectors> = exact.iter().map(|v| (v.id, v)).collect();
-    let dot =
-        |v: &[f32]| (v.len() == query.len()).then(|| v.iter().zip(query).map(|(a, b)| a * b).sum::<f32>());
     for (id, score, chunk, _) in found.iter_mut() {
         let Some(vectors) = by_id.get(id) else { continue };
         let vector = match chunk {
@@ -28,7 +26,7 @@ pub(super) fn rescore(found: &mut [Nearest], exact: &[ItemVectors], query: &[f32
                 .find(|c| (c.start, c.end) == (*start, *end))
                 .map(|c| c.vector.as_slice()),
         };
-        if let Some(exact) = vector.and_then(dot) {
+        if let Some(exact) = vector.and_then(|v| cortex_vector::cosine(v, query)) {
             *score = exact;
         }
     }

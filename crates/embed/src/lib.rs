@@ -1,12 +1,13 @@
 //! Embedders: text in, unit-length vectors out.
 //!
-//! - [`Embedder::Local`]: sentence-transformers/all-MiniLM-L6-v2 (384-d) run in-process by
-//!   candle: WordPiece tokens (≤ 256), BERT forward, mean pooling over the attention mask,
-//!   L2 normalization. Loaded on first use, so start-up stays fast.
+//! - [`Embedder::Local`]: sentence-transformers/all-MiniLM-L6-v2 (384-d) run in-process:
+//!   WordPiece tokens (≤ 256), the BERT forward pass in `src/bert/`, mean pooling over the
+//!   text's tokens, L2 normalization. Loaded on first use, so start-up stays fast.
 //! - [`Embedder::OpenAi`]: any OpenAI-compatible `/v1/embeddings` endpoint (OpenAI, Ollama,
 //!   vLLM, TEI), over HTTP; the dimension is whatever the server's model gives.
 //! - [`Embedder::None`]: no vectors; search is lexical only.
 
+mod bert;
 mod install;
 mod local;
 mod model_files;

@@ -1,30 +1,26 @@
-//! all-MiniLM-L6-v2 in-process.
+//! all-MiniLM-L6-v2 in-process: the tokenizer, then [`Encoder`] on every core.
 
 use crate::EmbedError;
+use crate::bert::{Config, Encoder};
 use crate::model_files::check_files;
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use std::path::Path;
-use tokenizers::{Encoding, Tokenizer, TruncationParams};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokenizers::{Tokenizer, TruncationParams};
 
 /// The model's own limit is 512 positions; 256 is what it was trained with, and longer
 /// inputs only dilute the mean.
 pub const MAX_TOKENS: usize = 256;
 
-/// Texts run through the model together, at most: texts of similar length are grouped so
-/// that little time goes into padding (a batch costs as much as its longest text times its
-/// size).
-const GROUP_SIZE: usize = 16;
+/// Tokens per forward pass, at most (a text longer than this goes alone). Large enough for
+/// the matrix products to run at full speed, small enough that a batch of 100 short items
+/// makes a dozen groups to share among the cores.
+const GROUP_TOKENS: usize = 512;
 
 pub struct LocalModel {
-    model: BertModel,
+    encoder: Encoder,
     tokenizer: Tokenizer,
-    device: Device,
-    /// Runs single queries on one thread: splitting the matrix products of a ten-token forward
-    /// pass across cores costs more in hand-offs than it saves, and a find runs its lexical
-    /// search beside the query's embedding (measured: 11 ms against 18 ms at p50).
-    query_pool: rayon::ThreadPool,
+    /// Forward passes run at once; each runs on one thread.
+    workers: usize,
 }
 
 fn load_error(dir: &Path, reason: impl std::fmt::Display) -> EmbedError {
@@ -34,75 +30,111 @@ fn load_error(dir: &Path, reason: impl std::fmt::Display) -> EmbedError {
 impl LocalModel {
     pub fn load(dir: &Path) -> Result<LocalModel, EmbedError> {
         check_files(dir)?;
-        let device = Device::Cpu;
         let config: Config = std::fs::read_to_string(dir.join("config.json"))
             .map_err(|e| load_error(dir, e))
             .and_then(|text| serde_json::from_str(&text).map_err(|e| load_error(dir, e)))?;
         let mut tokenizer =
             Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| load_error(dir, e))?;
-        // The shipped tokenizer pads and truncates at 128: `embed` pads each group of texts to
-        // its own longest instead, and truncation is at MAX_TOKENS.
+        // The shipped tokenizer pads and truncates at 128: texts are not padded here (see
+        // `bert`), and truncation is at MAX_TOKENS.
         tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
             .map_err(|e| load_error(dir, e))?;
-        // SAFETY-free: candle memory-maps through a safe wrapper when asked; reading the file
-        // into memory keeps this crate free of `unsafe` at the cost of ~90 MB of reads once.
+        if tokenizer.get_vocab_size(true) > config.vocab_size {
+            return Err(load_error(
+                dir,
+                format!(
+                    "tokenizer.json has {} tokens but the model only {}: the files are from different models",
+                    tokenizer.get_vocab_size(true),
+                    config.vocab_size
+                ),
+            ));
+        }
         let weights = std::fs::read(dir.join("model.safetensors")).map_err(|e| load_error(dir, e))?;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-            .map_err(|e| load_error(dir, e))?;
-        let model = BertModel::load(vb, &config).map_err(|e| load_error(dir, e))?;
-        let query_pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .thread_name(|_| "cortex-query-embed".into())
-            .build()
-            .map_err(|e| load_error(dir, e))?;
-        Ok(LocalModel { model, tokenizer, device, query_pool })
+        let encoder = Encoder::new(config, &weights).map_err(|e| load_error(dir, e))?;
+        if encoder.max_tokens() < MAX_TOKENS {
+            return Err(load_error(dir, format!("the model has only {} positions", encoder.max_tokens())));
+        }
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Ok(LocalModel { encoder, tokenizer, workers })
     }
 
-    /// The vector of one short text (a query), on one thread.
+    /// The vector of one short text (a query), on the calling thread.
     pub fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        let mut vectors = self.query_pool.install(|| self.embed(&[text]))?;
+        let mut vectors = self.embed(&[text])?;
         vectors.pop().ok_or_else(|| EmbedError::Inference("no vector for the query".into()))
     }
 
+    /// One vector per text, in order. Groups of texts are shared among the cores.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let fail = |e: &dyn std::fmt::Display| EmbedError::Inference(e.to_string());
-        let encodings = self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| fail(&e))?;
-        let mut order: Vec<usize> = (0..encodings.len()).collect();
-        order.sort_by_key(|&i| encodings[i].get_ids().len());
-        let mut vectors: Vec<Vec<f32>> = vec![Vec::new(); encodings.len()];
-        for group in order.chunks(GROUP_SIZE) {
-            let members: Vec<&Encoding> = group.iter().map(|&i| &encodings[i]).collect();
-            let embedded = self.forward(&members).map_err(|e| fail(&e))?;
-            for (&i, vector) in group.iter().zip(embedded) {
-                vectors[i] = vector;
-            }
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EmbedError::Inference(e.to_string()))?;
+        let ids: Vec<&[u32]> = encodings.iter().map(|e| e.get_ids()).collect();
+        if let Some(i) = ids.iter().position(|t| t.is_empty()) {
+            return Err(EmbedError::Inference(format!("text {i} gave no tokens")));
         }
-        Ok(vectors)
-    }
-
-    /// One forward pass over texts padded to the longest of them; L2-normalized mean pooling.
-    fn forward(&self, encodings: &[&Encoding]) -> candle_core::Result<Vec<Vec<f32>>> {
-        let longest = encodings.iter().map(|e| e.get_ids().len()).max().unwrap_or(0);
-        let padded = |values: &[u32]| {
-            let mut row = values.to_vec();
-            row.resize(longest, 0);
-            row
+        let groups = groups(&ids);
+        let next = AtomicUsize::new(0);
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                let g = next.fetch_add(1, Ordering::Relaxed);
+                let Some(range) = groups.get(g) else { return done };
+                done.push((range.start, self.encoder.encode(&ids[range.clone()])));
+            }
         };
-        let ids: Vec<u32> = encodings.iter().flat_map(|e| padded(e.get_ids())).collect();
-        let mask: Vec<u32> = encodings.iter().flat_map(|e| padded(e.get_attention_mask())).collect();
-        let shape = (encodings.len(), longest);
-        let ids = Tensor::from_vec(ids, shape, &self.device)?;
-        let mask = Tensor::from_vec(mask, shape, &self.device)?;
-        let token_types = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &token_types, Some(&mask))?;
-        // Mean over real tokens only: padding must not pull the average.
-        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-        let counts = mask.sum(1)?;
-        let mean = summed.broadcast_div(&counts)?;
-        let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?;
-        mean.broadcast_div(&norms)?.to_vec2::<f32>()
+        let workers = self.workers.min(groups.len()).max(1);
+        let mut results: Vec<(usize, Vec<Vec<f32>>)> = std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..workers).map(|_| scope.spawn(work)).collect();
+            let mut all = work();
+            for helper in helpers {
+                match helper.join() {
+                    Ok(done) => all.extend(done),
+                    Err(_) => return Err(EmbedError::Inference("an embedding thread panicked".into())),
+                }
+            }
+            Ok(all)
+        })?;
+        results.sort_by_key(|(start, _)| *start);
+        Ok(results.into_iter().flat_map(|(_, vectors)| vectors).collect())
+    }
+}
+
+/// Consecutive runs of texts with at most GROUP_TOKENS tokens together (or one longer text).
+fn groups(texts: &[&[u32]]) -> Vec<std::ops::Range<usize>> {
+    let mut groups = Vec::new();
+    let (mut start, mut tokens) = (0, 0);
+    for (i, text) in texts.iter().enumerate() {
+        if i > start && tokens + text.len() > GROUP_TOKENS {
+            groups.push(start..i);
+            (start, tokens) = (i, 0);
+        }
+        tokens += text.len();
+    }
+    if start < texts.len() {
+        groups.push(start..texts.len());
+    }
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_cover_every_text_once_in_order_within_the_token_budget() {
+        let lengths = [300, 200, 100, 600, 5, 5, 500, 12];
+        let texts: Vec<Vec<u32>> = lengths.iter().map(|&n| vec![1; n]).collect();
+        let refs: Vec<&[u32]> = texts.iter().map(Vec::as_slice).collect();
+        let groups = groups(&refs);
+        assert_eq!(groups, vec![0..2, 2..3, 3..4, 4..7, 7..8]);
+        for g in &groups {
+            let tokens: usize = lengths[g.clone()].iter().sum();
+            assert!(g.len() == 1 || tokens <= GROUP_TOKENS, "{g:?} has {tokens} tokens");
+        }
+        assert!(super::groups(&[]).is_empty());
     }
 }

@@ -78,3 +78,28 @@ fn install_copies_the_files_from_a_folder_and_the_result_loads() {
     let err = cortex_embed::install_model(empty.path(), target.path()).unwrap_err();
     assert!(err.to_string().contains("model.safetensors"), "{err}");
 }
+
+#[test]
+fn a_large_batch_spread_over_threads_gives_each_text_its_own_vector_in_order() {
+    // Enough text for many groups of the encoder (so several threads), of varied lengths,
+    // with a long one (truncated at 256 tokens) among them.
+    let long = "The ledger migration replays every posting through the new schema. ".repeat(60);
+    let texts: Vec<String> = (0..48)
+        .map(|i| match i {
+            17 => long.clone(),
+            _ => format!(
+                "Item {i}: {}",
+                "we tuned the billing retry backoff after an incident. ".repeat(1 + i % 5)
+            ),
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let embedder = model();
+    let batch = embedder.embed(&refs).unwrap();
+    assert_eq!(batch.len(), texts.len());
+    for (i, text) in refs.iter().enumerate() {
+        let alone = embedder.embed(&[text]).unwrap().remove(0);
+        let c: f32 = alone.iter().zip(&batch[i]).map(|(a, b)| a * b).sum();
+        assert!(c > 0.99999, "text {i}: cosine {c} between its vector alone and in the batch");
+    }
+}

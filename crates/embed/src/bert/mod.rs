@@ -1,0 +1,155 @@
+//! The BERT encoder of all-MiniLM-L6-v2 on plain matrices: ndarray for the matrix products
+//! (matrixmultiply's SIMD kernels), [`math`] for the steps between them. Its reference is the
+//! numpy forward pass in `tests/fixtures/minilm_reference.py`.
+//!
+//! Why not a framework: one forward pass here runs on one thread, and a batch is spread
+//! over the cores as whole groups of texts ([`crate::LocalModel`]). candle split every
+//! product and element-wise step of one pass across threads and ran GELU on one, which kept
+//! two cores 1.4 busy; its padded batches also paid for padding tokens.
+//!
+//! Texts are never padded: the token-wise steps (projections, feed-forward, norms) run on
+//! the tokens of all texts of a group stacked into one matrix, and attention, the only step
+//! that mixes tokens, runs per text.
+
+mod math;
+mod weights;
+
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis, Slice, linalg::general_mat_mul};
+use std::ops::Range;
+pub use weights::Config;
+use weights::{Linear, Norm, Weights};
+
+pub struct Encoder {
+    config: Config,
+    weights: Weights,
+}
+
+impl Encoder {
+    /// Builds the encoder from `config.json`'s settings and `model.safetensors`' bytes.
+    pub fn new(config: Config, safetensors: &[u8]) -> Result<Encoder, String> {
+        config.check()?;
+        let weights = weights::load(safetensors, &config)?;
+        Ok(Encoder { config, weights })
+    }
+
+    /// The longest text, in tokens, the position table covers.
+    pub fn max_tokens(&self) -> usize {
+        self.config.max_position_embeddings
+    }
+
+    /// One unit-length vector per text: the mean of its last hidden states. Each text is a
+    /// non-empty list of token ids, at most [`Self::max_tokens`] long, within the vocabulary.
+    pub fn encode(&self, texts: &[&[u32]]) -> Vec<Vec<f32>> {
+        let mut spans = Vec::with_capacity(texts.len());
+        let mut start = 0;
+        for text in texts {
+            spans.push(start..start + text.len());
+            start += text.len();
+        }
+        let mut hidden = self.embed_tokens(texts, start);
+        for layer in &self.weights.layers {
+            self.layer(&mut hidden, layer, &spans);
+        }
+        spans.into_iter().map(|span| mean_unit(hidden.slice_axis(Axis(0), Slice::from(span)))).collect()
+    }
+
+    /// Word + position + token-type embeddings of every token, normalized.
+    fn embed_tokens(&self, texts: &[&[u32]], tokens: usize) -> Array2<f32> {
+        let w = &self.weights;
+        let mut hidden = Array2::zeros((tokens, self.config.hidden_size));
+        let mut rows = hidden.rows_mut().into_iter();
+        for text in texts {
+            for (position, &id) in text.iter().enumerate() {
+                let mut row = rows.next().expect("one row per token");
+                let out = row.as_slice_mut().expect("rows of a new matrix are contiguous");
+                let word = w.word.row(id as usize);
+                let place = w.position.row(position);
+                for (((o, a), b), c) in out.iter_mut().zip(word).zip(place).zip(&w.token_type) {
+                    *o = a + b + c;
+                }
+                norm(out, &w.embedding_norm, self.config.layer_norm_eps);
+            }
+        }
+        hidden
+    }
+
+    fn layer(&self, hidden: &mut Array2<f32>, layer: &weights::Layer, spans: &[Range<usize>]) {
+        let eps = self.config.layer_norm_eps;
+        let qkv = linear(hidden.view(), &layer.qkv);
+        let context = self.attention(&qkv, spans);
+        let attended = linear(context.view(), &layer.attention_out);
+        add_and_norm(hidden, &attended, &layer.attention_norm, eps);
+        let mut inner = linear(hidden.view(), &layer.up);
+        math::gelu(inner.as_slice_mut().expect("a new matrix is contiguous"));
+        let out = linear(inner.view(), &layer.down);
+        add_and_norm(hidden, &out, &layer.output_norm, eps);
+    }
+
+    /// Scaled dot-product attention of each head, within each text; `qkv` holds the
+    /// queries, keys and values side by side.
+    fn attention(&self, qkv: &Array2<f32>, spans: &[Range<usize>]) -> Array2<f32> {
+        let size = self.config.hidden_size;
+        let heads = self.config.num_attention_heads;
+        let head = size / heads;
+        let scale = 1.0 / (head as f32).sqrt();
+        let mut context = Array2::zeros((qkv.nrows(), size));
+        let longest = spans.iter().map(|s| s.len()).max().unwrap_or(0);
+        let mut buffer = Array2::<f32>::zeros((longest, longest));
+        for span in spans {
+            let n = span.len();
+            let mut scores = block_mut(&mut buffer, 0..n, 0..n);
+            for h in 0..heads {
+                let columns = |offset: usize| offset + h * head..offset + (h + 1) * head;
+                let q = block(qkv, span.clone(), columns(0));
+                let k = block(qkv, span.clone(), columns(size));
+                let v = block(qkv, span.clone(), columns(2 * size));
+                general_mat_mul(scale, &q, &k.t(), 0.0, &mut scores);
+                for mut row in scores.rows_mut() {
+                    math::softmax(row.as_slice_mut().expect("rows of the score buffer are contiguous"));
+                }
+                let mut out = block_mut(&mut context, span.clone(), columns(0));
+                general_mat_mul(1.0, &scores, &v, 0.0, &mut out);
+            }
+        }
+        context
+    }
+}
+
+/// The rows × columns part of `m`. (ndarray's `s!` macro allows `unsafe` code inside, which
+/// this workspace forbids.)
+fn block(m: &Array2<f32>, rows: Range<usize>, columns: Range<usize>) -> ArrayView2<'_, f32> {
+    m.slice_axis(Axis(0), Slice::from(rows)).slice_axis_move(Axis(1), Slice::from(columns))
+}
+
+fn block_mut(m: &mut Array2<f32>, rows: Range<usize>, columns: Range<usize>) -> ArrayViewMut2<'_, f32> {
+    m.slice_axis_mut(Axis(0), Slice::from(rows)).slice_axis_move(Axis(1), Slice::from(columns))
+}
+
+/// `x · weight + bias`, the bias written first and the product added onto it.
+fn linear(x: ArrayView2<f32>, linear: &Linear) -> Array2<f32> {
+    let mut out = Array2::zeros((x.nrows(), linear.bias.len()));
+    for mut row in out.rows_mut() {
+        row.assign(&linear.bias);
+    }
+    general_mat_mul(1.0, &x, &linear.weight, 1.0, &mut out);
+    out
+}
+
+/// `hidden = LayerNorm(hidden + residual)`, row by row.
+fn add_and_norm(hidden: &mut Array2<f32>, residual: &Array2<f32>, weights: &Norm, eps: f32) {
+    *hidden += residual;
+    for mut row in hidden.rows_mut() {
+        norm(row.as_slice_mut().expect("rows of a new matrix are contiguous"), weights, eps);
+    }
+}
+
+fn norm(row: &mut [f32], weights: &Norm, eps: f32) {
+    math::layer_norm(row, &weights.weight, &weights.bias, eps);
+}
+
+/// The mean of a text's token vectors, scaled to unit length.
+fn mean_unit(tokens: ArrayView2<f32>) -> Vec<f32> {
+    let mean = tokens.mean_axis(Axis(0)).expect("a text has at least one token");
+    let length = mean.dot(&mean).sqrt();
+    mean.iter().map(|x| x / length).collect()
+}

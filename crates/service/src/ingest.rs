@@ -136,7 +136,7 @@ impl MemoryService {
             }
             let earlier = in_batch
                 .iter()
-                .find(|(scope, k, _)| *k == key && same_project(scope, &record.scope))
+                .find(|(scope, k, _)| *k == key && scope.same_project(&record.scope))
                 .map(|(_, _, id)| *id);
             let owner = match earlier {
                 Some(id) => Some(id),
@@ -589,10 +589,6 @@ fn merge_entity(record: &mut Record, stored: &Record) {
 }
 
 /// Natural keys are unique per project, whatever the branch or finer scope.
-fn same_project(a: &Scope, b: &Scope) -> bool {
-    a.org == b.org && a.project == b.project
-}
-
 /// The ops with a `Supersede` right after each insert that replaces an item, in the same
 /// transaction (and at the same request position).
 fn with_supersedes(

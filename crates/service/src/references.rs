@@ -29,6 +29,49 @@ struct BatchEntity {
 }
 
 impl MemoryService {
+    /// The entities of this batch a reference may name, with the id each will have once
+    /// written. An insert whose idempotency key is taken — by a stored item or an earlier
+    /// insert of the batch — is written as a duplicate of the key's item (the store's rule),
+    /// so that item is the one a reference to it means. Empty when nothing in the batch refers.
+    fn batch_entities(&self, ops: &[WriteOp]) -> Result<Vec<BatchEntity>> {
+        let refers = ops.iter().any(|op| match op {
+            WriteOp::Insert { record, .. } | WriteOp::Update { record } => {
+                !reference_fields(record.kind).is_empty()
+            }
+            _ => false,
+        });
+        let mut entities = Vec::new();
+        if !refers {
+            return Ok(entities);
+        }
+        let mut keyed: Vec<(&Scope, &str, Uuid)> = Vec::new();
+        for op in ops {
+            let (WriteOp::Insert { record, .. } | WriteOp::Update { record }) = op else { continue };
+            let mut id = record.id;
+            if let (WriteOp::Insert { .. }, Some(key)) = (op, record.idempotency_key.as_deref()) {
+                let earlier =
+                    keyed.iter().find(|(scope, k, _)| *k == key && scope.same_project(&record.scope));
+                id = match earlier {
+                    Some(&(_, _, owner)) => owner,
+                    None => self.store.idempotency_owner(&record.scope, key)?.unwrap_or(record.id),
+                };
+                keyed.push((&record.scope, key, id));
+            }
+            if record.kind != Kind::Entity {
+                continue;
+            }
+            if let Some(key) = record.data.as_object().and_then(|data| natural_key(Kind::Entity, data)) {
+                entities.push(BatchEntity {
+                    org: record.scope.org.clone(),
+                    project: record.scope.project.clone(),
+                    key,
+                    id,
+                });
+            }
+        }
+        Ok(entities)
+    }
+
     /// Rewrites the references of every relation and observation to item ids; the refusals by
     /// request position (the caller drops those ops).
     pub(crate) fn resolve_references(
@@ -36,22 +79,7 @@ impl MemoryService {
         ops: &mut [WriteOp],
         positions: &[usize],
     ) -> Result<Vec<(usize, ValidationError)>> {
-        let batch_entities: Vec<BatchEntity> = ops
-            .iter()
-            .filter_map(|op| match op {
-                WriteOp::Insert { record, .. } | WriteOp::Update { record }
-                    if record.kind == Kind::Entity =>
-                {
-                    Some(BatchEntity {
-                        org: record.scope.org.clone(),
-                        project: record.scope.project.clone(),
-                        key: natural_key(Kind::Entity, record.data.as_object()?)?,
-                        id: record.id,
-                    })
-                }
-                _ => None,
-            })
-            .collect();
+        let batch_entities = self.batch_entities(ops)?;
         let by_id: Vec<Uuid> = ops
             .iter()
             .filter_map(|op| match op {

@@ -19,6 +19,7 @@ per_backend!(
     deleting_an_entity_deletes_its_relations_and_observations_with_audit,
     purging_an_expired_item_deletes_the_links_to_it,
     expansion_never_leaves_the_scope_the_query_covers,
+    a_relation_to_an_entity_skipped_for_its_idempotency_key_points_at_the_keys_item,
 );
 
 fn entity(entity_type: &str, name: &str) -> Value {
@@ -335,4 +336,39 @@ fn purging_an_expired_item_deletes_the_links_to_it(db: &TestDb) {
     assert_eq!(after.missing_ids.len(), 2, "the proxy is gone and so is the link to it");
     assert!(after.hits[0].relations.is_empty());
     assert_eq!(m.operations(&rel), ["insert", "delete"]);
+}
+
+/// An entity of a batch that the store will skip (its idempotency key is taken) stands for
+/// the item holding the key: a relation naming it must point there, not at an id that is
+/// never written.
+fn a_relation_to_an_entity_skipped_for_its_idempotency_key_points_at_the_keys_item(db: &TestDb) {
+    let m = memory(db, "main");
+    let keyed = |name: &str, key: &str| json!({"kind": "entity", "idempotency_key": key, "data": {"entity_type": "service", "name": name}});
+    let first = m.store(json!([keyed("billing", "k-billing"), entity("database", "ledger-db")]));
+    let (billing, ledger) = (id_of(&first, 0), id_of(&first, 1));
+    let batch = m.store(json!([
+        keyed("billing-v2", "k-billing"),
+        relation(named("service", "billing-v2"), named("database", "ledger-db"), "writes"),
+        keyed("payments", "k-payments"),
+        keyed("payments-v2", "k-payments"),
+        relation(named("service", "payments-v2"), named("database", "ledger-db"), "reads"),
+    ]));
+    use ItemStatus::*;
+    assert_eq!(statuses(&batch), [SkippedDedupe, Inserted, Inserted, SkippedDedupe, Inserted]);
+    assert_eq!(batch.results[0].existing_id.as_deref(), Some(billing.as_str()));
+    let payments = id_of(&batch, 2);
+    assert_eq!(batch.results[3].existing_id.as_deref(), Some(payments.as_str()));
+    for (relation, from) in [(id_of(&batch, 1), &billing), (id_of(&batch, 4), &payments)] {
+        let hit = &m.find(json!({"ids": [relation]})).hits[0];
+        let data = hit.data.as_ref().unwrap();
+        assert_eq!(
+            (data["from"].as_str(), data["to"].as_str()),
+            (Some(from.as_str()), Some(ledger.as_str()))
+        );
+        assert_eq!(
+            m.find(json!({"ids": [from]})).hits[0].relations.len(),
+            1,
+            "the relation is walked from {from}"
+        );
+    }
 }

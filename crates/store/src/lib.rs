@@ -32,6 +32,9 @@ pub trait Store: Send + Sync {
     fn purge_expired(&self, now: i64, limit: usize, dry_run: bool) -> Result<Vec<(String, i64)>>;
     /// The live item of `scope`'s org and project with this natural key, if any.
     fn natural_key_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>>;
+    /// The item of `scope`'s org and project holding this idempotency key (deleted or not):
+    /// the item an insert with the key turns out a duplicate of.
+    fn idempotency_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>>;
     /// Live links touching any of `ids`: relations from or to them, observations of them (as
     /// entities), and those of `ids` that are observations themselves.
     fn links(&self, ids: &[Uuid]) -> Result<Vec<Link>>;

@@ -115,7 +115,11 @@ fn idempotency_key_yields_one_item_per_project(db: &TestDb) {
     let store = db.open();
     let a = Record { idempotency_key: Some("req-1".into()), ..record("A", "first text", "main") };
     let b = Record { idempotency_key: Some("req-1".into()), ..record("B", "other text", "feature") };
+    assert_eq!(store.idempotency_owner(&b.scope, "req-1").unwrap(), None);
     insert(&*store, &a);
+    // What the service asks before a batch: the item an insert with this key would duplicate.
+    assert_eq!(store.idempotency_owner(&b.scope, "req-1").unwrap(), Some(a.id));
+    assert_eq!(store.idempotency_owner(&b.scope, "req-2").unwrap(), None);
     assert_eq!(
         insert(&*store, &b),
         WriteOutcome::Duplicate { existing_id: a.id, reason: DuplicateReason::IdempotencyKey }

@@ -134,12 +134,12 @@ impl Store for PostgresStore {
 
     fn natural_key_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
         // The primary: the answer decides a write.
-        let s = crate::model::scope_values(scope);
-        let row = self.primary()?.query_opt(
-            "SELECT id FROM items WHERE natural_key = $1 AND org = $2 AND project = $3 AND deleted_at IS NULL LIMIT 1",
-            &[&key, &s[0], &s[1]],
-        )?;
-        Ok(row.map(|r| r.try_get(0)).transpose()?)
+        read::natural_key_owner(&mut *self.primary()?, scope, key)
+    }
+
+    fn idempotency_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
+        // The primary: the answer decides a write.
+        read::idempotency_owner(&mut *self.primary()?, scope, key)
     }
 
     fn links(&self, ids: &[Uuid]) -> Result<Vec<Link>> {

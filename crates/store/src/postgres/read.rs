@@ -4,13 +4,15 @@ use super::migrate::current_version;
 use super::params::Params;
 use super::row::{COLUMN_COUNT, COLUMNS, FACTS, facts_at, from_row, scope_at};
 use super::tsquery::{CONFIG, expression};
+use crate::model::scope_values;
 use crate::{
     AuditQuery, AuditRecord, Candidate, ChunkVector, Combine, DenseMatch, ExportedItem, Filters, ItemVectors,
     LexicalMatch, LexicalQuery, Result, Stats, StoredItem, VectorRow,
 };
+use cortex_domain::Scope;
 use cortex_domain::query::ParsedQuery;
 use pgvector::Vector;
-use postgres::Client;
+use postgres::{Client, GenericClient};
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -321,4 +323,24 @@ pub fn expired_by_kind(client: &mut Client, now: i64) -> Result<Vec<(String, i64
         &[&now],
     )?;
     rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+}
+
+/// The live item of `scope`'s org and project with this natural key (see `Store`).
+pub fn natural_key_owner(client: &mut impl GenericClient, scope: &Scope, key: &str) -> Result<Option<Uuid>> {
+    let s = scope_values(scope);
+    let row = client.query_opt(
+        "SELECT id FROM items WHERE natural_key = $1 AND org = $2 AND project = $3 AND deleted_at IS NULL LIMIT 1",
+        &[&key, &s[0], &s[1]],
+    )?;
+    Ok(row.map(|r| r.try_get(0)).transpose()?)
+}
+
+/// The item of `scope`'s org and project holding this idempotency key (see `Store`).
+pub fn idempotency_owner(client: &mut impl GenericClient, scope: &Scope, key: &str) -> Result<Option<Uuid>> {
+    let s = scope_values(scope);
+    let row = client.query_opt(
+        "SELECT id FROM items WHERE org = $1 AND project = $2 AND idempotency_key = $3",
+        &[&s[0], &s[1], &key],
+    )?;
+    Ok(row.map(|r| r.try_get(0)).transpose()?)
 }

@@ -1,6 +1,7 @@
 //! Writing a batch in one transaction, safely beside other processes writing too.
 
 use super::lexicon::LexiconDelta;
+use super::read::{idempotency_owner, natural_key_owner};
 use crate::model::{link_ends, natural_key_of, scope_values};
 use crate::{
     BlockedAttempt, ChunkVector, DuplicateReason, ItemVectors, Record, Result, StoredItem, WriteContext,
@@ -125,23 +126,15 @@ fn find_duplicate(
     dedupe: bool,
 ) -> Result<Option<(Uuid, DuplicateReason)>> {
     let s = scope_values(&r.scope);
-    if let Some(key) = &r.idempotency_key {
-        let row = tx.query_opt(
-            "SELECT id FROM items WHERE org = $1 AND project = $2 AND idempotency_key = $3",
-            &[&s[0], &s[1], key],
-        )?;
-        if let Some(row) = row {
-            return Ok(Some((row.try_get(0)?, DuplicateReason::IdempotencyKey)));
-        }
+    if let Some(id) =
+        r.idempotency_key.as_deref().map(|key| idempotency_owner(tx, &r.scope, key)).transpose()?.flatten()
+    {
+        return Ok(Some((id, DuplicateReason::IdempotencyKey)));
     }
-    if let Some(key) = natural_key_of(r) {
-        let row = tx.query_opt(
-            "SELECT id FROM items WHERE natural_key = $1 AND org = $2 AND project = $3 AND deleted_at IS NULL LIMIT 1",
-            &[&key, &s[0], &s[1]],
-        )?;
-        if let Some(row) = row {
-            return Ok(Some((row.try_get(0)?, DuplicateReason::NaturalKey)));
-        }
+    if let Some(id) =
+        natural_key_of(r).map(|key| natural_key_owner(tx, &r.scope, &key)).transpose()?.flatten()
+    {
+        return Ok(Some((id, DuplicateReason::NaturalKey)));
     }
     if dedupe {
         let row = tx.query_opt(

@@ -93,6 +93,10 @@ impl Store for SqliteStore {
         read::natural_key_owner(&self.reader(), scope, key)
     }
 
+    fn idempotency_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
+        read::idempotency_owner(&self.reader(), scope, key)
+    }
+
     fn links(&self, ids: &[Uuid]) -> Result<Vec<Link>> {
         graph::links(&self.reader(), ids)
     }

@@ -308,6 +308,7 @@ pub fn expired_by_kind(conn: &Connection, now: i64) -> Result<Vec<(String, i64)>
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
+/// The live item of `scope`'s org and project with this natural key (see `Store`).
 pub fn natural_key_owner(conn: &Connection, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
     let s = crate::model::scope_values(scope);
     let id: Option<String> = conn
@@ -315,6 +316,16 @@ pub fn natural_key_owner(conn: &Connection, scope: &cortex_domain::Scope, key: &
             "SELECT id FROM items WHERE natural_key = ?1 AND org = ?2 AND project = ?3 AND deleted_at IS NULL LIMIT 1",
         )?
         .query_row(rusqlite::params![key, s[0], s[1]], |row| row.get(0))
+        .optional()?;
+    Ok(id.and_then(|id| Uuid::parse_str(&id).ok()))
+}
+
+/// The item of `scope`'s org and project holding this idempotency key (see `Store`).
+pub fn idempotency_owner(conn: &Connection, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
+    let s = crate::model::scope_values(scope);
+    let id: Option<String> = conn
+        .prepare_cached("SELECT id FROM items WHERE org = ?1 AND project = ?2 AND idempotency_key = ?3")?
+        .query_row(rusqlite::params![s[0], s[1], key], |row| row.get(0))
         .optional()?;
     Ok(id.and_then(|id| Uuid::parse_str(&id).ok()))
 }

@@ -1,5 +1,6 @@
 //! Writing a batch in one transaction.
 
+use super::read::{idempotency_owner, natural_key_owner};
 use crate::model::{link_ends, natural_key_of, scope_values};
 use crate::{
     BlockedAttempt, ChunkVector, DuplicateReason, ItemVectors, Record, Result, StoredItem, WriteContext,
@@ -108,25 +109,18 @@ fn find_duplicate(
     natural: bool,
 ) -> Result<Option<(Uuid, DuplicateReason)>> {
     let s = scope_values(&r.scope);
-    if let Some(key) = &r.idempotency_key {
-        let existing: Option<String> = tx
-            .prepare_cached("SELECT id FROM items WHERE org = ?1 AND project = ?2 AND idempotency_key = ?3")?
-            .query_row(params![s[0], s[1], key], |row| row.get(0))
-            .optional()?;
-        if let Some(id) = existing {
-            return Ok(Some((parse_id(id), DuplicateReason::IdempotencyKey)));
-        }
+    if let Some(id) =
+        r.idempotency_key.as_deref().map(|key| idempotency_owner(tx, &r.scope, key)).transpose()?.flatten()
+    {
+        return Ok(Some((id, DuplicateReason::IdempotencyKey)));
     }
-    if let Some(key) = natural_key_of(r).filter(|_| natural) {
-        let existing: Option<String> = tx
-            .prepare_cached(
-                "SELECT id FROM items WHERE natural_key = ?1 AND org = ?2 AND project = ?3 AND deleted_at IS NULL LIMIT 1",
-            )?
-            .query_row(params![key, s[0], s[1]], |row| row.get(0))
-            .optional()?;
-        if let Some(id) = existing {
-            return Ok(Some((parse_id(id), DuplicateReason::NaturalKey)));
-        }
+    if let Some(id) = natural_key_of(r)
+        .filter(|_| natural)
+        .map(|key| natural_key_owner(tx, &r.scope, &key))
+        .transpose()?
+        .flatten()
+    {
+        return Ok(Some((id, DuplicateReason::NaturalKey)));
     }
     if dedupe {
         let existing: Option<String> = tx

@@ -588,7 +588,6 @@ fn merge_entity(record: &mut Record, stored: &Record) {
     }
 }
 
-/// Natural keys are unique per project, whatever the branch or finer scope.
 /// The ops with a `Supersede` right after each insert that replaces an item, in the same
 /// transaction (and at the same request position).
 fn with_supersedes(

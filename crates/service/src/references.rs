@@ -40,10 +40,10 @@ impl MemoryService {
             }
             _ => false,
         });
-        let mut entities = Vec::new();
         if !refers {
-            return Ok(entities);
+            return Ok(Vec::new());
         }
+        let mut entities = Vec::new();
         let mut keyed: Vec<(&Scope, &str, Uuid)> = Vec::new();
         for op in ops {
             let (WriteOp::Insert { record, .. } | WriteOp::Update { record }) = op else { continue };

@@ -126,13 +126,13 @@ fn find_duplicate(
     dedupe: bool,
 ) -> Result<Option<(Uuid, DuplicateReason)>> {
     let s = scope_values(&r.scope);
-    if let Some(id) =
-        r.idempotency_key.as_deref().map(|key| idempotency_owner(tx, &r.scope, key)).transpose()?.flatten()
+    if let Some(key) = &r.idempotency_key
+        && let Some(id) = idempotency_owner(tx, &r.scope, key)?
     {
         return Ok(Some((id, DuplicateReason::IdempotencyKey)));
     }
-    if let Some(id) =
-        natural_key_of(r).map(|key| natural_key_owner(tx, &r.scope, &key)).transpose()?.flatten()
+    if let Some(key) = natural_key_of(r)
+        && let Some(id) = natural_key_owner(tx, &r.scope, &key)?
     {
         return Ok(Some((id, DuplicateReason::NaturalKey)));
     }

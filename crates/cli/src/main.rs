@@ -8,6 +8,7 @@ mod output;
 mod transfer;
 
 use clap::{Parser, Subcommand};
+use cortex_service::audit::VerifyOptions;
 use cortex_service::{Config, MemoryService, ServiceError};
 use serde_json::{Value, json};
 use std::io::Read;
@@ -73,8 +74,16 @@ enum Command {
     },
     /// Counts of stored items.
     Stats,
-    /// Database, schema version, inferred scope and what is enabled.
-    Doctor,
+    /// Database, schema version, inferred scope and what is enabled; the database's integrity
+    /// check and the audit trail's verification (quick: the newest records). Exits 1 on a problem.
+    Doctor {
+        /// Check every page and index, the whole audit chain and every item against its trail.
+        #[arg(long)]
+        full: bool,
+        /// A head printed by an earlier check (SEQ:HASH): that record must still carry that hash.
+        #[arg(long)]
+        anchor: Option<String>,
+    },
     /// The audit trail: every insert, update, delete, import and purge, oldest first.
     Audit {
         /// Only this item's history.
@@ -86,6 +95,15 @@ enum Command {
         /// At most this many records.
         #[arg(long, default_value_t = 1000)]
         limit: usize,
+        /// Verify the trail instead of listing it: its triggers, its hash chain (naming the first
+        /// record that does not match) and every item against its last record. Prints the head
+        /// (SEQ:HASH) to keep elsewhere. Exits 1 on a problem.
+        #[arg(long)]
+        verify: bool,
+        /// With --verify: a head printed by an earlier verification (SEQ:HASH); that record must
+        /// still carry that hash, which pins every record up to it.
+        #[arg(long)]
+        anchor: Option<String>,
     },
     /// Remove expired items for good (each removal is audited); counts per kind.
     Purge {
@@ -167,6 +185,12 @@ fn open(db: Option<String>) -> Result<MemoryService, String> {
     let workdir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let config = Config::resolve(db, &workdir);
     MemoryService::open(&config).map_err(|e| e.to_string())
+}
+
+/// What `audit --verify` and `doctor` check: `full` walks everything.
+fn verify_options(full: bool, anchor: Option<String>) -> Result<VerifyOptions, String> {
+    let anchor = anchor.as_deref().map(cortex_service::audit::parse_anchor).transpose()?;
+    Ok(VerifyOptions { full, anchor })
 }
 
 fn run(cli: Cli) -> Result<ExitCode, String> {
@@ -282,14 +306,26 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 ExitCode::SUCCESS
             })
         }
-        Command::Doctor => {
+        Command::Doctor { full, anchor } => {
+            let options = verify_options(full, anchor)?;
             let service = open(cli.db)?;
-            respond(service.doctor(), |r| {
+            respond(service.doctor(&options), |r| {
                 output::json(r);
-                ExitCode::SUCCESS
+                if r.healthy() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
             })
         }
-        Command::Audit { item, since, limit } => {
+        Command::Audit { verify: true, anchor, item: None, since: None, .. } => {
+            let options = verify_options(true, anchor)?;
+            let service = open(cli.db)?;
+            respond(service.verify_audit(&options), |r| {
+                output::json(r);
+                if r.ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+            })
+        }
+        Command::Audit { verify: true, .. } => {
+            Err("--verify checks the whole trail: it takes no --item or --since".to_string())
+        }
+        Command::Audit { item, since, limit, .. } => {
             let item = item
                 .map(|text| {
                     uuid::Uuid::parse_str(text.trim())

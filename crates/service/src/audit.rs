@@ -1,8 +1,12 @@
 //! Reading the audit trail (`cortex audit`): every change to every item, recorded by the
-//! database itself in the same transaction as the change.
+//! database itself in the same transaction as the change; and verifying it (`--verify`,
+//! `doctor`): the triggers that write it, its hash chain, an anchor kept elsewhere, and every
+//! item against its last record.
 
 use crate::MemoryService;
+use cortex_store::audit_chain::{ChainBreak, ChainWalker, SchemaDrift, TrailMismatch};
 use cortex_store::{AuditQuery, AuditRecord};
+use serde::Serialize;
 use uuid::Uuid;
 
 /// Records returned at most per call.
@@ -19,4 +23,141 @@ impl MemoryService {
         let query = AuditQuery { item, since, limit: limit.clamp(1, MAX_AUDIT_RECORDS) };
         Ok(self.store.audit(&query)?)
     }
+}
+
+/// Records a quick check walks: the newest ones, where a recent tampering shows.
+pub const QUICK_RECORDS: usize = 1_000;
+/// Records read per page of a full walk.
+const PAGE: usize = 5_000;
+/// Items reported at most when they disagree with their trail.
+const MISMATCHES_SHOWN: usize = 100;
+
+/// What `cortex audit --verify` (and `doctor`) checks.
+#[derive(Debug, Clone, Default)]
+pub struct VerifyOptions {
+    /// The whole chain and every item against its trail; otherwise the newest
+    /// [`QUICK_RECORDS`] records.
+    pub full: bool,
+    /// A `(seq, hash)` kept outside the database from an earlier verification: the record
+    /// with that seq must still carry that hash (which pins every record up to it).
+    pub anchor: Option<(i64, String)>,
+}
+
+/// The newest record of the chain: write it down somewhere else to pin the trail up to it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ChainHead {
+    pub seq: i64,
+    pub hash: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AuditVerification {
+    /// Nothing below found a problem.
+    pub ok: bool,
+    /// whole chain | newest N records
+    pub scope: String,
+    pub records_checked: u64,
+    /// The newest record, as the database has it (anchor it elsewhere: `--anchor SEQ:HASH`).
+    pub head: Option<ChainHead>,
+    /// The first record that does not match, if any.
+    pub first_break: Option<ChainBreak>,
+    /// Audit triggers or functions dropped, disabled or redefined.
+    pub schema_drift: Vec<SchemaDrift>,
+    /// Items changed around the trail (full check only).
+    pub items_without_trail: Vec<TrailMismatch>,
+    /// The anchor given, and whether the database still agrees with it.
+    pub anchor: Option<String>,
+    /// Every problem, in words.
+    pub problems: Vec<String>,
+}
+
+impl MemoryService {
+    /// Checks the audit trail: its triggers, its hash chain, an anchor, and (full) every item
+    /// against its last record.
+    pub fn verify_audit(&self, options: &VerifyOptions) -> crate::Result<AuditVerification> {
+        let store = &*self.store;
+        let mut problems = Vec::new();
+        let schema_drift = store.schema_drift()?;
+        problems.extend(schema_drift.iter().map(|d| format!("audit schema: {d}")));
+
+        let start = if options.full { None } else { store.audit_record_before_last(QUICK_RECORDS)? };
+        let mut walker = match &start {
+            Some(r) => ChainWalker::after(r.seq, r.hash.as_deref().unwrap_or_default()),
+            None => ChainWalker::default(),
+        };
+        let mut after = start.as_ref().map_or(0, |r| r.seq);
+        let mut first_break = None;
+        'walk: loop {
+            let page = store.audit_chain(after, PAGE)?;
+            let Some(last) = page.last() else { break };
+            after = last.seq;
+            for record in &page {
+                if let Err(broken) = walker.check(record) {
+                    problems.push(broken.to_string());
+                    first_break = Some(broken);
+                    break 'walk;
+                }
+            }
+        }
+        let newest = store.audit_record_before_last(0)?;
+        let head = newest.and_then(|r| Some(ChainHead { seq: r.seq, hash: r.hash? }));
+
+        let anchor = match &options.anchor {
+            None => None,
+            Some((seq, hash)) => Some(match store.audit_record(*seq)? {
+                Some(r) if r.hash.as_deref() == Some(hash.as_str()) => {
+                    format!("record {seq} still carries {hash}")
+                }
+                Some(r) => {
+                    let found = r.hash.unwrap_or_else(|| "no hash".into());
+                    let problem = format!(
+                        "anchor: record {seq} carries {found}, not the anchored {hash}: the trail up to it was rewritten"
+                    );
+                    problems.push(problem.clone());
+                    problem
+                }
+                None => {
+                    let problem =
+                        format!("anchor: record {seq} is gone: the trail was cut back below the anchor");
+                    problems.push(problem.clone());
+                    problem
+                }
+            }),
+        };
+
+        let items_without_trail =
+            if options.full { store.audit_trail_mismatches(MISMATCHES_SHOWN)? } else { Vec::new() };
+        problems.extend(items_without_trail.iter().map(ToString::to_string));
+
+        Ok(AuditVerification {
+            ok: problems.is_empty(),
+            scope: match &start {
+                Some(r) => {
+                    format!("the records after {} (the newest {QUICK_RECORDS}); --full walks all", r.seq)
+                }
+                None => "the whole chain".into(),
+            },
+            records_checked: walker.checked(),
+            head,
+            first_break,
+            schema_drift,
+            items_without_trail,
+            anchor,
+            problems,
+        })
+    }
+}
+
+/// `SEQ:HASH` as printed by a verification, for `--anchor`.
+pub fn parse_anchor(text: &str) -> Result<(i64, String), String> {
+    let (seq, hash) = text.split_once(':').ok_or_else(|| {
+        format!("--anchor {text}: expected SEQ:HASH, as `cortex audit --verify` prints the head")
+    })?;
+    let seq =
+        seq.trim().parse::<i64>().map_err(|_| format!("--anchor {text}: {seq} is not a record number"))?;
+    let hash = hash.trim().to_ascii_lowercase();
+    if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!("--anchor {text}: the hash must be 64 hex digits"));
+    }
+    Ok((seq, hash))
 }

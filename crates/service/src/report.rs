@@ -29,6 +29,25 @@ pub struct DoctorReport {
     pub lexical_search: &'static str,
     pub semantic_search: String,
     pub backends: &'static str,
+    /// The database file's (or server's) own consistency check.
+    pub integrity: IntegrityReport,
+    /// The audit trail's triggers and hash chain (see `cortex audit --verify`).
+    pub audit: crate::audit::AuditVerification,
+}
+
+#[derive(Debug, Serialize)]
+pub struct IntegrityReport {
+    pub ok: bool,
+    /// quick (pages and structure) | full (also every index against its table)
+    pub check: &'static str,
+    pub problems: Vec<String>,
+}
+
+impl DoctorReport {
+    /// Neither the database nor its audit trail has a problem.
+    pub fn healthy(&self) -> bool {
+        self.integrity.ok && self.audit.ok
+    }
 }
 
 impl MemoryService {
@@ -66,8 +85,17 @@ impl MemoryService {
         })
     }
 
-    pub fn doctor(&self) -> Result<DoctorReport> {
+    /// The setup, the database's integrity and the audit trail's; `options.full` runs the
+    /// thorough checks (every index, the whole chain, every item against its trail).
+    pub fn doctor(&self, options: &crate::audit::VerifyOptions) -> Result<DoctorReport> {
         let s = self.store.stats()?;
+        let problems = self.store.integrity_problems(options.full)?;
+        let integrity = IntegrityReport {
+            ok: problems.is_empty(),
+            check: if options.full { "full" } else { "quick" },
+            problems,
+        };
+        let audit = self.verify_audit(options)?;
         Ok(DoctorReport {
             database: self.db_label.clone(),
             schema_version: s.schema_version,
@@ -80,6 +108,8 @@ impl MemoryService {
             },
             semantic_search: self.semantic_status()?,
             backends: "sqlite (embedded, the default); postgresql ≥ 18 with pgvector and pg_trgm (--db postgres://…)",
+            integrity,
+            audit,
         })
     }
 }

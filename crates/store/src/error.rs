@@ -27,6 +27,14 @@ pub enum StoreError {
     SchemaTooNew { found: i64, known: i64 },
     #[error("corrupt row: {0}")]
     Corrupt(String),
+    #[error(
+        "the database at {path} is open read-only (this process may not write the file or its folder): finds, stats, export, audit and doctor work; storing, deleting and purging need write access"
+    )]
+    ReadOnly { path: String },
+    #[error(
+        "the database at {path} is at schema version {found} and this build needs {known}: migrating needs write access, so open it once as a user who may write the file and its folder"
+    )]
+    NeedsMigration { path: String, found: i64, known: i64 },
 }
 
 /// The server's own words (message, detail, hint) where there are some: `postgres::Error`

@@ -3,6 +3,7 @@
 //! Every backend implements [`Store`] and passes the same conformance tests
 //! (`tests/conformance.rs`).
 
+pub mod audit_chain;
 mod error;
 mod model;
 mod open;
@@ -92,4 +93,27 @@ pub trait Store: Send + Sync {
     fn execute_raw(&self, sql: &str) -> Result<u64>;
     /// Where the data lives, for humans (a path, or a URL without its password).
     fn label(&self) -> String;
+
+    /// The time, in epoch ms, every writer of this store agrees on: PostgreSQL's clock for a
+    /// shared server (clients' clocks differ), this machine's for a SQLite file.
+    fn now(&self) -> Result<i64> {
+        Ok(chrono::Utc::now().timestamp_millis())
+    }
+
+    // The audit chain (`audit_chain`): what `cortex audit --verify` and `doctor` check.
+
+    /// Up to `limit` audit records after seq `after`, oldest first, with their hashes.
+    fn audit_chain(&self, after: i64, limit: usize) -> Result<Vec<audit_chain::ChainRecord>>;
+    /// The audit record with this seq.
+    fn audit_record(&self, seq: i64) -> Result<Option<audit_chain::ChainRecord>>;
+    /// The record just before the newest `n` (where a check of the newest `n` starts), or
+    /// `None` when there are no more than `n`.
+    fn audit_record_before_last(&self, n: usize) -> Result<Option<audit_chain::ChainRecord>>;
+    /// Items whose state their audit trail does not explain, at most `limit`.
+    fn audit_trail_mismatches(&self, limit: usize) -> Result<Vec<audit_chain::TrailMismatch>>;
+    /// Schema objects (the audit triggers first of all) that are not what the migrations made.
+    fn schema_drift(&self) -> Result<Vec<audit_chain::SchemaDrift>>;
+    /// What the database's own consistency check finds wrong (empty when all is well);
+    /// `full` runs the slow, thorough check.
+    fn integrity_problems(&self, full: bool) -> Result<Vec<String>>;
 }

@@ -14,6 +14,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (5, "links", include_str!("../../migrations/postgres/0005_links.sql")),
     (6, "reembed", include_str!("../../migrations/postgres/0006_reembed.sql")),
     (7, "chunks", include_str!("../../migrations/postgres/0007_chunks.sql")),
+    (8, "audit_chain", include_str!("../../migrations/postgres/0008_audit_chain.sql")),
 ];
 
 /// Serializes migrations across processes starting at once (an arbitrary fixed key).
@@ -74,4 +75,49 @@ pub fn run(client: &mut Client) -> Result<()> {
 /// The schema version recorded in the database.
 pub fn current_version(client: &mut Client) -> Result<i64> {
     Ok(client.query_one("SELECT coalesce(max(version), 0) FROM schema_migrations", &[])?.try_get(0)?)
+}
+
+/// Each schema object the audit trail depends on (triggers and functions) as `(name,
+/// definition)`, in `schema`.
+fn audit_objects(
+    client: &mut impl postgres::GenericClient,
+    schema: &str,
+) -> Result<Vec<(String, Option<String>)>> {
+    let rows = client.query(
+        "SELECT 'trigger ' || c.relname || '.' || t.tgname, \
+                concat_ws(' ', 'type', t.tgtype, 'calls', p.proname, 'on columns', t.tgattr::text, \
+                          CASE t.tgenabled::text WHEN 'D' THEN 'DISABLED' WHEN 'O' THEN 'enabled' ELSE 'enabled ' || t.tgenabled::text END) \
+         FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid \
+         WHERE c.relnamespace = $1::text::regnamespace AND NOT t.tgisinternal \
+         UNION ALL \
+         SELECT 'function ' || p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')', p.prosrc \
+         FROM pg_proc p WHERE p.pronamespace = $1::text::regnamespace \
+         ORDER BY 1",
+        &[&schema],
+    )?;
+    rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
+}
+
+/// The audit triggers and functions that differ from what this build's migrations create (up
+/// to the database's version): the migrations are run into a scratch schema inside a
+/// transaction that is rolled back, and the two catalogs compared.
+pub fn audit_schema_drift(client: &mut Client) -> Result<Vec<crate::audit_chain::SchemaDrift>> {
+    let version = current_version(client)?;
+    let schema: String = client.query_one("SELECT current_schema()", &[])?.try_get(0)?;
+    let found = audit_objects(client, &schema)?;
+    let mut tx = client.transaction()?;
+    tx.batch_execute(
+        "CREATE SCHEMA cortex_expected; \
+         SELECT set_config('search_path', 'cortex_expected, ' || current_setting('search_path'), true)",
+    )?;
+    for (_, _, sql) in MIGRATIONS.iter().filter(|m| m.0 <= version) {
+        tx.batch_execute(sql)?;
+    }
+    let expected = audit_objects(&mut tx, "cortex_expected")?;
+    tx.rollback()?;
+    // Functions of extensions (pgvector's, pg_trgm's) live beside ours: only ours are compared.
+    let ours: std::collections::BTreeSet<&String> = expected.iter().map(|(n, _)| n).collect();
+    let found: Vec<_> =
+        found.into_iter().filter(|(n, _)| n.starts_with("trigger ") || ours.contains(n)).collect();
+    Ok(crate::audit_chain::schema_drift(&expected, &found))
 }

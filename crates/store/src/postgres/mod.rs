@@ -12,6 +12,7 @@
 //!
 //! Writes use the primary pool; finds use the read pool (a replica when `read_url` is given).
 
+mod chain;
 mod graph;
 mod lexicon;
 mod migrate;
@@ -22,6 +23,7 @@ mod row;
 mod tsquery;
 mod write;
 
+use crate::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use crate::{
     AuditQuery, AuditRecord, Candidate, DenseMatch, ExportedItem, Filters, ItemVectors, LexicalMatch,
     LexicalQuery, Link, PoolConfig, Result, Stats, Store, StoreError, StoredItem, VectorRow, WriteContext,
@@ -36,6 +38,13 @@ use uuid::Uuid;
 pub use migrate::MIGRATIONS;
 
 type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
+
+/// The database's clock in epoch ms: the one time every client of a shared server agrees on.
+pub(crate) const NOW_MS: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+
+/// The transaction lock the audit chain's trigger takes (migration 0008 repeats the value):
+/// a writing transaction takes it first, so writers never wait on each other in a cycle.
+pub(crate) const AUDIT_LOCK: i64 = 0x636f_7274_6175;
 
 /// How long a caller waits for a free pooled connection.
 const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -151,7 +160,7 @@ impl Store for PostgresStore {
     }
 
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
-        read::audit(&mut *self.reads()?, query)
+        chain::audit(&mut *self.reads()?, query)
     }
 
     fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
@@ -241,6 +250,34 @@ impl Store for PostgresStore {
 
     fn label(&self) -> String {
         self.label.clone()
+    }
+
+    fn now(&self) -> Result<i64> {
+        Ok(self.primary()?.query_one(NOW_MS, &[])?.try_get(0)?)
+    }
+
+    fn audit_chain(&self, after: i64, limit: usize) -> Result<Vec<ChainRecord>> {
+        chain::chain_page(&mut *self.primary()?, after, limit)
+    }
+
+    fn audit_record(&self, seq: i64) -> Result<Option<ChainRecord>> {
+        chain::chain_record_at(&mut *self.primary()?, seq)
+    }
+
+    fn audit_record_before_last(&self, n: usize) -> Result<Option<ChainRecord>> {
+        chain::record_before_last(&mut *self.primary()?, n)
+    }
+
+    fn audit_trail_mismatches(&self, limit: usize) -> Result<Vec<TrailMismatch>> {
+        chain::trail_mismatches(&mut *self.primary()?, limit)
+    }
+
+    fn schema_drift(&self) -> Result<Vec<SchemaDrift>> {
+        migrate::audit_schema_drift(&mut *self.primary()?)
+    }
+
+    fn integrity_problems(&self, _full: bool) -> Result<Vec<String>> {
+        chain::integrity_problems(&mut *self.primary()?)
     }
 }
 

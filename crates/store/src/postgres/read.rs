@@ -6,8 +6,8 @@ use super::row::{COLUMN_COUNT, COLUMNS, FACTS, facts_at, from_row, scope_at};
 use super::tsquery::{CONFIG, expression};
 use crate::model::scope_values;
 use crate::{
-    AuditQuery, AuditRecord, Candidate, ChunkVector, Combine, DenseMatch, ExportedItem, Filters, ItemVectors,
-    LexicalMatch, LexicalQuery, Result, Stats, StoredItem, VectorRow,
+    Candidate, ChunkVector, Combine, DenseMatch, ExportedItem, Filters, ItemVectors, LexicalMatch,
+    LexicalQuery, Result, Stats, StoredItem, VectorRow,
 };
 use cortex_domain::Scope;
 use cortex_domain::query::ParsedQuery;
@@ -282,36 +282,6 @@ pub fn export_page(client: &mut Client, after: Option<Uuid>, limit: usize) -> Re
             let item = from_row(row)?;
             let chunks = chunks.remove(&item.record.id).unwrap_or_default();
             Ok(ExportedItem { item, vector: vector.map(|v| v.to_vec()), chunks })
-        })
-        .collect()
-}
-
-pub fn audit(client: &mut Client, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
-    let rows = client.query(
-        "SELECT seq, at, operation, item_id, kind, org, project, branch, service, sprint, tenant, \
-         environment, actor, tool, session, request_id, batch_id, hash_before, hash_after, summary \
-         FROM audit_log WHERE ($1::uuid IS NULL OR item_id = $1) AND ($2::bigint IS NULL OR at >= $2) \
-         ORDER BY seq LIMIT $3",
-        &[&query.item, &query.since, &(query.limit as i64)],
-    )?;
-    rows.iter()
-        .map(|row| {
-            Ok(AuditRecord {
-                seq: row.try_get(0)?,
-                at: row.try_get(1)?,
-                operation: row.try_get(2)?,
-                item_id: row.try_get(3)?,
-                kind: row.try_get(4)?,
-                scope: scope_at(row, 5)?,
-                actor: row.try_get(12)?,
-                tool: row.try_get(13)?,
-                session: row.try_get(14)?,
-                request_id: row.try_get(15)?,
-                batch_id: row.try_get(16)?,
-                hash_before: row.try_get(17)?,
-                hash_after: row.try_get(18)?,
-                summary: row.try_get(19)?,
-            })
         })
         .collect()
 }

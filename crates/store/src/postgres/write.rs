@@ -46,6 +46,7 @@ pub fn apply_batch(
 
 fn try_batch(client: &mut Client, ops: &[WriteOp], context: &WriteContext) -> Result<Vec<WriteOutcome>> {
     let mut tx = client.transaction()?;
+    take_audit_lock(&mut tx)?;
     // The audit trigger reads who is writing from transaction-local settings.
     let insert_as = if ops.iter().any(|op| matches!(op, WriteOp::Import { .. })) { "import" } else { "" };
     let batch_id = Uuid::now_v7().to_string();
@@ -82,6 +83,14 @@ fn try_batch(client: &mut Client, ops: &[WriteOp], context: &WriteContext) -> Re
     lexicon.apply(&mut tx)?;
     tx.commit()?;
     Ok(outcomes)
+}
+
+/// Every audit record takes the chain's lock until commit (migration 0008); a writing
+/// transaction takes it before any other lock, so two writers never wait on each other in a
+/// cycle (one holding a row the other deletes, the other holding the chain).
+fn take_audit_lock(tx: &mut Transaction<'_>) -> Result<()> {
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&super::AUDIT_LOCK])?;
+    Ok(())
 }
 
 /// Two processes inserting the same text, or the same idempotency key, must not both see "no
@@ -438,6 +447,7 @@ pub fn vector_index_sql(dim: usize) -> String {
 /// as `purge`); rows another purge holds are skipped, not waited for.
 pub fn purge_expired(client: &mut Client, now: i64, limit: usize) -> Result<Vec<(String, i64)>> {
     let mut tx = client.transaction()?;
+    take_audit_lock(&mut tx)?;
     tx.execute(
         "SELECT set_config('cortex.batch_id', $1, true), set_config('cortex.tool', 'purge', true)",
         &[&Uuid::now_v7().to_string()],

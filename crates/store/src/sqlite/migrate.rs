@@ -18,13 +18,29 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (6, "natural_key", include_str!("../../migrations/sqlite/0006_natural_key.sql")),
     (7, "links", include_str!("../../migrations/sqlite/0007_links.sql")),
     (8, "chunks", include_str!("../../migrations/sqlite/0008_chunks.sql")),
+    (9, "audit_chain", include_str!("../../migrations/sqlite/0009_audit_chain.sql")),
 ];
 
 fn checksum(sql: &str) -> String {
     Sha256::digest(sql.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Brings the schema up to this build's newest migration.
 pub fn run(conn: &mut Connection) -> Result<()> {
+    run_to(conn, latest())
+}
+
+/// The newest migration this build knows.
+pub fn latest() -> i64 {
+    MIGRATIONS.last().map_or(0, |m| m.0)
+}
+
+/// Applies the migrations up to `target`. A database already there is only read: opening it
+/// takes no write lock, so a process that only reads never waits behind another one's write.
+pub fn run_to(conn: &mut Connection, target: i64) -> Result<()> {
+    if pending(conn, target)? == 0 {
+        return Ok(());
+    }
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS schema_migrations (
             version INTEGER PRIMARY KEY,
@@ -35,17 +51,54 @@ pub fn run(conn: &mut Connection) -> Result<()> {
     )?;
     // IMMEDIATE: two processes starting at once must not both apply a migration.
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let known = MIGRATIONS.last().map_or(0, |m| m.0);
-    let newest: Option<i64> = tx.query_row("SELECT max(version) FROM schema_migrations", [], |r| r.get(0))?;
-    if let Some(found) = newest
-        && found > known
-    {
-        return Err(StoreError::SchemaTooNew { found, known });
+    check_recorded(&tx, target)?;
+    for (version, name, sql) in MIGRATIONS.iter().filter(|m| m.0 <= target) {
+        let applied =
+            tx.prepare_cached("SELECT 1 FROM schema_migrations WHERE version = ?1")?.exists([version])?;
+        if !applied {
+            tx.execute_batch(sql)?;
+            tx.execute(
+                "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?1, ?2, ?3, ?4)",
+                rusqlite::params![version, name, checksum(sql), chrono::Utc::now().timestamp_millis()],
+            )?;
+            // The scratch database a schema check migrates in memory is nobody's business.
+            if tx.path().is_some_and(|p| !p.is_empty()) {
+                tracing::info!(version, name, "applied migration");
+            }
+        }
     }
-    for (version, name, sql) in MIGRATIONS {
+    tx.commit()?;
+    Ok(())
+}
+
+/// How many migrations up to `target` the database lacks, after checking that those it has
+/// are this build's (unchanged, none newer). Reads only.
+pub fn pending(conn: &Connection, target: i64) -> Result<usize> {
+    let exists = conn
+        .prepare_cached("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'")?
+        .exists([])?;
+    if !exists {
+        return Ok(MIGRATIONS.iter().filter(|m| m.0 <= target).count());
+    }
+    check_recorded(conn, target)
+}
+
+/// Errors when the database has a migration this build does not know or one that changed;
+/// otherwise how many migrations up to `target` it lacks.
+fn check_recorded(conn: &Connection, target: i64) -> Result<usize> {
+    let newest: Option<i64> =
+        conn.query_row("SELECT max(version) FROM schema_migrations", [], |r| r.get(0))?;
+    if let Some(found) = newest
+        && found > latest()
+    {
+        return Err(StoreError::SchemaTooNew { found, known: latest() });
+    }
+    let mut missing = 0;
+    for (version, name, sql) in MIGRATIONS.iter().filter(|m| m.0 <= target) {
         let expected = checksum(sql);
-        let recorded: Option<String> = tx
-            .query_row("SELECT checksum FROM schema_migrations WHERE version = ?1", [version], |r| r.get(0))
+        let recorded: Option<String> = conn
+            .prepare_cached("SELECT checksum FROM schema_migrations WHERE version = ?1")?
+            .query_row([version], |r| r.get(0))
             .optional()?;
         match recorded {
             Some(recorded) if recorded == expected => {}
@@ -57,18 +110,10 @@ pub fn run(conn: &mut Connection) -> Result<()> {
                     expected,
                 });
             }
-            None => {
-                tx.execute_batch(sql)?;
-                tx.execute(
-                    "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?1, ?2, ?3, ?4)",
-                    rusqlite::params![version, name, expected, chrono::Utc::now().timestamp_millis()],
-                )?;
-                tracing::info!(version, name, "applied migration");
-            }
+            None => missing += 1,
         }
     }
-    tx.commit()?;
-    Ok(())
+    Ok(missing)
 }
 
 /// The schema version recorded in the database.

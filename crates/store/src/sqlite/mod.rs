@@ -1,10 +1,13 @@
 //! The embedded default: one SQLite file in WAL mode, FTS5 BM25 for lexical search.
 //!
-//! Two connections: writes go through one (serialized, `BEGIN IMMEDIATE`), reads through the
-//! other, so a find never waits on a write in this process. Several processes may open the
-//! same file: WAL plus a busy timeout make their writers take turns, and every dedupe check
-//! runs inside the writer's transaction.
+//! One writer connection (serialized, `BEGIN IMMEDIATE`) and a small pool of readers, so finds
+//! run in parallel and never wait on a write (WAL readers see the last commit). Several
+//! processes may open the same file: WAL plus a busy timeout make their writers take turns,
+//! and every dedupe check runs inside the writer's transaction. A process that may only read
+//! the file (or its folder) opens it read-only: reads work, writes say why they cannot.
 
+mod chain;
+mod connect;
 mod fts;
 mod graph;
 mod migrate;
@@ -12,155 +15,190 @@ mod read;
 mod row;
 mod write;
 
+use crate::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use crate::{
     AuditQuery, AuditRecord, Candidate, ExportedItem, ItemVectors, LexicalMatch, LexicalQuery, Link, Result,
     Stats, Store, StoreError, StoredItem, VectorRow, WriteContext, WriteOp, WriteOutcome,
 };
+use connect::{ReadMode, ReaderPool};
 use cortex_domain::query::ParsedQuery;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::{Mutex, MutexGuard};
 use uuid::Uuid;
 
+pub use connect::BUSY_TIMEOUT;
 pub use migrate::MIGRATIONS;
-
-/// How long a writer waits for another process's write to finish before giving up.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct SqliteStore {
     path: PathBuf,
-    writer: Mutex<Connection>,
-    reader: Mutex<Connection>,
+    /// `None` when the process may only read the file.
+    writer: Option<Mutex<Connection>>,
+    readers: ReaderPool,
+    /// The connection whose `data_version` is the change counter: one connection's own
+    /// count, so successive readings compare (the pool's connections count separately).
+    watch: Mutex<Connection>,
 }
 
+type Reader = r2d2::PooledConnection<connect::Readers>;
+
 impl SqliteStore {
-    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date;
+    /// read-only when this process may not write the file or its folder.
     pub fn open(path: &Path) -> Result<SqliteStore> {
         if let Some(dir) = path.parent()
             && !dir.as_os_str().is_empty()
+            && !dir.exists()
         {
             std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
                 path: path.display().to_string(),
                 reason: format!("cannot create folder {}: {e}", dir.display()),
             })?;
         }
-        let mut writer = connect(path)?;
+        match SqliteStore::open_writable(path) {
+            Err(e) if connect::is_read_only(&e) && path.exists() => SqliteStore::open_read_only(path),
+            other => other,
+        }
+    }
+
+    fn open_writable(path: &Path) -> Result<SqliteStore> {
+        let mut writer = connect::writer(path)?;
         migrate::run(&mut writer)?;
-        let reader = connect(path)?;
-        Ok(SqliteStore { path: path.to_path_buf(), writer: Mutex::new(writer), reader: Mutex::new(reader) })
+        let readers = connect::reader_pool(path, ReadMode::Shared)?;
+        let watch = connect::reader(path, ReadMode::Shared)?;
+        Ok(SqliteStore {
+            path: path.to_path_buf(),
+            writer: Some(Mutex::new(writer)),
+            readers,
+            watch: Mutex::new(watch),
+        })
+    }
+
+    /// Opens a file this process may only read. Its schema must be this build's already.
+    pub fn open_read_only(path: &Path) -> Result<SqliteStore> {
+        let mode = connect::read_only_mode(path)?;
+        let probe = connect::reader(path, mode)?;
+        let missing = migrate::pending(&probe, migrate::latest())?;
+        if missing > 0 {
+            return Err(StoreError::NeedsMigration {
+                path: path.display().to_string(),
+                found: migrate::current_version(&probe).unwrap_or(0),
+                known: migrate::latest(),
+            });
+        }
+        tracing::info!(path = %path.display(), "the database is read-only to this process: opened for reading");
+        let readers = connect::reader_pool(path, mode)?;
+        Ok(SqliteStore { path: path.to_path_buf(), writer: None, readers, watch: Mutex::new(probe) })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    fn reader(&self) -> std::sync::MutexGuard<'_, Connection> {
-        // A poisoned lock only means another thread panicked mid-read; the connection is fine.
-        self.reader.lock().unwrap_or_else(|e| e.into_inner())
+    /// Whether writes are possible (false when the file is read-only to this process).
+    pub fn writable(&self) -> bool {
+        self.writer.is_some()
     }
-}
 
-fn connect(path: &Path) -> Result<Connection> {
-    let conn = Connection::open(path)
-        .map_err(|e| StoreError::Open { path: path.display().to_string(), reason: e.to_string() })?;
-    conn.busy_timeout(BUSY_TIMEOUT)?;
-    conn.execute_batch(
-        "PRAGMA journal_mode = WAL;
-         PRAGMA synchronous = NORMAL;
-         PRAGMA foreign_keys = ON;
-         PRAGMA temp_store = MEMORY;
-         PRAGMA cache_size = -32000;",
-    )?;
-    Ok(conn)
+    fn reader(&self) -> Result<Reader> {
+        Ok(self.readers.get()?)
+    }
+
+    fn writer(&self) -> Result<MutexGuard<'_, Connection>> {
+        let writer = self.writer.as_ref().ok_or_else(|| StoreError::ReadOnly { path: self.label() })?;
+        // A poisoned lock only means another thread panicked mid-write; the transaction
+        // rolled back and the connection is fine.
+        Ok(writer.lock().unwrap_or_else(|e| e.into_inner()))
+    }
 }
 
 impl Store for SqliteStore {
     fn write_batch_as(&self, ops: &[WriteOp], context: &WriteContext) -> Result<Vec<WriteOutcome>> {
-        let mut conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let mut conn = self.writer()?;
         write::apply_batch(&mut conn, ops, context)
     }
 
     fn purge_expired(&self, now: i64, limit: usize, dry_run: bool) -> Result<Vec<(String, i64)>> {
         if dry_run {
-            return read::expired_by_kind(&self.reader(), now);
+            return read::expired_by_kind(&*self.reader()?, now);
         }
-        let mut conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let mut conn = self.writer()?;
         write::purge_expired(&mut conn, now, limit)
     }
 
     fn natural_key_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
-        read::natural_key_owner(&self.reader(), scope, key)
+        read::natural_key_owner(&*self.reader()?, scope, key)
     }
 
     fn idempotency_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
-        read::idempotency_owner(&self.reader(), scope, key)
+        read::idempotency_owner(&*self.reader()?, scope, key)
     }
 
     fn links(&self, ids: &[Uuid]) -> Result<Vec<Link>> {
-        graph::links(&self.reader(), ids)
+        graph::links(&*self.reader()?, ids)
     }
 
     fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
-        graph::incoming_links(&self.reader(), ids, now)
+        graph::incoming_links(&*self.reader()?, ids, now)
     }
 
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
-        read::audit(&self.reader(), query)
+        chain::audit(&*self.reader()?, query)
     }
 
     fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
-        read::search(&self.reader(), query)
+        read::search(&*self.reader()?, query)
     }
 
     fn fetch_matches(&self, query: &ParsedQuery, ids: &[Uuid]) -> Result<Vec<Candidate>> {
-        read::fetch_matches(&self.reader(), query, ids)
+        read::fetch_matches(&*self.reader()?, query, ids)
     }
 
     fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
-        read::count(&self.reader(), query, cap)
+        read::count(&*self.reader()?, query, cap)
     }
 
     fn get(&self, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
-        read::get(&self.reader(), ids)
+        read::get(&*self.reader()?, ids)
     }
 
     fn knows_word(&self, word: &str) -> Result<bool> {
-        read::knows_word(&self.reader(), word)
+        read::knows_word(&*self.reader()?, word)
     }
 
     fn words_like(&self, word: &str) -> Result<Vec<(String, i64)>> {
-        read::words_like(&self.reader(), word)
+        read::words_like(&*self.reader()?, word)
     }
 
     fn surface_word(&self, term: &str) -> Result<String> {
-        read::surface_word(&self.reader(), term)
+        read::surface_word(&*self.reader()?, term)
     }
 
     fn top_terms(&self, limit: usize) -> Result<Vec<(String, i64)>> {
-        read::top_terms(&self.reader(), limit)
+        read::top_terms(&*self.reader()?, limit)
     }
 
     fn vectors_changed_since(&self, since: i64) -> Result<Vec<VectorRow>> {
-        read::vectors_changed_since(&self.reader(), since)
+        read::vectors_changed_since(&*self.reader()?, since)
     }
 
     fn change_counter(&self) -> Result<i64> {
         // data_version moves when another connection commits; total_changes covers this
         // connection's own writes (which go through `writer`, itself "another" connection).
-        Ok(self.reader().query_row("PRAGMA data_version", [], |r| r.get(0))?)
+        let watch = self.watch.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(watch.query_row("PRAGMA data_version", [], |r| r.get(0))?)
     }
 
     fn meta(&self, key: &str) -> Result<Option<String>> {
         use rusqlite::OptionalExtension;
         Ok(self
-            .reader()
+            .reader()?
             .query_row("SELECT value FROM store_meta WHERE key = ?1", [key], |r| r.get(0))
             .optional()?)
     }
 
     fn set_meta(&self, key: &str, value: &str) -> Result<()> {
-        let conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let conn = self.writer()?;
         conn.execute(
             "INSERT INTO store_meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             [key, value],
@@ -169,28 +207,52 @@ impl Store for SqliteStore {
     }
 
     fn stats(&self) -> Result<Stats> {
-        read::stats(&self.reader())
+        read::stats(&*self.reader()?)
     }
 
     fn vectors_of(&self, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
-        read::vectors_of(&self.reader(), ids)
+        read::vectors_of(&*self.reader()?, ids)
     }
 
     fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()> {
-        let mut conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let mut conn = self.writer()?;
         write::set_vectors(&mut conn, vectors)
     }
 
     fn export_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
-        read::export_page(&self.reader(), after, limit)
+        read::export_page(&*self.reader()?, after, limit)
     }
 
     fn execute_raw(&self, sql: &str) -> Result<u64> {
-        let conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let conn = self.writer()?;
         Ok(conn.execute(sql, [])? as u64)
     }
 
     fn label(&self) -> String {
         self.path.display().to_string()
+    }
+
+    fn audit_chain(&self, after: i64, limit: usize) -> Result<Vec<ChainRecord>> {
+        chain::chain_page(&*self.reader()?, after, limit)
+    }
+
+    fn audit_record(&self, seq: i64) -> Result<Option<ChainRecord>> {
+        chain::chain_record_at(&*self.reader()?, seq)
+    }
+
+    fn audit_record_before_last(&self, n: usize) -> Result<Option<ChainRecord>> {
+        chain::record_before_last(&*self.reader()?, n)
+    }
+
+    fn audit_trail_mismatches(&self, limit: usize) -> Result<Vec<TrailMismatch>> {
+        chain::trail_mismatches(&*self.reader()?, limit)
+    }
+
+    fn schema_drift(&self) -> Result<Vec<SchemaDrift>> {
+        chain::schema_drift(&*self.reader()?)
+    }
+
+    fn integrity_problems(&self, full: bool) -> Result<Vec<String>> {
+        read::integrity_problems(&*self.reader()?, full)
     }
 }

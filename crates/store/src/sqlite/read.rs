@@ -4,8 +4,8 @@ use super::fts::match_expression;
 use super::migrate::current_version;
 use super::row::{COLUMN_COUNT, COLUMNS, FACTS, facts_at, from_row, scope_at};
 use crate::{
-    AuditQuery, AuditRecord, Candidate, Combine, ExportedItem, Filters, ItemVectors, LexicalMatch,
-    LexicalQuery, Result, Stats, StoreError, StoredItem, VectorRow,
+    Candidate, Combine, ExportedItem, Filters, ItemVectors, LexicalMatch, LexicalQuery, Result, Stats,
+    StoreError, StoredItem, VectorRow,
 };
 use cortex_domain::query::ParsedQuery;
 use rusqlite::types::Value as SqlValue;
@@ -267,38 +267,6 @@ pub fn export_page(conn: &Connection, after: Option<Uuid>, limit: usize) -> Resu
     Ok(out)
 }
 
-/// The audit columns in [`AuditRecord`] order; scope at 5..=11.
-const AUDIT_COLUMNS: &str = "seq, at, operation, item_id, kind, org, project, branch, service, \
-     sprint, tenant, environment, actor, tool, session, request_id, batch_id, hash_before, hash_after, summary";
-
-pub fn audit(conn: &Connection, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {AUDIT_COLUMNS} FROM audit_log \
-         WHERE (?1 IS NULL OR item_id = ?1) AND (?2 IS NULL OR at >= ?2) ORDER BY seq LIMIT ?3"
-    ))?;
-    let item = query.item.map(|id| id.to_string());
-    let rows = stmt.query_map(rusqlite::params![item, query.since, query.limit as i64], |row| {
-        let item_id: Option<String> = row.get(3)?;
-        Ok(AuditRecord {
-            seq: row.get(0)?,
-            at: row.get(1)?,
-            operation: row.get(2)?,
-            item_id: item_id.and_then(|id| Uuid::parse_str(&id).ok()),
-            kind: row.get(4)?,
-            scope: scope_at(row, 5)?,
-            actor: row.get(12)?,
-            tool: row.get(13)?,
-            session: row.get(14)?,
-            request_id: row.get(15)?,
-            batch_id: row.get(16)?,
-            hash_before: row.get(17)?,
-            hash_after: row.get(18)?,
-            summary: row.get(19)?,
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-}
-
 /// Expired items per kind (deleted ones too): what a purge at `now` would remove.
 pub fn expired_by_kind(conn: &Connection, now: i64) -> Result<Vec<(String, i64)>> {
     let mut stmt = conn.prepare_cached(
@@ -328,4 +296,16 @@ pub fn idempotency_owner(conn: &Connection, scope: &cortex_domain::Scope, key: &
         .query_row(rusqlite::params![s[0], s[1], key], |row| row.get(0))
         .optional()?;
     Ok(id.and_then(|id| Uuid::parse_str(&id).ok()))
+}
+
+/// `PRAGMA quick_check` (or, with `full`, `integrity_check`, which also compares every index
+/// with its table; both run FTS5's own check of the full-text index): the problems found, none
+/// when the file is sound.
+pub fn integrity_problems(conn: &Connection, full: bool) -> Result<Vec<String>> {
+    let pragma = if full { "PRAGMA integrity_check(100)" } else { "PRAGMA quick_check(100)" };
+    let lines = conn
+        .prepare(pragma)?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(lines.into_iter().filter(|line| line != "ok").collect())
 }

@@ -71,7 +71,7 @@ fn supersede(tx: &Transaction<'_>, id: Uuid, by: Uuid, at: i64) -> Result<WriteO
 fn record_blocked(tx: &Transaction<'_>, a: &BlockedAttempt) -> Result<WriteOutcome> {
     let s = scope_values(&a.scope);
     tx.execute(
-        "INSERT INTO audit_log (at, operation, item_id, kind, org, project, branch, service, sprint, \
+        "INSERT INTO audit_append (at, operation, item_id, kind, org, project, branch, service, sprint, \
            tenant, environment, actor, tool, session, request_id, batch_id, hash_before, hash_after, summary) \
          SELECT ?1, 'blocked', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
            coalesce(json_extract(?11, '$.actor'), c.actor), coalesce(json_extract(?11, '$.tool'), c.tool), \

@@ -1,0 +1,275 @@
+//! The tamper suite: what someone with raw SQL on the database can try against the audit
+//! trail, on every backend. Each attempt is either refused by the database or named by
+//! `verify_audit` (what `cortex audit --verify` prints); and the limit of a hash chain without
+//! a secret, recomputing it whole, is caught by an anchor kept elsewhere.
+
+mod common;
+
+use common::{Memory, id_of, memory, section};
+use cortex_service::audit::{AuditVerification, VerifyOptions};
+use cortex_store::audit_chain::{ChainBreak, TrailMismatch};
+use cortex_testdb::{Backend, TestDb, per_backend};
+use serde_json::json;
+
+per_backend!(
+    an_untouched_trail_verifies_and_names_its_head,
+    a_rewritten_record_is_named,
+    a_removed_record_is_named,
+    a_record_cannot_be_replaced_in_place,
+    a_forged_record_cannot_enter_the_middle_of_the_chain,
+    a_dropped_audit_trigger_and_the_change_it_hid_are_found,
+    a_recomputed_chain_passes_alone_but_not_against_an_anchor,
+);
+
+/// Three sections stored, one updated, one deleted: six records.
+fn history(db: &TestDb) -> (Memory, Vec<String>) {
+    let m = memory(db, "main");
+    let r = m.store(json!([
+        section("One", "first body"),
+        section("Two", "second body é"),
+        section("Three", "third")
+    ]));
+    let ids: Vec<String> = (0..3).map(|i| id_of(&r, i)).collect();
+    m.store(json!([{"kind": "section", "id": ids[0], "data": {"title": "One", "body": "first body, changed\nover two lines"}}]));
+    m.store(json!([{"operation": "delete", "id": ids[1]}]));
+    (m, ids)
+}
+
+fn verify(m: &Memory, full: bool) -> AuditVerification {
+    m.service.verify_audit(&VerifyOptions { full, anchor: None }).unwrap()
+}
+
+/// Runs raw SQL as another process would, failing the test if the database refuses it.
+fn raw(db: &TestDb, sql: &str) {
+    db.open().execute_raw(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+fn refused(db: &TestDb, sql: &str) -> String {
+    match db.open().execute_raw(sql) {
+        Ok(n) => panic!("the database accepted {sql} ({n} rows)"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Lifts the guard that refuses UPDATE and DELETE on audit_log.
+fn lift_append_only_guard(db: &TestDb) {
+    match db.backend() {
+        Backend::Sqlite => {
+            raw(db, "DROP TRIGGER audit_log_no_update");
+            raw(db, "DROP TRIGGER audit_log_no_delete");
+        }
+        Backend::Postgres => raw(db, "ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only"),
+    }
+}
+
+fn an_untouched_trail_verifies_and_names_its_head(db: &TestDb) {
+    let (m, _) = history(db);
+    for full in [false, true] {
+        let v = verify(&m, full);
+        assert!(v.ok, "{:?}", v.problems);
+        assert_eq!(v.records_checked, 5, "3 inserts, 1 update, 1 delete");
+        let head = v.head.unwrap();
+        assert_eq!(head.seq, 5);
+        assert_eq!(head.hash.len(), 64);
+    }
+}
+
+fn a_rewritten_record_is_named(db: &TestDb) {
+    let (m, _) = history(db);
+    lift_append_only_guard(db);
+    raw(db, "UPDATE audit_log SET summary = 'inserted nothing' WHERE seq = 2");
+    let v = verify(&m, true);
+    assert!(!v.ok);
+    assert_eq!(v.first_break, Some(ChainBreak::Rewritten { seq: 2 }), "{:?}", v.problems);
+    assert!(!v.schema_drift.is_empty(), "the lifted guard is reported too");
+    assert!(
+        v.problems.iter().any(|p| p.contains("audit record 2 does not match its hash")),
+        "{:?}",
+        v.problems
+    );
+}
+
+fn a_removed_record_is_named(db: &TestDb) {
+    let (m, _) = history(db);
+    lift_append_only_guard(db);
+    raw(db, "DELETE FROM audit_log WHERE seq = 3");
+    let v = verify(&m, true);
+    assert_eq!(v.first_break, Some(ChainBreak::Broken { seq: 4, after: Some(2) }), "{:?}", v.problems);
+}
+
+fn a_record_cannot_be_replaced_in_place(db: &TestDb) {
+    let (m, _) = history(db);
+    let before = db.open().audit_record(1).unwrap().unwrap();
+    match db.backend() {
+        // REPLACE deletes the old row without firing a DELETE trigger (issue 15, item 3).
+        Backend::Sqlite => {
+            let e = refused(
+                db,
+                "INSERT OR REPLACE INTO audit_log (seq, at, operation, summary, prev_hash, hash) \
+                 VALUES (1, 0, 'insert', 'forged', '', '')",
+            );
+            assert!(e.contains("append-only and chained"), "{e}");
+        }
+        // The chain trigger numbers every insert itself: the row lands at the end, and the
+        // record it aimed at stays as it was.
+        Backend::Postgres => raw(
+            db,
+            "INSERT INTO audit_log (seq, at, operation, summary) VALUES (1, 0, 'insert', 'forged') \
+             ON CONFLICT (seq) DO UPDATE SET summary = 'forged'",
+        ),
+    }
+    assert_eq!(db.open().audit_record(1).unwrap().unwrap(), before);
+    let v = verify(&m, true);
+    assert!(v.first_break.is_none(), "{:?}", v.problems);
+}
+
+fn a_forged_record_cannot_enter_the_middle_of_the_chain(db: &TestDb) {
+    let (m, _) = history(db);
+    match db.backend() {
+        Backend::Sqlite => {
+            for sql in [
+                // A hash that does not follow the chain, at the next seq.
+                "INSERT INTO audit_log (seq, at, operation, summary, prev_hash, hash) VALUES (6, 0, 'insert', 'forged', 'x', 'y')",
+                // No hash at all.
+                "INSERT INTO audit_log (at, operation, summary) VALUES (0, 'insert', 'forged')",
+                // A seq past the end.
+                "INSERT INTO audit_log (seq, at, operation, summary, prev_hash, hash) VALUES (60, 0, 'insert', 'forged', 'x', 'y')",
+            ] {
+                let e = refused(db, sql);
+                assert!(e.contains("append-only and chained"), "{sql}: {e}");
+            }
+        }
+        Backend::Postgres => {
+            // Whatever seq and hashes it names, an insert becomes the next link.
+            raw(
+                db,
+                "INSERT INTO audit_log (seq, at, operation, summary, prev_hash, hash) VALUES (3, 0, 'insert', 'forged', 'x', 'y')",
+            );
+            let forged = db.open().audit_record(6).unwrap().unwrap();
+            assert_eq!(forged.summary, "forged");
+        }
+    }
+    // Nothing entered between records 1..=5, which still verify.
+    let v = verify(&m, true);
+    assert!(v.ok, "{:?}", v.problems);
+}
+
+fn a_dropped_audit_trigger_and_the_change_it_hid_are_found(db: &TestDb) {
+    let (m, ids) = history(db);
+    let drop = match db.backend() {
+        Backend::Sqlite => "DROP TRIGGER items_audit_update",
+        Backend::Postgres => "DROP TRIGGER items_audit_update ON items",
+    };
+    raw(db, drop);
+    raw(
+        db,
+        &format!(
+            "UPDATE items SET body = 'rewritten quietly', content_hash = 'other' WHERE id = '{}'",
+            ids[2]
+        ),
+    );
+    let quick = verify(&m, false);
+    assert!(!quick.ok);
+    assert!(
+        quick.schema_drift.iter().any(|d| d.object.contains("items_audit_update") && d.change == "missing"),
+        "{:?}",
+        quick.schema_drift
+    );
+    let full = verify(&m, true);
+    assert!(
+        full.items_without_trail
+            .iter()
+            .any(|t| matches!(t, TrailMismatch::ChangedWithoutRecord { item_id, .. } if *item_id == ids[2])),
+        "{:?}",
+        full.items_without_trail
+    );
+}
+
+/// The limit of a chain without a secret: whoever can write the database can recompute every
+/// hash after a rewrite. The chain then verifies; a head anchored before the rewrite does not.
+fn a_recomputed_chain_passes_alone_but_not_against_an_anchor(db: &TestDb) {
+    let (m, _) = history(db);
+    let head = verify(&m, true).head.unwrap();
+    lift_append_only_guard(db);
+    raw(db, "UPDATE audit_log SET summary = 'inserted nothing' WHERE seq = 1");
+    match db.backend() {
+        Backend::Sqlite => raw(
+            db,
+            "WITH RECURSIVE chain (seq, prev_hash, hash) AS (
+                 SELECT 0, NULL, '0000000000000000000000000000000000000000000000000000000000000000'
+                 UNION ALL
+                 SELECT a.seq, c.hash, cortex_audit_hash(c.hash, a.seq, a.at, a.operation, a.item_id, a.kind,
+                        a.org, a.project, a.branch, a.service, a.sprint, a.tenant, a.environment, a.actor,
+                        a.tool, a.session, a.request_id, a.batch_id, a.hash_before, a.hash_after, a.summary)
+                 FROM chain c JOIN audit_log a ON a.seq = c.seq + 1)
+             UPDATE audit_log SET prev_hash = chain.prev_hash, hash = chain.hash FROM chain WHERE chain.seq = audit_log.seq",
+        ),
+        Backend::Postgres => raw(
+            db,
+            "DO $$ DECLARE r audit_log; prev text := repeat('0', 64); BEGIN
+                 FOR r IN SELECT * FROM audit_log ORDER BY seq LOOP
+                     UPDATE audit_log SET prev_hash = prev, hash = audit_record_hash(prev, r) WHERE seq = r.seq;
+                     prev := audit_record_hash(prev, r);
+                 END LOOP; END $$",
+        ),
+    }
+    // Put the guard back, as a careful attacker would.
+    match db.backend() {
+        Backend::Sqlite => {
+            raw(
+                db,
+                "CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log\nBEGIN\n    SELECT RAISE(ABORT, 'audit records are append-only: UPDATE on audit_log is not allowed');\nEND",
+            );
+            raw(
+                db,
+                "CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log\nBEGIN\n    SELECT RAISE(ABORT, 'audit records are append-only: DELETE on audit_log is not allowed');\nEND",
+            );
+        }
+        Backend::Postgres => raw(db, "ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only"),
+    }
+    let alone = verify(&m, true);
+    assert!(alone.ok, "a consistent recomputed chain verifies on its own: {:?}", alone.problems);
+    let anchored = m
+        .service
+        .verify_audit(&VerifyOptions { full: true, anchor: Some((head.seq, head.hash.clone())) })
+        .unwrap();
+    assert!(!anchored.ok);
+    assert!(
+        anchored.problems.iter().any(|p| p.contains(&format!("record {} carries", head.seq))),
+        "{:?}",
+        anchored.problems
+    );
+}
+
+#[test]
+fn sqlite_refuses_to_lose_its_audit_context() {
+    let db = TestDb::sqlite();
+    let (m, _) = history(&db);
+    let e = refused(&db, "DELETE FROM audit_context");
+    assert!(e.contains("cannot be deleted"), "{e}");
+    // Even with its guard dropped, losing the context stops item changes instead of letting
+    // them through unaudited (issue 15, item 2).
+    raw(&db, "DROP TRIGGER audit_context_no_delete");
+    raw(&db, "DELETE FROM audit_context");
+    let e = refused(&db, "UPDATE items SET body = 'unaudited', content_hash = 'x'");
+    assert!(e.contains("audit_context is missing"), "{e}");
+    let stored = m.service.store(&json!({"items": [section("Four", "fourth")]}));
+    assert!(stored.is_err(), "a store without an audit context fails");
+    let v = verify(&m, false);
+    assert!(
+        v.schema_drift.iter().any(|d| d.object.contains("audit_context_no_delete")),
+        "{:?}",
+        v.schema_drift
+    );
+}
+
+#[test]
+fn sqlite_items_cannot_be_changed_by_a_tool_without_the_chain_function() {
+    // The sqlite3 shell, or any program that is not Cortex, lacks `cortex_audit_hash`: its
+    // item changes fail rather than go unaudited.
+    let db = TestDb::sqlite();
+    let (_m, _) = history(&db);
+    let conn = rusqlite::Connection::open(db.sqlite_path().unwrap()).unwrap();
+    let e = conn.execute("UPDATE items SET body = 'outside'", []).unwrap_err().to_string();
+    assert!(e.contains("cortex_audit_hash"), "{e}");
+}

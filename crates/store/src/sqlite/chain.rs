@@ -1,0 +1,188 @@
+//! The audit chain on SQLite: the `cortex_audit_hash` SQL function the triggers call, and the
+//! reads the verifier needs (records with their hashes, items against their last record, the
+//! schema against a freshly migrated one).
+
+use super::row::scope_at;
+use crate::audit_chain::{ChainRecord, FIELD_COUNT, hash_fields};
+use crate::audit_chain::{SchemaDrift, TrailMismatch};
+use crate::{AuditQuery, AuditRecord, Result};
+use rusqlite::functions::{Context, FunctionFlags};
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, params};
+
+/// Registers `cortex_audit_hash(prev_hash, seq, at, operation, …, summary)` on `conn`. Every
+/// connection that may write items needs it: the audit triggers call it, so a tool that is
+/// not Cortex (without the function) cannot change items at all, audited or not.
+pub fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
+    conn.create_scalar_function(
+        "cortex_audit_hash",
+        (FIELD_COUNT + 1) as i32,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        audit_hash,
+    )
+}
+
+fn audit_hash(ctx: &Context<'_>) -> rusqlite::Result<Option<String>> {
+    let text = |i: usize| -> rusqlite::Result<Option<String>> {
+        Ok(match ctx.get_raw(i) {
+            ValueRef::Null => None,
+            ValueRef::Integer(n) => Some(n.to_string()),
+            ValueRef::Real(x) => Some(x.to_string()),
+            ValueRef::Text(t) | ValueRef::Blob(t) => Some(
+                String::from_utf8(t.to_vec()).map_err(|e| rusqlite::Error::UserFunctionError(Box::new(e)))?,
+            ),
+        })
+    };
+    let Some(prev) = text(0)? else {
+        // No previous hash: the caller is not on the chain; NULL makes its check fail.
+        return Ok(None);
+    };
+    let fields = (1..=FIELD_COUNT).map(text).collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Some(hash_fields(&prev, &fields)))
+}
+
+/// The columns [`chain_record`] reads, in order.
+const CHAIN_COLUMNS: &str = "seq, at, operation, item_id, kind, org, project, branch, service, sprint, \
+     tenant, environment, actor, tool, session, request_id, batch_id, hash_before, hash_after, summary, \
+     prev_hash, hash";
+
+fn chain_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<ChainRecord> {
+    let s = scope_at(row, 5)?;
+    let scope = [s.org, s.project, s.branch, s.service, s.sprint, s.tenant, s.environment]
+        .map(Option::unwrap_or_default);
+    Ok(ChainRecord {
+        seq: row.get(0)?,
+        at: row.get(1)?,
+        operation: row.get(2)?,
+        item_id: row.get(3)?,
+        kind: row.get(4)?,
+        scope,
+        actor: row.get(12)?,
+        tool: row.get(13)?,
+        session: row.get(14)?,
+        request_id: row.get(15)?,
+        batch_id: row.get(16)?,
+        hash_before: row.get(17)?,
+        hash_after: row.get(18)?,
+        summary: row.get(19)?,
+        prev_hash: row.get(20)?,
+        hash: row.get(21)?,
+    })
+}
+
+/// Up to `limit` records after `after`, oldest first.
+pub fn chain_page(conn: &Connection, after: i64, limit: usize) -> Result<Vec<ChainRecord>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {CHAIN_COLUMNS} FROM audit_log WHERE seq > ?1 ORDER BY seq LIMIT ?2"
+    ))?;
+    let rows = stmt.query_map(params![after, limit as i64], chain_record)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Audit records, oldest first: one item's, or those at or after `since`.
+pub fn audit(conn: &Connection, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {CHAIN_COLUMNS} FROM audit_log \
+         WHERE (?1 IS NULL OR item_id = ?1) AND (?2 IS NULL OR at >= ?2) ORDER BY seq LIMIT ?3"
+    ))?;
+    let item = query.item.map(|id| id.to_string());
+    let rows = stmt.query_map(params![item, query.since, query.limit as i64], chain_record)?;
+    rows.map(|r| r?.into_audit_record()).collect()
+}
+
+/// The newest `n` records' first seq minus one, with its record: where a quick check starts.
+pub fn record_before_last(conn: &Connection, n: usize) -> Result<Option<ChainRecord>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {CHAIN_COLUMNS} FROM audit_log ORDER BY seq DESC LIMIT 1 OFFSET ?1"
+    ))?;
+    let mut rows = stmt.query_map([n as i64], chain_record)?;
+    Ok(rows.next().transpose()?)
+}
+
+/// The record with this seq.
+pub fn chain_record_at(conn: &Connection, seq: i64) -> Result<Option<ChainRecord>> {
+    let mut stmt = conn.prepare_cached(&format!("SELECT {CHAIN_COLUMNS} FROM audit_log WHERE seq = ?1"))?;
+    let mut rows = stmt.query_map([seq], chain_record)?;
+    Ok(rows.next().transpose()?)
+}
+
+/// Items whose state their trail does not explain (see [`TrailMismatch`]), at most `limit`.
+pub fn trail_mismatches(conn: &Connection, limit: usize) -> Result<Vec<TrailMismatch>> {
+    // The last record of each item that changed it (a `blocked` record changes nothing).
+    let mut stmt = conn.prepare_cached(
+        "WITH last AS (
+             SELECT item_id, operation, hash_after FROM audit_log a
+             WHERE seq = (SELECT max(seq) FROM audit_log b WHERE b.item_id = a.item_id AND b.operation <> 'blocked')
+         )
+         SELECT i.id, l.operation, l.hash_after, i.content_hash FROM items i LEFT JOIN last l ON l.item_id = i.id
+         WHERE l.operation IS NULL OR l.operation = 'purge' OR l.hash_after IS NOT i.content_hash
+         UNION ALL
+         SELECT l.item_id, l.operation, l.hash_after, NULL FROM last l
+         WHERE l.operation <> 'purge' AND NOT EXISTS (SELECT 1 FROM items i WHERE i.id = l.item_id)
+         LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([limit as i64], |r| {
+        Ok(TrailMismatch::classify(r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The schema objects that differ from what this build's migrations create, up to the
+/// database's own version: a dropped or altered trigger, view, table or index.
+pub fn schema_drift(conn: &Connection) -> Result<Vec<SchemaDrift>> {
+    let version = super::migrate::current_version(conn)?;
+    let mut fresh = Connection::open_in_memory()?;
+    register_functions(&fresh)?;
+    super::migrate::run_to(&mut fresh, version)?;
+    Ok(crate::audit_chain::schema_drift(&schema_objects(&fresh)?, &schema_objects(conn)?))
+}
+
+/// `(type name, sql)` of every schema object but SQLite's own and the migration record.
+fn schema_objects(conn: &Connection) -> Result<Vec<(String, Option<String>)>> {
+    let mut stmt = conn.prepare(
+        "SELECT type || ' ' || name, sql FROM sqlite_schema \
+         WHERE name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY type, name",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit_chain::ChainWalker;
+
+    #[test]
+    fn records_written_before_the_chain_are_sealed_on_upgrade() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        register_functions(&conn).unwrap();
+        // An item from before the audit trail existed (migration 4): it has no record.
+        super::super::migrate::run_to(&mut conn, 3).unwrap();
+        conn.execute(
+            "INSERT INTO items (id, kind, title, body, content_hash, created_at, updated_at) \
+             VALUES ('old', 'section', 't', 'b', 'h-old', 1, 1)",
+            [],
+        )
+        .unwrap();
+        super::super::migrate::run_to(&mut conn, 8).unwrap();
+        for i in 0..3 {
+            conn.execute(
+                "INSERT INTO items (id, kind, title, body, content_hash, created_at, updated_at) \
+                 VALUES (?1, 'section', 't', 'b', ?2, 1, 1)",
+                params![format!("id-{i}"), format!("h{i}")],
+            )
+            .unwrap();
+        }
+        conn.execute("UPDATE items SET body = 'c', content_hash = 'h9' WHERE id = 'id-0'", []).unwrap();
+        super::super::migrate::run(&mut conn).unwrap();
+        let records = chain_page(&conn, 0, 100).unwrap();
+        assert_eq!(records.len(), 5, "3 inserts, 1 update, 1 baseline");
+        assert_eq!(records[4].operation, "baseline");
+        let mut walker = ChainWalker::default();
+        for r in &records {
+            walker.check(r).unwrap();
+        }
+        assert!(trail_mismatches(&conn, 10).unwrap().is_empty());
+        assert!(schema_drift(&conn).unwrap().is_empty());
+    }
+}

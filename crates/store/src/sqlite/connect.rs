@@ -5,6 +5,7 @@ use super::chain::register_functions;
 use crate::{Result, StoreError};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long a connection waits for another process's write to finish before giving up.
@@ -154,41 +155,75 @@ pub fn read_only_mode(path: &Path) -> Result<ReadMode> {
     })
 }
 
-/// r2d2 manager of readers, so finds get a connection each and run in parallel.
-#[derive(Debug)]
-pub struct Readers {
-    pub path: PathBuf,
-    pub mode: ReadMode,
+/// A few readers, opened as needed, so finds get a connection each and run in parallel.
+/// Hand-rolled rather than r2d2: every connection is owned here and closes when the pool is
+/// dropped, before the writer, which as the last connection folds the WAL into the file.
+pub struct ReaderPool {
+    path: PathBuf,
+    mode: ReadMode,
+    idle: Mutex<Idle>,
+    returned: Condvar,
 }
 
-impl r2d2::ManageConnection for Readers {
-    type Connection = Connection;
-    type Error = StoreError;
+struct Idle {
+    connections: Vec<Connection>,
+    /// Connections open, idle or lent.
+    open: u32,
+}
 
-    fn connect(&self) -> Result<Connection> {
-        reader(&self.path, self.mode)
+impl ReaderPool {
+    pub fn new(path: &Path, mode: ReadMode) -> Result<ReaderPool> {
+        let first = reader(path, mode)?;
+        Ok(ReaderPool {
+            path: path.to_path_buf(),
+            mode,
+            idle: Mutex::new(Idle { connections: vec![first], open: 1 }),
+            returned: Condvar::new(),
+        })
     }
 
-    fn is_valid(&self, _conn: &mut Connection) -> Result<()> {
-        Ok(())
-    }
-
-    fn has_broken(&self, _conn: &mut Connection) -> bool {
-        false
+    /// An idle reader, a new one while fewer than [`READERS`] are open, or the next returned.
+    pub fn get(&self) -> Result<Reader<'_>> {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(conn) = idle.connections.pop() {
+                return Ok(Reader { pool: self, conn: Some(conn) });
+            }
+            if idle.open < READERS {
+                idle.open += 1;
+                drop(idle);
+                return match reader(&self.path, self.mode) {
+                    Ok(conn) => Ok(Reader { pool: self, conn: Some(conn) }),
+                    Err(e) => {
+                        self.idle.lock().unwrap_or_else(|e| e.into_inner()).open -= 1;
+                        Err(e)
+                    }
+                };
+            }
+            idle = self.returned.wait(idle).unwrap_or_else(|e| e.into_inner());
+        }
     }
 }
 
-pub type ReaderPool = r2d2::Pool<Readers>;
-
-pub fn reader_pool(path: &Path, mode: ReadMode) -> Result<ReaderPool> {
-    r2d2::Pool::builder()
-        .max_size(READERS)
-        .min_idle(Some(1))
-        .connection_timeout(BUSY_TIMEOUT)
-        .build(Readers { path: path.to_path_buf(), mode })
-        .map_err(|e| open_error_text(path, e.to_string()))
+/// A reader lent by the pool; returned when dropped.
+pub struct Reader<'a> {
+    pool: &'a ReaderPool,
+    conn: Option<Connection>,
 }
 
-fn open_error_text(path: &Path, reason: String) -> StoreError {
-    StoreError::Open { path: path.display().to_string(), reason }
+impl std::ops::Deref for Reader<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        self.conn.as_ref().expect("a lent reader holds its connection until dropped")
+    }
+}
+
+impl Drop for Reader<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.pool.idle.lock().unwrap_or_else(|e| e.into_inner()).connections.push(conn);
+            self.pool.returned.notify_one();
+        }
+    }
 }

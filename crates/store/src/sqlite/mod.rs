@@ -20,7 +20,7 @@ use crate::{
     AuditQuery, AuditRecord, Candidate, ExportedItem, ItemVectors, LexicalMatch, LexicalQuery, Link, Result,
     Stats, Store, StoreError, StoredItem, VectorRow, WriteContext, WriteOp, WriteOutcome,
 };
-use connect::{ReadMode, ReaderPool};
+use connect::{ReadMode, Reader, ReaderPool};
 use cortex_domain::query::ParsedQuery;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
@@ -32,15 +32,15 @@ pub use migrate::MIGRATIONS;
 
 pub struct SqliteStore {
     path: PathBuf,
-    /// `None` when the process may only read the file.
-    writer: Option<Mutex<Connection>>,
     readers: ReaderPool,
     /// The connection whose `data_version` is the change counter: one connection's own
     /// count, so successive readings compare (the pool's connections count separately).
     watch: Mutex<Connection>,
+    /// `None` when the process may only read the file. Declared last so it closes last: the
+    /// last connection to close checkpoints the WAL into the file and removes it, which a
+    /// read-only reader cannot do.
+    writer: Option<Mutex<Connection>>,
 }
-
-type Reader = r2d2::PooledConnection<connect::Readers>;
 
 impl SqliteStore {
     /// Opens (creating if needed) the database at `path` and brings its schema up to date;
@@ -64,7 +64,7 @@ impl SqliteStore {
     fn open_writable(path: &Path) -> Result<SqliteStore> {
         let mut writer = connect::writer(path)?;
         migrate::run(&mut writer)?;
-        let readers = connect::reader_pool(path, ReadMode::Shared)?;
+        let readers = ReaderPool::new(path, ReadMode::Shared)?;
         let watch = connect::reader(path, ReadMode::Shared)?;
         Ok(SqliteStore {
             path: path.to_path_buf(),
@@ -87,7 +87,7 @@ impl SqliteStore {
             });
         }
         tracing::info!(path = %path.display(), "the database is read-only to this process: opened for reading");
-        let readers = connect::reader_pool(path, mode)?;
+        let readers = ReaderPool::new(path, mode)?;
         Ok(SqliteStore { path: path.to_path_buf(), writer: None, readers, watch: Mutex::new(probe) })
     }
 
@@ -100,8 +100,8 @@ impl SqliteStore {
         self.writer.is_some()
     }
 
-    fn reader(&self) -> Result<Reader> {
-        Ok(self.readers.get()?)
+    fn reader(&self) -> Result<Reader<'_>> {
+        self.readers.get()
     }
 
     fn writer(&self) -> Result<MutexGuard<'_, Connection>> {
@@ -254,5 +254,39 @@ impl Store for SqliteStore {
 
     fn integrity_problems(&self, full: bool) -> Result<Vec<String>> {
         read::integrity_problems(&*self.reader()?, full)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn closing_the_store_folds_the_wal_into_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.db");
+        let store = super::SqliteStore::open(&path).unwrap();
+        crate::Store::set_meta(&store, "k", "v").unwrap();
+        drop(store);
+        assert!(
+            !dir.path().join("m.db-wal").exists(),
+            "the last connection checkpointed and removed the WAL"
+        );
+    }
+
+    /// Issue 15, item 13: reads used to share one connection behind a mutex, so a slow find
+    /// held every other. A read held open here does not stop others, on other threads.
+    #[test]
+    fn reads_run_beside_a_read_in_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = super::SqliteStore::open(&dir.path().join("m.db")).unwrap();
+        let held = store.reader().unwrap();
+        held.execute_batch("BEGIN; SELECT count(*) FROM items;").unwrap();
+        std::thread::scope(|s| {
+            let others: Vec<_> =
+                (0..3).map(|_| s.spawn(|| crate::Store::stats(&store).unwrap().items)).collect();
+            for other in others {
+                assert_eq!(other.join().unwrap(), 0);
+            }
+        });
+        held.execute_batch("COMMIT").unwrap();
     }
 }

@@ -96,7 +96,8 @@ pub fn import(service: &MemoryService, file: &Path) -> Result<ImportReport, Stri
         progress.inc(n);
         Ok::<(), String>(())
     };
-    for (number, line) in lines(file)? {
+    for line in lines(file)? {
+        let (number, line) = line?;
         if let Line::Item(item) = parse_line(&line).map_err(|e| format!("line {number}: {e}"))? {
             ids.push(item.id);
             batch.push(*item);
@@ -118,16 +119,20 @@ pub fn import(service: &MemoryService, file: &Path) -> Result<ImportReport, Stri
     Ok(report)
 }
 
-/// The file's non-empty lines with their 1-based numbers.
-fn lines(file: &Path) -> Result<impl Iterator<Item = (usize, String)>, String> {
+/// The file's non-empty lines with their 1-based numbers. A line that cannot be read (an I/O
+/// error, bytes that are not UTF-8) is an error naming it, not the end of the file.
+fn lines(file: &Path) -> Result<impl Iterator<Item = Result<(usize, String), String>>, String> {
     let reader = BufReader::new(
         std::fs::File::open(file).map_err(|e| format!("cannot open {}: {e}", file.display()))?,
     );
+    let name = file.display().to_string();
     Ok(reader
         .lines()
         .enumerate()
-        .map_while(|(i, line)| line.ok().map(|l| (i + 1, l)))
-        .filter(|(_, l)| !l.trim().is_empty()))
+        .map(move |(i, line)| {
+            line.map(|l| (i + 1, l)).map_err(|e| format!("{name}, line {}: cannot be read: {e}", i + 1))
+        })
+        .filter(|line| line.as_ref().map_or(true, |(_, l)| !l.trim().is_empty())))
 }
 
 /// The header and the trailer's item count, after checking every line parses and the count
@@ -137,7 +142,8 @@ fn check_file(file: &Path) -> Result<(Header, u64), String> {
     let mut dimension = None;
     let mut trailer = None;
     let mut items = 0u64;
-    for (number, line) in lines(file)? {
+    for line in lines(file)? {
+        let (number, line) = line?;
         if trailer.is_some() {
             return Err(format!("line {number}: text after the end line"));
         }

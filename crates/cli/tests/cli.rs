@@ -244,6 +244,28 @@ fn a_truncated_export_imports_nothing() {
     assert_eq!(items, 0);
 }
 
+/// Issue 15, item 15: a line that cannot be read (here: bytes that are not UTF-8) used to end
+/// the read quietly, and the import then blamed a file "cut short".
+#[test]
+fn an_unreadable_line_in_an_export_is_named() {
+    let (sqlite, target_db) = (TestDb::sqlite(), TestDb::sqlite());
+    let source = Env::new(&sqlite);
+    source
+        .run(&["store", r#"[{"kind": "todo", "content": "one"}, {"kind": "todo", "content": "two"}]"#], None);
+    let file = source.dir.path().join("m.jsonl");
+    source.run(&["export", "--out", file.to_str().unwrap()], None);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut lines: Vec<Vec<u8>> = text.lines().map(|l| l.as_bytes().to_vec()).collect();
+    lines[2].splice(10..10, [0xff, 0xfe]);
+    std::fs::write(&file, lines.join(&b"\n"[..])).unwrap();
+    let target = Env::new(&target_db);
+    let out = target.run(&["import", file.to_str().unwrap()], None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("line 3: cannot be read"), "{stderr}");
+    assert_eq!(stdout_json(&target.run(&["stats"], None))["items"], 0);
+}
+
 #[test]
 fn an_export_edited_to_hold_vectors_of_the_wrong_length_imports_nothing() {
     let (ok, stderr, items) = import_an_edited_export(|text| {

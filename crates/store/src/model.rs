@@ -351,6 +351,13 @@ pub struct AuditRecord {
     pub summary: String,
 }
 
+/// A stored kind, or an error naming it (never another kind in its place).
+pub(crate) fn parse_kind(text: &str) -> crate::Result<Kind> {
+    Kind::parse(text).ok_or_else(|| {
+        crate::StoreError::Corrupt(format!("items.kind holds {text:?}, which is no known kind"))
+    })
+}
+
 /// `(kind, count)` pairs in kind order.
 pub(crate) fn count_by_kind(kinds: Vec<String>) -> Vec<(String, i64)> {
     let mut counts: std::collections::BTreeMap<String, i64> = std::collections::BTreeMap::new();

@@ -18,6 +18,35 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use uuid::Uuid;
 
+/// A search that could not look at every entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScanError {
+    /// The scan of these entries panicked; its message.
+    WorkerPanicked { entries: std::ops::Range<usize>, message: String },
+}
+
+impl std::fmt::Display for ScanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ScanError::WorkerPanicked { entries, message } => write!(
+                f,
+                "the vector scan of entries {}..{} panicked ({message}); the search is incomplete, so it failed",
+                entries.start, entries.end
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ScanError {}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
+}
+
 /// The exact cosine similarity of two unit vectors (their f32 dot product); `None` when their
 /// dimensions differ.
 pub fn cosine(a: &[f32], b: &[f32]) -> Option<f32> {
@@ -118,38 +147,64 @@ impl<M: Clone, K: Copy + Eq + Hash> VectorIndex<M, K> {
     }
 
     /// The `k` entries most similar to `query` among those `keep` accepts, best first. A
-    /// large index is scanned in parallel slices, one per core, whose best `k` are merged.
-    pub fn search(&self, query: &[f32], k: usize, keep: impl Fn(&M) -> bool + Sync) -> Vec<Scored<M, K>>
+    /// large index is scanned in parallel slices, one per core, whose best `k` are merged. A
+    /// slice whose scan panicked (in `keep`, or a bug) fails the whole search, naming the
+    /// panic, rather than leaving that slice's entries out of the answer.
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        keep: impl Fn(&M) -> bool + Sync,
+    ) -> Result<Vec<Scored<M, K>>, ScanError>
     where
         M: Sync,
         K: Sync,
     {
         if query.len() != self.dimension || k == 0 {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let q = Quantized::from_f32(query);
         let n = self.len();
         let threads = scan_threads(n);
+        let slice = n.div_ceil(threads.max(1));
+        let scan = |t: usize| {
+            let range = t * slice..((t + 1) * slice).min(n);
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.best_in(&q, k, range.clone(), &keep)
+            }))
+            .map_err(|panic| ScanError::WorkerPanicked { entries: range, message: panic_message(&*panic) })
+        };
         let best = if threads <= 1 {
-            self.best_in(&q, k, 0..n, &keep)
+            scan(0)?
         } else {
-            let slice = n.div_ceil(threads);
-            let mut merged: Vec<(f32, usize)> = std::thread::scope(|scope| {
-                let workers: Vec<_> = (0..threads)
-                    .map(|t| {
-                        let (q, keep) = (&q, &keep);
-                        scope.spawn(move || self.best_in(q, k, t * slice..((t + 1) * slice).min(n), keep))
+            let slices: Vec<Result<Vec<(f32, usize)>, ScanError>> = std::thread::scope(|scope| {
+                let workers: Vec<_> = (0..threads).map(|t| scope.spawn(move || scan(t))).collect();
+                // `scan` catches its own panics: a join error cannot happen, but is not dropped.
+                workers
+                    .into_iter()
+                    .enumerate()
+                    .map(|(t, w)| {
+                        w.join().unwrap_or_else(|panic| {
+                            Err(ScanError::WorkerPanicked {
+                                entries: t * slice..((t + 1) * slice).min(n),
+                                message: panic_message(&*panic),
+                            })
+                        })
                     })
-                    .collect();
-                workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
+                    .collect()
             });
+            let mut merged = Vec::with_capacity(k * threads);
+            for found in slices {
+                merged.extend(found?);
+            }
             merged.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
             merged.truncate(k);
             merged
         };
-        best.into_iter()
+        Ok(best
+            .into_iter()
             .map(|(score, i)| Scored { id: self.ids[i], score, meta: self.metas[i].clone() })
-            .collect()
+            .collect())
     }
 
     /// The best `k` (score, position) among the entries at `range`, best first: the scan
@@ -263,7 +318,7 @@ mod tests {
             let mut exact: Vec<(f32, Uuid)> =
                 data.iter().zip(&ids).map(|(v, id)| (cosine(query, v).unwrap(), *id)).collect();
             exact.sort_by(|a, b| b.0.total_cmp(&a.0));
-            let found = index.search(query, 10, |_| true);
+            let found = index.search(query, 10, |_| true).unwrap();
             assert_eq!(found.len(), 10);
             assert_eq!(found[0].id, exact[0].1, "the best hit agrees");
             let overlap = found.iter().filter(|f| exact[..10].iter().any(|e| e.1 == f.id)).count();
@@ -286,7 +341,7 @@ mod tests {
         let keep = |i: &usize| !i.is_multiple_of(3);
         for query in vectors(5, dim) {
             let parallel: Vec<(Uuid, f32)> =
-                index.search(&query, 25, keep).iter().map(|s| (s.id, s.score)).collect();
+                index.search(&query, 25, keep).unwrap().iter().map(|s| (s.id, s.score)).collect();
             let one_pass: Vec<(Uuid, f32)> = index
                 .best_in(&Quantized::from_f32(&query), 25, 0..index.len(), &keep)
                 .into_iter()
@@ -330,16 +385,38 @@ mod tests {
         index.upsert(b, &x, "feature");
         index.upsert(c, &y, "main");
         assert!(!index.upsert(c, &[1.0], "main"), "wrong dimension refused");
-        let hits = index.search(&x, 5, |m| *m == "main");
+        let hits = index.search(&x, 5, |m| *m == "main").unwrap();
         assert_eq!(hits.iter().map(|h| h.id).collect::<Vec<_>>(), vec![a, c]);
         index.upsert(c, &x, "main");
-        assert!(index.search(&x, 1, |m| *m == "main")[0].score > 0.99);
+        assert!(index.search(&x, 1, |m| *m == "main").unwrap()[0].score > 0.99);
         index.remove(a);
         assert_eq!(index.len(), 2);
-        let hits = index.search(&x, 5, |_| true);
+        let hits = index.search(&x, 5, |_| true).unwrap();
         assert!(hits.iter().all(|h| h.id != a));
         assert!(hits.iter().all(|h| h.score > 0.99), "the moved entry kept its own vector");
         index.remove(a);
         assert_eq!(index.len(), 2);
+    }
+
+    /// Issue 15, item 15: a slice whose scan panicked used to count as a slice with no
+    /// matches, so a search silently lost up to half its candidates.
+    #[test]
+    fn a_panicking_scan_fails_the_search_and_says_so() {
+        let dim = 4;
+        let mut index = VectorIndex::new(dim);
+        for i in 0..(PARALLEL_FROM + 1_000) as u128 {
+            index.upsert(Uuid::from_u128(i), &[1.0, 0.5, 0.25, (i % 7) as f32], i);
+        }
+        let last = (PARALLEL_FROM + 999) as u128;
+        let err =
+            index
+                .search(&[1.0, 0.5, 0.25, 1.0], 10, |m| {
+                    if *m == last { panic!("filter broke on {m}") } else { true }
+                })
+                .unwrap_err();
+        let ScanError::WorkerPanicked { entries, message } = &err;
+        assert!(entries.contains(&(PARALLEL_FROM + 999)), "{err}");
+        assert_eq!(message, &format!("filter broke on {last}"));
+        assert!(err.to_string().contains("panicked"), "{err}");
     }
 }

@@ -66,13 +66,20 @@ impl IndexState {
 
     /// The `n` nearest entries that pass `filters` (whole texts only, with `whole_only`), best
     /// first, with approximate similarities.
-    pub fn nearest(&self, query: &[f32], n: usize, filters: &Filters, whole_only: bool) -> Vec<Nearest> {
+    pub fn nearest(
+        &self,
+        query: &[f32],
+        n: usize,
+        filters: &Filters,
+        whole_only: bool,
+    ) -> Result<Vec<Nearest>, cortex_vector::ScanError> {
         let filter = self.facts.compile(filters);
-        let found = self.index.search(query, n, |m| !(whole_only && m.is_chunk) && filter.admits(&m.facts));
-        found
+        let found =
+            self.index.search(query, n, |m| !(whole_only && m.is_chunk) && filter.admits(&m.facts))?;
+        Ok(found
             .into_iter()
             .map(|s| (s.id.item, s.score, s.id.chunk, self.facts.expand(&s.meta.facts)))
-            .collect()
+            .collect())
     }
 
     /// Reads what changed in the store since the last refresh, if anything did.

@@ -202,7 +202,7 @@ impl Semantic {
         k: usize,
         filters: &Filters,
         compare: Compare,
-    ) -> StoreResult<Vec<DenseHit>> {
+    ) -> Result<Vec<DenseHit>, NearestError> {
         let whole_only = compare == Compare::WholeTexts;
         // A database answers its best `k` whole texts and its best `k` chunks.
         if let Some(found) = store.search_dense(query, filters, k)? {
@@ -214,7 +214,7 @@ impl Semantic {
             state.refresh(store)?;
             // Chunks of one item may fill several places: look further, then group.
             let fetch = if whole_only || !state.has_chunks() { k } else { 2 * k };
-            (state.nearest(query, fetch + RESCORE_MARGIN, filters, whole_only), fetch)
+            (state.nearest(query, fetch + RESCORE_MARGIN, filters, whole_only)?, fetch)
         };
         // The int8 scan chose the candidates; their f32 vectors give the exact similarity
         // (a near-duplicate threshold is a cosine, and fusion weighs these scores).
@@ -232,4 +232,13 @@ impl Semantic {
         state.refresh(store)?;
         Ok(state.size())
     }
+}
+
+/// Why a dense search has no answer: the store failed, or the in-process scan did.
+#[derive(Debug, thiserror::Error)]
+pub enum NearestError {
+    #[error(transparent)]
+    Store(#[from] cortex_store::StoreError),
+    #[error(transparent)]
+    Scan(#[from] cortex_vector::ScanError),
 }

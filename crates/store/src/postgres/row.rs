@@ -1,6 +1,6 @@
 //! Mapping between `Record` and the `items` row.
 
-use crate::{ItemFacts, Record, Result, StoreError, StoredItem};
+use crate::{ItemFacts, Record, Result, StoredItem};
 use cortex_domain::{Kind, Scope};
 use postgres::Row;
 use serde_json::Value;
@@ -17,7 +17,7 @@ fn opt(text: String) -> Option<String> {
 
 pub fn kind_at(row: &Row, index: usize) -> Result<Kind> {
     let kind: String = row.try_get(index)?;
-    Kind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("unknown kind {kind}")))
+    crate::model::parse_kind(&kind)
 }
 
 /// The seven scope columns starting at `first` (org … environment), '' read as unset.

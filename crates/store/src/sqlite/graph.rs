@@ -1,7 +1,7 @@
 //! Reading the knowledge graph's links (relations and observations) by their indexed ends.
 
 use super::row::{FACTS, facts_at};
-use crate::{Link, Result, StoreError};
+use crate::{Link, Result};
 use rusqlite::{Connection, Row, params};
 use uuid::Uuid;
 
@@ -10,7 +10,7 @@ fn id_list(ids: &[Uuid]) -> String {
 }
 
 fn uuid(text: &str) -> Result<Uuid> {
-    Uuid::parse_str(text).map_err(|e| StoreError::Corrupt(format!("id {text}: {e}")))
+    super::row::parse_id(text, "id")
 }
 
 pub fn links(conn: &Connection, ids: &[Uuid]) -> Result<Vec<Link>> {

@@ -2,10 +2,10 @@
 
 use super::fts::match_expression;
 use super::migrate::current_version;
-use super::row::{COLUMN_COUNT, COLUMNS, FACTS, facts_at, from_row, scope_at};
+use super::row::{COLUMN_COUNT, COLUMNS, FACTS, facts_at, from_row, parse_id, scope_at};
 use crate::{
     Candidate, Combine, ExportedItem, Filters, ItemVectors, LexicalMatch, LexicalQuery, Result, Stats,
-    StoreError, StoredItem, VectorRow,
+    StoredItem, VectorRow,
 };
 use cortex_domain::query::ParsedQuery;
 use rusqlite::types::Value as SqlValue;
@@ -81,7 +81,7 @@ pub fn search(conn: &Connection, query: &LexicalQuery) -> Result<Vec<LexicalMatc
     while let Some(row) = rows.next()? {
         let id: String = row.get(0)?;
         out.push(LexicalMatch {
-            id: Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("id {id}: {e}")))?,
+            id: parse_id(&id, "id")?,
             score: row.get(1)?,
             updated_at: row.get(2)?,
             scope: scope_at(row, 3)?,
@@ -171,7 +171,7 @@ pub fn surface_word(conn: &Connection, term: &str) -> Result<String> {
         "SELECT highlight(items_fts, 0, char(2), char(3)) || ' ' || highlight(items_fts, 1, char(2), char(3)) \
          FROM items_fts WHERE items_fts MATCH ?1 LIMIT 1",
     )?;
-    let marked: Option<String> = stmt.query_row([expr], |r| r.get(0)).ok();
+    let marked: Option<String> = stmt.query_row([expr], |r| r.get(0)).optional()?;
     let word = marked
         .as_deref()
         .and_then(|m| m.split_once('\u{2}'))
@@ -216,7 +216,7 @@ pub fn vectors_changed_since(conn: &Connection, since: i64) -> Result<Vec<Vector
         let blob: Option<Vec<u8>> = row.get(2)?;
         let chunks: Option<Vec<u8>> = row.get(3)?;
         out.push(VectorRow {
-            id: Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("id {id}: {e}")))?,
+            id: parse_id(&id, "id")?,
             deleted: row.get(1)?,
             vector: blob.map(|b| super::row::vector_from_blob(&b)),
             chunks: super::row::chunks_from_blob(chunks.as_deref())?,
@@ -239,7 +239,7 @@ pub fn vectors_of(conn: &Connection, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
         let vector: Vec<u8> = row.get(1)?;
         let chunks: Option<Vec<u8>> = row.get(2)?;
         out.push(ItemVectors {
-            id: Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("id {id}: {e}")))?,
+            id: parse_id(&id, "id")?,
             vector: super::row::vector_from_blob(&vector),
             chunks: super::row::chunks_from_blob(chunks.as_deref())?,
         });
@@ -285,7 +285,7 @@ pub fn natural_key_owner(conn: &Connection, scope: &cortex_domain::Scope, key: &
         )?
         .query_row(rusqlite::params![key, s[0], s[1]], |row| row.get(0))
         .optional()?;
-    Ok(id.and_then(|id| Uuid::parse_str(&id).ok()))
+    id.map(|id| parse_id(&id, "id")).transpose()
 }
 
 /// The item of `scope`'s org and project holding this idempotency key (see `Store`).
@@ -295,7 +295,7 @@ pub fn idempotency_owner(conn: &Connection, scope: &cortex_domain::Scope, key: &
         .prepare_cached("SELECT id FROM items WHERE org = ?1 AND project = ?2 AND idempotency_key = ?3")?
         .query_row(rusqlite::params![s[0], s[1], key], |row| row.get(0))
         .optional()?;
-    Ok(id.and_then(|id| Uuid::parse_str(&id).ok()))
+    id.map(|id| parse_id(&id, "id")).transpose()
 }
 
 /// `PRAGMA quick_check` (or, with `full`, `integrity_check`, which also compares every index

@@ -1,7 +1,8 @@
 //! Mapping between `Record` and the `items` row.
 
+use crate::model::parse_kind;
 use crate::{ChunkVector, ItemFacts, Record, Result, StoreError, StoredItem};
-use cortex_domain::{Kind, Scope};
+use cortex_domain::Scope;
 use rusqlite::Row;
 use serde_json::Value;
 use uuid::Uuid;
@@ -11,6 +12,13 @@ pub const COLUMNS: &str = "i.id, i.kind, i.org, i.project, i.branch, i.service, 
      i.title, i.body, i.content, i.data, i.metadata, i.source, i.tags, i.status, i.content_hash, \
      i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at, i.superseded_by";
 pub const COLUMN_COUNT: usize = 25;
+
+/// A stored item id, or an error naming the column and the text found: a damaged id must
+/// not read back as some other (or the nil) id.
+pub fn parse_id(text: &str, column: &str) -> Result<Uuid> {
+    Uuid::parse_str(text)
+        .map_err(|e| StoreError::Corrupt(format!("items.{column} holds {text:?}, not a UUID: {e}")))
+}
 
 fn opt(text: String) -> Option<String> {
     (!text.is_empty()).then_some(text)
@@ -44,7 +52,7 @@ pub fn facts_at(row: &Row<'_>, first: usize) -> Result<ItemFacts> {
     let kind: String = row.get(first)?;
     let tags: String = row.get(first + 11)?;
     Ok(ItemFacts {
-        kind: Kind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("kind {kind}")))?,
+        kind: parse_kind(&kind)?,
         scope: scope_at(row, first + 1)?,
         updated_at: row.get(first + 8)?,
         expires_at: row.get(first + 9)?,
@@ -59,8 +67,8 @@ pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
     let kind: String = row.get(1)?;
     let tags: String = row.get(15)?;
     let record = Record {
-        id: Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("id {id}: {e}")))?,
-        kind: Kind::parse(&kind).ok_or_else(|| StoreError::Corrupt(format!("unknown kind {kind}")))?,
+        id: parse_id(&id, "id")?,
+        kind: parse_kind(&kind)?,
         scope: scope_at(row, 2)?,
         title: row.get(9)?,
         body: row.get(10)?,
@@ -80,9 +88,7 @@ pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
         chunks: Vec::new(),
     };
     let superseded_by: Option<String> = row.get(24)?;
-    let superseded_by = superseded_by
-        .map(|id| Uuid::parse_str(&id).map_err(|e| StoreError::Corrupt(format!("superseded_by {id}: {e}"))))
-        .transpose()?;
+    let superseded_by = superseded_by.map(|id| parse_id(&id, "superseded_by")).transpose()?;
     Ok(StoredItem { record, deleted_at: row.get(23)?, superseded_by })
 }
 

@@ -96,10 +96,6 @@ fn record_blocked(tx: &Transaction<'_>, a: &BlockedAttempt) -> Result<WriteOutco
     Ok(WriteOutcome::Blocked { id: a.id })
 }
 
-fn parse_id(text: String) -> Uuid {
-    Uuid::parse_str(&text).unwrap_or_default()
-}
-
 /// The live item `r` would duplicate: same idempotency key; same natural key (`natural`); same
 /// content in the same kind and scope (`dedupe`).
 fn find_duplicate(
@@ -132,7 +128,7 @@ fn find_duplicate(
             )
             .optional()?;
         if let Some(id) = existing {
-            return Ok(Some((parse_id(id), DuplicateReason::ContentHash)));
+            return Ok(Some((super::row::parse_id(&id, "id")?, DuplicateReason::ContentHash)));
         }
     }
     Ok(None)
@@ -261,7 +257,7 @@ fn live_row(
     let Some((rowid, stored_kind, deleted_at)) = row else {
         return Ok(Err(WriteOutcome::NotFound { id }));
     };
-    let stored = Kind::parse(&stored_kind).unwrap_or(Kind::Section);
+    let stored = crate::model::parse_kind(&stored_kind)?;
     if let Some(kind) = kind
         && kind != stored
     {

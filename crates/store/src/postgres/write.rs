@@ -411,7 +411,10 @@ pub fn ensure_vector_indexes(client: &mut Client, ops: &[WriteOp], known: &Mutex
     ensure_dimension_indexes(client, dims, known)
 }
 
-/// Creates the HNSW index of each dimension in `dims` that has none yet.
+/// Creates the HNSW index of each dimension in `dims` that has none yet. The store's list of
+/// known dimensions is locked only to read and record it, never during a build, and the build
+/// is `CONCURRENTLY`: writers (of this process and others) go on meanwhile. Two builders of
+/// one dimension take turns on an advisory lock; the second finds the index there.
 pub fn ensure_dimension_indexes(
     client: &mut Client,
     mut dims: Vec<usize>,
@@ -420,27 +423,48 @@ pub fn ensure_dimension_indexes(
     dims.retain(|d| (1..=HNSW_MAX_DIMENSIONS).contains(d));
     dims.sort_unstable();
     dims.dedup();
-    let mut known = known.lock().unwrap_or_else(|e| e.into_inner());
-    dims.retain(|d| !known.contains(d));
+    dims.retain(|d| !known.lock().unwrap_or_else(|e| e.into_inner()).contains(d));
     for dim in dims {
-        let mut tx = client.transaction()?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&INDEX_LOCK])?;
-        tx.batch_execute(&vector_index_sql(dim))?;
-        tx.commit()?;
-        known.push(dim);
+        client.execute("SELECT pg_advisory_lock($1)", &[&INDEX_LOCK])?;
+        let built = build_vector_indexes(client, dim);
+        client.execute("SELECT pg_advisory_unlock($1)", &[&INDEX_LOCK])?;
+        built?;
+        let mut known = known.lock().unwrap_or_else(|e| e.into_inner());
+        if !known.contains(&dim) {
+            known.push(dim);
+        }
     }
     Ok(())
 }
 
-/// The partial HNSW index for one dimension; `read::search_dense` repeats its expression and
-/// predicate so the planner can use it.
-pub fn vector_index_sql(dim: usize) -> String {
-    format!(
-        "CREATE INDEX IF NOT EXISTS items_embedding_{dim} ON items \
-         USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE vector_dims(embedding) = {dim}; \
-         CREATE INDEX IF NOT EXISTS item_chunks_embedding_{dim} ON item_chunks \
-         USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE vector_dims(embedding) = {dim}"
-    )
+/// Builds one dimension's indexes (on items and on chunks), outside any transaction as
+/// `CREATE INDEX CONCURRENTLY` requires. A build that failed half-way leaves an invalid index
+/// that `IF NOT EXISTS` would keep forever: it is dropped and built again.
+fn build_vector_indexes(client: &mut Client, dim: usize) -> Result<()> {
+    for (name, sql) in vector_index_statements(dim) {
+        let valid: Option<bool> = client
+            .query_opt("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)", &[&name])?
+            .map(|r| r.try_get(0))
+            .transpose()?;
+        if valid == Some(false) {
+            client.batch_execute(&format!("DROP INDEX CONCURRENTLY IF EXISTS {name}"))?;
+        }
+        client.batch_execute(&sql)?;
+    }
+    Ok(())
+}
+
+/// The partial HNSW indexes for one dimension, by name; `read::search_dense` repeats their
+/// expression and predicate so the planner can use them.
+pub fn vector_index_statements(dim: usize) -> [(String, String); 2] {
+    ["items", "item_chunks"].map(|table| {
+        let name = format!("{table}_embedding_{dim}");
+        let sql = format!(
+            "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {table} \
+             USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE vector_dims(embedding) = {dim}"
+        );
+        (name, sql)
+    })
 }
 
 /// Hard-deletes up to `limit` expired items in one transaction (the audit trigger records each

@@ -75,7 +75,7 @@ impl MemoryService {
         if expand == Expand::None || response.hits.is_empty() {
             return Ok(());
         }
-        let now = crate::now_ms();
+        let now = self.now()?;
         let filters = Filters {
             scope_equals: filter.equals.clone(),
             now,

@@ -19,7 +19,7 @@ impl MemoryService {
     /// single items are results of their own, and never stop the valid items.
     pub fn store(&self, args: &serde_json::Value) -> Result<StoreResponse> {
         let parsed = parse_store_request(args)?;
-        let now = crate::now_ms();
+        let now = self.now()?;
         let mut results: Vec<Option<ItemResult>> = vec![None; parsed.len()];
         let mut ops = Vec::new();
         let mut positions = Vec::new();

@@ -59,8 +59,16 @@ impl MemoryService {
     pub fn inferred_scope(&self) -> &InferredScope {
         &self.inferred
     }
+
+    /// Now, by the clock every writer of the store shares: a PostgreSQL server's (issue 15,
+    /// item 14: a client with a fast clock must not stamp items in the future or purge
+    /// everyone's items early), this machine's for a SQLite file.
+    pub(crate) fn now(&self) -> Result<i64> {
+        Ok(self.store.now()?)
+    }
 }
 
+/// This machine's clock, for what no other process compares (a hit's staleness hint).
 pub(crate) fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }

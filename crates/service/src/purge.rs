@@ -24,7 +24,7 @@ pub struct PurgeReport {
 impl MemoryService {
     /// Removes every item expired by now (or, with `dry_run`, counts them).
     pub fn purge(&self, dry_run: bool) -> crate::Result<PurgeReport> {
-        let now = crate::now_ms();
+        let now = self.now()?;
         let mut counts: BTreeMap<String, i64> = BTreeMap::new();
         loop {
             let batch = self.store.purge_expired(now, PURGE_BATCH, dry_run)?;

@@ -68,7 +68,7 @@ impl MemoryService {
 
     fn lookup(&self, req: &FindRequest, filter: &ScopeFilter, response: &mut FindResponse) -> Result<()> {
         response.route_used = "ids".into();
-        let now = crate::now_ms();
+        let now = self.now()?;
         let found = self.store.get(&req.ids)?;
         let cited = self.citations(&req.ids, now)?;
         for id in &req.ids {
@@ -117,7 +117,7 @@ impl MemoryService {
         } else {
             parsed
         };
-        let now = crate::now_ms();
+        let now = self.now()?;
         let filters = filters_for(req, filter, now);
         let wanted = req.offset + req.limit;
         let pool = match req.mode {

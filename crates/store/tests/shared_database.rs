@@ -237,3 +237,64 @@ fn audit_records_cannot_be_changed_even_by_raw_sql(db: &TestDb) {
     }
     assert_eq!(store.audit(&AuditQuery { limit: 10, ..AuditQuery::default() }).unwrap(), before);
 }
+
+/// Issue 15, item 13: the first HNSW index of a new dimension used to be built under the
+/// store's mutex (and a plain CREATE INDEX, which blocks every writer). Here the build must
+/// wait for a transaction holding the table, and a write without vectors goes through
+/// meanwhile; the index is there once the transaction ends.
+#[test]
+fn building_a_vector_index_does_not_hold_up_other_writes() {
+    let db = TestDb::postgres();
+    let store = db.open();
+    let mut blocker = postgres::Client::connect(&db.db_arg(), postgres::NoTls).unwrap();
+    let mut watcher = postgres::Client::connect(&db.db_arg(), postgres::NoTls).unwrap();
+    let mut tx = blocker.transaction().unwrap();
+    tx.batch_execute("LOCK TABLE items IN ROW EXCLUSIVE MODE").unwrap();
+    std::thread::scope(|s| {
+        let with_vector = s.spawn(|| {
+            let mut r = record(1, None);
+            r.vector = Some(vec![0.6, 0.8, 0.0]);
+            store.write_batch(&[WriteOp::Insert { record: r, dedupe: true }]).unwrap()
+        });
+        // Until the build is seen waiting for the blocking transaction.
+        loop {
+            let waiting: i64 = watcher
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+                     AND query LIKE 'CREATE INDEX%' AND wait_event_type = 'Lock'",
+                    &[],
+                )
+                .unwrap()
+                .get(0);
+            if waiting > 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let other = store.write_batch(&[WriteOp::Insert { record: record(2, None), dedupe: true }]).unwrap();
+        assert!(matches!(other[0], WriteOutcome::Inserted { .. }), "{other:?}");
+        tx.commit().unwrap();
+        assert!(matches!(with_vector.join().unwrap()[0], WriteOutcome::Inserted { .. }));
+    });
+    let valid: bool = watcher
+        .query_one("SELECT indisvalid FROM pg_index WHERE indexrelid = 'items_embedding_3'::regclass", &[])
+        .unwrap()
+        .get(0);
+    assert!(valid, "the index was built, and is valid");
+}
+
+/// Issue 15, item 14: on a shared server, time is the server's. Every client (and so every
+/// item time and purge) reads the same clock, whatever its own says.
+#[test]
+fn a_shared_servers_clock_is_the_one_clients_use() {
+    let db = TestDb::postgres();
+    let store = db.open();
+    let mut raw = postgres::Client::connect(&db.db_arg(), postgres::NoTls).unwrap();
+    let server_now = |c: &mut postgres::Client| -> i64 {
+        c.query_one("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint", &[]).unwrap().get(0)
+    };
+    let before = server_now(&mut raw);
+    let now = store.now().unwrap();
+    let after = server_now(&mut raw);
+    assert!(before <= now && now <= after, "{before} <= {now} <= {after}");
+}

@@ -1,9 +1,10 @@
 //! `cortex export`, `cortex import` and `cortex reindex`: the file handling and progress around the service's
-//! transfer methods (format in `cortex_service::transfer`).
+//! transfer methods (the format is `cortex_service::transfer::format`).
 
 use cortex_service::MemoryService;
 use cortex_service::transfer::{
-    FORMAT_VERSION, Header, ImportReport, ItemLine, Line, Trailer, TrailerCounts, parse_line,
+    FORMAT_VERSION, Header, ImportReport, ItemLine, Line, Trailer, TrailerCounts, check_lines, encode_line,
+    parse_line,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -52,7 +53,7 @@ pub fn export(service: &MemoryService, out: Option<&Path>) -> Result<u64, String
         cortex_export: FORMAT_VERSION,
         embedding_model: service.embedding_model().map_err(|e| e.to_string())?,
     };
-    writeln!(sink, "{}", json_line(&header)?).map_err(fail)?;
+    writeln!(sink, "{}", encode_line(&header)?).map_err(fail)?;
     let mut after = None;
     let mut count = 0u64;
     loop {
@@ -60,27 +61,23 @@ pub fn export(service: &MemoryService, out: Option<&Path>) -> Result<u64, String
         let Some(last) = page.last() else { break };
         after = Some(last.id);
         for item in &page {
-            writeln!(sink, "{}", json_line(item)?).map_err(fail)?;
+            writeln!(sink, "{}", encode_line(item)?).map_err(fail)?;
         }
         count += page.len() as u64;
         progress.inc(page.len() as u64);
     }
     let trailer = Trailer { cortex_export_end: TrailerCounts { items: count } };
-    writeln!(sink, "{}", json_line(&trailer)?).map_err(fail)?;
+    writeln!(sink, "{}", encode_line(&trailer)?).map_err(fail)?;
     sink.flush().map_err(fail)?;
     progress.finish_and_clear();
     Ok(count)
-}
-
-fn json_line(value: &impl serde::Serialize) -> Result<String, String> {
-    serde_json::to_string(value).map_err(|e| format!("cannot encode a line: {e}"))
 }
 
 /// Reads an export file into the store in batches; verifies every item arrived.
 pub fn import(service: &MemoryService, file: &Path) -> Result<ImportReport, String> {
     // A first pass checks the whole file (format, trailer, count) before anything is written:
     // a truncated or corrupt file imports nothing.
-    let (header, declared) = check_file(file)?;
+    let (header, declared) = check_lines(lines(file)?)?;
     service.accept_embedding_model(header.embedding_model.as_deref()).map_err(|e| e.to_string())??;
     let progress = bar(Some(declared), "importing");
     let mut report = ImportReport { items: declared, ..ImportReport::default() };
@@ -133,53 +130,4 @@ fn lines(file: &Path) -> Result<impl Iterator<Item = Result<(usize, String), Str
             line.map(|l| (i + 1, l)).map_err(|e| format!("{name}, line {}: cannot be read: {e}", i + 1))
         })
         .filter(|line| line.as_ref().map_or(true, |(_, l)| !l.trim().is_empty())))
-}
-
-/// The header and the trailer's item count, after checking every line parses and the count
-/// matches.
-fn check_file(file: &Path) -> Result<(Header, u64), String> {
-    let mut header = None;
-    let mut dimension = None;
-    let mut trailer = None;
-    let mut items = 0u64;
-    for line in lines(file)? {
-        let (number, line) = line?;
-        if trailer.is_some() {
-            return Err(format!("line {number}: text after the end line"));
-        }
-        match parse_line(&line).map_err(|e| format!("line {number}: {e}"))? {
-            Line::Header(h) if number == 1 => {
-                if h.cortex_export != FORMAT_VERSION {
-                    return Err(format!(
-                        "the file is export format {}, this cortex reads format {FORMAT_VERSION}",
-                        h.cortex_export
-                    ));
-                }
-                dimension = h.dimension()?;
-                header = Some(h);
-            }
-            Line::Header(_) => return Err(format!("line {number}: a second header")),
-            Line::Item(_) if header.is_none() => {
-                return Err(
-                    "line 1: not a cortex export header (export files start with {\"cortex_export\": 1, …})"
-                        .into(),
-                );
-            }
-            Line::Item(item) => {
-                item.check_vectors(dimension).map_err(|e| format!("line {number}: {e}"))?;
-                items += 1;
-            }
-            Line::Trailer(t) => trailer = Some(t.cortex_export_end.items),
-        }
-    }
-    let header = header.ok_or("the file is empty: not a cortex export")?;
-    match trailer {
-        None => Err(format!(
-            "the file ends after {items} items without its end line: it was cut short; export again"
-        )),
-        Some(declared) if declared != items => {
-            Err(format!("the end line says {declared} items, but the file holds {items}: export again"))
-        }
-        Some(declared) => Ok((header, declared)),
-    }
 }

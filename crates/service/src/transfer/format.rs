@@ -1,16 +1,10 @@
-//! `cortex export` / `cortex import`: a whole memory as JSON Lines, to move it between backends
-//! (SQLite ⇄ PostgreSQL) or machines, keeping ids, timestamps, scopes, deletions and vectors.
-//!
-//! The file is: one header line `{"cortex_export": 1, "embedding_model": …}`, one line per item
-//! (soft-deleted ones included, so the history moves too), and one trailer line
-//! `{"cortex_export_end": {"items": N}}`. A file without its trailer was cut short and is
-//! refused before anything is written. Import verifies at the end that every item of the
-//! file is in the target store.
+//! The export file format, in one place: one header line `{"cortex_export": 1,
+//! "embedding_model": …}`, one line per item (soft-deleted ones included, so the history moves
+//! too), and one trailer line `{"cortex_export_end": {"items": N}}`. A file without its trailer
+//! was cut short and is refused before anything is written ([`check_lines`]).
 
-use crate::MemoryService;
-use crate::semantic::MODEL_KEY;
 use cortex_domain::{Kind, Scope};
-use cortex_store::{ChunkVector, ExportedItem, Record, StoredItem, WriteContext, WriteOp, WriteOutcome};
+use cortex_store::{ChunkVector, ExportedItem, Record, StoredItem, WriteOp};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
@@ -161,7 +155,7 @@ impl ItemLine {
         Ok(())
     }
 
-    fn into_op(self) -> WriteOp {
+    pub(super) fn into_op(self) -> WriteOp {
         let record = Record {
             id: self.id,
             kind: self.kind,
@@ -220,64 +214,61 @@ pub fn parse_line(text: &str) -> Result<Line, String> {
     serde_json::from_value(value).map(|item| Line::Item(Box::new(item))).map_err(parse_err)
 }
 
-/// How an import went.
-#[derive(Debug, Default, Serialize)]
-pub struct ImportReport {
-    /// Items in the file.
-    pub items: u64,
-    pub imported: u64,
-    /// Already in the target: the same id, or the same idempotency key or content.
-    pub already_present: u64,
-    /// Items of the file found in the target afterwards (must equal `items`).
-    pub verified: u64,
+/// One line of the file, as written.
+pub fn encode_line(value: &impl Serialize) -> Result<String, String> {
+    serde_json::to_string(value).map_err(|e| format!("cannot encode a line: {e}"))
 }
 
-impl MemoryService {
-    /// The `model:dimension` of the vectors stored, if any.
-    pub fn embedding_model(&self) -> crate::Result<Option<String>> {
-        Ok(self.store.meta(MODEL_KEY)?)
-    }
-
-    /// Up to `limit` items (deleted ones too) with ids after `after`, in id order.
-    pub fn export_page(&self, after: Option<Uuid>, limit: usize) -> crate::Result<Vec<ItemLine>> {
-        Ok(self.store.export_page(after, limit)?.into_iter().map(ItemLine::from).collect())
-    }
-
-    /// Prepares the store for vectors of `model`: records it when the store has none yet;
-    /// `Ok(Err(why))` when the store holds another model's vectors (searches would compare
-    /// incomparable vectors).
-    pub fn accept_embedding_model(&self, model: Option<&str>) -> crate::Result<Result<(), String>> {
-        let Some(model) = model else { return Ok(Ok(())) };
-        match self.store.meta(MODEL_KEY)? {
-            Some(here) if here != model => Ok(Err(format!(
-                "the file holds vectors of {model}, but this store's vectors come from {here}: import into an empty store instead"
-            ))),
-            Some(_) => Ok(Ok(())),
-            None => {
-                self.store.set_meta(MODEL_KEY, model)?;
-                Ok(Ok(()))
+/// The header and the trailer's item count of a whole file, given as its non-empty lines with
+/// their 1-based numbers, after checking every line parses, every vector fits the header's
+/// model and the count matches: a truncated or corrupt file is refused before anything is
+/// written. A line that could not be read is its reader's error, passed on.
+pub fn check_lines(
+    lines: impl Iterator<Item = Result<(usize, String), String>>,
+) -> Result<(Header, u64), String> {
+    let mut header = None;
+    let mut dimension = None;
+    let mut trailer = None;
+    let mut items = 0u64;
+    for line in lines {
+        let (number, line) = line?;
+        if trailer.is_some() {
+            return Err(format!("line {number}: text after the end line"));
+        }
+        match parse_line(&line).map_err(|e| format!("line {number}: {e}"))? {
+            Line::Header(h) if number == 1 => {
+                if h.cortex_export != FORMAT_VERSION {
+                    return Err(format!(
+                        "the file is export format {}, this cortex reads format {FORMAT_VERSION}",
+                        h.cortex_export
+                    ));
+                }
+                dimension = h.dimension()?;
+                header = Some(h);
             }
+            Line::Header(_) => return Err(format!("line {number}: a second header")),
+            Line::Item(_) if header.is_none() => {
+                return Err(
+                    "line 1: not a cortex export header (export files start with {\"cortex_export\": 1, …})"
+                        .into(),
+                );
+            }
+            Line::Item(item) => {
+                item.check_vectors(dimension).map_err(|e| format!("line {number}: {e}"))?;
+                items += 1;
+            }
+            Line::Trailer(t) => trailer = Some(t.cortex_export_end.items),
         }
     }
-
-    /// Writes one batch of imported items in one transaction; returns (imported, already present).
-    pub fn import_batch(&self, items: Vec<ItemLine>) -> crate::Result<(u64, u64)> {
-        let ops: Vec<WriteOp> = items.into_iter().map(ItemLine::into_op).collect();
-        let mut imported = 0;
-        let mut present = 0;
-        let context = WriteContext { tool: Some("cortex import".into()), ..WriteContext::default() };
-        for outcome in self.store.write_batch_as(&ops, &context)? {
-            match outcome {
-                WriteOutcome::Inserted { .. } => imported += 1,
-                _ => present += 1,
-            }
+    let header = header.ok_or("the file is empty: not a cortex export")?;
+    match trailer {
+        None => Err(format!(
+            "the file ends after {items} items without its end line: it was cut short; export again"
+        )),
+        Some(declared) if declared != items => {
+            Err(format!("the end line says {declared} items, but the file holds {items}: export again"))
         }
-        Ok((imported, present))
-    }
-
-    /// How many of `ids` the store holds (deleted or not).
-    pub fn count_present(&self, ids: &[Uuid]) -> crate::Result<u64> {
-        Ok(self.store.get(ids)?.len() as u64)
+        Some(declared) => Ok((header, declared)),
     }
 }
 

@@ -1,22 +1,28 @@
 //! The find flow: parse (in `deep`, unknown words corrected: `typos`) → resolve scope →
 //! lexical and dense candidates → rank (domain
 //! formula, citations from the graph) → page → suggestions when recall is low → graph
-//! expansion (`expand`) → cut to the response budget.
+//! expansion (`expand`) → cut to the response budget.//!
+//! - [`candidates`]: both routes fused into one relevance per item
+//! - [`hits`]: the page's hits and the response budget
+//! - [`suggest`]: hints when recall is low
 
-use crate::response::{ChunkView, FindResponse, Hit, ScoreBreakdown, SearchedScope};
-use crate::semantic::{Compare, DenseHit, Span};
+mod candidates;
+mod hits;
+mod suggest;
+
+pub(crate) use hits::{hit, parts_for};
+
+use crate::response::{FindResponse, SearchedScope};
+use crate::semantic::{Compare, DenseHit};
 use crate::{MemoryService, Result};
-use cortex_domain::limits::MAX_RESPONSE_CHARS;
-use cortex_domain::query::{ParsedQuery, is_stopword, parse_query};
+use candidates::{Candidate, fused_candidates};
+use cortex_domain::fusion;
+use cortex_domain::query::{ParsedQuery, parse_query};
 use cortex_domain::ranking::{self, ScoreParts};
-use cortex_domain::spelling::best_correction;
-use cortex_domain::text::marked_snippet;
-use cortex_domain::text::truncate_chars;
-use cortex_domain::time::format_instant;
-use cortex_domain::{FindRequest, Mode, Scope, ScopeFilter, ScopeLevel, ScopeMatch};
-use cortex_domain::{chunking, fusion};
+use cortex_domain::text::{marked_snippet, truncate_chars};
+use cortex_domain::{FindRequest, Mode, Scope, ScopeFilter, ScopeMatch};
 use cortex_store::{Combine, Filters, LexicalMatch, LexicalQuery, StoredItem};
-use std::collections::HashMap;
+use hits::{fit_budget, show_chunk};
 use uuid::Uuid;
 
 /// Candidates ranked per query: enough that recency and scope can lift a hit that BM25 put
@@ -280,196 +286,6 @@ impl MemoryService {
         }
         Ok(self.store.search_lexical(&query(Combine::Any))?)
     }
-
-    /// Hints computed from the index: hits a wider scope or fewer filters would give, and
-    /// close spellings of query words the index does not know.
-    fn suggestions(
-        &self,
-        req: &FindRequest,
-        parsed: &ParsedQuery,
-        filter: &ScopeFilter,
-        filters: &Filters,
-        found: usize,
-    ) -> Result<Vec<String>> {
-        let mut out = Vec::new();
-        let count = |filters: Filters| -> Result<usize> {
-            let query = LexicalQuery { query: parsed.clone(), combine: Combine::Any, filters, pool: 0 };
-            Ok(self.store.count_lexical(&query, COUNT_CAP)?)
-        };
-        let show = |n: usize| {
-            if n >= COUNT_CAP { format!("{COUNT_CAP}+") } else { n.to_string() }
-        };
-        let mut level = filter.level;
-        while let Some(wider) = level.wider() {
-            level = wider;
-            let wider_filter = filter.at_level(wider);
-            let n = count(Filters { scope_equals: wider_filter.equals.clone(), ..filters.clone() })?;
-            if n > found {
-                out.push(format!(
-                    "{} more hit(s) in {} scope: pass \"widen\": \"{}\"",
-                    show(n - found),
-                    wider.as_str(),
-                    wider.as_str()
-                ));
-                break;
-            }
-        }
-        if !req.types.is_empty() {
-            let n = count(Filters { kinds: Vec::new(), ..filters.clone() })?;
-            if n > found {
-                out.push(format!("{} more hit(s) of other kinds: drop the `types` filter", show(n - found)));
-            }
-        }
-        let narrowing: Vec<&str> = [
-            (!req.tags.is_empty()).then_some("tags"),
-            req.status.is_some().then_some("status"),
-            req.since.is_some().then_some("since"),
-            req.until.is_some().then_some("until"),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        if !narrowing.is_empty() {
-            let n = count(Filters {
-                tags: Vec::new(),
-                status: None,
-                since: None,
-                until: None,
-                ..filters.clone()
-            })?;
-            if n > found {
-                out.push(format!(
-                    "{} more hit(s) without the {} filter(s)",
-                    show(n - found),
-                    narrowing.join(", ")
-                ));
-            }
-        }
-        let mut unknown = Vec::new();
-        for word in parsed.words().into_iter().take(8) {
-            if self.store.knows_word(word)? {
-                continue;
-            }
-            unknown.push(word);
-            let candidates = self.store.words_like(word)?;
-            if let Some(term) = best_correction(word, candidates.iter().map(|(t, n)| (t.as_str(), *n))) {
-                let surface = self.store.surface_word(term)?;
-                out.push(format!("did you mean \"{surface}\" instead of \"{word}\"?"));
-            }
-        }
-        if out.is_empty() {
-            if !unknown.is_empty() {
-                out.push(format!(
-                    "no stored item contains {}: try the words the knowledge was written with",
-                    unknown.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(", ")
-                ));
-            } else if filter.level != ScopeLevel::All {
-                out.push(format!(
-                    "only {found} hit(s) in {} scope and none elsewhere: try other words",
-                    filter.level.as_str()
-                ));
-            }
-            let common = self.common_words()?;
-            if !common.is_empty() {
-                out.push(format!("words common in this memory: {}", common.join(", ")));
-            }
-        }
-        Ok(out)
-    }
-
-    fn common_words(&self) -> Result<Vec<String>> {
-        let mut words = Vec::new();
-        for (term, _) in self.store.top_terms(60)? {
-            if term.chars().count() < 4 || is_stopword(&term) || term.chars().all(|c| c.is_ascii_digit()) {
-                continue;
-            }
-            let word = self.store.surface_word(&term)?;
-            if !words.contains(&word) {
-                words.push(word);
-            }
-            if words.len() == 5 {
-                break;
-            }
-        }
-        Ok(words)
-    }
-}
-
-/// One candidate of either route, with the fused relevance (0–1).
-struct Candidate {
-    id: Uuid,
-    relevance: f64,
-    updated_at: i64,
-    scope: Scope,
-    /// Whether the lexical route found it (and so FTS5 can cut its snippet).
-    lexical: bool,
-    /// The dense route's best chunk of it, and how many of its chunks matched.
-    chunk: Option<Span>,
-    chunks_matched: usize,
-}
-
-fn fused_candidates(
-    lexical: &[LexicalMatch],
-    dense: Option<&[DenseHit]>,
-    lexical_weight: f64,
-) -> Vec<Candidate> {
-    let lex: Vec<(Uuid, f64)> = lexical.iter().map(|m| (m.id, m.score)).collect();
-    let Some(dense) = dense else {
-        let best = lex.iter().map(|(_, s)| *s).fold(0.0_f64, f64::max);
-        return lexical
-            .iter()
-            .map(|m| Candidate {
-                id: m.id,
-                relevance: ranking::relevance(m.score, best),
-                updated_at: m.updated_at,
-                scope: m.scope.clone(),
-                lexical: true,
-                chunk: None,
-                chunks_matched: 0,
-            })
-            .collect();
-    };
-    let dense_scores: Vec<(Uuid, f64)> = dense.iter().map(|d| (d.id, d.score as f64)).collect();
-    let fused = fusion::fuse(&lex, &dense_scores, lexical_weight);
-    let best = fused.first().map_or(0.0, |(_, s)| *s);
-    let lexical_of: HashMap<Uuid, &LexicalMatch> = lexical.iter().map(|m| (m.id, m)).collect();
-    let dense_of: HashMap<Uuid, &DenseHit> = dense.iter().map(|d| (d.id, d)).collect();
-    fused
-        .into_iter()
-        .filter_map(|(id, score)| {
-            let (m, d) = (lexical_of.get(&id), dense_of.get(&id));
-            let (updated_at, scope) = match (m, d) {
-                (Some(m), _) => (m.updated_at, &m.scope),
-                (None, Some(d)) => (d.facts.updated_at, &d.facts.scope),
-                (None, None) => return None,
-            };
-            Some(Candidate {
-                id,
-                relevance: ranking::relevance(score, best),
-                updated_at,
-                scope: scope.clone(),
-                lexical: m.is_some(),
-                chunk: d.and_then(|d| d.chunk),
-                chunks_matched: d.map_or(0, |d| d.chunks_matched),
-            })
-        })
-        .collect()
-}
-
-/// Points a hit found through a chunk at that chunk, with a snippet cut from it.
-fn show_chunk(hit: &mut Hit, item: &StoredItem, c: &Candidate, words: &[&str]) {
-    let Some((start, end)) = c.chunk else { return };
-    let text = item.record.text();
-    // Vectors are replaced with the text, so a chunk always fits it; the check keeps a
-    // damaged store from panicking a find.
-    let Some(part) = text.get(start as usize..end as usize) else { return };
-    hit.snippet = marked_snippet(part, words, 240);
-    hit.chunk = Some(ChunkView {
-        heading_path: chunking::heading_path_at(text, start as usize),
-        start: start as usize,
-        end: end as usize,
-    });
-    hit.chunks_matched = c.chunks_matched;
 }
 
 fn filters_for(req: &FindRequest, filter: &ScopeFilter, now: i64) -> Filters {
@@ -494,86 +310,4 @@ fn searched_scope(filter: &ScopeFilter) -> SearchedScope {
         scope = s;
     }
     SearchedScope { level: filter.level.as_str().into(), filter: scope }
-}
-
-pub(crate) fn parts_for(item: &StoredItem, relevance: f64, filter: &ScopeFilter, now: i64) -> ScoreParts {
-    ScoreParts {
-        relevance,
-        recency: ranking::recency(item.record.updated_at, now),
-        scope_proximity: ranking::scope_proximity(ScopeMatch::between(&filter.caller, &item.record.scope)),
-        citations: 0.0,
-    }
-}
-
-fn round(x: f64) -> f64 {
-    (x * 10_000.0).round() / 10_000.0
-}
-
-pub(crate) fn hit(
-    item: &StoredItem,
-    parts: ScoreParts,
-    snippet: String,
-    confidence: f64,
-    filter: &ScopeFilter,
-    max_chars: usize,
-) -> Hit {
-    let r = &item.record;
-    let text = r.text();
-    let (cut, truncated) = truncate_chars(text, max_chars);
-    let data = r.data.as_object().filter(|d| !d.is_empty()).map(|_| r.data.clone());
-    Hit {
-        id: r.id.to_string(),
-        kind: r.kind.to_string(),
-        title: r.title.clone(),
-        snippet,
-        content: (max_chars > 0).then(|| cut.to_string()),
-        content_truncated: truncated,
-        score: round(parts.total()),
-        score_parts: ScoreBreakdown {
-            relevance: round(parts.relevance),
-            recency: round(parts.recency),
-            scope_proximity: parts.scope_proximity,
-            citations: parts.citations,
-        },
-        scope: r.scope.clone(),
-        scope_match: ScopeMatch::between(&filter.caller, &r.scope),
-        created_at: format_instant(r.created_at),
-        updated_at: format_instant(r.updated_at),
-        confidence: round(confidence),
-        tags: r.tags.clone(),
-        status: r.status.clone(),
-        data,
-        metadata: r.metadata.clone(),
-        expires_at: r.expires_at.map(format_instant),
-        superseded_by: item.superseded_by.map(|id| id.to_string()),
-        stale: cortex_domain::lifecycle::is_stale(r.kind, &r.data, r.updated_at, crate::now_ms()),
-        expanded: false,
-        path: Vec::new(),
-        relations: Vec::new(),
-        observations: Vec::new(),
-        chunk: None,
-        chunks_matched: 0,
-    }
-}
-
-/// Keeps the serialized response under [`MAX_RESPONSE_CHARS`]: first drops the content of the
-/// lowest-ranked hits (their snippets stay), then the hits themselves. Returns whether any
-/// hit was dropped.
-fn fit_budget(response: &mut FindResponse) -> bool {
-    let size = |r: &FindResponse| serde_json::to_string(r).map(|s| s.len()).unwrap_or(0);
-    if size(response) <= MAX_RESPONSE_CHARS {
-        return false;
-    }
-    response.truncated = true;
-    for i in (0..response.hits.len()).rev() {
-        if response.hits[i].content.take().is_some() {
-            response.hits[i].content_truncated = true;
-        }
-        if size(response) <= MAX_RESPONSE_CHARS {
-            return false;
-        }
-    }
-    response.notes.push("response cut to stay under 25,000 tokens: the rest is on the next page".into());
-    while size(response) > MAX_RESPONSE_CHARS && response.hits.pop().is_some() {}
-    true
 }

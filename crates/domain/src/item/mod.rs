@@ -1,14 +1,22 @@
 //! Parsing one `memory_store` request into per-item operations.
 //!
 //! The request is taken as raw JSON on purpose: a typed deserializer would reject the whole
-//! batch on the first bad item, while every item here gets its own result and a field path.
+//! batch on the first bad item, while every item here gets its own result and a field path.//!
+//! - [`derive`]: an item's title, searchable body and content hash
+//! - [`fields`]: the optional fields every kind shares (tags, metadata, source, idempotency key)
+
+mod derive;
+mod fields;
+
+pub use derive::{Derived, derive};
 
 use crate::error::{ErrorCode, ValidationError, json_type_name};
 use crate::kind::{self, Kind};
 use crate::limits::*;
 use crate::scope::Scope;
-use crate::text::{self, content_hash};
+use crate::text;
 use crate::ttl::TtlPolicy;
+use fields::{parse_idempotency_key, parse_metadata, parse_source, parse_tags};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
@@ -312,212 +320,9 @@ fn parse_supersedes(
     Ok(Some(top))
 }
 
-/// What an item's text fields are made of its content and data.
-pub struct Derived {
-    pub title: String,
-    /// Searchable text other than the title.
-    pub body: String,
-    /// SHA-256 of the normalized title and body.
-    pub content_hash: String,
-}
-
-/// The title, searchable body and content hash of an item (for a merge that changes `data`
-/// after parsing, too).
-pub fn derive(kind: Kind, content: Option<&str>, data: &Map<String, Value>) -> Derived {
-    let title = kind::title_from_data(kind, data)
-        .map(|t| text::first_line(&t, MAX_TITLE_CHARS))
-        .or_else(|| content.map(|c| text::first_line(c, MAX_TITLE_CHARS)))
-        .unwrap_or_default();
-    let body = searchable_body(kind, content, data);
-    let content_hash = content_hash(&format!("{title}\n{body}"));
-    Derived { title, body, content_hash }
-}
-
-/// `content` followed by the text of every `data` field except the title's own, in the
-/// kind's field order; runbook steps contribute each description, command and outcome.
-/// References by id (a relation's ends, an observation's entity) are left out.
-fn searchable_body(kind: Kind, content: Option<&str>, data: &Map<String, Value>) -> String {
-    let title_fields: &[&str] = match &kind.spec().title {
-        kind::TitleRule::Field(f) => std::slice::from_ref(f),
-        kind::TitleRule::Join(fs) => fs,
-    };
-    let mut parts: Vec<String> = content.map(str::to_string).into_iter().collect();
-    for field in kind.spec().fields {
-        if title_fields.contains(&field.name) {
-            continue;
-        }
-        match (data.get(field.name), &field.ty) {
-            // An id says nothing to a reader or a search; a named entity does.
-            (Some(Value::String(_)), kind::FieldType::ItemRef) | (None, _) => {}
-            (Some(value), _) => collect_text(value, &mut parts),
-        }
-    }
-    parts.join("\n")
-}
-
-fn collect_text(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::String(s) => out.push(s.clone()),
-        Value::Number(n) => out.push(n.to_string()),
-        Value::Array(list) => list.iter().for_each(|v| collect_text(v, out)),
-        Value::Object(map) => map.values().for_each(|v| collect_text(v, out)),
-        Value::Bool(_) | Value::Null => {}
-    }
-}
-
-fn parse_tags(value: Option<&Value>) -> Result<Vec<String>, ValidationError> {
-    let list = match value {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Array(list)) => list,
-        Some(other) => {
-            return Err(ValidationError::wrong_type("tags", "an array of strings", other));
-        }
-    };
-    if list.len() > MAX_TAGS {
-        return Err(ValidationError::new(
-            ErrorCode::TooMany,
-            "tags",
-            format!("{} tags; at most {MAX_TAGS}", list.len()),
-            "keep the few tags you will filter on",
-        ));
-    }
-    let mut tags = Vec::with_capacity(list.len());
-    for (i, tag) in list.iter().enumerate() {
-        let field = format!("tags[{i}]");
-        let Value::String(text) = tag else {
-            return Err(ValidationError::wrong_type(field, "a string", tag));
-        };
-        let text = text.trim().to_lowercase();
-        if text.is_empty() || text.chars().count() > MAX_TAG_CHARS || text.chars().any(char::is_control) {
-            return Err(ValidationError::new(
-                ErrorCode::InvalidValue,
-                field,
-                format!("tag `{text}` must be 1–{MAX_TAG_CHARS} characters without control characters"),
-                "use short labels such as \"auth\" or \"perf\"",
-            ));
-        }
-        if !tags.contains(&text) {
-            tags.push(text);
-        }
-    }
-    Ok(tags)
-}
-
-fn parse_metadata(value: Option<&Value>) -> Result<Option<Value>, ValidationError> {
-    let value = match value {
-        None | Some(Value::Null) => return Ok(None),
-        Some(v @ Value::Object(_)) => v,
-        Some(other) => return Err(ValidationError::wrong_type("metadata", "an object", other)),
-    };
-    let depth = json_depth(value);
-    if depth > MAX_METADATA_DEPTH {
-        return Err(ValidationError::new(
-            ErrorCode::TooLarge,
-            "metadata",
-            format!("`metadata` is nested {depth} levels deep; at most {MAX_METADATA_DEPTH}"),
-            "flatten `metadata` into a few levels of keys",
-        ));
-    }
-    let size = value.to_string().len();
-    if size > MAX_METADATA_BYTES {
-        return Err(ValidationError::new(
-            ErrorCode::TooLarge,
-            "metadata",
-            format!("`metadata` is {size} bytes; at most {MAX_METADATA_BYTES}"),
-            "keep metadata small; long text belongs in `content`",
-        ));
-    }
-    if value.to_string().contains("\\u0000") {
-        return Err(ValidationError::new(
-            ErrorCode::ControlCharacter,
-            "metadata",
-            "`metadata` contains a NUL character",
-            "remove the \\u0000 characters",
-        ));
-    }
-    Ok(Some(value.clone()))
-}
-
-/// Depth of nested objects and arrays; a scalar is depth 0, `{}` depth 1.
-fn json_depth(value: &Value) -> usize {
-    // Iterative, so a hostile 10,000-deep document cannot overflow the stack here.
-    let mut max = 0;
-    let mut stack = vec![(value, 0usize)];
-    while let Some((v, d)) = stack.pop() {
-        match v {
-            Value::Object(map) => {
-                max = max.max(d + 1);
-                stack.extend(map.values().map(|c| (c, d + 1)));
-            }
-            Value::Array(list) => {
-                max = max.max(d + 1);
-                stack.extend(list.iter().map(|c| (c, d + 1)));
-            }
-            _ => {}
-        }
-    }
-    max
-}
-
-fn parse_source(value: Option<&Value>) -> Result<Option<Value>, ValidationError> {
-    let map = match value {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::Object(map)) => map,
-        Some(other) => {
-            return Err(ValidationError::wrong_type("source", "an object {actor?, tool?, session?}", other));
-        }
-    };
-    let mut out = Map::new();
-    for (key, v) in map {
-        let field = format!("source.{key}");
-        if !["actor", "tool", "session"].contains(&key.as_str()) {
-            return Err(ValidationError::new(
-                ErrorCode::UnknownField,
-                field,
-                format!("`{key}` is not a source field"),
-                "source has: actor, tool, session",
-            ));
-        }
-        let Value::String(text) = v else {
-            return Err(ValidationError::wrong_type(field, "a string", v));
-        };
-        if text.chars().count() > MAX_SHORT_TEXT_CHARS || text.chars().any(char::is_control) {
-            return Err(ValidationError::new(
-                ErrorCode::InvalidValue,
-                field,
-                format!("`source.{key}` must be a short name without control characters"),
-                "for example {\"actor\": \"claude-code\", \"tool\": \"memory_store\"}",
-            ));
-        }
-        out.insert(key.clone(), Value::String(text.clone()));
-    }
-    Ok(Some(Value::Object(out)))
-}
-
-fn parse_idempotency_key(value: Option<&Value>) -> Result<Option<String>, ValidationError> {
-    match value {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(key)) => {
-            let count = key.chars().count();
-            if count == 0 || count > MAX_IDEMPOTENCY_KEY_CHARS {
-                return Err(ValidationError::new(
-                    ErrorCode::TooLong,
-                    "idempotency_key",
-                    format!(
-                        "`idempotency_key` is {count} characters; it must be 1–{MAX_IDEMPOTENCY_KEY_CHARS}"
-                    ),
-                    "use a short unique string per logical write, such as a UUID",
-                ));
-            }
-            text::reject_nul("idempotency_key", key)?;
-            Ok(Some(key.clone()))
-        }
-        Some(other) => Err(ValidationError::wrong_type("idempotency_key", "a string", other)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::fields::json_depth;
     use super::*;
     use serde_json::json;
 

@@ -1,0 +1,158 @@
+//! The optional fields every kind shares: tags, metadata, source and idempotency key, each
+//! checked against its limits with a hint naming the fix.
+
+use crate::error::{ErrorCode, ValidationError};
+use crate::limits::*;
+use crate::text;
+use serde_json::{Map, Value};
+
+pub(super) fn parse_tags(value: Option<&Value>) -> Result<Vec<String>, ValidationError> {
+    let list = match value {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(list)) => list,
+        Some(other) => {
+            return Err(ValidationError::wrong_type("tags", "an array of strings", other));
+        }
+    };
+    if list.len() > MAX_TAGS {
+        return Err(ValidationError::new(
+            ErrorCode::TooMany,
+            "tags",
+            format!("{} tags; at most {MAX_TAGS}", list.len()),
+            "keep the few tags you will filter on",
+        ));
+    }
+    let mut tags = Vec::with_capacity(list.len());
+    for (i, tag) in list.iter().enumerate() {
+        let field = format!("tags[{i}]");
+        let Value::String(text) = tag else {
+            return Err(ValidationError::wrong_type(field, "a string", tag));
+        };
+        let text = text.trim().to_lowercase();
+        if text.is_empty() || text.chars().count() > MAX_TAG_CHARS || text.chars().any(char::is_control) {
+            return Err(ValidationError::new(
+                ErrorCode::InvalidValue,
+                field,
+                format!("tag `{text}` must be 1–{MAX_TAG_CHARS} characters without control characters"),
+                "use short labels such as \"auth\" or \"perf\"",
+            ));
+        }
+        if !tags.contains(&text) {
+            tags.push(text);
+        }
+    }
+    Ok(tags)
+}
+
+pub(super) fn parse_metadata(value: Option<&Value>) -> Result<Option<Value>, ValidationError> {
+    let value = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(v @ Value::Object(_)) => v,
+        Some(other) => return Err(ValidationError::wrong_type("metadata", "an object", other)),
+    };
+    let depth = json_depth(value);
+    if depth > MAX_METADATA_DEPTH {
+        return Err(ValidationError::new(
+            ErrorCode::TooLarge,
+            "metadata",
+            format!("`metadata` is nested {depth} levels deep; at most {MAX_METADATA_DEPTH}"),
+            "flatten `metadata` into a few levels of keys",
+        ));
+    }
+    let size = value.to_string().len();
+    if size > MAX_METADATA_BYTES {
+        return Err(ValidationError::new(
+            ErrorCode::TooLarge,
+            "metadata",
+            format!("`metadata` is {size} bytes; at most {MAX_METADATA_BYTES}"),
+            "keep metadata small; long text belongs in `content`",
+        ));
+    }
+    if value.to_string().contains("\\u0000") {
+        return Err(ValidationError::new(
+            ErrorCode::ControlCharacter,
+            "metadata",
+            "`metadata` contains a NUL character",
+            "remove the \\u0000 characters",
+        ));
+    }
+    Ok(Some(value.clone()))
+}
+
+/// Depth of nested objects and arrays; a scalar is depth 0, `{}` depth 1.
+pub(super) fn json_depth(value: &Value) -> usize {
+    // Iterative, so a hostile 10,000-deep document cannot overflow the stack here.
+    let mut max = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                max = max.max(d + 1);
+                stack.extend(map.values().map(|c| (c, d + 1)));
+            }
+            Value::Array(list) => {
+                max = max.max(d + 1);
+                stack.extend(list.iter().map(|c| (c, d + 1)));
+            }
+            _ => {}
+        }
+    }
+    max
+}
+
+pub(super) fn parse_source(value: Option<&Value>) -> Result<Option<Value>, ValidationError> {
+    let map = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            return Err(ValidationError::wrong_type("source", "an object {actor?, tool?, session?}", other));
+        }
+    };
+    let mut out = Map::new();
+    for (key, v) in map {
+        let field = format!("source.{key}");
+        if !["actor", "tool", "session"].contains(&key.as_str()) {
+            return Err(ValidationError::new(
+                ErrorCode::UnknownField,
+                field,
+                format!("`{key}` is not a source field"),
+                "source has: actor, tool, session",
+            ));
+        }
+        let Value::String(text) = v else {
+            return Err(ValidationError::wrong_type(field, "a string", v));
+        };
+        if text.chars().count() > MAX_SHORT_TEXT_CHARS || text.chars().any(char::is_control) {
+            return Err(ValidationError::new(
+                ErrorCode::InvalidValue,
+                field,
+                format!("`source.{key}` must be a short name without control characters"),
+                "for example {\"actor\": \"claude-code\", \"tool\": \"memory_store\"}",
+            ));
+        }
+        out.insert(key.clone(), Value::String(text.clone()));
+    }
+    Ok(Some(Value::Object(out)))
+}
+
+pub(super) fn parse_idempotency_key(value: Option<&Value>) -> Result<Option<String>, ValidationError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(key)) => {
+            let count = key.chars().count();
+            if count == 0 || count > MAX_IDEMPOTENCY_KEY_CHARS {
+                return Err(ValidationError::new(
+                    ErrorCode::TooLong,
+                    "idempotency_key",
+                    format!(
+                        "`idempotency_key` is {count} characters; it must be 1–{MAX_IDEMPOTENCY_KEY_CHARS}"
+                    ),
+                    "use a short unique string per logical write, such as a UUID",
+                ));
+            }
+            text::reject_nul("idempotency_key", key)?;
+            Ok(Some(key.clone()))
+        }
+        Some(other) => Err(ValidationError::wrong_type("idempotency_key", "a string", other)),
+    }
+}

@@ -1,0 +1,110 @@
+//! Governance and replacement: updates and deletes a rule refuses become audited `Blocked`
+//! ops; an item naming `supersedes` must name a live item nothing superseded yet.
+
+use crate::{MemoryService, Result};
+use cortex_domain::governance::{StoredView, check_delete, check_update};
+use cortex_domain::{ErrorCode, ValidationError};
+use cortex_store::{BlockedAttempt, WriteOp};
+use uuid::Uuid;
+
+impl MemoryService {
+    /// Replaces each update or delete that a governance rule refuses with a `Blocked` op, so
+    /// the attempt is audited in the batch's transaction; returns the refusals by request
+    /// position.
+    pub(super) fn govern(
+        &self,
+        ops: &mut [WriteOp],
+        positions: &[usize],
+        now: i64,
+    ) -> Result<Vec<(usize, ValidationError)>> {
+        let ids: Vec<Uuid> = ops
+            .iter()
+            .filter_map(|op| match op {
+                WriteOp::Update { record } => Some(record.id),
+                WriteOp::Delete { id, .. } => Some(*id),
+                _ => None,
+            })
+            .collect();
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let stored = self.store.get(&ids)?;
+        let mut blocked = Vec::new();
+        for (op, &index) in ops.iter_mut().zip(positions) {
+            let (id, source) = match op {
+                WriteOp::Update { record } => (record.id, record.source.clone()),
+                WriteOp::Delete { id, .. } => (*id, None),
+                _ => continue,
+            };
+            // Missing, deleted or of another kind: the store answers those.
+            let Some(current) = stored.iter().find(|s| s.record.id == id && s.deleted_at.is_none()) else {
+                continue;
+            };
+            let c = &current.record;
+            let view = StoredView {
+                id: c.id,
+                kind: c.kind,
+                status: c.status.as_deref(),
+                data: &c.data,
+                content_hash: &c.content_hash,
+            };
+            let verdict = match op {
+                WriteOp::Update { record } if record.kind == c.kind => {
+                    check_update(view, &record.data, &record.content_hash)
+                }
+                WriteOp::Delete { kind, .. } if kind.is_none_or(|k| k == c.kind) => check_delete(view),
+                _ => Ok(()),
+            };
+            if let Err(error) = verdict {
+                let error = error.under(&format!("items[{index}]"));
+                *op = WriteOp::Blocked(Box::new(BlockedAttempt {
+                    id: c.id,
+                    kind: c.kind,
+                    scope: c.scope.clone(),
+                    hash: Some(c.content_hash.clone()),
+                    source,
+                    reason: error.message.clone(),
+                    at: now,
+                }));
+                blocked.push((index, error));
+            }
+        }
+        Ok(blocked)
+    }
+
+    /// Each item naming `supersedes` must name a live item that nothing superseded yet; the
+    /// refusals by request position.
+    pub(super) fn check_supersedes(
+        &self,
+        args: &serde_json::Value,
+        wanted: &[(usize, Uuid)],
+    ) -> Result<Vec<(usize, ValidationError)>> {
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<Uuid> = wanted.iter().map(|(_, id)| *id).collect();
+        let stored = self.store.get(&ids)?;
+        let mut refused = Vec::new();
+        for &(index, id) in wanted {
+            let problem = match stored.iter().find(|s| s.record.id == id) {
+                None => Some(format!("no item {id} exists")),
+                Some(s) if s.deleted_at.is_some() => Some(format!("item {id} is deleted")),
+                Some(s) => s.superseded_by.map(|by| format!("item {id} is already superseded by {by}")),
+            };
+            if let Some(message) = problem {
+                let named_on_top = args["items"][index].get("supersedes").is_some_and(|v| !v.is_null());
+                let field = if named_on_top { "supersedes" } else { "data.supersedes" };
+                refused.push((
+                    index,
+                    ValidationError::new(
+                        ErrorCode::NotFound,
+                        format!("items[{index}].{field}"),
+                        message,
+                        "name the id of the live item this one replaces (memory_find returns ids), or leave out `supersedes`",
+                    ),
+                ));
+            }
+        }
+        Ok(refused)
+    }
+}

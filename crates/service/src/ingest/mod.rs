@@ -1,0 +1,203 @@
+//! The store flow: validate → normalize → hash (all in the domain) → scope → natural keys →
+//! graph references (`references`) → governance → embed → near-duplicates → exact dedupe and write of the whole batch in one transaction (the store)
+//! → one result per input item.
+//!
+//! - [`natural_keys`]: inserts that name an item already stored by its natural key
+//! - [`govern`]: governance refusals and `supersedes` targets
+//! - [`vectors`]: embedding and near-duplicates
+//! - [`results`]: one result per input item, and the summary
+
+mod govern;
+mod natural_keys;
+mod results;
+mod vectors;
+
+use crate::response::{ErrorBody, ItemResult, ItemStatus, StoreResponse};
+use crate::{MemoryService, Result};
+use cortex_domain::Scope;
+use cortex_domain::ValidationError;
+use cortex_domain::item::{ItemOp, NewItem, parse_store_request};
+use cortex_domain::lifecycle;
+use cortex_store::{Record, WriteContext, WriteOp, WriteOutcome};
+use results::{near_duplicate, raw_kind, refused, result_of, summarize};
+use uuid::Uuid;
+
+impl MemoryService {
+    /// Handles one `memory_store` request. A request-level problem is an `Err`; problems of
+    /// single items are results of their own, and never stop the valid items.
+    pub fn store(&self, args: &serde_json::Value) -> Result<StoreResponse> {
+        let parsed = parse_store_request(args)?;
+        let now = self.now()?;
+        let mut results: Vec<Option<ItemResult>> = vec![None; parsed.len()];
+        let mut ops = Vec::new();
+        let mut positions = Vec::new();
+        // What each new item replaces, by request position.
+        let mut supersedes: Vec<(usize, Uuid)> = Vec::new();
+        for (index, item) in parsed.into_iter().enumerate() {
+            match item {
+                Ok(op) => {
+                    if let ItemOp::Upsert(item) = &op
+                        && let Some(old) = item.supersedes
+                    {
+                        supersedes.push((index, old));
+                    }
+                    ops.push(self.write_op(op, now));
+                    positions.push(index);
+                }
+                Err(error) => results[index] = Some(refused(index, raw_kind(args, index), &error)),
+            }
+        }
+        let (mut blocked, keyed) = self.resolve_natural_keys(&mut ops, &positions, now)?;
+        let unresolved = self.resolve_references(&mut ops, &positions)?;
+        drop_refused(args, unresolved, &mut ops, &mut positions, &mut results);
+        blocked.extend(self.govern(&mut ops, &positions, now)?);
+        let unreplaceable = self.check_supersedes(args, &supersedes)?;
+        drop_refused(args, unreplaceable, &mut ops, &mut positions, &mut results);
+        self.attach_vectors(&mut ops);
+        // Near-duplicates leave the batch here, with their result; the rest are written.
+        let near = self.near_duplicates(&ops, now);
+        let mut kept_ops = Vec::with_capacity(ops.len());
+        let mut kept_positions = Vec::with_capacity(ops.len());
+        for ((op, index), dup) in ops.into_iter().zip(positions).zip(near) {
+            match dup {
+                Some((existing, similarity)) => {
+                    results[index] = Some(near_duplicate(index, &op, existing, similarity))
+                }
+                None => {
+                    kept_ops.push(op);
+                    kept_positions.push(index);
+                }
+            }
+        }
+        let (ops, positions) = with_supersedes(kept_ops, kept_positions, &supersedes, now);
+        if !ops.is_empty() {
+            let context =
+                WriteContext { request_id: Some(Uuid::now_v7().to_string()), ..WriteContext::default() };
+            let outcomes = self.store.write_batch_as(&ops, &context)?;
+            // A near-duplicate of an earlier item of this batch must name the item that holds
+            // the knowledge in the end: that item's stored duplicate, if it was one.
+            let mut replaced: Vec<(String, String)> = Vec::new();
+            for ((index, op), outcome) in positions.into_iter().zip(&ops).zip(outcomes) {
+                if let WriteOp::Supersede { id, .. } = op {
+                    if let (Some(result), WriteOutcome::Updated { .. }) = (results[index].as_mut(), &outcome)
+                    {
+                        result.reason = Some(format!("supersedes {id}, which finds now leave out"));
+                    }
+                    continue;
+                }
+                if let (WriteOp::Insert { record, .. }, WriteOutcome::Duplicate { existing_id, .. }) =
+                    (op, &outcome)
+                {
+                    replaced.push((record.id.to_string(), existing_id.to_string()));
+                }
+                results[index] = Some(result_of(index, op, outcome));
+            }
+            for result in results.iter_mut().flatten() {
+                if let Some((_, existing)) =
+                    replaced.iter().find(|(new, _)| result.existing_id.as_ref() == Some(new))
+                {
+                    result.existing_id = Some(existing.clone());
+                    result.id = Some(existing.clone());
+                }
+            }
+        }
+        for (index, error) in blocked {
+            if let Some(result) = results[index].as_mut() {
+                result.error = Some(ErrorBody::from(&error));
+            }
+        }
+        for (index, reason) in keyed {
+            if let Some(result) = results[index].as_mut().filter(|r| r.status == ItemStatus::Updated) {
+                result.reason = Some(reason);
+            }
+        }
+        let results: Vec<ItemResult> = results.into_iter().flatten().collect();
+        let summary = summarize(&results);
+        Ok(StoreResponse { results, summary })
+    }
+
+    fn write_op(&self, op: ItemOp, now: i64) -> WriteOp {
+        match op {
+            ItemOp::Delete { id, kind } => WriteOp::Delete { id, kind, at: now },
+            ItemOp::Upsert(item) => match item.id {
+                // An update keeps the stored scope for fields the caller does not name.
+                Some(id) => WriteOp::Update { record: record(*item.clone(), id, item.scope.clone(), now) },
+                None => {
+                    let scope = item.scope.or(&self.inferred.scope);
+                    let dedupe = item.dedupe;
+                    WriteOp::Insert { record: record(*item, Uuid::now_v7(), scope, now), dedupe }
+                }
+            },
+        }
+    }
+}
+
+fn record(item: NewItem, id: Uuid, scope: Scope, now: i64) -> Record {
+    let life = lifecycle::expiry(item.kind, &item.data, item.ttl, item.expires_at, now);
+    Record {
+        id,
+        kind: item.kind,
+        scope,
+        title: item.title,
+        body: item.body,
+        content: item.content,
+        data: serde_json::Value::Object(item.data),
+        metadata: item.metadata,
+        source: item.source,
+        tags: item.tags,
+        status: item.status,
+        content_hash: item.content_hash,
+        idempotency_key: item.idempotency_key,
+        ttl: Some(life.ttl),
+        created_at: now,
+        updated_at: now,
+        expires_at: life.expires_at,
+        vector: None,
+        chunks: Vec::new(),
+    }
+}
+
+/// Takes the refused items out of the batch, each with its result.
+fn drop_refused(
+    args: &serde_json::Value,
+    refusals: Vec<(usize, ValidationError)>,
+    ops: &mut Vec<WriteOp>,
+    positions: &mut Vec<usize>,
+    results: &mut [Option<ItemResult>],
+) {
+    for (index, error) in refusals {
+        results[index] = Some(refused(index, raw_kind(args, index), &error));
+        if let Some(at) = positions.iter().position(|&p| p == index) {
+            ops.remove(at);
+            positions.remove(at);
+        }
+    }
+}
+
+/// The ops with a `Supersede` right after each insert that replaces an item, in the same
+/// transaction (and at the same request position).
+fn with_supersedes(
+    ops: Vec<WriteOp>,
+    positions: Vec<usize>,
+    supersedes: &[(usize, Uuid)],
+    now: i64,
+) -> (Vec<WriteOp>, Vec<usize>) {
+    let mut out_ops = Vec::with_capacity(ops.len());
+    let mut out_positions = Vec::with_capacity(positions.len());
+    for (op, index) in ops.into_iter().zip(positions) {
+        let follow = match &op {
+            WriteOp::Insert { record, .. } => supersedes
+                .iter()
+                .find(|(at, _)| *at == index)
+                .map(|&(_, id)| WriteOp::Supersede { id, by: record.id, at: now }),
+            _ => None,
+        };
+        out_ops.push(op);
+        out_positions.push(index);
+        if let Some(follow) = follow {
+            out_ops.push(follow);
+            out_positions.push(index);
+        }
+    }
+    (out_ops, out_positions)
+}

@@ -1,0 +1,91 @@
+//! The semantic stages of a store: every written item embedded in one batch, then inserts
+//! that nearly duplicate a live item (or an earlier item of the batch) found.
+
+use crate::MemoryService;
+use crate::semantic::{Compare, EmbeddingInputs};
+use cortex_domain::near_duplicate;
+use cortex_store::{Filters, WriteOp};
+use uuid::Uuid;
+
+impl MemoryService {
+    /// Embeds every inserted or updated item in one batch: its whole text and, for a long
+    /// document, each of its chunks (`semantic::EmbeddingInputs`).
+    pub(super) fn attach_vectors(&self, ops: &mut [WriteOp]) {
+        let inputs: Vec<EmbeddingInputs> = ops
+            .iter()
+            .filter_map(|op| match op {
+                WriteOp::Insert { record, .. } | WriteOp::Update { record } => {
+                    Some(EmbeddingInputs::of(record))
+                }
+                WriteOp::Delete { .. }
+                | WriteOp::Import { .. }
+                | WriteOp::Supersede { .. }
+                | WriteOp::Blocked(_) => None,
+            })
+            .collect();
+        let refs: Vec<&str> = inputs.iter().flat_map(EmbeddingInputs::texts).collect();
+        let Some(vectors) = self.semantic.embed_for_store(&*self.store, &refs) else { return };
+        let mut vectors = vectors.into_iter();
+        let mut inputs = inputs.iter();
+        for op in ops.iter_mut() {
+            if let WriteOp::Insert { record, .. } | WriteOp::Update { record } = op
+                && let Some(input) = inputs.next()
+            {
+                (record.vector, record.chunks) = input.take(&mut vectors);
+            }
+        }
+    }
+
+    /// For each op, the live item it nearly duplicates and the similarity: same kind, same full
+    /// scope, updated within the policy's window, cosine at or above its threshold — or an
+    /// earlier item of the same batch. Only inserts that allow dedupe and have a vector qualify.
+    pub(super) fn near_duplicates(&self, ops: &[WriteOp], now: i64) -> Vec<Option<(Uuid, f64)>> {
+        let policy = self.near_duplicate_policy;
+        let mut found: Vec<Option<(Uuid, f64)>> = vec![None; ops.len()];
+        for (i, op) in ops.iter().enumerate() {
+            let WriteOp::Insert { record, dedupe: true } = op else { continue };
+            if !near_duplicate::applies_to(record.kind) {
+                continue;
+            }
+            let Some(vector) = &record.vector else { continue };
+            let same_place = Filters {
+                kinds: vec![record.kind],
+                scope_equals: Filters::exact_scope(&record.scope),
+                since: Some(policy.window_start(now)),
+                until: None,
+                tags: Vec::new(),
+                status: None,
+                now,
+                include_superseded: false,
+                include_expired: false,
+            };
+            let stored =
+                match self.semantic.nearest(&*self.store, vector, 1, &same_place, Compare::WholeTexts) {
+                    Ok(hits) => hits.first().map(|h| (h.id, f64::from(h.score))),
+                    Err(e) => {
+                        tracing::warn!("near-duplicate check skipped: {e}");
+                        None
+                    }
+                };
+            let in_batch = ops[..i]
+                .iter()
+                .zip(&found)
+                .filter_map(|(earlier, dup)| match earlier {
+                    WriteOp::Insert { record: e, .. }
+                        if dup.is_none() && e.kind == record.kind && e.scope == record.scope =>
+                    {
+                        let v = e.vector.as_ref()?;
+                        Some((e.id, f64::from(cortex_vector::cosine(v, vector)?)))
+                    }
+                    _ => None,
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            found[i] = [stored, in_batch]
+                .into_iter()
+                .flatten()
+                .filter(|(_, similarity)| policy.is_near_duplicate(*similarity))
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+        }
+        found
+    }
+}

@@ -1,0 +1,109 @@
+//! A page's hits: each item shown with its score parts (and the chunk the dense route found
+//! it through), then the response cut to its character budget.
+
+use super::candidates::Candidate;
+use crate::response::{ChunkView, FindResponse, Hit, ScoreBreakdown};
+use cortex_domain::limits::MAX_RESPONSE_CHARS;
+use cortex_domain::ranking::{self, ScoreParts};
+use cortex_domain::text::{marked_snippet, truncate_chars};
+use cortex_domain::time::format_instant;
+use cortex_domain::{ScopeFilter, ScopeMatch, chunking};
+use cortex_store::StoredItem;
+
+/// Points a hit found through a chunk at that chunk, with a snippet cut from it.
+pub(super) fn show_chunk(hit: &mut Hit, item: &StoredItem, c: &Candidate, words: &[&str]) {
+    let Some((start, end)) = c.chunk else { return };
+    let text = item.record.text();
+    // Vectors are replaced with the text, so a chunk always fits it; the check keeps a
+    // damaged store from panicking a find.
+    let Some(part) = text.get(start as usize..end as usize) else { return };
+    hit.snippet = marked_snippet(part, words, 240);
+    hit.chunk = Some(ChunkView {
+        heading_path: chunking::heading_path_at(text, start as usize),
+        start: start as usize,
+        end: end as usize,
+    });
+    hit.chunks_matched = c.chunks_matched;
+}
+
+pub(crate) fn parts_for(item: &StoredItem, relevance: f64, filter: &ScopeFilter, now: i64) -> ScoreParts {
+    ScoreParts {
+        relevance,
+        recency: ranking::recency(item.record.updated_at, now),
+        scope_proximity: ranking::scope_proximity(ScopeMatch::between(&filter.caller, &item.record.scope)),
+        citations: 0.0,
+    }
+}
+
+fn round(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+pub(crate) fn hit(
+    item: &StoredItem,
+    parts: ScoreParts,
+    snippet: String,
+    confidence: f64,
+    filter: &ScopeFilter,
+    max_chars: usize,
+) -> Hit {
+    let r = &item.record;
+    let text = r.text();
+    let (cut, truncated) = truncate_chars(text, max_chars);
+    let data = r.data.as_object().filter(|d| !d.is_empty()).map(|_| r.data.clone());
+    Hit {
+        id: r.id.to_string(),
+        kind: r.kind.to_string(),
+        title: r.title.clone(),
+        snippet,
+        content: (max_chars > 0).then(|| cut.to_string()),
+        content_truncated: truncated,
+        score: round(parts.total()),
+        score_parts: ScoreBreakdown {
+            relevance: round(parts.relevance),
+            recency: round(parts.recency),
+            scope_proximity: parts.scope_proximity,
+            citations: parts.citations,
+        },
+        scope: r.scope.clone(),
+        scope_match: ScopeMatch::between(&filter.caller, &r.scope),
+        created_at: format_instant(r.created_at),
+        updated_at: format_instant(r.updated_at),
+        confidence: round(confidence),
+        tags: r.tags.clone(),
+        status: r.status.clone(),
+        data,
+        metadata: r.metadata.clone(),
+        expires_at: r.expires_at.map(format_instant),
+        superseded_by: item.superseded_by.map(|id| id.to_string()),
+        stale: cortex_domain::lifecycle::is_stale(r.kind, &r.data, r.updated_at, crate::now_ms()),
+        expanded: false,
+        path: Vec::new(),
+        relations: Vec::new(),
+        observations: Vec::new(),
+        chunk: None,
+        chunks_matched: 0,
+    }
+}
+
+/// Keeps the serialized response under [`MAX_RESPONSE_CHARS`]: first drops the content of the
+/// lowest-ranked hits (their snippets stay), then the hits themselves. Returns whether any
+/// hit was dropped.
+pub(super) fn fit_budget(response: &mut FindResponse) -> bool {
+    let size = |r: &FindResponse| serde_json::to_string(r).map(|s| s.len()).unwrap_or(0);
+    if size(response) <= MAX_RESPONSE_CHARS {
+        return false;
+    }
+    response.truncated = true;
+    for i in (0..response.hits.len()).rev() {
+        if response.hits[i].content.take().is_some() {
+            response.hits[i].content_truncated = true;
+        }
+        if size(response) <= MAX_RESPONSE_CHARS {
+            return false;
+        }
+    }
+    response.notes.push("response cut to stay under 25,000 tokens: the rest is on the next page".into());
+    while size(response) > MAX_RESPONSE_CHARS && response.hits.pop().is_some() {}
+    true
+}

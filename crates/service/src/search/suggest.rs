@@ -1,0 +1,124 @@
+//! Hints for a find with few hits, computed from the index: what a wider scope or fewer
+//! filters would give, close spellings of unknown query words, words common in this memory.
+
+use super::COUNT_CAP;
+use crate::{MemoryService, Result};
+use cortex_domain::query::{ParsedQuery, is_stopword};
+use cortex_domain::spelling::best_correction;
+use cortex_domain::{FindRequest, ScopeFilter, ScopeLevel};
+use cortex_store::{Combine, Filters, LexicalQuery};
+
+impl MemoryService {
+    /// Hints computed from the index: hits a wider scope or fewer filters would give, and
+    /// close spellings of query words the index does not know.
+    pub(super) fn suggestions(
+        &self,
+        req: &FindRequest,
+        parsed: &ParsedQuery,
+        filter: &ScopeFilter,
+        filters: &Filters,
+        found: usize,
+    ) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        let count = |filters: Filters| -> Result<usize> {
+            let query = LexicalQuery { query: parsed.clone(), combine: Combine::Any, filters, pool: 0 };
+            Ok(self.store.count_lexical(&query, COUNT_CAP)?)
+        };
+        let show = |n: usize| {
+            if n >= COUNT_CAP { format!("{COUNT_CAP}+") } else { n.to_string() }
+        };
+        let mut level = filter.level;
+        while let Some(wider) = level.wider() {
+            level = wider;
+            let wider_filter = filter.at_level(wider);
+            let n = count(Filters { scope_equals: wider_filter.equals.clone(), ..filters.clone() })?;
+            if n > found {
+                out.push(format!(
+                    "{} more hit(s) in {} scope: pass \"widen\": \"{}\"",
+                    show(n - found),
+                    wider.as_str(),
+                    wider.as_str()
+                ));
+                break;
+            }
+        }
+        if !req.types.is_empty() {
+            let n = count(Filters { kinds: Vec::new(), ..filters.clone() })?;
+            if n > found {
+                out.push(format!("{} more hit(s) of other kinds: drop the `types` filter", show(n - found)));
+            }
+        }
+        let narrowing: Vec<&str> = [
+            (!req.tags.is_empty()).then_some("tags"),
+            req.status.is_some().then_some("status"),
+            req.since.is_some().then_some("since"),
+            req.until.is_some().then_some("until"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !narrowing.is_empty() {
+            let n = count(Filters {
+                tags: Vec::new(),
+                status: None,
+                since: None,
+                until: None,
+                ..filters.clone()
+            })?;
+            if n > found {
+                out.push(format!(
+                    "{} more hit(s) without the {} filter(s)",
+                    show(n - found),
+                    narrowing.join(", ")
+                ));
+            }
+        }
+        let mut unknown = Vec::new();
+        for word in parsed.words().into_iter().take(8) {
+            if self.store.knows_word(word)? {
+                continue;
+            }
+            unknown.push(word);
+            let candidates = self.store.words_like(word)?;
+            if let Some(term) = best_correction(word, candidates.iter().map(|(t, n)| (t.as_str(), *n))) {
+                let surface = self.store.surface_word(term)?;
+                out.push(format!("did you mean \"{surface}\" instead of \"{word}\"?"));
+            }
+        }
+        if out.is_empty() {
+            if !unknown.is_empty() {
+                out.push(format!(
+                    "no stored item contains {}: try the words the knowledge was written with",
+                    unknown.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(", ")
+                ));
+            } else if filter.level != ScopeLevel::All {
+                out.push(format!(
+                    "only {found} hit(s) in {} scope and none elsewhere: try other words",
+                    filter.level.as_str()
+                ));
+            }
+            let common = self.common_words()?;
+            if !common.is_empty() {
+                out.push(format!("words common in this memory: {}", common.join(", ")));
+            }
+        }
+        Ok(out)
+    }
+
+    fn common_words(&self) -> Result<Vec<String>> {
+        let mut words = Vec::new();
+        for (term, _) in self.store.top_terms(60)? {
+            if term.chars().count() < 4 || is_stopword(&term) || term.chars().all(|c| c.is_ascii_digit()) {
+                continue;
+            }
+            let word = self.store.surface_word(&term)?;
+            if !words.contains(&word) {
+                words.push(word);
+            }
+            if words.len() == 5 {
+                break;
+            }
+        }
+        Ok(words)
+    }
+}

@@ -1,0 +1,77 @@
+//! `cortex export` / `cortex import`: a whole memory as JSON Lines, to move it between backends
+//! (SQLite ⇄ PostgreSQL) or machines, keeping ids, timestamps, scopes, deletions and vectors.//! The file format lives in [`format`]; the CLI reads and writes the file around these methods.
+//! Import verifies at the end that every item of the file is in the target store.
+
+pub mod format;
+
+pub use format::{
+    ChunkLine, FORMAT_VERSION, Header, ItemLine, Line, Trailer, TrailerCounts, check_lines, encode_line,
+    parse_line,
+};
+
+use crate::MemoryService;
+use crate::semantic::MODEL_KEY;
+use cortex_store::{WriteContext, WriteOp, WriteOutcome};
+use serde::Serialize;
+use uuid::Uuid;
+
+/// How an import went.
+#[derive(Debug, Default, Serialize)]
+pub struct ImportReport {
+    /// Items in the file.
+    pub items: u64,
+    pub imported: u64,
+    /// Already in the target: the same id, or the same idempotency key or content.
+    pub already_present: u64,
+    /// Items of the file found in the target afterwards (must equal `items`).
+    pub verified: u64,
+}
+
+impl MemoryService {
+    /// The `model:dimension` of the vectors stored, if any.
+    pub fn embedding_model(&self) -> crate::Result<Option<String>> {
+        Ok(self.store.meta(MODEL_KEY)?)
+    }
+
+    /// Up to `limit` items (deleted ones too) with ids after `after`, in id order.
+    pub fn export_page(&self, after: Option<Uuid>, limit: usize) -> crate::Result<Vec<ItemLine>> {
+        Ok(self.store.export_page(after, limit)?.into_iter().map(ItemLine::from).collect())
+    }
+
+    /// Prepares the store for vectors of `model`: records it when the store has none yet;
+    /// `Ok(Err(why))` when the store holds another model's vectors (searches would compare
+    /// incomparable vectors).
+    pub fn accept_embedding_model(&self, model: Option<&str>) -> crate::Result<Result<(), String>> {
+        let Some(model) = model else { return Ok(Ok(())) };
+        match self.store.meta(MODEL_KEY)? {
+            Some(here) if here != model => Ok(Err(format!(
+                "the file holds vectors of {model}, but this store's vectors come from {here}: import into an empty store instead"
+            ))),
+            Some(_) => Ok(Ok(())),
+            None => {
+                self.store.set_meta(MODEL_KEY, model)?;
+                Ok(Ok(()))
+            }
+        }
+    }
+
+    /// Writes one batch of imported items in one transaction; returns (imported, already present).
+    pub fn import_batch(&self, items: Vec<ItemLine>) -> crate::Result<(u64, u64)> {
+        let ops: Vec<WriteOp> = items.into_iter().map(ItemLine::into_op).collect();
+        let mut imported = 0;
+        let mut present = 0;
+        let context = WriteContext { tool: Some("cortex import".into()), ..WriteContext::default() };
+        for outcome in self.store.write_batch_as(&ops, &context)? {
+            match outcome {
+                WriteOutcome::Inserted { .. } => imported += 1,
+                _ => present += 1,
+            }
+        }
+        Ok((imported, present))
+    }
+
+    /// How many of `ids` the store holds (deleted or not).
+    pub fn count_present(&self, ids: &[Uuid]) -> crate::Result<u64> {
+        Ok(self.store.get(ids)?.len() as u64)
+    }
+}

@@ -27,7 +27,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use uuid::Uuid;
 
-pub use connect::BUSY_TIMEOUT;
 pub use migrate::MIGRATIONS;
 
 pub struct SqliteStore {

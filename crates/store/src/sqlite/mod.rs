@@ -13,9 +13,11 @@ mod row;
 mod write;
 
 use crate::{
-    AuditQuery, AuditRecord, Candidate, ExportedItem, ItemVectors, LexicalMatch, LexicalQuery, Link, Result,
-    Stats, Store, StoreError, StoredItem, VectorRow, WriteContext, WriteOp, WriteOutcome,
+    AuditQuery, AuditRecord, AuditTrail, Candidate, ExportedItem, GraphLinks, ItemReads, ItemVectors,
+    ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link, Maintenance, Metadata, Result, Stats,
+    StoreError, StoredItem, VectorRow, VectorSource, WriteContext, WriteOp, WriteOutcome,
 };
+use cortex_domain::graph::Cascade;
 use cortex_domain::query::ParsedQuery;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
@@ -75,18 +77,16 @@ fn connect(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
-impl Store for SqliteStore {
+impl ItemWrites for SqliteStore {
     fn write_batch_as(&self, ops: &[WriteOp], context: &WriteContext) -> Result<Vec<WriteOutcome>> {
         let mut conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         write::apply_batch(&mut conn, ops, context)
     }
+}
 
-    fn purge_expired(&self, now: i64, limit: usize, dry_run: bool) -> Result<Vec<(String, i64)>> {
-        if dry_run {
-            return read::expired_by_kind(&self.reader(), now);
-        }
-        let mut conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        write::purge_expired(&mut conn, now, limit)
+impl ItemReads for SqliteStore {
+    fn get(&self, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
+        read::get(&self.reader(), ids)
     }
 
     fn natural_key_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
@@ -96,19 +96,9 @@ impl Store for SqliteStore {
     fn idempotency_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
         read::idempotency_owner(&self.reader(), scope, key)
     }
+}
 
-    fn links(&self, ids: &[Uuid]) -> Result<Vec<Link>> {
-        graph::links(&self.reader(), ids)
-    }
-
-    fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
-        graph::incoming_links(&self.reader(), ids, now)
-    }
-
-    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
-        read::audit(&self.reader(), query)
-    }
-
+impl LexicalSearch for SqliteStore {
     fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
         read::search(&self.reader(), query)
     }
@@ -119,10 +109,6 @@ impl Store for SqliteStore {
 
     fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
         read::count(&self.reader(), query, cap)
-    }
-
-    fn get(&self, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
-        read::get(&self.reader(), ids)
     }
 
     fn knows_word(&self, word: &str) -> Result<bool> {
@@ -140,7 +126,9 @@ impl Store for SqliteStore {
     fn top_terms(&self, limit: usize) -> Result<Vec<(String, i64)>> {
         read::top_terms(&self.reader(), limit)
     }
+}
 
+impl VectorSource for SqliteStore {
     fn vectors_changed_since(&self, since: i64) -> Result<Vec<VectorRow>> {
         read::vectors_changed_since(&self.reader(), since)
     }
@@ -151,6 +139,61 @@ impl Store for SqliteStore {
         Ok(self.reader().query_row("PRAGMA data_version", [], |r| r.get(0))?)
     }
 
+    fn vectors_of(&self, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
+        read::vectors_of(&self.reader(), ids)
+    }
+
+    fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()> {
+        let mut conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        write::set_vectors(&mut conn, vectors)
+    }
+}
+
+impl GraphLinks for SqliteStore {
+    fn links(&self, ids: &[Uuid]) -> Result<Vec<Link>> {
+        graph::links(&self.reader(), ids)
+    }
+
+    fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
+        graph::incoming_links(&self.reader(), ids, now)
+    }
+}
+
+impl AuditTrail for SqliteStore {
+    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
+        read::audit(&self.reader(), query)
+    }
+}
+
+impl Maintenance for SqliteStore {
+    fn purge_expired(
+        &self,
+        now: i64,
+        limit: usize,
+        dry_run: bool,
+        cascade: Cascade,
+    ) -> Result<Vec<(String, i64)>> {
+        if dry_run {
+            return read::expired_by_kind(&self.reader(), now);
+        }
+        let mut conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        write::purge_expired(&mut conn, now, limit, cascade)
+    }
+
+    fn stats(&self) -> Result<Stats> {
+        read::stats(&self.reader())
+    }
+
+    fn export_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
+        read::export_page(&self.reader(), after, limit)
+    }
+
+    fn label(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+impl Metadata for SqliteStore {
     fn meta(&self, key: &str) -> Result<Option<String>> {
         use rusqlite::OptionalExtension;
         Ok(self
@@ -166,31 +209,5 @@ impl Store for SqliteStore {
             [key, value],
         )?;
         Ok(())
-    }
-
-    fn stats(&self) -> Result<Stats> {
-        read::stats(&self.reader())
-    }
-
-    fn vectors_of(&self, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
-        read::vectors_of(&self.reader(), ids)
-    }
-
-    fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()> {
-        let mut conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        write::set_vectors(&mut conn, vectors)
-    }
-
-    fn export_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
-        read::export_page(&self.reader(), after, limit)
-    }
-
-    fn execute_raw(&self, sql: &str) -> Result<u64> {
-        let conn = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(conn.execute(sql, [])? as u64)
-    }
-
-    fn label(&self) -> String {
-        self.path.display().to_string()
     }
 }

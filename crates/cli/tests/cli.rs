@@ -152,7 +152,7 @@ fn a_tampered_database_is_refused_with_a_clear_message(db: &TestDb) {
     env.run(&["stats"], None);
     // Simulate a migration edited after it was applied.
     let store = db.open();
-    store.execute_raw("UPDATE schema_migrations SET checksum = 'edited'").unwrap();
+    db.execute_raw("UPDATE schema_migrations SET checksum = 'edited'").unwrap();
     drop(store);
     let out = env.run(&["stats"], None);
     assert!(!out.status.success());

@@ -13,6 +13,7 @@
 //! item is visited once (cycles end), and it stops when `cap` items were added.
 
 use crate::error::{ErrorCode, ValidationError};
+use crate::kind::Kind;
 use uuid::Uuid;
 
 /// How far `memory_find` may walk, at most.
@@ -146,6 +147,46 @@ pub fn walk<E>(
     }
     Ok(reached)
 }
+
+/// The fields of `kind` that reference other items: a relation's `from` and `to`, an
+/// observation's `entity`. Empty for every other kind.
+pub fn reference_fields(kind: Kind) -> &'static [&'static str] {
+    match kind {
+        Kind::Relation => &["from", "to"],
+        Kind::Observation => &["entity"],
+        _ => &[],
+    }
+}
+
+/// Whether items of `kind` are links of the graph (relations and observations).
+pub fn is_link(kind: Kind) -> bool {
+    !reference_fields(kind).is_empty()
+}
+
+/// The ends of a link as item ids, as the store indexes them: `(from, to)` for a relation,
+/// `(entity, None)` for an observation. Only ends already resolved to ids count (an end
+/// naming an entity by `{entity_type, name}` is resolved before writing).
+pub fn link_ends(kind: Kind, data: &serde_json::Value) -> (Option<Uuid>, Option<Uuid>) {
+    let end = |field: &str| data.get(field)?.as_str().and_then(|s| Uuid::parse_str(s).ok());
+    match reference_fields(kind) {
+        [from, to] => (end(from), end(to)),
+        [entity] => (end(entity), None),
+        _ => (None, None),
+    }
+}
+
+/// What deleting or purging an item does to the links whose end it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cascade {
+    /// The links go too (softly deleted, audited): a relation or observation means nothing
+    /// without its end.
+    DeleteLinks,
+    /// The links stay.
+    KeepLinks,
+}
+
+/// The rule for every item that goes: its links go with it.
+pub const ON_REMOVAL: Cascade = Cascade::DeleteLinks;
 
 /// An entity stored again merges into the stored one: fields it names win, fields it leaves
 /// out keep their stored value (a re-stored name without a description keeps the description).

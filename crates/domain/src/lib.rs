@@ -12,10 +12,12 @@
 //! - [`governance`]: what may not change once accepted
 //! - [`lifecycle`]: when items expire, when runbooks are stale
 //! - [`natural_key`]: issues, PRs, DDL, changes, entities, relations that are the same thing
+//! - [`dedupe`]: which stored item a new one duplicates, and which check wins
 //! - [`graph`]: which links an expansion follows, and the walk
 //! - [`text`], [`time`], [`ttl`], [`limits`], [`git_remote`]: small shared rules
 
 pub mod chunking;
+pub mod dedupe;
 pub mod error;
 pub mod find;
 pub mod fusion;

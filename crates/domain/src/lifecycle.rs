@@ -4,8 +4,11 @@
 //! rule of its kind (a merged pull request lives 30 days after `merged_at`, a done or cancelled
 //! todo 90 days after it was closed); else the kind's default policy. The clock starts at the
 //! write, so an update renews an item's life.
+//!
+//! An item replaced by a newer one (`supersedes`) leaves finds; a kind whose status can say so
+//! (a decision) also takes the status `superseded` ([`status_when_superseded`]).
 
-use crate::kind::Kind;
+use crate::kind::{FieldType, Kind};
 use crate::time::MILLIS_PER_DAY;
 use crate::ttl::TtlPolicy;
 use serde_json::{Map, Value};
@@ -87,6 +90,29 @@ pub fn is_stale(kind: Kind, data: &Value, updated_at: i64, now: i64) -> bool {
     now - verified > STALE_RUNBOOK_DAYS * MILLIS_PER_DAY
 }
 
+/// A status written by a rule rather than by the caller: `field` of `data` (and the item's
+/// filterable status) becomes `value`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatusChange {
+    pub field: &'static str,
+    pub value: &'static str,
+}
+
+pub const SUPERSEDED: &str = "superseded";
+
+/// What superseding an item of `kind` does to its status: a kind whose status field takes the
+/// value `superseded` (a decision) gets it; every other kind keeps its status.
+pub fn status_when_superseded(kind: Kind) -> Option<StatusChange> {
+    let spec = kind.spec();
+    let field = spec.fields.iter().find(|f| Some(f.name) == spec.status_field)?;
+    match field.ty {
+        FieldType::Enum(values) if values.contains(&SUPERSEDED) => {
+            Some(StatusChange { field: field.name, value: SUPERSEDED })
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +170,14 @@ mod tests {
             "never verified: its last update counts"
         );
         assert!(!is_stale(Kind::Section, &old, NOW - 200 * DAY, NOW));
+    }
+
+    #[test]
+    fn only_a_decision_takes_a_superseded_status() {
+        for kind in Kind::ALL {
+            let expected =
+                (kind == Kind::Decision).then_some(StatusChange { field: "status", value: SUPERSEDED });
+            assert_eq!(status_when_superseded(kind), expected, "{kind}");
+        }
     }
 }

@@ -51,7 +51,7 @@ impl MemoryService {
             |new| -> Result<Vec<Uuid>> {
                 let mut admitted = Vec::with_capacity(new.len());
                 for item in self.store.get(new)? {
-                    if item.deleted_at.is_none() && filters.admits(&ItemFacts::of(&item)) {
+                    if filters.admits(&ItemFacts::of(&item)) {
                         admitted.push(item.record.id);
                         items.insert(item.record.id, item);
                     }

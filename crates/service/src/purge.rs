@@ -27,7 +27,8 @@ impl MemoryService {
         let now = self.now()?;
         let mut counts: BTreeMap<String, i64> = BTreeMap::new();
         loop {
-            let batch = self.store.purge_expired(now, PURGE_BATCH, dry_run)?;
+            let batch =
+                self.store.purge_expired(now, PURGE_BATCH, dry_run, cortex_domain::graph::ON_REMOVAL)?;
             let removed: i64 = batch.iter().map(|(_, n)| n).sum();
             for (kind, n) in batch {
                 *counts.entry(kind).or_default() += n;

@@ -4,21 +4,13 @@
 //! batch counts), and written into `data` as that id, which is what the store indexes.
 
 use crate::{MemoryService, Result};
-use cortex_domain::graph::check_not_self_loop;
+use cortex_domain::dedupe::{self, DuplicateCheck};
+use cortex_domain::graph::{self, check_not_self_loop};
 use cortex_domain::natural_key::natural_key;
 use cortex_domain::{ErrorCode, Kind, Scope, ValidationError};
 use cortex_store::{StoredItem, WriteOp};
 use serde_json::Value;
 use uuid::Uuid;
-
-/// The fields of `kind` that reference other items.
-fn reference_fields(kind: Kind) -> &'static [&'static str] {
-    match kind {
-        Kind::Relation => &["from", "to"],
-        Kind::Observation => &["entity"],
-        _ => &[],
-    }
-}
 
 /// An entity named in this batch: its project, natural key and id.
 struct BatchEntity {
@@ -30,14 +22,13 @@ struct BatchEntity {
 
 impl MemoryService {
     /// The entities of this batch a reference may name, with the id each will have once
-    /// written. An insert whose idempotency key is taken — by a stored item or an earlier
-    /// insert of the batch — is written as a duplicate of the key's item (the store's rule),
-    /// so that item is the one a reference to it means. Empty when nothing in the batch refers.
+    /// written: an insert the store will find a duplicate of a stored item — or of an earlier
+    /// insert of the batch — is written as that item, and that item is the one a reference to
+    /// it means. The checks and their order are the store's, from `dedupe`. Empty when nothing
+    /// in the batch refers.
     fn batch_entities(&self, ops: &[WriteOp]) -> Result<Vec<BatchEntity>> {
         let refers = ops.iter().any(|op| match op {
-            WriteOp::Insert { record, .. } | WriteOp::Update { record } => {
-                !reference_fields(record.kind).is_empty()
-            }
+            WriteOp::Insert { record, .. } | WriteOp::Update { record } => graph::is_link(record.kind),
             _ => false,
         });
         if !refers {
@@ -46,17 +37,34 @@ impl MemoryService {
         let mut entities = Vec::new();
         let mut keyed: Vec<(&Scope, &str, Uuid)> = Vec::new();
         for op in ops {
+            let id = match op {
+                WriteOp::Insert { record, checks } => {
+                    let key = record.idempotency_key.as_deref();
+                    let owner = dedupe::first_owner(checks, |check| match (check, key) {
+                        (DuplicateCheck::IdempotencyKey, Some(key)) => {
+                            let earlier = keyed
+                                .iter()
+                                .find(|(scope, k, _)| *k == key && scope.same_project(&record.scope));
+                            match earlier {
+                                Some(&(_, _, owner)) => Ok(Some(owner)),
+                                None => self.store.idempotency_owner(&record.scope, key),
+                            }
+                        }
+                        // Inserts whose natural key a stored item holds became updates of it
+                        // (`natural_keys`), and an entity's text is its type and name (its
+                        // natural key): neither check finds an owner the stage above missed.
+                        _ => Ok(None),
+                    })?;
+                    let id = owner.map_or(record.id, |(id, _)| id);
+                    if let Some(key) = key {
+                        keyed.push((&record.scope, key, id));
+                    }
+                    id
+                }
+                WriteOp::Update { record } => record.id,
+                _ => continue,
+            };
             let (WriteOp::Insert { record, .. } | WriteOp::Update { record }) = op else { continue };
-            let mut id = record.id;
-            if let (WriteOp::Insert { .. }, Some(key)) = (op, record.idempotency_key.as_deref()) {
-                let earlier =
-                    keyed.iter().find(|(scope, k, _)| *k == key && scope.same_project(&record.scope));
-                id = match earlier {
-                    Some(&(_, _, owner)) => owner,
-                    None => self.store.idempotency_owner(&record.scope, key)?.unwrap_or(record.id),
-                };
-                keyed.push((&record.scope, key, id));
-            }
             if record.kind != Kind::Entity {
                 continue;
             }
@@ -86,23 +94,20 @@ impl MemoryService {
                 WriteOp::Insert { record, .. } | WriteOp::Update { record } => Some(record),
                 _ => None,
             })
-            .flat_map(|r| reference_fields(r.kind).iter().filter_map(|f| r.data.get(*f)?.as_str()))
+            .flat_map(|r| graph::reference_fields(r.kind).iter().filter_map(|f| r.data.get(*f)?.as_str()))
             .filter_map(|text| Uuid::parse_str(text).ok())
             .collect();
         let stored = self.store.get(&by_id)?;
         let mut refused = Vec::new();
         for (op, &index) in ops.iter_mut().zip(positions) {
             let fields = match op {
-                WriteOp::Insert { record, .. } | WriteOp::Update { record } => reference_fields(record.kind),
+                WriteOp::Insert { record, .. } | WriteOp::Update { record } => {
+                    graph::reference_fields(record.kind)
+                }
                 _ => continue,
             };
             if fields.is_empty() {
                 continue;
-            }
-            // A link is the same link by its natural key (its ends as ids), not by its text:
-            // two relations of one type between other items may read alike.
-            if let WriteOp::Insert { dedupe, .. } = op {
-                *dedupe = false;
             }
             let (WriteOp::Insert { record, .. } | WriteOp::Update { record }) = op else { continue };
             let mut ends = Vec::with_capacity(fields.len());

@@ -41,13 +41,13 @@ fn verify(m: &Memory, full: bool) -> AuditVerification {
 
 /// Runs raw SQL as another process would, failing the test if the database refuses it.
 fn raw(db: &TestDb, sql: &str) {
-    db.open().execute_raw(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    db.execute_raw(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
 }
 
 fn refused(db: &TestDb, sql: &str) -> String {
-    match db.open().execute_raw(sql) {
+    match db.execute_raw(sql) {
         Ok(n) => panic!("the database accepted {sql} ({n} rows)"),
-        Err(e) => e.to_string(),
+        Err(e) => e,
     }
 }
 

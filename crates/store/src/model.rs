@@ -1,6 +1,10 @@
 //! The values that cross the `Store` boundary. Policy is decided before these are built:
 //! a store only persists and retrieves them.
 
+use crate::filter::{Filters, ItemFacts};
+use cortex_domain::dedupe::{DuplicateCheck, DuplicateChecks};
+use cortex_domain::graph::Cascade;
+use cortex_domain::lifecycle::StatusChange;
 use cortex_domain::query::ParsedQuery;
 use cortex_domain::{Kind, Scope};
 use serde_json::Value;
@@ -62,21 +66,23 @@ pub struct ItemVectors {
 /// One write of a batch. All writes of a batch commit together or not at all.
 #[derive(Debug, Clone)]
 pub enum WriteOp {
-    /// Insert unless an item with the same idempotency key exists in the project, or (when
-    /// `dedupe`) an item of the same kind, full scope and content hash exists.
-    Insert { record: Record, dedupe: bool },
+    /// Insert unless one of `checks` (`cortex_domain::dedupe`, tried in order) finds the item
+    /// this one duplicates.
+    Insert { record: Record, checks: DuplicateChecks },
     /// Replace the item's fields. Scope fields the record leaves unset keep their stored value;
     /// `created_at` is kept.
     Update { record: Record },
-    /// Soft delete: hidden from finds, kept for audit.
-    Delete { id: Uuid, kind: Option<Kind>, at: i64 },
+    /// Soft delete: hidden from finds, kept for audit. `cascade` (`cortex_domain::graph`) says
+    /// whether the links whose end the item is go too.
+    Delete { id: Uuid, kind: Option<Kind>, at: i64, cascade: Cascade },
     /// An item moved from another store as it was (id, times, deletion, vector); an item
     /// with the same id already here is left alone.
     Import { item: Box<StoredItem>, vector: Option<Vec<f32>>, chunks: Vec<ChunkVector> },
-    /// Marks the live item `id` as replaced by `by` (a decision's status becomes
-    /// `superseded`), if `by` is stored and live by then: it follows the insert of `by` in the
-    /// same batch, so an insert that turned out a duplicate supersedes nothing.
-    Supersede { id: Uuid, by: Uuid, at: i64 },
+    /// Marks the live item `id` as replaced by `by`, if `by` is stored and live by then: it
+    /// follows the insert of `by` in the same batch, so an insert that turned out a duplicate
+    /// supersedes nothing. `status` (`cortex_domain::lifecycle::status_when_superseded`) is
+    /// written into the item's status and `data` when set.
+    Supersede { id: Uuid, by: Uuid, at: i64, status: Option<StatusChange> },
     /// A change a governance rule refused: nothing changes, but the attempt is recorded in the
     /// audit trail with the batch's other changes.
     Blocked(Box<BlockedAttempt>),
@@ -97,15 +103,8 @@ pub struct BlockedAttempt {
     pub at: i64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DuplicateReason {
-    IdempotencyKey,
-    ContentHash,
-    /// An imported item whose id is already stored.
-    SameId,
-    /// A live item of the project has the same natural key (`cortex_domain::natural_key`).
-    NaturalKey,
-}
+/// Which check found the item a write duplicates.
+pub type DuplicateReason = DuplicateCheck;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteOutcome {
@@ -147,44 +146,6 @@ pub struct StoredItem {
     pub superseded_by: Option<Uuid>,
 }
 
-/// Filters shared by searches and counts.
-#[derive(Debug, Clone, Default)]
-pub struct Filters {
-    pub kinds: Vec<Kind>,
-    /// Exact scope field values (`("branch", "main")`).
-    pub scope_equals: Vec<(&'static str, String)>,
-    pub since: Option<i64>,
-    pub until: Option<i64>,
-    pub tags: Vec<String>,
-    pub status: Option<String>,
-    /// Items expiring at or before this instant are hidden.
-    pub now: i64,
-    /// Superseded items are hidden unless this is set.
-    pub include_superseded: bool,
-    /// Expired items are hidden unless this is set.
-    pub include_expired: bool,
-}
-
-impl Filters {
-    /// Whether an item with these facts passes, exactly as the backends' SQL decides (an unset
-    /// scope field equals ''); for indexes kept outside the database.
-    pub fn admits(&self, facts: &ItemFacts) -> bool {
-        (self.kinds.is_empty() || self.kinds.contains(&facts.kind))
-            && self.scope_equals.iter().all(|(field, value)| facts.scope.get(field).unwrap_or("") == value)
-            && (self.include_expired || facts.expires_at.is_none_or(|t| t > self.now))
-            && self.since.is_none_or(|t| facts.updated_at >= t)
-            && self.until.is_none_or(|t| facts.updated_at < t)
-            && self.status.as_ref().is_none_or(|s| facts.status.as_ref() == Some(s))
-            && self.tags.iter().all(|t| facts.tags.contains(t))
-            && (self.include_superseded || !facts.superseded)
-    }
-
-    /// Only items of exactly this scope: every field equal, unset ones included.
-    pub fn exact_scope(scope: &Scope) -> Vec<(&'static str, String)> {
-        cortex_domain::scope::SCOPE_FIELDS.into_iter().zip(scope_values(scope)).collect()
-    }
-}
-
 /// How the terms of a lexical search combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Combine {
@@ -221,34 +182,6 @@ pub struct Candidate {
     pub item: StoredItem,
     /// Matched terms marked with `**`.
     pub snippet: String,
-}
-
-/// What a vector index filters on, per item.
-#[derive(Debug, Clone)]
-pub struct ItemFacts {
-    pub kind: Kind,
-    pub scope: Scope,
-    pub updated_at: i64,
-    pub expires_at: Option<i64>,
-    pub status: Option<String>,
-    pub tags: Vec<String>,
-    pub superseded: bool,
-}
-
-impl ItemFacts {
-    /// The facts of a whole item.
-    pub fn of(item: &StoredItem) -> ItemFacts {
-        let r = &item.record;
-        ItemFacts {
-            kind: r.kind,
-            scope: r.scope.clone(),
-            updated_at: r.updated_at,
-            expires_at: r.expires_at,
-            status: r.status.clone(),
-            tags: r.tags.clone(),
-            superseded: item.superseded_by.is_some(),
-        }
-    }
 }
 
 /// A changed item as the vector index needs it: enough to filter and score, nothing more.
@@ -367,15 +300,9 @@ pub(crate) fn count_by_kind(kinds: Vec<String>) -> Vec<(String, i64)> {
     counts.into_iter().collect()
 }
 
-/// The ends of a record's link, as the store keeps them: a relation's `from` and `to`, an
-/// observation's entity; only ends already resolved to item ids count.
+/// The ends of a record's link, as the store indexes them (`cortex_domain::graph::link_ends`).
 pub(crate) fn link_ends(r: &Record) -> (Option<Uuid>, Option<Uuid>) {
-    let end = |field: &str| r.data.get(field).and_then(Value::as_str).and_then(|s| Uuid::parse_str(s).ok());
-    match r.kind {
-        Kind::Relation => (end("from"), end("to")),
-        Kind::Observation => (end("entity"), None),
-        _ => (None, None),
-    }
+    cortex_domain::graph::link_ends(r.kind, &r.data)
 }
 
 /// The natural key of a record, as the store keeps it.

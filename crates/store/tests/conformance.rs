@@ -2,6 +2,8 @@
 //! trait (`per_backend!` makes `<test>::sqlite` and `<test>::postgres`). A new backend adds one
 //! arm to `cortex_testdb::per_backend!` and must pass all of it.
 
+use cortex_domain::dedupe;
+use cortex_domain::graph::Cascade;
 use cortex_domain::query::parse_query;
 use cortex_domain::{Kind, Scope};
 use cortex_store::*;
@@ -26,6 +28,7 @@ per_backend!(
     links_are_found_by_either_end_and_die_with_their_item,
     new_vectors_change_nothing_else,
     chunk_vectors_are_kept_searched_and_replaced_with_their_item,
+    a_supersede_writes_only_the_status_it_is_given,
 );
 
 const NOW: i64 = 1_800_000_000_000;
@@ -64,7 +67,7 @@ fn record(title: &str, body: &str, branch: &str) -> Record {
 }
 
 fn insert(store: &dyn Store, r: &Record) -> WriteOutcome {
-    store.write_batch(&[WriteOp::Insert { record: r.clone(), dedupe: true }]).unwrap().remove(0)
+    store.write_batch(&[WriteOp::Insert { record: r.clone(), checks: dedupe::INSERT }]).unwrap().remove(0)
 }
 
 fn query(text: &str, filters: Filters) -> LexicalQuery {
@@ -99,7 +102,9 @@ fn exact_duplicates_in_the_same_scope_are_reported(db: &TestDb) {
         WriteOutcome::Duplicate { existing_id: first.id, reason: DuplicateReason::ContentHash }
     );
     // dedupe: false stores it anyway.
-    let forced = store.write_batch(&[WriteOp::Insert { record: again.clone(), dedupe: false }]).unwrap();
+    let forced = store
+        .write_batch(&[WriteOp::Insert { record: again.clone(), checks: dedupe::INSERT_ANYWAY }])
+        .unwrap();
     assert_eq!(forced[0], WriteOutcome::Inserted { id: again.id });
 }
 
@@ -170,11 +175,15 @@ fn deleted_items_vanish_from_search_but_stay_readable(db: &TestDb) {
     let store = db.open();
     let r = record("Rotate vault tokens", "Monthly rotation", "main");
     insert(&*store, &r);
-    let out = store.write_batch(&[WriteOp::Delete { id: r.id, kind: None, at: NOW + 1 }]).unwrap();
+    let out = store
+        .write_batch(&[WriteOp::Delete { id: r.id, kind: None, at: NOW + 1, cascade: Cascade::DeleteLinks }])
+        .unwrap();
     assert_eq!(out[0], WriteOutcome::Deleted { id: r.id, already: false, cascaded: 0 });
     assert!(store.search_lexical(&query("vault", filters())).unwrap().is_empty());
     assert_eq!(store.get(&[r.id]).unwrap()[0].deleted_at, Some(NOW + 1));
-    let again = store.write_batch(&[WriteOp::Delete { id: r.id, kind: None, at: NOW + 2 }]).unwrap();
+    let again = store
+        .write_batch(&[WriteOp::Delete { id: r.id, kind: None, at: NOW + 2, cascade: Cascade::DeleteLinks }])
+        .unwrap();
     assert_eq!(again[0], WriteOutcome::Deleted { id: r.id, already: true, cascaded: 0 });
     // A deleted item's text no longer blocks storing it again.
     let fresh = Record { id: Uuid::now_v7(), ..r };
@@ -261,14 +270,14 @@ fn a_batch_is_atomic_per_call(db: &TestDb) {
     let b = record("Two", "second", "main");
     let out = store
         .write_batch(&[
-            WriteOp::Insert { record: a.clone(), dedupe: true },
-            WriteOp::Insert { record: b.clone(), dedupe: true },
+            WriteOp::Insert { record: a.clone(), checks: dedupe::INSERT },
+            WriteOp::Insert { record: b.clone(), checks: dedupe::INSERT },
         ])
         .unwrap();
     assert_eq!(out.len(), 2);
     // A duplicate inside the same batch sees the first one.
     let c = Record { id: Uuid::now_v7(), ..a.clone() };
-    let out = store.write_batch(&[WriteOp::Insert { record: c, dedupe: true }]).unwrap();
+    let out = store.write_batch(&[WriteOp::Insert { record: c, checks: dedupe::INSERT }]).unwrap();
     assert!(matches!(out[0], WriteOutcome::Duplicate { existing_id, .. } if existing_id == a.id));
 }
 
@@ -289,7 +298,14 @@ fn vectors_follow_their_items(db: &TestDb) {
     // New text without a vector drops the old vector; a delete is reported as such.
     let update = Record { body: "new text".into(), updated_at: NOW + 5, vector: None, ..with_vector.clone() };
     store.write_batch(&[WriteOp::Update { record: update }]).unwrap();
-    store.write_batch(&[WriteOp::Delete { id: without.id, kind: None, at: NOW + 6 }]).unwrap();
+    store
+        .write_batch(&[WriteOp::Delete {
+            id: without.id,
+            kind: None,
+            at: NOW + 6,
+            cascade: Cascade::DeleteLinks,
+        }])
+        .unwrap();
     let changed = store.vectors_changed_since(NOW + 5).unwrap();
     assert_eq!(changed.len(), 2);
     assert!(changed.iter().find(|r| r.id == with_vector.id).unwrap().vector.is_none());
@@ -343,7 +359,9 @@ fn links_are_found_by_either_end_and_die_with_their_item(db: &TestDb) {
     assert!(link_of.iter().all(|l| l.title == "link" && l.facts.kind == Kind::Relation));
     assert_eq!(store.incoming_links(&[a.id, b.id], NOW).unwrap(), vec![(b.id, 2)]);
 
-    let out = store.write_batch(&[WriteOp::Delete { id: a.id, kind: None, at: NOW + 1 }]).unwrap();
+    let out = store
+        .write_batch(&[WriteOp::Delete { id: a.id, kind: None, at: NOW + 1, cascade: Cascade::DeleteLinks }])
+        .unwrap();
     assert_eq!(out[0], WriteOutcome::Deleted { id: a.id, already: false, cascaded: 2 });
     assert!(store.get(&[ab.id, obs.id]).unwrap().iter().all(|i| i.deleted_at == Some(NOW + 1)));
     assert_eq!(ends(&[b.id]), vec![(cb.id, c.id, Some(b.id))]);
@@ -431,4 +449,38 @@ fn chunk_vectors_are_kept_searched_and_replaced_with_their_item(db: &TestDb) {
     store.write_batch(&[op]).unwrap();
     let exported = store.export_page(None, 10).unwrap();
     assert_eq!(exported.iter().find(|e| e.item.record.id == imported.record.id).unwrap().chunks, doc.chunks);
+}
+
+fn a_supersede_writes_only_the_status_it_is_given(db: &TestDb) {
+    let store = db.open();
+    let mut with_status = record("old plan", "kept as history", "main");
+    with_status.status = Some("accepted".into());
+    with_status.data = json!({"status": "accepted", "other": 1});
+    let mut without = record("old note", "kept as is", "main");
+    without.status = Some("open".into());
+    let newer = record("new plan", "replaces both", "main");
+    for r in [&with_status, &without, &newer] {
+        assert!(matches!(insert(&*store, r), WriteOutcome::Inserted { .. }));
+    }
+    let status = Some(cortex_domain::lifecycle::StatusChange { field: "status", value: "superseded" });
+    let out = store
+        .write_batch(&[
+            WriteOp::Supersede { id: with_status.id, by: newer.id, at: NOW + 1, status },
+            WriteOp::Supersede { id: without.id, by: newer.id, at: NOW + 1, status: None },
+        ])
+        .unwrap();
+    assert_eq!(
+        out,
+        vec![WriteOutcome::Updated { id: with_status.id }, WriteOutcome::Updated { id: without.id }]
+    );
+    let items = store.get(&[with_status.id, without.id]).unwrap();
+    let read = |id: Uuid| items.iter().find(|i| i.record.id == id).unwrap();
+    let changed = read(with_status.id);
+    assert_eq!(changed.superseded_by, Some(newer.id));
+    assert_eq!(changed.record.status.as_deref(), Some("superseded"));
+    assert_eq!(changed.record.data, json!({"status": "superseded", "other": 1}));
+    let kept = read(without.id);
+    assert_eq!(kept.superseded_by, Some(newer.id));
+    assert_eq!(kept.record.status.as_deref(), Some("open"));
+    assert_eq!(kept.record.data, json!({}));
 }

@@ -2,7 +2,7 @@
 //! another value: an id that is no UUID is not the nil id, an unknown kind is not `section`,
 //! a failing query is not "no result".
 
-use cortex_domain::{Kind, Scope};
+use cortex_domain::{Kind, Scope, dedupe};
 use cortex_store::*;
 use cortex_testdb::{TestDb, per_backend};
 use serde_json::json;
@@ -35,7 +35,7 @@ fn record(body: &str) -> Record {
 }
 
 fn insert(store: &dyn Store, r: &Record) {
-    let out = store.write_batch(&[WriteOp::Insert { record: r.clone(), dedupe: true }]).unwrap();
+    let out = store.write_batch(&[WriteOp::Insert { record: r.clone(), checks: dedupe::INSERT }]).unwrap();
     assert_eq!(out, vec![WriteOutcome::Inserted { id: r.id }]);
 }
 
@@ -43,7 +43,7 @@ fn an_unknown_kind_is_an_error_naming_it(db: &TestDb) {
     let store = db.open();
     let r = record("kept body");
     insert(&*store, &r);
-    store.execute_raw("UPDATE items SET kind = 'bogus'").unwrap();
+    db.execute_raw("UPDATE items SET kind = 'bogus'").unwrap();
     let read = store.get(&[r.id]).unwrap_err().to_string();
     assert!(read.contains("\"bogus\""), "{read}");
     // An update naming the item's kind used to find a `section` there and report a kind
@@ -60,15 +60,18 @@ fn a_damaged_id_is_an_error_not_the_nil_id() {
     let store = db.open();
     let r = record("some body");
     insert(&*store, &r);
-    store.execute_raw("UPDATE items SET id = 'not-a-uuid'").unwrap();
+    db.execute_raw("UPDATE items SET id = 'not-a-uuid'").unwrap();
     // The duplicate check finds the damaged row: it used to answer "duplicate of
     // 00000000-0000-0000-0000-000000000000".
     let again = Record { id: Uuid::now_v7(), ..r.clone() };
-    let e = store.write_batch(&[WriteOp::Insert { record: again, dedupe: true }]).unwrap_err().to_string();
+    let e = store
+        .write_batch(&[WriteOp::Insert { record: again, checks: dedupe::INSERT }])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("\"not-a-uuid\""), "{e}");
     let keyed = Record { id: Uuid::now_v7(), idempotency_key: Some("k".into()), ..record("other") };
     insert(&*store, &keyed);
-    store.execute_raw(&format!("UPDATE items SET id = 'also-damaged' WHERE id = '{}'", keyed.id)).unwrap();
+    db.execute_raw(&format!("UPDATE items SET id = 'also-damaged' WHERE id = '{}'", keyed.id)).unwrap();
     let e = store.idempotency_owner(&keyed.scope, "k").unwrap_err().to_string();
     assert!(e.contains("\"also-damaged\""), "{e}");
 }
@@ -79,6 +82,6 @@ fn a_failing_vocabulary_read_is_an_error_not_the_term_itself() {
     let store = db.open();
     insert(&*store, &record("restarting services"));
     assert_eq!(store.surface_word("restart").unwrap(), "restarting");
-    store.execute_raw("ALTER TABLE items_fts RENAME TO items_fts_gone").unwrap();
+    db.execute_raw("ALTER TABLE items_fts RENAME TO items_fts_gone").unwrap();
     assert!(store.surface_word("restart").is_err(), "the failure is reported, not read as 'no word'");
 }

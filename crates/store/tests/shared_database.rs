@@ -3,6 +3,8 @@
 //! one process seeing another's writes. Each "process" is a store opened separately, with
 //! connections of its own.
 
+use cortex_domain::dedupe;
+use cortex_domain::graph::Cascade;
 use cortex_domain::{Kind, Scope};
 use cortex_store::{AuditQuery, Record, StoreError, StoredItem, WriteContext, WriteOp, WriteOutcome};
 use cortex_testdb::{TestDb, per_backend};
@@ -53,7 +55,7 @@ per_backend!(
 
 fn a_changed_migration_stops_start_up(db: &TestDb) {
     let store = db.open();
-    store.execute_raw("UPDATE schema_migrations SET checksum = 'tampered' WHERE version = 1").unwrap();
+    db.execute_raw("UPDATE schema_migrations SET checksum = 'tampered' WHERE version = 1").unwrap();
     drop(store);
     match cortex_store::open(db.target()) {
         Err(StoreError::MigrationChanged { version: 1, .. }) => {}
@@ -63,7 +65,7 @@ fn a_changed_migration_stops_start_up(db: &TestDb) {
 
 fn a_newer_schema_stops_start_up(db: &TestDb) {
     let store = db.open();
-    store.execute_raw("INSERT INTO schema_migrations VALUES (99, 'future', 'x', 0)").unwrap();
+    db.execute_raw("INSERT INTO schema_migrations VALUES (99, 'future', 'x', 0)").unwrap();
     drop(store);
     assert!(matches!(cortex_store::open(db.target()), Err(StoreError::SchemaTooNew { found: 99, .. })));
 }
@@ -72,8 +74,8 @@ fn the_search_index_follows_raw_sql_too(db: &TestDb) {
     // The database keeps the index in sync, not the Rust code: a raw UPDATE is indexed.
     let store = db.open();
     let r = record(1, None);
-    store.write_batch(&[WriteOp::Insert { record: r.clone(), dedupe: true }]).unwrap();
-    store.execute_raw(&format!("UPDATE items SET body = 'zebra crossing' WHERE id = '{}'", r.id)).unwrap();
+    store.write_batch(&[WriteOp::Insert { record: r.clone(), checks: dedupe::INSERT }]).unwrap();
+    db.execute_raw(&format!("UPDATE items SET body = 'zebra crossing' WHERE id = '{}'", r.id)).unwrap();
     assert!(store.knows_word("zebra").unwrap());
     assert!(!store.knows_word("body").unwrap(), "the old body text left the index");
 }
@@ -82,8 +84,8 @@ fn updated_at_is_kept_by_the_database(db: &TestDb) {
     // A raw UPDATE that forgets `updated_at` still moves it.
     let store = db.open();
     let r = record(1, None);
-    store.write_batch(&[WriteOp::Insert { record: r.clone(), dedupe: true }]).unwrap();
-    store.execute_raw(&format!("UPDATE items SET title = 'renamed' WHERE id = '{}'", r.id)).unwrap();
+    store.write_batch(&[WriteOp::Insert { record: r.clone(), checks: dedupe::INSERT }]).unwrap();
+    db.execute_raw(&format!("UPDATE items SET title = 'renamed' WHERE id = '{}'", r.id)).unwrap();
     let item = &store.get(&[r.id]).unwrap()[0];
     assert_eq!(item.record.title, "renamed");
     assert!(item.record.updated_at > r.updated_at, "updated_at moved: {}", item.record.updated_at);
@@ -108,11 +110,11 @@ fn concurrent_writers_lose_nothing_and_share_one_idempotent_item(db: &TestDb) {
                     let ops: Vec<WriteOp> = (0..10)
                         .map(|i| WriteOp::Insert {
                             record: record(w * 10_000 + b * 100 + i, None),
-                            dedupe: true,
+                            checks: dedupe::INSERT,
                         })
                         .chain(std::iter::once(WriteOp::Insert {
                             record: record(999_999, Some("same-key")),
-                            dedupe: false,
+                            checks: dedupe::INSERT_ANYWAY,
                         }))
                         .collect();
                     let out = store.write_batch(&ops).unwrap();
@@ -133,7 +135,7 @@ fn the_change_counter_moves_when_another_process_writes(db: &TestDb) {
     let writer = db.open();
     let before = reader.change_counter().unwrap();
     assert_eq!(reader.change_counter().unwrap(), before, "stable without writes");
-    writer.write_batch(&[WriteOp::Insert { record: record(1, None), dedupe: true }]).unwrap();
+    writer.write_batch(&[WriteOp::Insert { record: record(1, None), checks: dedupe::INSERT }]).unwrap();
     assert_ne!(reader.change_counter().unwrap(), before);
 }
 
@@ -141,7 +143,7 @@ fn a_write_is_visible_to_another_process_at_once(db: &TestDb) {
     let reader = db.open();
     let writer = db.open();
     let r = record(7, None);
-    writer.write_batch(&[WriteOp::Insert { record: r.clone(), dedupe: true }]).unwrap();
+    writer.write_batch(&[WriteOp::Insert { record: r.clone(), checks: dedupe::INSERT }]).unwrap();
     assert_eq!(reader.get(&[r.id]).unwrap().len(), 1);
     assert!(reader.knows_word("task").unwrap());
 }
@@ -159,10 +161,13 @@ fn every_change_is_audited_once_by_the_database(db: &TestDb) {
     let out = store
         .write_batch_as(
             &[
-                WriteOp::Insert { record: a.clone(), dedupe: true },
-                WriteOp::Insert { record: b.clone(), dedupe: true },
+                WriteOp::Insert { record: a.clone(), checks: dedupe::INSERT },
+                WriteOp::Insert { record: b.clone(), checks: dedupe::INSERT },
                 // Not a change: no record.
-                WriteOp::Insert { record: Record { id: Uuid::now_v7(), ..a.clone() }, dedupe: true },
+                WriteOp::Insert {
+                    record: Record { id: Uuid::now_v7(), ..a.clone() },
+                    checks: dedupe::INSERT,
+                },
             ],
             &context,
         )
@@ -171,8 +176,12 @@ fn every_change_is_audited_once_by_the_database(db: &TestDb) {
     let changed =
         Record { title: "task 1 renamed".into(), content_hash: "hash-1b".into(), updated_at: 2, ..a.clone() };
     store.write_batch(&[WriteOp::Update { record: changed }]).unwrap();
-    store.write_batch(&[WriteOp::Delete { id: a.id, kind: None, at: 3 }]).unwrap();
-    store.write_batch(&[WriteOp::Delete { id: a.id, kind: None, at: 4 }]).unwrap(); // already: no record
+    store
+        .write_batch(&[WriteOp::Delete { id: a.id, kind: None, at: 3, cascade: Cascade::DeleteLinks }])
+        .unwrap();
+    store
+        .write_batch(&[WriteOp::Delete { id: a.id, kind: None, at: 4, cascade: Cascade::DeleteLinks }])
+        .unwrap(); // already: no record
     let imported = StoredItem { record: record(3, None), deleted_at: None, superseded_by: None };
     store
         .write_batch(&[WriteOp::Import {
@@ -182,8 +191,8 @@ fn every_change_is_audited_once_by_the_database(db: &TestDb) {
         }])
         .unwrap();
     // Raw SQL is audited too: an edit, and a hard delete (a purge).
-    store.execute_raw(&format!("UPDATE items SET status = 'done' WHERE id = '{}'", b.id)).unwrap();
-    store.execute_raw(&format!("DELETE FROM items WHERE id = '{}'", imported.record.id)).unwrap();
+    db.execute_raw(&format!("UPDATE items SET status = 'done' WHERE id = '{}'", b.id)).unwrap();
+    db.execute_raw(&format!("DELETE FROM items WHERE id = '{}'", imported.record.id)).unwrap();
 
     let all = store.audit(&AuditQuery { limit: 100, ..AuditQuery::default() }).unwrap();
     let ops: Vec<(&str, Option<Uuid>)> = all.iter().map(|r| (r.operation.as_str(), r.item_id)).collect();
@@ -224,7 +233,7 @@ fn every_change_is_audited_once_by_the_database(db: &TestDb) {
 
 fn audit_records_cannot_be_changed_even_by_raw_sql(db: &TestDb) {
     let store = db.open();
-    store.write_batch(&[WriteOp::Insert { record: record(1, None), dedupe: true }]).unwrap();
+    store.write_batch(&[WriteOp::Insert { record: record(1, None), checks: dedupe::INSERT }]).unwrap();
     let before = store.audit(&AuditQuery { limit: 10, ..AuditQuery::default() }).unwrap();
     assert_eq!(before.len(), 1);
     let mut attempts = vec!["UPDATE audit_log SET summary = 'nothing happened'", "DELETE FROM audit_log"];
@@ -232,7 +241,7 @@ fn audit_records_cannot_be_changed_even_by_raw_sql(db: &TestDb) {
         attempts.push("TRUNCATE audit_log");
     }
     for sql in attempts {
-        let err = store.execute_raw(sql).expect_err(sql).to_string();
+        let err = db.execute_raw(sql).expect_err(sql).to_string();
         assert!(err.contains("append-only"), "{sql}: {err}");
     }
     assert_eq!(store.audit(&AuditQuery { limit: 10, ..AuditQuery::default() }).unwrap(), before);
@@ -254,7 +263,7 @@ fn building_a_vector_index_does_not_hold_up_other_writes() {
         let with_vector = s.spawn(|| {
             let mut r = record(1, None);
             r.vector = Some(vec![0.6, 0.8, 0.0]);
-            store.write_batch(&[WriteOp::Insert { record: r, dedupe: true }]).unwrap()
+            store.write_batch(&[WriteOp::Insert { record: r, checks: dedupe::INSERT }]).unwrap()
         });
         // Until the build is seen waiting for the blocking transaction.
         loop {
@@ -271,7 +280,9 @@ fn building_a_vector_index_does_not_hold_up_other_writes() {
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        let other = store.write_batch(&[WriteOp::Insert { record: record(2, None), dedupe: true }]).unwrap();
+        let other = store
+            .write_batch(&[WriteOp::Insert { record: record(2, None), checks: dedupe::INSERT }])
+            .unwrap();
         assert!(matches!(other[0], WriteOutcome::Inserted { .. }), "{other:?}");
         tx.commit().unwrap();
         assert!(matches!(with_vector.join().unwrap()[0], WriteOutcome::Inserted { .. }));

@@ -1,5 +1,7 @@
-//! Test support shared by every crate's tests: a fresh, empty database of each backend, and the
-//! `per_backend!` macro that runs one test body against all of them.
+//! Test support shared by every crate's tests: a fresh, empty database of each backend, the
+//! `per_backend!` macro that runs one test body against all of them, and raw SQL
+//! ([`TestDb::execute_raw`]) for tests that check what the database itself refuses or keeps —
+//! outside the product's store contract on purpose.
 //!
 //! PostgreSQL tests need a server: `CORTEX_TEST_DATABASE_URL` names it (the test command,
 //! `scripts/test`, starts a throw-away one with `scripts/postgres`). Each test gets its own
@@ -88,6 +90,29 @@ impl TestDb {
     pub fn open(&self) -> Arc<dyn Store> {
         cortex_store::open(&self.target)
             .unwrap_or_else(|e| panic!("opening the {:?} test store: {e}", self.backend))
+    }
+}
+
+impl TestDb {
+    /// Runs raw SQL on its own connection, outside every rule of the service, and returns the
+    /// rows it changed; `Err` carries the database's message (for tests of what it refuses).
+    pub fn execute_raw(&self, sql: &str) -> Result<u64, String> {
+        match &self.target {
+            DbTarget::Sqlite(path) => {
+                let conn = rusqlite::Connection::open(path).map_err(|e| e.to_string())?;
+                conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(|e| e.to_string())?;
+                // Raw SQL as Cortex's own connections run it: the audit triggers need the
+                // chain's hash function (a tool without it cannot change items at all).
+                cortex_store::sqlite::register_functions(&conn).map_err(|e| e.to_string())?;
+                conn.execute(sql, []).map(|n| n as u64).map_err(|e| e.to_string())
+            }
+            DbTarget::Postgres { url, .. } => {
+                admin(url).execute(sql, &[]).map_err(|e| match e.as_db_error() {
+                    Some(db) => format!("{e}: {}", db.message()),
+                    None => e.to_string(),
+                })
+            }
+        }
     }
 }
 

@@ -209,10 +209,9 @@ fn on_each_backend<R>(
 
 /// Deletes every item (and the recorded embedding model) of the scratch PostgreSQL database.
 fn empty_postgres(url: &str) -> Result<(), String> {
-    let store = cortex_store::open(&DbTarget::parse(url)).map_err(|e| e.to_string())?;
-    store.execute_raw("TRUNCATE items, item_chunks, lexicon").map_err(|e| e.to_string())?;
-    store.execute_raw("DELETE FROM store_meta").map_err(|e| e.to_string())?;
-    Ok(())
+    let store = cortex_store::PostgresStore::open(url, None, cortex_store::PoolConfig { size: 1 })
+        .map_err(|e| e.to_string())?;
+    store.empty_scratch_database().map_err(|e| e.to_string())
 }
 
 /// One backend at one size; `db` is what `--db` would be given (the database is empty).

@@ -1,8 +1,10 @@
 //! Governance and replacement: updates and deletes a rule refuses become audited `Blocked`
 //! ops; an item naming `supersedes` must name a live item nothing superseded yet.
 
+use super::Replacement;
 use crate::{MemoryService, Result};
 use cortex_domain::governance::{StoredView, check_delete, check_update};
+use cortex_domain::lifecycle;
 use cortex_domain::{ErrorCode, ValidationError};
 use cortex_store::{BlockedAttempt, WriteOp};
 use uuid::Uuid;
@@ -73,20 +75,24 @@ impl MemoryService {
     }
 
     /// Each item naming `supersedes` must name a live item that nothing superseded yet; the
-    /// refusals by request position.
+    /// refusals by request position. Fills in what superseding each target writes into its
+    /// status (`lifecycle::status_when_superseded`, by the target's kind).
     pub(super) fn check_supersedes(
         &self,
         args: &serde_json::Value,
-        wanted: &[(usize, Uuid)],
+        wanted: &mut [Replacement],
     ) -> Result<Vec<(usize, ValidationError)>> {
         if wanted.is_empty() {
             return Ok(Vec::new());
         }
-        let ids: Vec<Uuid> = wanted.iter().map(|(_, id)| *id).collect();
+        let ids: Vec<Uuid> = wanted.iter().map(|r| r.target).collect();
         let stored = self.store.get(&ids)?;
         let mut refused = Vec::new();
-        for &(index, id) in wanted {
-            let problem = match stored.iter().find(|s| s.record.id == id) {
+        for replacement in wanted.iter_mut() {
+            let (index, id) = (replacement.index, replacement.target);
+            let found = stored.iter().find(|s| s.record.id == id);
+            replacement.status = found.and_then(|s| lifecycle::status_when_superseded(s.record.kind));
+            let problem = match found {
                 None => Some(format!("no item {id} exists")),
                 Some(s) if s.deleted_at.is_some() => Some(format!("item {id} is deleted")),
                 Some(s) => s.superseded_by.map(|by| format!("item {id} is already superseded by {by}")),

@@ -17,7 +17,8 @@ use crate::{MemoryService, Result};
 use cortex_domain::Scope;
 use cortex_domain::ValidationError;
 use cortex_domain::item::{ItemOp, NewItem, parse_store_request};
-use cortex_domain::lifecycle;
+use cortex_domain::lifecycle::{self, StatusChange};
+use cortex_domain::{dedupe, graph};
 use cortex_store::{Record, WriteContext, WriteOp, WriteOutcome};
 use results::{near_duplicate, raw_kind, refused, result_of, summarize};
 use uuid::Uuid;
@@ -32,14 +33,14 @@ impl MemoryService {
         let mut ops = Vec::new();
         let mut positions = Vec::new();
         // What each new item replaces, by request position.
-        let mut supersedes: Vec<(usize, Uuid)> = Vec::new();
+        let mut supersedes: Vec<Replacement> = Vec::new();
         for (index, item) in parsed.into_iter().enumerate() {
             match item {
                 Ok(op) => {
                     if let ItemOp::Upsert(item) = &op
                         && let Some(old) = item.supersedes
                     {
-                        supersedes.push((index, old));
+                        supersedes.push(Replacement { index, target: old, status: None });
                     }
                     ops.push(self.write_op(op, now));
                     positions.push(index);
@@ -51,7 +52,7 @@ impl MemoryService {
         let unresolved = self.resolve_references(&mut ops, &positions)?;
         drop_refused(args, unresolved, &mut ops, &mut positions, &mut results);
         blocked.extend(self.govern(&mut ops, &positions, now)?);
-        let unreplaceable = self.check_supersedes(args, &supersedes)?;
+        let unreplaceable = self.check_supersedes(args, &mut supersedes)?;
         drop_refused(args, unreplaceable, &mut ops, &mut positions, &mut results);
         self.attach_vectors(&mut ops);
         // Near-duplicates leave the batch here, with their result; the rest are written.
@@ -118,14 +119,15 @@ impl MemoryService {
 
     fn write_op(&self, op: ItemOp, now: i64) -> WriteOp {
         match op {
-            ItemOp::Delete { id, kind } => WriteOp::Delete { id, kind, at: now },
+            ItemOp::Delete { id, kind } => WriteOp::Delete { id, kind, at: now, cascade: graph::ON_REMOVAL },
             ItemOp::Upsert(item) => match item.id {
                 // An update keeps the stored scope for fields the caller does not name.
                 Some(id) => WriteOp::Update { record: record(*item.clone(), id, item.scope.clone(), now) },
                 None => {
                     let scope = item.scope.or(&self.inferred.scope);
                     let dedupe = item.dedupe;
-                    WriteOp::Insert { record: record(*item, Uuid::now_v7(), scope, now), dedupe }
+                    let checks = dedupe::insert_checks(item.kind, dedupe);
+                    WriteOp::Insert { record: record(*item, Uuid::now_v7(), scope, now), checks }
                 }
             },
         }
@@ -174,12 +176,20 @@ fn drop_refused(
     }
 }
 
+/// An item of the request that replaces a stored one (`supersedes`).
+pub(super) struct Replacement {
+    index: usize,
+    target: Uuid,
+    /// What superseding writes into the target's status, once its kind is known.
+    status: Option<StatusChange>,
+}
+
 /// The ops with a `Supersede` right after each insert that replaces an item, in the same
 /// transaction (and at the same request position).
 fn with_supersedes(
     ops: Vec<WriteOp>,
     positions: Vec<usize>,
-    supersedes: &[(usize, Uuid)],
+    supersedes: &[Replacement],
     now: i64,
 ) -> (Vec<WriteOp>, Vec<usize>) {
     let mut out_ops = Vec::with_capacity(ops.len());
@@ -188,8 +198,8 @@ fn with_supersedes(
         let follow = match &op {
             WriteOp::Insert { record, .. } => supersedes
                 .iter()
-                .find(|(at, _)| *at == index)
-                .map(|&(_, id)| WriteOp::Supersede { id, by: record.id, at: now }),
+                .find(|r| r.index == index)
+                .map(|r| WriteOp::Supersede { id: r.target, by: record.id, at: now, status: r.status }),
             _ => None,
         };
         out_ops.push(op);

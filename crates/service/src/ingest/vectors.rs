@@ -3,7 +3,7 @@
 
 use crate::MemoryService;
 use crate::semantic::{Compare, EmbeddingInputs};
-use cortex_domain::near_duplicate;
+use cortex_domain::{dedupe, near_duplicate};
 use cortex_store::{Filters, WriteOp};
 use uuid::Uuid;
 
@@ -43,7 +43,11 @@ impl MemoryService {
         let policy = self.near_duplicate_policy;
         let mut found: Vec<Option<(Uuid, f64)>> = vec![None; ops.len()];
         for (i, op) in ops.iter().enumerate() {
-            let WriteOp::Insert { record, dedupe: true } = op else { continue };
+            // An insert that skips the exact check (`dedupe: false`, a link) skips this one too.
+            let WriteOp::Insert { record, checks } = op else { continue };
+            if !dedupe::compares_text(checks) {
+                continue;
+            }
             if !near_duplicate::applies_to(record.kind) {
                 continue;
             }

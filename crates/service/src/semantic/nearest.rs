@@ -78,6 +78,7 @@ mod tests {
             status: None,
             tags: Vec::new(),
             superseded: false,
+            deleted: false,
         }
     }
 

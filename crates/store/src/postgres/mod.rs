@@ -25,10 +25,12 @@ mod write;
 
 use crate::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use crate::{
-    AuditQuery, AuditRecord, Candidate, DenseMatch, ExportedItem, Filters, ItemVectors, LexicalMatch,
-    LexicalQuery, Link, PoolConfig, Result, Stats, Store, StoreError, StoredItem, VectorRow, WriteContext,
-    WriteOp, WriteOutcome,
+    AuditQuery, AuditRecord, AuditTrail, Candidate, DenseMatch, ExportedItem, Filters, GraphLinks, ItemReads,
+    ItemVectors, ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link, Maintenance, Metadata,
+    PoolConfig, Result, Stats, StoreError, StoredItem, VectorRow, VectorSource, WriteContext, WriteOp,
+    WriteOutcome,
 };
+use cortex_domain::graph::Cascade;
 use cortex_domain::query::ParsedQuery;
 use postgres::NoTls;
 use r2d2_postgres::PostgresConnectionManager;
@@ -95,6 +97,14 @@ impl PostgresStore {
     fn reads(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>> {
         Ok(self.reads.get()?)
     }
+
+    /// Removes every item, vector, lexicon word and recorded embedding model: for a scratch
+    /// database, which `cortex bench --postgres` empties before each size. On this type only,
+    /// not on the store's roles: no service path may empty a store.
+    pub fn empty_scratch_database(&self) -> Result<()> {
+        self.primary()?.batch_execute("TRUNCATE items, item_chunks, lexicon; DELETE FROM store_meta")?;
+        Ok(())
+    }
 }
 
 fn build_pool(config: postgres::Config, size: u32, label: &str) -> Result<Pool> {
@@ -127,18 +137,18 @@ fn connect_reason(e: &postgres::Error) -> String {
     )
 }
 
-impl Store for PostgresStore {
+impl ItemWrites for PostgresStore {
     fn write_batch_as(&self, ops: &[WriteOp], context: &WriteContext) -> Result<Vec<WriteOutcome>> {
         let mut conn = self.primary()?;
         write::ensure_vector_indexes(&mut conn, ops, &self.indexed_dimensions)?;
         write::apply_batch(&mut conn, ops, context)
     }
+}
 
-    fn purge_expired(&self, now: i64, limit: usize, dry_run: bool) -> Result<Vec<(String, i64)>> {
-        if dry_run {
-            return read::expired_by_kind(&mut *self.primary()?, now);
-        }
-        write::purge_expired(&mut *self.primary()?, now, limit)
+impl ItemReads for PostgresStore {
+    fn get(&self, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
+        // The primary: a caller reading what it just wrote must see it.
+        read::get(&mut *self.primary()?, ids)
     }
 
     fn natural_key_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
@@ -150,19 +160,9 @@ impl Store for PostgresStore {
         // The primary: the answer decides a write.
         read::idempotency_owner(&mut *self.primary()?, scope, key)
     }
+}
 
-    fn links(&self, ids: &[Uuid]) -> Result<Vec<Link>> {
-        graph::links(&mut *self.reads()?, ids)
-    }
-
-    fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
-        graph::incoming_links(&mut *self.reads()?, ids, now)
-    }
-
-    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
-        chain::audit(&mut *self.reads()?, query)
-    }
-
+impl LexicalSearch for PostgresStore {
     fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
         read::search(&mut *self.reads()?, query)
     }
@@ -173,11 +173,6 @@ impl Store for PostgresStore {
 
     fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
         read::count(&mut *self.reads()?, query, cap)
-    }
-
-    fn get(&self, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
-        // The primary: a caller reading what it just wrote must see it.
-        read::get(&mut *self.primary()?, ids)
     }
 
     fn knows_word(&self, word: &str) -> Result<bool> {
@@ -196,11 +191,9 @@ impl Store for PostgresStore {
     fn top_terms(&self, limit: usize) -> Result<Vec<(String, i64)>> {
         lexicon::top_terms(&mut *self.reads()?, limit)
     }
+}
 
-    fn stats(&self) -> Result<Stats> {
-        read::stats(&mut *self.primary()?)
-    }
-
+impl VectorSource for PostgresStore {
     fn vectors_changed_since(&self, since: i64) -> Result<Vec<VectorRow>> {
         read::vectors_changed_since(&mut *self.primary()?, since)
     }
@@ -210,23 +203,6 @@ impl Store for PostgresStore {
             .primary()?
             .query_one("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM items_changes", &[])?;
         Ok(row.try_get(0)?)
-    }
-
-    fn meta(&self, key: &str) -> Result<Option<String>> {
-        let row = self.primary()?.query_opt("SELECT value FROM store_meta WHERE key = $1", &[&key])?;
-        Ok(row.map(|r| r.try_get(0)).transpose()?)
-    }
-
-    fn set_meta(&self, key: &str, value: &str) -> Result<()> {
-        self.primary()?.execute(
-            "INSERT INTO store_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            &[&key, &value],
-        )?;
-        Ok(())
-    }
-
-    fn search_dense(&self, vector: &[f32], filters: &Filters, k: usize) -> Result<Option<Vec<DenseMatch>>> {
-        read::search_dense(&mut *self.reads()?, vector, filters, k).map(Some)
     }
 
     fn vectors_of(&self, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
@@ -240,20 +216,24 @@ impl Store for PostgresStore {
         write::set_vectors(&mut conn, vectors)
     }
 
-    fn export_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
-        read::export_page(&mut *self.primary()?, after, limit)
+    fn search_dense(&self, vector: &[f32], filters: &Filters, k: usize) -> Result<Option<Vec<DenseMatch>>> {
+        read::search_dense(&mut *self.reads()?, vector, filters, k).map(Some)
+    }
+}
+
+impl GraphLinks for PostgresStore {
+    fn links(&self, ids: &[Uuid]) -> Result<Vec<Link>> {
+        graph::links(&mut *self.reads()?, ids)
     }
 
-    fn execute_raw(&self, sql: &str) -> Result<u64> {
-        Ok(self.primary()?.execute(sql, &[])?)
+    fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
+        graph::incoming_links(&mut *self.reads()?, ids, now)
     }
+}
 
-    fn label(&self) -> String {
-        self.label.clone()
-    }
-
-    fn now(&self) -> Result<i64> {
-        Ok(self.primary()?.query_one(NOW_MS, &[])?.try_get(0)?)
+impl AuditTrail for PostgresStore {
+    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
+        chain::audit(&mut *self.reads()?, query)
     }
 
     fn audit_chain(&self, after: i64, limit: usize) -> Result<Vec<ChainRecord>> {
@@ -275,9 +255,55 @@ impl Store for PostgresStore {
     fn schema_drift(&self) -> Result<Vec<SchemaDrift>> {
         migrate::audit_schema_drift(&mut *self.primary()?)
     }
+}
+
+impl Maintenance for PostgresStore {
+    fn purge_expired(
+        &self,
+        now: i64,
+        limit: usize,
+        dry_run: bool,
+        cascade: Cascade,
+    ) -> Result<Vec<(String, i64)>> {
+        if dry_run {
+            return read::expired_by_kind(&mut *self.primary()?, now);
+        }
+        write::purge_expired(&mut *self.primary()?, now, limit, cascade)
+    }
+
+    fn stats(&self) -> Result<Stats> {
+        read::stats(&mut *self.primary()?)
+    }
+
+    fn export_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
+        read::export_page(&mut *self.primary()?, after, limit)
+    }
+
+    fn label(&self) -> String {
+        self.label.clone()
+    }
+
+    fn now(&self) -> Result<i64> {
+        Ok(self.primary()?.query_one(NOW_MS, &[])?.try_get(0)?)
+    }
 
     fn integrity_problems(&self, _full: bool) -> Result<Vec<String>> {
         chain::integrity_problems(&mut *self.primary()?)
+    }
+}
+
+impl Metadata for PostgresStore {
+    fn meta(&self, key: &str) -> Result<Option<String>> {
+        let row = self.primary()?.query_opt("SELECT value FROM store_meta WHERE key = $1", &[&key])?;
+        Ok(row.map(|r| r.try_get(0)).transpose()?)
+    }
+
+    fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.primary()?.execute(
+            "INSERT INTO store_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            &[&key, &value],
+        )?;
+        Ok(())
     }
 }
 

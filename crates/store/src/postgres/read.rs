@@ -6,7 +6,7 @@ use super::row::{COLUMN_COUNT, COLUMNS, FACTS, facts_at, from_row, scope_at};
 use super::tsquery::{CONFIG, expression};
 use crate::model::scope_values;
 use crate::{
-    Candidate, ChunkVector, Combine, DenseMatch, ExportedItem, Filters, ItemVectors, LexicalMatch,
+    Candidate, ChunkVector, Clause, Combine, DenseMatch, ExportedItem, Filters, ItemVectors, LexicalMatch,
     LexicalQuery, Result, Stats, StoredItem, VectorRow,
 };
 use cortex_domain::Scope;
@@ -23,34 +23,30 @@ const HEADLINE_OPTIONS: &str = "'StartSel=**, StopSel=**, MaxWords=24, MinWords=
 /// Candidates an HNSW scan visits at least; more than `k` keeps recall up.
 const MIN_EF_SEARCH: usize = 64;
 
-/// `AND ...` clauses for the filters, with their parameters appended to `params`.
+/// `AND ...` conditions for the filters, one per clause of the shared rule
+/// ([`Filters::clauses`]), with their parameters appended to `params`.
 fn filter_sql(filters: &Filters, params: &mut Params) -> String {
-    let mut sql = String::from(" AND i.deleted_at IS NULL");
-    if !filters.include_superseded {
-        sql.push_str(" AND i.superseded_by IS NULL");
-    }
-    if !filters.include_expired {
-        sql.push_str(&format!(" AND (i.expires_at IS NULL OR i.expires_at > {})", params.push(filters.now)));
-    }
-    if !filters.kinds.is_empty() {
-        let kinds: Vec<String> = filters.kinds.iter().map(|k| k.as_str().to_string()).collect();
-        sql.push_str(&format!(" AND i.kind = ANY({})", params.push(kinds)));
-    }
-    for (field, value) in &filters.scope_equals {
-        // `field` comes from the fixed list of scope column names, never from the caller.
-        sql.push_str(&format!(" AND i.{field} = {}", params.push(value.clone())));
-    }
-    if let Some(since) = filters.since {
-        sql.push_str(&format!(" AND i.updated_at >= {}", params.push(since)));
-    }
-    if let Some(until) = filters.until {
-        sql.push_str(&format!(" AND i.updated_at < {}", params.push(until)));
-    }
-    if let Some(status) = &filters.status {
-        sql.push_str(&format!(" AND i.status = {}", params.push(status.clone())));
-    }
-    if !filters.tags.is_empty() {
-        sql.push_str(&format!(" AND i.tags @> {}", params.push(filters.tags.clone())));
+    let mut sql = String::new();
+    for clause in filters.clauses() {
+        let condition = match clause {
+            Clause::Live => "i.deleted_at IS NULL".to_string(),
+            Clause::NotSuperseded => "i.superseded_by IS NULL".to_string(),
+            Clause::NotExpiredAt(now) => {
+                format!("(i.expires_at IS NULL OR i.expires_at > {})", params.push(now))
+            }
+            Clause::KindIn(kinds) => {
+                let kinds: Vec<String> = kinds.iter().map(|k| k.as_str().to_string()).collect();
+                format!("i.kind = ANY({})", params.push(kinds))
+            }
+            // `field` comes from the fixed list of scope column names, never from the caller.
+            Clause::ScopeEquals(field, value) => format!("i.{field} = {}", params.push(value.to_string())),
+            Clause::UpdatedSince(t) => format!("i.updated_at >= {}", params.push(t)),
+            Clause::UpdatedBefore(t) => format!("i.updated_at < {}", params.push(t)),
+            Clause::StatusIs(status) => format!("i.status = {}", params.push(status.to_string())),
+            Clause::HasTags(tags) => format!("i.tags @> {}", params.push(tags.to_vec())),
+        };
+        sql.push_str(" AND ");
+        sql.push_str(&condition);
     }
     sql
 }

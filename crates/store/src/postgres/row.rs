@@ -71,8 +71,9 @@ pub fn facts_at(row: &Row, first: usize) -> Result<ItemFacts> {
         status: row.try_get(first + 10)?,
         tags: row.try_get(first + 11)?,
         superseded: row.try_get(first + 12)?,
+        deleted: row.try_get(first + 13)?,
     })
 }
 
 pub const FACTS: &str = "i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
-     i.updated_at, i.expires_at, i.status, i.tags, i.superseded_by IS NOT NULL";
+     i.updated_at, i.expires_at, i.status, i.tags, i.superseded_by IS NOT NULL, i.deleted_at IS NOT NULL";

@@ -8,6 +8,9 @@ use crate::{
     WriteOp, WriteOutcome,
 };
 use cortex_domain::Kind;
+use cortex_domain::dedupe::{self, DuplicateCheck, DuplicateChecks};
+use cortex_domain::graph::Cascade;
+use cortex_domain::lifecycle::StatusChange;
 use pgvector::Vector;
 use postgres::error::SqlState;
 use postgres::{Client, Transaction};
@@ -69,13 +72,15 @@ fn try_batch(client: &mut Client, ops: &[WriteOp], context: &WriteContext) -> Re
     let mut outcomes = Vec::with_capacity(ops.len());
     for op in ops {
         let outcome = match op {
-            WriteOp::Insert { record, dedupe } => insert(&mut tx, record, *dedupe, &mut lexicon)?,
+            WriteOp::Insert { record, checks } => insert(&mut tx, record, checks, &mut lexicon)?,
             WriteOp::Update { record } => update(&mut tx, record, &mut lexicon)?,
-            WriteOp::Delete { id, kind, at } => delete(&mut tx, *id, *kind, *at, &mut lexicon)?,
+            WriteOp::Delete { id, kind, at, cascade } => {
+                delete(&mut tx, *id, *kind, *at, *cascade, &mut lexicon)?
+            }
             WriteOp::Import { item, vector, chunks } => {
                 import(&mut tx, item, vector.as_deref(), chunks, &mut lexicon)?
             }
-            WriteOp::Supersede { id, by, at } => supersede(&mut tx, *id, *by, *at)?,
+            WriteOp::Supersede { id, by, at, status } => supersede(&mut tx, *id, *by, *at, *status)?,
             WriteOp::Blocked(attempt) => record_blocked(&mut tx, attempt)?,
         };
         outcomes.push(outcome);
@@ -129,34 +134,36 @@ fn lock_dedupe_keys(tx: &mut Transaction<'_>, ops: &[WriteOp]) -> Result<()> {
     Ok(())
 }
 
+/// The item `r` duplicates: the owner found by the first of `checks` that finds one (the
+/// order is the domain's, `cortex_domain::dedupe`).
 fn find_duplicate(
     tx: &mut Transaction<'_>,
     r: &Record,
-    dedupe: bool,
+    checks: DuplicateChecks,
 ) -> Result<Option<(Uuid, DuplicateReason)>> {
-    let s = scope_values(&r.scope);
-    if let Some(key) = &r.idempotency_key
-        && let Some(id) = idempotency_owner(tx, &r.scope, key)?
-    {
-        return Ok(Some((id, DuplicateReason::IdempotencyKey)));
-    }
-    if let Some(key) = natural_key_of(r)
-        && let Some(id) = natural_key_owner(tx, &r.scope, &key)?
-    {
-        return Ok(Some((id, DuplicateReason::NaturalKey)));
-    }
-    if dedupe {
-        let row = tx.query_opt(
-            "SELECT id FROM items WHERE kind = $1 AND content_hash = $2 AND org = $3 AND project = $4 \
-             AND branch = $5 AND service = $6 AND sprint = $7 AND tenant = $8 AND environment = $9 \
-             AND deleted_at IS NULL LIMIT 1",
-            &[&r.kind.as_str(), &r.content_hash, &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &s[6]],
-        )?;
-        if let Some(row) = row {
-            return Ok(Some((row.try_get(0)?, DuplicateReason::ContentHash)));
+    dedupe::first_owner(checks, |check| match check {
+        DuplicateCheck::SameId => {
+            Ok(tx.query_opt("SELECT 1 FROM items WHERE id = $1", &[&r.id])?.map(|_| r.id))
         }
-    }
-    Ok(None)
+        DuplicateCheck::IdempotencyKey => match &r.idempotency_key {
+            Some(key) => idempotency_owner(tx, &r.scope, key),
+            None => Ok(None),
+        },
+        DuplicateCheck::NaturalKey => match natural_key_of(r) {
+            Some(key) => natural_key_owner(tx, &r.scope, &key),
+            None => Ok(None),
+        },
+        DuplicateCheck::ContentHash => {
+            let s = scope_values(&r.scope);
+            let row = tx.query_opt(
+                "SELECT id FROM items WHERE kind = $1 AND content_hash = $2 AND org = $3 AND project = $4 \
+                 AND branch = $5 AND service = $6 AND sprint = $7 AND tenant = $8 AND environment = $9 \
+                 AND deleted_at IS NULL LIMIT 1",
+                &[&r.kind.as_str(), &r.content_hash, &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &s[6]],
+            )?;
+            Ok(row.map(|row| row.try_get(0)).transpose()?)
+        }
+    })
 }
 
 const INSERT: &str = "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
@@ -216,15 +223,15 @@ fn insert_row(
 fn insert(
     tx: &mut Transaction<'_>,
     r: &Record,
-    dedupe: bool,
+    checks: DuplicateChecks,
     lexicon: &mut LexiconDelta,
 ) -> Result<WriteOutcome> {
-    if let Some((existing_id, reason)) = find_duplicate(tx, r, dedupe)? {
+    if let Some((existing_id, reason)) = find_duplicate(tx, r, checks)? {
         return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
     if !insert_row(tx, r, None, None, r.vector.as_deref())? {
         // Only a concurrent writer's idempotency key can take the slot after the check.
-        if let Some((existing_id, reason)) = find_duplicate(tx, r, false)? {
+        if let Some((existing_id, reason)) = find_duplicate(tx, r, &[DuplicateCheck::IdempotencyKey])? {
             return Ok(WriteOutcome::Duplicate { existing_id, reason });
         }
         return Ok(WriteOutcome::Duplicate { existing_id: r.id, reason: DuplicateReason::SameId });
@@ -242,6 +249,9 @@ fn import(
     lexicon: &mut LexiconDelta,
 ) -> Result<WriteOutcome> {
     let r = &item.record;
+    if let Some((existing_id, reason)) = find_duplicate(tx, r, dedupe::IMPORT)? {
+        return Ok(WriteOutcome::Duplicate { existing_id, reason });
+    }
     if !insert_row(tx, r, item.deleted_at, item.superseded_by, vector)? {
         return Ok(WriteOutcome::Duplicate { existing_id: r.id, reason: DuplicateReason::SameId });
     }
@@ -342,6 +352,7 @@ fn delete(
     id: Uuid,
     kind: Option<Kind>,
     at: i64,
+    cascade: Cascade,
     lexicon: &mut LexiconDelta,
 ) -> Result<WriteOutcome> {
     let Current { title, body, deleted_at } = match live_row(tx, id, kind)? {
@@ -353,27 +364,27 @@ fn delete(
     }
     tx.execute("UPDATE items SET deleted_at = $2, updated_at = $2 WHERE id = $1", &[&id, &at])?;
     lexicon.remove(&title, &body);
-    // A relation or observation means nothing without its end: it goes too (and is audited).
-    let cascaded = tx.query(
-        "UPDATE items SET deleted_at = $2, updated_at = $2 WHERE deleted_at IS NULL \
-           AND (link_from = $1 OR link_to = $1) RETURNING title, body",
-        &[&id, &at],
-    )?;
-    for row in &cascaded {
-        lexicon.remove(row.try_get(0)?, row.try_get(1)?);
-    }
-    Ok(WriteOutcome::Deleted { id, already: false, cascaded: cascaded.len() as u64 })
+    let cascaded = delete_links_of(tx, &[id], at, cascade, lexicon)?;
+    Ok(WriteOutcome::Deleted { id, already: false, cascaded })
 }
 
-/// Marks `id` replaced by `by`, if both are live (see [`WriteOp::Supersede`]).
-fn supersede(tx: &mut Transaction<'_>, id: Uuid, by: Uuid, at: i64) -> Result<WriteOutcome> {
+/// Marks `id` replaced by `by`, if both are live, and writes the status the domain gave (see
+/// [`WriteOp::Supersede`]).
+fn supersede(
+    tx: &mut Transaction<'_>,
+    id: Uuid,
+    by: Uuid,
+    at: i64,
+    status: Option<StatusChange>,
+) -> Result<WriteOutcome> {
+    // The field name comes from the domain's kind table, never from the caller.
+    let (field, value) = status.map(|s| (s.field, s.value)).unzip();
     let changed = tx.execute(
-        "UPDATE items SET superseded_by = $2, updated_at = $3, \
-           status = CASE WHEN kind = 'decision' THEN 'superseded' ELSE status END, \
-           data = CASE WHEN kind = 'decision' THEN jsonb_set(data, '{status}', '\"superseded\"') ELSE data END \
+        "UPDATE items SET superseded_by = $2, updated_at = $3, status = coalesce($4::text, status), \
+           data = CASE WHEN $4::text IS NULL THEN data ELSE jsonb_set(data, ARRAY[$5::text], to_jsonb($4::text)) END \
          WHERE id = $1 AND deleted_at IS NULL AND superseded_by IS NULL \
            AND EXISTS (SELECT 1 FROM items n WHERE n.id = $2 AND n.deleted_at IS NULL)",
-        &[&id, &by, &at],
+        &[&id, &by, &at, &value, &field],
     )?;
     Ok(if changed == 1 { WriteOutcome::Updated { id } } else { WriteOutcome::NotFound { id } })
 }
@@ -467,9 +478,37 @@ pub fn vector_index_statements(dim: usize) -> [(String, String); 2] {
     })
 }
 
+/// Soft-deletes (audited) the live links whose end is one of `ids`, when `cascade` says they go
+/// with it; how many.
+fn delete_links_of(
+    tx: &mut Transaction<'_>,
+    ids: &[Uuid],
+    at: i64,
+    cascade: Cascade,
+    lexicon: &mut LexiconDelta,
+) -> Result<u64> {
+    if cascade == Cascade::KeepLinks || ids.is_empty() {
+        return Ok(0);
+    }
+    let deleted = tx.query(
+        "UPDATE items SET deleted_at = $2, updated_at = $2 WHERE deleted_at IS NULL \
+           AND (link_from = ANY($1) OR link_to = ANY($1)) RETURNING title, body",
+        &[&ids, &at],
+    )?;
+    for row in &deleted {
+        lexicon.remove(row.try_get(0)?, row.try_get(1)?);
+    }
+    Ok(deleted.len() as u64)
+}
+
 /// Hard-deletes up to `limit` expired items in one transaction (the audit trigger records each
 /// as `purge`); rows another purge holds are skipped, not waited for.
-pub fn purge_expired(client: &mut Client, now: i64, limit: usize) -> Result<Vec<(String, i64)>> {
+pub fn purge_expired(
+    client: &mut Client,
+    now: i64,
+    limit: usize,
+    cascade: Cascade,
+) -> Result<Vec<(String, i64)>> {
     let mut tx = client.transaction()?;
     take_audit_lock(&mut tx)?;
     tx.execute(
@@ -484,17 +523,8 @@ pub fn purge_expired(client: &mut Client, now: i64, limit: usize) -> Result<Vec<
     )?;
     let mut lexicon = LexiconDelta::default();
     let mut kinds = Vec::with_capacity(rows.len());
-    // Relations and observations attached to a purged item lose their meaning with it: they
-    // are deleted (softly, audited), as when the item itself is deleted.
     let purged: Vec<Uuid> = rows.iter().map(|r| r.try_get(4)).collect::<std::result::Result<_, _>>()?;
-    let orphans = tx.query(
-        "UPDATE items SET deleted_at = $2, updated_at = $2 WHERE deleted_at IS NULL \
-           AND (link_from = ANY($1) OR link_to = ANY($1)) RETURNING title, body",
-        &[&purged, &now],
-    )?;
-    for row in &orphans {
-        lexicon.remove(row.try_get(0)?, row.try_get(1)?);
-    }
+    delete_links_of(&mut tx, &purged, now, cascade, &mut lexicon)?;
     for row in &rows {
         kinds.push(row.try_get::<_, String>(0)?);
         // A deleted item's words already left the lexicon when it was deleted.

@@ -17,16 +17,19 @@ mod write;
 
 use crate::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use crate::{
-    AuditQuery, AuditRecord, Candidate, ExportedItem, ItemVectors, LexicalMatch, LexicalQuery, Link, Result,
-    Stats, Store, StoreError, StoredItem, VectorRow, WriteContext, WriteOp, WriteOutcome,
+    AuditQuery, AuditRecord, AuditTrail, Candidate, ExportedItem, GraphLinks, ItemReads, ItemVectors,
+    ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link, Maintenance, Metadata, Result, Stats,
+    StoreError, StoredItem, VectorRow, VectorSource, WriteContext, WriteOp, WriteOutcome,
 };
 use connect::{ReadMode, Reader, ReaderPool};
+use cortex_domain::graph::Cascade;
 use cortex_domain::query::ParsedQuery;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use uuid::Uuid;
 
+pub use chain::register_functions;
 pub use migrate::MIGRATIONS;
 
 pub struct SqliteStore {
@@ -111,18 +114,16 @@ impl SqliteStore {
     }
 }
 
-impl Store for SqliteStore {
+impl ItemWrites for SqliteStore {
     fn write_batch_as(&self, ops: &[WriteOp], context: &WriteContext) -> Result<Vec<WriteOutcome>> {
         let mut conn = self.writer()?;
         write::apply_batch(&mut conn, ops, context)
     }
+}
 
-    fn purge_expired(&self, now: i64, limit: usize, dry_run: bool) -> Result<Vec<(String, i64)>> {
-        if dry_run {
-            return read::expired_by_kind(&*self.reader()?, now);
-        }
-        let mut conn = self.writer()?;
-        write::purge_expired(&mut conn, now, limit)
+impl ItemReads for SqliteStore {
+    fn get(&self, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
+        read::get(&*self.reader()?, ids)
     }
 
     fn natural_key_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
@@ -132,19 +133,9 @@ impl Store for SqliteStore {
     fn idempotency_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
         read::idempotency_owner(&*self.reader()?, scope, key)
     }
+}
 
-    fn links(&self, ids: &[Uuid]) -> Result<Vec<Link>> {
-        graph::links(&*self.reader()?, ids)
-    }
-
-    fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
-        graph::incoming_links(&*self.reader()?, ids, now)
-    }
-
-    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
-        chain::audit(&*self.reader()?, query)
-    }
-
+impl LexicalSearch for SqliteStore {
     fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
         read::search(&*self.reader()?, query)
     }
@@ -155,10 +146,6 @@ impl Store for SqliteStore {
 
     fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
         read::count(&*self.reader()?, query, cap)
-    }
-
-    fn get(&self, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
-        read::get(&*self.reader()?, ids)
     }
 
     fn knows_word(&self, word: &str) -> Result<bool> {
@@ -176,7 +163,9 @@ impl Store for SqliteStore {
     fn top_terms(&self, limit: usize) -> Result<Vec<(String, i64)>> {
         read::top_terms(&*self.reader()?, limit)
     }
+}
 
+impl VectorSource for SqliteStore {
     fn vectors_changed_since(&self, since: i64) -> Result<Vec<VectorRow>> {
         read::vectors_changed_since(&*self.reader()?, since)
     }
@@ -188,27 +177,6 @@ impl Store for SqliteStore {
         Ok(watch.query_row("PRAGMA data_version", [], |r| r.get(0))?)
     }
 
-    fn meta(&self, key: &str) -> Result<Option<String>> {
-        use rusqlite::OptionalExtension;
-        Ok(self
-            .reader()?
-            .query_row("SELECT value FROM store_meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()?)
-    }
-
-    fn set_meta(&self, key: &str, value: &str) -> Result<()> {
-        let conn = self.writer()?;
-        conn.execute(
-            "INSERT INTO store_meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            [key, value],
-        )?;
-        Ok(())
-    }
-
-    fn stats(&self) -> Result<Stats> {
-        read::stats(&*self.reader()?)
-    }
-
     fn vectors_of(&self, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
         read::vectors_of(&*self.reader()?, ids)
     }
@@ -217,18 +185,21 @@ impl Store for SqliteStore {
         let mut conn = self.writer()?;
         write::set_vectors(&mut conn, vectors)
     }
+}
 
-    fn export_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
-        read::export_page(&*self.reader()?, after, limit)
+impl GraphLinks for SqliteStore {
+    fn links(&self, ids: &[Uuid]) -> Result<Vec<Link>> {
+        graph::links(&*self.reader()?, ids)
     }
 
-    fn execute_raw(&self, sql: &str) -> Result<u64> {
-        let conn = self.writer()?;
-        Ok(conn.execute(sql, [])? as u64)
+    fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
+        graph::incoming_links(&*self.reader()?, ids, now)
     }
+}
 
-    fn label(&self) -> String {
-        self.path.display().to_string()
+impl AuditTrail for SqliteStore {
+    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
+        chain::audit(&*self.reader()?, query)
     }
 
     fn audit_chain(&self, after: i64, limit: usize) -> Result<Vec<ChainRecord>> {
@@ -250,9 +221,56 @@ impl Store for SqliteStore {
     fn schema_drift(&self) -> Result<Vec<SchemaDrift>> {
         chain::schema_drift(&*self.reader()?)
     }
+}
+
+impl Maintenance for SqliteStore {
+    fn purge_expired(
+        &self,
+        now: i64,
+        limit: usize,
+        dry_run: bool,
+        cascade: Cascade,
+    ) -> Result<Vec<(String, i64)>> {
+        if dry_run {
+            return read::expired_by_kind(&*self.reader()?, now);
+        }
+        let mut conn = self.writer()?;
+        write::purge_expired(&mut conn, now, limit, cascade)
+    }
+
+    fn stats(&self) -> Result<Stats> {
+        read::stats(&*self.reader()?)
+    }
+
+    fn export_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
+        read::export_page(&*self.reader()?, after, limit)
+    }
+
+    fn label(&self) -> String {
+        self.path.display().to_string()
+    }
 
     fn integrity_problems(&self, full: bool) -> Result<Vec<String>> {
         read::integrity_problems(&*self.reader()?, full)
+    }
+}
+
+impl Metadata for SqliteStore {
+    fn meta(&self, key: &str) -> Result<Option<String>> {
+        use rusqlite::OptionalExtension;
+        Ok(self
+            .reader()?
+            .query_row("SELECT value FROM store_meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
+    }
+
+    fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        let conn = self.writer()?;
+        conn.execute(
+            "INSERT INTO store_meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [key, value],
+        )?;
+        Ok(())
     }
 }
 
@@ -263,7 +281,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.db");
         let store = super::SqliteStore::open(&path).unwrap();
-        crate::Store::set_meta(&store, "k", "v").unwrap();
+        crate::Metadata::set_meta(&store, "k", "v").unwrap();
         drop(store);
         assert!(
             !dir.path().join("m.db-wal").exists(),
@@ -281,7 +299,7 @@ mod tests {
         held.execute_batch("BEGIN; SELECT count(*) FROM items;").unwrap();
         std::thread::scope(|s| {
             let others: Vec<_> =
-                (0..3).map(|_| s.spawn(|| crate::Store::stats(&store).unwrap().items)).collect();
+                (0..3).map(|_| s.spawn(|| crate::Maintenance::stats(&store).unwrap().items)).collect();
             for other in others {
                 assert_eq!(other.join().unwrap(), 0);
             }

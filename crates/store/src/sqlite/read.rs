@@ -4,8 +4,8 @@ use super::fts::match_expression;
 use super::migrate::current_version;
 use super::row::{COLUMN_COUNT, COLUMNS, FACTS, facts_at, from_row, parse_id, scope_at};
 use crate::{
-    Candidate, Combine, ExportedItem, Filters, ItemVectors, LexicalMatch, LexicalQuery, Result, Stats,
-    StoredItem, VectorRow,
+    Candidate, Clause, Combine, ExportedItem, Filters, ItemVectors, LexicalMatch, LexicalQuery, Result,
+    Stats, StoredItem, VectorRow,
 };
 use cortex_domain::query::ParsedQuery;
 use rusqlite::types::Value as SqlValue;
@@ -17,47 +17,46 @@ const BM25: &str = "bm25(2.0, 1.0)";
 /// Snippet: matched terms in `**`, about 24 tokens around the best match, from the best column.
 const SNIPPET: &str = "snippet(items_fts, -1, '**', '**', '…', 24)";
 
-/// `AND ...` clauses for the filters, with their parameters appended to `params`.
+/// `AND ...` conditions for the filters, one per clause of the shared rule
+/// ([`Filters::clauses`]), with their parameters appended to `params`.
 fn filter_sql(filters: &Filters, params: &mut Vec<SqlValue>) -> String {
-    let mut sql = String::from(" AND i.deleted_at IS NULL");
-    if !filters.include_superseded {
-        sql.push_str(" AND i.superseded_by IS NULL");
-    }
-    if !filters.include_expired {
-        params.push(SqlValue::Integer(filters.now));
-        sql.push_str(&format!(" AND (i.expires_at IS NULL OR i.expires_at > ?{})", params.len()));
-    }
-    if !filters.kinds.is_empty() {
-        let mut marks = Vec::new();
-        for kind in &filters.kinds {
-            params.push(SqlValue::Text(kind.as_str().to_string()));
-            marks.push(format!("?{}", params.len()));
-        }
-        sql.push_str(&format!(" AND i.kind IN ({})", marks.join(", ")));
-    }
-    for (field, value) in &filters.scope_equals {
-        // `field` comes from the fixed list of scope column names, never from the caller.
-        params.push(SqlValue::Text(value.clone()));
-        sql.push_str(&format!(" AND i.{field} = ?{}", params.len()));
-    }
-    if let Some(since) = filters.since {
-        params.push(SqlValue::Integer(since));
-        sql.push_str(&format!(" AND i.updated_at >= ?{}", params.len()));
-    }
-    if let Some(until) = filters.until {
-        params.push(SqlValue::Integer(until));
-        sql.push_str(&format!(" AND i.updated_at < ?{}", params.len()));
-    }
-    if let Some(status) = &filters.status {
-        params.push(SqlValue::Text(status.clone()));
-        sql.push_str(&format!(" AND i.status = ?{}", params.len()));
-    }
-    for tag in &filters.tags {
-        params.push(SqlValue::Text(tag.clone()));
-        sql.push_str(&format!(
-            " AND EXISTS (SELECT 1 FROM item_tags t WHERE t.tag = ?{} AND t.item_rowid = i.rowid)",
-            params.len()
-        ));
+    let mut push = |value: SqlValue| {
+        params.push(value);
+        format!("?{}", params.len())
+    };
+    let mut sql = String::new();
+    for clause in filters.clauses() {
+        let condition = match clause {
+            Clause::Live => "i.deleted_at IS NULL".to_string(),
+            Clause::NotSuperseded => "i.superseded_by IS NULL".to_string(),
+            Clause::NotExpiredAt(now) => {
+                format!("(i.expires_at IS NULL OR i.expires_at > {})", push(SqlValue::Integer(now)))
+            }
+            Clause::KindIn(kinds) => {
+                let marks: Vec<String> =
+                    kinds.iter().map(|k| push(SqlValue::Text(k.as_str().to_string()))).collect();
+                format!("i.kind IN ({})", marks.join(", "))
+            }
+            // `field` comes from the fixed list of scope column names, never from the caller.
+            Clause::ScopeEquals(field, value) => {
+                format!("i.{field} = {}", push(SqlValue::Text(value.into())))
+            }
+            Clause::UpdatedSince(t) => format!("i.updated_at >= {}", push(SqlValue::Integer(t))),
+            Clause::UpdatedBefore(t) => format!("i.updated_at < {}", push(SqlValue::Integer(t))),
+            Clause::StatusIs(status) => format!("i.status = {}", push(SqlValue::Text(status.into()))),
+            Clause::HasTags(tags) => tags
+                .iter()
+                .map(|tag| {
+                    format!(
+                        "EXISTS (SELECT 1 FROM item_tags t WHERE t.tag = {} AND t.item_rowid = i.rowid)",
+                        push(SqlValue::Text(tag.clone()))
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(" AND "),
+        };
+        sql.push_str(" AND ");
+        sql.push_str(&condition);
     }
     sql
 }

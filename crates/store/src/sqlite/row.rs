@@ -45,7 +45,7 @@ pub fn scope_at(row: &Row<'_>, first: usize) -> rusqlite::Result<Scope> {
 
 /// The columns [`facts_at`] reads, in order.
 pub const FACTS: &str = "i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
-     i.updated_at, i.expires_at, i.status, i.tags, i.superseded_by IS NOT NULL";
+     i.updated_at, i.expires_at, i.status, i.tags, i.superseded_by IS NOT NULL, i.deleted_at IS NOT NULL";
 
 /// What an index outside the database filters on, read from [`FACTS`] starting at `first`.
 pub fn facts_at(row: &Row<'_>, first: usize) -> Result<ItemFacts> {
@@ -59,6 +59,7 @@ pub fn facts_at(row: &Row<'_>, first: usize) -> Result<ItemFacts> {
         status: row.get(first + 10)?,
         tags: serde_json::from_str(&tags).map_err(|e| StoreError::Corrupt(format!("tags: {e}")))?,
         superseded: row.get(first + 12)?,
+        deleted: row.get(first + 13)?,
     })
 }
 

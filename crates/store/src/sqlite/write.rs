@@ -7,6 +7,9 @@ use crate::{
     WriteOp, WriteOutcome,
 };
 use cortex_domain::Kind;
+use cortex_domain::dedupe::{self, DuplicateCheck, DuplicateChecks};
+use cortex_domain::graph::Cascade;
+use cortex_domain::lifecycle::StatusChange;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use uuid::Uuid;
 
@@ -36,11 +39,11 @@ pub fn apply_batch(
     let mut outcomes = Vec::with_capacity(ops.len());
     for op in ops {
         let outcome = match op {
-            WriteOp::Insert { record, dedupe } => insert(&tx, record, *dedupe)?,
+            WriteOp::Insert { record, checks } => insert(&tx, record, checks)?,
             WriteOp::Update { record } => update(&tx, record)?,
-            WriteOp::Delete { id, kind, at } => delete(&tx, *id, *kind, *at)?,
+            WriteOp::Delete { id, kind, at, cascade } => delete(&tx, *id, *kind, *at, *cascade)?,
             WriteOp::Import { item, vector, chunks } => import(&tx, item, vector.as_deref(), chunks)?,
-            WriteOp::Supersede { id, by, at } => supersede(&tx, *id, *by, *at)?,
+            WriteOp::Supersede { id, by, at, status } => supersede(&tx, *id, *by, *at, *status)?,
             WriteOp::Blocked(attempt) => record_blocked(&tx, attempt)?,
         };
         outcomes.push(outcome);
@@ -54,15 +57,23 @@ pub fn apply_batch(
     Ok(outcomes)
 }
 
-/// Marks `id` replaced by `by`, if both are live (see [`WriteOp::Supersede`]).
-fn supersede(tx: &Transaction<'_>, id: Uuid, by: Uuid, at: i64) -> Result<WriteOutcome> {
+/// Marks `id` replaced by `by`, if both are live, and writes the status the domain gave (see
+/// [`WriteOp::Supersede`]).
+fn supersede(
+    tx: &Transaction<'_>,
+    id: Uuid,
+    by: Uuid,
+    at: i64,
+    status: Option<StatusChange>,
+) -> Result<WriteOutcome> {
+    // The field name comes from the domain's kind table, never from the caller.
+    let (field, value) = status.map(|s| (format!("$.{}", s.field), s.value)).unzip();
     let changed = tx.execute(
-        "UPDATE items SET superseded_by = ?2, updated_at = ?3, \
-           status = CASE WHEN kind = 'decision' THEN 'superseded' ELSE status END, \
-           data = CASE WHEN kind = 'decision' THEN json_set(data, '$.status', 'superseded') ELSE data END \
+        "UPDATE items SET superseded_by = ?2, updated_at = ?3, status = coalesce(?4, status), \
+           data = CASE WHEN ?4 IS NULL THEN data ELSE json_set(data, ?5, ?4) END \
          WHERE id = ?1 AND deleted_at IS NULL AND superseded_by IS NULL \
            AND EXISTS (SELECT 1 FROM items n WHERE n.id = ?2 AND n.deleted_at IS NULL)",
-        params![id.to_string(), by.to_string(), at],
+        params![id.to_string(), by.to_string(), at, value, field],
     )?;
     Ok(if changed == 1 { WriteOutcome::Updated { id } } else { WriteOutcome::NotFound { id } })
 }
@@ -96,50 +107,50 @@ fn record_blocked(tx: &Transaction<'_>, a: &BlockedAttempt) -> Result<WriteOutco
     Ok(WriteOutcome::Blocked { id: a.id })
 }
 
-/// The live item `r` would duplicate: same idempotency key; same natural key (`natural`); same
-/// content in the same kind and scope (`dedupe`).
+/// The item `r` duplicates: the owner found by the first of `checks` that finds one (the
+/// order is the domain's, `cortex_domain::dedupe`).
 fn find_duplicate(
     tx: &Transaction<'_>,
     r: &Record,
-    dedupe: bool,
-    natural: bool,
+    checks: DuplicateChecks,
 ) -> Result<Option<(Uuid, DuplicateReason)>> {
-    let s = scope_values(&r.scope);
-    if let Some(key) = &r.idempotency_key
-        && let Some(id) = idempotency_owner(tx, &r.scope, key)?
-    {
-        return Ok(Some((id, DuplicateReason::IdempotencyKey)));
-    }
-    if let Some(key) = natural_key_of(r).filter(|_| natural)
-        && let Some(id) = natural_key_owner(tx, &r.scope, &key)?
-    {
-        return Ok(Some((id, DuplicateReason::NaturalKey)));
-    }
-    if dedupe {
-        let existing: Option<String> = tx
-            .prepare_cached(
-                "SELECT id FROM items WHERE kind = ?1 AND content_hash = ?2 AND org = ?3 AND project = ?4 \
-                 AND branch = ?5 AND service = ?6 AND sprint = ?7 AND tenant = ?8 AND environment = ?9 \
-                 AND deleted_at IS NULL LIMIT 1",
-            )?
-            .query_row(
-                params![r.kind.as_str(), r.content_hash, s[0], s[1], s[2], s[3], s[4], s[5], s[6]],
-                |row| row.get(0),
-            )
-            .optional()?;
-        if let Some(id) = existing {
-            return Ok(Some((super::row::parse_id(&id, "id")?, DuplicateReason::ContentHash)));
+    dedupe::first_owner(checks, |check| match check {
+        DuplicateCheck::SameId => {
+            let taken = tx.prepare_cached("SELECT 1 FROM items WHERE id = ?1")?.exists([r.id.to_string()])?;
+            Ok(taken.then_some(r.id))
         }
-    }
-    Ok(None)
+        DuplicateCheck::IdempotencyKey => match &r.idempotency_key {
+            Some(key) => idempotency_owner(tx, &r.scope, key),
+            None => Ok(None),
+        },
+        DuplicateCheck::NaturalKey => match natural_key_of(r) {
+            Some(key) => natural_key_owner(tx, &r.scope, &key),
+            None => Ok(None),
+        },
+        DuplicateCheck::ContentHash => {
+            let s = scope_values(&r.scope);
+            let existing: Option<String> = tx
+                .prepare_cached(
+                    "SELECT id FROM items WHERE kind = ?1 AND content_hash = ?2 AND org = ?3 AND project = ?4 \
+                     AND branch = ?5 AND service = ?6 AND sprint = ?7 AND tenant = ?8 AND environment = ?9 \
+                     AND deleted_at IS NULL LIMIT 1",
+                )?
+                .query_row(
+                    params![r.kind.as_str(), r.content_hash, s[0], s[1], s[2], s[3], s[4], s[5], s[6]],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            existing.map(|id| super::row::parse_id(&id, "id")).transpose()
+        }
+    })
 }
 
 fn json_text(value: &Option<serde_json::Value>) -> Option<String> {
     value.as_ref().map(|v| v.to_string())
 }
 
-fn insert(tx: &Transaction<'_>, r: &Record, dedupe: bool) -> Result<WriteOutcome> {
-    if let Some((existing_id, reason)) = find_duplicate(tx, r, dedupe, true)? {
+fn insert(tx: &Transaction<'_>, r: &Record, checks: DuplicateChecks) -> Result<WriteOutcome> {
+    if let Some((existing_id, reason)) = find_duplicate(tx, r, checks)? {
         return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
     insert_row(tx, r, None, None, r.vector.as_deref(), &r.chunks)?;
@@ -153,11 +164,7 @@ fn import(
     chunks: &[ChunkVector],
 ) -> Result<WriteOutcome> {
     let r = &item.record;
-    let taken = tx.prepare_cached("SELECT 1 FROM items WHERE id = ?1")?.exists([r.id.to_string()])?;
-    if taken {
-        return Ok(WriteOutcome::Duplicate { existing_id: r.id, reason: DuplicateReason::SameId });
-    }
-    if let Some((existing_id, reason)) = find_duplicate(tx, r, false, false)? {
+    if let Some((existing_id, reason)) = find_duplicate(tx, r, dedupe::IMPORT)? {
         return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
     insert_row(tx, r, item.deleted_at, item.superseded_by, vector, chunks)?;
@@ -320,7 +327,13 @@ fn update(tx: &Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
     Ok(WriteOutcome::Updated { id: r.id })
 }
 
-fn delete(tx: &Transaction<'_>, id: Uuid, kind: Option<Kind>, at: i64) -> Result<WriteOutcome> {
+fn delete(
+    tx: &Transaction<'_>,
+    id: Uuid,
+    kind: Option<Kind>,
+    at: i64,
+    cascade: Cascade,
+) -> Result<WriteOutcome> {
     let (rowid, deleted_at) = match live_row(tx, id, kind)? {
         Ok(found) => found,
         Err(outcome) => return Ok(outcome),
@@ -329,20 +342,36 @@ fn delete(tx: &Transaction<'_>, id: Uuid, kind: Option<Kind>, at: i64) -> Result
         return Ok(WriteOutcome::Deleted { id, already: true, cascaded: 0 });
     }
     tx.execute("UPDATE items SET deleted_at = ?2, updated_at = ?2 WHERE rowid = ?1", params![rowid, at])?;
-    // A relation or observation means nothing without its end: it goes too (and is audited).
-    let cascaded = tx
+    let cascaded = delete_links_of(tx, &[id], at, cascade)?;
+    Ok(WriteOutcome::Deleted { id, already: false, cascaded })
+}
+
+/// Soft-deletes (audited) the live links whose end is one of `ids`, when `cascade` says they go
+/// with it; how many.
+fn delete_links_of(tx: &Transaction<'_>, ids: &[Uuid], at: i64, cascade: Cascade) -> Result<u64> {
+    if cascade == Cascade::KeepLinks || ids.is_empty() {
+        return Ok(0);
+    }
+    let ids = serde_json::Value::from(ids.iter().map(Uuid::to_string).collect::<Vec<_>>()).to_string();
+    // Two index lookups (link_from, link_to) rather than one OR, which SQLite would scan.
+    let deleted = tx
         .prepare_cached(
             "UPDATE items SET deleted_at = ?2, updated_at = ?2 WHERE rowid IN \
-             (SELECT rowid FROM items WHERE link_from = ?1 AND deleted_at IS NULL \
-              UNION SELECT rowid FROM items WHERE link_to = ?1 AND deleted_at IS NULL)",
+             (SELECT rowid FROM items WHERE link_from IN (SELECT value FROM json_each(?1)) AND deleted_at IS NULL \
+              UNION SELECT rowid FROM items WHERE link_to IN (SELECT value FROM json_each(?1)) AND deleted_at IS NULL)",
         )?
-        .execute(params![id.to_string(), at])?;
-    Ok(WriteOutcome::Deleted { id, already: false, cascaded: cascaded as u64 })
+        .execute(params![ids, at])?;
+    Ok(deleted as u64)
 }
 
 /// Hard-deletes up to `limit` expired items in one transaction (tags, vectors and the search
 /// index follow by cascade and trigger; the audit trigger records each as `purge`).
-pub fn purge_expired(conn: &mut Connection, now: i64, limit: usize) -> Result<Vec<(String, i64)>> {
+pub fn purge_expired(
+    conn: &mut Connection,
+    now: i64,
+    limit: usize,
+    cascade: Cascade,
+) -> Result<Vec<(String, i64)>> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     tx.execute(
         "UPDATE audit_context SET batch_id = ?1, tool = 'purge' WHERE id = 1",
@@ -355,16 +384,9 @@ pub fn purge_expired(conn: &mut Connection, now: i64, limit: usize) -> Result<Ve
         )?
         .query_map(params![now, limit as i64], |row| Ok((row.get(0)?, row.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
-    // Relations and observations attached to a purged item lose their meaning with it: they
-    // are deleted (softly, audited), as when the item itself is deleted.
-    let ids =
-        serde_json::Value::from(purged.iter().map(|(_, id)| id.clone()).collect::<Vec<_>>()).to_string();
-    tx.prepare_cached(
-        "UPDATE items SET deleted_at = ?2, updated_at = ?2 WHERE rowid IN \
-         (SELECT rowid FROM items WHERE link_from IN (SELECT value FROM json_each(?1)) AND deleted_at IS NULL \
-          UNION SELECT rowid FROM items WHERE link_to IN (SELECT value FROM json_each(?1)) AND deleted_at IS NULL)",
-    )?
-    .execute(params![ids, now])?;
+    let ids: Vec<Uuid> =
+        purged.iter().map(|(_, id)| super::row::parse_id(id, "id")).collect::<Result<_>>()?;
+    delete_links_of(&tx, &ids, now, cascade)?;
     let kinds: Vec<String> = purged.into_iter().map(|(kind, _)| kind).collect();
     tx.execute("UPDATE audit_context SET batch_id = NULL, tool = NULL WHERE id = 1", [])?;
     tx.commit()?;

@@ -1,0 +1,130 @@
+//! The one filter rule every route shares. [`Filters`] (what a find asks for) becomes a list of
+//! [`Clause`]s — the conditions an item must all pass — in one place, [`Filters::clauses`].
+//! Each backend renders every clause as SQL, and indexes kept outside the database test the
+//! same clauses on an item's [`ItemFacts`] ([`Clause::admits`]): the matches over `Clause`
+//! are exhaustive, so a new condition cannot be forgotten by one route. A property test
+//! (`tests/filters.rs`) holds the SQL of both backends to [`Filters::admits`].
+
+use crate::model::StoredItem;
+use cortex_domain::{Kind, Scope};
+
+/// What a search or count admits.
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    pub kinds: Vec<Kind>,
+    /// Exact scope field values (`("branch", "main")`).
+    pub scope_equals: Vec<(&'static str, String)>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+    pub tags: Vec<String>,
+    pub status: Option<String>,
+    /// Items expiring at or before this instant are hidden.
+    pub now: i64,
+    /// Superseded items are hidden unless this is set.
+    pub include_superseded: bool,
+    /// Expired items are hidden unless this is set.
+    pub include_expired: bool,
+}
+
+/// One condition of [`Filters`]; an item passes the filters when it passes every clause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clause<'a> {
+    /// Not deleted: always, whatever the filters say.
+    Live,
+    NotSuperseded,
+    /// No end of life, or one after this instant.
+    NotExpiredAt(i64),
+    /// One of these kinds (never empty).
+    KindIn(&'a [Kind]),
+    /// The scope field (a column name from `cortex_domain::scope::SCOPE_FIELDS`, never the
+    /// caller's text) holds exactly this value; an unset field holds ''.
+    ScopeEquals(&'static str, &'a str),
+    /// Updated at or after this instant.
+    UpdatedSince(i64),
+    /// Updated before this instant.
+    UpdatedBefore(i64),
+    StatusIs(&'a str),
+    /// Every one of these tags (never empty).
+    HasTags(&'a [String]),
+}
+
+impl Filters {
+    /// The conditions these filters set, in the order the backends write them.
+    pub fn clauses(&self) -> Vec<Clause<'_>> {
+        let mut out = vec![Clause::Live];
+        if !self.include_superseded {
+            out.push(Clause::NotSuperseded);
+        }
+        if !self.include_expired {
+            out.push(Clause::NotExpiredAt(self.now));
+        }
+        if !self.kinds.is_empty() {
+            out.push(Clause::KindIn(&self.kinds));
+        }
+        out.extend(self.scope_equals.iter().map(|(field, value)| Clause::ScopeEquals(field, value)));
+        out.extend(self.since.map(Clause::UpdatedSince));
+        out.extend(self.until.map(Clause::UpdatedBefore));
+        out.extend(self.status.as_deref().map(Clause::StatusIs));
+        if !self.tags.is_empty() {
+            out.push(Clause::HasTags(&self.tags));
+        }
+        out
+    }
+
+    /// Whether an item with these facts passes, exactly as the backends' SQL decides.
+    pub fn admits(&self, facts: &ItemFacts) -> bool {
+        self.clauses().iter().all(|clause| clause.admits(facts))
+    }
+
+    /// Only items of exactly this scope: every field equal, unset ones included.
+    pub fn exact_scope(scope: &Scope) -> Vec<(&'static str, String)> {
+        cortex_domain::scope::SCOPE_FIELDS.into_iter().zip(crate::model::scope_values(scope)).collect()
+    }
+}
+
+impl Clause<'_> {
+    /// Whether an item with these facts passes this clause.
+    pub fn admits(&self, facts: &ItemFacts) -> bool {
+        match *self {
+            Clause::Live => !facts.deleted,
+            Clause::NotSuperseded => !facts.superseded,
+            Clause::NotExpiredAt(now) => facts.expires_at.is_none_or(|t| t > now),
+            Clause::KindIn(kinds) => kinds.contains(&facts.kind),
+            Clause::ScopeEquals(field, value) => facts.scope.get(field).unwrap_or("") == value,
+            Clause::UpdatedSince(t) => facts.updated_at >= t,
+            Clause::UpdatedBefore(t) => facts.updated_at < t,
+            Clause::StatusIs(status) => facts.status.as_deref() == Some(status),
+            Clause::HasTags(tags) => tags.iter().all(|t| facts.tags.contains(t)),
+        }
+    }
+}
+
+/// What filters test, per item.
+#[derive(Debug, Clone)]
+pub struct ItemFacts {
+    pub kind: Kind,
+    pub scope: Scope,
+    pub updated_at: i64,
+    pub expires_at: Option<i64>,
+    pub status: Option<String>,
+    pub tags: Vec<String>,
+    pub superseded: bool,
+    pub deleted: bool,
+}
+
+impl ItemFacts {
+    /// The facts of a whole item.
+    pub fn of(item: &StoredItem) -> ItemFacts {
+        let r = &item.record;
+        ItemFacts {
+            kind: r.kind,
+            scope: r.scope.clone(),
+            updated_at: r.updated_at,
+            expires_at: r.expires_at,
+            status: r.status.clone(),
+            tags: r.tags.clone(),
+            superseded: item.superseded_by.is_some(),
+            deleted: item.deleted_at.is_some(),
+        }
+    }
+}

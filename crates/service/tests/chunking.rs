@@ -17,7 +17,7 @@ per_backend!(
 
 fn open(db: &TestDb) -> MemoryService {
     let scope = InferredScope::fixed("acme", "payments", "main");
-    MemoryService::open(&Config::new(db.target().clone(), scope, embedder_from_env())).unwrap()
+    MemoryService::open(&Config::new(db.target().clone(), scope, embedder_from_env().unwrap())).unwrap()
 }
 
 /// A runbook as teams write them: headings, a shell block whose comments look like headings,

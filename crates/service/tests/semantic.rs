@@ -136,7 +136,7 @@ fn unrelated_queries_find_nothing_densely(db: &TestDb) {
     assert!(
         r.hits.is_empty(),
         "{:?}",
-        r.hits.iter().map(|h| (&h.title, h.score_parts.relevance)).collect::<Vec<_>>()
+        r.hits.iter().map(|h| (&h.title, h.score_parts.as_ref().map(|p| p.relevance))).collect::<Vec<_>>()
     );
     assert!(!r.suggestions.is_empty());
 }

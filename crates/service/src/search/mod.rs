@@ -14,10 +14,11 @@ mod suggest;
 
 pub(crate) use hits::{hit, parts_for};
 
-use crate::response::{FindResponse, SearchedScope};
+use crate::response::{FindResponse, Hit, SearchedScope};
 use crate::semantic::{Compare, DenseHit};
 use crate::{MemoryService, Result};
 use candidates::{Candidate, fused_candidates};
+use cortex_domain::find::Detail;
 use cortex_domain::fusion;
 use cortex_domain::query::{ParsedQuery, parse_query};
 use cortex_domain::ranking::{self, ScoreParts};
@@ -68,6 +69,9 @@ impl MemoryService {
             self.search(req, text, &filter, &mut response)?;
         }
         self.expand_hits(req, &filter, &mut response)?;
+        if req.detail == Detail::Brief {
+            response.hits.iter_mut().for_each(Hit::make_brief);
+        }
         if let Some(cut) = budget::fit_budget(&mut response)
             && !cut.left_out.is_empty()
         {
@@ -221,7 +225,7 @@ impl MemoryService {
         if next < available || (pool_full && !page.is_empty() && next < MAX_POOL) {
             response.next_cursor = Some(req.cursor_at(next));
         }
-        response.confidence = response.hits.iter().map(|h| h.confidence).fold(0.0, f64::max);
+        response.confidence = response.hits.iter().filter_map(|h| h.confidence).fold(0.0, f64::max);
         if req.offset == 0 && response.hits.len() < SUGGEST_BELOW {
             response.suggestions = self.suggestions(req, &parsed, filter, &filters, available)?;
         }

@@ -288,12 +288,12 @@ fn vectors_follow_their_items(db: &TestDb) {
     let without = record("Plain", "has none", "main");
     insert(&*store, &with_vector);
     insert(&*store, &without);
-    let rows = store.vectors_changed_since(0).unwrap();
+    let rows = store.vector_rows(None).unwrap();
     let row = rows.iter().find(|r| r.id == with_vector.id).unwrap();
     assert_eq!(row.vector.as_deref(), Some(&[0.5, -0.25, 1.0][..]));
     assert_eq!((row.facts.kind, row.deleted), (Kind::Section, false));
     assert!(rows.iter().find(|r| r.id == without.id).unwrap().vector.is_none());
-    assert!(store.vectors_changed_since(NOW + 1).unwrap().is_empty());
+    assert_eq!(store.vector_rows(Some(&[without.id, Uuid::now_v7()])).unwrap().len(), 1);
 
     // New text without a vector drops the old vector; a delete is reported as such.
     let update = Record { body: "new text".into(), updated_at: NOW + 5, vector: None, ..with_vector.clone() };
@@ -306,7 +306,7 @@ fn vectors_follow_their_items(db: &TestDb) {
             cascade: Cascade::DeleteLinks,
         }])
         .unwrap();
-    let changed = store.vectors_changed_since(NOW + 5).unwrap();
+    let changed = store.vector_rows(Some(&[with_vector.id, without.id])).unwrap();
     assert_eq!(changed.len(), 2);
     assert!(changed.iter().find(|r| r.id == with_vector.id).unwrap().vector.is_none());
     assert!(changed.iter().find(|r| r.id == without.id).unwrap().deleted);
@@ -400,7 +400,7 @@ fn chunk_vectors_are_kept_searched_and_replaced_with_their_item(db: &TestDb) {
     let plain = Record { vector: Some(vec![0.6, 0.8, 0.0]), ..record("Short", "no chunks", "main") };
     insert(&*store, &doc);
     insert(&*store, &plain);
-    let rows = store.vectors_changed_since(0).unwrap();
+    let rows = store.vector_rows(None).unwrap();
     assert_eq!(rows.iter().find(|r| r.id == doc.id).unwrap().chunks, doc.chunks);
     assert!(rows.iter().find(|r| r.id == plain.id).unwrap().chunks.is_empty());
     let exported = store.export_page(None, 10).unwrap();
@@ -429,7 +429,7 @@ fn chunk_vectors_are_kept_searched_and_replaced_with_their_item(db: &TestDb) {
     assert_eq!(exported.iter().find(|e| e.item.record.id == doc.id).unwrap().chunks, new_chunks);
     let update = Record { body: "short now".into(), updated_at: NOW + 5, chunks: Vec::new(), ..doc.clone() };
     store.write_batch(&[WriteOp::Update { record: update }]).unwrap();
-    let changed = store.vectors_changed_since(NOW + 5).unwrap();
+    let changed = store.vector_rows(Some(&[doc.id])).unwrap();
     assert!(changed.iter().find(|r| r.id == doc.id).unwrap().chunks.is_empty());
     if let Some(found) = store.search_dense(&[0.0, 0.6, 0.8], &filters(), 5).unwrap() {
         assert!(found.iter().all(|m| m.chunk.is_none()), "{found:?}");

@@ -203,12 +203,16 @@ pub fn stats(conn: &Connection) -> Result<Stats> {
     Ok(Stats { items, deleted, by_kind, schema_version: current_version(conn)?, bytes })
 }
 
-pub fn vectors_changed_since(conn: &Connection, since: i64) -> Result<Vec<VectorRow>> {
+/// The items `ids` (every item, with `None`) with their vectors.
+pub fn vector_rows(conn: &Connection, ids: Option<&[Uuid]>) -> Result<Vec<VectorRow>> {
+    let ids = ids
+        .map(|ids| serde_json::Value::from(ids.iter().map(Uuid::to_string).collect::<Vec<_>>()).to_string());
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT i.id, i.deleted_at IS NOT NULL, v.vector, v.chunks, {FACTS} \
-         FROM items i LEFT JOIN item_vectors v ON v.item_rowid = i.rowid WHERE i.updated_at >= ?1"
+         FROM items i LEFT JOIN item_vectors v ON v.item_rowid = i.rowid \
+         WHERE ?1 IS NULL OR i.id IN (SELECT value FROM json_each(?1))"
     ))?;
-    let mut rows = stmt.query([since])?;
+    let mut rows = stmt.query([ids])?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
         let id: String = row.get(0)?;

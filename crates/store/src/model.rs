@@ -291,6 +291,34 @@ pub struct WriteContext {
     pub actor: Option<String>,
     pub tool: Option<String>,
     pub session: Option<String>,
+    /// The stored items the batch's ops were checked against (governance, an entity merge),
+    /// as the checks saw them: the batch is written only if each is still in that state when
+    /// its transaction holds the write lock; otherwise nothing is written and the batch fails
+    /// with [`crate::StoreError::Conflict`], for the caller to read again and check again.
+    pub expected: Vec<ExpectedState>,
+}
+
+/// What a check saw of a stored item: enough to tell whether anyone changed it since.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpectedState {
+    pub id: Uuid,
+    pub content_hash: String,
+    pub status: Option<String>,
+    pub updated_at: i64,
+    pub deleted: bool,
+}
+
+impl ExpectedState {
+    /// The state of `item` as read.
+    pub fn of(item: &StoredItem) -> ExpectedState {
+        ExpectedState {
+            id: item.record.id,
+            content_hash: item.record.content_hash.clone(),
+            status: item.record.status.clone(),
+            updated_at: item.record.updated_at,
+            deleted: item.deleted_at.is_some(),
+        }
+    }
 }
 
 /// Which audit records to read: one item's history, or everything since an instant.

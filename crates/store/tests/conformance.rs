@@ -29,6 +29,7 @@ per_backend!(
     new_vectors_change_nothing_else,
     chunk_vectors_are_kept_searched_and_replaced_with_their_item,
     a_supersede_writes_only_the_status_it_is_given,
+    a_batch_checked_against_a_changed_item_writes_nothing,
 );
 
 const NOW: i64 = 1_800_000_000_000;
@@ -483,4 +484,55 @@ fn a_supersede_writes_only_the_status_it_is_given(db: &TestDb) {
     assert_eq!(kept.superseded_by, Some(newer.id));
     assert_eq!(kept.record.status.as_deref(), Some("open"));
     assert_eq!(kept.record.data, json!({}));
+}
+
+/// Issue 15, item 12: a batch carries the state its checks saw of the items it writes over;
+/// when another writer changed one since, nothing of the batch is written.
+fn a_batch_checked_against_a_changed_item_writes_nothing(db: &TestDb) {
+    let store = db.open();
+    let other = db.open();
+    let item = record("Checked", "as first seen", "main");
+    insert(&*store, &item);
+    let seen = ExpectedState::of(&store.get(&[item.id]).unwrap()[0]);
+    let edit = Record { body: "edited".into(), updated_at: NOW + 2, ..item.clone() };
+    let newcomer = record("New", "inserted beside the edit", "main");
+    let batch = [
+        WriteOp::Insert { record: newcomer.clone(), checks: dedupe::INSERT },
+        WriteOp::Update { record: edit.clone() },
+    ];
+    let checked = WriteContext { expected: vec![seen.clone()], ..WriteContext::default() };
+
+    // Another process changes the item after the check.
+    let meanwhile = Record { body: "changed meanwhile".into(), updated_at: NOW + 1, ..item.clone() };
+    other.write_batch(&[WriteOp::Update { record: meanwhile }]).unwrap();
+    match store.write_batch_as(&batch, &checked) {
+        Err(StoreError::Conflict { id }) => assert_eq!(id, item.id),
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    assert!(store.get(&[newcomer.id]).unwrap().is_empty(), "nothing of the batch was written");
+    assert_eq!(store.get(&[item.id]).unwrap()[0].record.body, "changed meanwhile");
+
+    // Checked again against what is stored now, it goes through.
+    let now_seen = ExpectedState::of(&store.get(&[item.id]).unwrap()[0]);
+    assert_ne!(now_seen, seen);
+    let rechecked = WriteContext { expected: vec![now_seen], ..WriteContext::default() };
+    let out = store.write_batch_as(&batch, &rechecked).unwrap();
+    assert_eq!(out[1], WriteOutcome::Updated { id: item.id });
+    assert_eq!(store.get(&[item.id]).unwrap()[0].record.body, "edited");
+
+    // A deleted item is a change too.
+    let seen = ExpectedState::of(&store.get(&[item.id]).unwrap()[0]);
+    other
+        .write_batch(&[WriteOp::Delete {
+            id: item.id,
+            kind: None,
+            at: NOW + 3,
+            cascade: Cascade::DeleteLinks,
+        }])
+        .unwrap();
+    let checked = WriteContext { expected: vec![seen], ..WriteContext::default() };
+    assert!(matches!(
+        store.write_batch_as(&[WriteOp::Update { record: edit }], &checked),
+        Err(StoreError::Conflict { .. })
+    ));
 }

@@ -14,6 +14,7 @@
 
 mod chain;
 mod changes;
+mod expected;
 mod graph;
 mod lexicon;
 mod migrate;

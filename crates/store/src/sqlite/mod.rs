@@ -9,6 +9,7 @@
 mod chain;
 mod changes;
 mod connect;
+mod expected;
 mod fts;
 mod graph;
 mod migrate;

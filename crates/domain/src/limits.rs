@@ -32,5 +32,8 @@ pub const MAX_HIT_CONTENT_CHARS: usize = 20_000;
 /// A whole `memory_find` response stays under 25,000 tokens; at ~4 characters a token of
 /// JSON this is the character budget the response is trimmed to.
 pub const MAX_RESPONSE_CHARS: usize = 90_000;
+/// A hit's snippet: the best passage of about this many words, cut at this many characters.
+pub const SNIPPET_WORDS: usize = 24;
+pub const MAX_SNIPPET_CHARS: usize = 320;
 /// Characters of a derived title.
 pub const MAX_TITLE_CHARS: usize = 200;

@@ -5,7 +5,6 @@
 //! product's store contract has no hook.
 
 use cortex_domain::graph::Cascade;
-use cortex_domain::query::ParsedQuery;
 use cortex_store::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use cortex_store::*;
 use std::sync::{Arc, Mutex};
@@ -60,9 +59,6 @@ impl ItemReads for Interleaved {
 impl LexicalSearch for Interleaved {
     fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
         self.inner.search_lexical(query)
-    }
-    fn fetch_matches(&self, query: &ParsedQuery, ids: &[Uuid]) -> Result<Vec<Candidate>> {
-        self.inner.fetch_matches(query, ids)
     }
     fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
         self.inner.count_lexical(query, cap)

@@ -284,9 +284,19 @@ pub fn idempotency_owner(conn: &Connection, scope: &cortex_domain::Scope, key: &
 /// when the file is sound.
 pub fn integrity_problems(conn: &Connection, full: bool) -> Result<Vec<String>> {
     let pragma = if full { "PRAGMA integrity_check(100)" } else { "PRAGMA quick_check(100)" };
-    let lines = conn
-        .prepare(pragma)?
-        .query_map([], |r| r.get::<_, String>(0))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(lines.into_iter().filter(|line| line != "ok").collect())
+    let mut stmt = conn.prepare(pragma)?;
+    let mut problems = Vec::new();
+    for line in stmt.query_map([], |r| r.get::<_, String>(0))? {
+        match line {
+            Ok(line) if line == "ok" => {}
+            Ok(line) => problems.push(line),
+            // Some damage (a b-tree page that is not one) stops the check itself: that is
+            // its finding, not a failure to report.
+            Err(e) => {
+                problems.push(format!("the check stopped: {e}"));
+                break;
+            }
+        }
+    }
+    Ok(problems)
 }

@@ -9,6 +9,10 @@
 //! PostgreSQL test fails with a message saying how to run it: a backend is never skipped
 //! silently.
 
+mod interleave;
+
+pub use interleave::Interleaved;
+
 use cortex_store::{DbTarget, PoolConfig, Store};
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -35,8 +35,8 @@ pub const MAX_HIT_CONTENT_CHARS: usize = 20_000;
 pub const MAX_RESPONSE_CHARS: usize = 72_000;
 /// A hit's snippet: the best passage of about this many words, cut at this many characters.
 /// Ten brief hits must fit in about 4,000 characters, so a snippet is a sentence, not a page.
-pub const SNIPPET_WORDS: usize = 16;
-pub const MAX_SNIPPET_CHARS: usize = 200;
+pub const SNIPPET_WORDS: usize = 14;
+pub const MAX_SNIPPET_CHARS: usize = 180;
 /// Characters of a title in a brief hit (the whole title comes with `detail: full`).
 pub const MAX_BRIEF_TITLE_CHARS: usize = 80;
 /// Characters of a derived title.

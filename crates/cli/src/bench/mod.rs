@@ -2,10 +2,12 @@
 //! answer, and memory, on the synthetic corpus at each requested size. Prints a Markdown
 //! table for BENCHMARKS.md. Measured on the machine it runs on; nothing here is assumed.
 //! `--purge` runs the purge benchmark (`purge.rs`) instead, `--graph` the graph expansion
-//! benchmark (`graph.rs`), `--vectors` the vector index alone (`vectors.rs`).
+//! benchmark (`graph.rs`), `--vectors` the vector index alone (`vectors.rs`), `--responses`
+//! the size of find answers on real prose (`responses.rs`).
 
 mod graph;
 mod purge;
+mod responses;
 mod vectors;
 
 use crate::corpus::{self, Rng};
@@ -57,6 +59,11 @@ pub struct BenchArgs {
     /// SQLite uses), instead of the store and find benchmark.
     #[arg(long, conflicts_with_all = ["semantic", "reuse", "purge", "graph", "postgres"])]
     vectors: bool,
+    /// Measure the characters (and tokens, at 3 characters each) of find answers on the
+    /// abstracts and queries of this BEIR dataset (e.g. ../shared/evals/scifact), instead of
+    /// the store and find benchmark. `--queries` sets how many questions.
+    #[arg(long, value_name = "DATASET", conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors", "postgres"])]
+    responses: Option<std::path::PathBuf>,
 }
 
 /// How a benchmark database gets its corpus.
@@ -97,6 +104,11 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
     if args.vectors {
         let _ = std::fs::remove_dir_all(&temp);
         return vectors::run(&args.sizes, args.queries).map(|()| ExitCode::SUCCESS);
+    }
+    if let Some(dataset) = &args.responses {
+        let outcome = responses::run(dataset, args.queries, &dir);
+        let _ = std::fs::remove_dir_all(&temp);
+        return outcome.map(|()| ExitCode::SUCCESS);
     }
     if args.graph {
         let outcome = graph::run(&args.sizes, args.queries, &dir, args.postgres.as_deref());

@@ -11,8 +11,11 @@ use crate::response::{FindResponse, Hit};
 use cortex_domain::limits::MAX_RESPONSE_CHARS;
 use cortex_domain::text::truncate_chars;
 
-/// Room kept for what a cut adds: the note, the cursor, `truncated`.
+/// Room kept for what a cut adds: the note, the cursor, `truncated` (a first guess; the
+/// final check gives back hits while `omitted_ids` and the note do not fit).
 const CUT_RESERVE: usize = 1_000;
+/// Room for the `next_cursor` the caller adds after the cut.
+const CURSOR_RESERVE: usize = 64;
 
 /// What a cut left out.
 #[derive(Debug, PartialEq)]
@@ -27,51 +30,70 @@ fn json_len<T: serde::Serialize>(value: &T) -> usize {
     serde_json::to_string(value).map_or(usize::MAX, |s| s.len())
 }
 
-/// Cuts `response` to the budget. `None` when it already fits.
+/// Cuts `response` to the budget. `None` when it already fits. For a read by ids the ids
+/// left out are put in `omitted_ids`; for a search the caller places `next_cursor`.
 pub(super) fn fit_budget(response: &mut FindResponse) -> Option<Cut> {
     if json_len(response) <= MAX_RESPONSE_CHARS {
         return None;
     }
-    let hits = std::mem::take(&mut response.hits);
+    let mut hits = std::mem::take(&mut response.hits);
+    response.truncated = true;
     let room = MAX_RESPONSE_CHARS.saturating_sub(json_len(response) + CUT_RESERVE);
     let mut used = 0;
-    let mut kept = Vec::with_capacity(hits.len());
-    let mut left_out = Vec::new();
-    for hit in hits {
+    let mut kept = 0;
+    for hit in &hits {
         // Each hit after the first also costs the comma between array elements.
-        let size = json_len(&hit) + 1;
-        if left_out.is_empty() && used + size <= room {
-            used += size;
-            kept.push(hit);
-        } else {
-            left_out.push(hit);
+        let size = json_len(hit) + 1;
+        if used + size > room {
+            break;
         }
+        used += size;
+        kept += 1;
     }
-    if kept.is_empty() && !left_out.is_empty() {
-        let mut first = left_out.remove(0);
-        let data_left_out = shrink_to(&mut first, room);
-        response.notes.push(format!(
-            "hit {} is too large for one response: its content is cut{}; read it by `ids` with a smaller `max_content_chars`",
-            first.id,
-            if data_left_out { " and its data left out" } else { "" }
-        ));
-        kept.push(first);
+    let notes = response.notes.clone();
+    let mut shrunk = None;
+    if kept == 0 && !hits.is_empty() {
+        shrunk = Some(shrink_to(&mut hits[0], room));
+        kept = 1;
     }
-    response.truncated = true;
-    let kept_matches = kept.iter().filter(|h| !h.expanded).count();
-    response.hits = kept;
-    if !left_out.is_empty() {
-        response.notes.push(format!(
-            "{} more hit(s) left out to keep this response under ~25,000 tokens: {}",
-            left_out.len(),
-            if response.route_used == "ids" {
-                "read the ids in `omitted_ids` in another call"
-            } else {
-                "pass `next_cursor` for them, or ask for fewer hits or a smaller `max_content_chars`"
+    // The note and `omitted_ids` grow with what is left out: give back hits until all fits.
+    loop {
+        let left_out: Vec<&Hit> = hits[kept..].iter().collect();
+        response.notes = notes.clone();
+        response.omitted_ids.clear();
+        if let (Some(data_left_out), Some(first)) = (shrunk, hits.first()) {
+            response.notes.push(format!(
+                "hit {} is too large for one response: its content is cut{}; read it by `ids` with a smaller `max_content_chars`",
+                first.id,
+                if data_left_out { " and its data left out" } else { "" }
+            ));
+        }
+        if !left_out.is_empty() {
+            let by_ids = response.route_used == "ids";
+            response.notes.push(format!(
+                "{} more hit(s) left out to keep this response under ~25,000 tokens: {}",
+                left_out.len(),
+                if by_ids {
+                    "read the ids in `omitted_ids` in another call"
+                } else {
+                    "pass `next_cursor` for them, or ask for fewer hits"
+                }
+            ));
+            if by_ids {
+                response.omitted_ids =
+                    left_out.iter().filter(|h| !h.expanded).map(|h| h.id.clone()).collect();
             }
-        ));
+        }
+        if kept <= 1 || json_len(response) + used + CURSOR_RESERVE <= MAX_RESPONSE_CHARS {
+            break;
+        }
+        kept -= 1;
+        used -= json_len(&hits[kept]) + 1;
     }
-    let left_out = left_out.into_iter().filter(|h| !h.expanded).map(|h| h.id).collect();
+    let left_out: Vec<String> = hits[kept..].iter().filter(|h| !h.expanded).map(|h| h.id.clone()).collect();
+    hits.truncate(kept);
+    let kept_matches = hits.iter().filter(|h| !h.expanded).count();
+    response.hits = hits;
     Some(Cut { kept_matches, left_out })
 }
 

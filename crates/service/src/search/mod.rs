@@ -74,13 +74,10 @@ impl MemoryService {
         }
         if let Some(cut) = budget::fit_budget(&mut response)
             && !cut.left_out.is_empty()
+            && req.ids.is_empty()
         {
-            if req.ids.is_empty() {
-                // The next page starts right after the last match kept.
-                response.next_cursor = Some(req.cursor_at(req.offset + cut.kept_matches));
-            } else {
-                response.omitted_ids = cut.left_out;
-            }
+            // The next page starts right after the last match kept.
+            response.next_cursor = Some(req.cursor_at(req.offset + cut.kept_matches));
         }
         Ok(response)
     }

@@ -99,7 +99,8 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-fn lines(path: &Path) -> Result<Vec<Value>, String> {
+/// The JSON objects of a JSON Lines file (a BEIR corpus or query file).
+pub(crate) fn lines(path: &Path) -> Result<Vec<Value>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     text.lines()
         .filter(|l| !l.trim().is_empty())

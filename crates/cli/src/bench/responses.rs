@@ -5,6 +5,7 @@
 //! the characters of that JSON, and tokens counted conservatively as characters / 3. Each
 //! case runs brief (the default for a search) and full (every field: the shape before issue 17).
 
+use crate::eval::lines;
 use crate::output;
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;
@@ -15,14 +16,6 @@ use std::path::Path;
 
 /// Abstracts stored: a memory of a few thousand items of a few hundred words.
 const DOCS: usize = 2_000;
-
-fn lines(path: &Path) -> Result<Vec<Value>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).map_err(|e| e.to_string()))
-        .collect()
-}
 
 /// Sizes of one case over every query: characters of the compact JSON, and how many answers
 /// were cut to the budget.

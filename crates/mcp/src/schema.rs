@@ -15,19 +15,71 @@ use std::sync::Arc;
 pub const STORE_TOOL: &str = "memory_store";
 pub const FIND_TOOL: &str = "memory_find";
 
-/// The kind names and their aliases, from the domain's one list of kinds.
-fn kind_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    let names: Vec<&str> =
-        Kind::ALL.iter().map(|k| k.as_str()).chain(Kind::ALIASES.iter().map(|(alias, _)| *alias)).collect();
-    schemars::json_schema!({ "type": "string", "enum": names })
+/// A kind's name: the names and their aliases, from the domain's one list of kinds, defined
+/// once per tool (`$defs/Kind`). The server also takes them in any case and with `-` for `_`.
+struct KindName;
+
+impl JsonSchema for KindName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Kind".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Kind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .chain(Kind::ALIASES.iter().map(|(alias, _)| *alias))
+            .collect();
+        schemars::json_schema!({ "enum": names })
+    }
 }
 
+/// One kind, or null (a delete needs none).
+fn kind_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let kind = generator.subschema_for::<KindName>();
+    schemars::json_schema!({ "anyOf": [kind, { "type": "null" }] })
+}
+
+/// A closed list of words, or null (absent): `enum` alone, no `type`, to stay short.
+fn words(names: &[&str]) -> schemars::Schema {
+    let mut list: Vec<Value> = names.iter().map(|n| json!(n)).collect();
+    list.push(Value::Null);
+    schemars::json_schema!({ "enum": list })
+}
+
+fn mode_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    words(&["fast", "auto", "deep"])
+}
+
+fn widen_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    words(&["branch", "project", "org", "all"])
+}
+
+fn expand_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    words(&["none", "relations", "parents", "children", "all"])
+}
+
+fn detail_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    words(&["brief", "full"])
+}
+
+fn operation_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    words(&["upsert", "delete"])
+}
+
+fn ttl_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    words(&["short", "default", "long", "permanent"])
+}
+
+/// Kinds to keep: a list, or one kind alone, or null.
 fn kinds_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({ "type": "array", "items": kind_schema(generator) })
+    let kind = generator.subschema_for::<KindName>();
+    schemars::json_schema!({ "anyOf": [kind, { "type": "array", "items": kind }, { "type": "null" }] })
 }
 
 #[allow(dead_code)]
 #[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
 struct ScopeArg {
     org: Option<String>,
     project: Option<String>,
@@ -40,6 +92,7 @@ struct ScopeArg {
 
 #[allow(dead_code)]
 #[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
 struct ItemArg {
     /// Needed for a new item (adr = decision, pr = pr_context); not for a delete.
     #[serde(default)]
@@ -58,6 +111,8 @@ struct ItemArg {
     /// The same key twice stores one item.
     idempotency_key: Option<String>,
     /// short 30d, default 90d, long 365d, permanent (default per kind)
+    #[serde(default)]
+    #[schemars(schema_with = "ttl_schema")]
     ttl: Option<String>,
     /// RFC 3339: expire at this instant instead
     expires_at: Option<String>,
@@ -66,6 +121,8 @@ struct ItemArg {
     /// With upsert: update this item. With delete: the item to delete.
     id: Option<String>,
     /// upsert (default) or delete
+    #[serde(default)]
+    #[schemars(schema_with = "operation_schema")]
     operation: Option<String>,
     /// false stores an exact duplicate anyway
     dedupe: Option<bool>,
@@ -73,19 +130,25 @@ struct ItemArg {
 
 #[allow(dead_code)]
 #[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
 struct StoreArgs {
-    /// 1–100 items.
+    #[schemars(length(min = 1, max = 100))]
     items: Vec<ItemArg>,
 }
 
 #[allow(dead_code)]
 #[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
 struct FindArgs {
     /// A few key words; "exact phrase", -exclude, prefix* work.
+    #[schemars(length(min = 1, max = 1000))]
     query: Option<String>,
     /// Fetch these items whole instead of searching.
+    #[schemars(length(max = 100))]
     ids: Option<Vec<String>>,
     /// fast = lexical; auto (default); deep
+    #[serde(default)]
+    #[schemars(schema_with = "mode_schema")]
     mode: Option<String>,
     /// Kinds to keep.
     #[serde(default)]
@@ -93,7 +156,9 @@ struct FindArgs {
     types: Option<Vec<String>>,
     /// Naming fewer of org/project/branch widens the search.
     scope: Option<ScopeArg>,
-    /// branch (default), project, org, all
+    /// Default branch.
+    #[serde(default)]
+    #[schemars(schema_with = "widen_schema")]
     widen: Option<String>,
     /// RFC 3339 or YYYY-MM-DD, on updated time.
     since: Option<String>,
@@ -106,19 +171,27 @@ struct FindArgs {
     include_superseded: Option<bool>,
     /// Also return expired items not purged yet.
     include_expired: Option<bool>,
-    /// 1–100, default 10.
+    /// Default 10.
+    #[schemars(range(min = 1, max = 100))]
     limit: Option<i64>,
     /// next_cursor of the previous page.
     cursor: Option<String>,
-    /// Content characters per hit, 0–20000 (default 600); implies detail full.
+    /// Content characters per hit (default 600); implies detail full.
+    #[schemars(range(min = 0, max = 20000))]
     max_content_chars: Option<i64>,
     /// brief (default for query): id, title, snippet, status, dates; full (default for ids): also content, data, scores.
+    #[serde(default)]
+    #[schemars(schema_with = "detail_schema")]
     detail: Option<String>,
-    /// Also return items linked to the hits: relations (both ways), children (what a hit points to, an entity's observations), parents, all, none. Default none; all in deep mode.
+    /// Also return items linked to the hits: relations (both ways), children (what a hit points to, an entity's observations), parents. Default none; all in deep mode.
+    #[serde(default)]
+    #[schemars(schema_with = "expand_schema")]
     expand: Option<String>,
-    /// Links away to follow, 1–3 (default 1).
+    /// Links away to follow (default 1).
+    #[schemars(range(min = 1, max = 3))]
     depth: Option<i64>,
-    /// Items expansion adds at most, 1–100 (default 20).
+    /// Items expansion adds at most (default 20).
+    #[schemars(range(min = 1, max = 100))]
     expand_limit: Option<i64>,
 }
 
@@ -139,9 +212,17 @@ fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     Arc::new(schema)
 }
 
+/// memory_find needs `query` or `ids`: said in the schema, so a client that validates refuses
+/// `{}` as the server does.
+fn find_input_schema() -> Arc<JsonObject> {
+    let mut schema = (*input_schema::<FindArgs>()).clone();
+    schema.insert("anyOf".into(), json!([{ "required": ["query"] }, { "required": ["ids"] }]));
+    Arc::new(schema)
+}
+
 fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     let mut schema = (*schema_for_type::<T>()).clone();
-    strip(&mut schema, &["$schema", "title", "format"]);
+    strip(&mut schema, &["$schema", "title", "format", "default"]);
     Arc::new(schema)
 }
 
@@ -194,7 +275,7 @@ pub fn tools() -> Vec<Tool> {
     let find = Tool::new(
         FIND_TOOL,
         "Find stored knowledge, ranked (relevance, recency, scope, citations), with snippets. Searches the current branch unless widened. Fewer than 3 hits come with computed suggestions.",
-        input_schema::<FindArgs>(),
+        find_input_schema(),
     )
     .with_title("Find memory")
     .with_raw_output_schema(output_schema::<FindResponse>())

@@ -91,6 +91,15 @@ pub fn parse_store_request(args: &Value) -> Result<Vec<Result<ItemOp, Validation
     let Value::Object(args) = args else {
         return Err(ValidationError::wrong_type("arguments", "an object with `items`", args));
     };
+    // Refused like memory_find's: an argument the server would ignore is a mistake to report.
+    if let Some(key) = args.keys().find(|k| k.as_str() != "items") {
+        return Err(ValidationError::new(
+            ErrorCode::UnknownField,
+            key.clone(),
+            format!("`{key}` is not a memory_store argument"),
+            format!("memory_store takes only `items`: {example}"),
+        ));
+    }
     let items = match args.get("items") {
         None | Some(Value::Null) => return Err(ValidationError::missing("items", example)),
         Some(Value::Array(items)) => items,

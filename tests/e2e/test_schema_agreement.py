@@ -1,0 +1,118 @@
+"""The published input schemas say exactly what the server does (issue 17, item 1): over the
+README's examples and a sample of real and malformed arguments, a JSON Schema 2020-12
+validator accepts an argument object exactly when the server does.
+
+"The server accepts" means: no request-level error, and for memory_store no item refused as
+malformed. Semantic rules the schema cannot state (a kind's required data fields, a real
+calendar date, a query of only stopwords) are server-side by design and not sampled here; so is
+one courtesy: the server also takes a kind's name in another case or with `-` for `_`, while the
+schema lists the canonical spellings and aliases."""
+
+import jsonschema
+
+from conftest import connect, run
+
+UUID = "01a20ee0-2f50-7297-b7bc-eef19a09bd2a"
+
+FIND_ACCEPTED = [
+    {"query": "postgres sessions"},
+    {"query": "postgres", "types": ["decision", "adr", "runbook"]},
+    {"query": "postgres", "types": "decision"},
+    {"query": "postgres", "mode": "deep", "limit": 100, "expand": "all", "depth": 3, "expand_limit": 100},
+    {"query": "postgres", "mode": "fast", "widen": "all", "detail": "full", "max_content_chars": 0},
+    {"query": "postgres", "scope": {"org": "acme", "project": "api", "branch": "main"}},
+    {"query": "postgres", "since": "2026-01-01", "until": "2030-01-01T00:00:00Z"},
+    {"query": "postgres", "tags": ["db", "auth"], "status": "accepted"},
+    {"query": "postgres", "include_superseded": True, "include_expired": False},
+    {"query": "postgres", "limit": None, "mode": None, "types": None, "detail": None},
+    {"ids": [UUID]},
+    {"ids": [UUID], "query": "ignored when ids are given", "detail": "brief"},
+    {"query": "x" * 1000},
+]
+
+FIND_REFUSED = [
+    {},
+    {"query": 5},
+    {"query": ""},
+    {"query": "x" * 1001},
+    {"query": "postgres", "bogus": True},
+    {"query": "postgres", "types": ["novel"]},
+    {"query": "postgres", "mode": "turbo"},
+    {"query": "postgres", "widen": "galaxy"},
+    {"query": "postgres", "detail": "everything"},
+    {"query": "postgres", "expand": "sideways"},
+    {"query": "postgres", "limit": 0},
+    {"query": "postgres", "limit": 101},
+    {"query": "postgres", "limit": "10"},
+    {"query": "postgres", "depth": 4},
+    {"query": "postgres", "expand_limit": 0},
+    {"query": "postgres", "max_content_chars": 20001},
+    {"query": "postgres", "scope": "main"},
+    {"query": "postgres", "scope": {"planet": "mars"}},
+    {"query": "postgres", "include_expired": "yes"},
+    {"query": "postgres", "tags": "db"},
+    {"ids": "not-a-list"},
+    {"ids": [UUID] * 101},
+]
+
+
+def item(**extra):
+    return {"kind": "decision", "data": {"title": "Sessions in Postgres", "component": "auth",
+                                         "status": "accepted", "rationale": "one store"}, **extra}
+
+
+STORE_ACCEPTED = [
+    {"items": [item()]},
+    {"items": [{"kind": "adr", "data": {"title": "ADR alias", "component": "api", "status": "proposed", "rationale": "r"}}]},
+    {"items": [{"kind": "section", "content": "free text", "tags": ["a"], "ttl": "long", "metadata": {"k": 1}}]},
+    {"items": [{"kind": "todo", "content": "with source", "source": {"actor": "agent"}, "idempotency_key": "k1"}]},
+    {"items": [{"kind": "section", "content": "scoped", "scope": {"branch": "feature-x"}, "dedupe": False}]},
+    {"items": [{"kind": "section", "content": "expiring", "expires_at": "2030-01-01T00:00:00Z", "ttl": None}]},
+    {"items": [{"kind": "pr", "operation": "upsert", "data": {"pr_number": 7, "title": "Fix", "status": "open",
+                                                            "base_branch": "main", "head_branch": "fix"}}]},
+    {"items": [item()] * 100},
+]
+
+STORE_REFUSED = [
+    {},
+    {"items": []},
+    {"items": "one"},
+    {"items": [item()] * 101},
+    {"items": [item()], "extra": 1},
+    {"items": [{"kind": "section", "content": "x", "colour": "blue"}]},
+    {"items": [{"kind": "section", "content": "x", "ttl": "forever"}]},
+    {"items": [{"kind": "section", "content": "x", "operation": "merge"}]},
+    {"items": [{"kind": "section", "content": "x", "tags": "a"}]},
+    {"items": [{"kind": "section", "content": "x", "scope": {"planet": "mars"}}]},
+    {"items": [{"kind": "novel", "content": "x"}]},
+    {"items": [{"kind": "section", "content": 5}]},
+    {"items": [{"kind": "section", "content": "x", "dedupe": "no"}]},
+]
+
+
+def accepted_by_server(tool, is_error, out):
+    if is_error:
+        return False
+    if tool == "memory_store":
+        return all(r["status"] != "validation_error" for r in out["results"])
+    return True
+
+
+def test_the_input_schemas_accept_exactly_what_the_server_accepts(db):
+    async def body():
+        async with connect(db) as c:
+            tools = {t.name: t for t in (await c.session.list_tools()).tools}
+            disagreements = []
+            for tool, samples in [
+                ("memory_find", [(a, True) for a in FIND_ACCEPTED] + [(a, False) for a in FIND_REFUSED]),
+                ("memory_store", [(a, True) for a in STORE_ACCEPTED] + [(a, False) for a in STORE_REFUSED]),
+            ]:
+                validator = jsonschema.Draft202012Validator(tools[tool].input_schema)
+                for args, expected in samples:
+                    by_schema = validator.is_valid(args)
+                    is_error, out = await c.call(tool, args)
+                    by_server = accepted_by_server(tool, is_error, out)
+                    if not (by_schema == by_server == expected):
+                        disagreements.append((tool, str(args)[:120], f"schema={by_schema} server={by_server} expected={expected}"))
+            assert not disagreements, "\n".join(map(str, disagreements))
+    run(body)

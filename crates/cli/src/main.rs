@@ -10,6 +10,7 @@ mod transfer;
 use clap::{Parser, Subcommand};
 use cortex_service::audit::VerifyOptions;
 use cortex_service::config::ConfigError;
+use cortex_service::report::DoctorReport;
 use cortex_service::{Config, MemoryService, ServiceError};
 use serde_json::{Value, json};
 use std::io::Read;
@@ -319,8 +320,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Doctor { full, anchor } => {
             let options = verify_options(full, anchor)?;
+            let settings = cortex_service::settings::in_force(|k| std::env::var(k).ok(), cli.db.as_deref());
             let service = open(cli.db)?;
-            respond(service.doctor(&options), |r| {
+            let report = service.doctor(&options).map(|r| DoctorReport { settings, ..r });
+            respond(report, |r| {
                 output::json(r);
                 if r.healthy() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
             })

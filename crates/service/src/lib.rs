@@ -20,6 +20,7 @@ pub mod response;
 pub mod scope_inference;
 mod search;
 pub mod semantic;
+pub mod settings;
 pub mod transfer;
 mod typos;
 

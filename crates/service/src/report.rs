@@ -33,6 +33,9 @@ pub struct DoctorReport {
     pub integrity: IntegrityReport,
     /// The audit trail's triggers and hash chain (see `cortex audit --verify`).
     pub audit: crate::audit::AuditVerification,
+    /// Every setting's value in force and where it came from (filled by the command line,
+    /// which knows its flags).
+    pub settings: Vec<crate::settings::SettingInForce>,
 }
 
 #[derive(Debug, Serialize)]
@@ -123,6 +126,7 @@ impl MemoryService {
             backends: "sqlite (embedded, the default); postgresql ≥ 18 with pgvector and pg_trgm (--db postgres://…)",
             integrity,
             audit,
+            settings: Vec::new(),
         })
     }
 }

@@ -35,3 +35,13 @@ fn what_the_model_sees_of_both_tools_stays_under_6000_characters() {
     let names: Vec<_> = cortex_mcp::tools().iter().map(|t| t.name.to_string()).collect();
     assert_eq!(names, vec!["memory_store", "memory_find"]);
 }
+
+/// The server instructions reach every session's context too: short, and measured.
+#[test]
+fn the_server_instructions_stay_under_2200_characters() {
+    let instructions = include_str!("../src/instructions.md");
+    assert!(instructions.len() <= 2_200, "{} characters", instructions.len());
+    for must in ["memory_find BEFORE", "memory_store AFTER", "supersede", "ids"] {
+        assert!(instructions.contains(must), "the instructions say when and how: {must}");
+    }
+}

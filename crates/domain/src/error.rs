@@ -1,8 +1,8 @@
 //! The one error type for everything a caller can get wrong.
 //!
 //! Every refusal names the field (as a path like `items[2].data.rationale`) and carries a
-//! `human_hint` that says how to fix it. Internal failures are not modelled here: they belong
-//! to the store and service layers.
+//! `human_hint` that says how to fix it. [`ErrorCode`] is the one table of codes, shared by
+//! the tools, the CLI and docs/TOOL_CONTRACT.md (a test holds the document to it).
 
 use serde::Serialize;
 
@@ -25,6 +25,66 @@ pub enum ErrorCode {
     BadCursor,
     /// Valid input that a governance rule refuses (an accepted decision's rationale, …).
     BusinessRuleBlocked,
+    /// Not the caller's input: the server failed (the message says how).
+    Internal,
+}
+
+impl ErrorCode {
+    /// Every code, in the order the tool contract lists them.
+    pub const ALL: [ErrorCode; 15] = [
+        ErrorCode::MissingField,
+        ErrorCode::WrongType,
+        ErrorCode::InvalidValue,
+        ErrorCode::UnknownField,
+        ErrorCode::UnknownKind,
+        ErrorCode::TooLong,
+        ErrorCode::TooLarge,
+        ErrorCode::TooMany,
+        ErrorCode::Empty,
+        ErrorCode::ControlCharacter,
+        ErrorCode::NotFound,
+        ErrorCode::KindMismatch,
+        ErrorCode::BadCursor,
+        ErrorCode::BusinessRuleBlocked,
+        ErrorCode::Internal,
+    ];
+
+    /// The code as it is sent: `missing_field`, …
+    pub fn as_str(self) -> &'static str {
+        self.entry().0
+    }
+
+    /// What the code means, as the tool contract's table says it.
+    pub fn meaning(self) -> &'static str {
+        self.entry().1
+    }
+
+    /// The one table of codes and meanings.
+    fn entry(self) -> (&'static str, &'static str) {
+        match self {
+            ErrorCode::MissingField => ("missing_field", "a required field or argument is absent"),
+            ErrorCode::WrongType => ("wrong_type", "a value has the wrong JSON type"),
+            ErrorCode::InvalidValue => ("invalid_value", "a value is outside what the field accepts"),
+            ErrorCode::UnknownField => ("unknown_field", "a field or argument the server does not know"),
+            ErrorCode::UnknownKind => ("unknown_kind", "not one of the 16 kinds or their aliases"),
+            ErrorCode::TooLong => ("too_long", "a text is longer than its limit"),
+            ErrorCode::TooLarge => ("too_large", "a value or message is larger than its limit in bytes"),
+            ErrorCode::TooMany => ("too_many", "a list has more entries than its limit"),
+            ErrorCode::Empty => ("empty", "a value that must not be empty is"),
+            ErrorCode::ControlCharacter => {
+                ("control_character", "a text holds a NUL or another control character")
+            }
+            ErrorCode::NotFound => ("not_found", "an id names no live item"),
+            ErrorCode::KindMismatch => {
+                ("kind_mismatch", "an item named by id is of another kind than required")
+            }
+            ErrorCode::BadCursor => ("bad_cursor", "a cursor from another query, or damaged"),
+            ErrorCode::BusinessRuleBlocked => {
+                ("business_rule_blocked", "valid input that a governance rule refuses")
+            }
+            ErrorCode::Internal => ("internal", "a server-side failure, not the caller's input"),
+        }
+    }
 }
 
 /// A refusal of one item or one request, with enough detail for an agent to correct it.
@@ -84,5 +144,27 @@ pub fn json_type_name(value: &serde_json::Value) -> &'static str {
         serde_json::Value::String(_) => "a string",
         serde_json::Value::Array(_) => "an array",
         serde_json::Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod code_table {
+    use super::ErrorCode;
+
+    #[test]
+    fn every_code_is_sent_as_its_table_name() {
+        for code in ErrorCode::ALL {
+            assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
+        }
+    }
+
+    #[test]
+    fn the_tool_contract_lists_every_code_with_its_meaning() {
+        let doc = include_str!("../../../docs/TOOL_CONTRACT.md");
+        let rows: Vec<String> = doc.lines().filter(|l| l.starts_with("| `")).map(str::to_string).collect();
+        for code in ErrorCode::ALL {
+            let row = format!("| `{}` | {} |", code.as_str(), code.meaning());
+            assert!(rows.contains(&row), "docs/TOOL_CONTRACT.md lacks the row {row}");
+        }
     }
 }

@@ -52,7 +52,7 @@ impl CortexServer {
             Err(ServiceError::Internal(e)) => {
                 tracing::error!(error = %e, "tool call failed");
                 Ok(CallToolResult::structured_error(json!({ "error": {
-                    "code": "internal",
+                    "code": cortex_domain::ErrorCode::Internal.as_str(),
                     "field": "",
                     "message": e.to_string(),
                     "human_hint": "this is a server-side failure, not your input; retry, and if it persists run `cortex doctor`",

@@ -34,10 +34,7 @@ pub struct ErrorBody {
 impl From<&ValidationError> for ErrorBody {
     fn from(e: &ValidationError) -> Self {
         ErrorBody {
-            code: serde_json::to_value(e.code)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            code: e.code.as_str().to_string(),
             field: e.field.clone(),
             message: e.message.clone(),
             human_hint: e.human_hint.clone(),

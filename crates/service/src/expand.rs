@@ -1,7 +1,9 @@
 //! The knowledge graph in finds: expansion from the hits along relations and observations
 //! (`expand`, `depth`, `expand_limit`), citations for ranking, and the links of items read by id.
 
-use crate::response::{FindResponse, GraphEdge, GraphNode, GraphView, Hit, ObservationView, RelationView};
+use crate::response::{
+    Direction, FindResponse, GraphEdge, GraphNode, GraphView, Hit, ObservationView, RelationView,
+};
 use crate::search::{hit, parts_for};
 use crate::{MemoryService, Result};
 use cortex_domain::graph::{self, Edge, Expand, HAS_OBSERVATION, Reached};
@@ -172,9 +174,9 @@ impl MemoryService {
                     continue;
                 }
                 let (direction, other) = if link.from == id {
-                    ("outgoing", link.to)
+                    (Direction::Outgoing, link.to)
                 } else if link.to == Some(id) {
-                    ("incoming", Some(link.from))
+                    (Direction::Incoming, Some(link.from))
                 } else {
                     continue;
                 };
@@ -182,7 +184,7 @@ impl MemoryService {
                 hit.relations.push(RelationView {
                     id: link.id.to_string(),
                     relation_type: link.title.clone(),
-                    direction: direction.into(),
+                    direction,
                     other_id: other.record.id.to_string(),
                     other_kind: other.record.kind.to_string(),
                     other_title: other.record.title.clone(),

@@ -217,7 +217,7 @@ pub struct RelationView {
     pub id: String,
     pub relation_type: String,
     /// `outgoing` (this item → other) or `incoming` (other → this item).
-    pub direction: String,
+    pub direction: Direction,
     pub other_id: String,
     pub other_kind: String,
     pub other_title: String,
@@ -258,12 +258,64 @@ pub struct SearchedScope {
     pub filter: Scope,
 }
 
+/// What a find ran. Typed up to the serializer, so no layer parses it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Route {
+    /// Lexical and dense, fused.
+    Hybrid,
+    Lexical,
+    /// Items read by id.
+    Ids,
+    /// The query had no searchable word.
+    None,
+}
+
+impl Route {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Route::Hybrid => "hybrid",
+            Route::Lexical => "lexical",
+            Route::Ids => "ids",
+            Route::None => "none",
+        }
+    }
+}
+
+impl std::fmt::Display for Route {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for Route {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// Which way a relation points, seen from the item read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// This item → the other.
+    Outgoing,
+    /// The other → this item.
+    Incoming,
+}
+
+impl PartialEq<&str> for Direction {
+    fn eq(&self, other: &&str) -> bool {
+        matches!((self, *other), (Direction::Outgoing, "outgoing") | (Direction::Incoming, "incoming"))
+    }
+}
+
 /// The answer to `memory_find`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FindResponse {
     pub hits: Vec<Hit>,
     /// What ran: `lexical`, `ids`, or `none` when the query had no searchable word.
-    pub route_used: String,
+    pub route_used: Route,
     /// The mode asked for.
     pub mode: String,
     /// How well the best hit answers the query, 0–1.

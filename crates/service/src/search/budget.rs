@@ -7,7 +7,7 @@
 //! part of it looks complete. Only a single hit too large for the budget on its own is shown
 //! with its content cut (and, past that, without its `data`), and the note says so.
 
-use crate::response::{FindResponse, Hit};
+use crate::response::{FindResponse, Hit, Route};
 use cortex_domain::limits::MAX_RESPONSE_CHARS;
 use cortex_domain::text::truncate_chars;
 
@@ -69,7 +69,7 @@ pub(super) fn fit_budget(response: &mut FindResponse) -> Option<Cut> {
             ));
         }
         if !left_out.is_empty() {
-            let by_ids = response.route_used == "ids";
+            let by_ids = response.route_used == Route::Ids;
             response.notes.push(format!(
                 "{} more hit(s) left out to keep this response under ~25,000 tokens: {}",
                 left_out.len(),

@@ -14,7 +14,7 @@ mod suggest;
 
 pub(crate) use hits::{hit, parts_for};
 
-use crate::response::{FindResponse, Hit, SearchedScope};
+use crate::response::{FindResponse, Hit, Route, SearchedScope};
 use crate::semantic::{Compare, DenseHit};
 use crate::{MemoryService, Result};
 use candidates::{Candidate, fused_candidates};
@@ -51,7 +51,7 @@ impl MemoryService {
         let filter = ScopeFilter::resolve(&self.inferred.scope, req.scope.as_ref(), req.widen);
         let mut response = FindResponse {
             hits: Vec::new(),
-            route_used: "lexical".into(),
+            route_used: Route::Lexical,
             mode: req.mode.as_str().into(),
             confidence: 0.0,
             searched_scope: searched_scope(&filter),
@@ -83,7 +83,7 @@ impl MemoryService {
     }
 
     fn lookup(&self, req: &FindRequest, filter: &ScopeFilter, response: &mut FindResponse) -> Result<()> {
-        response.route_used = "ids".into();
+        response.route_used = Route::Ids;
         let now = self.now()?;
         let found = self.store.get(&req.ids)?;
         let cited = self.citations(&req.ids, now)?;
@@ -115,7 +115,7 @@ impl MemoryService {
     ) -> Result<()> {
         let parsed = parse_query(text);
         if parsed.is_empty() {
-            response.route_used = "none".into();
+            response.route_used = Route::None;
             response.suggestions.push(format!(
                 "`{}` has no searchable word (only stopwords, symbols or exclusions): add a word made of letters or digits",
                 truncate_chars(text, 60).0
@@ -160,7 +160,7 @@ impl MemoryService {
             }
         };
         if dense.is_some() {
-            response.route_used = "hybrid".into();
+            response.route_used = Route::Hybrid;
         }
         let pool_full = lexical.len() == pool || dense.as_ref().is_some_and(|d| d.len() == pool);
         let candidates = fused_candidates(&lexical, dense.as_deref(), req.lexical_weight);

@@ -1,10 +1,9 @@
 //! PostgreSQL ≥ 18 backend: the shared, many-machine system of record.
 //!
 //! - Lexical: a stored generated `tsvector` (English stemming; title weighted over body) with a
-//!   GIN index, queried through parameters only (`tsquery.rs`), ranked by `ts_rank`, snippets
-//!   by `ts_headline`.
-//! - Dense: pgvector HNSW (cosine), one partial index per vector dimension, with iterative
-//!   scans so a filtered `LIMIT` still returns `k` rows.
+//!   GIN index, queried through parameters only (`tsquery.rs`), ranked by `ts_rank`.
+//! - Dense: pgvector HNSW (cosine), one partial index per vector dimension (`vector_index.rs`),
+//!   with iterative scans so a filtered `LIMIT` still returns `k` rows.
 //! - Spelling: `lexicon` holds written words and counts, with a pg_trgm index.
 //! - Concurrency: many processes share the database. Inserts that could duplicate each other
 //!   take transaction advisory locks in a fixed order, idempotency keys are decided by a unique
@@ -23,6 +22,7 @@ mod preflight;
 mod read;
 mod row;
 mod tsquery;
+mod vector_index;
 mod write;
 
 use crate::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
@@ -141,7 +141,7 @@ fn connect_reason(e: &postgres::Error) -> String {
 impl ItemWrites for PostgresStore {
     fn write_batch_as(&self, ops: &[WriteOp], context: &WriteContext) -> Result<Vec<WriteOutcome>> {
         let mut conn = self.primary()?;
-        write::ensure_vector_indexes(&mut conn, ops, &self.indexed_dimensions)?;
+        vector_index::ensure_vector_indexes(&mut conn, ops, &self.indexed_dimensions)?;
         write::apply_batch(&mut conn, ops, context)
     }
 }
@@ -219,7 +219,7 @@ impl VectorSource for PostgresStore {
     fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()> {
         let mut conn = self.primary()?;
         let dims = vectors.iter().map(|r| r.vector.len()).collect();
-        write::ensure_dimension_indexes(&mut conn, dims, &self.indexed_dimensions)?;
+        vector_index::ensure_dimension_indexes(&mut conn, dims, &self.indexed_dimensions)?;
         write::set_vectors(&mut conn, vectors)
     }
 

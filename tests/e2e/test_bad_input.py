@@ -62,3 +62,15 @@ def test_bad_limits_are_refused(db, limit):
             is_error, out = await c.call("memory_find", {"query": "x", "limit": limit})
             assert is_error and out["error"]["field"] == "limit"
     run(body)
+
+
+def test_a_thousand_find_tags_are_too_many_not_internal(db):
+    async def body():
+        async with connect(db) as c:
+            await c.store({"kind": "todo", "content": "tagged work", "tags": ["ops"]})
+            is_error, out = await c.call("memory_find", {"query": "tagged", "tags": [f"t{i}" for i in range(1000)]})
+            assert is_error and out["error"]["code"] == "too_many" and out["error"]["field"] == "tags", out
+            assert "32" in out["error"]["human_hint"]
+            found = await c.find(query="tagged", tags=["ops"] * 32)
+            assert len(found["hits"]) == 1
+    run(body)

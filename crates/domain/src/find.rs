@@ -157,6 +157,18 @@ impl FindRequest {
         let until = date_arg(args, "until")?;
         let tags = match args.get("tags") {
             None | Some(Value::Null) => Vec::new(),
+            // An item holds at most MAX_TAGS tags and a hit must carry every tag asked for,
+            // so a longer list can match nothing; refusing it also bounds the filter's SQL.
+            Some(Value::Array(list)) if list.len() > MAX_TAGS => {
+                return Err(ValidationError::new(
+                    ErrorCode::TooMany,
+                    "tags",
+                    format!("{} tags; at most {MAX_TAGS}", list.len()),
+                    format!(
+                        "a hit must carry every tag given and items hold at most {MAX_TAGS}: pass the few tags that matter"
+                    ),
+                ));
+            }
             Some(Value::Array(list)) => list
                 .iter()
                 .enumerate()
@@ -448,6 +460,19 @@ mod tests {
         assert_eq!(
             FindRequest::from_json(&json!({"query": "x", "expand_limit": 0})).unwrap_err().field,
             "expand_limit"
+        );
+    }
+
+    #[test]
+    fn more_tags_than_an_item_can_hold_are_too_many() {
+        let tags: Vec<String> = (0..1_000).map(|i| format!("t{i}")).collect();
+        let err = FindRequest::from_json(&json!({"query": "x", "tags": tags})).unwrap_err();
+        assert_eq!((err.code, err.field.as_str()), (ErrorCode::TooMany, "tags"));
+        assert!(err.message.contains("1000") && err.human_hint.contains("32"), "{err:?}");
+        let tags: Vec<String> = (0..MAX_TAGS).map(|i| format!("t{i}")).collect();
+        assert_eq!(
+            FindRequest::from_json(&json!({"query": "x", "tags": tags})).unwrap().tags.len(),
+            MAX_TAGS
         );
     }
 

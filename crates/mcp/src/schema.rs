@@ -81,6 +81,7 @@ struct FindArgs {
     /// A few key words; "exact phrase", -exclude, prefix* work.
     query: Option<String>,
     /// Fetch these items whole instead of searching.
+    #[schemars(length(max = cortex_domain::limits::MAX_IDS))]
     ids: Option<Vec<String>>,
     /// fast = lexical; auto (default); deep
     mode: Option<String>,
@@ -95,6 +96,7 @@ struct FindArgs {
     since: Option<String>,
     until: Option<String>,
     /// Hits must carry all of these.
+    #[schemars(length(max = cortex_domain::limits::MAX_TAGS))]
     tags: Option<Vec<String>>,
     /// The kind's status, e.g. accepted, open.
     status: Option<String>,

@@ -52,8 +52,19 @@ impl ValidationError {
         Self::new(ErrorCode::MissingField, field.clone(), format!("`{field}` is required"), hint)
     }
 
+    /// The value at `field` has the wrong JSON type. A nested validator passes `""` for the
+    /// value it was given (its caller adds the path with [`ValidationError::under`]), so the
+    /// text then says "this value" rather than naming an empty field.
     pub fn wrong_type(field: impl Into<String>, expected: &str, got: &serde_json::Value) -> Self {
         let field = field.into();
+        if field.is_empty() {
+            return Self::new(
+                ErrorCode::WrongType,
+                field,
+                format!("this value must be {expected}, got {}", json_type_name(got)),
+                format!("send {expected} here"),
+            );
+        }
         Self::new(
             ErrorCode::WrongType,
             field.clone(),

@@ -140,7 +140,15 @@ pub(super) fn parse_idempotency_key(value: Option<&Value>) -> Result<Option<Stri
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(key)) => {
             let count = key.chars().count();
-            if count == 0 || count > MAX_IDEMPOTENCY_KEY_CHARS {
+            if count == 0 {
+                return Err(ValidationError::new(
+                    ErrorCode::Empty,
+                    "idempotency_key",
+                    "`idempotency_key` is empty",
+                    "use a short unique string per logical write, such as a UUID, or leave the field out",
+                ));
+            }
+            if count > MAX_IDEMPOTENCY_KEY_CHARS {
                 return Err(ValidationError::new(
                     ErrorCode::TooLong,
                     "idempotency_key",

@@ -91,6 +91,14 @@ pub fn parse_store_request(args: &Value) -> Result<Vec<Result<ItemOp, Validation
     let Value::Object(args) = args else {
         return Err(ValidationError::wrong_type("arguments", "an object with `items`", args));
     };
+    if let Some(key) = args.keys().find(|k| k.as_str() != "items") {
+        return Err(ValidationError::new(
+            ErrorCode::UnknownField,
+            key.clone(),
+            format!("`{key}` is not a memory_store argument"),
+            "memory_store takes only `items`; per-item options (idempotency_key, ttl, dedupe, ...) go inside each item",
+        ));
+    }
     let items = match args.get("items") {
         None | Some(Value::Null) => return Err(ValidationError::missing("items", example)),
         Some(Value::Array(items)) => items,
@@ -419,7 +427,26 @@ mod tests {
             let err = one(item.clone()).unwrap_err();
             assert_eq!(err.field, field, "{item}");
             assert!(!err.human_hint.is_empty());
+            // Issue 15 item 10: no message or hint may name an empty field ("send `` as ...").
+            assert!(!err.message.contains("``") && !err.human_hint.contains("``"), "{err:?}");
         }
+    }
+
+    #[test]
+    fn an_empty_idempotency_key_is_empty_not_too_long() {
+        let err = one(json!({"kind": "section", "content": "x", "idempotency_key": ""})).unwrap_err();
+        assert_eq!((err.code, err.field.as_str()), (ErrorCode::Empty, "items[0].idempotency_key"));
+        let err =
+            one(json!({"kind": "section", "content": "x", "idempotency_key": "k".repeat(257)})).unwrap_err();
+        assert_eq!(err.code, ErrorCode::TooLong);
+    }
+
+    #[test]
+    fn unknown_top_level_arguments_are_refused_like_memory_find_does() {
+        let err = parse_store_request(&json!({"items": [{"kind": "todo", "content": "x"}], "dry_run": true}))
+            .unwrap_err();
+        assert_eq!((err.code, err.field.as_str()), (ErrorCode::UnknownField, "dry_run"));
+        assert!(err.human_hint.contains("items"), "{err:?}");
     }
 
     #[test]

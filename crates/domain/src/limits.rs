@@ -36,6 +36,9 @@ pub const MAX_HIT_CONTENT_CHARS: usize = 20_000;
 /// A whole `memory_find` response stays under 25,000 tokens; at ~4 characters a token of
 /// JSON this is the character budget the response is trimmed to.
 pub const MAX_RESPONSE_CHARS: usize = 90_000;
+/// Milliseconds a `memory_find` may take before it answers with what it has: a route still
+/// running then is left out, later stages are skipped, and `notes` says so.
+pub const FIND_DEADLINE_MS: u64 = 5_000;
 /// Characters of a derived title.
 pub const MAX_TITLE_CHARS: usize = 200;
 

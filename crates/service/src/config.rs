@@ -2,10 +2,12 @@
 
 use crate::scope_inference::{self, InferredScope};
 use crate::semantic::EmbedderChoice;
+use cortex_domain::limits::FIND_DEADLINE_MS;
 use cortex_domain::near_duplicate::NearDuplicatePolicy;
 use cortex_embed::OpenAiConfig;
 use cortex_store::{DbTarget, PoolConfig};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -14,12 +16,21 @@ pub struct Config {
     pub scope: InferredScope,
     pub embedder: EmbedderChoice,
     pub near_duplicates: NearDuplicatePolicy,
+    /// How long a find may take before it answers with what it has
+    /// ([`cortex_domain::limits::FIND_DEADLINE_MS`]; tests and benchmarks shorten it).
+    pub find_deadline: Duration,
 }
 
 impl Config {
     /// A config given outright, with the default near-duplicate policy.
     pub fn new(db: DbTarget, scope: InferredScope, embedder: EmbedderChoice) -> Config {
-        Config { db, scope, embedder, near_duplicates: NearDuplicatePolicy::default() }
+        Config {
+            db,
+            scope,
+            embedder,
+            near_duplicates: NearDuplicatePolicy::default(),
+            find_deadline: Duration::from_millis(FIND_DEADLINE_MS),
+        }
     }
 
     /// `db` from `--db` (the CLI also reads `CORTEX_DB` into it): a SQLite file path or a
@@ -32,7 +43,13 @@ impl Config {
             None => DbTarget::Sqlite(default_db_path()),
         };
         let scope = scope_inference::infer(workdir, |k| std::env::var(k).ok());
-        Config { db, scope, embedder: embedder_from_env(), near_duplicates: near_duplicates_from_env() }
+        Config {
+            db,
+            scope,
+            embedder: embedder_from_env(),
+            near_duplicates: near_duplicates_from_env(),
+            find_deadline: find_deadline_from_env(),
+        }
     }
 }
 
@@ -94,6 +111,22 @@ fn embedder_from_vars(var: impl Fn(&str) -> Option<String>) -> EmbedderChoice {
 
 /// `CORTEX_NEAR_DUP_THRESHOLD` (cosine, default 0.85) and `CORTEX_NEAR_DUP_WINDOW_DAYS`
 /// (default 30); unparsable values fall back to the defaults with a warning.
+/// `CORTEX_FIND_DEADLINE_MS`, for tests and benchmarks that need a find to run out of time;
+/// the default is [`FIND_DEADLINE_MS`].
+pub fn find_deadline_from_env() -> Duration {
+    let default = Duration::from_millis(FIND_DEADLINE_MS);
+    let Ok(v) = std::env::var("CORTEX_FIND_DEADLINE_MS") else { return default };
+    match v.trim().parse::<u64>() {
+        Ok(ms) => Duration::from_millis(ms),
+        Err(_) => {
+            tracing::warn!(
+                "CORTEX_FIND_DEADLINE_MS={v} is not a whole number of milliseconds; using {FIND_DEADLINE_MS}"
+            );
+            default
+        }
+    }
+}
+
 pub fn near_duplicates_from_env() -> NearDuplicatePolicy {
     let mut policy = NearDuplicatePolicy::default();
     let read = |key: &str| std::env::var(key).ok().map(|v| v.trim().to_string());

@@ -40,7 +40,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
     let db = args.corpus_db.clone().unwrap_or_else(|| temp.clone());
     let fresh = !db.exists();
     let scope = InferredScope::fixed("eval", "beir", "main");
-    let embedder = cortex_service::config::embedder_from_env();
+    let embedder = cortex_service::config::embedder_from_env().map_err(|e| e.to_string())?;
     if let EmbedderChoice::None = embedder {
         return Err(
             "cortex eval compares lexical, dense and hybrid routes: unset CORTEX_EMBEDDER=none".into()

@@ -9,6 +9,7 @@ mod transfer;
 
 use clap::{Parser, Subcommand};
 use cortex_service::audit::VerifyOptions;
+use cortex_service::config::ConfigError;
 use cortex_service::{Config, MemoryService, ServiceError};
 use serde_json::{Value, json};
 use std::io::Read;
@@ -155,12 +156,14 @@ enum ModelCommand {
 }
 
 fn main() -> ExitCode {
-    init_logging();
+    if let Err(e) = init_logging() {
+        eprintln!("cortex: {e}");
+        return ExitCode::FAILURE;
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
         Err(message) => {
-            tracing::error!("{message}");
             eprintln!("cortex: {message}");
             ExitCode::FAILURE
         }
@@ -169,12 +172,20 @@ fn main() -> ExitCode {
 
 /// Logs go to stderr only: in `serve`, stdout is the protocol channel.
 /// `CORTEX_LOG` sets the level (error, warn, info, debug, trace; default info).
-fn init_logging() {
-    let level = std::env::var("CORTEX_LOG")
-        .ok()
-        .and_then(|l| l.parse::<tracing::Level>().ok())
-        .unwrap_or(tracing::Level::INFO);
+fn init_logging() -> Result<(), ConfigError> {
+    let level = match std::env::var("CORTEX_LOG").ok().filter(|l| !l.trim().is_empty()) {
+        None => tracing::Level::INFO,
+        Some(l) => l.trim().parse::<tracing::Level>().map_err(|_| {
+            ConfigError::new(
+                "CORTEX_LOG",
+                &l,
+                "is not a log level",
+                "use error, warn, info (the default), debug or trace",
+            )
+        })?,
+    };
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).with_ansi(false).init();
+    Ok(())
 }
 
 fn model_location() -> cortex_embed::ModelLocation {
@@ -183,7 +194,7 @@ fn model_location() -> cortex_embed::ModelLocation {
 
 fn open(db: Option<String>) -> Result<MemoryService, String> {
     let workdir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let config = Config::resolve(db, &workdir);
+    let config = Config::resolve(db, &workdir).map_err(|e| e.to_string())?;
     MemoryService::open(&config).map_err(|e| e.to_string())
 }
 
@@ -205,7 +216,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 branch = scope.branch.as_deref(),
                 "cortex serving MCP on stdio"
             );
-            if let Some(every) = cortex_service::purge::interval_from_env() {
+            if let Some(every) = cortex_service::purge::interval_from_env().map_err(|e| e.to_string())? {
                 spawn_periodic_purge(service.clone(), every);
             }
             let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -8,6 +8,7 @@
 //! - [`query`]: the lexical query parser
 //! - [`ranking`]: the score formula and its parts
 //! - [`fusion`]: lexical and dense relevance into one
+//! - [`snippet`]: the passage of a hit shown around its best match
 //! - [`spelling`]: close-spelling suggestions
 //! - [`governance`]: what may not change once accepted
 //! - [`lifecycle`]: when items expire, when runbooks are stale
@@ -33,6 +34,7 @@ pub mod near_duplicate;
 pub mod query;
 pub mod ranking;
 pub mod scope;
+pub mod snippet;
 pub mod spelling;
 pub mod text;
 pub mod time;

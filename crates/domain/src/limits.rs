@@ -39,6 +39,9 @@ pub const MAX_RESPONSE_CHARS: usize = 90_000;
 /// Milliseconds a `memory_find` may take before it answers with what it has: a route still
 /// running then is left out, later stages are skipped, and `notes` says so.
 pub const FIND_DEADLINE_MS: u64 = 5_000;
+/// A hit's snippet: the best passage of about this many words, cut at this many characters.
+pub const SNIPPET_WORDS: usize = 24;
+pub const MAX_SNIPPET_CHARS: usize = 320;
 /// Characters of a derived title.
 pub const MAX_TITLE_CHARS: usize = 200;
 

@@ -104,7 +104,9 @@ impl Scope {
     }
 }
 
-fn check_value(field: &str, text: &str) -> Result<String, ValidationError> {
+/// Checks one scope value (trimmed, 1–128 characters, no control characters): the rule for
+/// requests and for the scope set in the environment alike.
+pub fn check_value(field: &str, text: &str) -> Result<String, ValidationError> {
     let text = text.trim();
     if text.is_empty() {
         return Err(ValidationError::new(

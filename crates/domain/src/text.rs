@@ -57,50 +57,8 @@ pub fn first_line(text: &str, max_chars: usize) -> String {
     if was_cut { format!("{cut}…") } else { cut.to_string() }
 }
 
-/// A snippet for an item found without a lexical match: the first `max_chars` of the text
-/// around the first query word it contains (or its start), with query words marked `**`.
-pub fn marked_snippet(text: &str, words: &[&str], max_chars: usize) -> String {
-    let lower = text.to_lowercase();
-    let start_byte = words.iter().filter_map(|w| lower.find(&w.to_lowercase())).min().unwrap_or(0);
-    // Back up a little for context, to a char boundary that the lowercase text shares.
-    let start = text.char_indices().map(|(i, _)| i).filter(|i| *i <= start_byte).rev().nth(40).unwrap_or(0);
-    let start = if lower.len() == text.len() { start } else { 0 };
-    let (window, cut) = truncate_chars(&text[start..], max_chars);
-    let mut out = String::with_capacity(window.len() + 16);
-    if start > 0 {
-        out.push('…');
-    }
-    for (i, token) in window.split(' ').enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        let bare = token.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
-        if !bare.is_empty() && words.iter().any(|w| w.eq_ignore_ascii_case(&bare)) {
-            out.push_str("**");
-            out.push_str(token);
-            out.push_str("**");
-        } else {
-            out.push_str(token);
-        }
-    }
-    if cut {
-        out.push('…');
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn marked_snippets_mark_query_words() {
-        let s =
-            super::marked_snippet("We moved sessions to Postgres last year.", &["sessions", "postgres"], 200);
-        assert_eq!(s, "We moved **sessions** to **Postgres** last year.");
-        let long = format!("{} needle here", "word ".repeat(100));
-        let s = super::marked_snippet(&long, &["needle"], 60);
-        assert!(s.starts_with('…') && s.contains("**needle**"), "{s}");
-    }
-
     use super::*;
 
     #[test]

@@ -1,4 +1,8 @@
 //! The service's configuration, resolved once from flags and environment and passed down.
+//!
+//! Settings are validated like requests: a bad value is an error at start that names the
+//! variable, shows the value (escaped) and says what is accepted. Nothing falls back to a
+//! default with a warning nobody sees under `serve`.
 
 use crate::scope_inference::{self, InferredScope};
 use crate::semantic::EmbedderChoice;
@@ -8,6 +12,32 @@ use cortex_embed::OpenAiConfig;
 use cortex_store::{DbTarget, PoolConfig};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// A setting that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{name}={value} {problem}: {hint}")]
+pub struct ConfigError {
+    /// The variable or flag, e.g. `CORTEX_EMBEDDER`.
+    pub name: &'static str,
+    /// The value as given, escaped (control characters and ANSI escapes shown, not run) and cut.
+    pub value: String,
+    pub problem: String,
+    /// What is accepted instead.
+    pub hint: String,
+}
+
+impl ConfigError {
+    pub fn new(
+        name: &'static str,
+        value: &str,
+        problem: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> ConfigError {
+        let shown: String = value.chars().take(80).collect();
+        let cut = if value.chars().count() > 80 { "…" } else { "" };
+        ConfigError { name, value: format!("{:?}{cut}", shown), problem: problem.into(), hint: hint.into() }
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -37,42 +67,86 @@ impl Config {
     /// `postgres://` URL; else the SQLite file in the user's data dir. For PostgreSQL,
     /// [`postgres_from_env`] adds the read replica and pool size. Scope from the environment
     /// and the git checkout around `workdir`.
-    pub fn resolve(db: Option<String>, workdir: &Path) -> Config {
-        let db = match db.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
-            Some(text) => postgres_from_env(DbTarget::parse(text)),
+    pub fn resolve(db: Option<String>, workdir: &Path) -> Result<Config, ConfigError> {
+        let env = |key: &str| std::env::var(key).ok();
+        let db = match db {
+            Some(text) => postgres_from_vars(db_target(&text)?, env)?,
             None => DbTarget::Sqlite(default_db_path()),
         };
-        let scope = scope_inference::infer(workdir, |k| std::env::var(k).ok());
-        Config {
+        let scope = scope_inference::infer(workdir, env)?;
+        Ok(Config {
             db,
             scope,
-            embedder: embedder_from_env(),
-            near_duplicates: near_duplicates_from_env(),
-            find_deadline: find_deadline_from_env(),
-        }
+            embedder: embedder_from_env()?,
+            near_duplicates: near_duplicates_from_env()?,
+            find_deadline: find_deadline_from_env()?,
+        })
     }
+}
+
+/// `--db` / `CORTEX_DB`: a SQLite file (a path, or `sqlite:<path>`) or a PostgreSQL URL.
+/// Empty, or a URL of another database, is refused rather than read as a file name.
+pub fn db_target(text: &str) -> Result<DbTarget, ConfigError> {
+    const HINT: &str = "give a SQLite file path or a postgres:// URL, or leave --db and CORTEX_DB unset for the default file";
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(ConfigError::new("--db / CORTEX_DB", text, "is empty", HINT));
+    }
+    if trimmed.chars().any(char::is_control) {
+        return Err(ConfigError::new("--db / CORTEX_DB", text, "contains a control character", HINT));
+    }
+    if let Some((scheme, _)) = trimmed.split_once("://")
+        && !matches!(scheme.to_ascii_lowercase().as_str(), "postgres" | "postgresql")
+    {
+        return Err(ConfigError::new(
+            "--db / CORTEX_DB",
+            text,
+            format!("names a `{scheme}` database, which Cortex does not support"),
+            HINT,
+        ));
+    }
+    Ok(DbTarget::parse(trimmed))
 }
 
 /// For a PostgreSQL target: `CORTEX_DB_READ_URL` (finds go to this replica; writes and
 /// reads-after-write stay on the primary) and `CORTEX_DB_POOL_SIZE` (connections per pool,
 /// default 8). Other targets are returned as they are.
-pub fn postgres_from_env(target: DbTarget) -> DbTarget {
+pub fn postgres_from_env(target: DbTarget) -> Result<DbTarget, ConfigError> {
     postgres_from_vars(target, |key| std::env::var(key).ok())
 }
 
-fn postgres_from_vars(target: DbTarget, var: impl Fn(&str) -> Option<String>) -> DbTarget {
-    let DbTarget::Postgres { url, .. } = target else { return target };
+fn postgres_from_vars(
+    target: DbTarget,
+    var: impl Fn(&str) -> Option<String>,
+) -> Result<DbTarget, ConfigError> {
+    let DbTarget::Postgres { url, .. } = target else { return Ok(target) };
     let read = |key: &str| var(key).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
     let mut pool = PoolConfig::default();
     if let Some(v) = read("CORTEX_DB_POOL_SIZE") {
-        match v.parse::<u32>() {
-            Ok(n) if (1..=1000).contains(&n) => pool.size = n,
-            _ => {
-                tracing::warn!("CORTEX_DB_POOL_SIZE={v} is not a number from 1 to 1000; using {}", pool.size)
-            }
-        }
+        pool.size = v.parse::<u32>().ok().filter(|n| (1..=1000).contains(n)).ok_or_else(|| {
+            ConfigError::new(
+                "CORTEX_DB_POOL_SIZE",
+                &v,
+                "is not a number of connections",
+                "use a whole number from 1 to 1000 (default 8)",
+            )
+        })?;
     }
-    DbTarget::Postgres { url, read_url: read("CORTEX_DB_READ_URL"), pool }
+    let read_url = match read("CORTEX_DB_READ_URL") {
+        Some(v) => match DbTarget::parse(&v) {
+            DbTarget::Postgres { url, .. } => Some(url),
+            DbTarget::Sqlite(_) => {
+                return Err(ConfigError::new(
+                    "CORTEX_DB_READ_URL",
+                    &v,
+                    "is not a PostgreSQL URL",
+                    "give the read replica as postgres://…, or unset it to read from the primary",
+                ));
+            }
+        },
+        None => None,
+    };
+    Ok(DbTarget::Postgres { url, read_url, pool })
 }
 
 /// `<data dir>/cortex/memory.db`: `~/.local/share/cortex/memory.db` on Linux,
@@ -85,70 +159,94 @@ pub fn default_db_path() -> PathBuf {
 /// user's cache dir), `openai` (`CORTEX_OPENAI_BASE_URL`, default `https://api.openai.com/v1`;
 /// `CORTEX_OPENAI_MODEL`, default `text-embedding-3-small`; the key from the variable named by
 /// `CORTEX_OPENAI_API_KEY_ENV`, default `OPENAI_API_KEY`, none when unset), or `none`.
-pub fn embedder_from_env() -> EmbedderChoice {
+pub fn embedder_from_env() -> Result<EmbedderChoice, ConfigError> {
     embedder_from_vars(|key| std::env::var(key).ok())
 }
 
-fn embedder_from_vars(var: impl Fn(&str) -> Option<String>) -> EmbedderChoice {
+fn embedder_from_vars(var: impl Fn(&str) -> Option<String>) -> Result<EmbedderChoice, ConfigError> {
     let read = |key: &str| var(key).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-    match read("CORTEX_EMBEDDER").map(|e| e.to_ascii_lowercase()).as_deref() {
+    let choice = read("CORTEX_EMBEDDER");
+    Ok(match choice.as_deref().map(str::to_ascii_lowercase).as_deref() {
         Some("none") => EmbedderChoice::None,
-        Some("openai") => EmbedderChoice::OpenAi(OpenAiConfig {
-            base_url: read("CORTEX_OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into()),
-            model: read("CORTEX_OPENAI_MODEL").unwrap_or_else(|| "text-embedding-3-small".into()),
-            api_key: read(&read("CORTEX_OPENAI_API_KEY_ENV").unwrap_or_else(|| "OPENAI_API_KEY".into())),
-        }),
-        other => {
-            if let Some(other) = other.filter(|o| *o != "local") {
-                tracing::warn!("CORTEX_EMBEDDER={other} is not local, openai or none; using local");
+        Some("openai") => {
+            let base_url =
+                read("CORTEX_OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into());
+            if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+                return Err(ConfigError::new(
+                    "CORTEX_OPENAI_BASE_URL",
+                    &base_url,
+                    "is not an http(s) URL",
+                    "give the embedding server's base URL, e.g. http://localhost:11434/v1",
+                ));
             }
-            EmbedderChoice::Local {
-                model_dir: cortex_embed::locate_model(read("CORTEX_MODEL_DIR").map(PathBuf::from)).dir,
-            }
+            EmbedderChoice::OpenAi(OpenAiConfig {
+                base_url,
+                model: read("CORTEX_OPENAI_MODEL").unwrap_or_else(|| "text-embedding-3-small".into()),
+                api_key: read(&read("CORTEX_OPENAI_API_KEY_ENV").unwrap_or_else(|| "OPENAI_API_KEY".into())),
+            })
         }
-    }
+        None | Some("local") => EmbedderChoice::Local {
+            model_dir: cortex_embed::locate_model(read("CORTEX_MODEL_DIR").map(PathBuf::from)).dir,
+        },
+        Some(_) => {
+            return Err(ConfigError::new(
+                "CORTEX_EMBEDDER",
+                choice.as_deref().unwrap_or_default(),
+                "is not an embedder",
+                "use local (the default, the bundled model), openai (an OpenAI-compatible server) or none (lexical search only)",
+            ));
+        }
+    })
+}
+
+/// `CORTEX_FIND_DEADLINE_MS`, for tests and benchmarks that need a find to run out of time;
+/// the default is [`FIND_DEADLINE_MS`].
+pub fn find_deadline_from_env() -> Result<Duration, ConfigError> {
+    let Some(v) = std::env::var("CORTEX_FIND_DEADLINE_MS").ok().filter(|v| !v.trim().is_empty()) else {
+        return Ok(Duration::from_millis(FIND_DEADLINE_MS));
+    };
+    v.trim().parse::<u64>().map(Duration::from_millis).map_err(|_| {
+        ConfigError::new(
+            "CORTEX_FIND_DEADLINE_MS",
+            &v,
+            "is not a whole number of milliseconds",
+            format!("use a whole number such as {FIND_DEADLINE_MS} (the default), or leave it unset"),
+        )
+    })
 }
 
 /// `CORTEX_NEAR_DUP_THRESHOLD` (cosine, default 0.85) and `CORTEX_NEAR_DUP_WINDOW_DAYS`
-/// (default 30); unparsable values fall back to the defaults with a warning.
-/// `CORTEX_FIND_DEADLINE_MS`, for tests and benchmarks that need a find to run out of time;
-/// the default is [`FIND_DEADLINE_MS`].
-pub fn find_deadline_from_env() -> Duration {
-    let default = Duration::from_millis(FIND_DEADLINE_MS);
-    let Ok(v) = std::env::var("CORTEX_FIND_DEADLINE_MS") else { return default };
-    match v.trim().parse::<u64>() {
-        Ok(ms) => Duration::from_millis(ms),
-        Err(_) => {
-            tracing::warn!(
-                "CORTEX_FIND_DEADLINE_MS={v} is not a whole number of milliseconds; using {FIND_DEADLINE_MS}"
-            );
-            default
-        }
-    }
+/// (default 30).
+pub fn near_duplicates_from_env() -> Result<NearDuplicatePolicy, ConfigError> {
+    near_duplicates_from_vars(|key| std::env::var(key).ok())
 }
 
-pub fn near_duplicates_from_env() -> NearDuplicatePolicy {
+fn near_duplicates_from_vars(
+    var: impl Fn(&str) -> Option<String>,
+) -> Result<NearDuplicatePolicy, ConfigError> {
     let mut policy = NearDuplicatePolicy::default();
-    let read = |key: &str| std::env::var(key).ok().map(|v| v.trim().to_string());
+    let read = |key: &str| var(key).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
     if let Some(v) = read("CORTEX_NEAR_DUP_THRESHOLD") {
-        match v.parse::<f64>() {
-            Ok(t) if (0.0..=1.0).contains(&t) => policy.threshold = t,
-            _ => tracing::warn!(
-                "CORTEX_NEAR_DUP_THRESHOLD={v} is not a number from 0 to 1; using {}",
-                policy.threshold
-            ),
-        }
+        policy.threshold = v.parse::<f64>().ok().filter(|t| (0.0..=1.0).contains(t)).ok_or_else(|| {
+            ConfigError::new(
+                "CORTEX_NEAR_DUP_THRESHOLD",
+                &v,
+                "is not a cosine similarity",
+                "use a number from 0 to 1 (default 0.85; 1 turns near-duplicate detection off for all but identical vectors)",
+            )
+        })?;
     }
     if let Some(v) = read("CORTEX_NEAR_DUP_WINDOW_DAYS") {
-        match v.parse::<i64>() {
-            Ok(d) if d >= 0 => policy.window_days = d,
-            _ => tracing::warn!(
-                "CORTEX_NEAR_DUP_WINDOW_DAYS={v} is not a whole number of days; using {}",
-                policy.window_days
-            ),
-        }
+        policy.window_days = v.parse::<i64>().ok().filter(|d| *d >= 0).ok_or_else(|| {
+            ConfigError::new(
+                "CORTEX_NEAR_DUP_WINDOW_DAYS",
+                &v,
+                "is not a number of days",
+                "use a whole number ≥ 0 (default 30)",
+            )
+        })?;
     }
-    policy
+    Ok(policy)
 }
 
 #[cfg(test)]
@@ -162,7 +260,7 @@ mod tests {
             "CORTEX_DB_POOL_SIZE" => Some(" 16 ".to_string()),
             _ => None,
         };
-        let target = postgres_from_vars(DbTarget::parse("postgres://primary/db"), vars);
+        let target = postgres_from_vars(DbTarget::parse("postgres://primary/db"), vars).unwrap();
         assert_eq!(
             target,
             DbTarget::Postgres {
@@ -172,8 +270,8 @@ mod tests {
             }
         );
         let bad = postgres_from_vars(DbTarget::parse("postgres://p/db"), |_| Some("lots".to_string()));
-        assert!(matches!(bad, DbTarget::Postgres { pool: PoolConfig { size: 8 }, .. }));
-        let file = postgres_from_vars(DbTarget::parse("m.db"), vars);
+        assert_eq!(bad.unwrap_err().name, "CORTEX_DB_POOL_SIZE");
+        let file = postgres_from_vars(DbTarget::parse("m.db"), vars).unwrap();
         assert_eq!(file, DbTarget::Sqlite("m.db".into()));
     }
 
@@ -182,8 +280,8 @@ mod tests {
         let vars = |pairs: &'static [(&'static str, &'static str)]| {
             move |key: &str| pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| v.to_string())
         };
-        assert!(matches!(embedder_from_vars(vars(&[("CORTEX_EMBEDDER", "none")])), EmbedderChoice::None));
-        assert!(matches!(embedder_from_vars(vars(&[])), EmbedderChoice::Local { .. }));
+        assert!(matches!(embedder_from_vars(vars(&[("CORTEX_EMBEDDER", "none")])), Ok(EmbedderChoice::None)));
+        assert!(matches!(embedder_from_vars(vars(&[])), Ok(EmbedderChoice::Local { .. })));
         let remote = embedder_from_vars(vars(&[
             ("CORTEX_EMBEDDER", "OpenAI"),
             ("CORTEX_OPENAI_BASE_URL", "http://localhost:11434/v1"),
@@ -191,7 +289,7 @@ mod tests {
             ("CORTEX_OPENAI_API_KEY_ENV", "MY_KEY"),
             ("MY_KEY", "sk-test"),
         ]));
-        let EmbedderChoice::OpenAi(config) = remote else { panic!("openai expected") };
+        let Ok(EmbedderChoice::OpenAi(config)) = remote else { panic!("openai expected") };
         assert_eq!(
             config,
             OpenAiConfig {
@@ -200,5 +298,45 @@ mod tests {
                 api_key: Some("sk-test".into()),
             }
         );
+    }
+
+    #[test]
+    fn bad_settings_are_errors_that_name_the_variable_and_the_accepted_values() {
+        let garbage =
+            embedder_from_vars(|k| (k == "CORTEX_EMBEDDER").then(|| "garbage".to_string())).unwrap_err();
+        assert_eq!(garbage.name, "CORTEX_EMBEDDER");
+        assert!(garbage.hint.contains("local") && garbage.hint.contains("none"), "{garbage}");
+        let not_http = embedder_from_vars(|k| match k {
+            "CORTEX_EMBEDDER" => Some("openai".into()),
+            "CORTEX_OPENAI_BASE_URL" => Some("localhost:11434".into()),
+            _ => None,
+        });
+        assert_eq!(not_http.unwrap_err().name, "CORTEX_OPENAI_BASE_URL");
+        let threshold = near_duplicates_from_vars(|k| (k == "CORTEX_NEAR_DUP_THRESHOLD").then(|| "2".into()));
+        assert_eq!(threshold.unwrap_err().name, "CORTEX_NEAR_DUP_THRESHOLD");
+        let days = near_duplicates_from_vars(|k| (k == "CORTEX_NEAR_DUP_WINDOW_DAYS").then(|| "-1".into()));
+        assert_eq!(days.unwrap_err().name, "CORTEX_NEAR_DUP_WINDOW_DAYS");
+        let replica = postgres_from_vars(DbTarget::parse("postgres://p/db"), |k| {
+            (k == "CORTEX_DB_READ_URL").then(|| "replica.db".into())
+        });
+        assert_eq!(replica.unwrap_err().name, "CORTEX_DB_READ_URL");
+    }
+
+    #[test]
+    fn the_database_setting_is_a_file_or_a_postgres_url() {
+        assert_eq!(db_target(" m.db ").unwrap(), DbTarget::Sqlite("m.db".into()));
+        assert!(matches!(db_target("postgresql://h/db").unwrap(), DbTarget::Postgres { .. }));
+        for bad in ["", "   ", "mysql://u@h/db", "ma\nin.db", "redis://h"] {
+            let e = db_target(bad).unwrap_err();
+            assert_eq!(e.name, "--db / CORTEX_DB", "{bad:?}");
+            assert!(e.hint.contains("postgres://"), "{e}");
+        }
+    }
+
+    #[test]
+    fn shown_values_are_escaped_and_cut() {
+        let e = ConfigError::new("CORTEX_ORG", &format!("\u{1b}[31m{}", "x".repeat(300)), "is bad", "fix it");
+        assert!(e.value.starts_with("\"\\u{1b}[31m"), "{}", e.value);
+        assert!(e.value.chars().count() < 100 && e.value.ends_with('…'));
     }
 }

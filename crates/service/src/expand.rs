@@ -6,6 +6,7 @@ use crate::search::{hit, parts_for};
 use crate::{MemoryService, Result};
 use cortex_domain::graph::{self, Edge, Expand, HAS_OBSERVATION, Reached};
 use cortex_domain::ranking;
+use cortex_domain::snippet::{SnippetTerms, best_passage};
 use cortex_domain::time::format_instant;
 use cortex_domain::{FindRequest, Kind, ScopeFilter};
 use cortex_store::{Filters, ItemFacts, Link, StoredItem};
@@ -93,7 +94,7 @@ impl MemoryService {
                 response.hits.iter().find(|h| h.id == r.seed.to_string()).map_or(0.0, |h| h.confidence);
             // Each link away halves how sure we are that the item answers the query.
             let confidence = seed_confidence * 0.5_f64.powi(r.path.len() as i32);
-            let snippet = item.record.body.chars().take(200).collect();
+            let snippet = best_passage(&item.record.body, &SnippetTerms::none());
             let parts = parts_for(item, 0.0, filter, now);
             let mut expanded = hit(item, parts, snippet, confidence, filter, req.max_content_chars);
             expanded.expanded = true;

@@ -3,6 +3,7 @@
 //! removal is an audit record (`purge`).
 
 use crate::MemoryService;
+use crate::config::ConfigError;
 use crate::report::KindCount;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -47,19 +48,22 @@ impl MemoryService {
 
 /// `CORTEX_PURGE_INTERVAL_SECS`: how often `cortex serve` purges (default 3600; `0` turns the
 /// periodic purge off). `None` when off.
-pub fn interval_from_env() -> Option<Duration> {
-    match std::env::var("CORTEX_PURGE_INTERVAL_SECS").ok().map(|v| v.trim().to_string()) {
-        None => Some(DEFAULT_PURGE_INTERVAL),
+pub fn interval_from_env() -> Result<Option<Duration>, ConfigError> {
+    match std::env::var("CORTEX_PURGE_INTERVAL_SECS")
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+    {
+        None => Ok(Some(DEFAULT_PURGE_INTERVAL)),
         Some(v) => match v.parse::<u64>() {
-            Ok(0) => None,
-            Ok(secs) => Some(Duration::from_secs(secs)),
-            Err(_) => {
-                tracing::warn!(
-                    "CORTEX_PURGE_INTERVAL_SECS={v} is not a whole number of seconds; using {}",
-                    DEFAULT_PURGE_INTERVAL.as_secs()
-                );
-                Some(DEFAULT_PURGE_INTERVAL)
-            }
+            Ok(0) => Ok(None),
+            Ok(secs) => Ok(Some(Duration::from_secs(secs))),
+            Err(_) => Err(ConfigError::new(
+                "CORTEX_PURGE_INTERVAL_SECS",
+                &v,
+                "is not a number of seconds",
+                "use a whole number of seconds (default 3600; 0 turns the periodic purge off)",
+            )),
         },
     }
 }

@@ -243,7 +243,11 @@ pub struct FindResponse {
     /// Ids asked for that do not exist or were deleted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_ids: Vec<String>,
-    /// True when hits were cut to keep the response under its size budget.
+    /// Ids asked for that were left out to keep the response under its size budget: read
+    /// them in another call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub omitted_ids: Vec<String>,
+    /// True when hits were cut to keep the response under its size budget (`notes` says how).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
     /// Present when links were followed from the hits (`expand`, or `deep` mode).

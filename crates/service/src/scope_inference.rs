@@ -5,8 +5,10 @@
 //! defaults (`local` / the folder name / `main`). Git is read from its files, so no `git`
 //! binary is needed.
 
+use crate::config::ConfigError;
 use cortex_domain::Scope;
 use cortex_domain::git_remote::org_and_project;
+use cortex_domain::scope::check_value;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -40,10 +42,25 @@ impl InferredScope {
     }
 }
 
-/// Reads the environment and the git checkout around `workdir`.
-pub fn infer(workdir: &Path, env: impl Fn(&str) -> Option<String>) -> InferredScope {
+/// Reads the environment and the git checkout around `workdir`. A value set in the
+/// environment is checked like a scope value in a request (length, control characters) and
+/// refused with the variable's name; a value read from git or the folder name that fails the
+/// same check is passed over for the next source.
+pub fn infer(workdir: &Path, env: impl Fn(&str) -> Option<String>) -> Result<InferredScope, ConfigError> {
     let git = GitFacts::read(workdir);
-    let (env_org, env_project, env_branch) = (env("CORTEX_ORG"), env("CORTEX_PROJECT"), env("CORTEX_BRANCH"));
+    let from_env = |name: &'static str, field: &str| -> Result<Option<String>, ConfigError> {
+        match env(name).filter(|v| !v.trim().is_empty()) {
+            None => Ok(None),
+            Some(v) => check_value(field, &v).map(Some).map_err(|e| {
+                ConfigError::new(name, &v, e.message.replace(&format!("scope `{field}` "), ""), e.human_hint)
+            }),
+        }
+    };
+    let (env_org, env_project, env_branch) = (
+        from_env("CORTEX_ORG", "org")?,
+        from_env("CORTEX_PROJECT", "project")?,
+        from_env("CORTEX_BRANCH", "branch")?,
+    );
     let remote = git.as_ref().and_then(|g| g.origin_url.as_deref()).and_then(org_and_project);
     let top_name = git
         .as_ref()
@@ -53,14 +70,14 @@ pub fn infer(workdir: &Path, env: impl Fn(&str) -> Option<String>) -> InferredSc
         .map(|n| n.to_string_lossy().into_owned())
         .filter(|n| !n.is_empty());
 
-    let pick =
-        |env: Option<String>, git: Option<(String, &'static str)>, default: &str| -> (String, &'static str) {
-            match (env.filter(|v| !v.trim().is_empty()), git) {
-                (Some(v), _) => (v.trim().to_string(), "environment"),
-                (None, Some((v, from))) => (v, from),
-                (None, None) => (default.to_string(), "default"),
-            }
-        };
+    let pick = |env: Option<String>, derived: Option<(String, &'static str)>, default: &str| {
+        let derived = derived.and_then(|(v, from)| check_value("scope", &v).ok().map(|v| (v, from)));
+        match (env, derived) {
+            (Some(v), _) => (v, "environment"),
+            (None, Some((v, from))) => (v, from),
+            (None, None) => (default.to_string(), "default"),
+        }
+    };
     let (org, org_from) = pick(env_org, remote.as_ref().map(|(o, _)| (o.clone(), "git remote")), DEFAULT_ORG);
     let (project, project_from) = pick(
         env_project,
@@ -75,12 +92,12 @@ pub fn infer(workdir: &Path, env: impl Fn(&str) -> Option<String>) -> InferredSc
         git.as_ref().and_then(|g| g.branch.clone()).map(|b| (b, "git HEAD")),
         DEFAULT_BRANCH,
     );
-    InferredScope {
+    Ok(InferredScope {
         scope: Scope { org: Some(org), project: Some(project), branch: Some(branch), ..Scope::default() },
         org_from,
         project_from,
         branch_from,
-    }
+    })
 }
 
 struct GitFacts {
@@ -153,7 +170,7 @@ mod tests {
             "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = git@github.com:acme/api.git\n",
         )
         .unwrap();
-        let inferred = infer(&repo.join("src/deep"), no_env);
+        let inferred = infer(&repo.join("src/deep"), no_env).unwrap();
         assert_eq!(inferred.scope.org.as_deref(), Some("acme"));
         assert_eq!(inferred.scope.project.as_deref(), Some("api"));
         assert_eq!(inferred.scope.branch.as_deref(), Some("feature/login"));
@@ -167,7 +184,7 @@ mod tests {
         std::fs::create_dir_all(repo.join(".git")).unwrap();
         std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/dev\n").unwrap();
         let env = |k: &str| (k == "CORTEX_BRANCH").then(|| "release".to_string());
-        let inferred = infer(&repo, env);
+        let inferred = infer(&repo, env).unwrap();
         assert_eq!(inferred.scope.project.as_deref(), Some("myproj"));
         assert_eq!(inferred.scope.org.as_deref(), Some(DEFAULT_ORG));
         assert_eq!(inferred.scope.branch.as_deref(), Some("release"));

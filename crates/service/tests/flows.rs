@@ -23,7 +23,6 @@ per_backend!(
     any_query_text_is_accepted,
     delete_hides_and_update_replaces,
     ids_lookup_returns_items_whole,
-    a_response_stays_under_its_budget,
     two_services_on_one_database_see_each_others_writes,
     arbitrary_input_never_panics_and_results_match_items,
 );
@@ -262,21 +261,6 @@ fn ids_lookup_returns_items_whole(db: &TestDb) {
     let cut = m.find(json!({"query": "line", "max_content_chars": 20}));
     assert!(cut.hits[0].content_truncated);
     assert_eq!(cut.hits[0].content.as_ref().unwrap().chars().count(), 20);
-}
-
-fn a_response_stays_under_its_budget(db: &TestDb) {
-    let m = memory(db, "main");
-    for batch in 0..2 {
-        let items: Vec<Value> = (0..50)
-            .map(|i| json!({"kind": "section", "content": format!("budget item {batch}-{i} {}", "lorem ipsum ".repeat(1800))}))
-            .collect();
-        m.store(Value::Array(items));
-    }
-    let r = m.find(json!({"query": "budget lorem", "limit": 100, "max_content_chars": 20000}));
-    let size = serde_json::to_string(&r).unwrap().len();
-    assert!(size <= cortex_domain::limits::MAX_RESPONSE_CHARS, "{size}");
-    assert!(r.truncated);
-    assert!(!r.hits.is_empty());
 }
 
 fn two_services_on_one_database_see_each_others_writes(db: &TestDb) {

@@ -29,7 +29,7 @@ fn open(db: &TestDb, embedder: EmbedderChoice) -> MemoryService {
 }
 
 fn local() -> EmbedderChoice {
-    let choice = embedder_from_env();
+    let choice = embedder_from_env().unwrap();
     if let EmbedderChoice::Local { model_dir } = &choice {
         assert!(
             model_dir.join("model.safetensors").is_file(),

@@ -26,7 +26,6 @@ pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 use cortex_domain::graph::Cascade;
-use cortex_domain::query::ParsedQuery;
 use uuid::Uuid;
 
 /// Every role at once: what the service holds. A backend implements each role; `Store` comes
@@ -74,9 +73,6 @@ pub trait ItemReads: Send + Sync {
 pub trait LexicalSearch: Send + Sync {
     /// The best lexical matches, best first (phase 1 of a search: rank on light columns).
     fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>>;
-    /// Whole items with snippets for the chosen matches, in the order of `ids` (phase 2:
-    /// only the page pays for reading text and cutting snippets).
-    fn fetch_matches(&self, query: &ParsedQuery, ids: &[Uuid]) -> Result<Vec<Candidate>>;
     /// How many live items match (capped at `cap`), for suggestions.
     fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize>;
     /// Whether the index knows `word` at all.

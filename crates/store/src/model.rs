@@ -176,14 +176,6 @@ pub struct LexicalMatch {
     pub scope: Scope,
 }
 
-/// A match chosen for the page: the whole item and its snippet.
-#[derive(Debug, Clone)]
-pub struct Candidate {
-    pub item: StoredItem,
-    /// Matched terms marked with `**`.
-    pub snippet: String,
-}
-
 /// A changed item as the vector index needs it: enough to filter and score, nothing more.
 #[derive(Debug, Clone)]
 pub struct VectorRow {

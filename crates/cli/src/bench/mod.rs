@@ -223,8 +223,11 @@ fn bench_size(
     fill: Fill,
 ) -> Result<Row, String> {
     // Without --semantic, no embedder: the lexical path of issue 2 alone.
-    let embedder =
-        if args.semantic { cortex_service::config::embedder_from_env() } else { EmbedderChoice::None };
+    let embedder = if args.semantic {
+        cortex_service::config::embedder_from_env().map_err(|e| e.to_string())?
+    } else {
+        EmbedderChoice::None
+    };
     let mode = if args.semantic { "auto" } else { "fast" };
     let config = Config::new(DbTarget::parse(db), bench_scope(), embedder);
     let service = MemoryService::open(&config).map_err(|e| e.to_string())?;

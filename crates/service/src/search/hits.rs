@@ -1,23 +1,23 @@
 //! A page's hits: each item shown with its score parts (and the chunk the dense route found
-//! it through), then the response cut to its character budget.
+//! it through).
 
 use super::candidates::Candidate;
-use crate::response::{ChunkView, FindResponse, Hit, ScoreBreakdown};
-use cortex_domain::limits::MAX_RESPONSE_CHARS;
+use crate::response::{ChunkView, Hit, ScoreBreakdown};
 use cortex_domain::ranking::{self, ScoreParts};
-use cortex_domain::text::{marked_snippet, truncate_chars};
+use cortex_domain::snippet::{SnippetTerms, best_passage};
+use cortex_domain::text::truncate_chars;
 use cortex_domain::time::format_instant;
 use cortex_domain::{ScopeFilter, ScopeMatch, chunking};
 use cortex_store::StoredItem;
 
 /// Points a hit found through a chunk at that chunk, with a snippet cut from it.
-pub(super) fn show_chunk(hit: &mut Hit, item: &StoredItem, c: &Candidate, words: &[&str]) {
+pub(super) fn show_chunk(hit: &mut Hit, item: &StoredItem, c: &Candidate, terms: &SnippetTerms) {
     let Some((start, end)) = c.chunk else { return };
     let text = item.record.text();
     // Vectors are replaced with the text, so a chunk always fits it; the check keeps a
     // damaged store from panicking a find.
     let Some(part) = text.get(start as usize..end as usize) else { return };
-    hit.snippet = marked_snippet(part, words, 240);
+    hit.snippet = best_passage(part, terms);
     hit.chunk = Some(ChunkView {
         heading_path: chunking::heading_path_at(text, start as usize),
         start: start as usize,
@@ -84,26 +84,4 @@ pub(crate) fn hit(
         chunk: None,
         chunks_matched: 0,
     }
-}
-
-/// Keeps the serialized response under [`MAX_RESPONSE_CHARS`]: first drops the content of the
-/// lowest-ranked hits (their snippets stay), then the hits themselves. Returns whether any
-/// hit was dropped.
-pub(super) fn fit_budget(response: &mut FindResponse) -> bool {
-    let size = |r: &FindResponse| serde_json::to_string(r).map(|s| s.len()).unwrap_or(0);
-    if size(response) <= MAX_RESPONSE_CHARS {
-        return false;
-    }
-    response.truncated = true;
-    for i in (0..response.hits.len()).rev() {
-        if response.hits[i].content.take().is_some() {
-            response.hits[i].content_truncated = true;
-        }
-        if size(response) <= MAX_RESPONSE_CHARS {
-            return false;
-        }
-    }
-    response.notes.push("response cut to stay under 25,000 tokens: the rest is on the next page".into());
-    while size(response) > MAX_RESPONSE_CHARS && response.hits.pop().is_some() {}
-    true
 }

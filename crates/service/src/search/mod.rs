@@ -3,9 +3,11 @@
 //! formula, citations from the graph) → page → suggestions when recall is low → graph
 //! expansion (`expand`) → cut to the response budget.//!
 //! - [`candidates`]: both routes fused into one relevance per item
-//! - [`hits`]: the page's hits and the response budget
+//! - [`hits`]: the page's hits
+//! - [`budget`]: the response cut to its size budget, saying what was left out
 //! - [`suggest`]: hints when recall is low
 
+mod budget;
 mod candidates;
 mod deadline;
 mod hits;
@@ -18,11 +20,12 @@ use crate::{MemoryService, Result};
 use candidates::{Candidate, fused_candidates};
 use cortex_domain::query::{ParsedQuery, parse_query};
 use cortex_domain::ranking::{self, ScoreParts};
-use cortex_domain::text::{marked_snippet, truncate_chars};
+use cortex_domain::snippet::{SnippetTerms, best_passage};
+use cortex_domain::text::truncate_chars;
 use cortex_domain::{FindRequest, Mode, Scope, ScopeFilter, ScopeMatch};
 use cortex_store::{Combine, Filters, LexicalMatch, LexicalQuery, StoredItem};
 use deadline::{Deadline, DenseOutcome, DenseRoute};
-use hits::{fit_budget, show_chunk};
+use hits::show_chunk;
 use uuid::Uuid;
 
 /// Candidates ranked per query: enough that recency and scope can lift a hit that BM25 put
@@ -55,6 +58,7 @@ impl MemoryService {
             suggestions: Vec::new(),
             notes: Vec::new(),
             missing_ids: Vec::new(),
+            omitted_ids: Vec::new(),
             truncated: false,
             graph: None,
         };
@@ -72,10 +76,15 @@ impl MemoryService {
         } else {
             self.expand_hits(req, &filter, &mut response)?;
         }
-        if fit_budget(&mut response) && req.ids.is_empty() {
-            // Hits were dropped to fit: the next page starts right after the last match kept.
-            let matches = response.hits.iter().filter(|h| !h.expanded).count();
-            response.next_cursor = Some(req.cursor_at(req.offset + matches));
+        if let Some(cut) = budget::fit_budget(&mut response)
+            && !cut.left_out.is_empty()
+        {
+            if req.ids.is_empty() {
+                // The next page starts right after the last match kept.
+                response.next_cursor = Some(req.cursor_at(req.offset + cut.kept_matches));
+            } else {
+                response.omitted_ids = cut.left_out;
+            }
         }
         Ok(response)
     }
@@ -90,7 +99,7 @@ impl MemoryService {
                 Some(item) => {
                     let mut parts = parts_for(item, 1.0, filter, now);
                     parts.citations = cited.get(id).copied().unwrap_or(0.0);
-                    let snippet = item.record.body.chars().take(200).collect();
+                    let snippet = best_passage(&item.record.body, &SnippetTerms::none());
                     response.hits.push(hit(item, parts, snippet, 1.0, filter, req.max_content_chars));
                 }
                 None => response.missing_ids.push(id.to_string()),
@@ -197,14 +206,13 @@ impl MemoryService {
         let page: Vec<(ScoreParts, &Candidate)> =
             ranked.into_iter().skip(req.offset).take(req.limit).collect();
         let words = parsed.words();
-        let fetched = self.fetch_page(
-            &parsed,
-            &words,
-            &page.iter().map(|(_, c)| (c.id, c.lexical)).collect::<Vec<_>>(),
-        )?;
+        let terms = SnippetTerms::of(&parsed);
+        let ids: Vec<Uuid> = page.iter().map(|(_, c)| c.id).collect();
+        let fetched: Vec<StoredItem> =
+            self.store.get(&ids)?.into_iter().filter(|item| item.deleted_at.is_none()).collect();
         for (parts, c) in &page {
             // A match deleted between the two phases is simply left out.
-            let Some((item, snippet)) = fetched.iter().find(|(item, _)| item.record.id == c.id) else {
+            let Some(item) = fetched.iter().find(|item| item.record.id == c.id) else {
                 continue;
             };
             let haystack = format!("{} {}", item.record.title, item.record.body).to_lowercase();
@@ -212,8 +220,9 @@ impl MemoryService {
             // A dense-only hit may share no word with the query and still answer it.
             let coverage = if c.lexical { coverage } else { coverage.max(c.relevance) };
             let confidence = ranking::confidence(coverage, parts.relevance);
-            let mut found = hit(item, *parts, snippet.clone(), confidence, filter, req.max_content_chars);
-            show_chunk(&mut found, item, c, &words);
+            let snippet = best_passage(&item.record.body, &terms);
+            let mut found = hit(item, *parts, snippet, confidence, filter, req.max_content_chars);
+            show_chunk(&mut found, item, c, &terms);
             response.hits.push(found);
         }
         let next = req.offset + page.len();
@@ -229,35 +238,6 @@ impl MemoryService {
             }
         }
         Ok(())
-    }
-
-    /// Whole items and snippets for the page: FTS5 snippets for lexical matches, a marked
-    /// window of the text for items only the dense route found.
-    fn fetch_page(
-        &self,
-        parsed: &ParsedQuery,
-        words: &[&str],
-        page: &[(Uuid, bool)],
-    ) -> Result<Vec<(StoredItem, String)>> {
-        let lexical_ids: Vec<Uuid> = page.iter().filter(|(_, lexical)| *lexical).map(|(id, _)| *id).collect();
-        let mut out: Vec<(StoredItem, String)> = self
-            .store
-            .fetch_matches(parsed, &lexical_ids)?
-            .into_iter()
-            .map(|c| (c.item, c.snippet))
-            .collect();
-        let rest: Vec<Uuid> = page
-            .iter()
-            .map(|(id, _)| *id)
-            .filter(|id| !out.iter().any(|(item, _)| item.record.id == *id))
-            .collect();
-        for item in self.store.get(&rest)? {
-            if item.deleted_at.is_none() {
-                let snippet = marked_snippet(&item.record.body, words, 240);
-                out.push((item, snippet));
-            }
-        }
-        Ok(out)
     }
 
     /// Conjunctive first: items holding every query word. Only when they cannot fill the

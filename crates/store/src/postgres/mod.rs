@@ -25,13 +25,12 @@ mod write;
 
 use crate::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use crate::{
-    AuditQuery, AuditRecord, AuditTrail, Candidate, DenseMatch, ExportedItem, Filters, GraphLinks, ItemReads,
+    AuditQuery, AuditRecord, AuditTrail, DenseMatch, ExportedItem, Filters, GraphLinks, ItemReads,
     ItemVectors, ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link, Maintenance, Metadata,
     PoolConfig, Result, Stats, StoreError, StoredItem, VectorRow, VectorSource, WriteContext, WriteOp,
     WriteOutcome,
 };
 use cortex_domain::graph::Cascade;
-use cortex_domain::query::ParsedQuery;
 use postgres::NoTls;
 use r2d2_postgres::PostgresConnectionManager;
 use std::time::Duration;
@@ -165,10 +164,6 @@ impl ItemReads for PostgresStore {
 impl LexicalSearch for PostgresStore {
     fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
         read::search(&mut *self.reads()?, query)
-    }
-
-    fn fetch_matches(&self, query: &ParsedQuery, ids: &[Uuid]) -> Result<Vec<Candidate>> {
-        read::fetch_matches(&mut *self.reads()?, query, ids)
     }
 
     fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {

@@ -6,11 +6,10 @@ use super::row::{COLUMN_COUNT, COLUMNS, FACTS, facts_at, from_row, scope_at};
 use super::tsquery::{CONFIG, expression};
 use crate::model::scope_values;
 use crate::{
-    Candidate, ChunkVector, Clause, Combine, DenseMatch, ExportedItem, Filters, ItemVectors, LexicalMatch,
-    LexicalQuery, Result, Stats, StoredItem, VectorRow,
+    ChunkVector, Clause, Combine, DenseMatch, ExportedItem, Filters, ItemVectors, LexicalMatch, LexicalQuery,
+    Result, Stats, StoredItem, VectorRow,
 };
 use cortex_domain::Scope;
-use cortex_domain::query::ParsedQuery;
 use pgvector::Vector;
 use postgres::{Client, GenericClient};
 use std::collections::HashMap;
@@ -19,7 +18,6 @@ use uuid::Uuid;
 /// `ts_rank` weights for D, C, B, A: a word in the title (A) counts twice one in the body (B).
 const RANK_WEIGHTS: &str = "'{0.1, 0.2, 0.5, 1.0}'::float4[]";
 /// Snippet: matched words in `**`, one fragment of about 24 words around the best match.
-const HEADLINE_OPTIONS: &str = "'StartSel=**, StopSel=**, MaxWords=24, MinWords=12, ShortWord=2, MaxFragments=1, FragmentDelimiter=\" … \"'";
 /// Candidates an HNSW scan visits at least; more than `k` keeps recall up.
 const MIN_EF_SEARCH: usize = 64;
 
@@ -86,24 +84,6 @@ fn in_order_of<T>(ids: &[Uuid], mut items: Vec<T>, id_of: impl Fn(&T) -> Uuid) -
         }
     }
     out
-}
-
-pub fn fetch_matches(client: &mut Client, query: &ParsedQuery, ids: &[Uuid]) -> Result<Vec<Candidate>> {
-    let mut params = Params::default();
-    let Some(q) = expression(query, false, &mut params) else {
-        return Ok(Vec::new());
-    };
-    let ids_param = params.push(ids.to_vec());
-    let sql = format!(
-        "SELECT {COLUMNS}, ts_headline({CONFIG}, i.body, {q}, {HEADLINE_OPTIONS}) \
-         FROM items i WHERE i.id = ANY({ids_param}) AND i.tsv @@ {q}"
-    );
-    let rows = client.query(&sql, &params.as_refs())?;
-    let found = rows
-        .iter()
-        .map(|row| Ok(Candidate { item: from_row(row)?, snippet: row.try_get(COLUMN_COUNT)? }))
-        .collect::<Result<Vec<_>>>()?;
-    Ok(in_order_of(ids, found, |c| c.item.record.id))
 }
 
 pub fn count(client: &mut Client, query: &LexicalQuery, cap: usize) -> Result<usize> {

@@ -17,13 +17,12 @@ mod write;
 
 use crate::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use crate::{
-    AuditQuery, AuditRecord, AuditTrail, Candidate, ExportedItem, GraphLinks, ItemReads, ItemVectors,
-    ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link, Maintenance, Metadata, Result, Stats,
-    StoreError, StoredItem, VectorRow, VectorSource, WriteContext, WriteOp, WriteOutcome,
+    AuditQuery, AuditRecord, AuditTrail, ExportedItem, GraphLinks, ItemReads, ItemVectors, ItemWrites,
+    LexicalMatch, LexicalQuery, LexicalSearch, Link, Maintenance, Metadata, Result, Stats, StoreError,
+    StoredItem, VectorRow, VectorSource, WriteContext, WriteOp, WriteOutcome,
 };
 use connect::{ReadMode, Reader, ReaderPool};
 use cortex_domain::graph::Cascade;
-use cortex_domain::query::ParsedQuery;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -138,10 +137,6 @@ impl ItemReads for SqliteStore {
 impl LexicalSearch for SqliteStore {
     fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
         read::search(&*self.reader()?, query)
-    }
-
-    fn fetch_matches(&self, query: &ParsedQuery, ids: &[Uuid]) -> Result<Vec<Candidate>> {
-        read::fetch_matches(&*self.reader()?, query, ids)
     }
 
     fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {

@@ -4,18 +4,15 @@ use super::fts::match_expression;
 use super::migrate::current_version;
 use super::row::{COLUMN_COUNT, COLUMNS, FACTS, facts_at, from_row, parse_id, scope_at};
 use crate::{
-    Candidate, Clause, Combine, ExportedItem, Filters, ItemVectors, LexicalMatch, LexicalQuery, Result,
-    Stats, StoredItem, VectorRow,
+    Clause, Combine, ExportedItem, Filters, ItemVectors, LexicalMatch, LexicalQuery, Result, Stats,
+    StoredItem, VectorRow,
 };
-use cortex_domain::query::ParsedQuery;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 use uuid::Uuid;
 
 /// BM25 column weights: a word in the title counts twice a word in the body.
 const BM25: &str = "bm25(2.0, 1.0)";
-/// Snippet: matched terms in `**`, about 24 tokens around the best match, from the best column.
-const SNIPPET: &str = "snippet(items_fts, -1, '**', '**', '…', 24)";
 
 /// `AND ...` conditions for the filters, one per clause of the shared rule
 /// ([`Filters::clauses`]), with their parameters appended to `params`.
@@ -88,25 +85,6 @@ pub fn search(conn: &Connection, query: &LexicalQuery) -> Result<Vec<LexicalMatc
             updated_at: row.get(2)?,
             scope: scope_at(row, 3)?,
         });
-    }
-    Ok(out)
-}
-
-pub fn fetch_matches(conn: &Connection, query: &ParsedQuery, ids: &[Uuid]) -> Result<Vec<Candidate>> {
-    let Some(expr) = match_expression(query, false) else {
-        return Ok(Vec::new());
-    };
-    // `items_fts.rowid = (...)` lets FTS5 seek to the one row instead of walking every match.
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS}, {SNIPPET} FROM items_fts JOIN items i ON i.rowid = items_fts.rowid \
-         WHERE items_fts MATCH ?1 AND items_fts.rowid = (SELECT rowid FROM items WHERE id = ?2)"
-    ))?;
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        let mut rows = stmt.query(rusqlite::params![expr, id.to_string()])?;
-        if let Some(row) = rows.next()? {
-            out.push(Candidate { item: from_row(row)?, snippet: row.get(COLUMN_COUNT)? });
-        }
     }
     Ok(out)
 }

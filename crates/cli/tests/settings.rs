@@ -1,0 +1,79 @@
+//! Settings are validated like requests (issue 15, item 8): a bad flag or `CORTEX_*` value
+//! stops the binary before it touches a database, with a message naming the variable and what
+//! is accepted; nothing is stored under a bad scope, no folder is created for a bad URL.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// `cortex store` of one section in `dir`, with the environment given (and a sound one else).
+fn store_with(dir: &Path, env: &[(&str, &str)], db: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cortex"));
+    cmd.current_dir(dir)
+        .env("CORTEX_DB", dir.join("memory.db"))
+        .env("CORTEX_ORG", "acme")
+        .env("CORTEX_PROJECT", "api")
+        .env("CORTEX_BRANCH", "main")
+        .env("CORTEX_EMBEDDER", "none")
+        .env("CORTEX_LOG", "warn");
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    if let Some(db) = db {
+        cmd.args(["--db", db]);
+    }
+    cmd.args(["store", r#"{"kind": "section", "content": "settings probe"}"#]).output().unwrap()
+}
+
+fn refused(out: &Output, name: &str, accepted: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{name}: accepted; stderr: {stderr}");
+    assert!(out.stdout.is_empty(), "{name}: printed a result");
+    assert!(stderr.contains(name) && stderr.contains(accepted), "{name}: {stderr}");
+    assert!(!stderr.contains('\u{1b}'), "an escape sequence in a value is shown, not run: {stderr}");
+}
+
+#[test]
+fn bad_scope_values_in_the_environment_are_refused_like_in_a_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "o".repeat(300);
+    for (name, value, accepted) in [
+        ("CORTEX_BRANCH", "ma\nin", "newlines"),
+        ("CORTEX_ORG", "\u{1b}[31macme", "newlines"),
+        ("CORTEX_ORG", long.as_str(), "128"),
+        ("CORTEX_PROJECT", "a\tpi", "newlines"),
+    ] {
+        refused(&store_with(dir.path(), &[(name, value)], None), name, accepted);
+    }
+    assert!(!dir.path().join("memory.db").exists(), "nothing was stored under a bad scope");
+}
+
+#[test]
+fn a_bad_database_setting_is_refused_not_read_as_a_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    refused(&store_with(dir.path(), &[], Some("")), "--db / CORTEX_DB", "postgres://");
+    refused(
+        &store_with(dir.path(), &[("CORTEX_DB", "mysql://root@localhost/memory")], None),
+        "CORTEX_DB",
+        "postgres://",
+    );
+    let created: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(created.is_empty(), "no file or folder was created: {created:?}");
+}
+
+#[test]
+fn bad_values_of_the_other_settings_are_refused_with_what_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, value, accepted) in [
+        ("CORTEX_EMBEDDER", "garbage", "openai"),
+        ("CORTEX_NEAR_DUP_THRESHOLD", "high", "0 to 1"),
+        ("CORTEX_NEAR_DUP_WINDOW_DAYS", "-3", "whole number"),
+        ("CORTEX_LOG", "loud", "debug"),
+    ] {
+        refused(&store_with(dir.path(), &[(name, value)], None), name, accepted);
+    }
+    let postgres = [("CORTEX_DB", "postgres://nobody@127.0.0.1:1/none"), ("CORTEX_DB_POOL_SIZE", "lots")];
+    refused(&store_with(dir.path(), &postgres, None), "CORTEX_DB_POOL_SIZE", "1 to 1000");
+    // The same binary with sound settings stores.
+    let ok = store_with(dir.path(), &[], None);
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+}

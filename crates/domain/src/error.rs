@@ -86,6 +86,20 @@ impl ValidationError {
     }
 }
 
+/// A key or value the caller sent, as a field path and a message can show it: itself when it
+/// is plain text, else quoted with its control characters escaped (an empty key is `""`, an ANSI escape
+/// is shown, not run) and cut to 64 characters.
+pub fn shown(key: &str) -> String {
+    let plain = !key.is_empty()
+        && key.chars().count() <= 64
+        && !key.chars().any(|c| c.is_control() || c == '`' || c.is_whitespace());
+    if plain {
+        return key.to_string();
+    }
+    let cut: String = key.chars().take(64).collect();
+    format!("{cut:?}")
+}
+
 /// The JSON type of a value, as an agent would name it.
 pub fn json_type_name(value: &serde_json::Value) -> &'static str {
     match value {

@@ -1,6 +1,6 @@
 //! Parsing and checking one `memory_find` request.
 
-use crate::error::{ErrorCode, ValidationError, json_type_name};
+use crate::error::{ErrorCode, ValidationError, json_type_name, shown};
 use crate::graph::{DEFAULT_DEPTH, DEFAULT_EXPAND_LIMIT, Expand, MAX_DEPTH, MAX_EXPAND_LIMIT};
 use crate::kind::Kind;
 use crate::limits::*;
@@ -113,6 +113,7 @@ impl FindRequest {
             return Err(ValidationError::wrong_type("arguments", "an object with `query` or `ids`", args));
         };
         if let Some(key) = args.keys().find(|k| !FIND_FIELDS.contains(&k.as_str())) {
+            let key = shown(key);
             return Err(ValidationError::new(
                 ErrorCode::UnknownField,
                 key.clone(),
@@ -281,7 +282,12 @@ fn decode_cursor(cursor: &str, fingerprint: u64) -> Result<usize, ValidationErro
 }
 
 fn invalid(field: &str, value: &str, hint: &str) -> ValidationError {
-    ValidationError::new(ErrorCode::InvalidValue, field, format!("`{field}` cannot be `{value}`"), hint)
+    ValidationError::new(
+        ErrorCode::InvalidValue,
+        field,
+        format!("`{field}` cannot be `{}`", shown(value)),
+        hint,
+    )
 }
 
 fn text_arg(args: &Map<String, Value>, field: &str) -> Result<Option<String>, ValidationError> {
@@ -332,7 +338,7 @@ fn date_arg(args: &Map<String, Value>, field: &str) -> Result<Option<i64>, Valid
             ValidationError::new(
                 ErrorCode::InvalidValue,
                 field,
-                format!("`{field}` is not a date: `{s}`"),
+                format!("`{field}` is not a date: `{}`", shown(s)),
                 hint,
             )
         }),
@@ -365,7 +371,7 @@ fn parse_ids(value: Option<&Value>) -> Result<Vec<Uuid>, ValidationError> {
                     ValidationError::new(
                         ErrorCode::InvalidValue,
                         field,
-                        format!("`{s}` is not an item id"),
+                        format!("`{}` is not an item id", shown(s)),
                         "use ids returned by memory_store or memory_find",
                     )
                 }),
@@ -396,7 +402,7 @@ fn parse_types(value: Option<&Value>) -> Result<Vec<Kind>, ValidationError> {
             ValidationError::new(
                 ErrorCode::UnknownKind,
                 field,
-                format!("`{name}` is not a knowledge kind"),
+                format!("`{}` is not a knowledge kind", shown(name)),
                 format!("use one of: {}", Kind::names()),
             )
         })?;

@@ -9,6 +9,8 @@
 //! PostgreSQL test fails with a message saying how to run it: a backend is never skipped
 //! silently.
 
+pub mod fuzz;
+
 use cortex_store::{DbTarget, PoolConfig, Store};
 use std::path::PathBuf;
 use std::sync::Arc;

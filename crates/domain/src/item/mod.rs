@@ -10,7 +10,7 @@ mod fields;
 
 pub use derive::{Derived, derive};
 
-use crate::error::{ErrorCode, ValidationError, json_type_name};
+use crate::error::{ErrorCode, ValidationError, json_type_name, shown};
 use crate::kind::{self, Kind};
 use crate::limits::*;
 use crate::scope::Scope;
@@ -92,6 +92,7 @@ pub fn parse_store_request(args: &Value) -> Result<Vec<Result<ItemOp, Validation
         return Err(ValidationError::wrong_type("arguments", "an object with `items`", args));
     };
     if let Some(key) = args.keys().find(|k| k.as_str() != "items") {
+        let key = shown(key);
         return Err(ValidationError::new(
             ErrorCode::UnknownField,
             key.clone(),
@@ -135,6 +136,7 @@ pub fn parse_item(value: &Value) -> Result<ItemOp, ValidationError> {
         return Err(ValidationError::wrong_type("", "an object with at least `kind`", value));
     };
     if let Some(key) = item.keys().find(|k| !ITEM_FIELDS.contains(&k.as_str())) {
+        let key = shown(key);
         return Err(ValidationError::new(
             ErrorCode::UnknownField,
             key.clone(),
@@ -159,7 +161,7 @@ pub fn parse_item(value: &Value) -> Result<ItemOp, ValidationError> {
             ValidationError::new(
                 ErrorCode::UnknownKind,
                 "kind",
-                format!("`{name}` is not a knowledge kind"),
+                format!("`{}` is not a knowledge kind", shown(name)),
                 format!("use one of: {}", Kind::names()),
             )
         })?),
@@ -184,7 +186,7 @@ pub fn parse_item(value: &Value) -> Result<ItemOp, ValidationError> {
         other => Err(ValidationError::new(
             ErrorCode::InvalidValue,
             "operation",
-            format!("`{other}` is not an operation"),
+            format!("`{}` is not an operation", shown(other)),
             "use \"upsert\" (the default: insert, or update when `id` is given) or \"delete\" with an `id`",
         )),
     }
@@ -197,7 +199,7 @@ fn optional_id(item: &Map<String, Value>) -> Result<Option<Uuid>, ValidationErro
             ValidationError::new(
                 ErrorCode::InvalidValue,
                 "id",
-                format!("`id` is not an item id: `{text}`"),
+                format!("`id` is not an item id: `{}`", shown(text)),
                 "use an `id` returned by memory_store or memory_find, or leave `id` out to create a new item",
             )
         }),
@@ -270,7 +272,7 @@ fn parse_upsert(kind: Kind, id: Option<Uuid>, item: &Map<String, Value>) -> Resu
                 ValidationError::new(
                     ErrorCode::InvalidValue,
                     "expires_at",
-                    format!("`expires_at` is not a time: `{text}`"),
+                    format!("`expires_at` is not a time: `{}`", shown(text)),
                     hint,
                 )
             })?),
@@ -301,7 +303,7 @@ fn parse_supersedes(
             ValidationError::new(
                 ErrorCode::InvalidValue,
                 "supersedes",
-                format!("`supersedes` is not an item id: `{text}`"),
+                format!("`supersedes` is not an item id: `{}`", shown(text)),
                 "send the id (a UUID) of the live item this one replaces, as memory_find returns it",
             )
         })?,

@@ -27,9 +27,18 @@ pub enum Frame {
 }
 
 /// Splits a byte stream into lines of at most `limit` bytes.
+///
+/// Cancel-safe: rmcp polls `receive` inside a `select!` and drops it whenever something else is
+/// ready first, so the part of a line read so far lives here, not in the future; the only await
+/// is `fill_buf`, which reads nothing when it is dropped.
 pub struct LineFramer<R> {
     reader: R,
     limit: usize,
+    /// The current line so far (only its head once it is over the limit).
+    line: Vec<u8>,
+    /// Bytes of the current line so far.
+    bytes: usize,
+    over: bool,
 }
 
 impl<R: AsyncBufRead + Unpin> LineFramer<R> {
@@ -38,44 +47,50 @@ impl<R: AsyncBufRead + Unpin> LineFramer<R> {
     }
 
     pub fn with_limit(reader: R, limit: usize) -> LineFramer<R> {
-        LineFramer { reader, limit }
+        LineFramer { reader, limit, line: Vec::new(), bytes: 0, over: false }
     }
 
     /// The next line, or `None` at the end of the stream. A last line without a newline
     /// still counts.
     pub async fn next(&mut self) -> std::io::Result<Option<Frame>> {
-        let mut line = Vec::new();
-        let mut bytes = 0usize;
-        let mut over = false;
         loop {
             let buf = self.reader.fill_buf().await?;
             if buf.is_empty() {
-                if bytes == 0 {
+                if self.bytes == 0 {
                     return Ok(None);
                 }
-                break;
+                return Ok(Some(self.take()));
             }
             let (chunk, used, done) = match buf.iter().position(|b| *b == b'\n') {
                 Some(i) => (&buf[..i], i + 1, true),
                 None => (buf, buf.len(), false),
             };
-            bytes += chunk.len();
-            if !over && bytes > self.limit {
-                over = true;
-                line.truncate(HEAD_BYTES);
+            self.bytes += chunk.len();
+            if !self.over && self.bytes > self.limit {
+                self.over = true;
+                self.line.truncate(HEAD_BYTES);
             }
-            if over {
-                let room = HEAD_BYTES.saturating_sub(line.len());
-                line.extend_from_slice(&chunk[..room.min(chunk.len())]);
+            if self.over {
+                let room = HEAD_BYTES.saturating_sub(self.line.len());
+                self.line.extend_from_slice(&chunk[..room.min(chunk.len())]);
             } else {
-                line.extend_from_slice(chunk);
+                self.line.extend_from_slice(chunk);
             }
             self.reader.consume(used);
             if done {
-                break;
+                return Ok(Some(self.take()));
             }
         }
-        Ok(Some(if over { Frame::TooLarge { head: line, bytes } } else { Frame::Line(line) }))
+    }
+
+    fn take(&mut self) -> Frame {
+        let line = std::mem::take(&mut self.line);
+        let bytes = std::mem::replace(&mut self.bytes, 0);
+        if std::mem::replace(&mut self.over, false) {
+            Frame::TooLarge { head: line, bytes }
+        } else {
+            Frame::Line(line)
+        }
     }
 }
 
@@ -416,6 +431,24 @@ mod tests {
         assert_eq!(leading_id(br#"{"jsonrpc":"2.0","params":{"x":"aaaa"#), None);
         assert_eq!(leading_id(br#"{"id":12"#), None, "a number cut off may be longer");
         assert_eq!(leading_id(b"[1,2]"), None);
+    }
+
+    #[tokio::test]
+    async fn a_read_dropped_midway_loses_nothing() {
+        use tokio::io::AsyncWriteExt;
+        let (mut client, server) = tokio::io::duplex(64);
+        let mut framer = LineFramer::new(tokio::io::BufReader::new(server));
+        client.write_all(b"{\"first\": ").await.unwrap();
+        // Poll once (it reads the half line, then waits for more), then drop the read, as
+        // rmcp's select! does when another event comes first.
+        tokio::select! {
+            biased;
+            _ = framer.next() => panic!("half a line is not a frame"),
+            _ = std::future::ready(()) => {}
+        }
+        client.write_all(b"1}\nsecond\n").await.unwrap();
+        assert_eq!(framer.next().await.unwrap(), Some(Frame::Line(br#"{"first": 1}"#.to_vec())));
+        assert_eq!(framer.next().await.unwrap(), Some(Frame::Line(b"second".to_vec())));
     }
 
     #[tokio::test]

@@ -7,6 +7,7 @@ use cortex_domain::limits::MAX_MESSAGE_BYTES;
 use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
+use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
@@ -20,6 +21,9 @@ pub struct LineTransport<R> {
     framer: LineFramer<R>,
     limit: usize,
     outbox: Option<mpsc::Sender<Vec<u8>>>,
+    /// Error answers not handed to the writer yet. They wait here, not in a future, because
+    /// rmcp may drop `receive` at any await (see [`LineFramer`]).
+    unsent: VecDeque<Vec<u8>>,
     writer: Option<JoinHandle<io::Result<()>>>,
 }
 
@@ -38,16 +42,29 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> LineTransport<R> {
             framer: LineFramer::with_limit(reader, limit),
             limit,
             outbox: Some(outbox),
+            unsent: VecDeque::new(),
             writer: Some(tokio::spawn(write_lines(lines, writer))),
         }
     }
-}
 
-async fn answer(outbox: Option<mpsc::Sender<Vec<u8>>>, rejection: Rejection) {
-    tracing::warn!(code = rejection.code, id = %rejection.id, "{}: {}", rejection.kind, rejection.message);
-    if let Some(outbox) = outbox {
-        // The writer only stops when the client's end is closed; nobody is left to answer.
-        let _ = outbox.send(rejection.to_line()).await;
+    fn answer(&mut self, rejection: Rejection) {
+        tracing::warn!(code = rejection.code, id = %rejection.id, "{}: {}", rejection.kind, rejection.message);
+        self.unsent.push_back(rejection.to_line());
+    }
+
+    /// Hands the owed answers to the writer; a line leaves the queue only once it has a place.
+    async fn flush_answers(&mut self) {
+        let Some(outbox) = &self.outbox else { return };
+        while !self.unsent.is_empty() {
+            let Ok(place) = outbox.reserve().await else {
+                // The writer stopped: the client's end is closed, nobody is left to answer.
+                self.unsent.clear();
+                return;
+            };
+            if let Some(line) = self.unsent.pop_front() {
+                place.send(line);
+            }
+        }
     }
 }
 
@@ -83,6 +100,7 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> Transport<RoleServer> for LineTra
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
+            self.flush_answers().await;
             let frame = match self.framer.next().await {
                 Ok(Some(frame)) => frame,
                 Ok(None) => return None,
@@ -93,11 +111,11 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> Transport<RoleServer> for LineTra
             };
             match frame {
                 Frame::TooLarge { head, bytes } => {
-                    answer(self.outbox.clone(), Rejection::too_large(&head, bytes, self.limit)).await
+                    self.answer(Rejection::too_large(&head, bytes, self.limit))
                 }
                 Frame::Line(line) => match classify(&line) {
                     Inbound::Message(message) => return Some(*message),
-                    Inbound::Reject(rejection) => answer(self.outbox.clone(), rejection).await,
+                    Inbound::Reject(rejection) => self.answer(rejection),
                     Inbound::Skip(reason) => {
                         if !line.iter().all(u8::is_ascii_whitespace) {
                             tracing::warn!("ignored a line without an answer: {reason}");
@@ -109,6 +127,7 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> Transport<RoleServer> for LineTra
     }
 
     async fn close(&mut self) -> Result<(), io::Error> {
+        self.flush_answers().await;
         // Dropping our sender lets the writer finish what is queued, then stop.
         self.outbox = None;
         match self.writer.take() {

@@ -2,8 +2,10 @@
 //! answer, and memory, on the synthetic corpus at each requested size. Prints a Markdown
 //! table for BENCHMARKS.md. Measured on the machine it runs on; nothing here is assumed.
 //! `--purge` runs the purge benchmark (`purge.rs`) instead, `--graph` the graph expansion
-//! benchmark (`graph.rs`), `--vectors` the vector index alone (`vectors.rs`).
+//! benchmark (`graph.rs`), `--vectors` the vector index alone (`vectors.rs`), `--adversarial`
+//! worst-case finds and whether the session answers other calls meanwhile (`adversarial.rs`).
 
+mod adversarial;
 mod graph;
 mod purge;
 mod vectors;
@@ -57,6 +59,11 @@ pub struct BenchArgs {
     /// SQLite uses), instead of the store and find benchmark.
     #[arg(long, conflicts_with_all = ["semantic", "reuse", "purge", "graph", "postgres"])]
     vectors: bool,
+    /// Time worst-case finds (one word 50,000 times, 256 KiB items, 100 × 30 KB hits, 1,000
+    /// tags) over `size` corpus items through one `cortex serve` session, and whether a probe
+    /// find of the same session is answered meanwhile, instead of the store and find benchmark.
+    #[arg(long, conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors"])]
+    adversarial: bool,
 }
 
 /// How a benchmark database gets its corpus.
@@ -97,6 +104,11 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
     if args.vectors {
         let _ = std::fs::remove_dir_all(&temp);
         return vectors::run(&args.sizes, args.queries).map(|()| ExitCode::SUCCESS);
+    }
+    if args.adversarial {
+        let outcome = adversarial::run(&args.sizes, args.queries, &dir, args.postgres.as_deref());
+        let _ = std::fs::remove_dir_all(&temp);
+        return outcome.map(|()| ExitCode::SUCCESS);
     }
     if args.graph {
         let outcome = graph::run(&args.sizes, args.queries, &dir, args.postgres.as_deref());

@@ -88,7 +88,7 @@ fn adversarial_batches() -> Vec<Value> {
             while text.len() < cortex_domain::limits::MAX_CONTENT_BYTES - 64 {
                 n = n.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 text.push_str(&format!("w{} ", n % 50_000));
-                if n % 997 == 0 {
+                if n.is_multiple_of(997) {
                     text.push_str(LARGE);
                     text.push(' ');
                 }

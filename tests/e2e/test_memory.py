@@ -18,9 +18,14 @@ def test_a_section_is_found_by_a_unique_word_with_a_marked_snippet(db):
             hit = found["hits"][0]
             assert hit["id"] == stored["results"][0]["id"]
             assert "**flibbertigibbet**" in hit["snippet"]
-            assert hit["scope_match"] == "branch" and hit["scope"]["branch"] == "main"
-            assert set(hit["score_parts"]) == {"relevance", "recency", "scope_proximity", "citations"}
             assert found["route_used"] == "hybrid" and 0 < found["confidence"] <= 1
+            # Brief by default: what it takes to choose what to read, nothing more.
+            assert set(hit) == {"id", "kind", "title", "snippet", "scope_match", "updated_at"}
+            assert hit["scope_match"] == "branch" and hit["title"] == "Payments retries"
+            full = (await c.find(query="flibbertigibbet", detail="full"))["hits"][0]
+            assert full["scope"]["branch"] == "main"
+            assert set(full["score_parts"]) == {"relevance", "recency", "scope_proximity", "citations"}
+            assert full["content"] == "Retries follow the flibbertigibbet schedule"
     run(body)
 
 

@@ -33,7 +33,14 @@ pub fn find_table(response: &FindResponse) {
             let scope_match = serde_json::to_value(hit.scope_match).ok();
             let scope_match = scope_match.as_ref().and_then(|v| v.as_str()).unwrap_or("");
             let title: String = hit.title.chars().take(60).collect();
-            say!("{:<5.3} {:<12} {:<8} {:<36} {}", hit.score, hit.kind, scope_match, hit.id, title);
+            say!(
+                "{:<5.3} {:<12} {:<8} {:<36} {}",
+                hit.score.unwrap_or_default(),
+                hit.kind,
+                scope_match,
+                hit.id,
+                title
+            );
             let snippet: String = hit.snippet.replace('\n', " ").chars().take(160).collect();
             say!("      {snippet}");
             if hit.expanded {

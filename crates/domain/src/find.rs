@@ -31,6 +31,18 @@ impl Mode {
     }
 }
 
+/// How much of each hit a find returns. An agent pays for every character of a response in
+/// its context window: a search answers with what it needs to choose what to read; the item
+/// itself comes whole when read by `ids` or asked for with `detail: full`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Id, kind, title, snippet, scope level, update time, status (and the flags that warn:
+    /// superseded, stale, reached by a link).
+    Brief,
+    /// Also content, data, metadata, tags, scores, scope, relations and observations.
+    Full,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct FindRequest {
     pub query: Option<String>,
@@ -50,6 +62,9 @@ pub struct FindRequest {
     pub limit: usize,
     pub offset: usize,
     pub max_content_chars: usize,
+    /// `brief` by default for a search, `full` for reads by `ids` or when `max_content_chars`
+    /// is given (asking for content means wanting it).
+    pub detail: Detail,
     /// Which links to follow from the hits; `None` when not given (deep mode then follows all).
     pub expand: Option<Expand>,
     /// How many links away expansion goes (1–3).
@@ -77,6 +92,7 @@ const FIND_FIELDS: &[&str] = &[
     "limit",
     "cursor",
     "max_content_chars",
+    "detail",
     "expand",
     "depth",
     "expand_limit",
@@ -101,6 +117,7 @@ impl FindRequest {
             limit: DEFAULT_LIMIT as usize,
             offset: 0,
             max_content_chars: DEFAULT_HIT_CONTENT_CHARS,
+            detail: Detail::Full,
             expand: None,
             depth: DEFAULT_DEPTH,
             expand_limit: DEFAULT_EXPAND_LIMIT,
@@ -193,6 +210,18 @@ impl FindRequest {
         let max_content_chars =
             int_arg(args, "max_content_chars", 0, MAX_HIT_CONTENT_CHARS as i64, default_chars as i64)?
                 as usize;
+        let detail = match text_arg(args, "detail")?.as_deref() {
+            None if query.is_none() || args.contains_key("max_content_chars") => Detail::Full,
+            None | Some("brief") => Detail::Brief,
+            Some("full") => Detail::Full,
+            Some(other) => {
+                return Err(invalid(
+                    "detail",
+                    other,
+                    "use brief (id, title, snippet: the default for a search) or full (content, data, scores: the default for `ids`)",
+                ));
+            }
+        };
         let expand = match text_arg(args, "expand")? {
             None => None,
             Some(e) => Some(
@@ -219,6 +248,7 @@ impl FindRequest {
             limit,
             offset: 0,
             max_content_chars,
+            detail,
             expand,
             depth,
             expand_limit,

@@ -33,15 +33,19 @@ pub const MAX_IDS: usize = 100;
 pub const DEFAULT_HIT_CONTENT_CHARS: usize = 600;
 pub const DEFAULT_LOOKUP_CONTENT_CHARS: usize = 20_000;
 pub const MAX_HIT_CONTENT_CHARS: usize = 20_000;
-/// A whole `memory_find` response stays under 25,000 tokens; at ~4 characters a token of
-/// JSON this is the character budget the response is trimmed to.
-pub const MAX_RESPONSE_CHARS: usize = 90_000;
+/// A whole `memory_find` response stays under 25,000 tokens (where Claude Code cuts tool
+/// output) counted conservatively, at 3 characters a token: JSON full of ids and timestamps
+/// tokenizes worse than prose. Each copy (structured content, text mirror) stays under it.
+pub const MAX_RESPONSE_CHARS: usize = 72_000;
 /// Milliseconds a `memory_find` may take before it answers with what it has: a route still
 /// running then is left out, later stages are skipped, and `notes` says so.
 pub const FIND_DEADLINE_MS: u64 = 5_000;
 /// A hit's snippet: the best passage of about this many words, cut at this many characters.
-pub const SNIPPET_WORDS: usize = 24;
-pub const MAX_SNIPPET_CHARS: usize = 320;
+/// Ten brief hits must fit in about 4,000 characters, so a snippet is a sentence, not a page.
+pub const SNIPPET_WORDS: usize = 16;
+pub const MAX_SNIPPET_CHARS: usize = 200;
+/// Characters of a title in a brief hit (the whole title comes with `detail: full`).
+pub const MAX_BRIEF_TITLE_CHARS: usize = 80;
 /// Characters of a derived title.
 pub const MAX_TITLE_CHARS: usize = 200;
 

@@ -2,7 +2,7 @@
 //!
 //! Arguments are validated by the service, not by these types: they exist to tell clients
 //! the shape. Per-kind rules stay in server-side validation and its errors, which keeps both
-//! definitions small (a test holds them under 10,000 characters of JSON).
+//! definitions small (a test holds what the model reads of both under 6,000 characters).
 
 use cortex_domain::Kind;
 use cortex_service::response::{FindResponse, StoreResponse};
@@ -15,9 +15,10 @@ use std::sync::Arc;
 pub const STORE_TOOL: &str = "memory_store";
 pub const FIND_TOOL: &str = "memory_find";
 
-/// The kind names, from the domain's one list of kinds.
+/// The kind names and their aliases, from the domain's one list of kinds.
 fn kind_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    let names: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+    let names: Vec<&str> =
+        Kind::ALL.iter().map(|k| k.as_str()).chain(Kind::ALIASES.iter().map(|(alias, _)| *alias)).collect();
     schemars::json_schema!({ "type": "string", "enum": names })
 }
 
@@ -40,6 +41,8 @@ struct ScopeArg {
 #[allow(dead_code)]
 #[derive(JsonSchema)]
 struct ItemArg {
+    /// Needed for a new item (adr = decision, pr = pr_context); not for a delete.
+    #[serde(default)]
     #[schemars(schema_with = "kind_schema")]
     kind: Option<String>,
     /// Free text (≤256 KiB).
@@ -86,6 +89,7 @@ struct FindArgs {
     /// fast = lexical; auto (default); deep
     mode: Option<String>,
     /// Kinds to keep.
+    #[serde(default)]
     #[schemars(schema_with = "kinds_schema")]
     types: Option<Vec<String>>,
     /// Naming fewer of org/project/branch widens the search.
@@ -108,8 +112,10 @@ struct FindArgs {
     limit: Option<i64>,
     /// next_cursor of the previous page.
     cursor: Option<String>,
-    /// Content characters per hit, 0–20000 (default 600).
+    /// Content characters per hit, 0–20000 (default 600); implies detail full.
     max_content_chars: Option<i64>,
+    /// brief (default for query): id, title, snippet, status, dates; full (default for ids): also content, data, scores.
+    detail: Option<String>,
     /// Also return items linked to the hits: relations (both ways), children (what a hit points to, an entity's observations), parents, all, none. Default none; all in deep mode.
     expand: Option<String>,
     /// Links away to follow, 1–3 (default 1).
@@ -181,7 +187,9 @@ pub fn tools() -> Vec<Tool> {
     .with_annotations(
         ToolAnnotations::new()
             .read_only(false)
-            .destructive(false)
+            // It deletes (operation delete), overwrites by id and merges entities and issues
+            // in place: clients must not auto-approve it as harmless.
+            .destructive(true)
             .idempotent(false)
             .open_world(false),
     );

@@ -17,10 +17,21 @@ fn tool_definitions_match_the_snapshot() {
     );
 }
 
+/// What the model reads of the tools (name, description, input schema) is paid for by every
+/// session: both together stay under 6,000 characters of JSON. Output schemas are read by
+/// clients, not models; they stay under 5,000.
 #[test]
-fn both_tool_definitions_stay_under_10000_characters() {
-    let compact = serde_json::to_string(&cortex_mcp::tools()).unwrap();
-    assert!(compact.len() < 10_000, "{} characters", compact.len());
+fn what_the_model_sees_of_both_tools_stays_under_6000_characters() {
+    let tools = serde_json::to_value(cortex_mcp::tools()).unwrap();
+    let (mut seen, mut output) = (0, 0);
+    for tool in tools.as_array().unwrap() {
+        for key in ["name", "description", "inputSchema"] {
+            seen += serde_json::to_string(&tool[key]).unwrap().len();
+        }
+        output += serde_json::to_string(&tool["outputSchema"]).unwrap().len();
+    }
+    assert!(seen <= 6_000, "{seen} characters the model reads");
+    assert!(output <= 5_000, "{output} characters of output schemas");
     let names: Vec<_> = cortex_mcp::tools().iter().map(|t| t.name.to_string()).collect();
     assert_eq!(names, vec!["memory_store", "memory_find"]);
 }

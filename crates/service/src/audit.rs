@@ -71,6 +71,23 @@ pub struct AuditVerification {
     pub problems: Vec<String>,
 }
 
+impl AuditVerification {
+    /// The report on a trail that could not be read (a damaged file).
+    pub(crate) fn unreadable(reason: String) -> AuditVerification {
+        AuditVerification {
+            ok: false,
+            scope: String::new(),
+            records_checked: 0,
+            head: None,
+            first_break: None,
+            schema_drift: Vec::new(),
+            items_without_trail: Vec::new(),
+            anchor: None,
+            problems: vec![format!("the audit trail could not be read: {reason}")],
+        }
+    }
+}
+
 impl MemoryService {
     /// Checks the audit trail: its triggers, its hash chain, an anchor, and (full) every item
     /// against its last record.

@@ -90,8 +90,12 @@ impl MemoryService {
         let mut added = Vec::with_capacity(reached.len());
         for r in &reached {
             let Some(item) = items.get(&r.id) else { continue };
-            let seed_confidence =
-                response.hits.iter().find(|h| h.id == r.seed.to_string()).map_or(0.0, |h| h.confidence);
+            let seed_confidence = response
+                .hits
+                .iter()
+                .find(|h| h.id == r.seed.to_string())
+                .and_then(|h| h.confidence)
+                .unwrap_or(0.0);
             // Each link away halves how sure we are that the item answers the query.
             let confidence = seed_confidence * 0.5_f64.powi(r.path.len() as i32);
             let snippet = best_passage(&item.record.body, &SnippetTerms::none());

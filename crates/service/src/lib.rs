@@ -43,15 +43,19 @@ pub struct MemoryService {
 impl MemoryService {
     /// Opens (creating and migrating as needed) the store named by the config.
     pub fn open(config: &Config) -> Result<MemoryService> {
-        let store = cortex_store::open(&config.db)?;
-        Ok(MemoryService {
+        Ok(MemoryService::with_store(cortex_store::open(&config.db)?, config))
+    }
+
+    /// A service over a store the caller opened already (`config.db` is not opened again).
+    pub fn with_store(store: Arc<dyn Store>, config: &Config) -> MemoryService {
+        MemoryService {
             db_label: store.label(),
             store,
             inferred: config.scope.clone(),
             semantic: Arc::new(semantic::Semantic::new(config.embedder.clone())),
             near_duplicate_policy: config.near_duplicates,
             find_deadline: config.find_deadline,
-        })
+        }
     }
 
     /// Empties the query-embedding cache, so a benchmark times every embedding.

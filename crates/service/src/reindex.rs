@@ -3,8 +3,8 @@
 //! model, an OpenAI-compatible server) without losing its dense search.
 //!
 //! Items stay findable lexically throughout; the store keeps recording the old model until
-//! the last page is written, so an interrupted reindex is simply run again. A server still
-//! running on the old model keeps its in-process index until restarted.
+//! the last page is written, so an interrupted reindex is simply run again. A running server's
+//! in-process index reads the rewritten vectors through the store's change log.
 
 use crate::semantic::{EmbeddingInputs, MODEL_KEY};
 use crate::{MemoryService, Result, ServiceError};

@@ -88,14 +88,27 @@ impl MemoryService {
     /// The setup, the database's integrity and the audit trail's; `options.full` runs the
     /// thorough checks (every index, the whole chain, every item against its trail).
     pub fn doctor(&self, options: &crate::audit::VerifyOptions) -> Result<DoctorReport> {
-        let s = self.store.stats()?;
-        let problems = self.store.integrity_problems(options.full)?;
-        let integrity = IntegrityReport {
-            ok: problems.is_empty(),
-            check: if options.full { "full" } else { "quick" },
-            problems,
+        let mut problems = self.store.integrity_problems(options.full)?;
+        // On a damaged file any later read may fail, depending on where the damage lies: what
+        // cannot be read joins the problems instead of ending the report that names the damage.
+        let damaged = !problems.is_empty();
+        let s = match self.store.stats() {
+            Err(e) if damaged => {
+                problems.push(format!("counting items failed: {e}"));
+                cortex_store::Stats::default()
+            }
+            other => other?,
         };
-        let audit = self.verify_audit(options)?;
+        let audit = match self.verify_audit(options) {
+            Err(e) if damaged => crate::audit::AuditVerification::unreadable(e.to_string()),
+            other => other?,
+        };
+        let semantic_search = match self.semantic_status() {
+            Err(e) if damaged => format!("unknown: {e}"),
+            other => other?,
+        };
+        let integrity =
+            IntegrityReport { ok: !damaged, check: if options.full { "full" } else { "quick" }, problems };
         Ok(DoctorReport {
             database: self.db_label.clone(),
             schema_version: s.schema_version,
@@ -106,7 +119,7 @@ impl MemoryService {
             } else {
                 "enabled: SQLite FTS5 BM25 (mode fast)"
             },
-            semantic_search: self.semantic_status()?,
+            semantic_search,
             backends: "sqlite (embedded, the default); postgresql ≥ 18 with pgvector and pg_trgm (--db postgres://…)",
             integrity,
             audit,

@@ -1,6 +1,8 @@
 //! What the service answers. These types are the tools' `outputSchema` and the CLI's JSON,
 //! so a field added here reaches every client.
 
+use cortex_domain::limits::MAX_BRIEF_TITLE_CHARS;
+use cortex_domain::text::truncate_chars;
 use cortex_domain::{Scope, ScopeMatch, ValidationError};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -97,20 +99,32 @@ pub struct Hit {
     pub title: String,
     /// Text around the best match, matched terms in `**`.
     pub snippet: String,
-    /// The item's text, cut at `max_content_chars`.
+    /// The item's text, cut at `max_content_chars` (`detail: full`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub content_truncated: bool,
-    pub score: f64,
-    pub score_parts: ScoreBreakdown,
+    // The full-detail fields are typed without `null` in the schema: they are left out,
+    // never null, and a shorter schema costs every session less.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64")]
+    pub score: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "ScoreBreakdown")]
+    pub score_parts: Option<ScoreBreakdown>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Value")]
-    pub scope: Scope,
+    pub scope: Option<Scope>,
+    /// Where the item sits relative to the caller: `branch`, `project`, `org` or `other`.
     #[schemars(with = "String")]
     pub scope_match: ScopeMatch,
-    pub created_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub created_at: Option<String>,
     pub updated_at: String,
-    pub confidence: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64")]
+    pub confidence: Option<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -151,6 +165,33 @@ pub struct Hit {
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+impl Hit {
+    /// Keeps what an agent needs to choose what to read (`detail: brief`): id, kind, title,
+    /// snippet, scope level, update time, status, and the warnings (superseded, stale, how a
+    /// linked item was reached). The rest comes with `ids` or `detail: full`.
+    pub fn make_brief(&mut self) {
+        let (title, cut) = truncate_chars(&self.title, MAX_BRIEF_TITLE_CHARS);
+        if cut {
+            self.title = format!("{title}…");
+        }
+        self.content = None;
+        self.content_truncated = false;
+        self.score = None;
+        self.score_parts = None;
+        self.scope = None;
+        self.created_at = None;
+        self.confidence = None;
+        self.tags.clear();
+        self.data = None;
+        self.metadata = None;
+        self.expires_at = None;
+        self.relations.clear();
+        self.observations.clear();
+        self.chunk = None;
+        self.chunks_matched = 0;
+    }
 }
 
 /// A chunk of a long document: headings above it, its byte range in `content`.

@@ -19,6 +19,7 @@ per_backend!(
     a_forged_record_cannot_enter_the_middle_of_the_chain,
     a_dropped_audit_trigger_and_the_change_it_hid_are_found,
     a_recomputed_chain_passes_alone_but_not_against_an_anchor,
+    the_change_log_leaves_verification_clean_and_its_triggers_are_watched,
 );
 
 /// Three sections stored, one updated, one deleted: six records.
@@ -272,4 +273,28 @@ fn sqlite_items_cannot_be_changed_by_a_tool_without_the_chain_function() {
     let conn = rusqlite::Connection::open(db.sqlite_path().unwrap()).unwrap();
     let e = conn.execute("UPDATE items SET body = 'outside'", []).unwrap_err().to_string();
     assert!(e.contains("cortex_audit_hash"), "{e}");
+}
+
+/// Issue 15, item 11: the change log's tables and triggers are part of the schema the
+/// verifier compares (a healthy store verifies clean), and a dropped change-log trigger, which
+/// would leave running servers' indexes stale, is named like an audit trigger.
+fn the_change_log_leaves_verification_clean_and_its_triggers_are_watched(db: &TestDb) {
+    let (m, _) = history(db);
+    assert_eq!(m.service.purge(false).unwrap().purged, 0);
+    for full in [false, true] {
+        let v = verify(&m, full);
+        assert!(v.ok, "{:?}", v.problems);
+        assert_eq!(v.records_checked, 5, "the change log adds no audit record");
+    }
+    let drop = match db.backend() {
+        Backend::Sqlite => "DROP TRIGGER item_vectors_change_insert",
+        Backend::Postgres => "DROP TRIGGER item_chunks_change_insert ON item_chunks",
+    };
+    raw(db, drop);
+    let v = verify(&m, false);
+    assert!(
+        v.schema_drift.iter().any(|d| d.object.contains("_change_insert") && d.change == "missing"),
+        "{:?}",
+        v.schema_drift
+    );
 }

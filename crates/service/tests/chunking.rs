@@ -121,7 +121,7 @@ fn a_document_is_found_through_the_chunk_that_answers(db: &TestDb) {
         {"kind": "decision", "content": "We chose PostgreSQL for the ledger because of its transactional guarantees."},
     ]}))
     .unwrap();
-    let r = m.find(&json!({"query": "what to do when the main database server goes down and the replica must take over"})).unwrap();
+    let r = m.find(&json!({"detail": "full", "query": "what to do when the main database server goes down and the replica must take over"})).unwrap();
     assert_one_hit_per_item(&r);
     let hit = &r.hits[0];
     assert_eq!(hit.id, id, "{:?}", r.hits.iter().map(|h| &h.title).collect::<Vec<_>>());
@@ -139,7 +139,9 @@ fn a_document_is_found_through_the_chunk_that_answers(db: &TestDb) {
     assert!(one_line.contains(snippet.trim_matches('…')), "the snippet is cut from that chunk: {snippet}");
 
     // A query about another part points at that part.
-    let r = m.find(&json!({"query": "how do I undo a deployment that broke checkout"})).unwrap();
+    let r = m
+        .find(&json!({"detail": "full", "query": "how do I undo a deployment that broke checkout"}))
+        .unwrap();
     assert_one_hit_per_item(&r);
     let hit = r.hits.iter().find(|h| h.id == id).expect("the runbook is found");
     assert_eq!(hit.chunk.as_ref().unwrap().heading_path.last().unwrap(), "Rolling back a bad release");
@@ -160,8 +162,7 @@ fn the_document_comes_back_byte_for_byte(db: &TestDb) {
 fn chunks_follow_updates_and_reindex(db: &TestDb) {
     let m = open(db);
     let id = store_runbook(&m);
-    let query =
-        json!({"query": "what to do when the main database server goes down and the replica must take over"});
+    let query = json!({"detail": "full", "query": "what to do when the main database server goes down and the replica must take over"});
     m.reindex(|_, _| {}).unwrap();
     let after_reindex = m.find(&query).unwrap();
     assert_eq!(after_reindex.hits[0].id, id);

@@ -36,8 +36,14 @@ fn a_section_is_found_by_a_unique_word_with_the_word_marked(db: &TestDb) {
     let hit = &found.hits[0];
     assert_eq!(hit.id, id_of(&stored, 0));
     assert!(hit.snippet.contains("**quokkabackoff**"), "{}", hit.snippet);
-    assert_eq!(hit.scope.branch.as_deref(), Some("main"));
-    assert!(hit.score > 0.0 && hit.confidence > 0.5);
+    // A search answers briefly by default: what it takes to choose what to read.
+    assert!(hit.content.is_none() && hit.scope.is_none() && hit.score.is_none());
+    assert_eq!(hit.title, "Payments retries");
+    let full = m.find(json!({"query": "quokkabackoff", "detail": "full"}));
+    let hit = &full.hits[0];
+    assert_eq!(hit.scope.as_ref().unwrap().branch.as_deref(), Some("main"));
+    assert!(hit.score.unwrap() > 0.0 && hit.confidence.unwrap() > 0.5);
+    assert_eq!(hit.content.as_deref(), Some("Retries use the quokkabackoff schedule"));
     assert_eq!(found.route_used, "lexical");
     assert!(!found.notes.is_empty(), "auto mode says semantic search did not run");
     assert!(m.find(json!({"query": "quokkabackoff", "mode": "fast"})).notes.is_empty());
@@ -96,11 +102,11 @@ fn branches_are_isolated_until_widened_and_the_own_branch_ranks_first(db: &TestD
     assert_eq!(serde_json::to_value(from_feature.hits[0].scope_match).unwrap(), "branch");
 
     let own = m.store(json!([{"kind": "section", "content": "zanzibar cache layout notes"}]));
-    let both = m.find(json!({"query": "zanzibar cache", "widen": "project"}));
+    let both = m.find(json!({"query": "zanzibar cache", "widen": "project", "detail": "full"}));
     assert_eq!(both.hits.len(), 2);
     assert_eq!(both.hits[0].id, id_of(&own, 0), "the caller's branch ranks first");
-    assert_eq!(both.hits[0].score_parts.scope_proximity, 1.0);
-    assert_eq!(both.hits[1].score_parts.scope_proximity, 0.5);
+    assert_eq!(both.hits[0].score_parts.as_ref().unwrap().scope_proximity, 1.0);
+    assert_eq!(both.hits[1].score_parts.as_ref().unwrap().scope_proximity, 0.5);
 }
 
 fn other_projects_and_orgs_need_wider_scopes(db: &TestDb) {

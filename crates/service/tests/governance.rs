@@ -76,7 +76,7 @@ fn a_superseded_decision_leaves_finds_and_points_to_its_successor(db: &TestDb) {
     let new = id_of(&r, 0);
 
     assert_eq!(m.ids(json!({"query": "sessions"})), vec![new.clone()], "the superseded one left finds");
-    let all = m.find(json!({"query": "sessions", "include_superseded": true}));
+    let all = m.find(json!({"query": "sessions", "include_superseded": true, "detail": "full"}));
     let former = all.hits.iter().find(|h| h.id == old).expect("asked for, it comes back");
     assert_eq!(former.superseded_by.as_deref(), Some(new.as_str()));
     assert_eq!(former.status.as_deref(), Some("superseded"));
@@ -178,7 +178,7 @@ fn each_kind_gets_its_lifetime_and_stale_runbooks_are_flagged(db: &TestDb) {
 fn ttl_sets_an_expiry(db: &TestDb) {
     let m = memory(db, "main");
     m.store(json!([{"kind": "todo", "content": "short lived wombat", "ttl": "short"}]));
-    let hit = &m.find(json!({"query": "wombat"})).hits[0];
+    let hit = &m.find(json!({"query": "wombat", "detail": "full"})).hits[0];
     assert!(hit.expires_at.is_some());
 }
 

@@ -260,9 +260,9 @@ fn incoming_relations_move_an_item_up(db: &TestDb) {
         ),
         0,
     );
-    let before = m.find(json!({"query": "signing keys rotation"}));
+    let before = m.find(json!({"query": "signing keys rotation", "detail": "full"}));
     assert_eq!(before.hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>(), [plain.clone(), cited.clone()]);
-    assert_eq!(before.hits[1].score_parts.citations, 0.0);
+    assert_eq!(before.hits[1].score_parts.as_ref().unwrap().citations, 0.0);
 
     let users: Vec<Value> = ["auth", "gateway", "billing"].iter().map(|n| entity("service", n)).collect();
     m.store(Value::Array(users));
@@ -271,10 +271,10 @@ fn incoming_relations_move_an_item_up(db: &TestDb) {
         .map(|n| relation(named("service", n), json!(cited), "follows"))
         .collect();
     assert_eq!(m.store(Value::Array(links)).summary.inserted, 3);
-    let after = m.find(json!({"query": "signing keys rotation"}));
+    let after = m.find(json!({"query": "signing keys rotation", "detail": "full"}));
     assert_eq!(after.hits[0].id, cited);
-    assert!(after.hits[0].score_parts.citations > 0.5, "{:?}", after.hits[0].score_parts);
-    assert_eq!(after.hits[1].score_parts.citations, 0.0);
+    assert!(after.hits[0].score_parts.as_ref().unwrap().citations > 0.5, "{:?}", after.hits[0].score_parts);
+    assert_eq!(after.hits[1].score_parts.as_ref().unwrap().citations, 0.0);
 }
 
 fn deleting_an_entity_deletes_its_relations_and_observations_with_audit(db: &TestDb) {

@@ -10,10 +10,50 @@ use cortex_testdb::{TestDb, per_backend};
 use serde_json::{Value, json};
 
 per_backend!(
+    a_default_find_over_real_prose_fits_in_4000_characters,
     a_word_repeated_twenty_thousand_times_gets_a_short_marked_snippet,
     a_cut_search_keeps_whole_hits_and_continues_by_cursor,
     a_cut_read_by_ids_lists_the_ids_left_out,
 );
+
+/// A memory of real prose: every paragraph of this project's architecture notes and README,
+/// as decisions (title, rationale) and sections.
+fn prose_memory(m: &common::Memory) {
+    let text =
+        [include_str!("../../../docs/ARCHITECTURE.md"), include_str!("../../../README.md")].join("\n\n");
+    let items: Vec<Value> = text
+        .split("\n\n")
+        .map(str::trim)
+        .filter(|p| p.split_whitespace().count() > 25)
+        .enumerate()
+        .map(|(i, p)| match i % 2 {
+            0 => json!({"kind": "decision", "data": {"title": p.split('.').next().unwrap_or(p).chars().take(120).collect::<String>(), "component": "store", "status": "accepted", "rationale": p}}),
+            _ => json!({"kind": "section", "content": p}),
+        })
+        .collect();
+    assert!(items.len() > 40, "{} paragraphs", items.len());
+    for batch in items.chunks(100) {
+        m.store(Value::Array(batch.to_vec()));
+    }
+}
+
+fn a_default_find_over_real_prose_fits_in_4000_characters(db: &TestDb) {
+    // What Claude Code hands the model is the structured content: a default search costs at
+    // most ~1,000 tokens, and says enough to choose what to read by id.
+    let m = memory(db, "main");
+    prose_memory(&m);
+    for question in [
+        "how does the store keep writes atomic when several processes share one database file",
+        "which embedding model is used and where do its weights come from",
+        "what happens to a decision when a newer one supersedes it",
+    ] {
+        let r = m.find(json!({ "query": question }));
+        assert_eq!(r.hits.len(), 10, "{question}");
+        let size = serde_json::to_string(&r).unwrap().len();
+        assert!(size <= 4_000, "{size} characters for {question:?}");
+        assert!(r.hits.iter().all(|h| h.content.is_none() && !h.title.is_empty() && !h.snippet.is_empty()));
+    }
+}
 
 fn a_word_repeated_twenty_thousand_times_gets_a_short_marked_snippet(db: &TestDb) {
     // FTS5's snippet() took 32 s on this item (time grew with the square of the repeats).

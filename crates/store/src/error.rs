@@ -35,6 +35,12 @@ pub enum StoreError {
         "the database at {path} is at schema version {found} and this build needs {known}: migrating needs write access, so open it once as a user who may write the file and its folder"
     )]
     NeedsMigration { path: String, found: i64, known: i64 },
+    /// An item a batch was checked against changed before the batch could be written (another
+    /// writer got there first): nothing was written.
+    #[error(
+        "item {id} changed while this write was being checked against it (another writer got there first); nothing was written: read it again and retry"
+    )]
+    Conflict { id: uuid::Uuid },
 }
 
 /// The server's own words (message, detail, hint) where there are some: `postgres::Error`

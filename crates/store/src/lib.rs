@@ -28,6 +28,10 @@ pub use sqlite::SqliteStore;
 use cortex_domain::graph::Cascade;
 use uuid::Uuid;
 
+/// How many entries the change log keeps at least (the migrations `0010_change_log.sql` and
+/// `0009_change_log.sql` prune older ones, 1,024 at a time).
+pub const CHANGE_LOG_RETENTION: i64 = 100_000;
+
 /// Every role at once: what the service holds. A backend implements each role; `Store` comes
 /// with them.
 pub trait Store:
@@ -89,10 +93,20 @@ pub trait LexicalSearch: Send + Sync {
 /// The items' vectors, for an index kept outside the database, and the search of a backend
 /// that indexes vectors itself.
 pub trait VectorSource: Send + Sync {
-    /// Items changed (inserted, updated, deleted) at or after `since` (epoch ms), with their
-    /// vectors, for keeping an in-process vector index current.
-    fn vectors_changed_since(&self, since: i64) -> Result<Vec<VectorRow>>;
-    /// A number that changes whenever any connection (any process) commits a write.
+    /// The items `ids` with their vectors (every item, with `None`), deleted ones too; an id
+    /// not returned is not in the store (purged). What an in-process index loads.
+    fn vector_rows(&self, ids: Option<&[Uuid]>) -> Result<Vec<VectorRow>>;
+    /// Where a reader that is about to load everything starts reading the change log: every
+    /// change after it shows up in [`VectorSource::changes_since`].
+    fn change_head(&self) -> Result<ChangeCursor>;
+    /// Up to `limit` entries of the change log after `cursor` (the database's own record of
+    /// every insert, update and delete of items and of their vectors, by any process), as the
+    /// items they changed: how every index kept outside the database stays current. The log
+    /// keeps its newest [`CHANGE_LOG_RETENTION`] entries or so; a reader further behind is
+    /// told so ([`Changes::behind`]) and reloads.
+    fn changes_since(&self, cursor: ChangeCursor, limit: usize) -> Result<Changes>;
+    /// A number that changes whenever any connection (any process) commits a write: a cheap
+    /// check before reading the change log.
     fn change_counter(&self) -> Result<i64>;
     /// The vectors of these items, those that have one (in no particular order): the exact
     /// values behind an approximate in-process search.

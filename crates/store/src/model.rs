@@ -187,6 +187,48 @@ pub struct VectorRow {
     pub chunks: Vec<ChunkVector>,
 }
 
+/// Where a reader of the change log stands ([`crate::VectorSource::changes_since`]): it has
+/// seen every change before this point. Opaque to readers: they start from
+/// [`crate::VectorSource::change_head`] and keep what [`Changes::next`] gives them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ChangeCursor {
+    /// PostgreSQL: changes of transactions below this id have all been seen (0 on SQLite,
+    /// whose single writer commits changes in `seq` order).
+    pub txn: i64,
+    /// Changes up to this seq (within `txn`, on PostgreSQL) have been seen.
+    pub seq: i64,
+}
+
+/// One page of the change log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changes {
+    /// The items changed (inserted, updated, deleted, purged, re-embedded), each once: their
+    /// current state is to be read again, and an item no longer there is gone.
+    pub items: Vec<Uuid>,
+    /// Where to read from next time. Changes of transactions still running may be returned
+    /// again after it: re-reading an item is harmless.
+    pub next: ChangeCursor,
+    /// Whether the page held everything there was (else read again from `next`).
+    pub complete: bool,
+    /// The log no longer holds everything after the cursor (it is pruned to its newest
+    /// entries): the reader must reload everything, from a new [`crate::VectorSource::change_head`].
+    pub behind: bool,
+}
+
+impl Changes {
+    /// A page of entries read after a cursor: the items they name, each once.
+    pub(crate) fn page(items: Vec<Uuid>, next: ChangeCursor, complete: bool) -> Changes {
+        let mut seen = std::collections::HashSet::new();
+        let items = items.into_iter().filter(|id| seen.insert(*id)).collect();
+        Changes { items, next, complete, behind: false }
+    }
+
+    /// The answer to a reader whose cursor is below what the log has pruned.
+    pub(crate) fn behind(cursor: ChangeCursor) -> Changes {
+        Changes { items: Vec::new(), next: cursor, complete: false, behind: true }
+    }
+}
+
 /// One nearest neighbour found by a store that searches vectors itself.
 #[derive(Debug, Clone)]
 pub struct DenseMatch {
@@ -241,6 +283,34 @@ pub struct WriteContext {
     pub actor: Option<String>,
     pub tool: Option<String>,
     pub session: Option<String>,
+    /// The stored items the batch's ops were checked against (governance, an entity merge),
+    /// as the checks saw them: the batch is written only if each is still in that state when
+    /// its transaction holds the write lock; otherwise nothing is written and the batch fails
+    /// with [`crate::StoreError::Conflict`], for the caller to read again and check again.
+    pub expected: Vec<ExpectedState>,
+}
+
+/// What a check saw of a stored item: enough to tell whether anyone changed it since.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpectedState {
+    pub id: Uuid,
+    pub content_hash: String,
+    pub status: Option<String>,
+    pub updated_at: i64,
+    pub deleted: bool,
+}
+
+impl ExpectedState {
+    /// The state of `item` as read.
+    pub fn of(item: &StoredItem) -> ExpectedState {
+        ExpectedState {
+            id: item.record.id,
+            content_hash: item.record.content_hash.clone(),
+            status: item.record.status.clone(),
+            updated_at: item.record.updated_at,
+            deleted: item.deleted_at.is_some(),
+        }
+    }
 }
 
 /// Which audit records to read: one item's history, or everything since an instant.

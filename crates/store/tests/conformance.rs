@@ -29,6 +29,7 @@ per_backend!(
     new_vectors_change_nothing_else,
     chunk_vectors_are_kept_searched_and_replaced_with_their_item,
     a_supersede_writes_only_the_status_it_is_given,
+    a_batch_checked_against_a_changed_item_writes_nothing,
 );
 
 const NOW: i64 = 1_800_000_000_000;
@@ -284,12 +285,12 @@ fn vectors_follow_their_items(db: &TestDb) {
     let without = record("Plain", "has none", "main");
     insert(&*store, &with_vector);
     insert(&*store, &without);
-    let rows = store.vectors_changed_since(0).unwrap();
+    let rows = store.vector_rows(None).unwrap();
     let row = rows.iter().find(|r| r.id == with_vector.id).unwrap();
     assert_eq!(row.vector.as_deref(), Some(&[0.5, -0.25, 1.0][..]));
     assert_eq!((row.facts.kind, row.deleted), (Kind::Section, false));
     assert!(rows.iter().find(|r| r.id == without.id).unwrap().vector.is_none());
-    assert!(store.vectors_changed_since(NOW + 1).unwrap().is_empty());
+    assert_eq!(store.vector_rows(Some(&[without.id, Uuid::now_v7()])).unwrap().len(), 1);
 
     // New text without a vector drops the old vector; a delete is reported as such.
     let update = Record { body: "new text".into(), updated_at: NOW + 5, vector: None, ..with_vector.clone() };
@@ -302,7 +303,7 @@ fn vectors_follow_their_items(db: &TestDb) {
             cascade: Cascade::DeleteLinks,
         }])
         .unwrap();
-    let changed = store.vectors_changed_since(NOW + 5).unwrap();
+    let changed = store.vector_rows(Some(&[with_vector.id, without.id])).unwrap();
     assert_eq!(changed.len(), 2);
     assert!(changed.iter().find(|r| r.id == with_vector.id).unwrap().vector.is_none());
     assert!(changed.iter().find(|r| r.id == without.id).unwrap().deleted);
@@ -396,7 +397,7 @@ fn chunk_vectors_are_kept_searched_and_replaced_with_their_item(db: &TestDb) {
     let plain = Record { vector: Some(vec![0.6, 0.8, 0.0]), ..record("Short", "no chunks", "main") };
     insert(&*store, &doc);
     insert(&*store, &plain);
-    let rows = store.vectors_changed_since(0).unwrap();
+    let rows = store.vector_rows(None).unwrap();
     assert_eq!(rows.iter().find(|r| r.id == doc.id).unwrap().chunks, doc.chunks);
     assert!(rows.iter().find(|r| r.id == plain.id).unwrap().chunks.is_empty());
     let exported = store.export_page(None, 10).unwrap();
@@ -425,7 +426,7 @@ fn chunk_vectors_are_kept_searched_and_replaced_with_their_item(db: &TestDb) {
     assert_eq!(exported.iter().find(|e| e.item.record.id == doc.id).unwrap().chunks, new_chunks);
     let update = Record { body: "short now".into(), updated_at: NOW + 5, chunks: Vec::new(), ..doc.clone() };
     store.write_batch(&[WriteOp::Update { record: update }]).unwrap();
-    let changed = store.vectors_changed_since(NOW + 5).unwrap();
+    let changed = store.vector_rows(Some(&[doc.id])).unwrap();
     assert!(changed.iter().find(|r| r.id == doc.id).unwrap().chunks.is_empty());
     if let Some(found) = store.search_dense(&[0.0, 0.6, 0.8], &filters(), 5).unwrap() {
         assert!(found.iter().all(|m| m.chunk.is_none()), "{found:?}");
@@ -479,4 +480,55 @@ fn a_supersede_writes_only_the_status_it_is_given(db: &TestDb) {
     assert_eq!(kept.superseded_by, Some(newer.id));
     assert_eq!(kept.record.status.as_deref(), Some("open"));
     assert_eq!(kept.record.data, json!({}));
+}
+
+/// Issue 15, item 12: a batch carries the state its checks saw of the items it writes over;
+/// when another writer changed one since, nothing of the batch is written.
+fn a_batch_checked_against_a_changed_item_writes_nothing(db: &TestDb) {
+    let store = db.open();
+    let other = db.open();
+    let item = record("Checked", "as first seen", "main");
+    insert(&*store, &item);
+    let seen = ExpectedState::of(&store.get(&[item.id]).unwrap()[0]);
+    let edit = Record { body: "edited".into(), updated_at: NOW + 2, ..item.clone() };
+    let newcomer = record("New", "inserted beside the edit", "main");
+    let batch = [
+        WriteOp::Insert { record: newcomer.clone(), checks: dedupe::INSERT },
+        WriteOp::Update { record: edit.clone() },
+    ];
+    let checked = WriteContext { expected: vec![seen.clone()], ..WriteContext::default() };
+
+    // Another process changes the item after the check.
+    let meanwhile = Record { body: "changed meanwhile".into(), updated_at: NOW + 1, ..item.clone() };
+    other.write_batch(&[WriteOp::Update { record: meanwhile }]).unwrap();
+    match store.write_batch_as(&batch, &checked) {
+        Err(StoreError::Conflict { id }) => assert_eq!(id, item.id),
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    assert!(store.get(&[newcomer.id]).unwrap().is_empty(), "nothing of the batch was written");
+    assert_eq!(store.get(&[item.id]).unwrap()[0].record.body, "changed meanwhile");
+
+    // Checked again against what is stored now, it goes through.
+    let now_seen = ExpectedState::of(&store.get(&[item.id]).unwrap()[0]);
+    assert_ne!(now_seen, seen);
+    let rechecked = WriteContext { expected: vec![now_seen], ..WriteContext::default() };
+    let out = store.write_batch_as(&batch, &rechecked).unwrap();
+    assert_eq!(out[1], WriteOutcome::Updated { id: item.id });
+    assert_eq!(store.get(&[item.id]).unwrap()[0].record.body, "edited");
+
+    // A deleted item is a change too.
+    let seen = ExpectedState::of(&store.get(&[item.id]).unwrap()[0]);
+    other
+        .write_batch(&[WriteOp::Delete {
+            id: item.id,
+            kind: None,
+            at: NOW + 3,
+            cascade: Cascade::DeleteLinks,
+        }])
+        .unwrap();
+    let checked = WriteContext { expected: vec![seen], ..WriteContext::default() };
+    assert!(matches!(
+        store.write_batch_as(&[WriteOp::Update { record: edit }], &checked),
+        Err(StoreError::Conflict { .. })
+    ));
 }

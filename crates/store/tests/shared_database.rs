@@ -154,7 +154,7 @@ fn every_change_is_audited_once_by_the_database(db: &TestDb) {
         request_id: Some("req-1".into()),
         actor: Some("ci-agent".into()),
         tool: Some("memory_store".into()),
-        session: None,
+        ..WriteContext::default()
     };
     let a = record(1, None);
     let b = Record { source: Some(json!({"actor": "alice"})), ..record(2, None) };

@@ -10,6 +10,9 @@
 //! silently.
 
 pub mod fuzz;
+mod interleave;
+
+pub use interleave::Interleaved;
 
 use cortex_store::{DbTarget, PoolConfig, Store};
 use std::path::PathBuf;

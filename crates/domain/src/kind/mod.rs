@@ -62,17 +62,23 @@ impl Kind {
         self.spec().name
     }
 
-    /// Parses a kind name; accepts a few spellings agents use (`adr`, `release-note`).
+    /// Other names agents use for a kind, accepted wherever a kind is (and listed in the
+    /// tools' schemas, so a client that validates arguments accepts them too).
+    pub const ALIASES: [(&'static str, Kind); 5] = [
+        ("adr", Kind::Decision),
+        ("doc", Kind::Section),
+        ("doc_section", Kind::Section),
+        ("pr", Kind::PrContext),
+        ("migration", Kind::Ddl),
+    ];
+
+    /// Parses a kind name or alias, in any case, with `-` for `_` (`ADR`, `pr-context`).
     pub fn parse(name: &str) -> Option<Kind> {
         let norm = name.trim().to_ascii_lowercase().replace('-', "_");
-        let alias = match norm.as_str() {
-            "adr" => "decision",
-            "doc" | "doc_section" => "section",
-            "pr" => "pr_context",
-            "migration" => "ddl",
-            other => other,
-        };
-        Kind::ALL.into_iter().find(|k| k.as_str() == alias)
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == norm)
+            .or_else(|| Kind::ALIASES.iter().find(|(alias, _)| *alias == norm).map(|(_, k)| *k))
     }
 
     pub fn names() -> String {

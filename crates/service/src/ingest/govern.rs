@@ -1,7 +1,7 @@
 //! Governance and replacement: updates and deletes a rule refuses become audited `Blocked`
 //! ops; an item naming `supersedes` must name a live item nothing superseded yet.
 
-use super::Replacement;
+use super::{Replacement, Seen};
 use crate::{MemoryService, Result};
 use cortex_domain::governance::{StoredView, check_delete, check_update};
 use cortex_domain::lifecycle;
@@ -12,12 +12,15 @@ use uuid::Uuid;
 impl MemoryService {
     /// Replaces each update or delete that a governance rule refuses with a `Blocked` op, so
     /// the attempt is audited in the batch's transaction; returns the refusals by request
-    /// position.
+    /// position. Each verdict is made against the stored item as read here, which joins
+    /// `seen`: the batch is written only if the item is still in that state (issue 15, item
+    /// 12: a decision accepted by another process in between must not let an edit through).
     pub(super) fn govern(
         &self,
         ops: &mut [WriteOp],
         positions: &[usize],
         now: i64,
+        seen: &mut Seen,
     ) -> Result<Vec<(usize, ValidationError)>> {
         let ids: Vec<Uuid> = ops
             .iter()
@@ -31,6 +34,9 @@ impl MemoryService {
             return Ok(Vec::new());
         }
         let stored = self.store.get(&ids)?;
+        for item in &stored {
+            seen.saw(item);
+        }
         let mut blocked = Vec::new();
         for (op, &index) in ops.iter_mut().zip(positions) {
             let (id, source) = match op {

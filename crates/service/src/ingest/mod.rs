@@ -13,21 +13,40 @@ mod results;
 mod vectors;
 
 use crate::response::{ErrorBody, ItemResult, ItemStatus, StoreResponse};
-use crate::{MemoryService, Result};
+use crate::{MemoryService, Result, ServiceError};
 use cortex_domain::Scope;
 use cortex_domain::ValidationError;
 use cortex_domain::item::{ItemOp, NewItem, parse_store_request};
 use cortex_domain::lifecycle::{self, StatusChange};
 use cortex_domain::{dedupe, graph};
-use cortex_store::{Record, WriteContext, WriteOp, WriteOutcome};
+use cortex_store::{ExpectedState, Record, StoreError, StoredItem, WriteContext, WriteOp, WriteOutcome};
 use results::{near_duplicate, raw_kind, refused, result_of, summarize};
 use uuid::Uuid;
 
 impl MemoryService {
     /// Handles one `memory_store` request. A request-level problem is an `Err`; problems of
     /// single items are results of their own, and never stop the valid items.
+    ///
+    /// The checks read stored items before the write transaction opens; the store writes the
+    /// batch only if those items are still as read (compare-and-set, `WriteContext::expected`).
+    /// When another writer changed one in between, the whole request is checked again against
+    /// the new state, a few times at most.
     pub fn store(&self, args: &serde_json::Value) -> Result<StoreResponse> {
+        let mut attempt = 1;
+        loop {
+            match self.store_once(args) {
+                Err(ServiceError::Internal(StoreError::Conflict { id })) if attempt < CONFLICT_ATTEMPTS => {
+                    tracing::debug!(attempt, %id, "an item changed while the request was checked; checking again");
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn store_once(&self, args: &serde_json::Value) -> Result<StoreResponse> {
         let parsed = parse_store_request(args)?;
+        let mut seen = Seen::default();
         let now = self.now()?;
         let mut results: Vec<Option<ItemResult>> = vec![None; parsed.len()];
         let mut ops = Vec::new();
@@ -48,10 +67,10 @@ impl MemoryService {
                 Err(error) => results[index] = Some(refused(index, raw_kind(args, index), &error)),
             }
         }
-        let (mut blocked, keyed) = self.resolve_natural_keys(&mut ops, &positions, now)?;
+        let (mut blocked, keyed) = self.resolve_natural_keys(&mut ops, &positions, now, &mut seen)?;
         let unresolved = self.resolve_references(&mut ops, &positions)?;
         drop_refused(args, unresolved, &mut ops, &mut positions, &mut results);
-        blocked.extend(self.govern(&mut ops, &positions, now)?);
+        blocked.extend(self.govern(&mut ops, &positions, now, &mut seen)?);
         let unreplaceable = self.check_supersedes(args, &mut supersedes)?;
         drop_refused(args, unreplaceable, &mut ops, &mut positions, &mut results);
         self.attach_vectors(&mut ops);
@@ -72,8 +91,11 @@ impl MemoryService {
         }
         let (ops, positions) = with_supersedes(kept_ops, kept_positions, &supersedes, now);
         if !ops.is_empty() {
-            let context =
-                WriteContext { request_id: Some(Uuid::now_v7().to_string()), ..WriteContext::default() };
+            let context = WriteContext {
+                request_id: Some(Uuid::now_v7().to_string()),
+                expected: seen.0,
+                ..WriteContext::default()
+            };
             let outcomes = self.store.write_batch_as(&ops, &context)?;
             // A near-duplicate of an earlier item of this batch must name the item that holds
             // the knowledge in the end: that item's stored duplicate, if it was one.
@@ -156,6 +178,24 @@ fn record(item: NewItem, id: Uuid, scope: Scope, now: i64) -> Record {
         expires_at: life.expires_at,
         vector: None,
         chunks: Vec::new(),
+    }
+}
+
+/// How many times a request is checked and written when items it was checked against keep
+/// changing under it; then the conflict is the answer (nothing written, retry later).
+const CONFLICT_ATTEMPTS: usize = 4;
+
+/// The stored items a request's checks read, as first read: what its write must find.
+#[derive(Default)]
+pub(super) struct Seen(Vec<ExpectedState>);
+
+impl Seen {
+    /// Records `item` as read, unless read already (the first read is what a merge or a
+    /// verdict was derived from).
+    pub(super) fn saw(&mut self, item: &StoredItem) {
+        if !self.0.iter().any(|e| e.id == item.record.id) {
+            self.0.push(ExpectedState::of(item));
+        }
     }
 }
 

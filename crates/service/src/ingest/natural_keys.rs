@@ -2,6 +2,7 @@
 //! pull requests, entities: merged with what is stored) or is refused (a DDL migration whose
 //! checksum changed).
 
+use super::Seen;
 use crate::{MemoryService, Result};
 use cortex_domain::graph;
 use cortex_domain::item::derive;
@@ -21,6 +22,7 @@ impl MemoryService {
         ops: &mut [WriteOp],
         positions: &[usize],
         now: i64,
+        seen: &mut Seen,
     ) -> Result<(Vec<(usize, ValidationError)>, Vec<(usize, String)>)> {
         let mut blocked = Vec::new();
         let mut keyed = Vec::new();
@@ -56,6 +58,8 @@ impl MemoryService {
                         && earlier.is_none()
                         && let Some(current) = self.store.get(&[owner])?.first()
                     {
+                        // The merge is written only over the state it was made from.
+                        seen.saw(current);
                         merge_entity(&mut updated, &current.record);
                     }
                     keyed.push((index, format!("{}: updated in place", natural_key::describe(record.kind))));

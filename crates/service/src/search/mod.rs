@@ -15,9 +15,10 @@ mod suggest;
 
 pub(crate) use hits::{hit, parts_for};
 
-use crate::response::{FindResponse, SearchedScope};
+use crate::response::{FindResponse, Hit, SearchedScope};
 use crate::{MemoryService, Result};
 use candidates::{Candidate, fused_candidates};
+use cortex_domain::find::Detail;
 use cortex_domain::query::{ParsedQuery, parse_query};
 use cortex_domain::ranking::{self, ScoreParts};
 use cortex_domain::snippet::{SnippetTerms, best_passage};
@@ -75,6 +76,9 @@ impl MemoryService {
             response.notes.push(deadline.note("linked items were not expanded"));
         } else {
             self.expand_hits(req, &filter, &mut response)?;
+        }
+        if req.detail == Detail::Brief {
+            response.hits.iter_mut().for_each(Hit::make_brief);
         }
         if let Some(cut) = budget::fit_budget(&mut response)
             && !cut.left_out.is_empty()
@@ -229,7 +233,7 @@ impl MemoryService {
         if next < available || (pool_full && !page.is_empty() && next < MAX_POOL) {
             response.next_cursor = Some(req.cursor_at(next));
         }
-        response.confidence = response.hits.iter().map(|h| h.confidence).fold(0.0, f64::max);
+        response.confidence = response.hits.iter().filter_map(|h| h.confidence).fold(0.0, f64::max);
         if req.offset == 0 && response.hits.len() < SUGGEST_BELOW {
             if deadline.passed() {
                 response.notes.push(deadline.note("no suggestions were computed"));

@@ -2,14 +2,17 @@
 //! one entry per item's whole text and per chunk, kept current with the store.
 //!
 //! Freshness across processes: every find asks the store's change counter, which moves when
-//! any connection commits. When it moved, the rows updated since the last load are read and
-//! upserted or removed. A first load reads every vector once.
+//! any connection commits. When it moved, the store's change log (written by the database on
+//! every change of an item or its vectors, whoever makes it: an import keeping old timestamps,
+//! a re-embedding, a purge) names the items changed since the last read; their current rows
+//! are read and upserted, or removed when they are gone. A first load, or a reader that fell
+//! behind what the log keeps, reads every vector.
 
 use super::Span;
 use super::entry_facts::{CompactFacts, FactTable};
 use super::nearest::Nearest;
 use cortex_embed::MINILM_DIMENSION;
-use cortex_store::{Filters, Result as StoreResult, Store, VectorRow};
+use cortex_store::{ChangeCursor, Filters, Result as StoreResult, Store, VectorRow};
 use cortex_vector::VectorIndex;
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -28,8 +31,8 @@ struct EntryMeta {
     is_chunk: bool,
 }
 
-/// How far back each refresh re-reads, in milliseconds.
-const REREAD_MARGIN_MS: i64 = 10_000;
+/// Change-log entries read per page.
+const CHANGES_PAGE: usize = 10_000;
 
 /// The index and what keeps it current.
 pub struct IndexState {
@@ -38,8 +41,8 @@ pub struct IndexState {
     chunks: HashMap<Uuid, Vec<Span>>,
     /// The distinct values entries' facts refer to.
     facts: FactTable,
-    /// Rows updated at or after this instant have not been read yet.
-    watermark: i64,
+    /// Where the next read of the change log starts; `None` before the first load.
+    cursor: Option<ChangeCursor>,
     counter: Option<i64>,
 }
 
@@ -49,7 +52,7 @@ impl IndexState {
             index: VectorIndex::new(MINILM_DIMENSION),
             chunks: HashMap::new(),
             facts: FactTable::default(),
-            watermark: 0,
+            cursor: None,
             counter: None,
         }
     }
@@ -84,30 +87,69 @@ impl IndexState {
 
     /// Reads what changed in the store since the last refresh, if anything did.
     pub fn refresh(&mut self, store: &dyn Store) -> StoreResult<()> {
+        // Read the counter before the log: a write landing in between is read next time.
         let counter = store.change_counter()?;
         if self.counter == Some(counter) {
             return Ok(());
         }
-        // Read the counter before the rows: a write landing in between is read again next time.
-        // The margin re-reads recent rows, so a write committed late with an earlier timestamp
-        // (another process, a coarse clock) is not skipped; upserts make re-reading harmless.
-        let rows = store.vectors_changed_since(self.watermark.saturating_sub(REREAD_MARGIN_MS))?;
-        for row in rows {
-            self.watermark = self.watermark.max(row.facts.updated_at);
-            self.apply(row);
+        match self.cursor {
+            None => self.reload(store)?,
+            Some(mut cursor) => loop {
+                let changes = store.changes_since(cursor, CHANGES_PAGE)?;
+                if changes.behind {
+                    self.reload(store)?;
+                    break;
+                }
+                for id in &changes.items {
+                    self.remove(*id);
+                }
+                for row in store.vector_rows(Some(&changes.items))? {
+                    self.apply(row);
+                }
+                let moved = changes.next != cursor;
+                cursor = changes.next;
+                self.cursor = Some(cursor);
+                if changes.complete {
+                    break;
+                }
+                if !moved {
+                    // A full page that cannot move the cursor (a long-running transaction
+                    // holds it back): reading everything is the way past it.
+                    self.reload(store)?;
+                    break;
+                }
+            },
         }
         self.counter = Some(counter);
         Ok(())
     }
 
+    /// Empties the index and reads every vector; the change log is read from where it stood
+    /// before, so a change made during the load is read again, not lost.
+    fn reload(&mut self, store: &dyn Store) -> StoreResult<()> {
+        let head = store.change_head()?;
+        let rows = store.vector_rows(None)?;
+        *self = IndexState::new();
+        for row in rows {
+            self.apply(row);
+        }
+        self.cursor = Some(head);
+        Ok(())
+    }
+
+    /// Removes an item's entries (its whole text and its chunks).
+    fn remove(&mut self, item: Uuid) {
+        self.index.remove(EntryKey { item, chunk: None });
+        for span in self.chunks.remove(&item).unwrap_or_default() {
+            self.index.remove(EntryKey { item, chunk: Some(span) });
+        }
+    }
+
     /// Brings one item's entries in line with the store: its former ones go, its current ones
     /// (unless it is deleted) come in.
     fn apply(&mut self, row: VectorRow) {
+        self.remove(row.id);
         let index = &mut self.index;
-        index.remove(EntryKey { item: row.id, chunk: None });
-        for span in self.chunks.remove(&row.id).unwrap_or_default() {
-            index.remove(EntryKey { item: row.id, chunk: Some(span) });
-        }
         let Some(vector) = row.vector.filter(|_| !row.deleted) else { return };
         // The index takes the dimension of the store's model, whichever it is.
         if index.is_empty() && vector.len() != index.dimension() {

@@ -15,6 +15,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (6, "reembed", include_str!("../../migrations/postgres/0006_reembed.sql")),
     (7, "chunks", include_str!("../../migrations/postgres/0007_chunks.sql")),
     (8, "audit_chain", include_str!("../../migrations/postgres/0008_audit_chain.sql")),
+    (9, "change_log", include_str!("../../migrations/postgres/0009_change_log.sql")),
 ];
 
 /// Serializes migrations across processes starting at once (an arbitrary fixed key).

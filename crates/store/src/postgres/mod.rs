@@ -13,6 +13,8 @@
 //! Writes use the primary pool; finds use the read pool (a replica when `read_url` is given).
 
 mod chain;
+mod changes;
+mod expected;
 mod graph;
 mod lexicon;
 mod migrate;
@@ -25,10 +27,10 @@ mod write;
 
 use crate::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use crate::{
-    AuditQuery, AuditRecord, AuditTrail, DenseMatch, ExportedItem, Filters, GraphLinks, ItemReads,
-    ItemVectors, ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link, Maintenance, Metadata,
-    PoolConfig, Result, Stats, StoreError, StoredItem, VectorRow, VectorSource, WriteContext, WriteOp,
-    WriteOutcome,
+    AuditQuery, AuditRecord, AuditTrail, ChangeCursor, Changes, DenseMatch, ExportedItem, Filters,
+    GraphLinks, ItemReads, ItemVectors, ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link,
+    Maintenance, Metadata, PoolConfig, Result, Stats, StoreError, StoredItem, VectorRow, VectorSource,
+    WriteContext, WriteOp, WriteOutcome,
 };
 use cortex_domain::graph::Cascade;
 use postgres::NoTls;
@@ -189,8 +191,18 @@ impl LexicalSearch for PostgresStore {
 }
 
 impl VectorSource for PostgresStore {
-    fn vectors_changed_since(&self, since: i64) -> Result<Vec<VectorRow>> {
-        read::vectors_changed_since(&mut *self.primary()?, since)
+    fn vector_rows(&self, ids: Option<&[Uuid]>) -> Result<Vec<VectorRow>> {
+        read::vector_rows(&mut *self.primary()?, ids)
+    }
+
+    // The primary, not a replica: a replica's snapshot does not say which transactions of the
+    // primary are still running.
+    fn change_head(&self) -> Result<ChangeCursor> {
+        changes::head(&mut *self.primary()?)
+    }
+
+    fn changes_since(&self, cursor: ChangeCursor, limit: usize) -> Result<Changes> {
+        changes::since(&mut *self.primary()?, cursor, limit)
     }
 
     fn change_counter(&self) -> Result<i64> {

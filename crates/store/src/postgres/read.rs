@@ -132,12 +132,14 @@ pub fn stats(client: &mut Client) -> Result<Stats> {
     })
 }
 
-pub fn vectors_changed_since(client: &mut Client, since: i64) -> Result<Vec<VectorRow>> {
+/// The items `ids` (every item, with `None`) with their vectors.
+pub fn vector_rows(client: &mut Client, ids: Option<&[Uuid]>) -> Result<Vec<VectorRow>> {
     let rows = client.query(
         &format!(
-            "SELECT i.id, i.deleted_at IS NOT NULL, i.embedding, {FACTS} FROM items i WHERE i.updated_at >= $1"
+            "SELECT i.id, i.deleted_at IS NOT NULL, i.embedding, {FACTS} FROM items i \
+             WHERE $1::uuid[] IS NULL OR i.id = ANY($1)"
         ),
-        &[&since],
+        &[&ids],
     )?;
     let ids: Vec<Uuid> = rows.iter().map(|row| row.try_get(0)).collect::<std::result::Result<_, _>>()?;
     let mut chunks = chunks_of(client, &ids)?;

@@ -68,6 +68,7 @@ fn try_batch(client: &mut Client, ops: &[WriteOp], context: &WriteContext) -> Re
         ],
     )?;
     lock_dedupe_keys(&mut tx, ops)?;
+    super::expected::check(&mut tx, &context.expected)?;
     let mut lexicon = LexiconDelta::default();
     let mut outcomes = Vec::with_capacity(ops.len());
     for op in ops {

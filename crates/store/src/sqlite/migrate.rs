@@ -19,6 +19,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (7, "links", include_str!("../../migrations/sqlite/0007_links.sql")),
     (8, "chunks", include_str!("../../migrations/sqlite/0008_chunks.sql")),
     (9, "audit_chain", include_str!("../../migrations/sqlite/0009_audit_chain.sql")),
+    (10, "change_log", include_str!("../../migrations/sqlite/0010_change_log.sql")),
 ];
 
 fn checksum(sql: &str) -> String {

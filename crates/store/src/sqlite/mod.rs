@@ -7,7 +7,9 @@
 //! the file (or its folder) opens it read-only: reads work, writes say why they cannot.
 
 mod chain;
+mod changes;
 mod connect;
+mod expected;
 mod fts;
 mod graph;
 mod migrate;
@@ -17,9 +19,9 @@ mod write;
 
 use crate::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use crate::{
-    AuditQuery, AuditRecord, AuditTrail, ExportedItem, GraphLinks, ItemReads, ItemVectors, ItemWrites,
-    LexicalMatch, LexicalQuery, LexicalSearch, Link, Maintenance, Metadata, Result, Stats, StoreError,
-    StoredItem, VectorRow, VectorSource, WriteContext, WriteOp, WriteOutcome,
+    AuditQuery, AuditRecord, AuditTrail, ChangeCursor, Changes, ExportedItem, GraphLinks, ItemReads,
+    ItemVectors, ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link, Maintenance, Metadata, Result,
+    Stats, StoreError, StoredItem, VectorRow, VectorSource, WriteContext, WriteOp, WriteOutcome,
 };
 use connect::{ReadMode, Reader, ReaderPool};
 use cortex_domain::graph::Cascade;
@@ -161,8 +163,16 @@ impl LexicalSearch for SqliteStore {
 }
 
 impl VectorSource for SqliteStore {
-    fn vectors_changed_since(&self, since: i64) -> Result<Vec<VectorRow>> {
-        read::vectors_changed_since(&*self.reader()?, since)
+    fn vector_rows(&self, ids: Option<&[Uuid]>) -> Result<Vec<VectorRow>> {
+        read::vector_rows(&*self.reader()?, ids)
+    }
+
+    fn change_head(&self) -> Result<ChangeCursor> {
+        changes::head(&*self.reader()?)
+    }
+
+    fn changes_since(&self, cursor: ChangeCursor, limit: usize) -> Result<Changes> {
+        changes::since(&*self.reader()?, cursor, limit)
     }
 
     fn change_counter(&self) -> Result<i64> {

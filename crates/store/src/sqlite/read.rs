@@ -184,12 +184,16 @@ pub fn stats(conn: &Connection) -> Result<Stats> {
     Ok(Stats { items, deleted, by_kind, schema_version: current_version(conn)?, bytes })
 }
 
-pub fn vectors_changed_since(conn: &Connection, since: i64) -> Result<Vec<VectorRow>> {
+/// The items `ids` (every item, with `None`) with their vectors.
+pub fn vector_rows(conn: &Connection, ids: Option<&[Uuid]>) -> Result<Vec<VectorRow>> {
+    let ids = ids
+        .map(|ids| serde_json::Value::from(ids.iter().map(Uuid::to_string).collect::<Vec<_>>()).to_string());
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT i.id, i.deleted_at IS NOT NULL, v.vector, v.chunks, {FACTS} \
-         FROM items i LEFT JOIN item_vectors v ON v.item_rowid = i.rowid WHERE i.updated_at >= ?1"
+         FROM items i LEFT JOIN item_vectors v ON v.item_rowid = i.rowid \
+         WHERE ?1 IS NULL OR i.id IN (SELECT value FROM json_each(?1))"
     ))?;
-    let mut rows = stmt.query([since])?;
+    let mut rows = stmt.query([ids])?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
         let id: String = row.get(0)?;
@@ -283,9 +287,19 @@ pub fn idempotency_owner(conn: &Connection, scope: &cortex_domain::Scope, key: &
 /// when the file is sound.
 pub fn integrity_problems(conn: &Connection, full: bool) -> Result<Vec<String>> {
     let pragma = if full { "PRAGMA integrity_check(100)" } else { "PRAGMA quick_check(100)" };
-    let lines = conn
-        .prepare(pragma)?
-        .query_map([], |r| r.get::<_, String>(0))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(lines.into_iter().filter(|line| line != "ok").collect())
+    let mut stmt = conn.prepare(pragma)?;
+    let mut problems = Vec::new();
+    for line in stmt.query_map([], |r| r.get::<_, String>(0))? {
+        match line {
+            Ok(line) if line == "ok" => {}
+            Ok(line) => problems.push(line),
+            // Some damage (a b-tree page that is not one) stops the check itself: that is
+            // its finding, not a failure to report.
+            Err(e) => {
+                problems.push(format!("the check stopped: {e}"));
+                break;
+            }
+        }
+    }
+    Ok(problems)
 }

@@ -36,6 +36,7 @@ pub fn apply_batch(
             insert_as
         ],
     )?;
+    super::expected::check(&tx, &context.expected)?;
     let mut outcomes = Vec::with_capacity(ops.len());
     for op in ops {
         let outcome = match op {

@@ -1,0 +1,168 @@
+//! A store that lets a test run another process's write at one exact point: between the
+//! moment a service has read and checked what it is about to write over and the moment its
+//! write transaction opens. Every role is passed through to the real store; only the next
+//! `write_batch_as` first runs the step the test gave. Test support, not a product seam: the
+//! product's store contract has no hook.
+
+use cortex_domain::graph::Cascade;
+use cortex_store::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
+use cortex_store::*;
+use std::sync::{Arc, Mutex};
+use uuid::Uuid;
+
+type Step = Box<dyn FnOnce() + Send>;
+
+/// The real store, with a step to run before its next write.
+pub struct Interleaved {
+    inner: Arc<dyn Store>,
+    before_write: Mutex<Option<Step>>,
+}
+
+impl Interleaved {
+    pub fn new(inner: Arc<dyn Store>) -> Arc<Interleaved> {
+        Arc::new(Interleaved { inner, before_write: Mutex::new(None) })
+    }
+
+    /// Runs `step` just before the next write batch (once); the writes after it go straight through.
+    pub fn before_next_write(&self, step: impl FnOnce() + Send + 'static) {
+        *self.before_write.lock().unwrap() = Some(Box::new(step));
+    }
+
+    /// Whether the step given has run.
+    pub fn step_ran(&self) -> bool {
+        self.before_write.lock().unwrap().is_none()
+    }
+}
+
+impl ItemWrites for Interleaved {
+    fn write_batch_as(&self, ops: &[WriteOp], context: &WriteContext) -> Result<Vec<WriteOutcome>> {
+        let step = self.before_write.lock().unwrap().take();
+        if let Some(step) = step {
+            step();
+        }
+        self.inner.write_batch_as(ops, context)
+    }
+}
+
+impl ItemReads for Interleaved {
+    fn get(&self, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
+        self.inner.get(ids)
+    }
+    fn natural_key_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
+        self.inner.natural_key_owner(scope, key)
+    }
+    fn idempotency_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
+        self.inner.idempotency_owner(scope, key)
+    }
+}
+
+impl LexicalSearch for Interleaved {
+    fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
+        self.inner.search_lexical(query)
+    }
+    fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
+        self.inner.count_lexical(query, cap)
+    }
+    fn knows_word(&self, word: &str) -> Result<bool> {
+        self.inner.knows_word(word)
+    }
+    fn words_like(&self, word: &str) -> Result<Vec<(String, i64)>> {
+        self.inner.words_like(word)
+    }
+    fn surface_word(&self, term: &str) -> Result<String> {
+        self.inner.surface_word(term)
+    }
+    fn top_terms(&self, limit: usize) -> Result<Vec<(String, i64)>> {
+        self.inner.top_terms(limit)
+    }
+}
+
+impl VectorSource for Interleaved {
+    fn vector_rows(&self, ids: Option<&[Uuid]>) -> Result<Vec<VectorRow>> {
+        self.inner.vector_rows(ids)
+    }
+    fn change_head(&self) -> Result<ChangeCursor> {
+        self.inner.change_head()
+    }
+    fn changes_since(&self, cursor: ChangeCursor, limit: usize) -> Result<Changes> {
+        self.inner.changes_since(cursor, limit)
+    }
+    fn change_counter(&self) -> Result<i64> {
+        self.inner.change_counter()
+    }
+    fn vectors_of(&self, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
+        self.inner.vectors_of(ids)
+    }
+    fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()> {
+        self.inner.set_vectors(vectors)
+    }
+    fn search_dense(&self, vector: &[f32], filters: &Filters, k: usize) -> Result<Option<Vec<DenseMatch>>> {
+        self.inner.search_dense(vector, filters, k)
+    }
+}
+
+impl GraphLinks for Interleaved {
+    fn links(&self, ids: &[Uuid]) -> Result<Vec<Link>> {
+        self.inner.links(ids)
+    }
+    fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
+        self.inner.incoming_links(ids, now)
+    }
+}
+
+impl AuditTrail for Interleaved {
+    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
+        self.inner.audit(query)
+    }
+    fn audit_chain(&self, after: i64, limit: usize) -> Result<Vec<ChainRecord>> {
+        self.inner.audit_chain(after, limit)
+    }
+    fn audit_record(&self, seq: i64) -> Result<Option<ChainRecord>> {
+        self.inner.audit_record(seq)
+    }
+    fn audit_record_before_last(&self, n: usize) -> Result<Option<ChainRecord>> {
+        self.inner.audit_record_before_last(n)
+    }
+    fn audit_trail_mismatches(&self, limit: usize) -> Result<Vec<TrailMismatch>> {
+        self.inner.audit_trail_mismatches(limit)
+    }
+    fn schema_drift(&self) -> Result<Vec<SchemaDrift>> {
+        self.inner.schema_drift()
+    }
+}
+
+impl Maintenance for Interleaved {
+    fn purge_expired(
+        &self,
+        now: i64,
+        limit: usize,
+        dry_run: bool,
+        cascade: Cascade,
+    ) -> Result<Vec<(String, i64)>> {
+        self.inner.purge_expired(now, limit, dry_run, cascade)
+    }
+    fn stats(&self) -> Result<Stats> {
+        self.inner.stats()
+    }
+    fn export_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
+        self.inner.export_page(after, limit)
+    }
+    fn label(&self) -> String {
+        self.inner.label()
+    }
+    fn now(&self) -> Result<i64> {
+        self.inner.now()
+    }
+    fn integrity_problems(&self, full: bool) -> Result<Vec<String>> {
+        self.inner.integrity_problems(full)
+    }
+}
+
+impl Metadata for Interleaved {
+    fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.inner.meta(key)
+    }
+    fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.inner.set_meta(key, value)
+    }
+}

@@ -19,9 +19,15 @@ MODEL_NAME = "minilm-numpy"
 
 
 class EmbeddingServer:
-    """Serves on a free loopback port until `close()`; `requests` counts answered calls."""
+    """Serves on a free loopback port until `close()`; `requests` counts answered calls.
+    With `hold`, a request for a text containing that word is held on purpose: `held` is set
+    when one arrives, and it is answered only after `release()` (a slow embedder, without
+    timing anything)."""
 
-    def __init__(self, model_dir: Path):
+    def __init__(self, model_dir: Path, hold: str | None = None):
+        self.hold = hold
+        self.held = threading.Event()
+        self.released = threading.Event()
         self.tensors = reference.load_safetensors(model_dir / "model.safetensors")
         self.config = json.loads((model_dir / "config.json").read_text())
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
@@ -41,6 +47,9 @@ class EmbeddingServer:
                 if body.get("model") != MODEL_NAME:
                     return self.answer(404, {"error": {"message": f"model {body.get('model')} not found"}})
                 inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                if server.hold and any(server.hold in text for text in inputs):
+                    server.held.set()
+                    server.released.wait()
                 data = [{"object": "embedding", "index": i, "embedding": server.embed(text)}
                         for i, text in enumerate(inputs)]
                 server.requests += 1
@@ -65,6 +74,10 @@ class EmbeddingServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
+    def release(self):
+        self.released.set()
+
     def close(self):
+        self.released.set()
         self.httpd.shutdown()
         self.httpd.server_close()

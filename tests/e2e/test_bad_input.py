@@ -9,6 +9,7 @@ REQUEST_ERRORS = [
     ({"items": []}, "items"),
     ({"items": "not a list"}, "items"),
     ({"items": [{"kind": "todo", "content": str(i)} for i in range(101)]}, "items"),
+    ({"items": [{"kind": "todo", "content": "x"}], "dry_run": True}, "dry_run"),
 ]
 
 
@@ -18,6 +19,8 @@ def test_request_level_store_errors(db, args, field):
         async with connect(db) as c:
             is_error, out = await c.call("memory_store", args)
             assert is_error and out["error"]["field"] == field and out["error"]["human_hint"]
+            found = await c.find(query="x")
+            assert found["hits"] == [], "a refused request stores nothing"
     run(body)
 
 
@@ -61,4 +64,31 @@ def test_bad_limits_are_refused(db, limit):
         async with connect(db) as c:
             is_error, out = await c.call("memory_find", {"query": "x", "limit": limit})
             assert is_error and out["error"]["field"] == "limit"
+    run(body)
+
+
+def test_a_thousand_find_tags_are_too_many_not_internal(db):
+    async def body():
+        async with connect(db) as c:
+            await c.store({"kind": "todo", "content": "tagged work", "tags": ["ops"]})
+            is_error, out = await c.call("memory_find", {"query": "tagged", "tags": [f"t{i}" for i in range(1000)]})
+            assert is_error and out["error"]["code"] == "too_many" and out["error"]["field"] == "tags", out
+            assert "32" in out["error"]["human_hint"]
+            found = await c.find(query="tagged", tags=["ops"] * 32)
+            assert len(found["hits"]) == 1
+    run(body)
+
+
+@pytest.mark.parametrize("item,code,field", [
+    ({"kind": "section", "content": "x", "idempotency_key": ""}, "empty", "items[0].idempotency_key"),
+    ("just text", "wrong_type", "items[0]"),
+    ({"kind": "section", "content": "x", "scope": "main"}, "wrong_type", "items[0].scope"),
+])
+def test_item_errors_have_the_right_code_and_never_name_an_empty_field(db, item, code, field):
+    async def body():
+        async with connect(db) as c:
+            is_error, out = await c.call("memory_store", {"items": [item]})
+            error = out["results"][0]["error"]
+            assert (error["code"], error["field"]) == (code, field), error
+            assert "``" not in error["message"] and "``" not in error["human_hint"], error
     run(body)

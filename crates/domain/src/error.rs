@@ -112,8 +112,19 @@ impl ValidationError {
         Self::new(ErrorCode::MissingField, field.clone(), format!("`{field}` is required"), hint)
     }
 
+    /// The value at `field` has the wrong JSON type. A nested validator passes `""` for the
+    /// value it was given (its caller adds the path with [`ValidationError::under`]), so the
+    /// text then says "this value" rather than naming an empty field.
     pub fn wrong_type(field: impl Into<String>, expected: &str, got: &serde_json::Value) -> Self {
         let field = field.into();
+        if field.is_empty() {
+            return Self::new(
+                ErrorCode::WrongType,
+                field,
+                format!("this value must be {expected}, got {}", json_type_name(got)),
+                format!("send {expected} here"),
+            );
+        }
         Self::new(
             ErrorCode::WrongType,
             field.clone(),
@@ -133,6 +144,20 @@ impl ValidationError {
         };
         self
     }
+}
+
+/// A key or value the caller sent, as a field path and a message can show it: itself when it
+/// is plain text, else quoted with its control characters escaped (an empty key is `""`, an ANSI escape
+/// is shown, not run) and cut to 64 characters.
+pub fn shown(key: &str) -> String {
+    let plain = !key.is_empty()
+        && key.chars().count() <= 64
+        && !key.chars().any(|c| c.is_control() || c == '`' || c.is_whitespace());
+    if plain {
+        return key.to_string();
+    }
+    let cut: String = key.chars().take(64).collect();
+    format!("{cut:?}")
 }
 
 /// The JSON type of a value, as an agent would name it.

@@ -1,6 +1,6 @@
 //! Parsing and checking one `memory_find` request.
 
-use crate::error::{ErrorCode, ValidationError, json_type_name};
+use crate::error::{ErrorCode, ValidationError, json_type_name, shown};
 use crate::graph::{DEFAULT_DEPTH, DEFAULT_EXPAND_LIMIT, Expand, MAX_DEPTH, MAX_EXPAND_LIMIT};
 use crate::kind::Kind;
 use crate::limits::*;
@@ -130,6 +130,7 @@ impl FindRequest {
             return Err(ValidationError::wrong_type("arguments", "an object with `query` or `ids`", args));
         };
         if let Some(key) = args.keys().find(|k| !FIND_FIELDS.contains(&k.as_str())) {
+            let key = shown(key);
             return Err(ValidationError::new(
                 ErrorCode::UnknownField,
                 key.clone(),
@@ -174,6 +175,18 @@ impl FindRequest {
         let until = date_arg(args, "until")?;
         let tags = match args.get("tags") {
             None | Some(Value::Null) => Vec::new(),
+            // An item holds at most MAX_TAGS tags and a hit must carry every tag asked for,
+            // so a longer list can match nothing; refusing it also bounds the filter's SQL.
+            Some(Value::Array(list)) if list.len() > MAX_TAGS => {
+                return Err(ValidationError::new(
+                    ErrorCode::TooMany,
+                    "tags",
+                    format!("{} tags; at most {MAX_TAGS}", list.len()),
+                    format!(
+                        "a hit must carry every tag given and items hold at most {MAX_TAGS}: pass the few tags that matter"
+                    ),
+                ));
+            }
             Some(Value::Array(list)) => list
                 .iter()
                 .enumerate()
@@ -299,7 +312,12 @@ fn decode_cursor(cursor: &str, fingerprint: u64) -> Result<usize, ValidationErro
 }
 
 fn invalid(field: &str, value: &str, hint: &str) -> ValidationError {
-    ValidationError::new(ErrorCode::InvalidValue, field, format!("`{field}` cannot be `{value}`"), hint)
+    ValidationError::new(
+        ErrorCode::InvalidValue,
+        field,
+        format!("`{field}` cannot be `{}`", shown(value)),
+        hint,
+    )
 }
 
 fn text_arg(args: &Map<String, Value>, field: &str) -> Result<Option<String>, ValidationError> {
@@ -350,7 +368,7 @@ fn date_arg(args: &Map<String, Value>, field: &str) -> Result<Option<i64>, Valid
             ValidationError::new(
                 ErrorCode::InvalidValue,
                 field,
-                format!("`{field}` is not a date: `{s}`"),
+                format!("`{field}` is not a date: `{}`", shown(s)),
                 hint,
             )
         }),
@@ -383,7 +401,7 @@ fn parse_ids(value: Option<&Value>) -> Result<Vec<Uuid>, ValidationError> {
                     ValidationError::new(
                         ErrorCode::InvalidValue,
                         field,
-                        format!("`{s}` is not an item id"),
+                        format!("`{}` is not an item id", shown(s)),
                         "use ids returned by memory_store or memory_find",
                     )
                 }),
@@ -414,7 +432,7 @@ fn parse_types(value: Option<&Value>) -> Result<Vec<Kind>, ValidationError> {
             ValidationError::new(
                 ErrorCode::UnknownKind,
                 field,
-                format!("`{name}` is not a knowledge kind"),
+                format!("`{}` is not a knowledge kind", shown(name)),
                 format!("use one of: {}", Kind::names()),
             )
         })?;
@@ -478,6 +496,19 @@ mod tests {
         assert_eq!(
             FindRequest::from_json(&json!({"query": "x", "expand_limit": 0})).unwrap_err().field,
             "expand_limit"
+        );
+    }
+
+    #[test]
+    fn more_tags_than_an_item_can_hold_are_too_many() {
+        let tags: Vec<String> = (0..1_000).map(|i| format!("t{i}")).collect();
+        let err = FindRequest::from_json(&json!({"query": "x", "tags": tags})).unwrap_err();
+        assert_eq!((err.code, err.field.as_str()), (ErrorCode::TooMany, "tags"));
+        assert!(err.message.contains("1000") && err.human_hint.contains("32"), "{err:?}");
+        let tags: Vec<String> = (0..MAX_TAGS).map(|i| format!("t{i}")).collect();
+        assert_eq!(
+            FindRequest::from_json(&json!({"query": "x", "tags": tags})).unwrap().tags.len(),
+            MAX_TAGS
         );
     }
 

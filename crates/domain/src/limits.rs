@@ -2,6 +2,10 @@
 
 /// Items in one `memory_store` call.
 pub const MAX_BATCH_ITEMS: usize = 100;
+/// Bytes of one JSON-RPC message (one stdio line), 64 MiB: a full batch of
+/// `MAX_BATCH_ITEMS` items at `MAX_CONTENT_BYTES` is 25 MiB of content, so it fits even when
+/// JSON escaping doubles every byte. A longer line is answered `too_large`, never dropped.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 /// Bytes of `content` per item (256 KiB): a long design doc fits, a log dump does not.
 pub const MAX_CONTENT_BYTES: usize = 256 * 1024;
 /// Bytes of one text field inside `data`.
@@ -33,6 +37,9 @@ pub const MAX_HIT_CONTENT_CHARS: usize = 20_000;
 /// output) counted conservatively, at 3 characters a token: JSON full of ids and timestamps
 /// tokenizes worse than prose. Each copy (structured content, text mirror) stays under it.
 pub const MAX_RESPONSE_CHARS: usize = 72_000;
+/// Milliseconds a `memory_find` may take before it answers with what it has: a route still
+/// running then is left out, later stages are skipped, and `notes` says so.
+pub const FIND_DEADLINE_MS: u64 = 5_000;
 /// A hit's snippet: the best passage of about this many words, cut at this many characters.
 /// Ten brief hits must fit in about 4,000 characters, so a snippet is a sentence, not a page.
 pub const SNIPPET_WORDS: usize = 14;
@@ -41,3 +48,7 @@ pub const MAX_SNIPPET_CHARS: usize = 180;
 pub const MAX_BRIEF_TITLE_CHARS: usize = 80;
 /// Characters of a derived title.
 pub const MAX_TITLE_CHARS: usize = 200;
+
+// The documented limits must agree: a full batch of maximal items, every byte escaped twice
+// over, is one message the transport accepts.
+const _: () = assert!(MAX_BATCH_ITEMS * MAX_CONTENT_BYTES * 2 < MAX_MESSAGE_BYTES);

@@ -68,6 +68,7 @@ impl Scope {
         let mut scope = Scope::default();
         for (key, v) in map {
             let Some(slot) = scope.slot(key) else {
+                let key = crate::error::shown(key);
                 return Err(ValidationError::new(
                     ErrorCode::UnknownField,
                     key.clone(),

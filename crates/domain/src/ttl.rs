@@ -26,7 +26,7 @@ impl TtlPolicy {
             other => Err(ValidationError::new(
                 ErrorCode::InvalidValue,
                 "ttl",
-                format!("`{other}` is not a ttl policy"),
+                format!("`{}` is not a ttl policy", crate::error::shown(other)),
                 hint,
             )),
         }

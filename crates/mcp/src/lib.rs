@@ -1,9 +1,11 @@
 //! MCP protocol adapter: exposes the memory service as the tools `memory_store` and
 //! `memory_find` over stdio, using the official `rmcp` SDK.
 
+pub mod frame;
 mod resources;
 mod schema;
 mod server;
+pub mod transport;
 
 pub use resources::{HISTORY_TEMPLATE, templates as resource_templates};
 pub use schema::{FIND_TOOL, STORE_TOOL, tools};
@@ -17,7 +19,9 @@ use std::sync::Arc;
 /// including a stateless client that only asked `server/discover` and closed the stream.
 pub async fn serve_stdio(service: Arc<MemoryService>) -> Result<(), String> {
     let server = CortexServer::new(service);
-    let running = match server.serve(rmcp::transport::io::stdio()).await {
+    let stdin = tokio::io::BufReader::with_capacity(1 << 20, tokio::io::stdin());
+    let transport = transport::LineTransport::new(stdin, tokio::io::stdout());
+    let running = match server.serve(transport).await {
         Ok(running) => running,
         Err(e) => {
             let text = e.to_string();

@@ -144,7 +144,7 @@ struct FindArgs {
     #[schemars(length(min = 1, max = 1000))]
     query: Option<String>,
     /// Fetch these items whole instead of searching.
-    #[schemars(length(max = 100))]
+    #[schemars(length(max = cortex_domain::limits::MAX_IDS))]
     ids: Option<Vec<String>>,
     /// fast = lexical; auto (default); deep
     #[serde(default)]
@@ -164,6 +164,7 @@ struct FindArgs {
     since: Option<String>,
     until: Option<String>,
     /// Hits must carry all of these.
+    #[schemars(length(max = cortex_domain::limits::MAX_TAGS))]
     tags: Option<Vec<String>>,
     /// The kind's status, e.g. accepted, open.
     status: Option<String>,

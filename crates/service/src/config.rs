@@ -6,10 +6,12 @@
 
 use crate::scope_inference::{self, InferredScope};
 use crate::semantic::EmbedderChoice;
+use cortex_domain::limits::FIND_DEADLINE_MS;
 use cortex_domain::near_duplicate::NearDuplicatePolicy;
 use cortex_embed::OpenAiConfig;
 use cortex_store::{DbTarget, PoolConfig};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// A setting that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,12 +46,21 @@ pub struct Config {
     pub scope: InferredScope,
     pub embedder: EmbedderChoice,
     pub near_duplicates: NearDuplicatePolicy,
+    /// How long a find may take before it answers with what it has
+    /// ([`cortex_domain::limits::FIND_DEADLINE_MS`]; tests and benchmarks shorten it).
+    pub find_deadline: Duration,
 }
 
 impl Config {
     /// A config given outright, with the default near-duplicate policy.
     pub fn new(db: DbTarget, scope: InferredScope, embedder: EmbedderChoice) -> Config {
-        Config { db, scope, embedder, near_duplicates: NearDuplicatePolicy::default() }
+        Config {
+            db,
+            scope,
+            embedder,
+            near_duplicates: NearDuplicatePolicy::default(),
+            find_deadline: Duration::from_millis(FIND_DEADLINE_MS),
+        }
     }
 
     /// `db` from `--db` (the CLI also reads `CORTEX_DB` into it): a SQLite file path or a
@@ -63,7 +74,13 @@ impl Config {
             None => DbTarget::Sqlite(default_db_path()),
         };
         let scope = scope_inference::infer(workdir, env)?;
-        Ok(Config { db, scope, embedder: embedder_from_env()?, near_duplicates: near_duplicates_from_env()? })
+        Ok(Config {
+            db,
+            scope,
+            embedder: embedder_from_env()?,
+            near_duplicates: near_duplicates_from_env()?,
+            find_deadline: find_deadline_from_env()?,
+        })
     }
 }
 
@@ -179,6 +196,22 @@ fn embedder_from_vars(var: impl Fn(&str) -> Option<String>) -> Result<EmbedderCh
                 "use local (the default, the bundled model), openai (an OpenAI-compatible server) or none (lexical search only)",
             ));
         }
+    })
+}
+
+/// `CORTEX_FIND_DEADLINE_MS`, for tests and benchmarks that need a find to run out of time;
+/// the default is [`FIND_DEADLINE_MS`].
+pub fn find_deadline_from_env() -> Result<Duration, ConfigError> {
+    let Some(v) = std::env::var("CORTEX_FIND_DEADLINE_MS").ok().filter(|v| !v.trim().is_empty()) else {
+        return Ok(Duration::from_millis(FIND_DEADLINE_MS));
+    };
+    v.trim().parse::<u64>().map(Duration::from_millis).map_err(|_| {
+        ConfigError::new(
+            "CORTEX_FIND_DEADLINE_MS",
+            &v,
+            "is not a whole number of milliseconds",
+            format!("use a whole number such as {FIND_DEADLINE_MS} (the default), or leave it unset"),
+        )
     })
 }
 

@@ -35,8 +35,10 @@ pub struct MemoryService {
     store: Arc<dyn Store>,
     inferred: InferredScope,
     db_label: String,
-    semantic: semantic::Semantic,
+    /// Shared with a find's dense route, which may outlive the find's deadline.
+    semantic: Arc<semantic::Semantic>,
     near_duplicate_policy: cortex_domain::near_duplicate::NearDuplicatePolicy,
+    find_deadline: std::time::Duration,
 }
 
 impl MemoryService {
@@ -51,8 +53,9 @@ impl MemoryService {
             db_label: store.label(),
             store,
             inferred: config.scope.clone(),
-            semantic: semantic::Semantic::new(config.embedder.clone()),
+            semantic: Arc::new(semantic::Semantic::new(config.embedder.clone())),
             near_duplicate_policy: config.near_duplicates,
+            find_deadline: config.find_deadline,
         }
     }
 

@@ -16,7 +16,7 @@ const fn setting(name: &'static str, default: &'static str) -> Setting {
     Setting { name, default }
 }
 
-pub const SETTINGS: [Setting; 15] = [
+pub const SETTINGS: [Setting; 16] = [
     setting("CORTEX_DB", "<user data dir>/cortex/memory.db"),
     setting("CORTEX_DB_POOL_SIZE", "8"),
     setting("CORTEX_DB_READ_URL", "none: finds read the primary"),
@@ -32,6 +32,7 @@ pub const SETTINGS: [Setting; 15] = [
     setting("CORTEX_PURGE_INTERVAL_SECS", "3600"),
     setting("CORTEX_NEAR_DUP_THRESHOLD", "0.85"),
     setting("CORTEX_NEAR_DUP_WINDOW_DAYS", "30"),
+    setting("CORTEX_FIND_DEADLINE_MS", "5000"),
 ];
 
 /// A setting as it applies to this process.

@@ -20,6 +20,7 @@ per_backend!(
     a_paraphrase_of_a_stored_item_is_a_near_duplicate_and_unrelated_text_is_not,
     near_duplicates_inside_one_batch_are_caught,
     a_near_duplicate_of_a_batch_item_that_was_itself_a_duplicate_names_the_stored_item,
+    a_find_past_its_deadline_answers_with_what_it_has_and_says_so,
 );
 
 /// A new service (as a new process would open it) on the test's database.
@@ -272,5 +273,31 @@ fn a_near_duplicate_of_a_batch_item_that_was_itself_a_duplicate_names_the_stored
     for result in &r.results {
         assert_eq!(result.status, ItemStatus::SkippedDedupe);
         assert_eq!(result.existing_id.as_deref(), Some(stored.as_str()), "{result:?}");
+    }
+}
+
+/// Issue 15, item 13: every find has a deadline. With none left (a zero budget, as a test sets
+/// it), the dense route's answer is not awaited, optional stages are skipped, and `notes` says
+/// what was left out; the lexical hits still come back.
+fn a_find_past_its_deadline_answers_with_what_it_has_and_says_so(db: &TestDb) {
+    let scope = InferredScope::fixed("acme", "api", "main");
+    let mut config = Config::new(db.target().clone(), scope, local());
+    let on_time = MemoryService::open(&config).unwrap();
+    on_time
+        .store(
+            &json!({"items": [{"kind": "section", "content": "Rotate the TLS certificates with certbot"}]}),
+        )
+        .unwrap();
+    let found = on_time.find(&json!({"query": "certbot certificates"})).unwrap();
+    assert_eq!(found.route_used, "hybrid");
+    assert!(found.notes.iter().all(|n| !n.contains("deadline")), "{:?}", found.notes);
+
+    config.find_deadline = std::time::Duration::ZERO;
+    let late = MemoryService::open(&config).unwrap();
+    let found = late.find(&json!({"query": "certbot certificates", "expand": "all"})).unwrap();
+    assert_eq!((found.hits.len(), found.route_used.as_str()), (1, "lexical"));
+    let notes = found.notes.join(" | ");
+    for left_out in ["semantic search did not finish", "no suggestions", "not expanded"] {
+        assert!(notes.contains("0 ms find deadline") && notes.contains(left_out), "{notes}");
     }
 }

@@ -9,6 +9,7 @@
 //! PostgreSQL test fails with a message saying how to run it: a backend is never skipped
 //! silently.
 
+pub mod fuzz;
 mod interleave;
 
 pub use interleave::Interleaved;

@@ -2,9 +2,11 @@
 //! answer, and memory, on the synthetic corpus at each requested size. Prints a Markdown
 //! table for BENCHMARKS.md. Measured on the machine it runs on; nothing here is assumed.
 //! `--purge` runs the purge benchmark (`purge.rs`) instead, `--graph` the graph expansion
-//! benchmark (`graph.rs`), `--vectors` the vector index alone (`vectors.rs`), `--responses`
-//! the size of find answers on real prose (`responses.rs`).
+//! benchmark (`graph.rs`), `--vectors` the vector index alone (`vectors.rs`), `--adversarial`
+//! worst-case finds and whether the session answers other calls meanwhile (`adversarial.rs`),
+//! `--responses` the size of find answers on real prose (`responses.rs`).
 
+mod adversarial;
 mod graph;
 mod purge;
 mod responses;
@@ -62,8 +64,13 @@ pub struct BenchArgs {
     /// Measure the characters (and tokens, at 3 characters each) of find answers on the
     /// abstracts and queries of this BEIR dataset (e.g. ../shared/evals/scifact), instead of
     /// the store and find benchmark. `--queries` sets how many questions.
-    #[arg(long, value_name = "DATASET", conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors", "postgres"])]
+    #[arg(long, value_name = "DATASET", conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors", "postgres", "adversarial"])]
     responses: Option<std::path::PathBuf>,
+    /// Time worst-case finds (one word 50,000 times, 256 KiB items, 100 × 30 KB hits, 1,000
+    /// tags) over `size` corpus items through one `cortex serve` session, and whether a probe
+    /// find of the same session is answered meanwhile, instead of the store and find benchmark.
+    #[arg(long, conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors"])]
+    adversarial: bool,
 }
 
 /// How a benchmark database gets its corpus.
@@ -107,6 +114,11 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
     }
     if let Some(dataset) = &args.responses {
         let outcome = responses::run(dataset, args.queries, &dir);
+        let _ = std::fs::remove_dir_all(&temp);
+        return outcome.map(|()| ExitCode::SUCCESS);
+    }
+    if args.adversarial {
+        let outcome = adversarial::run(&args.sizes, args.queries, &dir, args.postgres.as_deref());
         let _ = std::fs::remove_dir_all(&temp);
         return outcome.map(|()| ExitCode::SUCCESS);
     }

@@ -33,7 +33,10 @@ pub(super) fn parse_tags(value: Option<&Value>) -> Result<Vec<String>, Validatio
             return Err(ValidationError::new(
                 ErrorCode::InvalidValue,
                 field,
-                format!("tag `{text}` must be 1–{MAX_TAG_CHARS} characters without control characters"),
+                format!(
+                    "tag `{}` must be 1–{MAX_TAG_CHARS} characters without control characters",
+                    crate::error::shown(&text)
+                ),
                 "use short labels such as \"auth\" or \"perf\"",
             ));
         }
@@ -110,8 +113,9 @@ pub(super) fn parse_source(value: Option<&Value>) -> Result<Option<Value>, Valid
     };
     let mut out = Map::new();
     for (key, v) in map {
-        let field = format!("source.{key}");
+        let field = format!("source.{}", crate::error::shown(key));
         if !["actor", "tool", "session"].contains(&key.as_str()) {
+            let key = crate::error::shown(key);
             return Err(ValidationError::new(
                 ErrorCode::UnknownField,
                 field,
@@ -140,7 +144,15 @@ pub(super) fn parse_idempotency_key(value: Option<&Value>) -> Result<Option<Stri
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(key)) => {
             let count = key.chars().count();
-            if count == 0 || count > MAX_IDEMPOTENCY_KEY_CHARS {
+            if count == 0 {
+                return Err(ValidationError::new(
+                    ErrorCode::Empty,
+                    "idempotency_key",
+                    "`idempotency_key` is empty",
+                    "use a short unique string per logical write, such as a UUID, or leave the field out",
+                ));
+            }
+            if count > MAX_IDEMPOTENCY_KEY_CHARS {
                 return Err(ValidationError::new(
                     ErrorCode::TooLong,
                     "idempotency_key",

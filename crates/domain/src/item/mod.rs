@@ -10,7 +10,7 @@ mod fields;
 
 pub use derive::{Derived, derive};
 
-use crate::error::{ErrorCode, ValidationError, json_type_name};
+use crate::error::{ErrorCode, ValidationError, json_type_name, shown};
 use crate::kind::{self, Kind};
 use crate::limits::*;
 use crate::scope::Scope;
@@ -91,13 +91,13 @@ pub fn parse_store_request(args: &Value) -> Result<Vec<Result<ItemOp, Validation
     let Value::Object(args) = args else {
         return Err(ValidationError::wrong_type("arguments", "an object with `items`", args));
     };
-    // Refused like memory_find's: an argument the server would ignore is a mistake to report.
     if let Some(key) = args.keys().find(|k| k.as_str() != "items") {
+        let key = shown(key);
         return Err(ValidationError::new(
             ErrorCode::UnknownField,
             key.clone(),
             format!("`{key}` is not a memory_store argument"),
-            format!("memory_store takes only `items`: {example}"),
+            "memory_store takes only `items`; per-item options (idempotency_key, ttl, dedupe, ...) go inside each item",
         ));
     }
     let items = match args.get("items") {
@@ -136,6 +136,7 @@ pub fn parse_item(value: &Value) -> Result<ItemOp, ValidationError> {
         return Err(ValidationError::wrong_type("", "an object with at least `kind`", value));
     };
     if let Some(key) = item.keys().find(|k| !ITEM_FIELDS.contains(&k.as_str())) {
+        let key = shown(key);
         return Err(ValidationError::new(
             ErrorCode::UnknownField,
             key.clone(),
@@ -160,7 +161,7 @@ pub fn parse_item(value: &Value) -> Result<ItemOp, ValidationError> {
             ValidationError::new(
                 ErrorCode::UnknownKind,
                 "kind",
-                format!("`{name}` is not a knowledge kind"),
+                format!("`{}` is not a knowledge kind", shown(name)),
                 format!("use one of: {}", Kind::names()),
             )
         })?),
@@ -185,7 +186,7 @@ pub fn parse_item(value: &Value) -> Result<ItemOp, ValidationError> {
         other => Err(ValidationError::new(
             ErrorCode::InvalidValue,
             "operation",
-            format!("`{other}` is not an operation"),
+            format!("`{}` is not an operation", shown(other)),
             "use \"upsert\" (the default: insert, or update when `id` is given) or \"delete\" with an `id`",
         )),
     }
@@ -198,7 +199,7 @@ fn optional_id(item: &Map<String, Value>) -> Result<Option<Uuid>, ValidationErro
             ValidationError::new(
                 ErrorCode::InvalidValue,
                 "id",
-                format!("`id` is not an item id: `{text}`"),
+                format!("`id` is not an item id: `{}`", shown(text)),
                 "use an `id` returned by memory_store or memory_find, or leave `id` out to create a new item",
             )
         }),
@@ -271,7 +272,7 @@ fn parse_upsert(kind: Kind, id: Option<Uuid>, item: &Map<String, Value>) -> Resu
                 ValidationError::new(
                     ErrorCode::InvalidValue,
                     "expires_at",
-                    format!("`expires_at` is not a time: `{text}`"),
+                    format!("`expires_at` is not a time: `{}`", shown(text)),
                     hint,
                 )
             })?),
@@ -302,7 +303,7 @@ fn parse_supersedes(
             ValidationError::new(
                 ErrorCode::InvalidValue,
                 "supersedes",
-                format!("`supersedes` is not an item id: `{text}`"),
+                format!("`supersedes` is not an item id: `{}`", shown(text)),
                 "send the id (a UUID) of the live item this one replaces, as memory_find returns it",
             )
         })?,
@@ -428,7 +429,26 @@ mod tests {
             let err = one(item.clone()).unwrap_err();
             assert_eq!(err.field, field, "{item}");
             assert!(!err.human_hint.is_empty());
+            // Issue 15 item 10: no message or hint may name an empty field ("send `` as ...").
+            assert!(!err.message.contains("``") && !err.human_hint.contains("``"), "{err:?}");
         }
+    }
+
+    #[test]
+    fn an_empty_idempotency_key_is_empty_not_too_long() {
+        let err = one(json!({"kind": "section", "content": "x", "idempotency_key": ""})).unwrap_err();
+        assert_eq!((err.code, err.field.as_str()), (ErrorCode::Empty, "items[0].idempotency_key"));
+        let err =
+            one(json!({"kind": "section", "content": "x", "idempotency_key": "k".repeat(257)})).unwrap_err();
+        assert_eq!(err.code, ErrorCode::TooLong);
+    }
+
+    #[test]
+    fn unknown_top_level_arguments_are_refused_like_memory_find_does() {
+        let err = parse_store_request(&json!({"items": [{"kind": "todo", "content": "x"}], "dry_run": true}))
+            .unwrap_err();
+        assert_eq!((err.code, err.field.as_str()), (ErrorCode::UnknownField, "dry_run"));
+        assert!(err.human_hint.contains("items"), "{err:?}");
     }
 
     #[test]

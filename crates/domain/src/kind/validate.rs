@@ -13,6 +13,7 @@ pub fn validate_data(kind: Kind, data: &Map<String, Value>) -> Result<Map<String
     let spec = kind.spec();
     for key in data.keys() {
         if !spec.fields.iter().any(|f| f.name == key) {
+            let key = crate::error::shown(key);
             return Err(ValidationError::new(
                 ErrorCode::UnknownField,
                 key.clone(),
@@ -66,7 +67,7 @@ fn check_field(kind: Kind, field: &FieldSpec, value: &Value) -> Result<Value, Va
                 Err(ValidationError::new(
                     ErrorCode::InvalidValue,
                     name,
-                    format!("`{name}` of a {kind} cannot be `{text}`"),
+                    format!("`{name}` of a {kind} cannot be `{}`", crate::error::shown(&text)),
                     format!("use one of: {}", allowed.join(", ")),
                 ))
             }
@@ -86,7 +87,7 @@ fn check_field(kind: Kind, field: &FieldSpec, value: &Value) -> Result<Value, Va
                 ValidationError::new(
                     ErrorCode::InvalidValue,
                     name,
-                    format!("`{name}` is not a date: `{text}`"),
+                    format!("`{name}` is not a date: `{}`", crate::error::shown(&text)),
                     hint,
                 )
             })?;
@@ -196,9 +197,10 @@ fn check_steps(value: &Value) -> Result<Value, ValidationError> {
                     clean.insert(key.clone(), Value::String(long_text(&field_path, v)?))
                 }
                 _ => {
+                    let key = crate::error::shown(key);
                     return Err(ValidationError::new(
                         ErrorCode::UnknownField,
-                        field_path,
+                        format!("{path}.{key}"),
                         format!("`{key}` is not a field of a runbook step"),
                         "a step has: description, command?, expected_outcome?",
                     ));
@@ -237,6 +239,7 @@ fn check_item_ref(name: &str, value: &Value) -> Result<Value, ValidationError> {
                 )
             })?;
             if let Some(extra) = obj.keys().find(|k| *k != "entity_type" && *k != "name") {
+                let extra = crate::error::shown(extra);
                 return Err(ValidationError::new(
                     ErrorCode::UnknownField,
                     format!("{name}.{extra}"),
@@ -265,7 +268,7 @@ fn not_a_uuid(name: &str, text: &str) -> ValidationError {
     ValidationError::new(
         ErrorCode::InvalidValue,
         name,
-        format!("`{name}` is not an item id: `{text}`"),
+        format!("`{name}` is not an item id: `{}`", crate::error::shown(text)),
         "use the `id` a previous memory_store or memory_find returned (a UUID)",
     )
 }

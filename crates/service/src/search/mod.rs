@@ -9,23 +9,23 @@
 
 mod budget;
 mod candidates;
+mod deadline;
 mod hits;
 mod suggest;
 
 pub(crate) use hits::{hit, parts_for};
 
 use crate::response::{FindResponse, Hit, Route, SearchedScope};
-use crate::semantic::{Compare, DenseHit};
 use crate::{MemoryService, Result};
 use candidates::{Candidate, fused_candidates};
 use cortex_domain::find::Detail;
-use cortex_domain::fusion;
 use cortex_domain::query::{ParsedQuery, parse_query};
 use cortex_domain::ranking::{self, ScoreParts};
 use cortex_domain::snippet::{SnippetTerms, best_passage};
 use cortex_domain::text::truncate_chars;
 use cortex_domain::{FindRequest, Mode, Scope, ScopeFilter, ScopeMatch};
 use cortex_store::{Combine, Filters, LexicalMatch, LexicalQuery, StoredItem};
+use deadline::{Deadline, DenseOutcome, DenseRoute};
 use hits::show_chunk;
 use uuid::Uuid;
 
@@ -63,12 +63,20 @@ impl MemoryService {
             truncated: false,
             graph: None,
         };
+        let deadline = Deadline::start(self.find_deadline);
         if !req.ids.is_empty() {
             self.lookup(req, &filter, &mut response)?;
         } else if let Some(text) = &req.query {
-            self.search(req, text, &filter, &mut response)?;
+            self.search(req, text, &filter, &deadline, &mut response)?;
         }
-        self.expand_hits(req, &filter, &mut response)?;
+        if deadline.passed()
+            && req.expansion() != cortex_domain::graph::Expand::None
+            && !response.hits.is_empty()
+        {
+            response.notes.push(deadline.note("linked items were not expanded"));
+        } else {
+            self.expand_hits(req, &filter, &mut response)?;
+        }
         if req.detail == Detail::Brief {
             response.hits.iter_mut().for_each(Hit::make_brief);
         }
@@ -111,6 +119,7 @@ impl MemoryService {
         req: &FindRequest,
         text: &str,
         filter: &ScopeFilter,
+        deadline: &Deadline,
         response: &mut FindResponse,
     ) -> Result<()> {
         let parsed = parse_query(text);
@@ -141,21 +150,20 @@ impl MemoryService {
             Mode::Fast | Mode::Auto => (3 * wanted).clamp(MIN_POOL, MAX_POOL),
         };
         // The two routes run side by side: the query's embedding costs about as much as the
-        // lexical search, and neither needs the other.
-        let (lexical, dense) = std::thread::scope(|routes| {
-            let dense =
-                (req.mode != Mode::Fast).then(|| routes.spawn(|| self.dense_matches(text, &filters, pool)));
-            let lexical = self.lexical_matches(&parsed, &filters, pool, req.offset + req.limit);
-            let dense =
-                dense.map(|route| route.join().unwrap_or_else(|_| Err("the dense search panicked".into())));
-            (lexical, dense)
-        });
-        let lexical = lexical?;
-        let dense = match dense {
+        // lexical search, and neither needs the other. The dense route counts only if it
+        // answers by the deadline.
+        let dense = (req.mode != Mode::Fast)
+            .then(|| DenseRoute::spawn(self.semantic.clone(), self.store.clone(), text, &filters, pool));
+        let lexical = self.lexical_matches(&parsed, &filters, pool, req.offset + req.limit)?;
+        let dense = match dense.map(|route| route.wait(deadline)) {
             None => None,
-            Some(Ok(found)) => Some(found),
-            Some(Err(reason)) => {
+            Some(DenseOutcome::Found(found)) => Some(found),
+            Some(DenseOutcome::Unavailable(reason)) => {
                 response.notes.push(format!("semantic search unavailable, ran lexical only: {reason}"));
+                None
+            }
+            Some(DenseOutcome::TimedOut) => {
+                response.notes.push(deadline.note("semantic search did not finish, ran lexical only"));
                 None
             }
         };
@@ -224,26 +232,13 @@ impl MemoryService {
         }
         response.confidence = response.hits.iter().filter_map(|h| h.confidence).fold(0.0, f64::max);
         if req.offset == 0 && response.hits.len() < SUGGEST_BELOW {
-            response.suggestions = self.suggestions(req, &parsed, filter, &filters, available)?;
+            if deadline.passed() {
+                response.notes.push(deadline.note("no suggestions were computed"));
+            } else {
+                response.suggestions = self.suggestions(req, &parsed, filter, &filters, available)?;
+            }
         }
         Ok(())
-    }
-
-    /// The nearest items by embedding that pass every filter; `Err` says why the dense route
-    /// cannot run.
-    fn dense_matches(
-        &self,
-        text: &str,
-        filters: &Filters,
-        k: usize,
-    ) -> std::result::Result<Vec<DenseHit>, String> {
-        let query = self.semantic.embed_query(text)?;
-        let mut found = self
-            .semantic
-            .nearest(&*self.store, &query, k, filters, Compare::Everything)
-            .map_err(|e| e.to_string())?;
-        found.retain(|s| f64::from(s.score) >= fusion::MIN_DENSE_SIMILARITY);
-        Ok(found)
     }
 
     /// Conjunctive first: items holding every query word. Only when they cannot fill the

@@ -17,7 +17,7 @@ use cortex_store::{Filters, ItemFacts, Result as StoreResult, Store};
 use index::IndexState;
 use nearest::{RESCORE_MARGIN, group_by_item, rescore};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use uuid::Uuid;
 
 /// Which embedder the service uses, chosen by `CORTEX_EMBEDDER` (`local`, the default,
@@ -70,7 +70,7 @@ pub struct DenseHit {
 pub struct Semantic {
     choice: EmbedderChoice,
     embedder: OnceLock<Result<Arc<Embedder>, String>>,
-    state: Mutex<IndexState>,
+    state: RwLock<IndexState>,
     query_cache: Mutex<std::collections::HashMap<String, Vec<f32>>>,
 }
 
@@ -85,7 +85,7 @@ impl Semantic {
         Semantic {
             choice,
             embedder: OnceLock::new(),
-            state: Mutex::new(IndexState::new()),
+            state: RwLock::new(IndexState::new()),
             query_cache: Mutex::new(std::collections::HashMap::new()),
         }
     }
@@ -174,13 +174,16 @@ impl Semantic {
     }
 
     /// The embedding of a query, from a small cache: agents repeat queries within a session.
+    /// The cache is locked only to look up and to insert, never while embedding: a remote
+    /// embedder may take up to its timeout, and other finds must not wait behind it (issue 15,
+    /// item 13). Two finds of one new query may both embed it; the second insert is harmless.
     pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {
-        let mut cache = self.query_cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(v) = cache.get(text) {
+        if let Some(v) = self.query_cache.lock().unwrap_or_else(|e| e.into_inner()).get(text) {
             return Ok(v.clone());
         }
         let embedder = self.embedder()?;
         let vector = embedder.embed_query(text).map_err(|e| e.to_string())?.ok_or("no vector")?;
+        let mut cache = self.query_cache.lock().unwrap_or_else(|e| e.into_inner());
         if cache.len() >= QUERY_CACHE_SIZE {
             cache.clear();
         }
@@ -209,9 +212,11 @@ impl Semantic {
             let found = found.into_iter().filter(|m| !(whole_only && m.chunk.is_some()));
             return Ok(group_by_item(found.map(|m| (m.id, m.score, m.chunk, m.facts)), k));
         }
+        // Refreshing takes the index alone, briefly (usually only the change counter is read);
+        // scans share it, so concurrent finds scan side by side.
+        self.state.write().unwrap_or_else(|e| e.into_inner()).refresh(store)?;
         let (mut found, fetch) = {
-            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            state.refresh(store)?;
+            let state = self.state.read().unwrap_or_else(|e| e.into_inner());
             // Chunks of one item may fill several places: look further, then group.
             let fetch = if whole_only || !state.has_chunks() { k } else { 2 * k };
             (state.nearest(query, fetch + RESCORE_MARGIN, filters, whole_only)?, fetch)
@@ -228,7 +233,7 @@ impl Semantic {
 
     /// Entries in the index (after a refresh), for `stats` and `doctor`.
     pub fn indexed(&self, store: &dyn Store) -> StoreResult<(usize, usize)> {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
         state.refresh(store)?;
         Ok(state.size())
     }

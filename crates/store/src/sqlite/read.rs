@@ -41,16 +41,19 @@ fn filter_sql(filters: &Filters, params: &mut Vec<SqlValue>) -> String {
             Clause::UpdatedSince(t) => format!("i.updated_at >= {}", push(SqlValue::Integer(t))),
             Clause::UpdatedBefore(t) => format!("i.updated_at < {}", push(SqlValue::Integer(t))),
             Clause::StatusIs(status) => format!("i.status = {}", push(SqlValue::Text(status.into()))),
-            Clause::HasTags(tags) => tags
-                .iter()
-                .map(|tag| {
-                    format!(
-                        "EXISTS (SELECT 1 FROM item_tags t WHERE t.tag = {} AND t.item_rowid = i.rowid)",
-                        push(SqlValue::Text(tag.clone()))
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(" AND "),
+            // One condition whatever the number of tags (one EXISTS per tag once built an
+            // expression tree SQLite refuses): the item holds as many of the distinct tags
+            // asked for as there are.
+            Clause::HasTags(tags) => {
+                let distinct: std::collections::BTreeSet<&String> = tags.iter().collect();
+                let list = serde_json::Value::from(distinct.iter().map(|t| t.as_str()).collect::<Vec<_>>());
+                format!(
+                    "(SELECT COUNT(DISTINCT t.tag) FROM item_tags t WHERE t.item_rowid = i.rowid \
+                     AND t.tag IN (SELECT value FROM json_each({}))) = {}",
+                    push(SqlValue::Text(list.to_string())),
+                    distinct.len()
+                )
+            }
         };
         sql.push_str(" AND ");
         sql.push_str(&condition);

@@ -1,0 +1,100 @@
+//! A find's deadline (issue 15, item 13): past it, a find answers with what it has. The dense
+//! route runs on its own thread and is left behind when it has not answered in time (a remote
+//! embedder may take up to its own timeout); later optional stages (suggestions, graph
+//! expansion) are skipped. Each omission is said in `notes`.
+
+use crate::semantic::{DenseHit, Semantic};
+use cortex_domain::fusion;
+use cortex_store::{Filters, Store};
+use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+pub(crate) struct Deadline {
+    ends: Instant,
+    budget: Duration,
+}
+
+impl Deadline {
+    pub fn start(budget: Duration) -> Deadline {
+        Deadline { ends: Instant::now() + budget, budget }
+    }
+
+    pub fn passed(&self) -> bool {
+        Instant::now() >= self.ends
+    }
+
+    fn remaining(&self) -> Duration {
+        self.ends.saturating_duration_since(Instant::now())
+    }
+
+    /// The note for what was left out.
+    pub fn note(&self, left_out: &str) -> String {
+        format!("stopped early at the {} ms find deadline: {left_out}", self.budget.as_millis())
+    }
+}
+
+/// What the dense route gave by the deadline.
+pub(crate) enum DenseOutcome {
+    Found(Vec<DenseHit>),
+    Unavailable(String),
+    TimedOut,
+}
+
+/// The dense route, running on its own thread.
+pub(crate) struct DenseRoute(mpsc::Receiver<Result<Vec<DenseHit>, String>>);
+
+impl DenseRoute {
+    pub fn spawn(
+        semantic: Arc<Semantic>,
+        store: Arc<dyn Store>,
+        text: &str,
+        filters: &Filters,
+        k: usize,
+    ) -> DenseRoute {
+        let (answer, route) = mpsc::sync_channel(1);
+        let (text, filters) = (text.to_string(), filters.clone());
+        let started = std::thread::Builder::new().name("dense-route".into()).spawn(move || {
+            // The find may have stopped waiting; then nobody reads this.
+            let _ = answer.send(dense_matches(&semantic, &*store, &text, &filters, k));
+        });
+        if let Err(e) = started {
+            tracing::warn!("cannot start the dense route: {e}");
+        }
+        DenseRoute(route)
+    }
+
+    /// The route's answer if it comes before the deadline. Once the deadline has passed, an
+    /// answer already there is not taken either: what a find returns never depends on which
+    /// route happened to finish first.
+    pub fn wait(self, deadline: &Deadline) -> DenseOutcome {
+        if deadline.passed() {
+            return DenseOutcome::TimedOut;
+        }
+        match self.0.recv_timeout(deadline.remaining()) {
+            Ok(Ok(found)) => DenseOutcome::Found(found),
+            Ok(Err(reason)) => DenseOutcome::Unavailable(reason),
+            Err(RecvTimeoutError::Timeout) => DenseOutcome::TimedOut,
+            Err(RecvTimeoutError::Disconnected) => {
+                DenseOutcome::Unavailable("the dense search stopped without an answer (it panicked)".into())
+            }
+        }
+    }
+}
+
+/// The nearest items by embedding that pass every filter; `Err` says why the dense route
+/// cannot run.
+fn dense_matches(
+    semantic: &Semantic,
+    store: &dyn Store,
+    text: &str,
+    filters: &Filters,
+    k: usize,
+) -> Result<Vec<DenseHit>, String> {
+    let query = semantic.embed_query(text)?;
+    let mut found = semantic
+        .nearest(store, &query, k, filters, crate::semantic::Compare::Everything)
+        .map_err(|e| e.to_string())?;
+    found.retain(|s| f64::from(s.score) >= fusion::MIN_DENSE_SIMILARITY);
+    Ok(found)
+}

@@ -83,6 +83,18 @@ def test_an_invalid_request_gets_one_invalid_request_error(session, line, expect
     assert answers[0]["id"] == expected_id and answers[0]["error"]["code"] == INVALID_REQUEST, answers
 
 
+@pytest.mark.parametrize("line", [
+    b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"arguments":{}}}',
+    b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"memory_find","arguments":"x"}}',
+    b'{"jsonrpc":"2.0","id":7,"method":"tools/call"}',
+])
+def test_a_tool_call_with_malformed_params_gets_invalid_params(session, line):
+    send_bytes(session, line)
+    answers = answers_until_ping(session, 100)
+    assert len(answers) == 1, answers
+    assert answers[0]["id"] == 7 and answers[0]["error"]["code"] == -32602, answers
+
+
 def test_a_line_over_the_limit_gets_too_large_with_its_id_and_the_session_goes_on(session):
     head = b'{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"memory_store","arguments":{"items":[{"kind":"section","content":"'
     send_bytes(session, head + b"x" * LIMIT + b'"}]}}}')

@@ -234,6 +234,19 @@ pub fn classify(line: &[u8]) -> Inbound {
     let method = object.get("method").and_then(Value::as_str).map(str::to_owned);
     let is_response =
         !object.contains_key("method") && (object.contains_key("result") || object.contains_key("error"));
+    // rmcp reads a request whose params do not fit its method as a custom request and answers
+    // "method not found": the methods clients call with arguments are checked here first.
+    if let (Some(method), Some(_)) = (&method, &id)
+        && let Some(problem) = params_problem(method, object.get("params"))
+    {
+        return reject(
+            answer_id,
+            INVALID_PARAMS,
+            "invalid_params",
+            format!("invalid params for `{method}`: {problem}"),
+            "check the params against the method's schema",
+        );
+    }
     match serde_json::from_value::<ClientJsonRpcMessage>(value) {
         Ok(message) => Inbound::Message(Box::new(message)),
         Err(e) if id.is_none() => Inbound::Skip(format!("malformed notification or response: {e}")),
@@ -254,6 +267,28 @@ pub fn classify(line: &[u8]) -> Inbound {
                 "a request needs a string `method`",
             ),
         },
+    }
+}
+
+/// What is wrong with the params of a method that takes named arguments, if anything.
+fn params_problem(method: &str, params: Option<&Value>) -> Option<String> {
+    let needs_name = |key: &str| -> Option<String> {
+        let Some(Value::Object(params)) = params else {
+            return Some(format!("`params` must be an object with a string `{key}`"));
+        };
+        if !matches!(params.get(key), Some(Value::String(_))) {
+            return Some(format!("`params.{key}` must be a string"));
+        }
+        None
+    };
+    match method {
+        "tools/call" => needs_name("name").or_else(|| match params.and_then(|p| p.get("arguments")) {
+            None | Some(Value::Null | Value::Object(_)) => None,
+            Some(_) => Some("`params.arguments` must be an object".into()),
+        }),
+        "resources/read" => needs_name("uri"),
+        "prompts/get" => needs_name("name"),
+        _ => None,
     }
 }
 
@@ -416,6 +451,21 @@ mod tests {
             classify(br#"{"jsonrpc":"2.0","method":"notifications/x","params":5}"#),
             Inbound::Skip(_)
         ));
+    }
+
+    #[test]
+    fn a_tool_call_without_a_name_or_with_non_object_arguments_is_invalid_params() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_find","arguments":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{}}"#,
+        ] {
+            let r = rejection(line.as_bytes());
+            assert_eq!((r.id.clone(), r.code), (serde_json::json!(2), INVALID_PARAMS), "{line}");
+        }
+        let fine = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_find","arguments":{"query":"x"}}}"#;
+        assert!(matches!(classify(fine.as_bytes()), Inbound::Message(_)));
     }
 
     #[test]

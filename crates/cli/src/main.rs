@@ -2,6 +2,7 @@
 //! the MCP tools.
 
 mod bench;
+mod context;
 mod corpus;
 mod eval;
 mod output;
@@ -133,6 +134,9 @@ enum Command {
     },
     /// Measure store throughput, find latency, cold start and memory on a synthetic corpus.
     Bench(bench::BenchArgs),
+    /// The session briefing for this project as Markdown (decisions in force, open work,
+    /// active incidents, recent changes), for an agent's session-start hook. Always exits 0.
+    Context(context::ContextArgs),
     /// Retrieval quality on a BEIR-layout dataset, per route (lexical, dense, hybrid).
     Eval(eval::EvalArgs),
     /// The embedding model: where it is looked for, and installing it.
@@ -394,6 +398,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench(args) => bench::run(args),
+        Command::Context(args) => Ok(context::run(open(cli.db), args)),
         Command::Eval(args) => eval::run(args),
         Command::Model(ModelCommand::Install { from, to }) => {
             let to = to.unwrap_or_else(|| model_location().dir);

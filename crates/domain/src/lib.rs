@@ -1,6 +1,7 @@
 //! Pure domain logic of Cortex Memory. Nothing here does I/O: every function is a
 //! computation on values, so the rules are tested fast and exhaustively.
 //!
+//! - [`briefing`]: the session briefing: which items, in which order, within a budget
 //! - [`kind`]: the 16 knowledge kinds and their field rules (one table)
 //! - [`item`]: parsing a `memory_store` request into validated item operations
 //! - [`find`]: parsing a `memory_find` request
@@ -17,6 +18,7 @@
 //! - [`graph`]: which links an expansion follows, and the walk
 //! - [`text`], [`time`], [`ttl`], [`limits`], [`git_remote`]: small shared rules
 
+pub mod briefing;
 pub mod chunking;
 pub mod dedupe;
 pub mod error;

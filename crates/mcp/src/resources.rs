@@ -1,9 +1,29 @@
-//! MCP resources: one item's audit history at `cortex://items/{id}/history`, read-only.
+//! MCP resources and prompts, read-only: one item's audit history at
+//! `cortex://items/{id}/history`, and the session briefing at `cortex://context` and as the
+//! prompt `context`.
 
-use rmcp::model::ResourceTemplate;
+use rmcp::model::{Prompt, Resource, ResourceTemplate};
 use uuid::Uuid;
 
 pub const HISTORY_TEMPLATE: &str = "cortex://items/{id}/history";
+pub const CONTEXT_URI: &str = "cortex://context";
+pub const CONTEXT_PROMPT: &str = "context";
+const CONTEXT_DESCRIPTION: &str = "What this project's memory holds for a session starting now, as Markdown: decisions in \
+     force, open issues and todos, active incidents and risks, recent changes and releases, each \
+     one line with its id (the current branch first; about 1,500 tokens at most).";
+
+pub fn listed() -> Vec<Resource> {
+    vec![
+        Resource::new(CONTEXT_URI, "context")
+            .with_title("Session briefing")
+            .with_description(CONTEXT_DESCRIPTION)
+            .with_mime_type("text/markdown"),
+    ]
+}
+
+pub fn prompts() -> Vec<Prompt> {
+    vec![Prompt::new(CONTEXT_PROMPT, Some(CONTEXT_DESCRIPTION), None).with_title("Session briefing")]
+}
 
 pub fn templates() -> Vec<ResourceTemplate> {
     vec![

@@ -6,9 +6,10 @@ use crate::schema::{FIND_TOOL, STORE_TOOL, tools};
 use cortex_service::response::ErrorBody;
 use cortex_service::{MemoryService, ServiceError};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult,
-    ListResourceTemplatesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, Implementation, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ResourceContents, Role, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -68,11 +69,26 @@ impl CortexServer {
     }
 }
 
+impl CortexServer {
+    /// The session briefing at its default budget, read on a blocking thread.
+    async fn briefing(&self) -> Result<String, McpError> {
+        let service = self.service.clone();
+        tokio::task::spawn_blocking(move || {
+            service.context(None, cortex_domain::briefing::DEFAULT_BUDGET_TOKENS)
+        })
+        .await
+        .map_err(|e| McpError::internal_error(format!("briefing task failed: {e}"), None))?
+        .map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+}
+
 impl ServerHandler for CortexServer {
     fn get_info(&self) -> ServerConfig {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
-            .with_server_info(Implementation::new("cortex-memory", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        InitializeResult::new(
+            ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().build(),
+        )
+        .with_server_info(Implementation::new("cortex-memory", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -114,11 +130,53 @@ impl ServerHandler for CortexServer {
         Ok(ListResourceTemplatesResult::with_all_items(resources::templates()))
     }
 
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(resources::listed()))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(resources::prompts()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        if request.name != resources::CONTEXT_PROMPT {
+            return Err(McpError::invalid_params(
+                format!("unknown prompt `{}`: this server has `{}`", request.name, resources::CONTEXT_PROMPT),
+                None,
+            ));
+        }
+        let briefing = self.briefing().await?;
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, briefing)])
+            .with_description("Session briefing from Cortex Memory")
+            .into())
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri == resources::CONTEXT_URI {
+            let contents = ResourceContents::TextResourceContents {
+                uri: request.uri,
+                mime_type: Some("text/markdown".into()),
+                text: self.briefing().await?,
+                meta: None,
+            };
+            return Ok(ReadResourceResult::new(vec![contents]).into());
+        }
         let id = resources::history_item(&request.uri).map_err(|m| McpError::resource_not_found(m, None))?;
         let service = self.service.clone();
         let records = tokio::task::spawn_blocking(move || {

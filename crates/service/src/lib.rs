@@ -9,6 +9,7 @@
 
 pub mod audit;
 pub mod config;
+mod context;
 mod error;
 mod expand;
 mod ingest;

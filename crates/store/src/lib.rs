@@ -66,6 +66,9 @@ pub trait ItemWrites: Send + Sync {
 pub trait ItemReads: Send + Sync {
     /// Items by id, including soft-deleted ones (the caller decides what to show).
     fn get(&self, ids: &[Uuid]) -> Result<Vec<StoredItem>>;
+    /// The most recently updated items that pass `filters`, newest first, at most `limit`
+    /// (the session briefing: decisions in force, open work).
+    fn recent(&self, filters: &Filters, limit: usize) -> Result<Vec<StoredItem>>;
     /// The live item of `scope`'s org and project with this natural key, if any.
     fn natural_key_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>>;
     /// The item of `scope`'s org and project holding this idempotency key (deleted or not):

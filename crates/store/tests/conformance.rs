@@ -12,6 +12,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 per_backend!(
+    recent_items_pass_the_filters_newest_first,
     inserted_items_read_back_whole,
     exact_duplicates_in_the_same_scope_are_reported,
     duplicates_in_another_branch_are_not_duplicates,
@@ -229,6 +230,27 @@ fn search_ranks_better_matches_first_and_honours_filters(db: &TestDb) {
 
     let excluded = store.search_lexical(&query("sessions -postgres", filters())).unwrap();
     assert!(!ids(&excluded).contains(&decision.id));
+}
+
+fn recent_items_pass_the_filters_newest_first(db: &TestDb) {
+    let store = db.open();
+    let older = Record { updated_at: NOW - 20, ..record("Older note", "first", "main") };
+    let newer = Record { updated_at: NOW - 10, ..record("Newer note", "second", "main") };
+    let elsewhere = Record { updated_at: NOW - 5, ..record("Other branch", "third", "feature") };
+    let decision =
+        Record { kind: Kind::Decision, updated_at: NOW - 1, ..record("A decision", "fourth", "main") };
+    for r in [&older, &newer, &elsewhere, &decision] {
+        insert(&*store, r);
+    }
+    let main_sections = Filters {
+        kinds: vec![Kind::Section],
+        scope_equals: vec![("branch", "main".to_string())],
+        ..filters()
+    };
+    let found: Vec<Uuid> = store.recent(&main_sections, 10).unwrap().iter().map(|i| i.record.id).collect();
+    assert_eq!(found, vec![newer.id, older.id]);
+    assert_eq!(store.recent(&main_sections, 1).unwrap().len(), 1, "the limit holds");
+    assert_eq!(store.recent(&filters(), 10).unwrap().len(), 4);
 }
 
 fn expired_items_are_hidden(db: &TestDb) {

@@ -48,6 +48,9 @@ impl ItemReads for Interleaved {
     fn get(&self, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
         self.inner.get(ids)
     }
+    fn recent(&self, filters: &cortex_store::Filters, limit: usize) -> Result<Vec<StoredItem>> {
+        self.inner.recent(filters, limit)
+    }
     fn natural_key_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
         self.inner.natural_key_owner(scope, key)
     }

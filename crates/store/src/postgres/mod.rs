@@ -152,6 +152,10 @@ impl ItemReads for PostgresStore {
         read::get(&mut *self.primary()?, ids)
     }
 
+    fn recent(&self, filters: &Filters, limit: usize) -> Result<Vec<StoredItem>> {
+        read::recent(&mut *self.reads()?, filters, limit)
+    }
+
     fn natural_key_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
         // The primary: the answer decides a write.
         read::natural_key_owner(&mut *self.primary()?, scope, key)

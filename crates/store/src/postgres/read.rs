@@ -106,6 +106,16 @@ pub fn get(client: &mut Client, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
     Ok(in_order_of(ids, found, |item| item.record.id))
 }
 
+pub fn recent(client: &mut Client, filters: &Filters, limit: usize) -> Result<Vec<StoredItem>> {
+    let mut params = Params::default();
+    let conditions = filter_sql(filters, &mut params);
+    let limit = params.push(limit as i64);
+    let sql = format!(
+        "SELECT {COLUMNS} FROM items i WHERE true{conditions} ORDER BY i.updated_at DESC, i.id LIMIT {limit}"
+    );
+    client.query(&sql, &params.as_refs())?.iter().map(from_row).collect()
+}
+
 pub fn knows_word(client: &mut Client, word: &str) -> Result<bool> {
     let sql = format!("SELECT EXISTS (SELECT 1 FROM items i WHERE i.tsv @@ plainto_tsquery({CONFIG}, $1))");
     Ok(client.query_one(&sql, &[&word])?.try_get(0)?)

@@ -127,6 +127,10 @@ impl ItemReads for SqliteStore {
         read::get(&*self.reader()?, ids)
     }
 
+    fn recent(&self, filters: &crate::Filters, limit: usize) -> Result<Vec<StoredItem>> {
+        read::recent(&*self.reader()?, filters, limit)
+    }
+
     fn natural_key_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
         read::natural_key_owner(&*self.reader()?, scope, key)
     }

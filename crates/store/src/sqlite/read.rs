@@ -117,6 +117,23 @@ pub fn get(conn: &Connection, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
     Ok(out)
 }
 
+pub fn recent(conn: &Connection, filters: &Filters, limit: usize) -> Result<Vec<StoredItem>> {
+    let mut params = Vec::new();
+    let conditions = filter_sql(filters, &mut params);
+    params.push(SqlValue::Integer(limit as i64));
+    let sql = format!(
+        "SELECT {COLUMNS} FROM items i WHERE 1 = 1{conditions} ORDER BY i.updated_at DESC, i.id LIMIT ?{}",
+        params.len()
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(params_from_iter(params))?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        out.push(from_row(row)?);
+    }
+    Ok(out)
+}
+
 pub fn knows_word(conn: &Connection, word: &str) -> Result<bool> {
     let expr = format!("\"{}\"", word.replace('"', "\"\""));
     let mut stmt = conn.prepare_cached("SELECT 1 FROM items_fts WHERE items_fts MATCH ?1 LIMIT 1")?;

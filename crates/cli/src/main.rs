@@ -5,6 +5,7 @@ mod bench;
 mod context;
 mod corpus;
 mod eval;
+mod install;
 mod output;
 mod transfer;
 
@@ -137,6 +138,9 @@ enum Command {
     /// The session briefing for this project as Markdown (decisions in force, open work,
     /// active incidents, recent changes), for an agent's session-start hook. Always exits 0.
     Context(context::ContextArgs),
+    /// Wire an agent to this cortex: the MCP server entry (and for Claude Code the
+    /// session-start hook) in that client's config, keeping what else it holds.
+    Install(install::InstallArgs),
     /// Retrieval quality on a BEIR-layout dataset, per route (lexical, dense, hybrid).
     Eval(eval::EvalArgs),
     /// The embedding model: where it is looked for, and installing it.
@@ -399,6 +403,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Bench(args) => bench::run(args),
         Command::Context(args) => Ok(context::run(open(cli.db), args)),
+        Command::Install(args) => install::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Model(ModelCommand::Install { from, to }) => {
             let to = to.unwrap_or_else(|| model_location().dir);

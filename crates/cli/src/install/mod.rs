@@ -1,0 +1,116 @@
+//! `cortex install claude-code|codex|cursor`: writes the MCP server entry (and, for Claude
+//! Code, the session-start hook) into that client's own config file, keeping everything else
+//! the file holds. Running it twice changes nothing; `--dry-run` only says what it would do; a
+//! file it cannot parse is left untouched and named in the error.
+//!
+//! - [`json_file`]: the JSON configs (Claude Code, Cursor)
+//! - [`codex`]: Codex's TOML config
+
+mod codex;
+mod json_file;
+
+use crate::output;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Client {
+    ClaudeCode,
+    Codex,
+    Cursor,
+}
+
+#[derive(clap::Args)]
+pub struct InstallArgs {
+    /// The agent to wire to this cortex.
+    client: Client,
+    /// This project only (the current folder's config): the default for Claude Code and Cursor.
+    #[arg(long, conflicts_with = "user")]
+    project: bool,
+    /// Every project of this user (the config in your home folder): the default for Codex.
+    #[arg(long)]
+    user: bool,
+    /// Print what would change and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// One edit of one file: what it changes, and the file's new text.
+pub struct Edit {
+    pub path: PathBuf,
+    /// Human-readable lines, e.g. `+ mcpServers.cortex`.
+    pub changes: Vec<String>,
+    pub text: String,
+}
+
+pub fn run(args: InstallArgs) -> Result<ExitCode, String> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .ok_or("HOME is not set: cannot find your config files")?;
+    let here = std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this cortex binary: {e}"))?;
+    let exe = exe.to_string_lossy().into_owned();
+    let user = match args.client {
+        Client::Codex if args.project => {
+            return Err(
+                "Codex reads MCP servers from ~/.codex/config.toml only: run without --project".into()
+            );
+        }
+        Client::Codex => true,
+        _ => args.user,
+    };
+    let edits = match (args.client, user) {
+        (Client::ClaudeCode, false) => vec![
+            json_file::mcp_server(&here.join(".mcp.json"), &exe)?,
+            json_file::session_hook(&here.join(".claude").join("settings.json"), &exe)?,
+        ],
+        (Client::ClaudeCode, true) => vec![
+            json_file::mcp_server(&home.join(".claude.json"), &exe)?,
+            json_file::session_hook(&home.join(".claude").join("settings.json"), &exe)?,
+        ],
+        (Client::Cursor, false) => vec![json_file::mcp_server(&here.join(".cursor").join("mcp.json"), &exe)?],
+        (Client::Cursor, true) => vec![json_file::mcp_server(&home.join(".cursor").join("mcp.json"), &exe)?],
+        (Client::Codex, _) => vec![codex::mcp_server(&home.join(".codex").join("config.toml"), &exe)?],
+    };
+    for edit in edits.into_iter().flatten() {
+        report(&edit, args.dry_run);
+        if !args.dry_run {
+            write(&edit.path, &edit.text)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report(edit: &Edit, dry_run: bool) {
+    let verb = if dry_run { "would change" } else { "changed" };
+    output::line(&format!("{verb} {}:", edit.path.display()));
+    for change in &edit.changes {
+        output::line(&format!("  {change}"));
+    }
+}
+
+/// The file as it is, or `None` when it does not exist yet.
+fn read(path: &Path) -> Result<Option<String>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// Writes through a temporary file renamed over the original: a crash never leaves half a
+/// config.
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let temp = path.with_extension("cortex-install.tmp");
+    std::fs::write(&temp, text).map_err(|e| format!("cannot write {}: {e}", temp.display()))?;
+    std::fs::rename(&temp, path).map_err(|e| format!("cannot replace {}: {e}", path.display()))
+}
+
+/// Says "already installed" for a file that needs no change.
+fn unchanged(path: &Path, what: &str) -> Option<Edit> {
+    output::line(&format!("{} already has {what}: nothing to change", path.display()));
+    None
+}

@@ -1,0 +1,121 @@
+//! `cortex install` against temporary config homes (issue 17, item 4): a fresh config gets
+//! the entry, a config with other servers keeps them, a second run changes nothing,
+//! `--dry-run` writes nothing, and a malformed file is named in the error and left untouched.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+struct Homes {
+    _root: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+fn homes() -> Homes {
+    let root = tempfile::tempdir().unwrap();
+    let (home, project) = (root.path().join("home"), root.path().join("project"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    Homes { _root: root, home, project }
+}
+
+fn install(h: &Homes, args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_cortex"))
+        .current_dir(&h.project)
+        .env("HOME", &h.home)
+        .arg("install")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+const EXE: &str = env!("CARGO_BIN_EXE_cortex");
+
+#[test]
+fn claude_code_gets_the_server_and_the_session_hook_once() {
+    let h = homes();
+    let out = install(&h, &["claude-code"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mcp = json(&h.project.join(".mcp.json"));
+    assert_eq!(mcp["mcpServers"]["cortex"]["command"], EXE);
+    assert_eq!(mcp["mcpServers"]["cortex"]["args"], serde_json::json!(["serve"]));
+    let settings = json(&h.project.join(".claude/settings.json"));
+    let hook = &settings["hooks"]["SessionStart"][0]["hooks"][0];
+    assert_eq!(hook["command"], format!("{EXE} context"));
+
+    let before = std::fs::read(h.project.join(".mcp.json")).unwrap();
+    let again = install(&h, &["claude-code"]);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to change"));
+    assert_eq!(std::fs::read(h.project.join(".mcp.json")).unwrap(), before, "a second run changes nothing");
+    let settings = json(&h.project.join(".claude/settings.json"));
+    assert_eq!(settings["hooks"]["SessionStart"].as_array().unwrap().len(), 1, "one hook, not two");
+}
+
+#[test]
+fn other_servers_and_settings_are_kept_in_their_order() {
+    let h = homes();
+    let user = h.home.join(".claude.json");
+    std::fs::write(
+        &user,
+        r#"{"zeta": 1, "mcpServers": {"github": {"command": "gh-mcp"}}, "alpha": {"x": true}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(h.home.join(".claude")).unwrap();
+    std::fs::write(
+        h.home.join(".claude/settings.json"),
+        r#"{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}]}, "model": "opus"}"#,
+    )
+    .unwrap();
+    assert!(install(&h, &["claude-code", "--user"]).status.success());
+    let text = std::fs::read_to_string(&user).unwrap();
+    let config: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(config["mcpServers"]["github"]["command"], "gh-mcp");
+    assert_eq!(config["alpha"]["x"], true);
+    assert!(text.find("zeta").unwrap() < text.find("alpha").unwrap(), "keys keep their order: {text}");
+    let settings = json(&h.home.join(".claude/settings.json"));
+    assert_eq!(settings["model"], "opus");
+    assert_eq!(settings["hooks"]["SessionStart"].as_array().unwrap().len(), 2, "the existing hook stays");
+}
+
+#[test]
+fn cursor_and_codex_configs_get_the_server_and_keep_the_rest() {
+    let h = homes();
+    assert!(install(&h, &["cursor"]).status.success());
+    assert_eq!(json(&h.project.join(".cursor/mcp.json"))["mcpServers"]["cortex"]["args"][0], "serve");
+
+    let codex = h.home.join(".codex/config.toml");
+    std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+    std::fs::write(&codex, "# my settings\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"\n")
+        .unwrap();
+    assert!(install(&h, &["codex"]).status.success());
+    let text = std::fs::read_to_string(&codex).unwrap();
+    assert!(text.starts_with("# my settings\nmodel = \"o3\""), "comments and layout stay: {text}");
+    assert!(text.contains("[mcp_servers.other]") && text.contains("[mcp_servers.cortex]"), "{text}");
+    assert!(text.contains(&format!("command = \"{EXE}\"")) && text.contains("args = [\"serve\"]"), "{text}");
+    let again = install(&h, &["codex"]);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to change"));
+    assert_eq!(std::fs::read_to_string(&codex).unwrap(), text);
+    assert!(!install(&h, &["codex", "--project"]).status.success(), "Codex has no project config");
+}
+
+#[test]
+fn dry_run_writes_nothing_and_a_malformed_config_is_left_untouched() {
+    let h = homes();
+    let out = install(&h, &["cursor", "--dry-run"]);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("would change"));
+    assert!(!h.project.join(".cursor").exists(), "a dry run creates nothing");
+
+    let broken = h.project.join(".mcp.json");
+    std::fs::write(&broken, "{\"mcpServers\": {").unwrap();
+    let out = install(&h, &["claude-code"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(".mcp.json") && stderr.contains("not valid JSON"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&broken).unwrap(), "{\"mcpServers\": {", "left as it was");
+    assert!(!h.project.join(".claude/settings.json").exists(), "nothing else written either");
+}

@@ -8,9 +8,22 @@ calendar date, a query of only stopwords) are server-side by design and not samp
 one courtesy: the server also takes a kind's name in another case or with `-` for `_`, while the
 schema lists the canonical spellings and aliases."""
 
+import json
+import re
+
 import jsonschema
 
-from conftest import connect, run
+from conftest import ROOT, connect, run
+
+
+def readme_examples():
+    """Every kind's example item in the README, as one memory_store call, after the entity the
+    relation's example links to (the README shows one entity, `billing`)."""
+    readme = (ROOT / "README.md").read_text()
+    examples = [json.loads(b) for b in re.findall(r'```json\n(\{"kind".*?)\n```', readme, re.S)]
+    assert len(examples) == 16, "one example per kind"
+    ledger = {"kind": "entity", "data": {"entity_type": "service", "name": "ledger"}}
+    return [{"items": [ledger] + examples}]
 
 UUID = "01a20ee0-2f50-7297-b7bc-eef19a09bd2a"
 
@@ -105,7 +118,8 @@ def test_the_input_schemas_accept_exactly_what_the_server_accepts(db):
             disagreements = []
             for tool, samples in [
                 ("memory_find", [(a, True) for a in FIND_ACCEPTED] + [(a, False) for a in FIND_REFUSED]),
-                ("memory_store", [(a, True) for a in STORE_ACCEPTED] + [(a, False) for a in STORE_REFUSED]),
+                ("memory_store", [(a, True) for a in STORE_ACCEPTED + readme_examples()]
+                 + [(a, False) for a in STORE_REFUSED]),
             ]:
                 validator = jsonschema.Draft202012Validator(tools[tool].input_schema)
                 for args, expected in samples:

@@ -4,9 +4,11 @@
 //! `--purge` runs the purge benchmark (`purge.rs`) instead, `--graph` the graph expansion
 //! benchmark (`graph.rs`), `--vectors` the vector index alone (`vectors.rs`), `--adversarial`
 //! worst-case finds and whether the session answers other calls meanwhile (`adversarial.rs`),
-//! `--responses` the size of find answers on real prose (`responses.rs`).
+//! `--responses` the size of find answers on real prose (`responses.rs`), `--concurrent` finds of
+//! 1, 2 and 4 clients at once (`concurrency.rs`).
 
 mod adversarial;
+mod concurrency;
 mod graph;
 mod purge;
 mod responses;
@@ -64,13 +66,17 @@ pub struct BenchArgs {
     /// Measure the characters (and tokens, at 3 characters each) of find answers on the
     /// abstracts and queries of this BEIR dataset (e.g. ../shared/evals/scifact), instead of
     /// the store and find benchmark. `--queries` sets how many questions.
-    #[arg(long, value_name = "DATASET", conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors", "postgres", "adversarial"])]
+    #[arg(long, value_name = "DATASET", conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors", "postgres", "adversarial", "concurrent"])]
     responses: Option<std::path::PathBuf>,
     /// Time worst-case finds (one word 50,000 times, 256 KiB items, 100 × 30 KB hits, 1,000
     /// tags) over `size` corpus items through one `cortex serve` session, and whether a probe
     /// find of the same session is answered meanwhile, instead of the store and find benchmark.
     #[arg(long, conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors"])]
     adversarial: bool,
+    /// Time the same `fast` finds issued by 1, 2 and 4 clients at once on one service, to show
+    /// whether concurrent finds run in parallel, instead of the store and find benchmark.
+    #[arg(long, conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors", "adversarial"])]
+    concurrent: bool,
 }
 
 /// How a benchmark database gets its corpus.
@@ -114,6 +120,11 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
     }
     if let Some(dataset) = &args.responses {
         let outcome = responses::run(dataset, args.queries, &dir);
+        let _ = std::fs::remove_dir_all(&temp);
+        return outcome.map(|()| ExitCode::SUCCESS);
+    }
+    if args.concurrent {
+        let outcome = concurrency::run(&args.sizes, args.queries, &dir, args.postgres.as_deref());
         let _ = std::fs::remove_dir_all(&temp);
         return outcome.map(|()| ExitCode::SUCCESS);
     }

@@ -1,6 +1,5 @@
-"""Governance as only a real MCP client shows it, on both backends: an item's history read as an
-MCP resource. The governance rules themselves are tested once, in Rust, on both backends
-(crates/service/tests/governance.rs)."""
+"""An item's audit history read as an MCP resource, through the real client, on both backends.
+The governance rules themselves are tested once, in Rust (crates/service/tests/governance.rs)."""
 
 import json
 

@@ -76,7 +76,9 @@ pub struct FindRequest {
     pub lexical_weight: f64,
 }
 
-const FIND_FIELDS: &[&str] = &[
+/// The arguments `memory_find` takes; the tool's input schema lists the same (a test in
+/// `crates/mcp` holds them together).
+pub const FIND_FIELDS: &[&str] = &[
     "query",
     "ids",
     "mode",

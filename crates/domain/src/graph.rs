@@ -25,6 +25,12 @@ pub const MAX_EXPAND_LIMIT: usize = 100;
 /// The link type an observation edge is shown with.
 pub const HAS_OBSERVATION: &str = "has_observation";
 
+/// How sure an expansion is that an item `hops` links away from a hit answers the query: the
+/// hit's confidence, halved per link.
+pub fn confidence_after(seed_confidence: f64, hops: usize) -> f64 {
+    seed_confidence * 0.5_f64.powi(hops as i32)
+}
+
 /// Which links an expansion follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expand {

@@ -25,6 +25,13 @@ pub const W_SCOPE: f64 = 0.2;
 pub const W_CITATIONS: f64 = 0.1;
 pub const RECENCY_HALF_LIFE_DAYS: f64 = 30.0;
 
+/// The lowest score (before citations) a candidate may have and still reach a page whose last
+/// place scores `last_on_page`: citations add at most [`W_CITATIONS`], so only candidates within
+/// that of the last place are worth counting citations for.
+pub fn citation_floor(last_on_page: f64) -> f64 {
+    last_on_page - W_CITATIONS
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ScoreParts {
     pub relevance: f64,

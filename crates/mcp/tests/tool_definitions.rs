@@ -45,3 +45,22 @@ fn the_server_instructions_stay_under_2200_characters() {
         assert!(instructions.contains(must), "the instructions say when and how: {must}");
     }
 }
+
+/// The domain's lists of what each tool takes and the published input schemas name the same
+/// fields: one can never accept what the other does not know.
+#[test]
+fn the_schemas_name_exactly_the_fields_the_domain_parses() {
+    let tools = serde_json::to_value(cortex_mcp::tools()).unwrap();
+    let keys = |schema: &serde_json::Value| {
+        let mut keys: Vec<String> = schema["properties"].as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    let sorted = |list: &[&str]| {
+        let mut list: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+        list.sort();
+        list
+    };
+    assert_eq!(keys(&tools[1]["inputSchema"]), sorted(cortex_domain::find::FIND_FIELDS));
+    assert_eq!(keys(&tools[0]["inputSchema"]["$defs"]["ItemArg"]), sorted(cortex_domain::item::ITEM_FIELDS));
+}

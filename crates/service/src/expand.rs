@@ -98,8 +98,7 @@ impl MemoryService {
                 .find(|h| h.id == r.seed.to_string())
                 .and_then(|h| h.confidence)
                 .unwrap_or(0.0);
-            // Each link away halves how sure we are that the item answers the query.
-            let confidence = seed_confidence * 0.5_f64.powi(r.path.len() as i32);
+            let confidence = graph::confidence_after(seed_confidence, r.path.len());
             let snippet = best_passage(&item.record.body, &SnippetTerms::none());
             let parts = parts_for(item, 0.0, filter, now);
             let mut expanded = hit(item, parts, snippet, confidence, filter, req.max_content_chars);

@@ -179,7 +179,11 @@ fn a_nonsense_query_gets_computed_suggestions(db: &TestDb) {
     // A dropped letter and two swapped letters (from the former Python test).
     for typo in ["kubernets", "kuberntes"] {
         let found = m.find(json!({"query": typo, "mode": "fast"}));
-        assert!(found.suggestions.iter().any(|s| s.contains("kubernetes")), "{typo}: {:?}", found.suggestions);
+        assert!(
+            found.suggestions.iter().any(|s| s.contains("kubernetes")),
+            "{typo}: {:?}",
+            found.suggestions
+        );
     }
     let typo = m.find(json!({"query": "procedxre"}));
     assert!(

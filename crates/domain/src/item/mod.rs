@@ -65,7 +65,9 @@ pub struct NewItem {
     pub supersedes: Option<Uuid>,
 }
 
-const ITEM_FIELDS: &[&str] = &[
+/// The fields an item may have; the tool's input schema lists the same (a test in
+/// `crates/mcp` holds them together).
+pub const ITEM_FIELDS: &[&str] = &[
     "kind",
     "content",
     "data",

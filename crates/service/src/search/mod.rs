@@ -188,11 +188,10 @@ impl MemoryService {
             b.0.total().total_cmp(&a.0.total()).then_with(|| a.1.id.cmp(&b.1.id))
         };
         ranked.sort_by(order);
-        // Citations add at most W_CITATIONS: only candidates within that of the page's last
-        // place can reach the page, so only they are counted.
+        // Citations are counted only for candidates that could still reach the page.
         let last = (req.offset + req.limit).min(ranked.len());
         if last > 0 {
-            let floor = ranked[last - 1].0.total() - ranking::W_CITATIONS;
+            let floor = ranking::citation_floor(ranked[last - 1].0.total());
             let contenders: Vec<Uuid> =
                 ranked.iter().take_while(|(p, _)| p.total() >= floor).map(|(_, c)| c.id).collect();
             let cited = self.citations(&contenders, now)?;

@@ -154,6 +154,39 @@ pub fn walk<E>(
     Ok(reached)
 }
 
+/// Whether an item of `kind` in `scope` may link to item `target` (of `target_kind`, in
+/// `target_scope`): links stay inside one project, and an observation attaches only to an
+/// entity. The refusal names no field: the caller knows which reference it checked.
+pub fn check_link_target(
+    kind: Kind,
+    scope: &crate::Scope,
+    target: Uuid,
+    target_kind: Kind,
+    target_scope: &crate::Scope,
+) -> Result<(), crate::ValidationError> {
+    if scope.project.is_some() && (target_scope.org != scope.org || target_scope.project != scope.project) {
+        return Err(ValidationError::new(
+            ErrorCode::NotFound,
+            "",
+            format!(
+                "item {target} is in project {}, not in this item's project {}",
+                target_scope.project.as_deref().unwrap_or("(none)"),
+                scope.project.as_deref().unwrap_or("(none)")
+            ),
+            "links stay inside one project: store this item in the scope of the item it links to",
+        ));
+    }
+    if kind == Kind::Observation && target_kind != Kind::Entity {
+        return Err(ValidationError::new(
+            ErrorCode::KindMismatch,
+            "",
+            format!("item {target} is a {target_kind}, not an entity"),
+            "observations attach to entities; link other items with a relation",
+        ));
+    }
+    Ok(())
+}
+
 /// The fields of `kind` that reference other items: a relation's `from` and `to`, an
 /// observation's `entity`. Empty for every other kind.
 pub fn reference_fields(kind: Kind) -> &'static [&'static str] {
@@ -335,5 +368,23 @@ mod tests {
         for r in &reached {
             assert_eq!(r.path.len(), distance[&r.id]);
         }
+    }
+
+    #[test]
+    fn links_stay_in_their_project_and_observations_attach_to_entities() {
+        let at = |project: &str| crate::Scope {
+            org: Some("acme".into()),
+            project: Some(project.into()),
+            ..crate::Scope::default()
+        };
+        let target = Uuid::now_v7();
+        assert!(check_link_target(Kind::Relation, &at("api"), target, Kind::Decision, &at("api")).is_ok());
+        let other =
+            check_link_target(Kind::Relation, &at("api"), target, Kind::Decision, &at("web")).unwrap_err();
+        assert_eq!(other.code, ErrorCode::NotFound);
+        let not_entity =
+            check_link_target(Kind::Observation, &at("api"), target, Kind::Decision, &at("api")).unwrap_err();
+        assert_eq!(not_entity.code, ErrorCode::KindMismatch);
+        assert!(check_link_target(Kind::Observation, &at("api"), target, Kind::Entity, &at("api")).is_ok());
     }
 }

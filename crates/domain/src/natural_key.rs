@@ -73,6 +73,24 @@ pub fn on_match(kind: Kind) -> OnMatch {
 }
 
 /// What makes items of `kind` the same, for messages.
+/// The verdict on a migration stored again under its `migration_id`: the same checksum is the
+/// same migration; another checksum is refused, since an applied migration never changes. The
+/// field is relative to the item (`data.ddl_text`).
+pub fn migration_changed(stored: &Value, new: &Value, owner: &str) -> Option<ValidationError> {
+    if stored.get("checksum") == new.get("checksum") {
+        return None;
+    }
+    Some(ValidationError::new(
+        ErrorCode::BusinessRuleBlocked,
+        "data.ddl_text",
+        format!(
+            "migration {} is already stored (item {owner}) with another checksum; an applied migration never changes",
+            new.get("migration_id").map(|v| v.to_string()).unwrap_or_default()
+        ),
+        "store the change as a new migration with its own migration_id",
+    ))
+}
+
 pub fn describe(kind: Kind) -> &'static str {
     match kind {
         Kind::Issue => "an issue with the same tracker and external_id in this project",

@@ -187,26 +187,7 @@ impl MemoryService {
             _ => return Ok(Err(not_found("not an item reference", ""))),
         };
         let (id, target_kind, target_scope) = target;
-        if scope.project.is_some() && (target_scope.org != scope.org || target_scope.project != scope.project)
-        {
-            return Ok(Err(not_found(
-                format!(
-                    "item {id} is in project {}, not in this item's project {}",
-                    target_scope.project.as_deref().unwrap_or("(none)"),
-                    scope.project.as_deref().unwrap_or("(none)")
-                ),
-                "links stay inside one project: store this item in the scope of the item it links to",
-            )));
-        }
-        if kind == Kind::Observation && target_kind != Kind::Entity {
-            return Ok(Err(ValidationError::new(
-                ErrorCode::KindMismatch,
-                "",
-                format!("item {id} is a {target_kind}, not an entity"),
-                "observations attach to entities; link other items with a relation",
-            )));
-        }
-        Ok(Ok(id))
+        Ok(cortex_domain::graph::check_link_target(kind, scope, id, target_kind, &target_scope).map(|()| id))
     }
 }
 

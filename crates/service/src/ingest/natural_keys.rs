@@ -7,7 +7,7 @@ use crate::{MemoryService, Result};
 use cortex_domain::graph;
 use cortex_domain::item::derive;
 use cortex_domain::natural_key::{self, OnMatch};
-use cortex_domain::{ErrorCode, Kind, Scope, ValidationError};
+use cortex_domain::{Kind, Scope, ValidationError};
 use cortex_store::{BlockedAttempt, Record, WriteOp};
 use uuid::Uuid;
 
@@ -68,19 +68,14 @@ impl MemoryService {
                 OnMatch::SameChecksum => {
                     let stored = self.store.get(&[owner])?;
                     let Some(current) = stored.first() else { continue };
-                    let (old, new) = (current.record.data.get("checksum"), record.data.get("checksum"));
-                    if old == new {
+                    let Some(error) = natural_key::migration_changed(
+                        &current.record.data,
+                        &record.data,
+                        &owner.to_string(),
+                    ) else {
                         continue;
-                    }
-                    let error = ValidationError::new(
-                        ErrorCode::BusinessRuleBlocked,
-                        format!("items[{index}].data.ddl_text"),
-                        format!(
-                            "migration {} is already stored (item {owner}) with another checksum; an applied migration never changes",
-                            record.data.get("migration_id").map(|v| v.to_string()).unwrap_or_default()
-                        ),
-                        "store the change as a new migration with its own migration_id",
-                    );
+                    };
+                    let error = error.under(&format!("items[{index}]"));
                     *op = WriteOp::Blocked(Box::new(BlockedAttempt {
                         id: owner,
                         kind: record.kind,

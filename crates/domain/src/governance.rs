@@ -81,6 +81,31 @@ pub fn check_update(stored: StoredView<'_>, new_data: &Value, new_hash: &str) ->
     Ok(())
 }
 
+/// What a `supersedes` target is, as far as the rule cares.
+pub enum SupersedeTarget {
+    Missing,
+    Deleted,
+    SupersededBy(Uuid),
+    Live,
+}
+
+/// An item may supersede only a live item that nothing superseded yet. The field is relative
+/// (`supersedes`); the caller roots it at the item and says where the id was given.
+pub fn check_supersede_target(id: Uuid, target: SupersedeTarget) -> Result<(), ValidationError> {
+    let message = match target {
+        SupersedeTarget::Live => return Ok(()),
+        SupersedeTarget::Missing => format!("no item {id} exists"),
+        SupersedeTarget::Deleted => format!("item {id} is deleted"),
+        SupersedeTarget::SupersededBy(by) => format!("item {id} is already superseded by {by}"),
+    };
+    Err(ValidationError::new(
+        ErrorCode::NotFound,
+        "supersedes",
+        message,
+        "name the id of the live item this one replaces (memory_find returns ids), or leave out `supersedes`",
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

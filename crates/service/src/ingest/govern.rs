@@ -3,9 +3,11 @@
 
 use super::{Replacement, Seen};
 use crate::{MemoryService, Result};
-use cortex_domain::governance::{StoredView, check_delete, check_update};
+use cortex_domain::ValidationError;
+use cortex_domain::governance::{
+    StoredView, SupersedeTarget, check_delete, check_supersede_target, check_update,
+};
 use cortex_domain::lifecycle;
-use cortex_domain::{ErrorCode, ValidationError};
 use cortex_store::{BlockedAttempt, WriteOp};
 use uuid::Uuid;
 
@@ -98,23 +100,16 @@ impl MemoryService {
             let (index, id) = (replacement.index, replacement.target);
             let found = stored.iter().find(|s| s.record.id == id);
             replacement.status = found.and_then(|s| lifecycle::status_when_superseded(s.record.kind));
-            let problem = match found {
-                None => Some(format!("no item {id} exists")),
-                Some(s) if s.deleted_at.is_some() => Some(format!("item {id} is deleted")),
-                Some(s) => s.superseded_by.map(|by| format!("item {id} is already superseded by {by}")),
+            let target = match found {
+                None => SupersedeTarget::Missing,
+                Some(s) if s.deleted_at.is_some() => SupersedeTarget::Deleted,
+                Some(s) => s.superseded_by.map_or(SupersedeTarget::Live, SupersedeTarget::SupersededBy),
             };
-            if let Some(message) = problem {
+            if let Err(error) = check_supersede_target(id, target) {
                 let named_on_top = args["items"][index].get("supersedes").is_some_and(|v| !v.is_null());
-                let field = if named_on_top { "supersedes" } else { "data.supersedes" };
-                refused.push((
-                    index,
-                    ValidationError::new(
-                        ErrorCode::NotFound,
-                        format!("items[{index}].{field}"),
-                        message,
-                        "name the id of the live item this one replaces (memory_find returns ids), or leave out `supersedes`",
-                    ),
-                ));
+                let at =
+                    if named_on_top { format!("items[{index}]") } else { format!("items[{index}].data") };
+                refused.push((index, error.under(&at)));
             }
         }
         Ok(refused)

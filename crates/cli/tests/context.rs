@@ -5,34 +5,28 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// The hook command in `dir`, as Claude Code runs it: the project folder as working
-/// directory, the user's environment.
-fn hook(dir: &Path, db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cortex"))
+/// `cortex` in `dir` on `db`, at acme/api@main: the project folder as working directory, as
+/// Claude Code runs a hook.
+fn cortex(dir: &Path, db: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cortex"));
+    command
         .current_dir(dir)
         .env("CORTEX_DB", db)
         .env("CORTEX_ORG", "acme")
         .env("CORTEX_PROJECT", "api")
         .env("CORTEX_BRANCH", "main")
         .env("CORTEX_EMBEDDER", "none")
-        .env("CORTEX_LOG", "warn")
-        .arg("context")
-        .args(args)
-        .output()
-        .unwrap()
+        .env("CORTEX_LOG", "warn");
+    command
+}
+
+/// The hook command.
+fn hook(dir: &Path, db: &Path, args: &[&str]) -> Output {
+    cortex(dir, db).arg("context").args(args).output().unwrap()
 }
 
 fn store(dir: &Path, db: &Path, items: &str) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cortex"))
-        .current_dir(dir)
-        .env("CORTEX_DB", db)
-        .env("CORTEX_ORG", "acme")
-        .env("CORTEX_PROJECT", "api")
-        .env("CORTEX_BRANCH", "main")
-        .env("CORTEX_EMBEDDER", "none")
-        .args(["store", items])
-        .output()
-        .unwrap();
+    let out = cortex(dir, db).args(["store", items]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
 }
 

@@ -74,8 +74,10 @@ struct Word {
     term: Option<usize>,
 }
 
-/// Words are runs of letters and digits, as the index tokenizers split them.
+/// Words are runs of letters and digits, as the index tokenizers split them. Without terms
+/// only the first window is shown, so the scan stops after it.
 fn words_of(text: &str, terms: &SnippetTerms) -> Vec<Word> {
+    let enough = if terms.count() == 0 { SNIPPET_WORDS + 1 } else { usize::MAX };
     // Texts repeat words: each distinct word is stemmed once.
     let mut seen: HashMap<String, Option<usize>> = HashMap::new();
     let mut out = Vec::new();
@@ -94,6 +96,9 @@ fn words_of(text: &str, terms: &SnippetTerms) -> Vec<Word> {
                     }
                 };
                 out.push(Word { start: s, end: i, term });
+                if out.len() == enough {
+                    break;
+                }
                 start = None;
             }
             _ => {}

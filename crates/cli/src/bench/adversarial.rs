@@ -12,7 +12,6 @@ use cortex_service::{Config, MemoryService};
 use cortex_store::DbTarget;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -183,17 +182,8 @@ struct Session {
 impl Session {
     fn start(db: &str) -> Result<Session, String> {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        let mut child = Command::new(&exe)
-            .arg("serve")
-            .env("CORTEX_DB", db)
-            .env("CORTEX_LOG", "error")
+        let mut child = super::serve_command(&exe, db)
             .env("CORTEX_EMBEDDER", "none")
-            .env("CORTEX_ORG", "acme")
-            .env("CORTEX_PROJECT", "api")
-            .env("CORTEX_BRANCH", "main")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
         let stdin = child.stdin.take().ok_or("no stdin")?;

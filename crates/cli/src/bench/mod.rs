@@ -109,32 +109,24 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
     let temp = tempdir()?;
     let dir = args.dir.clone().unwrap_or_else(|| temp.clone());
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    if args.purge {
-        let outcome = purge::run(&args.sizes, args.queries, &dir, args.postgres.as_deref());
-        let _ = std::fs::remove_dir_all(&temp);
-        return outcome.map(|()| ExitCode::SUCCESS);
-    }
-    if args.vectors {
-        let _ = std::fs::remove_dir_all(&temp);
-        return vectors::run(&args.sizes, args.queries).map(|()| ExitCode::SUCCESS);
-    }
-    if let Some(dataset) = &args.responses {
-        let outcome = responses::run(dataset, args.queries, &dir);
-        let _ = std::fs::remove_dir_all(&temp);
-        return outcome.map(|()| ExitCode::SUCCESS);
-    }
-    if args.concurrent {
-        let outcome = concurrency::run(&args.sizes, args.queries, &dir, args.postgres.as_deref());
-        let _ = std::fs::remove_dir_all(&temp);
-        return outcome.map(|()| ExitCode::SUCCESS);
-    }
-    if args.adversarial {
-        let outcome = adversarial::run(&args.sizes, args.queries, &dir, args.postgres.as_deref());
-        let _ = std::fs::remove_dir_all(&temp);
-        return outcome.map(|()| ExitCode::SUCCESS);
-    }
-    if args.graph {
-        let outcome = graph::run(&args.sizes, args.queries, &dir, args.postgres.as_deref());
+    let (sizes, queries, postgres) = (&args.sizes, args.queries, args.postgres.as_deref());
+    // Each other benchmark instead of the store and find one; the temporary folder goes after.
+    let other = if args.purge {
+        Some(purge::run(sizes, queries, &dir, postgres))
+    } else if args.vectors {
+        Some(vectors::run(sizes, queries))
+    } else if let Some(dataset) = &args.responses {
+        Some(responses::run(dataset, queries, &dir))
+    } else if args.concurrent {
+        Some(concurrency::run(sizes, queries, &dir, postgres))
+    } else if args.adversarial {
+        Some(adversarial::run(sizes, queries, &dir, postgres))
+    } else if args.graph {
+        Some(graph::run(sizes, queries, &dir, postgres))
+    } else {
+        None
+    };
+    if let Some(outcome) = other {
         let _ = std::fs::remove_dir_all(&temp);
         return outcome.map(|()| ExitCode::SUCCESS);
     }
@@ -193,6 +185,22 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
         ));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `cortex serve` on a benchmark database, at the benchmarks' scope, speaking over pipes.
+fn serve_command(exe: &std::path::Path, db: &str) -> Command {
+    let mut command = Command::new(exe);
+    command
+        .arg("serve")
+        .env("CORTEX_DB", db)
+        .env("CORTEX_LOG", "error")
+        .env("CORTEX_ORG", "acme")
+        .env("CORTEX_PROJECT", "api")
+        .env("CORTEX_BRANCH", "main")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    command
 }
 
 fn tempdir() -> Result<std::path::PathBuf, String> {
@@ -326,18 +334,8 @@ fn cold_starts(
     let mut rss = 0;
     for run in 0..runs.max(1) {
         let t = Instant::now();
-        let mut child = Command::new(&exe)
-            .arg("serve")
-            .env("CORTEX_DB", db)
-            .env("CORTEX_LOG", "error")
-            .env("CORTEX_ORG", "acme")
-            .env("CORTEX_PROJECT", "api")
-            .env("CORTEX_BRANCH", "main")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+        let mut child =
+            serve_command(&exe, db).spawn().map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
         let mut stdin = child.stdin.take().ok_or("no stdin")?;
         let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
         let send = |stdin: &mut std::process::ChildStdin, v: Value| -> Result<(), String> {

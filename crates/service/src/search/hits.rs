@@ -10,13 +10,17 @@ use cortex_domain::time::format_instant;
 use cortex_domain::{ScopeFilter, ScopeMatch, chunking};
 use cortex_store::StoredItem;
 
-/// Points a hit found through a chunk at that chunk, with a snippet cut from it.
-pub(super) fn show_chunk(hit: &mut Hit, item: &StoredItem, c: &Candidate, terms: &SnippetTerms) {
-    let Some((start, end)) = c.chunk else { return };
+/// The hit's snippet: cut from the chunk the dense route found it through (which the hit then
+/// points at), else from the item's body. Each hit's text is scanned once.
+pub(super) fn show_match(hit: &mut Hit, item: &StoredItem, c: &Candidate, terms: &SnippetTerms) {
     let text = item.record.text();
     // Vectors are replaced with the text, so a chunk always fits it; the check keeps a
     // damaged store from panicking a find.
-    let Some(part) = text.get(start as usize..end as usize) else { return };
+    let chunk = c.chunk.and_then(|(start, end)| Some((start, end, text.get(start as usize..end as usize)?)));
+    let Some((start, end, part)) = chunk else {
+        hit.snippet = best_passage(&item.record.body, terms);
+        return;
+    };
     hit.snippet = best_passage(part, terms);
     hit.chunk = Some(ChunkView {
         heading_path: chunking::heading_path_at(text, start as usize),

@@ -26,7 +26,7 @@ use cortex_domain::text::truncate_chars;
 use cortex_domain::{FindRequest, Mode, Scope, ScopeFilter, ScopeMatch};
 use cortex_store::{Combine, Filters, LexicalMatch, LexicalQuery, StoredItem};
 use deadline::{Deadline, DenseOutcome, DenseRoute};
-use hits::show_chunk;
+use hits::show_match;
 use uuid::Uuid;
 
 /// Candidates ranked per query: enough that recency and scope can lift a hit that BM25 put
@@ -220,9 +220,8 @@ impl MemoryService {
             // A dense-only hit may share no word with the query and still answer it.
             let coverage = if c.lexical { coverage } else { coverage.max(c.relevance) };
             let confidence = ranking::confidence(coverage, parts.relevance);
-            let snippet = best_passage(&item.record.body, &terms);
-            let mut found = hit(item, *parts, snippet, confidence, filter, req.max_content_chars);
-            show_chunk(&mut found, item, c, &terms);
+            let mut found = hit(item, *parts, String::new(), confidence, filter, req.max_content_chars);
+            show_match(&mut found, item, c, &terms);
             response.hits.push(found);
         }
         let next = req.offset + page.len();

@@ -25,13 +25,15 @@ pub enum ErrorCode {
     BadCursor,
     /// Valid input that a governance rule refuses (an accepted decision's rationale, …).
     BusinessRuleBlocked,
+    /// A scope (or an item named by id) outside what the caller's API key may reach.
+    ForbiddenScope,
     /// Not the caller's input: the server failed (the message says how).
     Internal,
 }
 
 impl ErrorCode {
     /// Every code, in the order the tool contract lists them.
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 16] = [
         ErrorCode::MissingField,
         ErrorCode::WrongType,
         ErrorCode::InvalidValue,
@@ -46,6 +48,7 @@ impl ErrorCode {
         ErrorCode::KindMismatch,
         ErrorCode::BadCursor,
         ErrorCode::BusinessRuleBlocked,
+        ErrorCode::ForbiddenScope,
         ErrorCode::Internal,
     ];
 
@@ -81,6 +84,9 @@ impl ErrorCode {
             ErrorCode::BadCursor => ("bad_cursor", "a cursor from another query, or damaged"),
             ErrorCode::BusinessRuleBlocked => {
                 ("business_rule_blocked", "valid input that a governance rule refuses")
+            }
+            ErrorCode::ForbiddenScope => {
+                ("forbidden_scope", "a scope outside what the caller's API key may reach")
             }
             ErrorCode::Internal => ("internal", "a server-side failure, not the caller's input"),
         }

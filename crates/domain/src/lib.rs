@@ -16,6 +16,7 @@
 //! - [`natural_key`]: issues, PRs, DDL, changes, entities, relations that are the same thing
 //! - [`dedupe`]: which stored item a new one duplicates, and which check wins
 //! - [`graph`]: which links an expansion follows, and the walk
+//! - [`tenant`]: how far an API key's holder may reach (one org, some projects)
 //! - [`text`], [`time`], [`ttl`], [`limits`], [`git_remote`]: small shared rules
 
 pub mod briefing;
@@ -38,6 +39,7 @@ pub mod ranking;
 pub mod scope;
 pub mod snippet;
 pub mod spelling;
+pub mod tenant;
 pub mod text;
 pub mod time;
 pub mod ttl;

@@ -84,6 +84,7 @@ impl MemoryService {
             now,
             include_superseded: req.include_superseded,
             include_expired: req.include_expired,
+            bound: self.bound.clone(),
             ..Filters::default()
         };
         let seeds: Vec<Uuid> = response.hits.iter().filter_map(|h| Uuid::parse_str(&h.id).ok()).collect();

@@ -4,10 +4,12 @@
 //! - [`ingest`]: the store flow (`memory_store`); `references`: graph links resolved to ids
 //! - [`search`]: the find flow (`memory_find`); `expand`: graph expansion and citations
 //! - [`config`], [`scope_inference`]: where the server stands
+//! - `caller`, `tenant`: who a request comes from, and the store as an API key's holder sees it
 //! - [`report`]: `stats` and `doctor`
 //! - [`transfer`]: `export` / `import`; `audit`: the audit trail; [`reindex`]: embedding again
 
 pub mod audit;
+mod caller;
 pub mod config;
 mod context;
 mod error;
@@ -22,9 +24,11 @@ pub mod scope_inference;
 mod search;
 pub mod semantic;
 pub mod settings;
+mod tenant;
 pub mod transfer;
 mod typos;
 
+pub use caller::Caller;
 pub use config::Config;
 pub use error::{Result, ServiceError};
 
@@ -40,6 +44,9 @@ pub struct MemoryService {
     semantic: Arc<semantic::Semantic>,
     near_duplicate_policy: cortex_domain::near_duplicate::NearDuplicatePolicy,
     find_deadline: std::time::Duration,
+    /// The tenant bound of the caller this service serves (`for_caller`); `None` for the
+    /// local user. The store is then seen through `tenant::BoundedStore` as well.
+    bound: Option<cortex_domain::tenant::Bound>,
 }
 
 impl MemoryService {
@@ -57,6 +64,7 @@ impl MemoryService {
             semantic: Arc::new(semantic::Semantic::new(config.embedder.clone())),
             near_duplicate_policy: config.near_duplicates,
             find_deadline: config.find_deadline,
+            bound: None,
         }
     }
 

@@ -6,6 +6,7 @@
 //! (`tests/filters.rs`) holds the SQL of both backends to [`Filters::admits`].
 
 use crate::model::StoredItem;
+use cortex_domain::tenant::Bound;
 use cortex_domain::{Kind, Scope};
 
 /// What a search or count admits.
@@ -24,6 +25,8 @@ pub struct Filters {
     pub include_superseded: bool,
     /// Expired items are hidden unless this is set.
     pub include_expired: bool,
+    /// An API key's tenant bound: only its org (and its projects, when it names some).
+    pub bound: Option<Bound>,
 }
 
 /// One condition of [`Filters`]; an item passes the filters when it passes every clause.
@@ -39,6 +42,8 @@ pub enum Clause<'a> {
     /// The scope field (a column name from `cortex_domain::scope::SCOPE_FIELDS`, never the
     /// caller's text) holds exactly this value; an unset field holds ''.
     ScopeEquals(&'static str, &'a str),
+    /// The scope field holds one of these values (never empty).
+    ScopeIn(&'static str, &'a [String]),
     /// Updated at or after this instant.
     UpdatedSince(i64),
     /// Updated before this instant.
@@ -68,6 +73,12 @@ impl Filters {
         if !self.tags.is_empty() {
             out.push(Clause::HasTags(&self.tags));
         }
+        if let Some(bound) = &self.bound {
+            out.push(Clause::ScopeEquals("org", &bound.org));
+            if !bound.projects.is_empty() {
+                out.push(Clause::ScopeIn("project", &bound.projects));
+            }
+        }
         out
     }
 
@@ -91,6 +102,9 @@ impl Clause<'_> {
             Clause::NotExpiredAt(now) => facts.expires_at.is_none_or(|t| t > now),
             Clause::KindIn(kinds) => kinds.contains(&facts.kind),
             Clause::ScopeEquals(field, value) => facts.scope.get(field).unwrap_or("") == value,
+            Clause::ScopeIn(field, values) => {
+                values.iter().any(|v| facts.scope.get(field).unwrap_or("") == v)
+            }
             Clause::UpdatedSince(t) => facts.updated_at >= t,
             Clause::UpdatedBefore(t) => facts.updated_at < t,
             Clause::StatusIs(status) => facts.status.as_deref() == Some(status),

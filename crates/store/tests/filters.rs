@@ -7,6 +7,7 @@
 use cortex_domain::dedupe;
 use cortex_domain::graph::Cascade;
 use cortex_domain::query::parse_query;
+use cortex_domain::tenant::Bound;
 use cortex_domain::{Kind, Scope};
 use cortex_store::*;
 use cortex_testdb::{TestDb, per_backend};
@@ -111,6 +112,11 @@ fn random_filters(rng: &mut Rng) -> Filters {
         now: NOW,
         include_superseded: rng.chance(3),
         include_expired: rng.chance(3),
+        // An API key's bound: its org, and none, one or two of its projects.
+        bound: rng.chance(3).then(|| Bound {
+            org: rng.pick(&ORGS).unwrap_or("").to_string(),
+            projects: PROJECTS.iter().flatten().filter(|_| rng.chance(2)).map(|p| p.to_string()).collect(),
+        }),
     }
 }
 

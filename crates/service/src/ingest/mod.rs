@@ -54,6 +54,7 @@ impl MemoryService {
         // What each new item replaces, by request position.
         let mut supersedes: Vec<Replacement> = Vec::new();
         for (index, item) in parsed.into_iter().enumerate() {
+            let item = item.and_then(|op| self.check_bound(op, index));
             match item {
                 Ok(op) => {
                     if let ItemOp::Upsert(item) = &op
@@ -137,6 +138,28 @@ impl MemoryService {
         let results: Vec<ItemResult> = results.into_iter().flatten().collect();
         let summary = summarize(&results);
         Ok(StoreResponse { results, summary })
+    }
+
+    /// For an API key's holder: the item's scope (once the request's defaults fill it, or the
+    /// stored item's for an update) must lie inside the key's bound. An id outside is left to
+    /// the write, which answers it as an id that names no item.
+    fn check_bound(&self, op: ItemOp, index: usize) -> std::result::Result<ItemOp, ValidationError> {
+        let Some(bound) = &self.bound else { return Ok(op) };
+        let ItemOp::Upsert(item) = &op else { return Ok(op) };
+        let field = format!("items[{index}].scope");
+        let scope = match item.id {
+            None => item.scope.or(&self.inferred.scope),
+            Some(id) => match self.store.get(&[id]) {
+                Ok(stored) => match stored.first() {
+                    Some(stored) => item.scope.or(&stored.record.scope),
+                    None => return Ok(op),
+                },
+                // The write reads it again, and reports a failure there.
+                Err(_) => return Ok(op),
+            },
+        };
+        bound.check_write(&scope, &field)?;
+        Ok(op)
     }
 
     fn write_op(&self, op: ItemOp, now: i64) -> WriteOp {

@@ -62,6 +62,7 @@ impl MemoryService {
                 now,
                 include_superseded: false,
                 include_expired: false,
+                bound: self.bound.clone(),
             };
             let stored =
                 match self.semantic.nearest(&*self.store, vector, 1, &same_place, Compare::WholeTexts) {

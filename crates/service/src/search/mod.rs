@@ -22,6 +22,7 @@ use cortex_domain::find::Detail;
 use cortex_domain::query::{ParsedQuery, parse_query};
 use cortex_domain::ranking::{self, ScoreParts};
 use cortex_domain::snippet::{SnippetTerms, best_passage};
+use cortex_domain::tenant::Bound;
 use cortex_domain::text::truncate_chars;
 use cortex_domain::{FindRequest, Mode, Scope, ScopeFilter, ScopeMatch};
 use cortex_store::{Combine, Filters, LexicalMatch, LexicalQuery, StoredItem};
@@ -48,6 +49,9 @@ impl MemoryService {
     }
 
     pub fn find_request(&self, req: &FindRequest) -> Result<FindResponse> {
+        if let (Some(bound), Some(scope)) = (&self.bound, &req.scope) {
+            bound.check_read(scope)?;
+        }
         let filter = ScopeFilter::resolve(&self.inferred.scope, req.scope.as_ref(), req.widen);
         let mut response = FindResponse {
             hits: Vec::new(),
@@ -143,7 +147,7 @@ impl MemoryService {
             parsed
         };
         let now = self.now()?;
-        let filters = filters_for(req, filter, now);
+        let filters = filters_for(req, filter, now, self.bound.as_ref());
         let wanted = req.offset + req.limit;
         let pool = match req.mode {
             Mode::Deep => (10 * wanted).clamp(DEEP_MIN_POOL, MAX_POOL),
@@ -262,7 +266,7 @@ impl MemoryService {
     }
 }
 
-fn filters_for(req: &FindRequest, filter: &ScopeFilter, now: i64) -> Filters {
+fn filters_for(req: &FindRequest, filter: &ScopeFilter, now: i64, bound: Option<&Bound>) -> Filters {
     Filters {
         kinds: req.types.clone(),
         scope_equals: filter.equals.clone(),
@@ -273,6 +277,7 @@ fn filters_for(req: &FindRequest, filter: &ScopeFilter, now: i64) -> Filters {
         now,
         include_superseded: req.include_superseded,
         include_expired: req.include_expired,
+        bound: bound.cloned(),
     }
 }
 

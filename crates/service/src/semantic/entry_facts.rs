@@ -124,6 +124,12 @@ impl FactTable {
                         *passes &= scope.get(field).unwrap_or("") == value;
                     }
                 }
+                Clause::ScopeIn(field, values) => {
+                    for (passes, scope) in compiled.scopes.iter_mut().zip(&self.scopes.values) {
+                        let held = scope.get(field).unwrap_or("");
+                        *passes &= values.iter().any(|v| v == held);
+                    }
+                }
                 Clause::UpdatedSince(t) => compiled.since = Some(t),
                 Clause::UpdatedBefore(t) => compiled.until = Some(t),
                 // A status or tag no entry has admits nothing.
@@ -184,6 +190,7 @@ impl CompiledFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cortex_domain::tenant::Bound;
 
     fn scope(org: &str, branch: Option<&str>) -> Scope {
         Scope { org: Some(org.into()), branch: branch.map(str::to_string), ..Scope::default() }
@@ -237,12 +244,27 @@ mod tests {
                                 now: 100,
                                 include_superseded,
                                 include_expired,
+                                bound: None,
                             });
                         }
                     }
                 }
             }
         }
+        // API-key bounds: an org alone, an org and projects (the facts' project is unset: '').
+        let bounded: Vec<Filters> = filters
+            .iter()
+            .step_by(7)
+            .flat_map(|f| {
+                [
+                    Bound { org: "acme".into(), projects: vec![] },
+                    Bound { org: "other".into(), projects: vec![String::new()] },
+                    Bound { org: "acme".into(), projects: vec!["api".into()] },
+                ]
+                .map(|bound| Filters { bound: Some(bound), ..f.clone() })
+            })
+            .collect();
+        filters.extend(bounded);
         let mut table = FactTable::default();
         let compact: Vec<CompactFacts> = facts.iter().map(|f| table.compact(f)).collect();
         let (mut admitted, mut refused) = (0, 0);

@@ -38,6 +38,7 @@ fn filter_sql(filters: &Filters, params: &mut Params) -> String {
             }
             // `field` comes from the fixed list of scope column names, never from the caller.
             Clause::ScopeEquals(field, value) => format!("i.{field} = {}", params.push(value.to_string())),
+            Clause::ScopeIn(field, values) => format!("i.{field} = ANY({})", params.push(values.to_vec())),
             Clause::UpdatedSince(t) => format!("i.updated_at >= {}", params.push(t)),
             Clause::UpdatedBefore(t) => format!("i.updated_at < {}", params.push(t)),
             Clause::StatusIs(status) => format!("i.status = {}", params.push(status.to_string())),

@@ -38,6 +38,10 @@ fn filter_sql(filters: &Filters, params: &mut Vec<SqlValue>) -> String {
             Clause::ScopeEquals(field, value) => {
                 format!("i.{field} = {}", push(SqlValue::Text(value.into())))
             }
+            Clause::ScopeIn(field, values) => {
+                let marks: Vec<String> = values.iter().map(|v| push(SqlValue::Text(v.clone()))).collect();
+                format!("i.{field} IN ({})", marks.join(", "))
+            }
             Clause::UpdatedSince(t) => format!("i.updated_at >= {}", push(SqlValue::Integer(t))),
             Clause::UpdatedBefore(t) => format!("i.updated_at < {}", push(SqlValue::Integer(t))),
             Clause::StatusIs(status) => format!("i.status = {}", push(SqlValue::Text(status.into()))),

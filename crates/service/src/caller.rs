@@ -1,0 +1,56 @@
+//! Who a request comes from. The local user (stdio, the CLI) owns the whole store and stands at
+//! the inferred scope. The holder of an API key (the HTTP server) stands at the scope its key
+//! and headers give, and may not leave the key's tenant bound: the service it is served by sees
+//! the store through [`crate::tenant::BoundedStore`], where nothing outside the bound exists.
+
+use crate::MemoryService;
+use crate::tenant::BoundedStore;
+use cortex_domain::Scope;
+use cortex_domain::tenant::Bound;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// Where the caller stands: fills what a request's scope leaves out.
+    pub scope: Scope,
+    /// `None`: the local user, who may reach every item.
+    pub bound: Option<Bound>,
+}
+
+impl Caller {
+    /// The holder of a key bound to `bound`, standing at the project and branch its request
+    /// headers name (`X-Cortex-Project`, `X-Cortex-Branch`), else the key's defaults
+    /// ([`Bound::default_scope`]). `Err` says why a header is refused.
+    pub fn for_key(bound: Bound, project: Option<&str>, branch: Option<&str>) -> Result<Caller, String> {
+        let scope = bound.default_scope(project, branch)?;
+        Ok(Caller { scope, bound: Some(bound) })
+    }
+}
+
+impl MemoryService {
+    /// The local user: the inferred scope, no bound.
+    pub fn local_caller(&self) -> Caller {
+        Caller { scope: self.inferred.scope.clone(), bound: None }
+    }
+
+    /// This service as `caller` is served: standing at the caller's scope and, for a key's
+    /// holder, seeing only what the bound admits. Cheap (shared parts are reference-counted);
+    /// made once per request.
+    pub fn for_caller(&self, caller: &Caller) -> MemoryService {
+        let store = match &caller.bound {
+            Some(bound) => Arc::new(BoundedStore::new(self.store.clone(), bound.clone())) as Arc<_>,
+            None => self.store.clone(),
+        };
+        let mut inferred = self.inferred.clone();
+        inferred.scope = caller.scope.clone();
+        MemoryService {
+            store,
+            inferred,
+            db_label: self.db_label.clone(),
+            semantic: self.semantic.clone(),
+            near_duplicate_policy: self.near_duplicate_policy,
+            find_deadline: self.find_deadline,
+            bound: caller.bound.clone(),
+        }
+    }
+}

@@ -16,6 +16,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import anyio
 import mcp_types as types
@@ -24,7 +25,10 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from conftest import BIN, TIMEOUT, Client, initialize_at, run, server_env
+from conftest import BIN, ROOT, TIMEOUT, Client, initialize_at, run, server_env
+from embedding_server import MODEL_NAME, EmbeddingServer
+
+MODEL_DIR = Path(os.environ.get("CORTEX_MODEL_DIR") or ROOT / ".cache" / "models" / "all-MiniLM-L6-v2")
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
@@ -359,3 +363,98 @@ def test_sigterm_stops_the_server_with_exit_0(db, serve):
     assert status == 200
     assert server.stop() == 0
     assert "stopping: no new connections" in "".join(server.stderr_lines)
+
+
+@contextlib.contextmanager
+def held_embedder():
+    """An OpenAI-compatible embedder that holds any text with the word `slowpoke` until
+    released: a call that takes as long as the test wants, without timing anything."""
+    embeddings = EmbeddingServer(MODEL_DIR, hold="slowpoke")
+    env = {"CORTEX_EMBEDDER": "openai", "CORTEX_OPENAI_BASE_URL": embeddings.base_url,
+           "CORTEX_OPENAI_MODEL": MODEL_NAME}
+    try:
+        yield embeddings, env
+    finally:
+        embeddings.release()
+        embeddings.close()
+
+
+def wait_for(condition, what: str):
+    """Polls `condition` (an event seen in the server's log) for at most TIMEOUT seconds."""
+    deadline = time.monotonic() + TIMEOUT
+    while not condition():
+        assert time.monotonic() < deadline, f"no {what} within {TIMEOUT}s"
+        time.sleep(0.01)
+
+
+def test_a_call_over_the_time_limit_is_answered_with_timeout(db, serve):
+    with held_embedder() as (embeddings, env):
+        server = serve(env={**env, "CORTEX_HTTP_CALL_TIMEOUT_MS": "300"})
+
+        async def body():
+            async with http_session(server.url) as c:
+                is_error, out = await c.call("memory_store", {"items": [{"kind": "todo", "content": "slowpoke task"}]})
+                assert is_error and error_code(out) == "timeout", out
+                assert "300 ms" in out["error"]["message"]
+                assert embeddings.held.is_set()
+                found = await c.find(query="other", mode="fast")
+                assert found["hits"] == [], "the session goes on after a timeout"
+
+        run(body)
+    assert re.search(r'tool="memory_store" outcome="timeout"', "".join(server.stderr_lines))
+
+
+def test_a_key_at_its_cap_of_calls_gets_429_until_one_is_answered(db, serve):
+    with held_embedder() as (embeddings, env):
+        server = serve(env={**env, "CORTEX_HTTP_MAX_CONCURRENT": "1"})
+
+        async def body():
+            async with http_session(server.url) as c:
+                async with anyio.create_task_group() as tasks:
+                    result = {}
+
+                    async def held_store():
+                        result["out"] = await c.store({"kind": "todo", "content": "slowpoke task"})
+
+                    tasks.start_soon(held_store)
+                    assert await anyio.to_thread.run_sync(embeddings.held.wait, TIMEOUT)
+                    status, head, refused = await anyio.to_thread.run_sync(server.post_mcp, INIT)
+                    assert (status, refused["error"]["code"]) == (429, "too_many_calls"), refused
+                    assert int(head["Retry-After"]) >= 1
+                    embeddings.release()
+                assert result["out"]["summary"]["inserted"] == 1
+                # The answer was sent: the key's place is free again.
+                status, _, _ = await anyio.to_thread.run_sync(server.post_mcp, INIT)
+                assert status == 200
+
+        run(body)
+
+
+def test_sigterm_lets_a_call_in_flight_finish_then_exits_0(db, serve):
+    with held_embedder() as (embeddings, env):
+        server = serve(env=env)
+
+        async def body():
+            async with http_session(server.url) as c:
+                # The client checks results against the tools' output schemas, which it lists
+                # once: before the server stops taking requests.
+                await c.session.list_tools()
+                async with anyio.create_task_group() as tasks:
+                    result = {}
+
+                    async def held_store():
+                        result["out"] = await c.store({"kind": "todo", "content": "slowpoke task"})
+
+                    tasks.start_soon(held_store)
+                    assert await anyio.to_thread.run_sync(embeddings.held.wait, TIMEOUT)
+                    server.proc.send_signal(signal.SIGTERM)
+                    await anyio.to_thread.run_sync(
+                        wait_for, lambda: "stopping: no new connections" in "".join(server.stderr_lines), "stop")
+                    with pytest.raises(OSError):
+                        urllib.request.urlopen(server.base + "/health", timeout=TIMEOUT)
+                    embeddings.release()
+                assert result["out"]["summary"]["inserted"] == 1
+
+        run(body)
+        assert server.proc.wait(timeout=TIMEOUT) == 0
+    assert cortex(db, "stats")["items"] == 1, "the call in flight was written"

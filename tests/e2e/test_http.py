@@ -9,6 +9,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -162,7 +163,7 @@ def test_a_session_stores_and_finds_and_ends_with_delete(db, serve):
     assert server.stop() == 0
     log = "".join(server.stderr_lines)
     assert "no API keys exist: serving without authentication" in log
-    assert re.search(r'method=DELETE path="/mcp" key="local"', log), "the client ended its session"
+    assert re.search(r'method=DELETE path="/mcp" key="local" .*status=202', log), "the client ended its session"
     assert re.search(r'key="local" tool="memory_store" outcome="ok" status=200', log), log
 
 
@@ -458,3 +459,20 @@ def test_sigterm_lets_a_call_in_flight_finish_then_exits_0(db, serve):
         run(body)
         assert server.proc.wait(timeout=TIMEOUT) == 0
     assert cortex(db, "stats")["items"] == 1, "the call in flight was written"
+
+
+def test_the_typescript_sdk_http_client_stores_finds_and_is_refused_by_role(db, serve):
+    ts = Path(__file__).resolve().parent / "ts"
+    if shutil.which("node") is None or not (ts / "node_modules").exists():
+        pytest.fail("node and tests/e2e/ts/node_modules are needed: run scripts/test (npm ci --prefix tests/e2e/ts)")
+    env = {**os.environ, "CORTEX_WRITE_TOKEN": make_key(db, "ts-writer", "write", "--project", "api"),
+           "CORTEX_READ_TOKEN": make_key(db, "ts-reader", "read", "--project", "api")}
+    server = serve()
+    env["CORTEX_URL"] = server.url
+    out = subprocess.run(["node", str(ts / "http_client.mjs")], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen == {"sessionId": True, "stored": ["inserted"], "found": 1, "readerFound": 1,
+                    "refused": {"isError": True, "code": "forbidden_role"}}, seen
+    wait_for(lambda: re.search(r'method=DELETE path="/mcp" key="ts-writer" .*status=20[02]', "".join(server.stderr_lines)),
+             "the log line of the session's DELETE")

@@ -4,7 +4,7 @@
 //! role checked per tool, a time limit per call, and the figures `/metrics` shows.
 
 use crate::http::Metrics;
-use crate::http::principal::{self, AccessNote, Origin, Principal};
+use crate::http::principal::{self, AccessNote, Principal, Source};
 use crate::resources;
 use crate::schema::{FIND_TOOL, STORE_TOOL, tools};
 use cortex_domain::api_key::role_for_tool;
@@ -59,13 +59,13 @@ impl CortexServer {
 
     fn served<'a>(&self, context: &'a RequestContext<RoleServer>) -> Result<Served<'a>, McpError> {
         match principal::of(context) {
-            Origin::Stdio => Ok(Served { service: self.service.clone(), principal: None, note: None }),
-            Origin::Http { principal: Some(p), note } => {
+            Source::Stdio => Ok(Served { service: self.service.clone(), principal: None, note: None }),
+            Source::Http { principal: Some(p), note } => {
                 Ok(Served { service: Arc::new(self.service.for_caller(&p.caller)), principal: Some(p), note })
             }
             // The gate puts a principal on every request it lets through; none means a route
             // around it, which is refused rather than served as the local user.
-            Origin::Http { principal: None, .. } => Err(McpError::internal_error(
+            Source::Http { principal: None, .. } => Err(McpError::internal_error(
                 "the request reached MCP without passing the server's gate",
                 None,
             )),

@@ -42,7 +42,7 @@ impl AccessNote {
 }
 
 /// Where a request to the MCP server came from.
-pub enum Origin<'a> {
+pub enum Source<'a> {
     /// stdio: the local user, no HTTP request.
     Stdio,
     Http {
@@ -51,9 +51,9 @@ pub enum Origin<'a> {
     },
 }
 
-pub fn of(context: &RequestContext<RoleServer>) -> Origin<'_> {
+pub fn of(context: &RequestContext<RoleServer>) -> Source<'_> {
     match context.extensions.get::<http::request::Parts>() {
-        None => Origin::Stdio,
-        Some(parts) => Origin::Http { principal: parts.extensions.get(), note: parts.extensions.get() },
+        None => Source::Stdio,
+        Some(parts) => Source::Http { principal: parts.extensions.get(), note: parts.extensions.get() },
     }
 }

@@ -222,8 +222,16 @@ def test_roles_a_read_key_finds_but_may_not_store(db, serve):
             assert "role write" in out["error"]["message"] and "reader" in out["error"]["message"]
             again = await r.find(query="nope", mode="fast")
             assert again["hits"] == [], "the refused store wrote nothing"
+            written = found["hits"][0]["id"]
+            is_error, out = await r.call("memory_store", {"items": [{"operation": "delete", "id": written}]})
+            assert is_error and error_code(out) == "forbidden_role"
+            return written
 
-    run(body)
+    written = anyio.run(body)
+    trail = cortex(db, "audit", "--item", written)["records"]
+    assert [r["operation"] for r in trail] == ["insert", "blocked"], "the refused delete is on the item's trail"
+    assert "reader" in trail[1]["summary"] and "role read" in trail[1]["summary"]
+    assert cortex(db, "find", "write key", "--mode", "fast", "--json")["hits"], "and nothing was deleted"
     log = "".join(server.stderr_lines)
     assert re.search(r'key="reader" tool="memory_store" outcome="forbidden"', log), log
 

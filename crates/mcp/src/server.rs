@@ -128,6 +128,21 @@ impl CortexServer {
         })
     }
 
+    /// A store refused for the key's role: each stored item it named is recorded as a `blocked`
+    /// attempt. A failure to record is logged; the caller is refused either way.
+    async fn audit_refusal(&self, service: Arc<MemoryService>, principal: &Principal, args: Value) {
+        let reason = format!(
+            "refused: the API key `{}` has role {}; memory_store needs write",
+            principal.key,
+            principal.role.as_str()
+        );
+        match tokio::task::spawn_blocking(move || service.record_refused_store(&args, &reason)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::error!(error = %e, "cannot audit a store refused for its key's role"),
+            Err(e) => tracing::error!(error = %e, "cannot audit a store refused for its key's role"),
+        }
+    }
+
     /// Counts a finished call for `/metrics` and notes it for the access log.
     fn record(
         &self,
@@ -251,7 +266,10 @@ impl ServerHandler for CortexServer {
         }
         let mode = mode_label(tool, &args);
         let (result, outcome) = match principal {
-            Some(p) if !p.role.covers(role_for_tool(tool)) => (forbidden(p, tool), "forbidden"),
+            Some(p) if !p.role.covers(role_for_tool(tool)) => {
+                self.audit_refusal(service, p, args).await;
+                (forbidden(p, tool), "forbidden")
+            }
             _ if tool == STORE_TOOL => self.run(service, move |s| s.store(&args)).await?,
             _ => self.run(service, move |s| s.find(&args)).await?,
         };

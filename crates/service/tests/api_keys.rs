@@ -18,6 +18,7 @@ per_backend!(
     keys_are_audited_and_the_trail_verifies,
     rows_cannot_be_deleted_or_changed_but_by_revoking,
     a_key_holder_cannot_see_or_make_keys,
+    a_store_refused_for_its_role_is_audited_on_the_items_it_named,
 );
 
 fn spec(name: &str, role: &str) -> KeySpec {
@@ -148,4 +149,34 @@ fn a_key_holder_cannot_see_or_make_keys(db: &TestDb) {
     assert!(matches!(under_key.revoke_key("ana"), Err(ServiceError::Internal(_))));
     assert_eq!(s.keys().unwrap().len(), 1);
     assert_eq!(s.keys().unwrap()[0].state, "active");
+}
+
+fn a_store_refused_for_its_role_is_audited_on_the_items_it_named(db: &TestDb) {
+    let s = open_at(db, "main");
+    let stored = s
+        .store(&serde_json::json!({"items": [
+            common::section("Inside", "a section of acme/api"),
+            {"kind": "section", "scope": {"org": "globex", "project": "x"}, "data": {"title": "Outside", "body": "another org"}},
+        ]}))
+        .unwrap();
+    let inside = stored.results[0].id.clone().unwrap();
+    let outside = stored.results[1].id.clone().unwrap();
+    let holder = s.authenticate(&s.create_key(&spec("reader", "read")).unwrap().token).unwrap().unwrap();
+    let under_key = s.for_caller(&Caller::for_key(holder.bound, Some("api"), None).unwrap());
+    let request = serde_json::json!({"items": [
+        {"kind": "section", "id": inside, "data": {"title": "Inside", "body": "changed"}, "source": {"actor": "eve"}},
+        {"operation": "delete", "id": outside},
+        {"kind": "todo", "content": "a new item names no stored item"},
+        {"operation": "delete", "id": "not-an-id"},
+    ]});
+    let recorded = under_key.record_refused_store(&request, "refused: role read").unwrap();
+    assert_eq!(recorded, 1, "only the item inside the key's bound");
+    let trail = |id: &str| s.audit(Some(uuid::Uuid::parse_str(id).unwrap()), None, 10).unwrap();
+    let inside_trail = trail(&inside);
+    assert_eq!(inside_trail.iter().map(|r| r.operation.as_str()).collect::<Vec<_>>(), ["insert", "blocked"]);
+    assert_eq!(inside_trail[1].actor.as_deref(), Some("eve"));
+    assert!(inside_trail[1].summary.contains("role read"), "{}", inside_trail[1].summary);
+    assert_eq!(trail(&outside).len(), 1, "nothing recorded outside the bound");
+    let v = s.verify_audit(&VerifyOptions { full: true, anchor: None }).unwrap();
+    assert!(v.ok, "{:?}", v.problems);
 }

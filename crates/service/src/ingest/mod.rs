@@ -6,9 +6,11 @@
 //! - [`govern`]: governance refusals and `supersedes` targets
 //! - [`vectors`]: embedding and near-duplicates
 //! - [`results`]: one result per input item, and the summary
+//! - `refused`: a whole store refused for the caller's role, audited on the items it named
 
 mod govern;
 mod natural_keys;
+mod refused;
 mod results;
 mod vectors;
 

@@ -1,7 +1,8 @@
 //! The HTTP server's gate for what a test over loopback cannot show (tests/e2e/test_http.py
 //! drives the rest through the real binary): a server bound beyond loopback asks every request
 //! for a key even before any key exists, and `/metrics` from another machine needs an admin
-//! key. Requests go straight into the router, with the peer address a connection would carry.
+//! key (with the PostgreSQL pool's state among the figures). Requests go straight into the
+//! router, with the peer address a connection would carry.
 
 use axum::Router;
 use axum::body::Body;
@@ -12,7 +13,7 @@ use cortex_service::keys::KeySpec;
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService};
-use cortex_testdb::{TestDb, per_backend};
+use cortex_testdb::{Backend, TestDb, per_backend};
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -104,6 +105,8 @@ fn metrics_from_another_machine_need_an_admin_key(db: &TestDb) {
         let text = body.as_str().unwrap();
         assert!(text.contains("cortex_http_refused_total{reason=\"missing_key\"} 1"), "{text}");
         assert!(text.contains("cortex_http_refused_total{reason=\"forbidden_role\"} 1"), "{text}");
+        let pooled = text.contains("cortex_db_pool_connections{pool=\"primary\",state=\"idle\"}");
+        assert_eq!(pooled, db.backend() == Backend::Postgres, "PostgreSQL's pool is in the figures: {text}");
         // From the server's own machine no key is needed.
         let (status, _) = send(&app, "GET", "/metrics", LOOPBACK, None).await;
         assert_eq!(status, StatusCode::OK);

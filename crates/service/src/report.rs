@@ -82,6 +82,11 @@ impl MemoryService {
         self.semantic.embedder_state()
     }
 
+    /// The database connection pools as they are now (PostgreSQL), for the server's figures.
+    pub fn pool_state(&self) -> Vec<cortex_store::PoolState> {
+        self.store.pool_state()
+    }
+
     pub fn stats(&self) -> Result<StatsReport> {
         let s = self.store.stats()?;
         Ok(StatsReport {

@@ -389,3 +389,12 @@ pub struct ApiKeyRow {
     pub expires_at: Option<i64>,
     pub revoked_at: Option<i64>,
 }
+
+/// One connection pool's state: connections open, and how many of them wait unused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolState {
+    /// `primary` or `replica`.
+    pub pool: &'static str,
+    pub connections: u32,
+    pub idle: u32,
+}

@@ -12,7 +12,7 @@ use std::time::Duration;
 const BUCKETS: [f64; 11] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0, 2.5, 5.0, 10.0];
 
 /// `(name, type, help)` of every metric, in the order they are printed.
-const FAMILIES: [(&str, &str, &str); 7] = [
+const FAMILIES: [(&str, &str, &str); 8] = [
     (
         "cortex_tool_calls_total",
         "counter",
@@ -31,6 +31,11 @@ const FAMILIES: [(&str, &str, &str); 7] = [
     ("cortex_http_requests_total", "counter", "HTTP requests by path and status"),
     ("cortex_http_refused_total", "counter", "HTTP requests refused before reaching MCP, by reason"),
     ("cortex_http_calls_in_flight", "gauge", "MCP requests being answered now"),
+    (
+        "cortex_db_pool_connections",
+        "gauge",
+        "PostgreSQL pool connections by pool (primary, replica) and state (in_use, idle)",
+    ),
     ("cortex_process_resident_memory_bytes", "gauge", "Resident set size of this process"),
 ];
 
@@ -112,8 +117,9 @@ impl Metrics {
         self.in_flight.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    /// Everything, in the Prometheus text exposition format (version 0.0.4).
-    pub fn render(&self) -> String {
+    /// Everything, in the Prometheus text exposition format (version 0.0.4), with the
+    /// database pools as `pools` says they are now.
+    pub fn render(&self, pools: &[cortex_store::PoolState]) -> String {
         let series = self.series();
         let mut out = String::new();
         for (name, kind, help) in FAMILIES {
@@ -121,6 +127,13 @@ impl Metrics {
             match name {
                 "cortex_http_calls_in_flight" => {
                     let _ = writeln!(out, "{name} {}", self.in_flight());
+                }
+                "cortex_db_pool_connections" => {
+                    for p in pools {
+                        let in_use = p.connections.saturating_sub(p.idle);
+                        let _ = writeln!(out, "{name}{{pool=\"{}\",state=\"in_use\"}} {in_use}", p.pool);
+                        let _ = writeln!(out, "{name}{{pool=\"{}\",state=\"idle\"}} {}", p.pool, p.idle);
+                    }
                 }
                 "cortex_process_resident_memory_bytes" => {
                     let _ = writeln!(out, "{name} {}", resident_bytes().unwrap_or(0));
@@ -179,7 +192,10 @@ mod tests {
         m.store_items("skipped_dedupe", 0);
         m.refused("rate_limited");
         m.http_request("/mcp", 200);
-        let text = m.render();
+        let pools = [cortex_store::PoolState { pool: "primary", connections: 3, idle: 1 }];
+        let text = m.render(&pools);
+        assert!(text.contains("cortex_db_pool_connections{pool=\"primary\",state=\"in_use\"} 2\n"), "{text}");
+        assert!(text.contains("cortex_db_pool_connections{pool=\"primary\",state=\"idle\"} 1\n"));
         assert!(
             text.contains("cortex_tool_calls_total{tool=\"memory_find\",mode=\"fast\",outcome=\"ok\"} 2\n"),
             "{text}"

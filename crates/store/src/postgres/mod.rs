@@ -58,6 +58,8 @@ pub struct PostgresStore {
     primary: Pool,
     /// The same pool as `primary` unless a read replica was given.
     reads: Pool,
+    /// Whether `reads` is a replica's pool (not the primary's again).
+    replica: bool,
     /// Vector dimensions known to have their HNSW index.
     indexed_dimensions: std::sync::Mutex<Vec<usize>>,
 }
@@ -89,7 +91,13 @@ impl PostgresStore {
             }
             None => primary.clone(),
         };
-        Ok(PostgresStore { label, primary, reads, indexed_dimensions: Default::default() })
+        Ok(PostgresStore {
+            label,
+            primary,
+            reads,
+            replica: read_url.is_some(),
+            indexed_dimensions: Default::default(),
+        })
     }
 
     fn primary(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>> {
@@ -301,6 +309,18 @@ impl Maintenance for PostgresStore {
 
     fn integrity_problems(&self, _full: bool) -> Result<Vec<String>> {
         chain::integrity_problems(&mut *self.primary()?)
+    }
+
+    fn pool_state(&self) -> Vec<crate::PoolState> {
+        let state = |pool: &'static str, p: &Pool| {
+            let s = p.state();
+            crate::PoolState { pool, connections: s.connections, idle: s.idle_connections }
+        };
+        let mut out = vec![state("primary", &self.primary)];
+        if self.replica {
+            out.push(state("replica", &self.reads));
+        }
+        out
     }
 }
 

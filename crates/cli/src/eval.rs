@@ -190,8 +190,11 @@ fn evaluate(
         let started = Instant::now();
         let response = service.find_request(&request).map_err(|e| e.to_string())?;
         times.push(started.elapsed());
-        let ranked: Vec<&str> =
-            response.hits.iter().map(|h| doc_of.get(&h.id).map(String::as_str).unwrap_or("")).collect();
+        let ranked: Vec<&str> = response
+            .hits
+            .iter()
+            .map(|h| doc_of.get(&h.id.to_string()).map(String::as_str).unwrap_or(""))
+            .collect();
         let m = metrics(&ranked, &q.relevant);
         for (s, v) in sums.iter_mut().zip(m) {
             *s += v;

@@ -11,10 +11,8 @@
 
 use crate::{Result, StoreError};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::{WebPkiServerVerifier, verify_server_cert_signed_by_trust_anchor};
-use rustls::crypto::{
-    CryptoProvider, WebPkiSupportedAlgorithms, verify_tls12_signature, verify_tls13_signature,
-};
+use rustls::client::verify_server_cert_signed_by_trust_anchor;
+use rustls::crypto::{WebPkiSupportedAlgorithms, verify_tls12_signature, verify_tls13_signature};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, Error as TlsError, RootCertStore, SignatureScheme};
@@ -80,14 +78,13 @@ pub(super) fn configure(url: &str, label: &str) -> Result<(String, Tls)> {
         .map_err(|e| refuse(format!("TLS setup: {e}")))?;
     let config = match (check, roots) {
         (Check::ChainAndHost, Some(roots)) => builder.with_root_certificates(roots).with_no_client_auth(),
-        (Check::Chain, Some(roots)) => {
-            let verifier = ChainOnly::new(roots, provider).map_err(refuse)?;
+        (_, roots) => {
+            let verifier = Verifier {
+                roots: roots.map(Arc::new),
+                algorithms: provider.signature_verification_algorithms,
+            };
             builder.dangerous().with_custom_certificate_verifier(Arc::new(verifier)).with_no_client_auth()
         }
-        _ => builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(Unchecked(provider.signature_verification_algorithms)))
-            .with_no_client_auth(),
     };
     Ok((format!("{base}?{}", kept.join("&")), MakeRustlsConnect::new(config)))
 }
@@ -126,20 +123,28 @@ fn percent_decoded(value: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// `prefer` / `require`: any certificate, as libpq does without a root certificate; the
-/// handshake's signatures are still checked.
+/// What a connection checks of the server's certificate: nothing (`prefer`, `require`, as
+/// libpq does without a root certificate) or its chain to `roots` (`verify-ca`). The
+/// handshake's signatures are checked either way. (`verify-full` uses rustls's own verifier.)
 #[derive(Debug)]
-struct Unchecked(WebPkiSupportedAlgorithms);
+struct Verifier {
+    roots: Option<Arc<RootCertStore>>,
+    algorithms: WebPkiSupportedAlgorithms,
+}
 
-impl ServerCertVerifier for Unchecked {
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
         _server_name: &ServerName<'_>,
         _ocsp_response: &[u8],
-        _now: UnixTime,
+        now: UnixTime,
     ) -> std::result::Result<ServerCertVerified, TlsError> {
+        if let Some(roots) = &self.roots {
+            let cert = rustls::server::ParsedCertificate::try_from(end_entity)?;
+            verify_server_cert_signed_by_trust_anchor(&cert, roots, intermediates, now, self.algorithms.all)?;
+        }
         Ok(ServerCertVerified::assertion())
     }
 
@@ -149,7 +154,7 @@ impl ServerCertVerifier for Unchecked {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> std::result::Result<HandshakeSignatureValid, TlsError> {
-        verify_tls12_signature(message, cert, dss, &self.0)
+        verify_tls12_signature(message, cert, dss, &self.algorithms)
     }
 
     fn verify_tls13_signature(
@@ -158,66 +163,11 @@ impl ServerCertVerifier for Unchecked {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> std::result::Result<HandshakeSignatureValid, TlsError> {
-        verify_tls13_signature(message, cert, dss, &self.0)
+        verify_tls13_signature(message, cert, dss, &self.algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_schemes()
-    }
-}
-
-/// `verify-ca`: the chain to a trusted CA is checked, the host name is not.
-#[derive(Debug)]
-struct ChainOnly {
-    roots: Arc<RootCertStore>,
-    inner: Arc<WebPkiServerVerifier>,
-    algorithms: WebPkiSupportedAlgorithms,
-}
-
-impl ChainOnly {
-    fn new(roots: RootCertStore, provider: Arc<CryptoProvider>) -> std::result::Result<ChainOnly, String> {
-        let roots = Arc::new(roots);
-        let inner = WebPkiServerVerifier::builder_with_provider(roots.clone(), provider.clone())
-            .build()
-            .map_err(|e| format!("TLS setup: {e}"))?;
-        Ok(ChainOnly { roots, inner, algorithms: provider.signature_verification_algorithms })
-    }
-}
-
-impl ServerCertVerifier for ChainOnly {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> std::result::Result<ServerCertVerified, TlsError> {
-        let cert = rustls::server::ParsedCertificate::try_from(end_entity)?;
-        verify_server_cert_signed_by_trust_anchor(&cert, &self.roots, intermediates, now, self.algorithms.all)
-            .map(|()| ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, TlsError> {
-        self.inner.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, TlsError> {
-        self.inner.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
+        self.algorithms.supported_schemes()
     }
 }
 

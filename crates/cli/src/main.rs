@@ -6,6 +6,7 @@ mod context;
 mod corpus;
 mod eval;
 mod install;
+mod keys;
 mod output;
 mod transfer;
 
@@ -146,6 +147,9 @@ enum Command {
     /// The embedding model: where it is looked for, and installing it.
     #[command(subcommand)]
     Model(ModelCommand),
+    /// API keys for `serve --http`: create (prints the token once), list, revoke.
+    #[command(subcommand)]
+    Keys(keys::KeysCommand),
 }
 
 #[derive(Subcommand)]
@@ -405,6 +409,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Context(args) => Ok(context::run(open(cli.db), args)),
         Command::Install(args) => install::run(args),
         Command::Eval(args) => eval::run(args),
+        Command::Keys(keys::KeysCommand::List) => respond(open(cli.db)?.keys(), |r| {
+            output::json(&json!({ "keys": r }));
+            ExitCode::SUCCESS
+        }),
+        Command::Keys(keys::KeysCommand::Revoke { name }) => respond(open(cli.db)?.revoke_key(&name), |r| {
+            output::json(r);
+            ExitCode::SUCCESS
+        }),
+        Command::Keys(keys::KeysCommand::Create(spec)) => {
+            respond(open(cli.db)?.create_key(&spec.into()), |r| {
+                output::json(r);
+                ExitCode::SUCCESS
+            })
+        }
         Command::Model(ModelCommand::Install { from, to }) => {
             let to = to.unwrap_or_else(|| model_location().dir);
             let installed = cortex_embed::install_model(&from, &to).map_err(|e| e.to_string())?;

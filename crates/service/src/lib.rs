@@ -5,6 +5,7 @@
 //! - [`search`]: the find flow (`memory_find`); `expand`: graph expansion and citations
 //! - [`config`], [`scope_inference`]: where the server stands
 //! - `caller`, `tenant`: who a request comes from, and the store as an API key's holder sees it
+//! - [`keys`]: API keys (`cortex keys`), and the holder of the token a request presents
 //! - [`report`]: `stats` and `doctor`
 //! - [`transfer`]: `export` / `import`; `audit`: the audit trail; [`reindex`]: embedding again
 
@@ -15,6 +16,7 @@ mod context;
 mod error;
 mod expand;
 mod ingest;
+pub mod keys;
 pub mod purge;
 pub mod reindex;
 pub mod report;

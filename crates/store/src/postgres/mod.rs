@@ -15,6 +15,7 @@ mod chain;
 mod changes;
 mod expected;
 mod graph;
+mod keys;
 mod lexicon;
 mod migrate;
 mod params;
@@ -28,8 +29,8 @@ mod write;
 
 use crate::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use crate::{
-    AuditQuery, AuditRecord, AuditTrail, ChangeCursor, Changes, DenseMatch, ExportedItem, Filters,
-    GraphLinks, ItemReads, ItemVectors, ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link,
+    ApiKeyRow, ApiKeys, AuditQuery, AuditRecord, AuditTrail, ChangeCursor, Changes, DenseMatch, ExportedItem,
+    Filters, GraphLinks, ItemReads, ItemVectors, ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link,
     Maintenance, Metadata, PoolConfig, Result, Stats, StoreError, StoredItem, VectorRow, VectorSource,
     WriteContext, WriteOp, WriteOutcome,
 };
@@ -322,6 +323,29 @@ impl Metadata for PostgresStore {
             &[&key, &value],
         )?;
         Ok(())
+    }
+}
+
+// On the primary: a revoked key must stop working at once, not after a replica's delay.
+impl ApiKeys for PostgresStore {
+    fn create_key(&self, key: &ApiKeyRow) -> Result<bool> {
+        keys::create(&mut *self.primary()?, key)
+    }
+
+    fn keys(&self) -> Result<Vec<ApiKeyRow>> {
+        keys::all(&mut *self.primary()?)
+    }
+
+    fn key_by_lookup(&self, lookup: &str) -> Result<Option<ApiKeyRow>> {
+        keys::by_lookup(&mut *self.primary()?, lookup)
+    }
+
+    fn revoke_key(&self, name: &str, at: i64) -> Result<bool> {
+        keys::revoke(&mut *self.primary()?, name, at)
+    }
+
+    fn any_key(&self) -> Result<bool> {
+        keys::any(&mut *self.primary()?)
     }
 }
 

@@ -35,8 +35,23 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve MCP over stdio (what an agent's MCP client starts).
-    Serve,
+    /// Serve MCP over stdio (what an agent's MCP client starts), or over HTTP for a team.
+    Serve {
+        /// Serve MCP over Streamable HTTP at http://ADDR/mcp instead of stdio, e.g.
+        /// 127.0.0.1:8787 (this machine only) or 0.0.0.0:8787 (API keys required).
+        #[arg(long, env = "CORTEX_HTTP_ADDR", value_name = "ADDR")]
+        http: Option<String>,
+        /// A browser origin (scheme://host[:port]) whose pages may call the HTTP server
+        /// (repeatable; comma-separated in the variable). Requests from any other page are
+        /// refused; MCP clients send no Origin.
+        #[arg(
+            long = "allow-origin",
+            env = "CORTEX_HTTP_ALLOW_ORIGIN",
+            value_delimiter = ',',
+            value_name = "ORIGIN"
+        )]
+        allow_origin: Vec<String>,
+    },
     /// Store item(s): a JSON item, an array of items, or {"items": [...]}, from the argument,
     /// --file, or stdin.
     Store {
@@ -219,7 +234,13 @@ fn verify_options(full: bool, anchor: Option<String>) -> Result<VerifyOptions, S
 
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
-        Command::Serve => {
+        Command::Serve { http, allow_origin } => {
+            let http = http
+                .map(|addr| {
+                    cortex_mcp::http::HttpOptions::resolve(&addr, &allow_origin, |k| std::env::var(k).ok())
+                })
+                .transpose()
+                .map_err(|e| e.to_string())?;
             let service = Arc::new(open(cli.db)?);
             service.ensure_embedder_fits().map_err(|e| e.to_string())?;
             let scope = &service.inferred_scope().scope;
@@ -227,7 +248,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 org = scope.org.as_deref(),
                 project = scope.project.as_deref(),
                 branch = scope.branch.as_deref(),
-                "cortex serving MCP on stdio"
+                "cortex serving MCP on {}",
+                if http.is_some() { "HTTP" } else { "stdio" }
             );
             if let Some(every) = cortex_service::purge::interval_from_env().map_err(|e| e.to_string())? {
                 spawn_periodic_purge(service.clone(), every);
@@ -237,7 +259,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 .enable_all()
                 .build()
                 .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-            let result = runtime.block_on(cortex_mcp::serve_stdio(service.clone()));
+            let result = match http {
+                Some(options) => runtime.block_on(cortex_mcp::http::serve(service.clone(), options)),
+                None => runtime.block_on(cortex_mcp::serve_stdio(service.clone())),
+            };
             // A blocked stdin read must not hold the process after the client is gone.
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             // The last reference is dropped here, outside the runtime: closing PostgreSQL

@@ -76,6 +76,12 @@ impl MemoryService {
         })
     }
 
+    /// The embedder's state (`none`, `not_loaded`, `ready`, `unavailable`) and a detail, without
+    /// loading it.
+    pub fn embedder_state(&self) -> (&'static str, String) {
+        self.semantic.embedder_state()
+    }
+
     pub fn stats(&self) -> Result<StatsReport> {
         let s = self.store.stats()?;
         Ok(StatsReport {

@@ -94,8 +94,17 @@ fn store_takes_an_argument_or_a_file_and_refusals_exit_2(db: &TestDb) {
     assert_eq!(stdout_json(&out)["results"][0]["status"], "validation_error");
 
     let out = env.run(&["store", "not json"], None);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2), "what the user gave exits 2");
     assert!(String::from_utf8_lossy(&out.stderr).contains("not JSON"));
+
+    // An argument the command cannot use names its flag and exits 2; a file that cannot be
+    // read exits 1.
+    let out = env.run(&["audit", "--item", "not-an-id"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cortex: --item: \"not-an-id\" is not an item id"));
+    let out = env.run(&["store", "--file", "/no/such/items.json"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read /no/such/items.json"));
 }
 
 fn stats_and_doctor_report_the_database_and_scope(db: &TestDb) {

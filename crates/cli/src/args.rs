@@ -35,6 +35,13 @@ pub enum Command {
             value_name = "ORIGIN"
         )]
         allow_origin: Vec<String>,
+        /// Serve HTTPS with this certificate (PEM: the server's certificate, then its
+        /// intermediates); needs --tls-key.
+        #[arg(long, env = "CORTEX_HTTP_TLS_CERT", value_name = "PEM", requires = "http")]
+        tls_cert: Option<PathBuf>,
+        /// The certificate's private key (PEM).
+        #[arg(long, env = "CORTEX_HTTP_TLS_KEY", value_name = "PEM", requires = "http")]
+        tls_key: Option<PathBuf>,
     },
     /// Store item(s): a JSON item, an array of items, or {"items": [...]}, from the argument,
     /// --file, or stdin.

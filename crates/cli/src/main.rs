@@ -83,10 +83,12 @@ fn verify_options(full: bool, anchor: Option<String>) -> Result<VerifyOptions, C
 
 fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
-        Command::Serve { http, allow_origin } => {
+        Command::Serve { http, allow_origin, tls_cert, tls_key } => {
+            let tls = cortex_mcp::http::TlsFiles::resolve(tls_cert, tls_key)?;
             let http = http
                 .map(|addr| {
                     cortex_mcp::http::HttpOptions::resolve(&addr, &allow_origin, |k| std::env::var(k).ok())
+                        .map(|options| options.with_tls(tls))
                 })
                 .transpose()?;
             let service = Arc::new(open(cli.db)?);

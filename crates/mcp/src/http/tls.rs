@@ -1,4 +1,4 @@
-//! HTTPS for the team server (`--tls-cert` / `--tls-key`): rustls with its ring provider (the
+//! The server's listener: plain TCP, or HTTPS for the team server (`--tls-cert` / `--tls-key`): rustls with its ring provider (the
 //! one the PostgreSQL and model-download clients use), behind axum's own `serve` as a
 //! `Listener`. Handshakes run on tasks of their own, so a client that stalls its handshake
 //! never holds up the next connection; one that does not finish within
@@ -125,6 +125,7 @@ impl TlsListener {
                         continue;
                     }
                 };
+                no_delay(&stream);
                 let (acceptor, sender) = (acceptor.clone(), sender.clone());
                 tokio::spawn(async move {
                     match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
@@ -172,6 +173,7 @@ impl Listener for ServerListener {
         match self {
             ServerListener::Plain(tcp) => {
                 let (io, peer) = Listener::accept(tcp).await;
+                no_delay(&io);
                 (Either::Left(io), peer)
             }
             ServerListener::Tls(tls) => {
@@ -186,5 +188,13 @@ impl Listener for ServerListener {
             ServerListener::Plain(tcp) => Listener::local_addr(tcp),
             ServerListener::Tls(tls) => tls.local_addr(),
         }
+    }
+}
+
+/// Answers leave at once: without it, a small response waits for the client's delayed ACK
+/// (Nagle), some 40 ms on Linux.
+fn no_delay(stream: &TcpStream) {
+    if let Err(e) = stream.set_nodelay(true) {
+        tracing::debug!("cannot set TCP_NODELAY: {e}");
     }
 }

@@ -203,10 +203,10 @@ fn json_rpc_message(text: &str) -> Option<Value> {
         return Some(value);
     }
     text.lines()
+        .rev()
         .filter_map(|l| l.strip_prefix("data:"))
         .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-        .filter(|v| v.get("result").is_some() || v.get("error").is_some())
-        .last()
+        .find(|v| v.get("result").is_some() || v.get("error").is_some())
 }
 
 /// One Markdown row per call kind and one for all, of a run.

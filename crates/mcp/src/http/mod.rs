@@ -70,14 +70,13 @@ impl App {
 }
 
 /// The whole application (routes, the gate, the access log) and its figures. `stop` ends MCP
-/// sessions and their streams when cancelled.
+/// sessions and their streams when cancelled; `schema_version` is the store's as opened.
 pub fn router(
     service: Arc<MemoryService>,
     options: HttpOptions,
     stop: CancellationToken,
-) -> Result<(Router, Arc<Metrics>), String> {
-    let schema_version =
-        service.stats().map_err(|e| format!("cannot read the database: {e}"))?.schema_version;
+    schema_version: i64,
+) -> (Router, Arc<Metrics>) {
     let metrics = Arc::new(Metrics::default());
     let app = App {
         limits: Arc::new(limits::Limits::new(options.max_concurrent_per_key)),
@@ -116,7 +115,7 @@ pub fn router(
         .layer(from_fn_with_state(app.clone(), gate::origin))
         .layer(from_fn_with_state(app.clone(), access::log))
         .with_state(app);
-    Ok((router, metrics))
+    (router, metrics)
 }
 
 /// Serves until SIGTERM or SIGINT; then stops accepting, lets calls in flight finish (for at
@@ -127,7 +126,16 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
     let stop = CancellationToken::new();
     let tls = options.tls.as_ref().map(TlsFiles::server_config).transpose().map_err(|e| e.to_string())?;
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let (router, in_flight) = router(service.clone(), options, stop.clone())?;
+    // The store does blocking I/O (PostgreSQL's client runs its own runtime): off the workers.
+    let (keys, schema_version) = {
+        let service = service.clone();
+        tokio::task::spawn_blocking(move || Ok::<_, String>((service.any_key(), service.stats())))
+            .await
+            .map_err(|e| e.to_string())??
+    };
+    let keys = keys.map_err(|e| format!("cannot read the API keys: {e}"))?;
+    let schema_version = schema_version.map_err(|e| format!("cannot read the database: {e}"))?.schema_version;
+    let (router, in_flight) = router(service.clone(), options, stop.clone(), schema_version);
     let tcp =
         tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let local = tcp.local_addr().map_err(|e| e.to_string())?;
@@ -137,11 +145,6 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
         }
         None => tls::ServerListener::Plain(tcp),
     };
-    let keys = {
-        let service = service.clone();
-        tokio::task::spawn_blocking(move || service.any_key()).await.map_err(|e| e.to_string())?
-    }
-    .map_err(|e| e.to_string())?;
     if loopback && !keys {
         tracing::warn!(
             "no API keys exist: serving without authentication, as the local user, to this machine only. Make keys with `cortex keys create` to require them"

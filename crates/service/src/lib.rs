@@ -32,6 +32,7 @@ mod typos;
 pub use caller::Caller;
 pub use config::Config;
 pub use error::{Result, ServiceError};
+pub use search::RouteLists;
 
 use cortex_store::Store;
 use scope_inference::InferredScope;

@@ -5,7 +5,7 @@
 //! the characters of that JSON, and tokens counted conservatively as characters / 3. Each
 //! case runs brief (the default for a search) and full (every field: the shape before issue 17).
 
-use crate::eval::lines;
+use crate::eval::dataset::lines;
 use crate::output;
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;

@@ -226,6 +226,14 @@ def test_roles_a_read_key_finds_but_may_not_store(db, serve):
     run(body)
     log = "".join(server.stderr_lines)
     assert re.search(r'key="reader" tool="memory_store" outcome="forbidden"', log), log
+    # The refused store is in the audit trail as a blocked attempt by that key, and the trail
+    # still verifies.
+    records = cortex(db, "audit", "--limit", "100")["records"]
+    blocked = [r for r in records if r["operation"] == "blocked"]
+    assert len(blocked) == 1, records
+    assert blocked[0]["actor"] == "key:reader" and blocked[0]["kind"] == "todo", blocked
+    assert "role write" in blocked[0]["summary"], blocked
+    assert cortex(db, "audit", "--verify")["ok"] is True
 
 
 def audit_hash(prev, *fields):

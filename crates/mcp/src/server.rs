@@ -188,6 +188,30 @@ fn forbidden(principal: &Principal, tool: &str) -> CallToolResult {
     }}))
 }
 
+/// A store refused by role, recorded in the audit trail as blocked attempts (what was tried,
+/// by which key, why); a failure to record is logged, never the caller's answer.
+async fn audit_refused_store(
+    service: Arc<MemoryService>,
+    args: Value,
+    principal: &Principal,
+    refusal: &CallToolResult,
+) {
+    let reason = refusal
+        .structured_content
+        .as_ref()
+        .and_then(|c| c["error"]["message"].as_str())
+        .unwrap_or("memory_store needs role write")
+        .to_string();
+    let actor = format!("key:{}", principal.key);
+    let recorded =
+        tokio::task::spawn_blocking(move || service.audit_refused_store(&args, &actor, &reason)).await;
+    match recorded {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => tracing::warn!("a store refused by role was not recorded in the audit trail: {e}"),
+        Err(e) => tracing::warn!("a store refused by role was not recorded in the audit trail: {e}"),
+    }
+}
+
 /// The find mode a call asked for (the label of its figures); `store` for memory_store.
 fn mode_label(tool: &str, args: &Value) -> &'static str {
     if tool != FIND_TOOL {
@@ -251,7 +275,13 @@ impl ServerHandler for CortexServer {
         }
         let mode = mode_label(tool, &args);
         let (result, outcome) = match principal {
-            Some(p) if !p.role.covers(role_for_tool(tool)) => (forbidden(p, tool), "forbidden"),
+            Some(p) if !p.role.covers(role_for_tool(tool)) => {
+                let refusal = forbidden(p, tool);
+                if tool == STORE_TOOL {
+                    audit_refused_store(service.clone(), args, p, &refusal).await;
+                }
+                (refusal, "forbidden")
+            }
             _ if tool == STORE_TOOL => self.run(service, move |s| s.store(&args)).await?,
             _ => self.run(service, move |s| s.find(&args)).await?,
         };

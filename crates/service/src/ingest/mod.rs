@@ -10,11 +10,13 @@
 //! - [`vectors`]: embedding and near-duplicates
 //! - [`write`]: the transaction, and each outcome as its item's result
 //! - [`results`]: one result per input item, and the summary
+//! - [`refused`]: a store the caller's role may not make, recorded as blocked attempts
 
 mod batch;
 mod govern;
 mod natural_keys;
 mod references;
+mod refused;
 mod results;
 mod vectors;
 mod write;

@@ -234,6 +234,16 @@ def test_roles_a_read_key_finds_but_may_not_store(db, serve):
     assert cortex(db, "find", "write key", "--mode", "fast", "--json")["hits"], "and nothing was deleted"
     log = "".join(server.stderr_lines)
     assert re.search(r'key="reader" tool="memory_store" outcome="forbidden"', log), log
+    # Both refused stores are in the audit trail as blocked attempts by that key (the new item
+    # as the item it would have been, the delete on the item it named), and the trail still
+    # verifies.
+    records = cortex(db, "audit", "--limit", "100")["records"]
+    blocked = [r for r in records if r["operation"] == "blocked"]
+    assert len(blocked) == 2, records
+    assert all(b["actor"] == "key:reader" and "role write" in b["summary"] for b in blocked), blocked
+    assert blocked[0]["kind"] == "todo" and blocked[0]["item_id"] != written, blocked
+    assert blocked[1]["item_id"] == written, blocked
+    assert cortex(db, "audit", "--verify")["ok"] is True
 
 
 def audit_hash(prev, *fields):

@@ -128,21 +128,6 @@ impl CortexServer {
         })
     }
 
-    /// A store refused for the key's role: each stored item it named is recorded as a `blocked`
-    /// attempt. A failure to record is logged; the caller is refused either way.
-    async fn audit_refusal(&self, service: Arc<MemoryService>, principal: &Principal, args: Value) {
-        let reason = format!(
-            "refused: the API key `{}` has role {}; memory_store needs write",
-            principal.key,
-            principal.role.as_str()
-        );
-        match tokio::task::spawn_blocking(move || service.record_refused_store(&args, &reason)).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => tracing::error!(error = %e, "cannot audit a store refused for its key's role"),
-            Err(e) => tracing::error!(error = %e, "cannot audit a store refused for its key's role"),
-        }
-    }
-
     /// Counts a finished call for `/metrics` and notes it for the access log.
     fn record(
         &self,
@@ -201,6 +186,30 @@ fn forbidden(principal: &Principal, tool: &str) -> CallToolResult {
         ),
         "human_hint": format!("this key may only read: use memory_find, or ask the server's admin for a key with role {}", needed.as_str()),
     }}))
+}
+
+/// A store refused by role, recorded in the audit trail as blocked attempts (what was tried,
+/// by which key, why); a failure to record is logged, never the caller's answer.
+async fn audit_refused_store(
+    service: Arc<MemoryService>,
+    args: Value,
+    principal: &Principal,
+    refusal: &CallToolResult,
+) {
+    let reason = refusal
+        .structured_content
+        .as_ref()
+        .and_then(|c| c["error"]["message"].as_str())
+        .unwrap_or("memory_store needs role write")
+        .to_string();
+    let actor = format!("key:{}", principal.key);
+    let recorded =
+        tokio::task::spawn_blocking(move || service.audit_refused_store(&args, &actor, &reason)).await;
+    match recorded {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => tracing::warn!("a store refused by role was not recorded in the audit trail: {e}"),
+        Err(e) => tracing::warn!("a store refused by role was not recorded in the audit trail: {e}"),
+    }
 }
 
 /// The find mode a call asked for (the label of its figures); `store` for memory_store.
@@ -267,8 +276,11 @@ impl ServerHandler for CortexServer {
         let mode = mode_label(tool, &args);
         let (result, outcome) = match principal {
             Some(p) if !p.role.covers(role_for_tool(tool)) => {
-                self.audit_refusal(service, p, args).await;
-                (forbidden(p, tool), "forbidden")
+                let refusal = forbidden(p, tool);
+                if tool == STORE_TOOL {
+                    audit_refused_store(service.clone(), args, p, &refusal).await;
+                }
+                (refusal, "forbidden")
             }
             _ if tool == STORE_TOOL => self.run(service, move |s| s.store(&args)).await?,
             _ => self.run(service, move |s| s.find(&args)).await?,

@@ -13,6 +13,9 @@ impl MemoryService {
     /// The briefing for the project of `scope` (else the inferred one), the caller's branch
     /// first, within `budget_tokens`.
     pub fn context(&self, scope: Option<&Scope>, budget_tokens: usize) -> Result<String> {
+        if let (Some(bound), Some(scope)) = (&self.bound, scope) {
+            bound.check_read(scope)?;
+        }
         let filter = ScopeFilter::resolve(&self.inferred.scope, scope, Some(ScopeLevel::Project));
         let now = self.now()?;
         let branch = filter.caller.branch.clone();

@@ -1,7 +1,7 @@
 //! The memory service: the one place the MCP tools and the CLI reach. It turns requests into
 //! domain operations and store calls, and answers with the types in [`response`].
 //!
-//! - [`ingest`]: the store flow (`memory_store`); `references`: graph links resolved to ids
+//! - [`ingest`]: the store flow (`memory_store`), one pipeline of stages over a batch
 //! - [`search`]: the find flow (`memory_find`); `expand`: graph expansion and citations
 //! - [`config`], [`scope_inference`]: where the server stands
 //! - `caller`, `tenant`: who a request comes from, and the store as an API key's holder sees it
@@ -18,7 +18,6 @@ mod expand;
 mod ingest;
 pub mod keys;
 pub mod purge;
-mod references;
 pub mod reindex;
 pub mod report;
 pub mod response;
@@ -33,6 +32,7 @@ mod typos;
 pub use caller::Caller;
 pub use config::Config;
 pub use error::{Result, ServiceError};
+pub use search::RouteLists;
 
 use cortex_store::Store;
 use scope_inference::InferredScope;

@@ -16,7 +16,7 @@ const fn setting(name: &'static str, default: &'static str) -> Setting {
     Setting { name, default }
 }
 
-pub const SETTINGS: [Setting; 22] = [
+pub const SETTINGS: [Setting; 24] = [
     setting("CORTEX_DB", "<user data dir>/cortex/memory.db"),
     setting("CORTEX_DB_POOL_SIZE", "8"),
     setting("CORTEX_DB_READ_URL", "none: finds read the primary"),
@@ -39,6 +39,8 @@ pub const SETTINGS: [Setting; 22] = [
     setting("CORTEX_HTTP_MAX_BODY_BYTES", "67108864"),
     setting("CORTEX_HTTP_CALL_TIMEOUT_MS", "30000"),
     setting("CORTEX_HTTP_MAX_CONCURRENT", "16 calls per key"),
+    setting("CORTEX_HTTP_TLS_CERT", "none: plain HTTP"),
+    setting("CORTEX_HTTP_TLS_KEY", "none: plain HTTP"),
 ];
 
 /// A setting as it applies to this process.

@@ -90,7 +90,15 @@ impl BoundedStore {
                         .is_some_and(|s| self.admits(&record.scope.or(&s.record.scope)))
             }
             WriteOp::Delete { id, .. } | WriteOp::Supersede { id, .. } => inside.contains(id),
-            WriteOp::Blocked(attempt) => inside.contains(&attempt.id),
+            // A refusal recorded about a stored item must be about one inside; one about an
+            // item never stored must be scoped inside.
+            WriteOp::Blocked(attempt) => {
+                self.admits(&attempt.scope)
+                    && stored
+                        .iter()
+                        .find(|s| s.record.id == attempt.id)
+                        .is_none_or(|_| inside.contains(&attempt.id))
+            }
             // Moving items between stores is the local user's (`cortex import`).
             WriteOp::Import { .. } => false,
         }

@@ -169,12 +169,12 @@ fn a_store_refused_for_its_role_is_audited_on_the_items_it_named(db: &TestDb) {
         {"kind": "todo", "content": "a new item names no stored item"},
         {"operation": "delete", "id": "not-an-id"},
     ]});
-    let recorded = under_key.record_refused_store(&request, "refused: role read").unwrap();
-    assert_eq!(recorded, 1, "only the item inside the key's bound");
+    let recorded = under_key.audit_refused_store(&request, "key:reader", "refused: role read").unwrap();
+    assert_eq!(recorded, 2, "the item inside the key's bound and the would-be new item; nothing outside");
     let trail = |id: &str| s.audit(Some(uuid::Uuid::parse_str(id).unwrap()), None, 10).unwrap();
     let inside_trail = trail(&inside);
     assert_eq!(inside_trail.iter().map(|r| r.operation.as_str()).collect::<Vec<_>>(), ["insert", "blocked"]);
-    assert_eq!(inside_trail[1].actor.as_deref(), Some("eve"));
+    assert_eq!(inside_trail[1].actor.as_deref(), Some("key:reader"));
     assert!(inside_trail[1].summary.contains("role read"), "{}", inside_trail[1].summary);
     assert_eq!(trail(&outside).len(), 1, "nothing recorded outside the bound");
     let v = s.verify_audit(&VerifyOptions { full: true, anchor: None }).unwrap();

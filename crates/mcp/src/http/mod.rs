@@ -8,6 +8,7 @@
 //! - `principal`: who a request comes from, as the MCP server reads it
 //! - `access`: one log line per request; `metrics`: the Prometheus figures
 //! - `ops`: health, readiness, metrics; `problem`: refusals as JSON
+//! - `tls`: HTTPS (`--tls-cert` / `--tls-key`)
 
 mod access;
 mod gate;
@@ -17,14 +18,17 @@ mod ops;
 mod options;
 pub(crate) mod principal;
 mod problem;
+mod tls;
 
 pub use metrics::Metrics;
 pub use options::HttpOptions;
+pub use tls::TlsFiles;
 
 use crate::CortexServer;
 use axum::Router;
 use axum::middleware::from_fn_with_state;
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use cortex_service::MemoryService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -120,6 +124,8 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
     let addr = options.addr;
     let loopback = options.is_loopback();
     let stop = CancellationToken::new();
+    let tls = options.tls.as_ref().map(TlsFiles::server_config).transpose().map_err(|e| e.to_string())?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
     // The store does blocking I/O (PostgreSQL's client runs its own runtime): off the workers.
     let (keys, schema_version) = {
         let service = service.clone();
@@ -130,26 +136,34 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
     let keys = keys.map_err(|e| format!("cannot read the API keys: {e}"))?;
     let schema_version = schema_version.map_err(|e| format!("cannot read the database: {e}"))?.schema_version;
     let (router, in_flight) = router(service.clone(), options, stop.clone(), schema_version);
-    let listener =
+    let tcp =
         tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    let local = tcp.local_addr().map_err(|e| e.to_string())?;
+    let listener = match tls {
+        Some(config) => {
+            tls::ServerListener::Tls(tls::TlsListener::new(tcp, config).map_err(|e| e.to_string())?)
+        }
+        None => tls::ServerListener::Plain(tcp),
+    };
     if loopback && !keys {
         tracing::warn!(
             "no API keys exist: serving without authentication, as the local user, to this machine only. Make keys with `cortex keys create` to require them"
         );
     }
     // The address goes to stderr as the first line a script can wait for.
-    tracing::info!(addr = %local, auth = if loopback && !keys { "none (loopback, no keys)" } else { "API keys" }, "cortex serving MCP over HTTP at http://{local}/mcp");
+    tracing::info!(addr = %local, auth = if loopback && !keys { "none (loopback, no keys)" } else { "API keys" }, "cortex serving MCP over HTTP at {scheme}://{local}/mcp");
     let signalled = CancellationToken::new();
-    let server = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown({
-            let signalled = signalled.clone();
-            async move {
-                shutdown_signal().await;
-                tracing::info!("stopping: no new connections; finishing the calls in flight");
-                signalled.cancel();
-            }
-        });
+    // `tap_io` (doing nothing) gives either listener the peer address as connect info.
+    let server =
+        axum::serve(listener.tap_io(|_| {}), router.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown({
+                let signalled = signalled.clone();
+                async move {
+                    shutdown_signal().await;
+                    tracing::info!("stopping: no new connections; finishing the calls in flight");
+                    signalled.cancel();
+                }
+            });
     // Once signalled: wait for the calls in flight (bounded), then end sessions and their
     // streams, which lets the connections that carry them close.
     let drain = {

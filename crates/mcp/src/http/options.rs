@@ -26,6 +26,8 @@ pub struct HttpOptions {
     pub call_timeout: Duration,
     /// Calls one key may have running at once.
     pub max_concurrent_per_key: usize,
+    /// HTTPS with these files; plain HTTP when `None`.
+    pub tls: Option<super::TlsFiles>,
 }
 
 impl HttpOptions {
@@ -65,7 +67,13 @@ impl HttpOptions {
                 1,
                 4096,
             )? as usize,
+            tls: None,
         })
+    }
+
+    /// Serves HTTPS with these files (`--tls-cert` / `--tls-key`, checked already).
+    pub fn with_tls(self, tls: Option<super::TlsFiles>) -> HttpOptions {
+        HttpOptions { tls, ..self }
     }
 
     /// Whether only this machine can reach the server.

@@ -6,13 +6,16 @@
 //! - [`hits`]: the page's hits
 //! - [`budget`]: the response cut to its size budget, saying what was left out
 //! - [`suggest`]: hints when recall is low
+//! - [`explain`]: each route's raw candidates, for tuning the fusion offline
 
 mod budget;
 mod candidates;
 mod deadline;
+mod explain;
 mod hits;
 mod suggest;
 
+pub use explain::RouteLists;
 pub(crate) use hits::{hit, parts_for};
 
 use crate::response::{FindResponse, Hit, Route, SearchedScope};

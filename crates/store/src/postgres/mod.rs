@@ -22,6 +22,7 @@ mod params;
 mod preflight;
 mod read;
 mod row;
+mod tls;
 mod tsquery;
 mod vector_index;
 mod write;
@@ -34,14 +35,13 @@ use crate::{
     WriteContext, WriteOp, WriteOutcome,
 };
 use cortex_domain::graph::Cascade;
-use postgres::NoTls;
 use r2d2_postgres::PostgresConnectionManager;
 use std::time::Duration;
 use uuid::Uuid;
 
 pub use migrate::MIGRATIONS;
 
-type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
+type Pool = r2d2::Pool<PostgresConnectionManager<tls::Tls>>;
 
 /// The database's clock in epoch ms: the one time every client of a shared server agrees on.
 pub(crate) const NOW_MS: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
@@ -68,26 +68,28 @@ impl PostgresStore {
     /// Connects, checks the server (version, extensions), migrates, and opens the pools.
     pub fn open(url: &str, read_url: Option<&str>, pool: PoolConfig) -> Result<PostgresStore> {
         let label = redacted(url);
+        let (url, tls) = tls::configure(url, &label)?;
         let config: postgres::Config = url
             .parse()
             .map_err(|e| StoreError::Open { path: label.clone(), reason: format!("not a valid URL: {e}") })?;
         // One direct connection first: its error says precisely why (refused, auth, no such
         // database), where a pool would only report a timeout.
         let mut client = config
-            .connect(NoTls)
+            .connect(tls.clone())
             .map_err(|e| StoreError::Open { path: label.clone(), reason: connect_reason(&e) })?;
         preflight::check(&mut client, &label)?;
         migrate::run(&mut client)?;
         drop(client);
-        let primary = build_pool(config, pool.size, &label)?;
+        let primary = build_pool(config, tls, pool.size, &label)?;
         let reads = match read_url {
             Some(read_url) => {
                 let read_label = redacted(read_url);
+                let (read_url, read_tls) = tls::configure(read_url, &read_label)?;
                 let read_config: postgres::Config = read_url.parse().map_err(|e| StoreError::Open {
                     path: read_label.clone(),
                     reason: format!("not a valid URL: {e}"),
                 })?;
-                build_pool(read_config, pool.size, &read_label)?
+                build_pool(read_config, read_tls, pool.size, &read_label)?
             }
             None => primary.clone(),
         };
@@ -100,11 +102,11 @@ impl PostgresStore {
         })
     }
 
-    fn primary(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>> {
+    fn primary(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<tls::Tls>>> {
         Ok(self.primary.get()?)
     }
 
-    fn reads(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>> {
+    fn reads(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<tls::Tls>>> {
         Ok(self.reads.get()?)
     }
 
@@ -117,12 +119,12 @@ impl PostgresStore {
     }
 }
 
-fn build_pool(config: postgres::Config, size: u32, label: &str) -> Result<Pool> {
+fn build_pool(config: postgres::Config, tls: tls::Tls, size: u32, label: &str) -> Result<Pool> {
     r2d2::Pool::builder()
         .max_size(size.max(1))
         .min_idle(Some(1))
         .connection_timeout(CHECKOUT_TIMEOUT)
-        .build(PostgresConnectionManager::new(config, NoTls))
+        .build(PostgresConnectionManager::new(config, tls))
         .map_err(|e| StoreError::Open { path: label.to_string(), reason: e.to_string() })
 }
 
@@ -142,6 +144,11 @@ pub fn redacted(url: &str) -> String {
 
 fn connect_reason(e: &postgres::Error) -> String {
     let detail = e.as_db_error().map_or_else(|| e.to_string(), |db| db.message().to_string());
+    if detail.contains("certificate") || detail.contains("TLS") || detail.contains("tls") {
+        return format!(
+            "{detail}. The TLS connection failed: with sslmode=verify-ca or verify-full, sslrootcert must name the CA that signed the server's certificate (and, for verify-full, the URL's host must be a name in that certificate); a server without TLS needs sslmode=disable or prefer"
+        );
+    }
     format!(
         "{detail}. Check that the server is running and reachable, and that the URL's user, password and database are right"
     )

@@ -1,0 +1,345 @@
+//! Issue 18, item 4: the holder of an API key stays inside its tenant bound on every path that
+//! reads or writes. Each test seeds two orgs and two projects as the local user, then tries,
+//! as a key bound to acme/api, to see or touch the other tenants' items — by query at every
+//! scope width, by id, by cursor, through suggestions, spelling, the graph, the history and the
+//! briefing, and by update, delete, `supersedes`, relation ends, natural keys and duplicates —
+//! and shows that nothing of them comes back and nothing of them changes (the export of their
+//! items is the same before and after). On every backend.
+
+use cortex_domain::tenant::Bound;
+use cortex_service::config::embedder_from_env;
+use cortex_service::response::{FindResponse, ItemStatus, StoreResponse};
+use cortex_service::scope_inference::InferredScope;
+use cortex_service::semantic::EmbedderChoice;
+use cortex_service::{Caller, Config, MemoryService, ServiceError};
+use cortex_testdb::{TestDb, per_backend};
+use serde_json::{Value, json};
+
+per_backend!(
+    finds_by_query_never_show_another_tenant,
+    reads_by_id_history_and_briefing_of_another_tenant_find_nothing,
+    writes_naming_another_tenant_change_nothing,
+    duplicates_and_natural_keys_stay_inside_the_tenant,
+    cursors_suggestions_and_spelling_stay_inside_the_tenant,
+    finds_by_meaning_never_show_another_tenant,
+    a_key_with_several_projects_needs_a_project_to_write,
+);
+
+/// What the local user stored, per tenant.
+struct Seeded {
+    local: MemoryService,
+    /// acme/api: what the key may reach.
+    inside: Vec<String>,
+    /// acme/web and globex/api: what it may not.
+    outside: Vec<String>,
+}
+
+fn open(db: &TestDb, embedder: EmbedderChoice) -> MemoryService {
+    let scope = InferredScope::fixed("acme", "api", "main");
+    MemoryService::open(&Config::new(db.target().clone(), scope, embedder)).unwrap()
+}
+
+fn store(service: &MemoryService, items: Value) -> StoreResponse {
+    service.store(&json!({ "items": items })).unwrap()
+}
+
+fn ids(r: &StoreResponse) -> Vec<String> {
+    r.results.iter().map(|r| r.id.clone().unwrap_or_else(|| panic!("not stored: {r:?}"))).collect()
+}
+
+fn at(org: &str, project: &str) -> Value {
+    json!({"org": org, "project": project, "branch": "main"})
+}
+
+/// Two tenants' worth of webhook knowledge, alike in words so every search could mix them.
+fn seed(db: &TestDb, embedder: EmbedderChoice) -> Seeded {
+    let local = open(db, embedder);
+    let mut inside = ids(&store(
+        &local,
+        json!([
+            {"kind": "decision", "scope": at("acme", "api"), "data": {"component": "webhooks", "status": "accepted",
+             "title": "Retry failed webhook deliveries with exponential backoff", "rationale": "receivers recover"}},
+            {"kind": "entity", "scope": at("acme", "api"), "data": {"entity_type": "service", "name": "billing"}},
+            {"kind": "issue", "scope": at("acme", "api"), "data": {"tracker": "jira", "external_id": "OPS-1", "status": "open",
+             "title": "Webhook retries pile up in the billing queue"}},
+        ]),
+    ));
+    let outside = ids(&store(
+        &local,
+        json!([
+            {"kind": "decision", "scope": at("globex", "api"), "data": {"component": "webhooks", "status": "accepted",
+             "title": "Retry failed webhook deliveries from the zanzibar gateway", "rationale": "globex secret plan"}},
+            {"kind": "entity", "scope": at("globex", "api"), "data": {"entity_type": "service", "name": "billing"}},
+            {"kind": "issue", "scope": at("globex", "api"), "data": {"tracker": "jira", "external_id": "OPS-1", "status": "open",
+             "title": "Webhook retries stall at the zanzibar gateway"}},
+            {"kind": "section", "scope": at("acme", "web"), "data": {"title": "Webhook retries in the web console",
+             "body": "The web console shows failed webhook deliveries and their retries."}},
+            {"kind": "todo", "scope": at("globex", "api"), "data": {"title": "Rotate the zanzibar webhook secret", "status": "open"}},
+        ]),
+    ));
+    let relation = store(
+        &local,
+        json!([{"kind": "relation", "scope": at("globex", "api"), "data": {"from": outside[1], "to": outside[0],
+                "relation_type": "implements"}}]),
+    );
+    inside.truncate(3);
+    let mut outside = outside;
+    outside.extend(ids(&relation));
+    Seeded { local, inside, outside }
+}
+
+fn acme_api() -> Caller {
+    Caller::for_key(Bound { org: "acme".into(), projects: vec!["api".into()] }, None, None).unwrap()
+}
+
+/// Every stored field of the items outside the key's reach, as the local user exports them.
+fn outside_export(s: &Seeded) -> String {
+    let lines = s.local.export_page(None, 10_000).unwrap();
+    let outside: Vec<String> = lines
+        .iter()
+        .filter(|l| s.outside.contains(&l.id.to_string()))
+        .map(|l| serde_json::to_string(l).unwrap())
+        .collect();
+    assert_eq!(outside.len(), s.outside.len(), "every outside item exported");
+    outside.join("\n")
+}
+
+fn hit_ids(r: &FindResponse) -> Vec<String> {
+    let mut out: Vec<String> = r.hits.iter().map(|h| h.id.to_string()).collect();
+    if let Some(graph) = &r.graph {
+        out.extend(serde_json::to_value(graph).unwrap().to_string().split('"').map(str::to_string));
+    }
+    out
+}
+
+/// No id, title word or text of the other tenants anywhere in the answer, other than the
+/// caller's own words and ids said back (which ids were missing, which words no item holds).
+fn assert_nothing_outside(s: &Seeded, r: &FindResponse) {
+    let mut r = serde_json::to_value(r).unwrap();
+    r.as_object_mut().unwrap().remove("missing_ids");
+    if let Some(suggestions) = r["suggestions"].as_array_mut() {
+        suggestions.retain(|s| !s.as_str().unwrap().starts_with("no stored item contains"));
+    }
+    let text = r.to_string();
+    for id in &s.outside {
+        assert!(!text.contains(id.as_str()), "item {id} of another tenant in {text}");
+    }
+    for word in ["zanzibar", "globex", "console"] {
+        assert!(!text.to_lowercase().contains(word), "`{word}` of another tenant in {text}");
+    }
+}
+
+fn find(service: &MemoryService, args: Value) -> FindResponse {
+    service.find(&args).unwrap_or_else(|e| panic!("{args}: {e}"))
+}
+
+fn finds_by_query_never_show_another_tenant(db: &TestDb) {
+    let s = seed(db, EmbedderChoice::None);
+    let key = s.local.for_caller(&acme_api());
+    for widen in ["branch", "project", "org", "all"] {
+        for mode in ["fast", "auto", "deep"] {
+            for expand in ["none", "relations", "all"] {
+                let r = find(
+                    &key,
+                    json!({"query": "webhook retries zanzibar gateway console", "widen": widen, "mode": mode,
+                           "expand": expand, "detail": "full", "limit": 50}),
+                );
+                assert!(!r.hits.is_empty(), "{widen}/{mode}: the key's own items are found");
+                assert!(hit_ids(&r).iter().any(|id| s.inside.contains(id)));
+                assert_nothing_outside(&s, &r);
+            }
+        }
+    }
+    // The local user sees both tenants with the same query: the words do match there.
+    let all = find(
+        &s.local,
+        json!({"query": "webhook retries zanzibar gateway console", "widen": "all", "limit": 50}),
+    );
+    assert!(s.outside.iter().any(|id| all.hits.iter().any(|h| &h.id.to_string() == id)));
+    // Naming another tenant's scope is refused, saying why.
+    for scope in [json!({"org": "globex"}), json!({"org": "acme", "project": "web"})] {
+        match key.find(&json!({"query": "webhook", "scope": scope})) {
+            Err(ServiceError::Invalid(e)) => assert_eq!(e.code.as_str(), "forbidden_scope", "{e:?}"),
+            other => panic!("{scope}: {other:?}"),
+        }
+    }
+}
+
+fn reads_by_id_history_and_briefing_of_another_tenant_find_nothing(db: &TestDb) {
+    let s = seed(db, EmbedderChoice::None);
+    let key = s.local.for_caller(&acme_api());
+    let all: Vec<&String> = s.inside.iter().chain(&s.outside).collect();
+    let r = find(&key, json!({"ids": all, "expand": "all"}));
+    let mut missing = r.missing_ids.clone();
+    missing.sort();
+    let mut outside = s.outside.clone();
+    outside.sort();
+    assert_eq!(missing, outside, "another tenant's ids read as ids of no item");
+    assert_eq!(r.hits.len(), s.inside.len());
+    assert_nothing_outside(&s, &r);
+    for id in &s.outside {
+        let id = uuid::Uuid::parse_str(id).unwrap();
+        assert!(key.audit(Some(id), None, 100).unwrap().is_empty(), "history of {id}");
+        assert!(!s.local.audit(Some(id), None, 100).unwrap().is_empty(), "the local user sees it");
+    }
+    let briefing = key.context(None, 4_000).unwrap();
+    assert!(briefing.contains("exponential backoff"), "{briefing}");
+    assert!(!briefing.contains("zanzibar") && !briefing.contains("console"), "{briefing}");
+    let globex = cortex_domain::Scope { org: Some("globex".into()), ..Default::default() };
+    assert!(matches!(key.context(Some(&globex), 4_000), Err(ServiceError::Invalid(_))));
+}
+
+fn writes_naming_another_tenant_change_nothing(db: &TestDb) {
+    let s = seed(db, EmbedderChoice::None);
+    let before = outside_export(&s);
+    let key = s.local.for_caller(&acme_api());
+    let (decision, entity, _issue, web, todo, relation) =
+        (&s.outside[0], &s.outside[1], &s.outside[2], &s.outside[3], &s.outside[4], &s.outside[5]);
+    let r = store(
+        &key,
+        json!([
+            {"kind": "decision", "id": decision, "data": {"component": "webhooks", "status": "accepted",
+             "title": "Overwritten", "rationale": "taken over"}},
+            {"kind": "section", "id": web, "data": {"title": "Overwritten", "body": "taken over"}},
+            {"kind": "todo", "operation": "delete", "id": todo},
+            {"kind": "relation", "operation": "delete", "id": relation},
+            {"kind": "decision", "data": {"component": "webhooks", "status": "accepted", "title": "Replaces theirs",
+             "rationale": "taken over"}, "supersedes": decision},
+            {"kind": "relation", "data": {"from": s.inside[1], "to": entity, "relation_type": "calls"}},
+            {"kind": "observation", "data": {"entity": entity, "text": "taken over"}},
+            {"kind": "section", "scope": {"org": "globex"}, "data": {"title": "Planted", "body": "in globex"}},
+            {"kind": "section", "scope": {"project": "web"}, "data": {"title": "Planted", "body": "in web"}},
+            {"kind": "decision", "id": s.inside[0], "scope": {"org": "globex"}, "data": {"component": "webhooks",
+             "status": "accepted", "title": "Moved", "rationale": "moved out"}},
+            {"kind": "section", "data": {"title": "Mine", "body": "a section of acme/api"}},
+        ]),
+    );
+    let codes: Vec<Option<String>> = r
+        .results
+        .iter()
+        .map(|r| {
+            r.error.as_ref().map(|e| serde_json::to_value(e).unwrap()["code"].as_str().unwrap().to_string())
+        })
+        .collect();
+    let expect =
+        |i: usize, code: &str| assert_eq!(codes[i].as_deref(), Some(code), "item {i}: {:?}", r.results[i]);
+    for i in 0..7 {
+        expect(i, "not_found");
+    }
+    for i in 7..10 {
+        expect(i, "forbidden_scope");
+    }
+    assert_eq!(r.results[10].status, ItemStatus::Inserted, "the batch's valid item is written");
+    for (i, result) in r.results.iter().enumerate().take(10) {
+        assert_eq!(result.status, ItemStatus::ValidationError, "item {i}");
+        let text = serde_json::to_string(result).unwrap();
+        assert!(!text.contains("globex secret") && !text.contains("another project"), "{text}");
+    }
+    assert_eq!(outside_export(&s), before, "nothing of another tenant changed");
+    // The key's own decision was not moved out either.
+    let mine = find(&s.local, json!({"ids": [s.inside[0]]}));
+    assert_eq!(mine.hits[0].scope.as_ref().unwrap().org.as_deref(), Some("acme"));
+}
+
+fn duplicates_and_natural_keys_stay_inside_the_tenant(db: &TestDb) {
+    let s = seed(db, EmbedderChoice::None);
+    let globex_key = s.local.for_caller(
+        &Caller::for_key(Bound { org: "globex".into(), projects: vec![] }, Some("api"), None).unwrap(),
+    );
+    let before = outside_export(&s);
+    let r = store(
+        &s.local.for_caller(&acme_api()),
+        json!([
+            // The same text as globex's decision: a duplicate only of what the key can see.
+            {"kind": "decision", "data": {"component": "webhooks", "status": "accepted",
+             "title": "Retry failed webhook deliveries from the zanzibar gateway", "rationale": "globex secret plan"}},
+            // The same natural key as globex's issue (tracker + external_id), and as acme's own.
+            {"kind": "issue", "data": {"tracker": "jira", "external_id": "OPS-1", "status": "open", "title": "Webhook retries, again"}},
+            {"kind": "entity", "data": {"entity_type": "service", "name": "billing"}},
+        ]),
+    );
+    assert_eq!(r.results[0].status, ItemStatus::Inserted, "{:?}", r.results[0]);
+    assert_eq!(r.results[1].id.as_deref(), Some(s.inside[2].as_str()), "merged into acme's own issue");
+    assert_eq!(r.results[2].id.as_deref(), Some(s.inside[1].as_str()), "acme's own billing entity");
+    let text = serde_json::to_string(&r).unwrap();
+    for id in &s.outside {
+        assert!(!text.contains(id.as_str()), "{text}");
+    }
+    assert_eq!(outside_export(&s), before);
+    // And the other way round: globex's key merges into globex's own issue.
+    let r = store(
+        &globex_key,
+        json!([{"kind": "issue", "data": {"tracker": "jira", "external_id": "OPS-1", "status": "open",
+                                        "title": "Webhook retries stall, still"}}]),
+    );
+    assert_eq!(r.results[0].id.as_deref(), Some(s.outside[2].as_str()));
+}
+
+fn cursors_suggestions_and_spelling_stay_inside_the_tenant(db: &TestDb) {
+    let s = seed(db, EmbedderChoice::None);
+    let key = s.local.for_caller(&acme_api());
+    let globex_key = s.local.for_caller(
+        &Caller::for_key(Bound { org: "globex".into(), projects: vec!["api".into()] }, None, None).unwrap(),
+    );
+    // A cursor from globex's pages, replayed by acme's key.
+    let first = find(&globex_key, json!({"query": "webhook", "limit": 1}));
+    let cursor = first.next_cursor.clone().expect("globex has more than one page");
+    match key.find(&json!({"query": "webhook", "limit": 1, "cursor": cursor})) {
+        Ok(r) => assert_nothing_outside(&s, &r),
+        Err(ServiceError::Invalid(e)) => assert_eq!(e.code.as_str(), "bad_cursor"),
+        Err(e) => panic!("{e}"),
+    }
+    // A word only globex holds: no hit, no count, no spelling fix, no common word of theirs.
+    for mode in ["fast", "deep"] {
+        for query in ["zanzibar", "zanzibr gateway", "zanzibar -webhook"] {
+            let r = find(&key, json!({"query": query, "mode": mode, "widen": "all"}));
+            assert_nothing_outside(&s, &r);
+        }
+    }
+    // The same words do reach globex's own key.
+    let theirs = find(&globex_key, json!({"query": "zanzibr", "mode": "deep"}));
+    assert!(!theirs.hits.is_empty(), "{theirs:?}");
+}
+
+fn finds_by_meaning_never_show_another_tenant(db: &TestDb) {
+    let s = seed(db, embedder_from_env().unwrap());
+    let key = s.local.for_caller(&acme_api());
+    for query in ["how do we handle deliveries that fail at the gateway?", "what does the web console show?"]
+    {
+        for mode in ["auto", "deep"] {
+            let r = find(&key, json!({"query": query, "mode": mode, "widen": "all", "detail": "full"}));
+            assert_eq!(r.route_used.as_str(), "hybrid", "{r:?}");
+            assert_nothing_outside(&s, &r);
+        }
+    }
+    // A paraphrase of globex's text stored by acme's key is no near-duplicate of it.
+    let r = store(
+        &key,
+        json!([{"kind": "decision", "data": {"component": "webhooks", "status": "accepted",
+        "title": "Retry failed webhook deliveries coming from the zanzibar gateway", "rationale": "globex secret plan"}}]),
+    );
+    assert_eq!(r.results[0].status, ItemStatus::Inserted, "{:?}", r.results[0]);
+}
+
+fn a_key_with_several_projects_needs_a_project_to_write(db: &TestDb) {
+    let s = seed(db, EmbedderChoice::None);
+    let bound = Bound { org: "acme".into(), projects: vec!["api".into(), "web".into()] };
+    let key = s.local.for_caller(&Caller::for_key(bound.clone(), None, None).unwrap());
+    let r =
+        store(&key, json!([{"kind": "todo", "data": {"title": "Where does this go?", "status": "open"}}]));
+    let error = serde_json::to_value(r.results[0].error.as_ref().unwrap()).unwrap();
+    assert_eq!(error["code"], "missing_field", "{error}");
+    assert!(error["human_hint"].as_str().unwrap().contains("X-Cortex-Project"), "{error}");
+    // With the header, or naming the project, it is written there.
+    let web = s.local.for_caller(&Caller::for_key(bound, Some("web"), None).unwrap());
+    let r = store(&web, json!([{"kind": "todo", "data": {"title": "Goes to web", "status": "open"}}]));
+    assert_eq!(r.results[0].status, ItemStatus::Inserted);
+    let r = store(
+        &key,
+        json!([{"kind": "todo", "scope": {"project": "api"}, "data": {"title": "Goes to api", "status": "open"}}]),
+    );
+    assert_eq!(r.results[0].status, ItemStatus::Inserted);
+    // Both projects are found by the key; globex never is.
+    let r = find(&key, json!({"query": "goes", "widen": "org"}));
+    assert_eq!(r.hits.len(), 2, "{r:?}");
+}

@@ -129,6 +129,10 @@ impl Server {
             .args(["serve", "--http", &format!("127.0.0.1:{port}")])
             .env("CORTEX_DB", db)
             .env("CORTEX_LOG", "warn")
+            // The local user stands where the benchmark's queries look, as a key's holder does.
+            .env("CORTEX_ORG", "acme")
+            .env("CORTEX_PROJECT", "api")
+            .env("CORTEX_BRANCH", "main")
             .env("CORTEX_HTTP_MAX_CONCURRENT", "4096")
             .env("CORTEX_HTTP_RATE", "100000/s")
             .stdin(Stdio::null())

@@ -54,6 +54,9 @@ pub struct Outcome {
     pub errors: usize,
     /// The first error seen, to say what went wrong.
     pub first_error: Option<String>,
+    /// Finds that found nothing: a benchmark whose queries miss its corpus measures the
+    /// suggestions path instead of finds.
+    pub empty_finds: usize,
     pub latencies: Vec<(Call, Duration)>,
 }
 
@@ -94,6 +97,7 @@ pub fn apply(plan: &Plan, target: &Target) -> Outcome {
         elapsed: Duration::ZERO,
         errors: 0,
         first_error: None,
+        empty_finds: 0,
         latencies: Vec::with_capacity(total),
     }));
     let start = Instant::now() + Duration::from_millis(50);
@@ -112,9 +116,13 @@ pub fn apply(plan: &Plan, target: &Target) -> Outcome {
                     let Ok(mut r) = results.lock() else { break };
                     r.sent += 1;
                     r.latencies.push((call, latency));
-                    if let Err(e) = outcome {
-                        r.errors += 1;
-                        r.first_error.get_or_insert(e);
+                    match outcome {
+                        Ok(Some(0)) => r.empty_finds += 1,
+                        Ok(_) => {}
+                        Err(e) => {
+                            r.errors += 1;
+                            r.first_error.get_or_insert(e);
+                        }
                     }
                 }
             });
@@ -144,9 +152,9 @@ pub fn apply(plan: &Plan, target: &Target) -> Outcome {
     outcome
 }
 
-/// One tool call as a stateless POST; `Err` says what failed (transport, HTTP status, a
-/// JSON-RPC error or a tool error).
-fn send(agent: &ureq::Agent, target: &Target, call: Call, seed: u64) -> Result<(), String> {
+/// One tool call as a stateless POST: a find's number of hits; `Err` says what failed
+/// (transport, HTTP status, a JSON-RPC error or a tool error).
+fn send(agent: &ureq::Agent, target: &Target, call: Call, seed: u64) -> Result<Option<usize>, String> {
     let mut rng = Rng::new(seed.wrapping_mul(2_654_435_761).wrapping_add(7));
     let (tool, arguments) = match call {
         Call::FindFast => ("memory_find", json!({"query": corpus::query(&mut rng), "mode": "fast"})),
@@ -193,7 +201,7 @@ fn send(agent: &ureq::Agent, target: &Target, call: Call, seed: u64) -> Result<(
     if message["result"]["isError"] == json!(true) {
         return Err(format!("tool error: {}", message["result"]["structuredContent"]));
     }
-    Ok(())
+    Ok(message["result"]["structuredContent"]["hits"].as_array().map(Vec::len))
 }
 
 /// The JSON-RPC message of an answer sent as JSON, or as a server-sent event stream (the last
@@ -241,6 +249,9 @@ pub fn rows(
     }
     if let Some(e) = &outcome.first_error {
         output::line(&format!("first error ({} in all): {e}", outcome.errors));
+    }
+    if outcome.empty_finds > 0 {
+        output::line(&format!("{} finds of {} found nothing", outcome.empty_finds, plan.name));
     }
     out
 }

@@ -4,8 +4,8 @@
 //! any instruments?") while the answer is the reply stored right after it ("Yeah, I play
 //! clarinet!"), which shares none of them.
 //!
-//! So in `auto` and `deep`, each of a find's best candidates (its page, at most
-//! [`MAX_ANCHORS`]) lifts the item stored right after it in its session to at least
+//! So in `auto` and `deep`, each of a find's best candidates (the first half of its page, at
+//! most [`MAX_ANCHORS`]) lifts the item stored right after it in its session to at least
 //! [`NEXT_SHARE`] of its own relevance, and the item right before to [`PREVIOUS_SHARE`]. A
 //! neighbour keeps its own relevance when that is higher; one that no route found joins the
 //! candidates. The store finds neighbours among the [`NEIGHBOUR_WINDOW`] items stored on
@@ -26,7 +26,7 @@ pub const NEXT_SHARE: f64 = 0.8;
 pub const PREVIOUS_SHARE: f64 = 0.6;
 /// Candidates whose neighbours are looked up, at most: only the best can lift a neighbour onto
 /// the page (a neighbour gets a share of its anchor's relevance).
-pub const MAX_ANCHORS: usize = 20;
+pub const MAX_ANCHORS: usize = 10;
 /// How many items stored on either side of a candidate the store looks through for the nearest
 /// of the same session.
 pub const NEIGHBOUR_WINDOW: usize = 16;
@@ -49,9 +49,12 @@ impl Side {
 }
 
 /// How many of a find's best candidates lift their neighbours, for a page ending at `page_end`
-/// (offset + limit).
+/// (offset + limit): the first half of it. A neighbour gets at most [`NEXT_SHARE`] of its
+/// anchor's relevance, so one lifted by the second half rarely passes the page's last place;
+/// on locomo-dev the first 5 anchors of a 10-hit page gave the same figures, to four places, as
+/// all 10 or 20, at half the lookups.
 pub fn anchors(page_end: usize) -> usize {
-    page_end.min(MAX_ANCHORS)
+    page_end.div_ceil(2).min(MAX_ANCHORS)
 }
 
 /// The relevances with each neighbour lifted to at least its share of its anchor's, best
@@ -122,8 +125,9 @@ mod tests {
     }
 
     #[test]
-    fn anchors_are_the_page_up_to_a_cap() {
-        assert_eq!(anchors(10), 10);
+    fn anchors_are_the_first_half_of_the_page_up_to_a_cap() {
+        assert_eq!(anchors(10), 5);
+        assert_eq!(anchors(1), 1);
         assert_eq!(anchors(500), MAX_ANCHORS);
     }
 }

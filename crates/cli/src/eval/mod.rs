@@ -33,7 +33,8 @@ pub struct EvalArgs {
     /// Which qrels to score against: test (report) or train (tune).
     #[arg(long, default_value = "test")]
     split: String,
-    /// Routes to score, comma separated: fast (lexical), dense (dense only), auto, deep.
+    /// Routes to score, comma separated: fast (lexical), dense (dense only), auto, deep, and
+    /// auto-alone (auto without session neighbours, to see what each part gives).
     #[arg(long, value_delimiter = ',', default_value = "fast,dense,auto,deep")]
     routes: Vec<RouteName>,
     /// Also score `auto` with each of these fixed lexical weights (0–1), comma separated: the
@@ -58,6 +59,7 @@ enum RouteName {
     Dense,
     Auto,
     Deep,
+    AutoAlone,
 }
 
 /// One row group of the report: how its finds are asked.
@@ -75,6 +77,9 @@ impl Route {
             RouteName::Dense => ("dense", Mode::Auto, Some(Fusion::fixed(0.0))),
             RouteName::Auto => ("auto", Mode::Auto, None),
             RouteName::Deep => ("deep", Mode::Deep, None),
+            RouteName::AutoAlone => {
+                ("auto without neighbours", Mode::Auto, Some(Fusion { neighbours: false, ..Fusion::TUNED }))
+            }
         };
         Route { name: label.into(), mode, fusion }
     }

@@ -1,6 +1,6 @@
 //! Session neighbours: the items stored right before and after an item in its session
 //! (`source.session`), found among the few stored on either side by id (UUIDv7: creation
-//! order), through the primary key.
+//! order) through the primary key — one statement per item.
 
 use super::params::Params;
 use super::read::filter_sql;
@@ -18,34 +18,43 @@ pub fn session_neighbours(
 ) -> Result<Vec<Neighbour>> {
     let mut out = Vec::new();
     for id in ids {
-        let row = client.query_opt("SELECT source->>'session' FROM items WHERE id = $1", &[id])?;
-        let Some(session) = row.map(|r| r.try_get::<_, Option<String>>(0)).transpose()?.flatten() else {
-            continue;
-        };
-        for side in [Side::Before, Side::After] {
-            let (compare, order) = match side {
-                Side::Before => ("<", "DESC"),
-                Side::After => (">", "ASC"),
+        let mut params = Params::default();
+        let (anchor, limit) = (params.push(*id), params.push(window as i64));
+        let conditions = filter_sql(filters, &mut params);
+        // The window's items of the same session, in storage order; an item without a session
+        // compares to NULL and has none. The window (at most twice `window` ids) drives the
+        // join, each row read by primary key.
+        let sql = format!(
+            "SELECT i.id, i.updated_at, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment \
+             FROM ( \
+                 (SELECT id FROM items WHERE id < {anchor} ORDER BY id DESC LIMIT {limit}) \
+                 UNION ALL (SELECT id FROM items WHERE id > {anchor} ORDER BY id LIMIT {limit})) w \
+             JOIN items i ON i.id = w.id \
+             WHERE i.source->>'session' = (SELECT source->>'session' FROM items WHERE id = {anchor}){conditions} \
+             ORDER BY i.id"
+        );
+        let (mut before, mut after) = (None, None);
+        for row in client.query(&sql, &params.as_refs())? {
+            let found: Uuid = row.try_get(0)?;
+            let side = if found < *id { Side::Before } else { Side::After };
+            let neighbour = Neighbour {
+                of: *id,
+                side,
+                id: found,
+                updated_at: row.try_get(1)?,
+                scope: scope_at(&row, 2)?,
             };
-            let mut params = Params::default();
-            let (anchor, limit, same) =
-                (params.push(*id), params.push(window as i64), params.push(session.clone()));
-            let conditions = filter_sql(filters, &mut params);
-            let sql = format!(
-                "SELECT i.id, i.updated_at, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment \
-                 FROM items i WHERE i.id IN (SELECT id FROM items WHERE id {compare} {anchor} ORDER BY id {order} LIMIT {limit}) \
-                 AND i.source->>'session' = {same}{conditions} ORDER BY i.id {order} LIMIT 1"
-            );
-            if let Some(row) = client.query_opt(&sql, &params.as_refs())? {
-                out.push(Neighbour {
-                    of: *id,
-                    side,
-                    id: row.try_get(0)?,
-                    updated_at: row.try_get(1)?,
-                    scope: scope_at(&row, 2)?,
-                });
+            // Rows come in id order: the last before the item, the first after it.
+            match side {
+                Side::Before => before = Some(neighbour),
+                Side::After => {
+                    after = Some(neighbour);
+                    break;
+                }
             }
         }
+        out.extend(before);
+        out.extend(after);
     }
     Ok(out)
 }

@@ -1,13 +1,13 @@
 //! Session neighbours: the items stored right before and after an item in its session
 //! (`source.session`), found among the few stored on either side by id (UUIDv7: creation
-//! order), through the unique index on `id`.
+//! order) through the unique index on `id` — one statement per item.
 
 use super::read::filter_sql;
 use super::row::{parse_id, scope_at};
 use crate::{Filters, Neighbour, Result};
 use cortex_domain::neighbours::Side;
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, params_from_iter};
+use rusqlite::{Connection, params_from_iter};
 use uuid::Uuid;
 
 pub fn session_neighbours(
@@ -16,42 +16,42 @@ pub fn session_neighbours(
     filters: &Filters,
     window: usize,
 ) -> Result<Vec<Neighbour>> {
-    let mut session_of =
-        conn.prepare_cached("SELECT json_extract(source, '$.session') FROM items WHERE id = ?1")?;
     let mut out = Vec::new();
     for id in ids {
-        let session: Option<Option<String>> =
-            session_of.query_row([id.to_string()], |r| r.get(0)).optional()?;
-        let Some(Some(session)) = session else { continue };
-        for side in [Side::Before, Side::After] {
-            let (compare, order) = match side {
-                Side::Before => ("<", "DESC"),
-                Side::After => (">", "ASC"),
-            };
-            let mut params = vec![
-                SqlValue::Text(id.to_string()),
-                SqlValue::Integer(window as i64),
-                SqlValue::Text(session.clone()),
-            ];
-            let conditions = filter_sql(filters, &mut params);
-            let sql = format!(
-                "SELECT i.id, i.updated_at, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment \
-                 FROM items i WHERE i.rowid IN (SELECT rowid FROM items WHERE id {compare} ?1 ORDER BY id {order} LIMIT ?2) \
-                 AND json_extract(i.source, '$.session') = ?3{conditions} ORDER BY i.id {order} LIMIT 1"
-            );
-            let mut stmt = conn.prepare_cached(&sql)?;
-            let mut rows = stmt.query(params_from_iter(params))?;
-            if let Some(row) = rows.next()? {
-                let found: String = row.get(0)?;
-                out.push(Neighbour {
-                    of: *id,
-                    side,
-                    id: parse_id(&found, "id")?,
-                    updated_at: row.get(1)?,
-                    scope: scope_at(row, 2)?,
-                });
+        let mut params = vec![SqlValue::Text(id.to_string()), SqlValue::Integer(window as i64)];
+        let conditions = filter_sql(filters, &mut params);
+        // The window's items of the same session, in storage order; an item without a session
+        // compares to NULL and has none. CROSS JOIN keeps the window the outer loop: left to
+        // itself the planner walks the scope index, every item of the project.
+        let sql = format!(
+            "WITH w(r) AS ( \
+                 SELECT rowid FROM (SELECT rowid FROM items WHERE id < ?1 ORDER BY id DESC LIMIT ?2) \
+                 UNION ALL SELECT rowid FROM (SELECT rowid FROM items WHERE id > ?1 ORDER BY id LIMIT ?2)) \
+             SELECT i.id, i.updated_at, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment \
+             FROM w CROSS JOIN items i ON i.rowid = w.r \
+             WHERE json_extract(i.source, '$.session') = \
+                 (SELECT json_extract(source, '$.session') FROM items WHERE id = ?1){conditions} \
+             ORDER BY i.id"
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let mut rows = stmt.query(params_from_iter(params))?;
+        let (mut before, mut after) = (None, None);
+        while let Some(row) = rows.next()? {
+            let found = parse_id(&row.get::<_, String>(0)?, "id")?;
+            let side = if found < *id { Side::Before } else { Side::After };
+            let neighbour =
+                Neighbour { of: *id, side, id: found, updated_at: row.get(1)?, scope: scope_at(row, 2)? };
+            // Rows come in id order: the last before the item, the first after it.
+            match side {
+                Side::Before => before = Some(neighbour),
+                Side::After => {
+                    after = Some(neighbour);
+                    break;
+                }
             }
         }
+        out.extend(before);
+        out.extend(after);
     }
     Ok(out)
 }

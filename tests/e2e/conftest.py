@@ -7,6 +7,7 @@ import os
 import queue
 import subprocess
 import threading
+import time
 import urllib.parse
 import uuid
 from pathlib import Path
@@ -168,6 +169,16 @@ class RawServer:
             msg = json.loads(line)
             if msg.get("id") == request_id:
                 return msg
+
+    def stderr_shows(self, wanted, timeout: float = TIMEOUT) -> bool:
+        """Whether a line for which `wanted(line)` holds reaches stderr within `timeout`: the
+        log is written apart from the answer, so it may arrive just after it."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(wanted(line) for line in list(self.stderr_lines)):
+                return True
+            time.sleep(0.02)
+        return False
 
     def initialize(self, version: str) -> dict:
         self.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

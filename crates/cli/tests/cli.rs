@@ -14,6 +14,7 @@ per_backend!(
     a_tampered_database_is_refused_with_a_clear_message,
     migrate_reports_the_schema_version,
     audit_shows_an_items_history,
+    keys_are_created_once_listed_without_secrets_and_revoked,
 );
 
 /// The binary run in a fresh working folder on one test database.
@@ -93,8 +94,17 @@ fn store_takes_an_argument_or_a_file_and_refusals_exit_2(db: &TestDb) {
     assert_eq!(stdout_json(&out)["results"][0]["status"], "validation_error");
 
     let out = env.run(&["store", "not json"], None);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2), "what the user gave exits 2");
     assert!(String::from_utf8_lossy(&out.stderr).contains("not JSON"));
+
+    // An argument the command cannot use names its flag and exits 2; a file that cannot be
+    // read exits 1.
+    let out = env.run(&["audit", "--item", "not-an-id"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cortex: --item: \"not-an-id\" is not an item id"));
+    let out = env.run(&["store", "--file", "/no/such/items.json"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read /no/such/items.json"));
 }
 
 fn stats_and_doctor_report_the_database_and_scope(db: &TestDb) {
@@ -315,6 +325,39 @@ fn audit_shows_an_items_history(db: &TestDb) {
     assert_eq!(stdout_json(&since)["records"].as_array().unwrap().len(), 2);
     let bad = env.run(&["audit", "--since", "yesterday"], None);
     assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("RFC 3339"));
+}
+
+fn keys_are_created_once_listed_without_secrets_and_revoked(db: &TestDb) {
+    let env = Env::new(db);
+    let args = ["keys", "create", "--name", "ci", "--org", "acme", "--project", "api", "--role", "read"];
+    let out = env.run(&args, None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let created = stdout_json(&out);
+    let token = created["token"].as_str().unwrap().to_string();
+    assert!(token.starts_with("cortex_") && created["state"] == "active", "{created}");
+    let again = env.run(&args, None);
+    assert_eq!(again.status.code(), Some(2));
+    assert_eq!(stdout_json(&again)["error"]["field"], "--name");
+    let bad = env.run(&["keys", "create", "--name", "x", "--org", "acme", "--role", "root"], None);
+    assert_eq!((bad.status.code(), stdout_json(&bad)["error"]["field"].clone()), (Some(2), json!("--role")));
+
+    let list = env.run(&["keys", "list"], None);
+    let text = String::from_utf8_lossy(&list.stdout).to_string();
+    assert!(!text.contains(&token[24..]), "no secret in the list: {text}");
+    assert_eq!(stdout_json(&list)["keys"][0]["name"], "ci");
+
+    let revoked = env.run(&["keys", "revoke", "ci"], None);
+    assert_eq!(stdout_json(&revoked)["state"], "revoked");
+    assert_eq!(env.run(&["keys", "revoke", "ci"], None).status.code(), Some(2));
+    let verify = env.run(&["audit", "--verify"], None);
+    assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stdout));
+    let ops: Vec<String> = stdout_json(&env.run(&["audit"], None))["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["operation"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ops, ["key_create", "key_revoke"]);
 }
 
 /// `cortex eval` on a four-document BEIR-layout set: it loads the corpus into its own file

@@ -18,8 +18,10 @@
 //! - [`dedupe`]: which stored item a new one duplicates, and which check wins
 //! - [`graph`]: which links an expansion follows, and the walk
 //! - [`tenant`]: how far an API key's holder may reach (one org, some projects)
+//! - [`api_key`]: what a key may do (role), how fast (rate), its name and token shape
 //! - [`text`], [`time`], [`ttl`], [`limits`], [`git_remote`]: small shared rules
 
+pub mod api_key;
 pub mod briefing;
 pub mod chunking;
 pub mod dedupe;

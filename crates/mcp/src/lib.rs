@@ -1,7 +1,9 @@
 //! MCP protocol adapter: exposes the memory service as the tools `memory_store` and
-//! `memory_find` over stdio, using the official `rmcp` SDK.
+//! `memory_find` over stdio and, for a team, over Streamable HTTP ([`http`]), using the
+//! official `rmcp` SDK.
 
 pub mod frame;
+pub mod http;
 mod resources;
 mod schema;
 mod server;

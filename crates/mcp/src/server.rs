@@ -1,8 +1,13 @@
 //! The MCP server: translates `tools/list`, `tools/call` and `resources/read` to service
-//! calls. No policy here.
+//! calls. Over stdio it serves the local user; over HTTP, each request as its key's holder
+//! (the gate's [`Principal`]): through the service as that caller sees it, with the key's
+//! role checked per tool, a time limit per call, and the figures `/metrics` shows.
 
+use crate::http::Metrics;
+use crate::http::principal::{self, AccessNote, Principal, Source};
 use crate::resources;
 use crate::schema::{FIND_TOOL, STORE_TOOL, tools};
+use cortex_domain::api_key::role_for_tool;
 use cortex_service::response::ErrorBody;
 use cortex_service::{MemoryService, ServiceError};
 use rmcp::model::{
@@ -16,6 +21,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 const INSTRUCTIONS: &str = include_str!("instructions.md");
 
@@ -23,56 +29,205 @@ const INSTRUCTIONS: &str = include_str!("instructions.md");
 pub struct CortexServer {
     service: Arc<MemoryService>,
     tools: Arc<Vec<Tool>>,
+    /// The HTTP server's: the figures of `/metrics` and the time a call may take.
+    http: Option<(Arc<Metrics>, Duration)>,
+}
+
+/// What a tool call came to, for the figures and the access log.
+type Outcome = &'static str;
+
+/// The service a request is served by, who asks (`None`: the local user on stdio), and the
+/// access log's note on the request.
+struct Served<'a> {
+    service: Arc<MemoryService>,
+    principal: Option<&'a Principal>,
+    note: Option<&'a AccessNote>,
 }
 
 impl CortexServer {
     pub fn new(service: Arc<MemoryService>) -> CortexServer {
-        CortexServer { service, tools: Arc::new(tools()) }
+        CortexServer { service, tools: Arc::new(tools()), http: None }
     }
 
-    /// Runs one tool call on a blocking thread (the store does synchronous I/O) and shapes
-    /// the result: structured content plus its JSON text mirror, `isError` for refusals.
-    async fn run<T, F>(&self, work: F) -> Result<CallToolResult, McpError>
+    pub(crate) fn for_http(
+        service: Arc<MemoryService>,
+        metrics: Arc<Metrics>,
+        timeout: Duration,
+    ) -> CortexServer {
+        CortexServer { http: Some((metrics, timeout)), ..CortexServer::new(service) }
+    }
+
+    fn served<'a>(&self, context: &'a RequestContext<RoleServer>) -> Result<Served<'a>, McpError> {
+        match principal::of(context) {
+            Source::Stdio => Ok(Served { service: self.service.clone(), principal: None, note: None }),
+            Source::Http { principal: Some(p), note } => {
+                Ok(Served { service: Arc::new(self.service.for_caller(&p.caller)), principal: Some(p), note })
+            }
+            // The gate puts a principal on every request it lets through; none means a route
+            // around it, which is refused rather than served as the local user.
+            Source::Http { principal: None, .. } => Err(McpError::internal_error(
+                "the request reached MCP without passing the server's gate",
+                None,
+            )),
+        }
+    }
+
+    /// Runs one tool call on a blocking thread (the store does synchronous I/O), within the
+    /// HTTP server's time limit, and shapes the result: structured content plus its JSON text
+    /// mirror, `isError` for refusals.
+    async fn run<T, F>(
+        &self,
+        service: Arc<MemoryService>,
+        work: F,
+    ) -> Result<(CallToolResult, Outcome), McpError>
     where
         T: Serialize + Send + 'static,
         F: FnOnce(&MemoryService) -> Result<T, ServiceError> + Send + 'static,
     {
-        let service = self.service.clone();
-        let outcome = tokio::task::spawn_blocking(move || work(&service))
-            .await
-            .map_err(|e| McpError::internal_error(format!("tool task failed: {e}"), None))?;
-        match outcome {
+        let task = tokio::task::spawn_blocking(move || work(&service));
+        let joined = match &self.http {
+            Some((_, limit)) => match tokio::time::timeout(*limit, task).await {
+                Ok(joined) => joined,
+                // The blocking work cannot be stopped; it finishes unseen (a store it was
+                // making is written, or not, as a whole).
+                Err(_) => return Ok((timed_out(*limit), "timeout")),
+            },
+            None => task.await,
+        };
+        let outcome = joined.map_err(|e| McpError::internal_error(format!("tool task failed: {e}"), None))?;
+        Ok(match outcome {
             Ok(value) => {
                 let value = serde_json::to_value(value)
                     .map_err(|e| McpError::internal_error(format!("cannot encode result: {e}"), None))?;
-                Ok(CallToolResult::structured(value))
+                (CallToolResult::structured(value), "ok")
             }
             Err(ServiceError::Invalid(e)) => {
-                Ok(CallToolResult::structured_error(json!({ "error": ErrorBody::from(&e) })))
+                (CallToolResult::structured_error(json!({ "error": ErrorBody::from(&e) })), "refused")
             }
             Err(ServiceError::Internal(e)) => {
                 tracing::error!(error = %e, "tool call failed");
-                Ok(CallToolResult::structured_error(json!({ "error": {
-                    "code": cortex_domain::ErrorCode::Internal.as_str(),
-                    "field": "",
-                    "message": e.to_string(),
-                    "human_hint": "this is a server-side failure, not your input; retry, and if it persists run `cortex doctor`",
-                }})))
+                (
+                    CallToolResult::structured_error(json!({ "error": {
+                        "code": cortex_domain::ErrorCode::Internal.as_str(),
+                        "field": "",
+                        "message": e.to_string(),
+                        "human_hint": "this is a server-side failure, not your input; retry, and if it persists run `cortex doctor`",
+                    }})),
+                    "error",
+                )
             }
-            Err(ServiceError::Embedder(message)) => Ok(CallToolResult::structured_error(json!({ "error": {
-                "code": "embedder_unavailable",
-                "field": "",
-                "message": message,
-                "human_hint": "the server's embedder is misconfigured, not your input: tell the user to run `cortex doctor`",
-            }}))),
+            Err(ServiceError::Embedder(message)) => (
+                CallToolResult::structured_error(json!({ "error": {
+                    "code": "embedder_unavailable",
+                    "field": "",
+                    "message": message,
+                    "human_hint": "the server's embedder is misconfigured, not your input: tell the user to run `cortex doctor`",
+                }})),
+                "error",
+            ),
+        })
+    }
+
+    /// Counts a finished call for `/metrics` and notes it for the access log.
+    fn record(
+        &self,
+        note: Option<&AccessNote>,
+        tool: &str,
+        mode: &str,
+        outcome: Outcome,
+        result: &CallToolResult,
+        took: Duration,
+    ) {
+        if let Some(note) = note {
+            note.update(|n| {
+                n.tool = Some(tool.to_string());
+                n.outcome = Some(outcome);
+                n.call_ms = Some(took.as_millis());
+            });
         }
+        let Some((metrics, _)) = &self.http else { return };
+        metrics.tool_call(tool, mode, outcome, took);
+        if let Some(summary) = result.structured_content.as_ref().and_then(|v| v.get("summary"))
+            && tool == STORE_TOOL
+        {
+            for status in [
+                "inserted",
+                "updated",
+                "deleted",
+                "skipped_dedupe",
+                "business_rule_blocked",
+                "validation_error",
+            ] {
+                metrics.store_items(status, summary.get(status).and_then(Value::as_u64).unwrap_or(0));
+            }
+        }
+    }
+}
+
+/// A call that outlived the HTTP server's limit.
+fn timed_out(limit: Duration) -> CallToolResult {
+    CallToolResult::structured_error(json!({ "error": {
+        "code": "timeout",
+        "field": "",
+        "message": format!("the call took longer than this server's limit of {} ms and was abandoned", limit.as_millis()),
+        "human_hint": "a memory_store may still have been written: find before storing again; narrow a slow find (mode fast, fewer kinds)",
+    }}))
+}
+
+/// A tool the caller's key may not use: what was refused and which role it needs.
+fn forbidden(principal: &Principal, tool: &str) -> CallToolResult {
+    let needed = role_for_tool(tool);
+    CallToolResult::structured_error(json!({ "error": {
+        "code": "forbidden_role",
+        "field": "",
+        "message": format!(
+            "{tool} needs an API key with role {} or above; the key `{}` has role {}",
+            needed.as_str(), principal.key, principal.role.as_str()
+        ),
+        "human_hint": format!("this key may only read: use memory_find, or ask the server's admin for a key with role {}", needed.as_str()),
+    }}))
+}
+
+/// A store refused by role, recorded in the audit trail as blocked attempts (what was tried,
+/// by which key, why); a failure to record is logged, never the caller's answer.
+async fn audit_refused_store(
+    service: Arc<MemoryService>,
+    args: Value,
+    principal: &Principal,
+    refusal: &CallToolResult,
+) {
+    let reason = refusal
+        .structured_content
+        .as_ref()
+        .and_then(|c| c["error"]["message"].as_str())
+        .unwrap_or("memory_store needs role write")
+        .to_string();
+    let actor = format!("key:{}", principal.key);
+    let recorded =
+        tokio::task::spawn_blocking(move || service.audit_refused_store(&args, &actor, &reason)).await;
+    match recorded {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => tracing::warn!("a store refused by role was not recorded in the audit trail: {e}"),
+        Err(e) => tracing::warn!("a store refused by role was not recorded in the audit trail: {e}"),
+    }
+}
+
+/// The find mode a call asked for (the label of its figures); `store` for memory_store.
+fn mode_label(tool: &str, args: &Value) -> &'static str {
+    if tool != FIND_TOOL {
+        return "store";
+    }
+    match args.get("mode").and_then(Value::as_str) {
+        Some("fast") => "fast",
+        Some("deep") => "deep",
+        None | Some("auto") => "auto",
+        Some(_) => "invalid",
     }
 }
 
 impl CortexServer {
     /// The session briefing at its default budget, read on a blocking thread.
-    async fn briefing(&self) -> Result<String, McpError> {
-        let service = self.service.clone();
+    async fn briefing(&self, service: Arc<MemoryService>) -> Result<String, McpError> {
         tokio::task::spawn_blocking(move || {
             service.context(None, cortex_domain::briefing::DEFAULT_BUDGET_TOKENS)
         })
@@ -106,19 +261,31 @@ impl ServerHandler for CortexServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let started = Instant::now();
+        let Served { service, principal, note } = self.served(&context)?;
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let result = match request.name.as_ref() {
-            STORE_TOOL => self.run(move |s| s.store(&args)).await?,
-            FIND_TOOL => self.run(move |s| s.find(&args)).await?,
-            other => {
-                return Err(McpError::invalid_params(
-                    format!("unknown tool `{other}`: this server has {STORE_TOOL} and {FIND_TOOL}"),
-                    None,
-                ));
+        let tool = request.name.as_ref();
+        if tool != STORE_TOOL && tool != FIND_TOOL {
+            return Err(McpError::invalid_params(
+                format!("unknown tool `{tool}`: this server has {STORE_TOOL} and {FIND_TOOL}"),
+                None,
+            ));
+        }
+        let mode = mode_label(tool, &args);
+        let (result, outcome) = match principal {
+            Some(p) if !p.role.covers(role_for_tool(tool)) => {
+                let refusal = forbidden(p, tool);
+                if tool == STORE_TOOL {
+                    audit_refused_store(service.clone(), args, p, &refusal).await;
+                }
+                (refusal, "forbidden")
             }
+            _ if tool == STORE_TOOL => self.run(service, move |s| s.store(&args)).await?,
+            _ => self.run(service, move |s| s.find(&args)).await?,
         };
+        self.record(note, tool, mode, outcome, &result, started.elapsed());
         Ok(result.into())
     }
 
@@ -149,7 +316,7 @@ impl ServerHandler for CortexServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         if request.name != resources::CONTEXT_PROMPT {
             return Err(McpError::invalid_params(
@@ -157,7 +324,8 @@ impl ServerHandler for CortexServer {
                 None,
             ));
         }
-        let briefing = self.briefing().await?;
+        let service = self.served(&context)?.service;
+        let briefing = self.briefing(service).await?;
         Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, briefing)])
             .with_description("Session briefing from Cortex Memory")
             .into())
@@ -166,19 +334,19 @@ impl ServerHandler for CortexServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        let service = self.served(&context)?.service;
         if request.uri == resources::CONTEXT_URI {
             let contents = ResourceContents::TextResourceContents {
                 uri: request.uri,
                 mime_type: Some("text/markdown".into()),
-                text: self.briefing().await?,
+                text: self.briefing(service).await?,
                 meta: None,
             };
             return Ok(ReadResourceResult::new(vec![contents]).into());
         }
         let id = resources::history_item(&request.uri).map_err(|m| McpError::resource_not_found(m, None))?;
-        let service = self.service.clone();
         let records = tokio::task::spawn_blocking(move || {
             service.audit(Some(id), None, cortex_service::audit::MAX_AUDIT_RECORDS)
         })

@@ -87,18 +87,14 @@ impl MemoryService {
             bound: self.bound.clone(),
             ..Filters::default()
         };
-        let seeds: Vec<Uuid> = response.hits.iter().filter_map(|h| Uuid::parse_str(&h.id).ok()).collect();
+        let seeds: Vec<Uuid> = response.hits.iter().map(|h| h.id).collect();
         let (reached, items) = self.walk_graph(&seeds, expand, req.depth, req.expand_limit, &filters)?;
         let mut edges: Vec<GraphEdge> = Vec::new();
         let mut added = Vec::with_capacity(reached.len());
         for r in &reached {
             let Some(item) = items.get(&r.id) else { continue };
-            let seed_confidence = response
-                .hits
-                .iter()
-                .find(|h| h.id == r.seed.to_string())
-                .and_then(|h| h.confidence)
-                .unwrap_or(0.0);
+            let seed_confidence =
+                response.hits.iter().find(|h| h.id == r.seed).and_then(|h| h.confidence).unwrap_or(0.0);
             let confidence = graph::confidence_after(seed_confidence, r.path.len());
             let snippet = best_passage(&item.record.body, &SnippetTerms::none());
             let parts = parts_for(item, 0.0, filter, now);
@@ -116,11 +112,11 @@ impl MemoryService {
         let mut nodes: Vec<GraphNode> = Vec::new();
         for edge in &edges {
             for end in [&edge.from, &edge.to] {
-                if nodes.iter().any(|n| &n.id == end) {
+                if nodes.iter().any(|n| n.id == *end) {
                     continue;
                 }
-                if let Some(h) = response.hits.iter().find(|h| &h.id == end) {
-                    nodes.push(GraphNode { id: h.id.clone(), kind: h.kind.clone(), title: h.title.clone() });
+                if let Some(h) = response.hits.iter().find(|h| h.id == *end) {
+                    nodes.push(GraphNode { id: h.id, kind: h.kind, title: h.title.clone() });
                 }
             }
         }
@@ -137,7 +133,7 @@ impl MemoryService {
     /// Fills in the relations (both ways) of items read by id, and the observations of
     /// entities, so one lookup shows what an item is connected to.
     pub(crate) fn attach_links(&self, hits: &mut [Hit]) -> Result<()> {
-        let ids: Vec<Uuid> = hits.iter().filter_map(|h| Uuid::parse_str(&h.id).ok()).collect();
+        let ids: Vec<Uuid> = hits.iter().map(|h| h.id).collect();
         let links = self.store.links(&ids)?;
         if links.is_empty() {
             return Ok(());
@@ -157,7 +153,7 @@ impl MemoryService {
             .map(|i| (i.record.id, i))
             .collect();
         for hit in hits.iter_mut() {
-            let Ok(id) = Uuid::parse_str(&hit.id) else { continue };
+            let id = hit.id;
             for link in &links {
                 if link.kind == Kind::Observation {
                     if link.from == id
@@ -216,10 +212,5 @@ fn edge_of(link: Link) -> Option<Edge> {
 }
 
 fn view_of(edge: &Edge) -> GraphEdge {
-    GraphEdge {
-        id: edge.id.to_string(),
-        from: edge.from.to_string(),
-        to: edge.to.to_string(),
-        relation_type: edge.relation_type.clone(),
-    }
+    GraphEdge { id: edge.id, from: edge.from, to: edge.to, relation_type: edge.relation_type.clone() }
 }

@@ -1,10 +1,11 @@
 //! The memory service: the one place the MCP tools and the CLI reach. It turns requests into
 //! domain operations and store calls, and answers with the types in [`response`].
 //!
-//! - [`ingest`]: the store flow (`memory_store`); `references`: graph links resolved to ids
+//! - [`ingest`]: the store flow (`memory_store`), one pipeline of stages over a batch
 //! - [`search`]: the find flow (`memory_find`); `expand`: graph expansion and citations
 //! - [`config`], [`scope_inference`]: where the server stands
 //! - `caller`, `tenant`: who a request comes from, and the store as an API key's holder sees it
+//! - [`keys`]: API keys (`cortex keys`), and the holder of the token a request presents
 //! - [`report`]: `stats` and `doctor`
 //! - [`transfer`]: `export` / `import`; `audit`: the audit trail; [`reindex`]: embedding again
 
@@ -15,8 +16,8 @@ mod context;
 mod error;
 mod expand;
 mod ingest;
+pub mod keys;
 pub mod purge;
-mod references;
 pub mod reindex;
 pub mod report;
 pub mod response;

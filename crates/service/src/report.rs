@@ -76,6 +76,17 @@ impl MemoryService {
         })
     }
 
+    /// The embedder's state (`none`, `not_loaded`, `ready`, `unavailable`) and a detail, without
+    /// loading it.
+    pub fn embedder_state(&self) -> (&'static str, String) {
+        self.semantic.embedder_state()
+    }
+
+    /// The database connection pools as they are now (PostgreSQL), for the server's figures.
+    pub fn pool_state(&self) -> Vec<cortex_store::PoolState> {
+        self.store.pool_state()
+    }
+
     pub fn stats(&self) -> Result<StatsReport> {
         let s = self.store.stats()?;
         Ok(StatsReport {

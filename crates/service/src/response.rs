@@ -3,10 +3,11 @@
 
 use cortex_domain::limits::MAX_BRIEF_TITLE_CHARS;
 use cortex_domain::text::truncate_chars;
-use cortex_domain::{Scope, ScopeMatch, ValidationError};
+use cortex_domain::{Kind, Scope, ScopeMatch, ValidationError};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
+use uuid::Uuid;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -91,8 +92,10 @@ pub struct ScoreBreakdown {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Hit {
-    pub id: String,
-    pub kind: String,
+    #[schemars(with = "String")]
+    pub id: Uuid,
+    #[schemars(with = "String")]
+    pub kind: Kind,
     pub title: String,
     /// Text around the best match, matched terms in `**`.
     pub snippet: String,
@@ -204,9 +207,12 @@ pub struct ChunkView {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct GraphEdge {
     /// The relation's id (the observation's own id for an observation link).
-    pub id: String,
-    pub from: String,
-    pub to: String,
+    #[schemars(with = "String")]
+    pub id: Uuid,
+    #[schemars(with = "String")]
+    pub from: Uuid,
+    #[schemars(with = "String")]
+    pub to: Uuid,
     pub relation_type: String,
 }
 
@@ -245,8 +251,10 @@ pub struct GraphView {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct GraphNode {
-    pub id: String,
-    pub kind: String,
+    #[schemars(with = "String")]
+    pub id: Uuid,
+    #[schemars(with = "String")]
+    pub kind: Kind,
     pub title: String,
 }
 

@@ -17,10 +17,10 @@ use cortex_domain::tenant::Bound;
 use cortex_domain::{Scope, graph::Cascade};
 use cortex_store::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use cortex_store::{
-    AuditQuery, AuditRecord, AuditTrail, ChangeCursor, Changes, Combine, DenseMatch, ExportedItem, Filters,
-    GraphLinks, ItemReads, ItemVectors, ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link,
-    Maintenance, Metadata, Result, Stats, Store, StoredItem, VectorRow, VectorSource, WriteContext, WriteOp,
-    WriteOutcome,
+    ApiKeyRow, ApiKeys, AuditQuery, AuditRecord, AuditTrail, ChangeCursor, Changes, Combine, DenseMatch,
+    ExportedItem, Filters, GraphLinks, ItemReads, ItemVectors, ItemWrites, LexicalMatch, LexicalQuery,
+    LexicalSearch, Link, Maintenance, Metadata, Result, Stats, Store, StoredItem, VectorRow, VectorSource,
+    WriteContext, WriteOp, WriteOutcome,
 };
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -90,7 +90,15 @@ impl BoundedStore {
                         .is_some_and(|s| self.admits(&record.scope.or(&s.record.scope)))
             }
             WriteOp::Delete { id, .. } | WriteOp::Supersede { id, .. } => inside.contains(id),
-            WriteOp::Blocked(attempt) => inside.contains(&attempt.id),
+            // A refusal recorded about a stored item must be about one inside; one about an
+            // item never stored must be scoped inside.
+            WriteOp::Blocked(attempt) => {
+                self.admits(&attempt.scope)
+                    && stored
+                        .iter()
+                        .find(|s| s.record.id == attempt.id)
+                        .is_none_or(|_| inside.contains(&attempt.id))
+            }
             // Moving items between stores is the local user's (`cortex import`).
             WriteOp::Import { .. } => false,
         }
@@ -324,5 +332,36 @@ impl Metadata for BoundedStore {
 
     fn set_meta(&self, key: &str, value: &str) -> Result<()> {
         self.inner.set_meta(key, value)
+    }
+}
+
+/// Keys are the local user's (`cortex keys` on the server): a key's holder sees none and may
+/// make or revoke none.
+impl ApiKeys for BoundedStore {
+    fn create_key(&self, _key: &ApiKeyRow) -> Result<bool> {
+        Err(keys_are_local())
+    }
+
+    fn keys(&self) -> Result<Vec<ApiKeyRow>> {
+        Ok(Vec::new())
+    }
+
+    fn key_by_lookup(&self, _lookup: &str) -> Result<Option<ApiKeyRow>> {
+        Ok(None)
+    }
+
+    fn revoke_key(&self, _name: &str, _at: i64) -> Result<bool> {
+        Err(keys_are_local())
+    }
+
+    fn any_key(&self) -> Result<bool> {
+        self.inner.any_key()
+    }
+}
+
+fn keys_are_local() -> cortex_store::StoreError {
+    cortex_store::StoreError::Unsupported {
+        what: "managing API keys under an API key".into(),
+        fix: "keys are made and revoked on the server, with `cortex keys`".into(),
     }
 }

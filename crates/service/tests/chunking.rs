@@ -106,7 +106,7 @@ fn store_runbook(m: &MemoryService) -> String {
 }
 
 fn assert_one_hit_per_item(r: &FindResponse) {
-    let mut ids: Vec<&str> = r.hits.iter().map(|h| h.id.as_str()).collect();
+    let mut ids: Vec<String> = r.hits.iter().map(|h| h.id.to_string()).collect();
     ids.sort();
     let before = ids.len();
     ids.dedup();
@@ -124,7 +124,7 @@ fn a_document_is_found_through_the_chunk_that_answers(db: &TestDb) {
     let r = m.find(&json!({"detail": "full", "query": "what to do when the main database server goes down and the replica must take over"})).unwrap();
     assert_one_hit_per_item(&r);
     let hit = &r.hits[0];
-    assert_eq!(hit.id, id, "{:?}", r.hits.iter().map(|h| &h.title).collect::<Vec<_>>());
+    assert_eq!(hit.id.to_string(), id, "{:?}", r.hits.iter().map(|h| &h.title).collect::<Vec<_>>());
     let chunk = hit.chunk.as_ref().expect("found through a chunk");
     assert_eq!(
         chunk.heading_path,
@@ -143,7 +143,7 @@ fn a_document_is_found_through_the_chunk_that_answers(db: &TestDb) {
         .find(&json!({"detail": "full", "query": "how do I undo a deployment that broke checkout"}))
         .unwrap();
     assert_one_hit_per_item(&r);
-    let hit = r.hits.iter().find(|h| h.id == id).expect("the runbook is found");
+    let hit = r.hits.iter().find(|h| h.id.to_string() == id).expect("the runbook is found");
     assert_eq!(hit.chunk.as_ref().unwrap().heading_path.last().unwrap(), "Rolling back a bad release");
 }
 
@@ -155,7 +155,7 @@ fn the_document_comes_back_byte_for_byte(db: &TestDb) {
     assert!(!by_id.hits[0].content_truncated);
     let found =
         m.find(&json!({"query": "promote the standby ledger database", "max_content_chars": 20000})).unwrap();
-    assert_eq!(found.hits[0].id, id);
+    assert_eq!(found.hits[0].id.to_string(), id);
     assert_eq!(found.hits[0].content.as_deref(), Some(RUNBOOK), "the parent's text, not a chunk's");
 }
 
@@ -165,7 +165,7 @@ fn chunks_follow_updates_and_reindex(db: &TestDb) {
     let query = json!({"detail": "full", "query": "what to do when the main database server goes down and the replica must take over"});
     m.reindex(|_, _| {}).unwrap();
     let after_reindex = m.find(&query).unwrap();
-    assert_eq!(after_reindex.hits[0].id, id);
+    assert_eq!(after_reindex.hits[0].id.to_string(), id);
     assert!(after_reindex.hits[0].chunk.is_some(), "reindex embeds the chunks again");
 
     // Short new text: no chunks left to match, from this process or a fresh one.

@@ -34,7 +34,7 @@ fn a_section_is_found_by_a_unique_word_with_the_word_marked(db: &TestDb) {
     let found = m.find(json!({"query": "quokkabackoff"}));
     assert_eq!(found.hits.len(), 1);
     let hit = &found.hits[0];
-    assert_eq!(hit.id, id_of(&stored, 0));
+    assert_eq!(hit.id.to_string(), id_of(&stored, 0));
     assert!(hit.snippet.contains("**quokkabackoff**"), "{}", hit.snippet);
     // A search answers briefly by default: what it takes to choose what to read.
     assert!(hit.content.is_none() && hit.scope.is_none() && hit.score.is_none());
@@ -98,13 +98,13 @@ fn branches_are_isolated_until_widened_and_the_own_branch_ranks_first(db: &TestD
     assert_eq!(widened.hits.len(), 1);
     assert_eq!(serde_json::to_value(widened.hits[0].scope_match).unwrap(), "project");
     let from_feature = m.find(json!({"query": "zanzibar", "scope": {"branch": "feature-a"}}));
-    assert_eq!(from_feature.hits[0].id, id_of(&feature, 0));
+    assert_eq!(from_feature.hits[0].id.to_string(), id_of(&feature, 0));
     assert_eq!(serde_json::to_value(from_feature.hits[0].scope_match).unwrap(), "branch");
 
     let own = m.store(json!([{"kind": "section", "content": "zanzibar cache layout notes"}]));
     let both = m.find(json!({"query": "zanzibar cache", "widen": "project", "detail": "full"}));
     assert_eq!(both.hits.len(), 2);
-    assert_eq!(both.hits[0].id, id_of(&own, 0), "the caller's branch ranks first");
+    assert_eq!(both.hits[0].id.to_string(), id_of(&own, 0), "the caller's branch ranks first");
     assert_eq!(both.hits[0].score_parts.as_ref().unwrap().scope_proximity, 1.0);
     assert_eq!(both.hits[1].score_parts.as_ref().unwrap().scope_proximity, 0.5);
 }
@@ -127,7 +127,7 @@ fn types_filter_and_its_suggestion(db: &TestDb) {
     ]));
     let incidents = m.find(json!({"query": "kafka lag", "types": ["incident"]}));
     assert_eq!(incidents.hits.len(), 1);
-    assert_eq!(incidents.hits[0].kind, "incident");
+    assert_eq!(incidents.hits[0].kind.as_str(), "incident");
     assert_eq!(incidents.hits[0].status.as_deref(), Some("resolved"));
     assert!(
         incidents.suggestions.iter().any(|s| s.contains("1 more hit(s) of other kinds")),
@@ -152,7 +152,7 @@ fn limit_and_cursor_page_through_every_hit_once(db: &TestDb) {
         }
         let page = m.find(args);
         assert!(page.hits.len() <= 3);
-        seen.extend(page.hits.iter().map(|h| h.id.clone()));
+        seen.extend(page.hits.iter().map(|h| h.id.to_string()));
         match page.next_cursor {
             Some(next) => cursor = Some(next),
             None => break,
@@ -207,7 +207,7 @@ fn deep_mode_corrects_a_mistyped_word(db: &TestDb) {
         "fast mode takes words as typed"
     );
     let deep = m.find(json!({"query": "kubrenetes", "mode": "deep"}));
-    assert_eq!(deep.hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>(), [id]);
+    assert_eq!(deep.hits.iter().map(|h| h.id.to_string()).collect::<Vec<_>>(), [id]);
     assert!(
         deep.notes.iter().any(|n| n.contains("\"kubernetes\" for \"kubrenetes\"")),
         "the correction is said: {:?}",

@@ -77,7 +77,7 @@ fn a_superseded_decision_leaves_finds_and_points_to_its_successor(db: &TestDb) {
 
     assert_eq!(m.ids(json!({"query": "sessions"})), vec![new.clone()], "the superseded one left finds");
     let all = m.find(json!({"query": "sessions", "include_superseded": true, "detail": "full"}));
-    let former = all.hits.iter().find(|h| h.id == old).expect("asked for, it comes back");
+    let former = all.hits.iter().find(|h| h.id.to_string() == old).expect("asked for, it comes back");
     assert_eq!(former.superseded_by.as_deref(), Some(new.as_str()));
     assert_eq!(former.status.as_deref(), Some("superseded"));
     assert_eq!(former.data.as_ref().unwrap()["status"], "superseded");

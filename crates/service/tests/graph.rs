@@ -39,7 +39,7 @@ fn statuses(r: &StoreResponse) -> Vec<ItemStatus> {
 }
 
 fn expanded_ids(r: &FindResponse) -> Vec<String> {
-    r.hits.iter().filter(|h| h.expanded).map(|h| h.id.clone()).collect()
+    r.hits.iter().filter(|h| h.expanded).map(|h| h.id.to_string()).collect()
 }
 
 fn an_entity_stored_again_merges_into_the_same_item(db: &TestDb) {
@@ -83,7 +83,7 @@ fn a_decision_implementing_an_entity_is_found_by_expanding_from_the_decision(db:
     assert_eq!(plain.hits.len(), 1);
     assert!(plain.graph.is_none(), "no expansion unless asked");
     let found = m.find(json!({"query": "idempotent charge", "types": ["decision"], "expand": "relations"}));
-    assert_eq!(found.hits[0].id, adr);
+    assert_eq!(found.hits[0].id.to_string(), adr);
     assert_eq!(
         expanded_ids(&found),
         std::slice::from_ref(&service),
@@ -92,7 +92,11 @@ fn a_decision_implementing_an_entity_is_found_by_expanding_from_the_decision(db:
     let reached = found.hits.iter().find(|h| h.expanded).unwrap();
     assert_eq!(reached.path.len(), 1);
     assert_eq!(
-        (reached.path[0].from.as_str(), reached.path[0].to.as_str(), reached.path[0].relation_type.as_str()),
+        (
+            reached.path[0].from.to_string().as_str(),
+            reached.path[0].to.to_string().as_str(),
+            reached.path[0].relation_type.as_str()
+        ),
         (adr.as_str(), service.as_str(), "implements")
     );
     let graph = found.graph.as_ref().unwrap();
@@ -211,10 +215,10 @@ fn a_cycle_ends_and_depth_and_cap_are_honoured(db: &TestDb) {
     assert_eq!(walk("all", 3, 20), sorted(&[1, 2, 3, 4]), "the cycle is walked once");
     assert_eq!(walk("all", 3, 2).len(), 2, "the cap holds");
     let deep = m.find(json!({"ids": [ids[0]], "expand": "children", "depth": 3}));
-    let d = deep.hits.iter().find(|h| h.id == ids[3]).unwrap();
+    let d = deep.hits.iter().find(|h| h.id.to_string() == ids[3]).unwrap();
     assert_eq!(d.path.len(), 3, "the path from a to d is every link on the way");
-    assert_eq!(d.path[0].from, ids[0]);
-    assert_eq!(d.path[2].to, ids[3]);
+    assert_eq!(d.path[0].from.to_string(), ids[0]);
+    assert_eq!(d.path[2].to.to_string(), ids[3]);
 }
 
 fn observations_are_appended_deduped_searchable_and_shown_with_their_entity(db: &TestDb) {
@@ -261,7 +265,10 @@ fn incoming_relations_move_an_item_up(db: &TestDb) {
         0,
     );
     let before = m.find(json!({"query": "signing keys rotation", "detail": "full"}));
-    assert_eq!(before.hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>(), [plain.clone(), cited.clone()]);
+    assert_eq!(
+        before.hits.iter().map(|h| h.id.to_string()).collect::<Vec<_>>(),
+        [plain.clone(), cited.clone()]
+    );
     assert_eq!(before.hits[1].score_parts.as_ref().unwrap().citations, 0.0);
 
     let users: Vec<Value> = ["auth", "gateway", "billing"].iter().map(|n| entity("service", n)).collect();
@@ -272,7 +279,7 @@ fn incoming_relations_move_an_item_up(db: &TestDb) {
         .collect();
     assert_eq!(m.store(Value::Array(links)).summary.inserted, 3);
     let after = m.find(json!({"query": "signing keys rotation", "detail": "full"}));
-    assert_eq!(after.hits[0].id, cited);
+    assert_eq!(after.hits[0].id.to_string(), cited);
     assert!(after.hits[0].score_parts.as_ref().unwrap().citations > 0.5, "{:?}", after.hits[0].score_parts);
     assert_eq!(after.hits[1].score_parts.as_ref().unwrap().citations, 0.0);
 }

@@ -92,7 +92,7 @@ fn a_cut_search_keeps_whole_hits_and_continues_by_cursor(db: &TestDb) {
         for hit in &r.hits {
             // Whole: every kept hit carries its content, cut only at max_content_chars.
             assert_eq!(hit.content.as_ref().map(|c| c.chars().count()), Some(20_000), "{}", hit.id);
-            seen.push(hit.id.clone());
+            seen.push(hit.id.to_string());
         }
         match &r.next_cursor {
             Some(cursor) => {
@@ -124,7 +124,8 @@ fn a_cut_read_by_ids_lists_the_ids_left_out(db: &TestDb) {
         // Whole up to the lookup's default of 20,000 content characters.
         assert_eq!(hit.content.as_ref().map(|c| c.chars().count()), Some(20_000), "{}", hit.id);
     }
-    let returned: Vec<String> = r.hits.iter().map(|h| h.id.clone()).chain(r.omitted_ids.clone()).collect();
+    let returned: Vec<String> =
+        r.hits.iter().map(|h| h.id.to_string()).chain(r.omitted_ids.clone()).collect();
     assert_eq!(returned, ids, "kept then omitted, in the order asked");
     assert!(r.notes.iter().any(|n| n.contains("omitted_ids")), "{:?}", r.notes);
     // The omitted ids read in another call come back.

@@ -43,7 +43,7 @@ fn local() -> EmbedderChoice {
 }
 
 fn ids(r: &FindResponse) -> Vec<String> {
-    r.hits.iter().map(|h| h.id.clone()).collect()
+    r.hits.iter().map(|h| h.id.to_string()).collect()
 }
 
 fn store(m: &MemoryService, items: Value) -> Vec<String> {
@@ -69,7 +69,12 @@ fn a_paraphrase_is_found_by_auto_but_not_by_fast(db: &TestDb) {
     assert!(!ids(&fast).contains(&stored[0]), "lexical alone cannot see it");
     let auto = m.find(&json!({"query": PARAPHRASE})).unwrap();
     assert_eq!(auto.route_used, "hybrid");
-    assert_eq!(auto.hits[0].id, stored[0], "{:?}", auto.hits.iter().map(|h| &h.title).collect::<Vec<_>>());
+    assert_eq!(
+        auto.hits[0].id.to_string(),
+        stored[0],
+        "{:?}",
+        auto.hits.iter().map(|h| &h.title).collect::<Vec<_>>()
+    );
     assert!(auto.notes.is_empty(), "{:?}", auto.notes);
     assert!(!auto.hits[0].snippet.is_empty());
 }
@@ -79,10 +84,10 @@ fn the_index_follows_updates_deletes_and_other_processes(db: &TestDb) {
     let b = open(db, local());
     let id = store(&a, json!([{"kind": "section", "content": SESSIONS}])).remove(0);
     // b warms its index, then a changes the item's meaning: b must see the new text.
-    assert_eq!(b.find(&json!({"query": PARAPHRASE})).unwrap().hits[0].id, id);
+    assert_eq!(b.find(&json!({"query": PARAPHRASE})).unwrap().hits[0].id.to_string(), id);
     a.store(&json!({"items": [{"kind": "section", "id": id, "content": "Quarterly budget planning happens in March."}]})).unwrap();
     let after_update = b.find(&json!({"query": "when do we plan the budget for the quarter"})).unwrap();
-    assert_eq!(after_update.hits[0].id, id);
+    assert_eq!(after_update.hits[0].id.to_string(), id);
     // A new item written by a, found by b's dense route.
     let new_id = store(
         &a,
@@ -90,7 +95,7 @@ fn the_index_follows_updates_deletes_and_other_processes(db: &TestDb) {
     )
     .remove(0);
     let found = b.find(&json!({"query": "containers get killed for using too much RAM"})).unwrap();
-    assert_eq!(found.hits[0].id, new_id);
+    assert_eq!(found.hits[0].id.to_string(), new_id);
     a.store(&json!({"items": [{"operation": "delete", "id": new_id}]})).unwrap();
     let gone = b.find(&json!({"query": "containers get killed for using too much RAM"})).unwrap();
     assert!(!ids(&gone).contains(&new_id));
@@ -142,7 +147,9 @@ fn the_index_sees_imports_reembeddings_and_purges_by_other_processes(db: &TestDb
     )
     .remove(0);
     assert_eq!(
-        server.find(&json!({"query": "containers get killed for using too much RAM"})).unwrap().hits[0].id,
+        server.find(&json!({"query": "containers get killed for using too much RAM"})).unwrap().hits[0]
+            .id
+            .to_string(),
         fresh
     );
     assert_eq!(vectors_indexed(&server), 1);
@@ -188,7 +195,7 @@ fn the_none_embedder_works_end_to_end_and_says_so(db: &TestDb) {
     let m = open(db, EmbedderChoice::None);
     let id = store(&m, json!([{"kind": "section", "content": SESSIONS}])).remove(0);
     let r = m.find(&json!({"query": "redis sessions"})).unwrap();
-    assert_eq!((r.route_used.as_str(), r.hits[0].id.as_str()), ("lexical", id.as_str()));
+    assert_eq!((r.route_used.as_str(), r.hits[0].id.to_string()), ("lexical", id.clone()));
     assert!(r.notes.iter().any(|n| n.contains("CORTEX_EMBEDDER")), "{:?}", r.notes);
 }
 
@@ -329,7 +336,7 @@ fn the_reply_to_a_matching_turn_comes_with_it_in_auto_not_in_fast(db: &TestDb) {
     );
     let query = "which musical instruments are played";
     let fast = m.find(&json!({"query": query, "mode": "fast"})).unwrap();
-    assert_eq!(fast.hits[0].id, talk[0]);
+    assert_eq!(fast.hits[0].id.to_string(), talk[0]);
     assert!(!ids(&fast).contains(&talk[1]), "the reply shares no word with the question");
     let auto = m.find(&json!({"query": query})).unwrap();
     assert_eq!(&ids(&auto)[..2], &talk[..2], "{:?}", auto.hits.iter().map(|h| &h.title).collect::<Vec<_>>());

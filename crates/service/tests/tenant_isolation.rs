@@ -105,7 +105,7 @@ fn outside_export(s: &Seeded) -> String {
 }
 
 fn hit_ids(r: &FindResponse) -> Vec<String> {
-    let mut out: Vec<String> = r.hits.iter().map(|h| h.id.clone()).collect();
+    let mut out: Vec<String> = r.hits.iter().map(|h| h.id.to_string()).collect();
     if let Some(graph) = &r.graph {
         out.extend(serde_json::to_value(graph).unwrap().to_string().split('"').map(str::to_string));
     }
@@ -155,7 +155,7 @@ fn finds_by_query_never_show_another_tenant(db: &TestDb) {
         &s.local,
         json!({"query": "webhook retries zanzibar gateway console", "widen": "all", "limit": 50}),
     );
-    assert!(s.outside.iter().any(|id| all.hits.iter().any(|h| &h.id == id)));
+    assert!(s.outside.iter().any(|id| all.hits.iter().any(|h| &h.id.to_string() == id)));
     // Naming another tenant's scope is refused, saying why.
     for scope in [json!({"org": "globex"}), json!({"org": "acme", "project": "web"})] {
         match key.find(&json!({"query": "webhook", "scope": scope})) {

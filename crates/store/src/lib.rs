@@ -5,7 +5,7 @@
 //!
 //! The contract is split into small roles, so a new backend or a derived index implements only
 //! what it serves: [`ItemWrites`], [`ItemReads`], [`LexicalSearch`], [`VectorSource`],
-//! [`GraphLinks`], [`AuditTrail`], [`Maintenance`], [`Metadata`]. [`Store`] is all of them at
+//! [`GraphLinks`], [`AuditTrail`], [`Maintenance`], [`Metadata`], [`ApiKeys`]. [`Store`] is all of them at
 //! once, what the service holds. Every backend passes the same conformance tests
 //! (`tests/conformance.rs`, `tests/filters.rs`). Raw SQL is not part of the contract: tests
 //! reach it through `cortex-testdb`.
@@ -35,7 +35,15 @@ pub const CHANGE_LOG_RETENTION: i64 = 100_000;
 /// Every role at once: what the service holds. A backend implements each role; `Store` comes
 /// with them.
 pub trait Store:
-    ItemWrites + ItemReads + LexicalSearch + VectorSource + GraphLinks + AuditTrail + Maintenance + Metadata
+    ItemWrites
+    + ItemReads
+    + LexicalSearch
+    + VectorSource
+    + GraphLinks
+    + AuditTrail
+    + Maintenance
+    + Metadata
+    + ApiKeys
 {
 }
 
@@ -48,6 +56,7 @@ impl<T> Store for T where
         + AuditTrail
         + Maintenance
         + Metadata
+        + ApiKeys
 {
 }
 
@@ -192,6 +201,11 @@ pub trait Maintenance: Send + Sync {
     /// What the database's own consistency check finds wrong (empty when all is well);
     /// `full` runs the slow, thorough check.
     fn integrity_problems(&self, full: bool) -> Result<Vec<String>>;
+    /// The connection pools as they are now, for the server's figures (PostgreSQL: the
+    /// primary's, and the replica's when finds have one); none for a store without pools.
+    fn pool_state(&self) -> Vec<PoolState> {
+        Vec::new()
+    }
 }
 
 /// The store's own key-value metadata (e.g. the embedding model its vectors come from).
@@ -199,4 +213,21 @@ pub trait Metadata: Send + Sync {
     /// A value from the store's own metadata (e.g. `embedding_model`).
     fn meta(&self, key: &str) -> Result<Option<String>>;
     fn set_meta(&self, key: &str, value: &str) -> Result<()>;
+}
+
+/// The API keys of the HTTP team server. Only a hash of each secret is stored; a key is never
+/// deleted, only revoked, and creating and revoking one are recorded in the audit trail by the
+/// database (records about no item: `key_create`, `key_revoke`).
+pub trait ApiKeys: Send + Sync {
+    /// Adds a key; `Ok(false)` when a key of this name exists already (revoked ones count).
+    fn create_key(&self, key: &ApiKeyRow) -> Result<bool>;
+    /// Every key, oldest first.
+    fn keys(&self) -> Result<Vec<ApiKeyRow>>;
+    /// The key whose token carries this lookup id.
+    fn key_by_lookup(&self, lookup: &str) -> Result<Option<ApiKeyRow>>;
+    /// Revokes the key named `name` at `at`; `Ok(false)` when no unrevoked key has that name.
+    fn revoke_key(&self, name: &str, at: i64) -> Result<bool>;
+    /// Whether any key was ever created (revoked and expired ones count): from then on the
+    /// HTTP server asks every request for one.
+    fn any_key(&self) -> Result<bool>;
 }

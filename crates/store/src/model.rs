@@ -384,3 +384,30 @@ pub(crate) fn link_ends(r: &Record) -> (Option<Uuid>, Option<Uuid>) {
 pub(crate) fn natural_key_of(r: &Record) -> Option<String> {
     r.data.as_object().and_then(|data| cortex_domain::natural_key::natural_key(r.kind, data))
 }
+
+/// An API key as stored: everything but the secret, of which only the SHA-256 (hex) is kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiKeyRow {
+    pub name: String,
+    /// The public part of the token, unique: finds the row before the secret is checked.
+    pub lookup: String,
+    pub secret_hash: String,
+    pub org: String,
+    /// Empty: every project of the org.
+    pub projects: Vec<String>,
+    pub role: cortex_domain::api_key::Role,
+    /// `None`: the server's default rate.
+    pub rate_per_second: Option<f64>,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+}
+
+/// One connection pool's state: connections open, and how many of them wait unused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolState {
+    /// `primary` or `replica`.
+    pub pool: &'static str,
+    pub connections: u32,
+    pub idle: u32,
+}

@@ -47,6 +47,7 @@ per_backend!(
     the_search_index_follows_raw_sql_too,
     updated_at_is_kept_by_the_database,
     concurrent_writers_lose_nothing_and_share_one_idempotent_item,
+    writers_bringing_the_first_vectors_at_once_all_succeed,
     the_change_counter_moves_when_another_process_writes,
     a_write_is_visible_to_another_process_at_once,
     every_change_is_audited_once_by_the_database,
@@ -128,6 +129,34 @@ fn concurrent_writers_lose_nothing_and_share_one_idempotent_item(db: &TestDb) {
     let inserted = outcomes.iter().filter(|o| matches!(o, WriteOutcome::Inserted { .. })).count();
     assert_eq!(inserted, 1, "the shared key is stored once");
     assert_eq!(db.open().stats().unwrap().items as usize, writers * batches * 10 + 1);
+}
+
+/// Eight writers whose first batches carry vectors of a dimension the database has no index
+/// for yet, all at once: one builds the index while the others wait for it, and none fails
+/// (PostgreSQL's `CREATE INDEX CONCURRENTLY` waits for every open snapshot: a writer waiting
+/// for the builder inside a statement would deadlock with it).
+fn writers_bringing_the_first_vectors_at_once_all_succeed(db: &TestDb) {
+    db.open();
+    let writers = 8;
+    let barrier = Arc::new(Barrier::new(writers));
+    let handles: Vec<_> = (0..writers)
+        .map(|w| {
+            let target = db.target().clone();
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                let store = cortex_store::open(&target).unwrap();
+                barrier.wait();
+                let mut r = record(w, None);
+                r.vector = Some(vec![1.0, w as f32, 0.5]);
+                store.write_batch(&[WriteOp::Insert { record: r, checks: dedupe::INSERT }])
+            })
+        })
+        .collect();
+    for handle in handles {
+        let out = handle.join().unwrap().unwrap();
+        assert!(matches!(out[0], WriteOutcome::Inserted { .. }), "{out:?}");
+    }
+    assert_eq!(db.open().stats().unwrap().items as usize, writers);
 }
 
 fn the_change_counter_moves_when_another_process_writes(db: &TestDb) {

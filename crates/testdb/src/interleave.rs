@@ -177,3 +177,25 @@ impl Metadata for Interleaved {
         self.inner.set_meta(key, value)
     }
 }
+
+impl ApiKeys for Interleaved {
+    fn create_key(&self, key: &ApiKeyRow) -> Result<bool> {
+        self.inner.create_key(key)
+    }
+
+    fn keys(&self) -> Result<Vec<ApiKeyRow>> {
+        self.inner.keys()
+    }
+
+    fn key_by_lookup(&self, lookup: &str) -> Result<Option<ApiKeyRow>> {
+        self.inner.key_by_lookup(lookup)
+    }
+
+    fn revoke_key(&self, name: &str, at: i64) -> Result<bool> {
+        self.inner.revoke_key(name, at)
+    }
+
+    fn any_key(&self) -> Result<bool> {
+        self.inner.any_key()
+    }
+}

@@ -5,11 +5,14 @@
 //! benchmark (`graph.rs`), `--vectors` the vector index alone (`vectors.rs`), `--adversarial`
 //! worst-case finds and whether the session answers other calls meanwhile (`adversarial.rs`),
 //! `--responses` the size of find answers on real prose (`responses.rs`), `--concurrent` finds of
-//! 1, 2 and 4 clients at once (`concurrency.rs`).
+//! 1, 2 and 4 clients at once (`concurrency.rs`), `--http` the team server under an open-loop
+//! load of many HTTP clients (`http.rs`, `http_load.rs`).
 
 mod adversarial;
 mod concurrency;
 mod graph;
+mod http;
+mod http_load;
 mod purge;
 mod responses;
 mod vectors;
@@ -77,6 +80,21 @@ pub struct BenchArgs {
     /// whether concurrent finds run in parallel, instead of the store and find benchmark.
     #[arg(long, conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors", "adversarial"])]
     concurrent: bool,
+    /// Load a real `cortex serve --http` on `size` corpus items with many HTTP clients on a
+    /// fixed schedule (open loop): 90% finds (`fast` and `auto`) and 10% stores of 1–10 items,
+    /// without and with an API key, then the design's 100 clients asking for 1,000 `fast` finds
+    /// a second, instead of the store and find benchmark. `--semantic` serves with the model.
+    #[arg(long, conflicts_with_all = ["reuse", "purge", "graph", "vectors", "adversarial", "concurrent"])]
+    http: bool,
+    /// `--http`: clients sending at once.
+    #[arg(long, default_value_t = 32, requires = "http")]
+    clients: usize,
+    /// `--http`: requests per second the clients are asked to send.
+    #[arg(long, default_value_t = 400.0, requires = "http")]
+    rate: f64,
+    /// `--http`: seconds each load runs.
+    #[arg(long, default_value_t = 60, requires = "http")]
+    seconds: u64,
 }
 
 /// How a benchmark database gets its corpus.
@@ -123,6 +141,14 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
         Some(adversarial::run(sizes, queries, &dir, postgres))
     } else if args.graph {
         Some(graph::run(sizes, queries, &dir, postgres))
+    } else if args.http {
+        let load = http::Load {
+            duration: Duration::from_secs(args.seconds),
+            clients: args.clients,
+            per_second: args.rate,
+            semantic: args.semantic,
+        };
+        Some(http::run(sizes, &dir, postgres, &load))
     } else {
         None
     };

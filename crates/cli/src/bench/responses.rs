@@ -88,7 +88,7 @@ pub fn run(dataset: &Path, queries: usize, dir: &Path) -> Result<(), String> {
     let mut by_ids = Sizes::default();
     for q in &questions {
         let hits = service.find(&json!({"query": q, "limit": 100})).map_err(|e| e.to_string())?.hits;
-        let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
+        let ids: Vec<String> = hits.iter().map(|h| h.id.to_string()).collect();
         if !ids.is_empty() {
             by_ids.add(&service.find(&json!({ "ids": ids })).map_err(|e| e.to_string())?);
         }

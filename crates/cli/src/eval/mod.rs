@@ -248,8 +248,11 @@ fn evaluate(
         let started = Instant::now();
         let response = service.find_request(&request).map_err(|e| e.to_string())?;
         let elapsed = started.elapsed();
-        let ranked: Vec<&str> =
-            response.hits.iter().map(|h| doc_of.get(&h.id).map(String::as_str).unwrap_or("")).collect();
+        let ranked: Vec<&str> = response
+            .hits
+            .iter()
+            .map(|h| doc_of.get(&h.id.to_string()).map(String::as_str).unwrap_or(""))
+            .collect();
         tally.add(q.category.as_deref(), metrics::metrics(&ranked, &q.relevant), elapsed);
     }
     Ok(tally)

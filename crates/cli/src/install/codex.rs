@@ -2,13 +2,17 @@
 //! file's comments and layout stay.
 
 use super::{Edit, read, unchanged};
+use crate::error::CliError;
 use std::path::Path;
 use toml_edit::{Array, DocumentMut, Item, Table, value};
 
-pub fn mcp_server(path: &Path, exe: &str) -> Result<Option<Edit>, String> {
+pub fn mcp_server(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
     let text = read(path)?.unwrap_or_default();
     let mut doc: DocumentMut = text.parse().map_err(|e| {
-        format!("{} is not valid TOML ({e}): fix it, then run again; nothing was written", path.display())
+        CliError::content(
+            path,
+            format!("is not valid TOML ({e}): fix it, then run again; nothing was written"),
+        )
     })?;
     let servers = doc.entry("mcp_servers").or_insert_with(|| {
         let mut t = Table::new();
@@ -16,7 +20,7 @@ pub fn mcp_server(path: &Path, exe: &str) -> Result<Option<Edit>, String> {
         Item::Table(t)
     });
     let Some(servers) = servers.as_table_mut() else {
-        return Err(format!("{}: `mcp_servers` is not a table: fix it, then run again", path.display()));
+        return Err(CliError::content(path, "`mcp_servers` is not a table: fix it, then run again"));
     };
     let same = servers.get("cortex").and_then(Item::as_table).is_some_and(|t| {
         t.get("command").and_then(Item::as_str) == Some(exe)

@@ -3,21 +3,22 @@
 //! they were.
 
 use super::{Edit, read, unchanged};
+use crate::error::CliError;
 use serde_json::{Map, Value, json};
 use std::path::Path;
 
 /// The file's object, `{}` for a file not there yet; an error naming the file otherwise.
-fn object_of(path: &Path) -> Result<Map<String, Value>, String> {
+fn object_of(path: &Path) -> Result<Map<String, Value>, CliError> {
     let Some(text) = read(path)? else { return Ok(Map::new()) };
     if text.trim().is_empty() {
         return Ok(Map::new());
     }
     match serde_json::from_str(&text) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(format!("{} is not a JSON object: fix or move it, then run again", path.display())),
-        Err(e) => Err(format!(
-            "{} is not valid JSON ({e}): fix it, then run again; nothing was written",
-            path.display()
+        Ok(_) => Err(CliError::content(path, "is not a JSON object: fix or move it, then run again")),
+        Err(e) => Err(CliError::content(
+            path,
+            format!("is not valid JSON ({e}): fix it, then run again; nothing was written"),
         )),
     }
 }
@@ -29,12 +30,12 @@ fn text_of(map: Map<String, Value>) -> String {
 }
 
 /// `mcpServers.cortex` = this binary with `serve`.
-pub fn mcp_server(path: &Path, exe: &str) -> Result<Option<Edit>, String> {
+pub fn mcp_server(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
     let mut map = object_of(path)?;
     let entry = json!({ "command": exe, "args": ["serve"] });
     let servers = map.entry("mcpServers").or_insert_with(|| json!({}));
     let Value::Object(servers) = servers else {
-        return Err(format!("{}: `mcpServers` is not an object: fix it, then run again", path.display()));
+        return Err(CliError::content(path, "`mcpServers` is not an object: fix it, then run again"));
     };
     let change = match servers.get("cortex") {
         Some(old) if *old == entry => return Ok(unchanged(path, "the cortex MCP server")),
@@ -46,7 +47,7 @@ pub fn mcp_server(path: &Path, exe: &str) -> Result<Option<Edit>, String> {
 }
 
 /// A `SessionStart` hook running `cortex context`, beside any hooks already there.
-pub fn session_hook(path: &Path, exe: &str) -> Result<Option<Edit>, String> {
+pub fn session_hook(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
     let mut map = object_of(path)?;
     // The hook is a shell command line: a path with spaces is quoted.
     let command = if exe.contains(char::is_whitespace) {
@@ -56,14 +57,11 @@ pub fn session_hook(path: &Path, exe: &str) -> Result<Option<Edit>, String> {
     };
     let hooks = map.entry("hooks").or_insert_with(|| json!({}));
     let Value::Object(hooks) = hooks else {
-        return Err(format!("{}: `hooks` is not an object: fix it, then run again", path.display()));
+        return Err(CliError::content(path, "`hooks` is not an object: fix it, then run again"));
     };
     let starts = hooks.entry("SessionStart").or_insert_with(|| json!([]));
     let Value::Array(starts) = starts else {
-        return Err(format!(
-            "{}: `hooks.SessionStart` is not a list: fix it, then run again",
-            path.display()
-        ));
+        return Err(CliError::content(path, "`hooks.SessionStart` is not a list: fix it, then run again"));
     };
     let present = starts.iter().any(|group| {
         group["hooks"].as_array().is_some_and(|hs| hs.iter().any(|h| h["command"].as_str() == Some(&command)))

@@ -9,6 +9,7 @@
 mod codex;
 mod json_file;
 
+use crate::error::CliError;
 use crate::output;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -43,18 +44,21 @@ pub struct Edit {
     pub text: String,
 }
 
-pub fn run(args: InstallArgs) -> Result<ExitCode, String> {
+pub fn run(args: InstallArgs) -> Result<ExitCode, CliError> {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
-        .ok_or("HOME is not set: cannot find your config files")?;
-    let here = std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this cortex binary: {e}"))?;
+        .ok_or_else(|| CliError::argument("HOME", "is not set: cannot find your config files"))?;
+    let here =
+        std::env::current_dir().map_err(|e| CliError::io("read", Path::new("the current folder"), e))?;
+    let exe =
+        std::env::current_exe().map_err(|e| CliError::io("find", Path::new("this cortex binary"), e))?;
     let exe = exe.to_string_lossy().into_owned();
     let user = match args.client {
         Client::Codex if args.project => {
-            return Err(
-                "Codex reads MCP servers from ~/.codex/config.toml only: run without --project".into()
-            );
+            return Err(CliError::argument(
+                "--project",
+                "Codex reads MCP servers from ~/.codex/config.toml only: run without --project",
+            ));
         }
         Client::Codex => true,
         _ => args.user,
@@ -90,23 +94,23 @@ fn report(edit: &Edit, dry_run: bool) {
 }
 
 /// The file as it is, or `None` when it does not exist yet.
-fn read(path: &Path) -> Result<Option<String>, String> {
+fn read(path: &Path) -> Result<Option<String>, CliError> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) => Err(CliError::io("read", path, e)),
     }
 }
 
 /// Writes through a temporary file renamed over the original: a crash never leaves half a
 /// config.
-fn write(path: &Path, text: &str) -> Result<(), String> {
+fn write(path: &Path, text: &str) -> Result<(), CliError> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| CliError::io("create", dir, e))?;
     }
     let temp = path.with_extension("cortex-install.tmp");
-    std::fs::write(&temp, text).map_err(|e| format!("cannot write {}: {e}", temp.display()))?;
-    std::fs::rename(&temp, path).map_err(|e| format!("cannot replace {}: {e}", path.display()))
+    std::fs::write(&temp, text).map_err(|e| CliError::io("write", &temp, e))?;
+    std::fs::rename(&temp, path).map_err(|e| CliError::io("replace", path, e))
 }
 
 /// Says "already installed" for a file that needs no change.

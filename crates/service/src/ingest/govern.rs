@@ -1,9 +1,8 @@
 //! Governance and replacement: updates and deletes a rule refuses become audited `Blocked`
 //! ops; an item naming `supersedes` must name a live item nothing superseded yet.
 
-use super::{Replacement, Seen};
+use super::batch::Batch;
 use crate::{MemoryService, Result};
-use cortex_domain::ValidationError;
 use cortex_domain::governance::{
     StoredView, SupersedeTarget, check_delete, check_supersede_target, check_update,
 };
@@ -13,34 +12,29 @@ use uuid::Uuid;
 
 impl MemoryService {
     /// Replaces each update or delete that a governance rule refuses with a `Blocked` op, so
-    /// the attempt is audited in the batch's transaction; returns the refusals by request
-    /// position. Each verdict is made against the stored item as read here, which joins
+    /// the attempt is audited in the batch's transaction; notes the refusals in
+    /// `batch.blocked`. Each verdict is made against the stored item as read here, which joins
     /// `seen`: the batch is written only if the item is still in that state (issue 15, item
     /// 12: a decision accepted by another process in between must not let an edit through).
-    pub(super) fn govern(
-        &self,
-        ops: &mut [WriteOp],
-        positions: &[usize],
-        now: i64,
-        seen: &mut Seen,
-    ) -> Result<Vec<(usize, ValidationError)>> {
-        let ids: Vec<Uuid> = ops
+    pub(super) fn govern(&self, batch: &mut Batch, now: i64) -> Result<()> {
+        let ids: Vec<Uuid> = batch
+            .pending
             .iter()
-            .filter_map(|op| match op {
+            .filter_map(|p| match &p.op {
                 WriteOp::Update { record } => Some(record.id),
                 WriteOp::Delete { id, .. } => Some(*id),
                 _ => None,
             })
             .collect();
         if ids.is_empty() {
-            return Ok(Vec::new());
+            return Ok(());
         }
         let stored = self.store.get(&ids)?;
         for item in &stored {
-            seen.saw(item);
+            batch.seen.saw(item);
         }
-        let mut blocked = Vec::new();
-        for (op, &index) in ops.iter_mut().zip(positions) {
+        for pending in &mut batch.pending {
+            let (index, op) = (pending.index, &mut pending.op);
             let (id, source) = match op {
                 WriteOp::Update { record } => (record.id, record.source.clone()),
                 WriteOp::Delete { id, .. } => (*id, None),
@@ -76,28 +70,26 @@ impl MemoryService {
                     reason: error.message.clone(),
                     at: now,
                 }));
-                blocked.push((index, error));
+                batch.blocked.push((index, error));
             }
         }
-        Ok(blocked)
+        Ok(())
     }
 
     /// Each item naming `supersedes` must name a live item that nothing superseded yet; the
-    /// refusals by request position. Fills in what superseding each target writes into its
-    /// status (`lifecycle::status_when_superseded`, by the target's kind).
-    pub(super) fn check_supersedes(
-        &self,
-        args: &serde_json::Value,
-        wanted: &mut [Replacement],
-    ) -> Result<Vec<(usize, ValidationError)>> {
-        if wanted.is_empty() {
-            return Ok(Vec::new());
+    /// others are refused. Fills in what superseding each target writes into its status
+    /// (`lifecycle::status_when_superseded`, by the target's kind).
+    pub(super) fn check_supersedes(&self, batch: &mut Batch) -> Result<()> {
+        let ids: Vec<Uuid> = batch.pending.iter().filter_map(|p| p.replaces).map(|r| r.target).collect();
+        if ids.is_empty() {
+            return Ok(());
         }
-        let ids: Vec<Uuid> = wanted.iter().map(|r| r.target).collect();
         let stored = self.store.get(&ids)?;
         let mut refused = Vec::new();
-        for replacement in wanted.iter_mut() {
-            let (index, id) = (replacement.index, replacement.target);
+        for pending in &mut batch.pending {
+            let index = pending.index;
+            let Some(replacement) = pending.replaces.as_mut() else { continue };
+            let id = replacement.target;
             let found = stored.iter().find(|s| s.record.id == id);
             replacement.status = found.and_then(|s| lifecycle::status_when_superseded(s.record.kind));
             let target = match found {
@@ -106,12 +98,17 @@ impl MemoryService {
                 Some(s) => s.superseded_by.map_or(SupersedeTarget::Live, SupersedeTarget::SupersededBy),
             };
             if let Err(error) = check_supersede_target(id, target) {
-                let named_on_top = args["items"][index].get("supersedes").is_some_and(|v| !v.is_null());
-                let at =
-                    if named_on_top { format!("items[{index}]") } else { format!("items[{index}].data") };
-                refused.push((index, error.under(&at)));
+                refused.push((index, error));
             }
         }
-        Ok(refused)
+        for (index, error) in refused {
+            let at = if batch.supersedes_on_top(index) {
+                format!("items[{index}]")
+            } else {
+                format!("items[{index}].data")
+            };
+            batch.refuse(index, &error.under(&at));
+        }
+        Ok(())
     }
 }

@@ -2,33 +2,25 @@
 //! pull requests, entities: merged with what is stored) or is refused (a DDL migration whose
 //! checksum changed).
 
-use super::Seen;
+use super::batch::Batch;
 use crate::{MemoryService, Result};
 use cortex_domain::graph;
 use cortex_domain::item::derive;
 use cortex_domain::natural_key::{self, OnMatch};
-use cortex_domain::{Kind, Scope, ValidationError};
+use cortex_domain::{Kind, Scope};
 use cortex_store::{BlockedAttempt, Record, WriteOp};
 use uuid::Uuid;
 
 impl MemoryService {
     /// an issue or pull request updates that item instead; a DDL migration with a different
     /// checksum becomes a `Blocked` op (the same checksum stays an insert, which the store
-    /// reports as a duplicate, as it does for changes). Returns the refusals and, for the
-    /// inserts turned into updates, why.
-    #[allow(clippy::type_complexity)]
-    pub(super) fn resolve_natural_keys(
-        &self,
-        ops: &mut [WriteOp],
-        positions: &[usize],
-        now: i64,
-        seen: &mut Seen,
-    ) -> Result<(Vec<(usize, ValidationError)>, Vec<(usize, String)>)> {
-        let mut blocked = Vec::new();
-        let mut keyed = Vec::new();
+    /// reports as a duplicate, as it does for changes). Notes the refusals in
+    /// `batch.blocked` and, for the inserts turned into updates, why in `batch.keyed`.
+    pub(super) fn resolve_natural_keys(&self, batch: &mut Batch, now: i64) -> Result<()> {
         // Earlier inserts of this batch own their key too: a later one updates them.
         let mut in_batch: Vec<(Scope, String, Uuid)> = Vec::new();
-        for (op, &index) in ops.iter_mut().zip(positions) {
+        for pending in &mut batch.pending {
+            let (index, op) = (pending.index, &mut pending.op);
             let WriteOp::Insert { record, .. } = op else { continue };
             let Some(key) = record.data.as_object().and_then(|d| natural_key::natural_key(record.kind, d))
             else {
@@ -59,10 +51,12 @@ impl MemoryService {
                         && let Some(current) = self.store.get(&[owner])?.first()
                     {
                         // The merge is written only over the state it was made from.
-                        seen.saw(current);
+                        batch.seen.saw(current);
                         merge_entity(&mut updated, &current.record);
                     }
-                    keyed.push((index, format!("{}: updated in place", natural_key::describe(record.kind))));
+                    batch
+                        .keyed
+                        .push((index, format!("{}: updated in place", natural_key::describe(record.kind))));
                     *op = WriteOp::Update { record: updated };
                 }
                 OnMatch::SameChecksum => {
@@ -85,12 +79,12 @@ impl MemoryService {
                         reason: error.message.clone(),
                         at: now,
                     }));
-                    blocked.push((index, error));
+                    batch.blocked.push((index, error));
                 }
                 OnMatch::Skip => {}
             }
         }
-        Ok((blocked, keyed))
+        Ok(())
     }
 }
 

@@ -1,7 +1,10 @@
 //! The semantic stages of a store: every written item embedded in one batch, then inserts
 //! that nearly duplicate a live item (or an earlier item of the batch) found.
 
+use super::batch::Batch;
+use super::results::near_duplicate;
 use crate::MemoryService;
+use crate::response::ItemResult;
 use crate::semantic::{Compare, EmbeddingInputs};
 use cortex_domain::{dedupe, near_duplicate};
 use cortex_store::{Filters, WriteOp};
@@ -10,10 +13,11 @@ use uuid::Uuid;
 impl MemoryService {
     /// Embeds every inserted or updated item in one batch: its whole text and, for a long
     /// document, each of its chunks (`semantic::EmbeddingInputs`).
-    pub(super) fn attach_vectors(&self, ops: &mut [WriteOp]) {
-        let inputs: Vec<EmbeddingInputs> = ops
+    pub(super) fn attach_vectors(&self, batch: &mut Batch) {
+        let inputs: Vec<EmbeddingInputs> = batch
+            .pending
             .iter()
-            .filter_map(|op| match op {
+            .filter_map(|p| match &p.op {
                 WriteOp::Insert { record, .. } | WriteOp::Update { record } => {
                     Some(EmbeddingInputs::of(record))
                 }
@@ -27,8 +31,8 @@ impl MemoryService {
         let Some(vectors) = self.semantic.embed_for_store(&*self.store, &refs) else { return };
         let mut vectors = vectors.into_iter();
         let mut inputs = inputs.iter();
-        for op in ops.iter_mut() {
-            if let WriteOp::Insert { record, .. } | WriteOp::Update { record } = op
+        for pending in &mut batch.pending {
+            if let WriteOp::Insert { record, .. } | WriteOp::Update { record } = &mut pending.op
                 && let Some(input) = inputs.next()
             {
                 (record.vector, record.chunks) = input.take(&mut vectors);
@@ -36,13 +40,33 @@ impl MemoryService {
         }
     }
 
+    /// Settles each insert that nearly duplicates a live item, or an earlier item of the batch,
+    /// with a result naming that item (`near_duplicates`).
+    pub(super) fn drop_near_duplicates(&self, batch: &mut Batch, now: i64) {
+        let ops: Vec<&WriteOp> = batch.pending.iter().map(|p| &p.op).collect();
+        let found = self.near_duplicates(&ops, now);
+        let settled: Vec<(usize, ItemResult)> = batch
+            .pending
+            .iter()
+            .zip(found)
+            .filter_map(|(p, dup)| {
+                dup.map(|(existing, similarity)| {
+                    (p.index, near_duplicate(p.index, &p.op, existing, similarity))
+                })
+            })
+            .collect();
+        for (index, result) in settled {
+            batch.settle(index, result);
+        }
+    }
+
     /// For each op, the live item it nearly duplicates and the similarity: same kind, same full
     /// scope, updated within the policy's window, cosine at or above its threshold — or an
     /// earlier item of the same batch. Only inserts that allow dedupe and have a vector qualify.
-    pub(super) fn near_duplicates(&self, ops: &[WriteOp], now: i64) -> Vec<Option<(Uuid, f64)>> {
+    fn near_duplicates(&self, ops: &[&WriteOp], now: i64) -> Vec<Option<(Uuid, f64)>> {
         let policy = self.near_duplicate_policy;
         let mut found: Vec<Option<(Uuid, f64)>> = vec![None; ops.len()];
-        for (i, op) in ops.iter().enumerate() {
+        for (i, &op) in ops.iter().enumerate() {
             // An insert that skips the exact check (`dedupe: false`, a link) skips this one too.
             let WriteOp::Insert { record, checks } = op else { continue };
             if !dedupe::compares_text(checks) {
@@ -75,7 +99,7 @@ impl MemoryService {
             let in_batch = ops[..i]
                 .iter()
                 .zip(&found)
-                .filter_map(|(earlier, dup)| match earlier {
+                .filter_map(|(&earlier, dup)| match earlier {
                     WriteOp::Insert { record: e, .. }
                         if dup.is_none() && e.kind == record.kind && e.scope == record.scope =>
                     {

@@ -81,7 +81,7 @@ pub(super) fn fit_budget(response: &mut FindResponse) -> Option<Cut> {
             ));
             if by_ids {
                 response.omitted_ids =
-                    left_out.iter().filter(|h| !h.expanded).map(|h| h.id.clone()).collect();
+                    left_out.iter().filter(|h| !h.expanded).map(|h| h.id.to_string()).collect();
             }
         }
         if kept <= 1 || json_len(response) + used + CURSOR_RESERVE <= MAX_RESPONSE_CHARS {
@@ -90,7 +90,8 @@ pub(super) fn fit_budget(response: &mut FindResponse) -> Option<Cut> {
         kept -= 1;
         used -= json_len(&hits[kept]) + 1;
     }
-    let left_out: Vec<String> = hits[kept..].iter().filter(|h| !h.expanded).map(|h| h.id.clone()).collect();
+    let left_out: Vec<String> =
+        hits[kept..].iter().filter(|h| !h.expanded).map(|h| h.id.to_string()).collect();
     hits.truncate(kept);
     let kept_matches = hits.iter().filter(|h| !h.expanded).count();
     response.hits = hits;

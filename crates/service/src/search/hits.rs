@@ -56,8 +56,8 @@ pub(crate) fn hit(
     let (cut, truncated) = truncate_chars(text, max_chars);
     let data = r.data.as_object().filter(|d| !d.is_empty()).map(|_| r.data.clone());
     Hit {
-        id: r.id.to_string(),
-        kind: r.kind.to_string(),
+        id: r.id,
+        kind: r.kind,
         title: r.title.clone(),
         snippet,
         content: (max_chars > 0).then(|| cut.to_string()),

@@ -110,6 +110,17 @@ impl Semantic {
             .clone()
     }
 
+    /// The embedder's state without loading it (a readiness probe must not wait seconds for
+    /// a model): `not_loaded` until the first store or find needs it.
+    pub fn embedder_state(&self) -> (&'static str, String) {
+        match (&self.choice, self.embedder.get()) {
+            (EmbedderChoice::None, _) => ("none", "lexical search only (CORTEX_EMBEDDER=none)".to_string()),
+            (_, None) => ("not_loaded", "loads on the first store or find that needs it".to_string()),
+            (_, Some(Ok(e))) => ("ready", e.model_id().unwrap_or_else(|| "?".into())),
+            (_, Some(Err(reason))) => ("unavailable", reason.clone()),
+        }
+    }
+
     /// Vectors for texts about to be stored, or `None` (with the reason logged) when the
     /// embedder is unavailable or the store's vectors came from another model. Storing never
     /// fails for want of vectors: the item stays findable lexically.

@@ -35,7 +35,7 @@ impl Memory {
     }
 
     pub fn ids(&self, args: Value) -> Vec<String> {
-        self.find(args).hits.into_iter().map(|h| h.id).collect()
+        self.find(args).hits.into_iter().map(|h| h.id.to_string()).collect()
     }
 
     /// The audit operations recorded for one item, oldest first.

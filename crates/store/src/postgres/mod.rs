@@ -15,6 +15,7 @@ mod chain;
 mod changes;
 mod expected;
 mod graph;
+mod keys;
 mod lexicon;
 mod migrate;
 mod neighbours;
@@ -22,26 +23,26 @@ mod params;
 mod preflight;
 mod read;
 mod row;
+mod tls;
 mod tsquery;
 mod vector_index;
 mod write;
 
 use crate::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use crate::{
-    AuditQuery, AuditRecord, AuditTrail, ChangeCursor, Changes, DenseMatch, ExportedItem, Filters,
-    GraphLinks, ItemReads, ItemVectors, ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link,
+    ApiKeyRow, ApiKeys, AuditQuery, AuditRecord, AuditTrail, ChangeCursor, Changes, DenseMatch, ExportedItem,
+    Filters, GraphLinks, ItemReads, ItemVectors, ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link,
     Maintenance, Metadata, Neighbour, PoolConfig, Result, Stats, StoreError, StoredItem, VectorRow,
     VectorSource, WriteContext, WriteOp, WriteOutcome,
 };
 use cortex_domain::graph::Cascade;
-use postgres::NoTls;
 use r2d2_postgres::PostgresConnectionManager;
 use std::time::Duration;
 use uuid::Uuid;
 
 pub use migrate::MIGRATIONS;
 
-type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
+type Pool = r2d2::Pool<PostgresConnectionManager<tls::Tls>>;
 
 /// The database's clock in epoch ms: the one time every client of a shared server agrees on.
 pub(crate) const NOW_MS: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
@@ -58,6 +59,8 @@ pub struct PostgresStore {
     primary: Pool,
     /// The same pool as `primary` unless a read replica was given.
     reads: Pool,
+    /// Whether `reads` is a replica's pool (not the primary's again).
+    replica: bool,
     /// Vector dimensions known to have their HNSW index.
     indexed_dimensions: std::sync::Mutex<Vec<usize>>,
 }
@@ -66,37 +69,45 @@ impl PostgresStore {
     /// Connects, checks the server (version, extensions), migrates, and opens the pools.
     pub fn open(url: &str, read_url: Option<&str>, pool: PoolConfig) -> Result<PostgresStore> {
         let label = redacted(url);
+        let (url, tls) = tls::configure(url, &label)?;
         let config: postgres::Config = url
             .parse()
             .map_err(|e| StoreError::Open { path: label.clone(), reason: format!("not a valid URL: {e}") })?;
         // One direct connection first: its error says precisely why (refused, auth, no such
         // database), where a pool would only report a timeout.
         let mut client = config
-            .connect(NoTls)
+            .connect(tls.clone())
             .map_err(|e| StoreError::Open { path: label.clone(), reason: connect_reason(&e) })?;
         preflight::check(&mut client, &label)?;
         migrate::run(&mut client)?;
         drop(client);
-        let primary = build_pool(config, pool.size, &label)?;
+        let primary = build_pool(config, tls, pool.size, &label)?;
         let reads = match read_url {
             Some(read_url) => {
                 let read_label = redacted(read_url);
+                let (read_url, read_tls) = tls::configure(read_url, &read_label)?;
                 let read_config: postgres::Config = read_url.parse().map_err(|e| StoreError::Open {
                     path: read_label.clone(),
                     reason: format!("not a valid URL: {e}"),
                 })?;
-                build_pool(read_config, pool.size, &read_label)?
+                build_pool(read_config, read_tls, pool.size, &read_label)?
             }
             None => primary.clone(),
         };
-        Ok(PostgresStore { label, primary, reads, indexed_dimensions: Default::default() })
+        Ok(PostgresStore {
+            label,
+            primary,
+            reads,
+            replica: read_url.is_some(),
+            indexed_dimensions: Default::default(),
+        })
     }
 
-    fn primary(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>> {
+    fn primary(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<tls::Tls>>> {
         Ok(self.primary.get()?)
     }
 
-    fn reads(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>> {
+    fn reads(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<tls::Tls>>> {
         Ok(self.reads.get()?)
     }
 
@@ -109,12 +120,12 @@ impl PostgresStore {
     }
 }
 
-fn build_pool(config: postgres::Config, size: u32, label: &str) -> Result<Pool> {
+fn build_pool(config: postgres::Config, tls: tls::Tls, size: u32, label: &str) -> Result<Pool> {
     r2d2::Pool::builder()
         .max_size(size.max(1))
         .min_idle(Some(1))
         .connection_timeout(CHECKOUT_TIMEOUT)
-        .build(PostgresConnectionManager::new(config, NoTls))
+        .build(PostgresConnectionManager::new(config, tls))
         .map_err(|e| StoreError::Open { path: label.to_string(), reason: e.to_string() })
 }
 
@@ -134,6 +145,11 @@ pub fn redacted(url: &str) -> String {
 
 fn connect_reason(e: &postgres::Error) -> String {
     let detail = e.as_db_error().map_or_else(|| e.to_string(), |db| db.message().to_string());
+    if detail.contains("certificate") || detail.contains("TLS") || detail.contains("tls") {
+        return format!(
+            "{detail}. The TLS connection failed: with sslmode=verify-ca or verify-full, sslrootcert must name the CA that signed the server's certificate (and, for verify-full, the URL's host must be a name in that certificate); a server without TLS needs sslmode=disable or prefer"
+        );
+    }
     format!(
         "{detail}. Check that the server is running and reachable, and that the URL's user, password and database are right"
     )
@@ -306,6 +322,18 @@ impl Maintenance for PostgresStore {
     fn integrity_problems(&self, _full: bool) -> Result<Vec<String>> {
         chain::integrity_problems(&mut *self.primary()?)
     }
+
+    fn pool_state(&self) -> Vec<crate::PoolState> {
+        let state = |pool: &'static str, p: &Pool| {
+            let s = p.state();
+            crate::PoolState { pool, connections: s.connections, idle: s.idle_connections }
+        };
+        let mut out = vec![state("primary", &self.primary)];
+        if self.replica {
+            out.push(state("replica", &self.reads));
+        }
+        out
+    }
 }
 
 impl Metadata for PostgresStore {
@@ -320,6 +348,29 @@ impl Metadata for PostgresStore {
             &[&key, &value],
         )?;
         Ok(())
+    }
+}
+
+// On the primary: a revoked key must stop working at once, not after a replica's delay.
+impl ApiKeys for PostgresStore {
+    fn create_key(&self, key: &ApiKeyRow) -> Result<bool> {
+        keys::create(&mut *self.primary()?, key)
+    }
+
+    fn keys(&self) -> Result<Vec<ApiKeyRow>> {
+        keys::all(&mut *self.primary()?)
+    }
+
+    fn key_by_lookup(&self, lookup: &str) -> Result<Option<ApiKeyRow>> {
+        keys::by_lookup(&mut *self.primary()?, lookup)
+    }
+
+    fn revoke_key(&self, name: &str, at: i64) -> Result<bool> {
+        keys::revoke(&mut *self.primary()?, name, at)
+    }
+
+    fn any_key(&self) -> Result<bool> {
+        keys::any(&mut *self.primary()?)
     }
 }
 

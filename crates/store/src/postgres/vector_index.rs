@@ -40,7 +40,7 @@ pub fn ensure_dimension_indexes(
     dims.dedup();
     dims.retain(|d| !known.lock().unwrap_or_else(|e| e.into_inner()).contains(d));
     for dim in dims {
-        client.execute("SELECT pg_advisory_lock($1)", &[&INDEX_LOCK])?;
+        take_index_lock(client)?;
         let built = build_vector_indexes(client, dim);
         client.execute("SELECT pg_advisory_unlock($1)", &[&INDEX_LOCK])?;
         built?;
@@ -50,6 +50,20 @@ pub fn ensure_dimension_indexes(
         }
     }
     Ok(())
+}
+
+/// Takes [`INDEX_LOCK`] by trying, not by waiting: `CREATE INDEX CONCURRENTLY` waits for every
+/// transaction that holds a snapshot, and a `pg_advisory_lock` waiting for the builder's lock
+/// is such a statement, so a waiting writer and the builder would wait for each other (a
+/// deadlock PostgreSQL ends by failing the writer). Each try ends at once.
+fn take_index_lock(client: &mut Client) -> Result<()> {
+    loop {
+        let taken: bool = client.query_one("SELECT pg_try_advisory_lock($1)", &[&INDEX_LOCK])?.try_get(0)?;
+        if taken {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 /// Builds one dimension's indexes (on items and on chunks), outside any transaction as

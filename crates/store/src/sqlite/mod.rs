@@ -12,6 +12,7 @@ mod connect;
 mod expected;
 mod fts;
 mod graph;
+mod keys;
 mod migrate;
 mod neighbours;
 mod read;
@@ -20,9 +21,10 @@ mod write;
 
 use crate::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use crate::{
-    AuditQuery, AuditRecord, AuditTrail, ChangeCursor, Changes, ExportedItem, GraphLinks, ItemReads,
-    ItemVectors, ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link, Maintenance, Metadata, Result,
-    Stats, StoreError, StoredItem, VectorRow, VectorSource, WriteContext, WriteOp, WriteOutcome,
+    ApiKeyRow, ApiKeys, AuditQuery, AuditRecord, AuditTrail, ChangeCursor, Changes, ExportedItem, GraphLinks,
+    ItemReads, ItemVectors, ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link, Maintenance,
+    Metadata, Result, Stats, StoreError, StoredItem, VectorRow, VectorSource, WriteContext, WriteOp,
+    WriteOutcome,
 };
 use connect::{ReadMode, Reader, ReaderPool};
 use cortex_domain::graph::Cascade;
@@ -290,6 +292,28 @@ impl Metadata for SqliteStore {
             [key, value],
         )?;
         Ok(())
+    }
+}
+
+impl ApiKeys for SqliteStore {
+    fn create_key(&self, key: &ApiKeyRow) -> Result<bool> {
+        keys::create(&*self.writer()?, key)
+    }
+
+    fn keys(&self) -> Result<Vec<ApiKeyRow>> {
+        keys::all(&*self.reader()?)
+    }
+
+    fn key_by_lookup(&self, lookup: &str) -> Result<Option<ApiKeyRow>> {
+        keys::by_lookup(&*self.reader()?, lookup)
+    }
+
+    fn revoke_key(&self, name: &str, at: i64) -> Result<bool> {
+        keys::revoke(&*self.writer()?, name, at)
+    }
+
+    fn any_key(&self) -> Result<bool> {
+        keys::any(&*self.reader()?)
     }
 }
 

@@ -3,6 +3,7 @@
 //! every one is resolved to the id of a live item of the same project (an entity of this very
 //! batch counts), and written into `data` as that id, which is what the store indexes.
 
+use super::batch::Batch;
 use crate::{MemoryService, Result};
 use cortex_domain::dedupe::{self, DuplicateCheck};
 use cortex_domain::graph::{self, check_not_self_loop};
@@ -26,7 +27,7 @@ impl MemoryService {
     /// insert of the batch — is written as that item, and that item is the one a reference to
     /// it means. The checks and their order are the store's, from `dedupe`. Empty when nothing
     /// in the batch refers.
-    fn batch_entities(&self, ops: &[WriteOp]) -> Result<Vec<BatchEntity>> {
+    fn batch_entities(&self, ops: &[&WriteOp]) -> Result<Vec<BatchEntity>> {
         let refers = ops.iter().any(|op| match op {
             WriteOp::Insert { record, .. } | WriteOp::Update { record } => graph::is_link(record.kind),
             _ => false,
@@ -80,14 +81,11 @@ impl MemoryService {
         Ok(entities)
     }
 
-    /// Rewrites the references of every relation and observation to item ids; the refusals by
-    /// request position (the caller drops those ops).
-    pub(crate) fn resolve_references(
-        &self,
-        ops: &mut [WriteOp],
-        positions: &[usize],
-    ) -> Result<Vec<(usize, ValidationError)>> {
-        let batch_entities = self.batch_entities(ops)?;
+    /// Rewrites the references of every relation and observation to item ids; an item with a
+    /// reference that names no live item of its project is refused.
+    pub(super) fn resolve_references(&self, batch: &mut Batch) -> Result<()> {
+        let ops: Vec<&WriteOp> = batch.pending.iter().map(|p| &p.op).collect();
+        let batch_entities = self.batch_entities(&ops)?;
         let by_id: Vec<Uuid> = ops
             .iter()
             .filter_map(|op| match op {
@@ -99,7 +97,8 @@ impl MemoryService {
             .collect();
         let stored = self.store.get(&by_id)?;
         let mut refused = Vec::new();
-        for (op, &index) in ops.iter_mut().zip(positions) {
+        for pending in &mut batch.pending {
+            let (index, op) = (pending.index, &mut pending.op);
             let fields = match op {
                 WriteOp::Insert { record, .. } | WriteOp::Update { record } => {
                     graph::reference_fields(record.kind)
@@ -139,7 +138,10 @@ impl MemoryService {
                 }
             }
         }
-        Ok(refused)
+        for (index, error) in refused {
+            batch.refuse(index, &error);
+        }
+        Ok(())
     }
 
     /// One reference to the id of a live item of `scope`'s project; errors name no field (the

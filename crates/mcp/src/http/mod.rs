@@ -1,0 +1,214 @@
+//! The HTTP team server (`cortex serve --http ADDR`): MCP at `/mcp` through rmcp's Streamable
+//! HTTP service (both eras: `initialize` sessions with `Mcp-Session-Id`, ended by `DELETE`,
+//! and stateless 2026-07-28 requests), mounted in axum behind the gate, plus `/health`,
+//! `/ready` and `/metrics`.
+//!
+//! - `options`: where it listens and the limits (flags and environment)
+//! - `gate`: origin, API key, rate, body size, calls at once; `limits`: their state per key
+//! - `principal`: who a request comes from, as the MCP server reads it
+//! - `access`: one log line per request; `metrics`: the Prometheus figures
+//! - `ops`: health, readiness, metrics; `problem`: refusals as JSON
+//! - `tls`: HTTPS (`--tls-cert` / `--tls-key`)
+
+mod access;
+mod gate;
+mod limits;
+mod metrics;
+mod ops;
+mod options;
+pub(crate) mod principal;
+mod problem;
+mod tls;
+
+pub use metrics::Metrics;
+pub use options::HttpOptions;
+pub use tls::TlsFiles;
+
+use crate::CortexServer;
+use axum::Router;
+use axum::middleware::from_fn_with_state;
+use axum::routing::get;
+use axum::serve::ListenerExt;
+use cortex_service::MemoryService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// What every request handler shares.
+#[derive(Clone)]
+pub(crate) struct App {
+    service: Arc<MemoryService>,
+    options: Arc<HttpOptions>,
+    limits: Arc<limits::Limits>,
+    metrics: Arc<Metrics>,
+    /// Set once any key exists (keys are never deleted): then every request needs one.
+    keys_exist: Arc<AtomicBool>,
+    /// The schema version the store was opened at: `/ready` compares against it.
+    schema_version: i64,
+}
+
+impl App {
+    /// Whether a request must carry a key: always beyond loopback, and once any key exists.
+    async fn auth_required(&self) -> Result<bool, String> {
+        if !self.options.is_loopback() || self.keys_exist.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        let service = self.service.clone();
+        let exists = tokio::task::spawn_blocking(move || service.any_key())
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+        if exists {
+            self.keys_exist.store(true, Ordering::Relaxed);
+        }
+        Ok(exists)
+    }
+}
+
+/// The whole application (routes, the gate, the access log) and its figures. `stop` ends MCP
+/// sessions and their streams when cancelled; `schema_version` is the store's as opened.
+pub fn router(
+    service: Arc<MemoryService>,
+    options: HttpOptions,
+    stop: CancellationToken,
+    schema_version: i64,
+) -> (Router, Arc<Metrics>) {
+    let metrics = Arc::new(Metrics::default());
+    let app = App {
+        limits: Arc::new(limits::Limits::new(options.max_concurrent_per_key)),
+        options: Arc::new(options),
+        keys_exist: Arc::new(AtomicBool::new(false)),
+        metrics: metrics.clone(),
+        service: service.clone(),
+        schema_version,
+    };
+    let mut config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop)
+        .with_max_request_body_bytes(app.options.max_body_bytes)
+        .with_allowed_origins(app.options.allowed_origins.clone())
+        .enforce_origin_validation();
+    // rmcp's Host check guards a loopback server against DNS rebinding; beyond loopback, the
+    // server's own names are unknown here and every request carries a key instead.
+    if !app.options.is_loopback() {
+        config = config.disable_allowed_hosts();
+    }
+    let server = CortexServer::for_http(service, metrics.clone(), app.options.call_timeout);
+    let mcp = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let router = Router::new()
+        .route_service("/mcp", mcp)
+        .route_layer(from_fn_with_state(app.clone(), gate::mcp))
+        .merge(
+            Router::new()
+                .route("/metrics", get(ops::metrics))
+                .route_layer(from_fn_with_state(app.clone(), gate::metrics)),
+        )
+        .route("/health", get(ops::health))
+        .route("/ready", get(ops::ready))
+        .layer(from_fn_with_state(app.clone(), gate::origin))
+        .layer(from_fn_with_state(app.clone(), access::log))
+        .with_state(app);
+    (router, metrics)
+}
+
+/// Serves until SIGTERM or SIGINT; then stops accepting, lets calls in flight finish (for at
+/// most [`options::SHUTDOWN_GRACE`]), ends sessions and returns.
+pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<(), String> {
+    let addr = options.addr;
+    let loopback = options.is_loopback();
+    let stop = CancellationToken::new();
+    let tls = options.tls.as_ref().map(TlsFiles::server_config).transpose().map_err(|e| e.to_string())?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    // The store does blocking I/O (PostgreSQL's client runs its own runtime): off the workers.
+    let (keys, schema_version) = {
+        let service = service.clone();
+        tokio::task::spawn_blocking(move || Ok::<_, String>((service.any_key(), service.stats())))
+            .await
+            .map_err(|e| e.to_string())??
+    };
+    let keys = keys.map_err(|e| format!("cannot read the API keys: {e}"))?;
+    let schema_version = schema_version.map_err(|e| format!("cannot read the database: {e}"))?.schema_version;
+    let (router, in_flight) = router(service.clone(), options, stop.clone(), schema_version);
+    let tcp =
+        tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let local = tcp.local_addr().map_err(|e| e.to_string())?;
+    let listener = match tls {
+        Some(config) => {
+            tls::ServerListener::Tls(tls::TlsListener::new(tcp, config).map_err(|e| e.to_string())?)
+        }
+        None => tls::ServerListener::Plain(tcp),
+    };
+    if loopback && !keys {
+        tracing::warn!(
+            "no API keys exist: serving without authentication, as the local user, to this machine only. Make keys with `cortex keys create` to require them"
+        );
+    }
+    // The address goes to stderr as the first line a script can wait for.
+    tracing::info!(addr = %local, auth = if loopback && !keys { "none (loopback, no keys)" } else { "API keys" }, "cortex serving MCP over HTTP at {scheme}://{local}/mcp");
+    let signalled = CancellationToken::new();
+    // `tap_io` (doing nothing) gives either listener the peer address as connect info.
+    let server =
+        axum::serve(listener.tap_io(|_| {}), router.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown({
+                let signalled = signalled.clone();
+                async move {
+                    shutdown_signal().await;
+                    tracing::info!("stopping: no new connections; finishing the calls in flight");
+                    signalled.cancel();
+                }
+            });
+    // Once signalled: wait for the calls in flight (bounded), then end sessions and their
+    // streams, which lets the connections that carry them close.
+    let drain = {
+        let stop = stop.clone();
+        async move {
+            signalled.cancelled().await;
+            let deadline = Instant::now() + options::SHUTDOWN_GRACE;
+            while in_flight.in_flight() > 0 && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            if in_flight.in_flight() > 0 {
+                tracing::warn!(
+                    calls = in_flight.in_flight(),
+                    "calls still running at the end of the grace period: leaving them"
+                );
+            }
+            stop.cancel();
+            // Connections the server cannot close by itself get a last moment, then are left.
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        }
+    };
+    tokio::select! {
+        result = server => result.map_err(|e| format!("the HTTP server failed: {e}")),
+        () = drain => Ok(()),
+    }
+}
+
+/// SIGINT (Ctrl-C) or SIGTERM (a service manager stopping the server).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+                return;
+            }
+            Err(e) => tracing::warn!("cannot watch for SIGTERM ({e}): stop the server with SIGINT"),
+        }
+    }
+    if let Err(e) = tokio::signal::ctrl_c().await {
+        tracing::warn!("cannot watch for SIGINT ({e}): the server stops only when killed");
+        std::future::pending::<()>().await;
+    }
+}

@@ -1,0 +1,183 @@
+//! The HTTP server's settings: where it listens, which browser origins it admits, and the
+//! limits every key lives under. Read once at start from the flags and the environment (the
+//! HTTP variables of `cortex_service::settings`); a bad value stops start-up naming it.
+
+use cortex_domain::api_key::Rate;
+use cortex_domain::limits::MAX_MESSAGE_BYTES;
+use cortex_service::config::ConfigError;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+pub const DEFAULT_RATE: &str = "50/s";
+pub const DEFAULT_CALL_TIMEOUT_MS: u64 = 30_000;
+pub const DEFAULT_MAX_CONCURRENT: usize = 16;
+/// How long a stopping server waits for calls in flight before it leaves anyway.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpOptions {
+    pub addr: SocketAddr,
+    /// Browser origins admitted (`scheme://host[:port]`, lowercase); a request with any other
+    /// `Origin` is refused (DNS rebinding, cross-site requests). Requests without one pass.
+    pub allowed_origins: Vec<String>,
+    /// Per key unless the key has its own (`cortex keys create --rate`).
+    pub default_rate: Rate,
+    pub max_body_bytes: usize,
+    pub call_timeout: Duration,
+    /// Calls one key may have running at once.
+    pub max_concurrent_per_key: usize,
+    /// HTTPS with these files; plain HTTP when `None`.
+    pub tls: Option<super::TlsFiles>,
+}
+
+impl HttpOptions {
+    /// `addr` from `--http` / `CORTEX_HTTP_ADDR`, origins from `--allow-origin` /
+    /// `CORTEX_HTTP_ALLOW_ORIGIN`; the limits from `env`.
+    pub fn resolve(
+        addr: &str,
+        origins: &[String],
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<HttpOptions, ConfigError> {
+        let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        let rate_text = env("CORTEX_HTTP_RATE").unwrap_or_else(|| DEFAULT_RATE.to_string());
+        let default_rate = Rate::parse(&rate_text, "CORTEX_HTTP_RATE")
+            .map_err(|e| ConfigError::new("CORTEX_HTTP_RATE", &rate_text, e.message, e.human_hint))?;
+        Ok(HttpOptions {
+            addr: parse_addr(addr)?,
+            allowed_origins: origins.iter().map(|o| parse_origin(o)).collect::<Result<_, _>>()?,
+            default_rate,
+            max_body_bytes: number(
+                &env,
+                "CORTEX_HTTP_MAX_BODY_BYTES",
+                MAX_MESSAGE_BYTES as u64,
+                1024,
+                MAX_MESSAGE_BYTES as u64,
+            )? as usize,
+            call_timeout: Duration::from_millis(number(
+                &env,
+                "CORTEX_HTTP_CALL_TIMEOUT_MS",
+                DEFAULT_CALL_TIMEOUT_MS,
+                100,
+                3_600_000,
+            )?),
+            max_concurrent_per_key: number(
+                &env,
+                "CORTEX_HTTP_MAX_CONCURRENT",
+                DEFAULT_MAX_CONCURRENT as u64,
+                1,
+                4096,
+            )? as usize,
+            tls: None,
+        })
+    }
+
+    /// Serves HTTPS with these files (`--tls-cert` / `--tls-key`, checked already).
+    pub fn with_tls(self, tls: Option<super::TlsFiles>) -> HttpOptions {
+        HttpOptions { tls, ..self }
+    }
+
+    /// Whether only this machine can reach the server.
+    pub fn is_loopback(&self) -> bool {
+        self.addr.ip().is_loopback()
+    }
+}
+
+fn parse_addr(text: &str) -> Result<SocketAddr, ConfigError> {
+    const HINT: &str = "give host:port, e.g. 127.0.0.1:8787 (this machine only), [::1]:8787, or 0.0.0.0:8787 (every interface; API keys are then required)";
+    let trimmed = text.trim();
+    if !trimmed.contains(':') {
+        return Err(ConfigError::new("--http / CORTEX_HTTP_ADDR", text, "has no port", HINT));
+    }
+    trimmed
+        .to_socket_addrs()
+        .map_err(|e| {
+            ConfigError::new("--http / CORTEX_HTTP_ADDR", text, format!("is not an address ({e})"), HINT)
+        })?
+        .next()
+        .ok_or_else(|| ConfigError::new("--http / CORTEX_HTTP_ADDR", text, "names no address", HINT))
+}
+
+/// An origin as browsers send it: `scheme://host[:port]`, compared lowercase.
+fn parse_origin(text: &str) -> Result<String, ConfigError> {
+    let origin = text.trim().trim_end_matches('/').to_ascii_lowercase();
+    let ok = origin.split_once("://").is_some_and(|(scheme, host)| {
+        matches!(scheme, "http" | "https") && !host.is_empty() && !host.contains('/')
+    });
+    if !ok || origin.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(ConfigError::new(
+            "--allow-origin / CORTEX_HTTP_ALLOW_ORIGIN",
+            text,
+            "is not an origin",
+            "give scheme://host[:port] as a browser sends it, e.g. https://app.example.com or http://localhost:3000",
+        ));
+    }
+    Ok(origin)
+}
+
+fn number(
+    env: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: u64,
+    min: u64,
+    max: u64,
+) -> Result<u64, ConfigError> {
+    let Some(text) = env(name) else { return Ok(default) };
+    match text.trim().parse::<u64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(ConfigError::new(
+            name,
+            &text,
+            "is not a whole number in range",
+            format!("use {min} to {max} (default {default})"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(addr: &str, origins: &[&str], vars: &[(&str, &str)]) -> Result<HttpOptions, ConfigError> {
+        let origins: Vec<String> = origins.iter().map(|o| o.to_string()).collect();
+        HttpOptions::resolve(addr, &origins, |k| {
+            vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[test]
+    fn defaults_and_loopback() {
+        let o = resolve("127.0.0.1:8787", &[], &[]).unwrap();
+        assert!(o.is_loopback());
+        assert_eq!(o.default_rate.per_second, 50.0);
+        assert_eq!(o.max_body_bytes, MAX_MESSAGE_BYTES);
+        assert_eq!(o.call_timeout, Duration::from_millis(DEFAULT_CALL_TIMEOUT_MS));
+        assert!(!resolve("0.0.0.0:8787", &[], &[]).unwrap().is_loopback());
+        assert!(resolve("localhost:0", &[], &[]).unwrap().is_loopback());
+    }
+
+    #[test]
+    fn bad_values_name_their_setting() {
+        assert_eq!(resolve("8787", &[], &[]).unwrap_err().name, "--http / CORTEX_HTTP_ADDR");
+        assert_eq!(resolve("nowhere.invalid:x", &[], &[]).unwrap_err().name, "--http / CORTEX_HTTP_ADDR");
+        assert_eq!(
+            resolve("127.0.0.1:1", &["evil.com"], &[]).unwrap_err().name,
+            "--allow-origin / CORTEX_HTTP_ALLOW_ORIGIN"
+        );
+        assert_eq!(
+            resolve("127.0.0.1:1", &[], &[("CORTEX_HTTP_RATE", "fast")]).unwrap_err().name,
+            "CORTEX_HTTP_RATE"
+        );
+        assert_eq!(
+            resolve("127.0.0.1:1", &[], &[("CORTEX_HTTP_MAX_CONCURRENT", "0")]).unwrap_err().name,
+            "CORTEX_HTTP_MAX_CONCURRENT"
+        );
+        assert_eq!(
+            resolve("127.0.0.1:1", &[], &[("CORTEX_HTTP_CALL_TIMEOUT_MS", "1e3")]).unwrap_err().name,
+            "CORTEX_HTTP_CALL_TIMEOUT_MS"
+        );
+        let o =
+            resolve("127.0.0.1:1", &["HTTPS://App.Example.com/"], &[("CORTEX_HTTP_MAX_BODY_BYTES", "2048")])
+                .unwrap();
+        assert_eq!((o.allowed_origins[0].as_str(), o.max_body_bytes), ("https://app.example.com", 2048));
+    }
+}

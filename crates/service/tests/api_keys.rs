@@ -1,0 +1,182 @@
+//! API keys on every backend: made with a secret shown once, listed without it, revoked once,
+//! checked by token (malformed, unknown, revoked, expired named as such), recorded in the
+//! audit trail that still verifies, and out of reach of a key's holder.
+
+mod common;
+
+use common::open_at;
+use cortex_domain::api_key::Role;
+use cortex_service::Caller;
+use cortex_service::ServiceError;
+use cortex_service::audit::VerifyOptions;
+use cortex_service::keys::{AuthFailure, KeySpec};
+use cortex_testdb::{TestDb, per_backend};
+
+per_backend!(
+    a_key_is_made_listed_checked_and_revoked,
+    bad_specs_name_their_flag_and_names_are_unique,
+    keys_are_audited_and_the_trail_verifies,
+    rows_cannot_be_deleted_or_changed_but_by_revoking,
+    a_key_holder_cannot_see_or_make_keys,
+    a_store_refused_for_its_role_is_audited_on_the_items_it_named,
+);
+
+fn spec(name: &str, role: &str) -> KeySpec {
+    KeySpec {
+        name: name.into(),
+        org: "acme".into(),
+        projects: vec!["api".into(), "web".into()],
+        role: role.into(),
+        ..KeySpec::default()
+    }
+}
+
+fn invalid_field(e: ServiceError) -> String {
+    match e {
+        ServiceError::Invalid(v) => v.field,
+        other => panic!("expected a refusal naming a field, got {other:?}"),
+    }
+}
+
+fn a_key_is_made_listed_checked_and_revoked(db: &TestDb) {
+    let s = open_at(db, "main");
+    assert!(!s.any_key().unwrap());
+    let created = s.create_key(&KeySpec { rate: Some("5/s".into()), ..spec("ci-bot", "write") }).unwrap();
+    assert!(created.token.starts_with("cortex_"));
+    assert_eq!((created.key.state, created.key.role), ("active", Role::Write));
+    assert!(s.any_key().unwrap());
+
+    let holder = s.authenticate(&created.token).unwrap().unwrap();
+    assert_eq!((holder.name.as_str(), holder.role), ("ci-bot", Role::Write));
+    assert_eq!(
+        (holder.bound.org.as_str(), holder.bound.projects.clone()),
+        ("acme", vec!["api".into(), "web".into()])
+    );
+    assert_eq!(holder.rate.unwrap().per_second, 5.0);
+
+    // One character of the secret changed: the same lookup id, the wrong secret.
+    let mut wrong = created.token.clone();
+    let last = wrong.pop().unwrap();
+    wrong.push(if last == '0' { '1' } else { '0' });
+    assert_eq!(s.authenticate(&wrong).unwrap(), Err(AuthFailure::Unknown));
+    assert_eq!(s.authenticate("Bearer nonsense").unwrap(), Err(AuthFailure::Malformed));
+    assert_eq!(
+        s.authenticate(&format!("cortex_{}_{}", "0".repeat(16), "0".repeat(64))).unwrap(),
+        Err(AuthFailure::Unknown)
+    );
+
+    let listed = s.keys().unwrap();
+    assert_eq!(listed.len(), 1);
+    let text = serde_json::to_string(&listed).unwrap();
+    assert!(!text.contains(&created.token[24..]), "the list shows no secret: {text}");
+
+    let revoked = s.revoke_key("ci-bot").unwrap();
+    assert_eq!(revoked.state, "revoked");
+    assert!(revoked.revoked_at.is_some());
+    assert_eq!(s.authenticate(&created.token).unwrap(), Err(AuthFailure::Revoked));
+    assert_eq!(invalid_field(s.revoke_key("ci-bot").unwrap_err()), "name");
+    assert_eq!(invalid_field(s.revoke_key("nobody").unwrap_err()), "name");
+    // Another process sees the revocation at once.
+    assert_eq!(open_at(db, "main").authenticate(&created.token).unwrap(), Err(AuthFailure::Revoked));
+}
+
+fn bad_specs_name_their_flag_and_names_are_unique(db: &TestDb) {
+    let s = open_at(db, "main");
+    for (bad, flag) in [
+        (KeySpec { name: "two words".into(), ..spec("x", "read") }, "--name"),
+        (KeySpec { org: " ".into(), ..spec("x", "read") }, "--org"),
+        (KeySpec { projects: vec!["a\nb".into()], ..spec("x", "read") }, "--project"),
+        (spec("x", "owner"), "--role"),
+        (KeySpec { rate: Some("fast".into()), ..spec("x", "read") }, "--rate"),
+        (KeySpec { expires: Some("2001-01-01".into()), ..spec("x", "read") }, "--expires"),
+    ] {
+        assert_eq!(invalid_field(s.create_key(&bad).unwrap_err()), flag);
+    }
+    assert!(s.keys().unwrap().is_empty(), "nothing refused was stored");
+    s.create_key(&spec("ana", "read")).unwrap();
+    assert_eq!(invalid_field(s.create_key(&spec("ana", "admin")).unwrap_err()), "--name");
+    assert_eq!(s.keys().unwrap().len(), 1);
+}
+
+fn keys_are_audited_and_the_trail_verifies(db: &TestDb) {
+    let s = open_at(db, "main");
+    let stored =
+        s.store(&serde_json::json!({"items": [common::section("Before", "before the keys")]})).unwrap();
+    assert_eq!(stored.summary.inserted, 1);
+    s.create_key(&spec("ana", "read")).unwrap();
+    s.revoke_key("ana").unwrap();
+    let records = s.audit(None, None, 100).unwrap();
+    let keys: Vec<(String, String)> = records
+        .iter()
+        .filter(|r| r.kind.as_deref() == Some("api_key"))
+        .map(|r| (r.operation.clone(), r.summary.clone()))
+        .collect();
+    assert_eq!(keys.len(), 2, "{records:?}");
+    assert_eq!(keys[0].0, "key_create");
+    assert!(keys[0].1.contains("ana") && keys[0].1.contains("read"), "{}", keys[0].1);
+    assert_eq!(keys[1], ("key_revoke".to_string(), "revoked API key ana".to_string()));
+    assert!(records.iter().filter(|r| r.kind.as_deref() == Some("api_key")).all(|r| r.item_id.is_none()));
+    let v = s.verify_audit(&VerifyOptions { full: true, anchor: None }).unwrap();
+    assert!(v.ok, "{:?}", v.problems);
+    assert_eq!(v.records_checked, 3);
+}
+
+fn rows_cannot_be_deleted_or_changed_but_by_revoking(db: &TestDb) {
+    let s = open_at(db, "main");
+    s.create_key(&spec("ana", "read")).unwrap();
+    for sql in [
+        "DELETE FROM api_keys",
+        "UPDATE api_keys SET role = 'admin'",
+        "UPDATE api_keys SET expires_at = 5, revoked_at = 1",
+    ] {
+        let e = db.execute_raw(sql).expect_err(sql);
+        assert!(e.contains("API key"), "{sql}: {e}");
+    }
+    s.revoke_key("ana").unwrap();
+    let e = db.execute_raw("UPDATE api_keys SET revoked_at = NULL").unwrap_err();
+    assert!(e.contains("revoked, once"), "{e}");
+    assert_eq!(s.keys().unwrap()[0].role, Role::Read);
+}
+
+fn a_key_holder_cannot_see_or_make_keys(db: &TestDb) {
+    let s = open_at(db, "main");
+    let created = s.create_key(&spec("ana", "admin")).unwrap();
+    let holder = s.authenticate(&created.token).unwrap().unwrap();
+    let under_key = s.for_caller(&Caller::for_key(holder.bound, None, None).unwrap());
+    assert!(under_key.keys().unwrap().is_empty());
+    assert_eq!(under_key.authenticate(&created.token).unwrap(), Err(AuthFailure::Unknown));
+    assert!(matches!(under_key.create_key(&spec("eve", "admin")), Err(ServiceError::Internal(_))));
+    assert!(matches!(under_key.revoke_key("ana"), Err(ServiceError::Internal(_))));
+    assert_eq!(s.keys().unwrap().len(), 1);
+    assert_eq!(s.keys().unwrap()[0].state, "active");
+}
+
+fn a_store_refused_for_its_role_is_audited_on_the_items_it_named(db: &TestDb) {
+    let s = open_at(db, "main");
+    let stored = s
+        .store(&serde_json::json!({"items": [
+            common::section("Inside", "a section of acme/api"),
+            {"kind": "section", "scope": {"org": "globex", "project": "x"}, "data": {"title": "Outside", "body": "another org"}},
+        ]}))
+        .unwrap();
+    let inside = stored.results[0].id.clone().unwrap();
+    let outside = stored.results[1].id.clone().unwrap();
+    let holder = s.authenticate(&s.create_key(&spec("reader", "read")).unwrap().token).unwrap().unwrap();
+    let under_key = s.for_caller(&Caller::for_key(holder.bound, Some("api"), None).unwrap());
+    let request = serde_json::json!({"items": [
+        {"kind": "section", "id": inside, "data": {"title": "Inside", "body": "changed"}, "source": {"actor": "eve"}},
+        {"operation": "delete", "id": outside},
+        {"kind": "todo", "content": "a new item names no stored item"},
+        {"operation": "delete", "id": "not-an-id"},
+    ]});
+    let recorded = under_key.audit_refused_store(&request, "key:reader", "refused: role read").unwrap();
+    assert_eq!(recorded, 2, "the item inside the key's bound and the would-be new item; nothing outside");
+    let trail = |id: &str| s.audit(Some(uuid::Uuid::parse_str(id).unwrap()), None, 10).unwrap();
+    let inside_trail = trail(&inside);
+    assert_eq!(inside_trail.iter().map(|r| r.operation.as_str()).collect::<Vec<_>>(), ["insert", "blocked"]);
+    assert_eq!(inside_trail[1].actor.as_deref(), Some("key:reader"));
+    assert!(inside_trail[1].summary.contains("role read"), "{}", inside_trail[1].summary);
+    assert_eq!(trail(&outside).len(), 1, "nothing recorded outside the bound");
+    let v = s.verify_audit(&VerifyOptions { full: true, anchor: None }).unwrap();
+    assert!(v.ok, "{:?}", v.problems);
+}

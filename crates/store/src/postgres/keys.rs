@@ -1,0 +1,85 @@
+//! API keys on PostgreSQL: one table (`0010_api_keys.sql`), whose triggers refuse deletes and
+//! any change but one revocation, and write the audit records. A write takes the audit
+//! chain's lock first, as every audited transaction does (see `super::AUDIT_LOCK`).
+
+use crate::{ApiKeyRow, Result, StoreError};
+use cortex_domain::api_key::Role;
+use postgres::{Client, Row};
+
+const COLUMNS: &str =
+    "name, lookup, secret_hash, org, projects, role, rate_per_second, created_at, expires_at, revoked_at";
+
+fn key(r: &Row) -> Result<ApiKeyRow> {
+    let name: String = r.try_get(0)?;
+    let role: String = r.try_get(5)?;
+    let role = Role::parse(&role, "role")
+        .map_err(|_| StoreError::Corrupt(format!("API key {name}: role {role:?} is not a role")))?;
+    Ok(ApiKeyRow {
+        lookup: r.try_get(1)?,
+        secret_hash: r.try_get(2)?,
+        org: r.try_get(3)?,
+        projects: r.try_get(4)?,
+        role,
+        rate_per_second: r.try_get(6)?,
+        created_at: r.try_get(7)?,
+        expires_at: r.try_get(8)?,
+        revoked_at: r.try_get(9)?,
+        name,
+    })
+}
+
+pub fn create(client: &mut Client, k: &ApiKeyRow) -> Result<bool> {
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&super::AUDIT_LOCK])?;
+    let inserted = tx.execute(
+        &format!(
+            "INSERT INTO api_keys ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+             ON CONFLICT (name) DO NOTHING"
+        ),
+        &[
+            &k.name,
+            &k.lookup,
+            &k.secret_hash,
+            &k.org,
+            &k.projects,
+            &k.role.as_str(),
+            &k.rate_per_second,
+            &k.created_at,
+            &k.expires_at,
+            &k.revoked_at,
+        ],
+    )?;
+    tx.commit()?;
+    Ok(inserted == 1)
+}
+
+pub fn all(client: &mut Client) -> Result<Vec<ApiKeyRow>> {
+    client
+        .query(&format!("SELECT {COLUMNS} FROM api_keys ORDER BY created_at, name"), &[])?
+        .iter()
+        .map(key)
+        .collect()
+}
+
+pub fn by_lookup(client: &mut Client, lookup: &str) -> Result<Option<ApiKeyRow>> {
+    client
+        .query_opt(&format!("SELECT {COLUMNS} FROM api_keys WHERE lookup = $1"), &[&lookup])?
+        .as_ref()
+        .map(key)
+        .transpose()
+}
+
+pub fn revoke(client: &mut Client, name: &str, at: i64) -> Result<bool> {
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&super::AUDIT_LOCK])?;
+    let changed = tx.execute(
+        "UPDATE api_keys SET revoked_at = $2 WHERE name = $1 AND revoked_at IS NULL",
+        &[&name, &at],
+    )?;
+    tx.commit()?;
+    Ok(changed == 1)
+}
+
+pub fn any(client: &mut Client) -> Result<bool> {
+    Ok(client.query_opt("SELECT 1 FROM api_keys LIMIT 1", &[])?.is_some())
+}

@@ -1,0 +1,87 @@
+//! API keys on SQLite: one table (`0011_api_keys.sql`), whose triggers refuse deletes and any
+//! change but one revocation, and write the audit records.
+
+use crate::{ApiKeyRow, Result, StoreError};
+use cortex_domain::api_key::Role;
+use rusqlite::{Connection, OptionalExtension, params};
+
+const COLUMNS: &str =
+    "name, lookup, secret_hash, org, projects, role, rate_per_second, created_at, expires_at, revoked_at";
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(ApiKeyRow, String, String)> {
+    Ok((
+        ApiKeyRow {
+            name: r.get(0)?,
+            lookup: r.get(1)?,
+            secret_hash: r.get(2)?,
+            org: r.get(3)?,
+            projects: Vec::new(),
+            role: Role::Read,
+            rate_per_second: r.get(6)?,
+            created_at: r.get(7)?,
+            expires_at: r.get(8)?,
+            revoked_at: r.get(9)?,
+        },
+        r.get(4)?,
+        r.get(5)?,
+    ))
+}
+
+/// The row with its JSON projects and role text read; a damaged one is an error naming it.
+fn finish((mut key, projects, role): (ApiKeyRow, String, String)) -> Result<ApiKeyRow> {
+    key.projects = serde_json::from_str(&projects)
+        .map_err(|e| StoreError::Corrupt(format!("API key {}: projects {projects:?}: {e}", key.name)))?;
+    key.role = Role::parse(&role, "role")
+        .map_err(|_| StoreError::Corrupt(format!("API key {}: role {role:?} is not a role", key.name)))?;
+    Ok(key)
+}
+
+pub fn create(conn: &Connection, key: &ApiKeyRow) -> Result<bool> {
+    let projects = serde_json::to_string(&key.projects).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let inserted = conn.execute(
+        &format!(
+            "INSERT INTO api_keys ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
+             ON CONFLICT (name) DO NOTHING"
+        ),
+        params![
+            key.name,
+            key.lookup,
+            key.secret_hash,
+            key.org,
+            projects,
+            key.role.as_str(),
+            key.rate_per_second,
+            key.created_at,
+            key.expires_at,
+            key.revoked_at
+        ],
+    )?;
+    Ok(inserted == 1)
+}
+
+pub fn all(conn: &Connection) -> Result<Vec<ApiKeyRow>> {
+    let mut stmt =
+        conn.prepare_cached(&format!("SELECT {COLUMNS} FROM api_keys ORDER BY created_at, name"))?;
+    let rows = stmt.query_map([], row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+    rows.into_iter().map(finish).collect()
+}
+
+pub fn by_lookup(conn: &Connection, lookup: &str) -> Result<Option<ApiKeyRow>> {
+    let found = conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM api_keys WHERE lookup = ?1"))?
+        .query_row([lookup], row)
+        .optional()?;
+    found.map(finish).transpose()
+}
+
+pub fn revoke(conn: &Connection, name: &str, at: i64) -> Result<bool> {
+    let changed = conn.execute(
+        "UPDATE api_keys SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL",
+        params![name, at],
+    )?;
+    Ok(changed == 1)
+}
+
+pub fn any(conn: &Connection) -> Result<bool> {
+    Ok(conn.prepare_cached("SELECT 1 FROM api_keys LIMIT 1")?.exists([])?)
+}

@@ -8,7 +8,8 @@
 //! - [`scope`]: scope values, find scope resolution, scope matching
 //! - [`query`]: the lexical query parser
 //! - [`ranking`]: the score formula and its parts
-//! - [`fusion`]: lexical and dense relevance into one
+//! - [`fusion`]: lexical and dense relevance into one, trusting dense per query
+//! - [`neighbours`]: the best hits' session neighbours share their relevance
 //! - [`snippet`]: the passage of a hit shown around its best match
 //! - [`spelling`]: close-spelling suggestions
 //! - [`governance`]: what may not change once accepted
@@ -36,6 +37,7 @@ pub mod lifecycle;
 pub mod limits;
 pub mod natural_key;
 pub mod near_duplicate;
+pub mod neighbours;
 pub mod query;
 pub mod ranking;
 pub mod scope;

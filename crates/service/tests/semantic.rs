@@ -21,6 +21,7 @@ per_backend!(
     near_duplicates_inside_one_batch_are_caught,
     a_near_duplicate_of_a_batch_item_that_was_itself_a_duplicate_names_the_stored_item,
     a_find_past_its_deadline_answers_with_what_it_has_and_says_so,
+    the_reply_to_a_matching_turn_comes_with_it_in_auto_not_in_fast,
 );
 
 /// A new service (as a new process would open it) on the test's database.
@@ -307,4 +308,36 @@ fn a_find_past_its_deadline_answers_with_what_it_has_and_says_so(db: &TestDb) {
     for left_out in ["semantic search did not finish", "no suggestions", "not expanded"] {
         assert!(notes.contains("0 ms find deadline") && notes.contains(left_out), "{notes}");
     }
+}
+
+/// Turns stored together in a session: the question's words match the turn that asks, the
+/// answer is the reply stored right after it. `auto` brings the reply right behind the turn it
+/// answers; `fast` (the lexical route alone) does not.
+fn the_reply_to_a_matching_turn_comes_with_it_in_auto_not_in_fast(db: &TestDb) {
+    let m = open(db, local());
+    let turn = |text: &str, session: &str| {
+        json!({"kind": "section", "content": text, "dedupe": false,
+                                                   "source": {"session": session}})
+    };
+    store(
+        &m,
+        json!([
+            turn("Cid: we played football all afternoon in the park", "s2"),
+            turn("Cid: the lab instruments were calibrated again", "s2")
+        ]),
+    );
+    let talk = store(
+        &m,
+        json!([
+            turn("Ann: do you play any musical instruments?", "s1"),
+            turn("Bob: yeah, since I was seven, every Sunday morning.", "s1"),
+            turn("Ann: lovely, see you soon!", "s1")
+        ]),
+    );
+    let query = "which musical instruments are played";
+    let fast = m.find(&json!({"query": query, "mode": "fast"})).unwrap();
+    assert_eq!(fast.hits[0].id.to_string(), talk[0]);
+    assert!(!ids(&fast).contains(&talk[1]), "the reply shares no word with the question");
+    let auto = m.find(&json!({"query": query})).unwrap();
+    assert_eq!(&ids(&auto)[..2], &talk[..2], "{:?}", auto.hits.iter().map(|h| &h.title).collect::<Vec<_>>());
 }

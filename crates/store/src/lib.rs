@@ -83,6 +83,15 @@ pub trait ItemReads: Send + Sync {
     /// The item of `scope`'s org and project holding this idempotency key (deleted or not):
     /// the item an insert with the key turns out a duplicate of.
     fn idempotency_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>>;
+    /// For each of `ids` that has a session (`source.session`), the nearest item of the same
+    /// session stored before it and the nearest stored after it, each looked for among the
+    /// `window` items stored on that side (storage order is creation order: ids are UUIDv7),
+    /// and only if it passes `filters`. A store without this answers none: finds then rank
+    /// without neighbours (`cortex_domain::neighbours`).
+    fn session_neighbours(&self, ids: &[Uuid], filters: &Filters, window: usize) -> Result<Vec<Neighbour>> {
+        let _ = (ids, filters, window);
+        Ok(Vec::new())
+    }
 }
 
 /// Lexical search and the index vocabulary behind spelling suggestions.

@@ -176,6 +176,19 @@ pub struct LexicalMatch {
     pub scope: Scope,
 }
 
+/// An item stored next to another in the same session (`source.session`), as a find's
+/// candidate needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Neighbour {
+    /// The item it neighbours.
+    pub of: Uuid,
+    /// Stored before or after `of`.
+    pub side: cortex_domain::neighbours::Side,
+    pub id: Uuid,
+    pub updated_at: i64,
+    pub scope: Scope,
+}
+
 /// A changed item as the vector index needs it: enough to filter and score, nothing more.
 #[derive(Debug, Clone)]
 pub struct VectorRow {

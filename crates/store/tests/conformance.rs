@@ -31,6 +31,7 @@ per_backend!(
     chunk_vectors_are_kept_searched_and_replaced_with_their_item,
     a_supersede_writes_only_the_status_it_is_given,
     a_batch_checked_against_a_changed_item_writes_nothing,
+    session_neighbours_are_the_nearest_of_the_session_on_either_side,
 );
 
 const NOW: i64 = 1_800_000_000_000;
@@ -553,4 +554,56 @@ fn a_batch_checked_against_a_changed_item_writes_nothing(db: &TestDb) {
         store.write_batch_as(&[WriteOp::Update { record: edit }], &checked),
         Err(StoreError::Conflict { .. })
     ));
+}
+
+/// The items stored right before and after an item in its session: others' items in between
+/// are skipped, filters hold, items without a session have none, the window bounds the look.
+fn session_neighbours_are_the_nearest_of_the_session_on_either_side(db: &TestDb) {
+    use cortex_domain::neighbours::Side;
+    let store = db.open();
+    let turn = |text: &str, session: Option<&str>, branch: &str| Record {
+        source: session.map(|s| json!({ "session": s })),
+        ..record(text, text, branch)
+    };
+    // Stored in this order (ids are UUIDv7: creation order).
+    let a1 = turn("Ann asks whether Bob plays an instrument", Some("s1"), "main");
+    let b1 = turn("Someone else talks in another session", Some("s2"), "main");
+    let a2 = turn("Bob says he plays the clarinet", Some("s1"), "main");
+    let a3 = turn("Ann says she loves clarinets", Some("s1"), "main");
+    let x = turn("A note with no session", None, "main");
+    let a4 = turn("Bob says goodbye from another branch", Some("s1"), "dev");
+    let a5 = turn("Ann says goodbye", Some("s1"), "main");
+    let all = [&a1, &b1, &a2, &a3, &x, &a4, &a5];
+    let ops: Vec<WriteOp> =
+        all.iter().map(|r| WriteOp::Insert { record: (*r).clone(), checks: dedupe::INSERT }).collect();
+    store.write_batch(&ops).unwrap();
+    let found = |ids: &[Uuid], filters: Filters, window: usize| -> Vec<(Uuid, Side, Uuid)> {
+        let mut out: Vec<(Uuid, Side, Uuid)> = store
+            .session_neighbours(ids, &filters, window)
+            .unwrap()
+            .into_iter()
+            .map(|n| (n.of, n.side, n.id))
+            .collect();
+        out.sort_by_key(|(of, side, _)| (*of, *side == Side::After));
+        out
+    };
+    assert_eq!(found(&[a2.id], filters(), 16), [(a2.id, Side::Before, a1.id), (a2.id, Side::After, a3.id)]);
+    // The scope and facts come along, for the find's candidate.
+    let n = store.session_neighbours(&[a1.id], &filters(), 16).unwrap();
+    assert_eq!(n.len(), 1);
+    assert_eq!((n[0].id, n[0].side, n[0].updated_at), (a2.id, Side::After, NOW));
+    assert_eq!(n[0].scope, scope("main"));
+    // After a3: the note has no session; a4 is the next of s1, unless the find is on main.
+    assert_eq!(found(&[a3.id], filters(), 16)[1], (a3.id, Side::After, a4.id));
+    let main = Filters { scope_equals: vec![("branch", "main".into())], ..filters() };
+    assert_eq!(found(&[a3.id], main.clone(), 16)[1], (a3.id, Side::After, a5.id));
+    // A deleted item is no neighbour.
+    store
+        .write_batch(&[WriteOp::Delete { id: a5.id, kind: None, at: NOW + 1, cascade: Cascade::DeleteLinks }])
+        .unwrap();
+    assert_eq!(found(&[a3.id], main, 16), [(a3.id, Side::Before, a2.id)]);
+    // No session, no neighbours; an unknown id has none either.
+    assert!(found(&[x.id, Uuid::now_v7()], filters(), 16).is_empty());
+    // The window bounds the look: one item before a2 is b1, of another session.
+    assert_eq!(found(&[a2.id], filters(), 1), [(a2.id, Side::After, a3.id)]);
 }

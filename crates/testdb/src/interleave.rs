@@ -57,6 +57,14 @@ impl ItemReads for Interleaved {
     fn idempotency_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
         self.inner.idempotency_owner(scope, key)
     }
+    fn session_neighbours(
+        &self,
+        ids: &[Uuid],
+        filters: &cortex_store::Filters,
+        window: usize,
+    ) -> Result<Vec<cortex_store::Neighbour>> {
+        self.inner.session_neighbours(ids, filters, window)
+    }
 }
 
 impl LexicalSearch for Interleaved {

@@ -14,6 +14,9 @@ pub struct Doc {
     pub content: String,
     /// The conversation it belongs to, stored as its own project scope.
     pub conversation: Option<String>,
+    /// The session of the conversation it was said in (`source.session`): a session's turns
+    /// are stored together, in order, as an agent storing a conversation would.
+    pub session: Option<String>,
 }
 
 /// One query with its judgments.
@@ -48,8 +51,19 @@ pub fn read_corpus(dataset: &Path) -> Result<Vec<Doc>, String> {
                 .trim()
                 .to_string(),
             conversation: text_of(d, "conversation").map(str::to_string),
+            session: session_of(d),
         })
         .collect())
+}
+
+/// `conversation:D<session>` for a turn whose `session` is given (a number or a name).
+fn session_of(d: &Value) -> Option<String> {
+    let session = match &d["session"] {
+        Value::Number(n) => format!("D{n}"),
+        Value::String(s) => s.clone(),
+        _ => return None,
+    };
+    Some(format!("{}:{session}", text_of(d, "conversation").unwrap_or("")))
 }
 
 /// The queries judged in `split`, in the order of their ids.

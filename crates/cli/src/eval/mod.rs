@@ -5,12 +5,14 @@
 //!
 //! A conversational set (documents and queries carry `conversation`, as locomo-dev's do) is
 //! run as an agent's memory would hold it: each conversation in its own project scope, every
-//! turn kept (`dedupe: false`), each query searched in its own conversation's scope.
+//! turn kept (`dedupe: false`), a session's turns stored together in order with their
+//! `source.session`, each query searched in its own conversation's scope.
 
 pub(crate) mod dataset;
 mod metrics;
 
 use crate::output;
+use cortex_domain::fusion::Fusion;
 use cortex_domain::{FindRequest, Mode, Scope, ScopeLevel};
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;
@@ -31,10 +33,12 @@ pub struct EvalArgs {
     /// Which qrels to score against: test (report) or train (tune).
     #[arg(long, default_value = "test")]
     split: String,
-    /// Routes to score, comma separated: fast (lexical), dense (dense only), auto, deep.
+    /// Routes to score, comma separated: fast (lexical), dense (dense only), auto, deep, and
+    /// auto-alone (auto without session neighbours, to see what each part gives).
     #[arg(long, value_delimiter = ',', default_value = "fast,dense,auto,deep")]
     routes: Vec<RouteName>,
-    /// Also score `auto` with each of these fixed lexical weights (0–1), comma separated.
+    /// Also score `auto` with each of these fixed lexical weights (0–1), comma separated: the
+    /// fusion before issue 20 (each list scaled by its best, no neighbours), to compare.
     #[arg(long, value_delimiter = ',')]
     weights: Vec<f64>,
     /// Keep the loaded corpus in this SQLite file and reuse it on the next run [default: a
@@ -55,24 +59,29 @@ enum RouteName {
     Dense,
     Auto,
     Deep,
+    AutoAlone,
 }
 
 /// One row group of the report: how its finds are asked.
 struct Route {
     name: String,
     mode: Mode,
-    lexical_weight: Option<f64>,
+    /// The fusion to use instead of the tuned one.
+    fusion: Option<Fusion>,
 }
 
 impl Route {
     fn of(name: RouteName) -> Route {
-        let (label, mode, weight) = match name {
+        let (label, mode, fusion) = match name {
             RouteName::Fast => ("fast", Mode::Fast, None),
-            RouteName::Dense => ("dense", Mode::Auto, Some(0.0)),
+            RouteName::Dense => ("dense", Mode::Auto, Some(Fusion::fixed(0.0))),
             RouteName::Auto => ("auto", Mode::Auto, None),
             RouteName::Deep => ("deep", Mode::Deep, None),
+            RouteName::AutoAlone => {
+                ("auto without neighbours", Mode::Auto, Some(Fusion { neighbours: false, ..Fusion::TUNED }))
+            }
         };
-        Route { name: label.into(), mode, lexical_weight: weight }
+        Route { name: label.into(), mode, fusion }
     }
 }
 
@@ -122,7 +131,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
     routes.extend(args.weights.iter().map(|w| Route {
         name: format!("auto w={w:.2}"),
         mode: Mode::Auto,
-        lexical_weight: Some(*w),
+        fusion: Some(Fusion::fixed(*w)),
     }));
     if let Some(path) = &args.dump {
         dump_routes(&service, &queries, &doc_of, args.dump_pool, path)?;
@@ -157,11 +166,12 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// Stores every document as a section, a conversation's turns in that conversation's project
-/// scope, and returns item id → doc id.
+/// scope, a session's turns together and in order with their `source.session`; returns item
+/// id → doc id.
 fn load_corpus(service: &MemoryService, docs: &[Doc]) -> Result<HashMap<String, String>, String> {
     let started = Instant::now();
     let mut doc_of = HashMap::new();
-    for batch in docs.chunks(100) {
+    for batch in batches(docs) {
         let items: Vec<serde_json::Value> = batch
             .iter()
             .map(|d| {
@@ -169,6 +179,9 @@ fn load_corpus(service: &MemoryService, docs: &[Doc]) -> Result<HashMap<String, 
                                       "idempotency_key": format!("beir:{}", d.id)});
                 if let Some(conversation) = &d.conversation {
                     item["scope"] = json!({ "project": conversation });
+                }
+                if let Some(session) = &d.session {
+                    item["source"] = json!({ "session": session });
                 }
                 item
             })
@@ -193,13 +206,22 @@ fn load_corpus(service: &MemoryService, docs: &[Doc]) -> Result<HashMap<String, 
     Ok(doc_of)
 }
 
+/// Store calls of at most 100 documents, a session's documents in calls of their own.
+fn batches(docs: &[Doc]) -> Vec<&[Doc]> {
+    let mut out = Vec::new();
+    for run in docs.chunk_by(|a, b| a.session == b.session) {
+        out.extend(run.chunks(100));
+    }
+    out
+}
+
 /// The find an agent would send for this query on this route.
 fn request_for(q: &Judged, route: &Route) -> FindRequest {
     let text: String = q.text.chars().take(1000).collect();
     let mut request = FindRequest::query(&text);
     request.mode = route.mode;
-    if let Some(weight) = route.lexical_weight {
-        request.lexical_weight = weight;
+    if let Some(fusion) = route.fusion {
+        request.fusion = fusion;
     }
     match &q.conversation {
         Some(conversation) => {

@@ -1,9 +1,11 @@
 //! The candidates of a find: lexical matches and dense hits fused into one relevance (0–1)
-//! per item, each with what the page needs to show it.
+//! per item by the domain's rule (`fusion`), then the best ones' session neighbours lifted
+//! (`neighbours`), each with what the page needs to show it.
 
 use crate::semantic::{DenseHit, Span};
-use cortex_domain::{Scope, fusion, ranking};
-use cortex_store::LexicalMatch;
+use cortex_domain::fusion::{self, Fusion};
+use cortex_domain::{Scope, neighbours, ranking};
+use cortex_store::{LexicalMatch, Neighbour};
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -20,10 +22,11 @@ pub(super) struct Candidate {
     pub(super) chunks_matched: usize,
 }
 
+/// Both routes' candidates fused, best first.
 pub(super) fn fused_candidates(
     lexical: &[LexicalMatch],
     dense: Option<&[DenseHit]>,
-    lexical_weight: f64,
+    fusion: &Fusion,
 ) -> Vec<Candidate> {
     let lex: Vec<(Uuid, f64)> = lexical.iter().map(|m| (m.id, m.score)).collect();
     let Some(dense) = dense else {
@@ -42,7 +45,7 @@ pub(super) fn fused_candidates(
             .collect();
     };
     let dense_scores: Vec<(Uuid, f64)> = dense.iter().map(|d| (d.id, d.score as f64)).collect();
-    let fused = fusion::fuse(&lex, &dense_scores, lexical_weight);
+    let fused = fusion::fuse(&lex, &dense_scores, fusion);
     let best = fused.first().map_or(0.0, |(_, s)| *s);
     let lexical_of: HashMap<Uuid, &LexicalMatch> = lexical.iter().map(|m| (m.id, m)).collect();
     let dense_of: HashMap<Uuid, &DenseHit> = dense.iter().map(|d| (d.id, d)).collect();
@@ -66,4 +69,61 @@ pub(super) fn fused_candidates(
             })
         })
         .collect()
+}
+
+/// The candidates with the session neighbours the store `found` for the best of them lifted
+/// by the domain's rule, best first; a neighbour no route found joins as a candidate of its own.
+pub(super) fn with_neighbours(candidates: Vec<Candidate>, found: &[Neighbour]) -> Vec<Candidate> {
+    if found.is_empty() {
+        return candidates;
+    }
+    let relevance: Vec<(Uuid, f64)> = candidates.iter().map(|c| (c.id, c.relevance)).collect();
+    let links: Vec<(Uuid, Uuid, neighbours::Side)> = found.iter().map(|n| (n.of, n.id, n.side)).collect();
+    let lifted = neighbours::lift(&relevance, &links);
+    let mut by_id: HashMap<Uuid, Candidate> = candidates.into_iter().map(|c| (c.id, c)).collect();
+    let facts: HashMap<Uuid, &Neighbour> = found.iter().map(|n| (n.id, n)).collect();
+    lifted
+        .into_iter()
+        .filter_map(|(id, relevance)| {
+            let candidate = match by_id.remove(&id) {
+                Some(c) => Candidate { relevance, ..c },
+                None => {
+                    let n = facts.get(&id)?;
+                    Candidate {
+                        id,
+                        relevance,
+                        updated_at: n.updated_at,
+                        scope: n.scope.clone(),
+                        lexical: false,
+                        chunk: None,
+                        chunks_matched: 0,
+                    }
+                }
+            };
+            Some(candidate)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cortex_domain::neighbours::{NEXT_SHARE, Side};
+
+    fn lexical(id: Uuid, score: f64) -> LexicalMatch {
+        LexicalMatch { id, score, updated_at: 1, scope: Scope::default() }
+    }
+
+    #[test]
+    fn a_reply_no_route_found_joins_behind_its_anchor() {
+        let (ask, other, reply) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
+        let candidates = fused_candidates(&[lexical(ask, 9.0), lexical(other, 6.0)], None, &Fusion::TUNED);
+        let found =
+            [Neighbour { of: ask, side: Side::After, id: reply, updated_at: 7, scope: Scope::default() }];
+        let lifted = with_neighbours(candidates, &found);
+        let ids: Vec<Uuid> = lifted.iter().map(|c| c.id).collect();
+        assert_eq!(ids, [ask, reply, other]);
+        assert_eq!(lifted[1].relevance, NEXT_SHARE);
+        assert!(!lifted[1].lexical && lifted[1].updated_at == 7);
+    }
 }

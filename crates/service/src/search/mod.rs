@@ -20,8 +20,9 @@ pub(crate) use hits::{hit, parts_for};
 
 use crate::response::{FindResponse, Hit, Route, SearchedScope};
 use crate::{MemoryService, Result};
-use candidates::{Candidate, fused_candidates};
+use candidates::{Candidate, fused_candidates, with_neighbours};
 use cortex_domain::find::Detail;
+use cortex_domain::neighbours;
 use cortex_domain::query::{ParsedQuery, parse_query};
 use cortex_domain::ranking::{self, ScoreParts};
 use cortex_domain::snippet::{SnippetTerms, best_passage};
@@ -178,7 +179,20 @@ impl MemoryService {
             response.route_used = Route::Hybrid;
         }
         let pool_full = lexical.len() == pool || dense.as_ref().is_some_and(|d| d.len() == pool);
-        let candidates = fused_candidates(&lexical, dense.as_deref(), req.lexical_weight);
+        let mut candidates = fused_candidates(&lexical, dense.as_deref(), &req.fusion);
+        // `fast` stays the lexical route alone; `auto` and `deep` bring the best hits' session
+        // neighbours (the reply to the turn that matched).
+        if req.mode != Mode::Fast && req.fusion.neighbours && !candidates.is_empty() {
+            if deadline.passed() {
+                response.notes.push(deadline.note("session neighbours were not looked up"));
+            } else {
+                let anchors: Vec<Uuid> =
+                    candidates.iter().take(neighbours::anchors(wanted)).map(|c| c.id).collect();
+                let found =
+                    self.store.session_neighbours(&anchors, &filters, neighbours::NEIGHBOUR_WINDOW)?;
+                candidates = with_neighbours(candidates, &found);
+            }
+        }
         let mut ranked: Vec<(ScoreParts, &Candidate)> = candidates
             .iter()
             .map(|c| {

@@ -18,6 +18,7 @@ mod graph;
 mod keys;
 mod lexicon;
 mod migrate;
+mod neighbours;
 mod params;
 mod preflight;
 mod read;
@@ -31,8 +32,8 @@ use crate::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use crate::{
     ApiKeyRow, ApiKeys, AuditQuery, AuditRecord, AuditTrail, ChangeCursor, Changes, DenseMatch, ExportedItem,
     Filters, GraphLinks, ItemReads, ItemVectors, ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link,
-    Maintenance, Metadata, PoolConfig, Result, Stats, StoreError, StoredItem, VectorRow, VectorSource,
-    WriteContext, WriteOp, WriteOutcome,
+    Maintenance, Metadata, Neighbour, PoolConfig, Result, Stats, StoreError, StoredItem, VectorRow,
+    VectorSource, WriteContext, WriteOp, WriteOutcome,
 };
 use cortex_domain::graph::Cascade;
 use r2d2_postgres::PostgresConnectionManager;
@@ -180,6 +181,10 @@ impl ItemReads for PostgresStore {
     fn idempotency_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
         // The primary: the answer decides a write.
         read::idempotency_owner(&mut *self.primary()?, scope, key)
+    }
+
+    fn session_neighbours(&self, ids: &[Uuid], filters: &Filters, window: usize) -> Result<Vec<Neighbour>> {
+        neighbours::session_neighbours(&mut *self.reads()?, ids, filters, window)
     }
 }
 

@@ -23,7 +23,7 @@ const MIN_EF_SEARCH: usize = 64;
 
 /// `AND ...` conditions for the filters, one per clause of the shared rule
 /// ([`Filters::clauses`]), with their parameters appended to `params`.
-fn filter_sql(filters: &Filters, params: &mut Params) -> String {
+pub(super) fn filter_sql(filters: &Filters, params: &mut Params) -> String {
     let mut sql = String::new();
     for clause in filters.clauses() {
         let condition = match clause {

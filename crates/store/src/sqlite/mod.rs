@@ -14,6 +14,7 @@ mod fts;
 mod graph;
 mod keys;
 mod migrate;
+mod neighbours;
 mod read;
 mod row;
 mod write;
@@ -139,6 +140,15 @@ impl ItemReads for SqliteStore {
 
     fn idempotency_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
         read::idempotency_owner(&*self.reader()?, scope, key)
+    }
+
+    fn session_neighbours(
+        &self,
+        ids: &[Uuid],
+        filters: &crate::Filters,
+        window: usize,
+    ) -> Result<Vec<crate::Neighbour>> {
+        neighbours::session_neighbours(&*self.reader()?, ids, filters, window)
     }
 }
 

@@ -16,7 +16,7 @@ const BM25: &str = "bm25(2.0, 1.0)";
 
 /// `AND ...` conditions for the filters, one per clause of the shared rule
 /// ([`Filters::clauses`]), with their parameters appended to `params`.
-fn filter_sql(filters: &Filters, params: &mut Vec<SqlValue>) -> String {
+pub(super) fn filter_sql(filters: &Filters, params: &mut Vec<SqlValue>) -> String {
     let mut push = |value: SqlValue| {
         params.push(value);
         format!("?{}", params.len())

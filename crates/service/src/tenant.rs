@@ -19,8 +19,8 @@ use cortex_store::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use cortex_store::{
     ApiKeyRow, ApiKeys, AuditQuery, AuditRecord, AuditTrail, ChangeCursor, Changes, Combine, DenseMatch,
     ExportedItem, Filters, GraphLinks, ItemReads, ItemVectors, ItemWrites, LexicalMatch, LexicalQuery,
-    LexicalSearch, Link, Maintenance, Metadata, Result, Stats, Store, StoredItem, VectorRow, VectorSource,
-    WriteContext, WriteOp, WriteOutcome,
+    LexicalSearch, Link, Maintenance, Metadata, Neighbour, Result, Stats, Store, StoredItem, VectorRow,
+    VectorSource, WriteContext, WriteOp, WriteOutcome,
 };
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -169,6 +169,12 @@ impl ItemReads for BoundedStore {
             return Ok(None);
         }
         self.inner.idempotency_owner(scope, key)
+    }
+
+    /// Only the neighbours the bound admits: the filter carries it, and the anchors are the
+    /// caller's own hits.
+    fn session_neighbours(&self, ids: &[Uuid], filters: &Filters, window: usize) -> Result<Vec<Neighbour>> {
+        self.inner.session_neighbours(ids, &self.bounded(filters), window)
     }
 }
 

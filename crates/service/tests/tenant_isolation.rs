@@ -23,6 +23,7 @@ per_backend!(
     cursors_suggestions_and_spelling_stay_inside_the_tenant,
     finds_by_meaning_never_show_another_tenant,
     a_key_with_several_projects_needs_a_project_to_write,
+    session_neighbours_stay_inside_the_tenant,
 );
 
 /// What the local user stored, per tenant.
@@ -342,4 +343,35 @@ fn a_key_with_several_projects_needs_a_project_to_write(db: &TestDb) {
     // Both projects are found by the key; globex never is.
     let r = find(&key, json!({"query": "goes", "widen": "org"}));
     assert_eq!(r.hits.len(), 2, "{r:?}");
+}
+
+fn session_neighbours_stay_inside_the_tenant(db: &TestDb) {
+    let mut s = seed(db, embedder_from_env().unwrap());
+    // Two conversations under the same session name, one per tenant: a hit's neighbours are
+    // looked up by session, and the other tenant's turns must never be among them.
+    let turn = |org: &str, text: &str| {
+        json!({"kind": "section", "scope": at(org, "api"), "dedupe": false, "source": {"session": "conv-1:D1"},
+               "data": {"title": text, "body": text}})
+    };
+    store(
+        &s.local,
+        json!([
+            turn("acme", "Caroline: I went to the support group yesterday"),
+            turn("acme", "Melanie: how did it feel to be there?")
+        ]),
+    );
+    let theirs = ids(&store(
+        &s.local,
+        json!([
+            turn("globex", "Caroline: the zanzibar support group met again"),
+            turn("globex", "Melanie: the zanzibar plans are secret")
+        ]),
+    ));
+    s.outside.extend(theirs);
+    let key = s.local.for_caller(&acme_api());
+    for mode in ["auto", "deep"] {
+        let r = find(&key, json!({"query": "support group", "mode": mode, "widen": "all", "detail": "full"}));
+        assert!(r.hits.iter().any(|h| h.title.starts_with("Caroline: I went")), "{r:?}");
+        assert_nothing_outside(&s, &r);
+    }
 }

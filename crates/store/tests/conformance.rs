@@ -1,6 +1,7 @@
 //! The store conformance suite: every test runs against every backend through the `Store`
 //! trait (`per_backend!` makes `<test>::sqlite` and `<test>::postgres`). A new backend adds one
-//! arm to `cortex_testdb::per_backend!` and must pass all of it.
+//! arm to `cortex_testdb::per_backend!` and must pass all of it. One file on purpose, past 500
+//! lines: it is the whole contract a backend signs, read in one place.
 
 use cortex_domain::dedupe;
 use cortex_domain::graph::Cascade;

@@ -329,6 +329,7 @@ def test_refusals_before_mcp_say_why_with_their_status(db, serve):
     assert 'cortex_http_refused_total{reason="missing_key"} 1' in text
     assert 'cortex_http_refused_total{reason="too_large"} 1' in text
     assert re.search(r"^cortex_process_resident_memory_bytes [1-9]\d+$", text, re.M)
+    assert re.search(r"^cortex_vectors_indexed \d+$", text, re.M), text
     status, _, body = server.request("GET", "/metrics", headers=ok)
     assert (status, body["error"]["code"]) == (403, "forbidden_role")
 

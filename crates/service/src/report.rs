@@ -83,6 +83,12 @@ impl MemoryService {
     }
 
     /// The database connection pools as they are now (PostgreSQL), for the server's figures.
+    /// Vectors in the in-process index as it is now (0 before the first dense search, and on
+    /// PostgreSQL, which searches its own index).
+    pub fn vectors_in_process(&self) -> usize {
+        self.semantic.indexed_now()
+    }
+
     pub fn pool_state(&self) -> Vec<cortex_store::PoolState> {
         self.store.pool_state()
     }

@@ -12,7 +12,7 @@ use std::time::Duration;
 const BUCKETS: [f64; 11] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0, 2.5, 5.0, 10.0];
 
 /// `(name, type, help)` of every metric, in the order they are printed.
-const FAMILIES: [(&str, &str, &str); 8] = [
+const FAMILIES: [(&str, &str, &str); 9] = [
     (
         "cortex_tool_calls_total",
         "counter",
@@ -37,6 +37,11 @@ const FAMILIES: [(&str, &str, &str); 8] = [
         "PostgreSQL pool connections by pool (primary, replica) and state (in_use, idle)",
     ),
     ("cortex_process_resident_memory_bytes", "gauge", "Resident set size of this process"),
+    (
+        "cortex_vectors_indexed",
+        "gauge",
+        "Vectors in this process's in-process index (a SQLite memory; PostgreSQL searches its own HNSW index)",
+    ),
 ];
 
 type Labels = Vec<(&'static str, String)>;
@@ -118,8 +123,8 @@ impl Metrics {
     }
 
     /// Everything, in the Prometheus text exposition format (version 0.0.4), with the
-    /// database pools as `pools` says they are now.
-    pub fn render(&self, pools: &[cortex_store::PoolState]) -> String {
+    /// database pools as `pools` says they are now and the in-process index's `vectors`.
+    pub fn render(&self, pools: &[cortex_store::PoolState], vectors: usize) -> String {
         let series = self.series();
         let mut out = String::new();
         for (name, kind, help) in FAMILIES {
@@ -137,6 +142,9 @@ impl Metrics {
                 }
                 "cortex_process_resident_memory_bytes" => {
                     let _ = writeln!(out, "{name} {}", resident_bytes().unwrap_or(0));
+                }
+                "cortex_vectors_indexed" => {
+                    let _ = writeln!(out, "{name} {vectors}");
                 }
                 _ => {}
             }
@@ -193,7 +201,8 @@ mod tests {
         m.refused("rate_limited");
         m.http_request("/mcp", 200);
         let pools = [cortex_store::PoolState { pool: "primary", connections: 3, idle: 1 }];
-        let text = m.render(&pools);
+        let text = m.render(&pools, 42);
+        assert!(text.contains("\ncortex_vectors_indexed 42\n"), "{text}");
         assert!(text.contains("cortex_db_pool_connections{pool=\"primary\",state=\"in_use\"} 2\n"), "{text}");
         assert!(text.contains("cortex_db_pool_connections{pool=\"primary\",state=\"idle\"} 1\n"));
         assert!(

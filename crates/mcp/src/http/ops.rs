@@ -51,7 +51,9 @@ pub async fn ready(State(app): State<App>) -> Response {
 }
 
 pub async fn metrics(State(app): State<App>) -> Response {
-    let mut response = Response::new(Body::from(app.metrics.render(&app.service.pool_state())));
+    let mut response = Response::new(Body::from(
+        app.metrics.render(&app.service.pool_state(), app.service.vectors_in_process()),
+    ));
     response
         .headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));

@@ -243,6 +243,12 @@ impl Semantic {
     }
 
     /// Entries in the index (after a refresh), for `stats` and `doctor`.
+    /// How many vectors the in-process index holds now, without bringing it up to date (no
+    /// I/O: for figures read often, like `/metrics`).
+    pub fn indexed_now(&self) -> usize {
+        self.state.read().unwrap_or_else(|e| e.into_inner()).size().0
+    }
+
     pub fn indexed(&self, store: &dyn Store) -> StoreResult<(usize, usize)> {
         let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
         state.refresh(store)?;

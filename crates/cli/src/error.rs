@@ -7,7 +7,6 @@
 
 use cortex_service::ServiceError;
 use cortex_service::config::ConfigError;
-use cortex_store::StoreError;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -29,8 +28,6 @@ pub enum CliError {
     /// The memory service or its store failed.
     #[error(transparent)]
     Service(#[from] ServiceError),
-    #[error(transparent)]
-    Store(#[from] StoreError),
     /// The embedding model cannot be installed or loaded.
     #[error("{0}")]
     Model(String),
@@ -64,7 +61,7 @@ impl CliError {
     /// What to do about it, where the message alone does not say.
     pub fn hint(&self) -> Option<&'static str> {
         match self {
-            CliError::Store(_) | CliError::Service(ServiceError::Internal(_)) => {
+            CliError::Service(ServiceError::Internal(_)) => {
                 Some("run `cortex doctor` to check the database, the schema and the embedder")
             }
             CliError::Service(ServiceError::Embedder(_)) | CliError::Model(_) => Some(
@@ -85,6 +82,7 @@ impl From<String> for CliError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cortex_store::StoreError;
 
     #[test]
     fn what_the_user_gave_exits_2_and_what_failed_around_it_exits_1() {
@@ -97,7 +95,10 @@ mod tests {
             CliError::io("read", Path::new("/no/file"), std::io::Error::from(std::io::ErrorKind::NotFound));
         assert_eq!(missing.exit_code(), ExitCode::FAILURE);
         assert!(missing.to_string().starts_with("cannot read /no/file: "));
-        let store = CliError::Store(StoreError::Open { path: "db".into(), reason: "refused".into() });
+        let store = CliError::Service(ServiceError::Internal(StoreError::Open {
+            path: "db".into(),
+            reason: "refused".into(),
+        }));
         assert!(store.hint().is_some_and(|h| h.contains("cortex doctor")));
     }
 }

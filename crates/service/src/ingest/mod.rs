@@ -4,6 +4,7 @@
 //! and write of the whole batch in one transaction (the store) → one result per input item.
 //!
 //! - [`batch`]: the pending items, each with its request position and op, and the results
+//! - [`bound`]: every item's scope inside an API key's bound
 //! - [`natural_keys`]: inserts that name an item already stored by its natural key
 //! - [`references`]: relation and observation ends resolved to item ids
 //! - [`govern`]: governance refusals and `supersedes` targets
@@ -13,6 +14,7 @@
 //! - [`refused`]: a store the caller's role may not make, recorded as blocked attempts
 
 mod batch;
+mod bound;
 mod govern;
 mod natural_keys;
 mod references;
@@ -25,7 +27,6 @@ use crate::response::StoreResponse;
 use crate::{MemoryService, Result, ServiceError};
 use batch::{Batch, Pending, Replacement};
 use cortex_domain::Scope;
-use cortex_domain::ValidationError;
 use cortex_domain::item::{ItemOp, NewItem, parse_store_request};
 use cortex_domain::lifecycle;
 use cortex_domain::{dedupe, graph};
@@ -60,7 +61,7 @@ impl MemoryService {
             .into_iter()
             .enumerate()
             .map(|(index, item)| {
-                let op = self.check_bound(item?, index)?;
+                let op = item?;
                 let replaces = match &op {
                     ItemOp::Upsert(item) => {
                         item.supersedes.map(|target| Replacement { target, status: None })
@@ -71,6 +72,7 @@ impl MemoryService {
             })
             .collect();
         let mut batch = Batch::new(args, items);
+        self.check_bound(&mut batch)?;
         self.resolve_natural_keys(&mut batch, now)?;
         self.resolve_references(&mut batch)?;
         self.govern(&mut batch, now)?;
@@ -79,28 +81,6 @@ impl MemoryService {
         self.drop_near_duplicates(&mut batch, now);
         self.write(&mut batch, now)?;
         Ok(batch.finish())
-    }
-
-    /// For an API key's holder: the item's scope (once the request's defaults fill it, or the
-    /// stored item's for an update) must lie inside the key's bound. An id outside is left to
-    /// the write, which answers it as an id that names no item.
-    fn check_bound(&self, op: ItemOp, index: usize) -> std::result::Result<ItemOp, ValidationError> {
-        let Some(bound) = &self.bound else { return Ok(op) };
-        let ItemOp::Upsert(item) = &op else { return Ok(op) };
-        let field = format!("items[{index}].scope");
-        let scope = match item.id {
-            None => item.scope.or(&self.inferred.scope),
-            Some(id) => match self.store.get(&[id]) {
-                Ok(stored) => match stored.first() {
-                    Some(stored) => item.scope.or(&stored.record.scope),
-                    None => return Ok(op),
-                },
-                // The write reads it again, and reports a failure there.
-                Err(_) => return Ok(op),
-            },
-        };
-        bound.check_write(&scope, &field)?;
-        Ok(op)
     }
 
     fn write_op(&self, op: ItemOp, now: i64) -> WriteOp {

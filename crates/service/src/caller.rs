@@ -48,6 +48,7 @@ impl MemoryService {
             inferred,
             db_label: self.db_label.clone(),
             semantic: self.semantic.clone(),
+            lexical: self.lexical.clone(),
             near_duplicate_policy: self.near_duplicate_policy,
             find_deadline: self.find_deadline,
             bound: caller.bound.clone(),

@@ -9,7 +9,9 @@ use crate::semantic::EmbedderChoice;
 use cortex_domain::limits::FIND_DEADLINE_MS;
 use cortex_domain::near_duplicate::NearDuplicatePolicy;
 use cortex_embed::OpenAiConfig;
+use cortex_lexical::Place;
 use cortex_store::{DbTarget, PoolConfig};
+use sha2::Digest;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -49,17 +51,25 @@ pub struct Config {
     /// How long a find may take before it answers with what it has
     /// ([`cortex_domain::limits::FIND_DEADLINE_MS`]; tests and benchmarks shorten it).
     pub find_deadline: Duration,
+    /// Where the lexical index lives (`CORTEX_LEXICAL_INDEX`); `None`: lexical finds ask the
+    /// database's own full-text search instead.
+    pub lexical: Option<Place>,
 }
 
 impl Config {
     /// A config given outright, with the default near-duplicate policy.
     pub fn new(db: DbTarget, scope: InferredScope, embedder: EmbedderChoice) -> Config {
         Config {
-            db,
             scope,
             embedder,
             near_duplicates: NearDuplicatePolicy::default(),
             find_deadline: Duration::from_millis(FIND_DEADLINE_MS),
+            lexical: Some(match &db {
+                DbTarget::Sqlite(path) => Place::Dir(index_beside(path)),
+                // Tests and benchmarks make many short-lived databases: no folder is left behind.
+                DbTarget::Postgres { .. } => Place::Memory,
+            }),
+            db,
         }
     }
 
@@ -75,6 +85,7 @@ impl Config {
         };
         let scope = scope_inference::infer(workdir, env)?;
         Ok(Config {
+            lexical: lexical_from_vars(&db, env)?,
             db,
             scope,
             embedder: embedder_from_env()?,
@@ -82,6 +93,49 @@ impl Config {
             find_deadline: find_deadline_from_env()?,
         })
     }
+}
+
+/// `CORTEX_LEXICAL_INDEX`: `off` (the database's own full-text search), `memory` (built at
+/// each start), or a folder; unset, the folder beside a SQLite file (`<file>.lexical`), or one
+/// per PostgreSQL database in the user's cache folder.
+fn lexical_from_vars(
+    db: &DbTarget,
+    var: impl Fn(&str) -> Option<String>,
+) -> Result<Option<Place>, ConfigError> {
+    let Some(v) = var("CORTEX_LEXICAL_INDEX").filter(|v| !v.trim().is_empty()) else {
+        return Ok(Some(match db {
+            DbTarget::Sqlite(path) => Place::Dir(index_beside(path)),
+            DbTarget::Postgres { url, .. } => {
+                let digest = sha2::Sha256::digest(cortex_store::postgres::redacted(url).as_bytes());
+                let name: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+                Place::Dir(
+                    dirs::cache_dir()
+                        .unwrap_or_else(|| PathBuf::from("."))
+                        .join("cortex")
+                        .join("lexical")
+                        .join(name),
+                )
+            }
+        }));
+    };
+    match v.trim() {
+        "off" => Ok(None),
+        "memory" => Ok(Some(Place::Memory)),
+        dir if dir.chars().any(char::is_control) => Err(ConfigError::new(
+            "CORTEX_LEXICAL_INDEX",
+            &v,
+            "contains a control character",
+            "give a folder, `memory` or `off`, or leave it unset for the default",
+        )),
+        dir => Ok(Some(Place::Dir(PathBuf::from(dir)))),
+    }
+}
+
+/// The lexical index's folder beside a SQLite file: `memory.db` → `memory.db.lexical`.
+fn index_beside(db: &Path) -> PathBuf {
+    let mut name = db.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "memory.db".into());
+    name.push(".lexical");
+    db.with_file_name(name)
 }
 
 /// `--db` / `CORTEX_DB`: a SQLite file (a path, or `sqlite:<path>`) or a PostgreSQL URL.

@@ -17,6 +17,7 @@ mod error;
 mod expand;
 mod ingest;
 pub mod keys;
+pub mod lexical;
 pub mod purge;
 pub mod reindex;
 pub mod report;
@@ -44,6 +45,8 @@ pub struct MemoryService {
     db_label: String,
     /// Shared with a find's dense route, which may outlive the find's deadline.
     semantic: Arc<semantic::Semantic>,
+    /// The lexical route, over the whole store (shared by every caller's view).
+    lexical: Arc<lexical::Lexical>,
     near_duplicate_policy: cortex_domain::near_duplicate::NearDuplicatePolicy,
     find_deadline: std::time::Duration,
     /// The tenant bound of the caller this service serves (`for_caller`); `None` for the
@@ -59,8 +62,10 @@ impl MemoryService {
 
     /// A service over a store the caller opened already (`config.db` is not opened again).
     pub fn with_store(store: Arc<dyn Store>, config: &Config) -> MemoryService {
+        let lexical = Arc::new(lexical::Lexical::new(store.clone(), config.lexical.as_ref()));
         MemoryService {
             db_label: store.label(),
+            lexical,
             store,
             inferred: config.scope.clone(),
             semantic: Arc::new(semantic::Semantic::new(config.embedder.clone())),

@@ -16,7 +16,7 @@ const fn setting(name: &'static str, default: &'static str) -> Setting {
     Setting { name, default }
 }
 
-pub const SETTINGS: [Setting; 24] = [
+pub const SETTINGS: [Setting; 25] = [
     setting("CORTEX_DB", "<user data dir>/cortex/memory.db"),
     setting("CORTEX_DB_POOL_SIZE", "8"),
     setting("CORTEX_DB_READ_URL", "none: finds read the primary"),
@@ -33,6 +33,10 @@ pub const SETTINGS: [Setting; 24] = [
     setting("CORTEX_NEAR_DUP_THRESHOLD", "0.85"),
     setting("CORTEX_NEAR_DUP_WINDOW_DAYS", "30"),
     setting("CORTEX_FIND_DEADLINE_MS", "5000"),
+    setting(
+        "CORTEX_LEXICAL_INDEX",
+        "beside the SQLite file (<file>.lexical); for PostgreSQL, a folder per database in the cache folder",
+    ),
     setting("CORTEX_HTTP_ADDR", "none: cortex serve speaks MCP on stdio"),
     setting("CORTEX_HTTP_ALLOW_ORIGIN", "none: requests from web pages are refused"),
     setting("CORTEX_HTTP_RATE", "50/s per key"),

@@ -37,7 +37,12 @@ impl MemoryService {
         for (combine, out) in [(Combine::All, &mut lists.lexical_all), (Combine::Any, &mut lists.lexical_any)]
         {
             let query = LexicalQuery { query: parsed.clone(), combine, filters: filters.clone(), pool };
-            *out = self.store.search_lexical(&query)?.into_iter().map(|m| (m.id, m.score)).collect();
+            *out = self
+                .lexical
+                .search(&query, self.store.as_ref())?
+                .into_iter()
+                .map(|m| (m.id, m.score))
+                .collect();
         }
         if let Ok(vector) = self.semantic.embed_query(text) {
             let found = self

@@ -260,11 +260,11 @@ impl MemoryService {
         Ok(())
     }
 
-    /// Conjunctive first: items holding every query word. Only when they cannot fill the
-    /// requested page does the search widen to items holding any word (ranked by BM25, so
-    /// fuller matches still come first). Scoring every item that holds one common word is
-    /// what makes a disjunctive search slow on a large memory; most agent queries are a few
-    /// words that the wanted item holds together.
+    /// With the lexical index: one pass of BM25 over any word (block-max WAND ranks the top of
+    /// the union without scoring every item that holds a common word; fuller matches score
+    /// higher). Without it, the database's search, conjunctive first: only when items holding
+    /// every word cannot fill the page does it widen to items holding any word, since scoring
+    /// every item that holds one common word is what makes its disjunctive search slow.
     fn lexical_matches(
         &self,
         parsed: &ParsedQuery,
@@ -273,13 +273,13 @@ impl MemoryService {
         needed: usize,
     ) -> Result<Vec<LexicalMatch>> {
         let query = |combine| LexicalQuery { query: parsed.clone(), combine, filters: filters.clone(), pool };
-        if parsed.include.len() > 1 {
-            let all = self.store.search_lexical(&query(Combine::All))?;
+        if !self.lexical.indexed() && parsed.include.len() > 1 {
+            let all = self.lexical.search(&query(Combine::All), self.store.as_ref())?;
             if all.len() >= needed {
                 return Ok(all);
             }
         }
-        Ok(self.store.search_lexical(&query(Combine::Any))?)
+        Ok(self.lexical.search(&query(Combine::Any), self.store.as_ref())?)
     }
 }
 

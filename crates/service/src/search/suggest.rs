@@ -22,7 +22,7 @@ impl MemoryService {
         let mut out = Vec::new();
         let count = |filters: Filters| -> Result<usize> {
             let query = LexicalQuery { query: parsed.clone(), combine: Combine::Any, filters, pool: 0 };
-            Ok(self.store.count_lexical(&query, COUNT_CAP)?)
+            Ok(self.lexical.count(&query, COUNT_CAP, self.store.as_ref())?)
         };
         let show = |n: usize| {
             if n >= COUNT_CAP { format!("{COUNT_CAP}+") } else { n.to_string() }

@@ -1,0 +1,132 @@
+//! The lexical index of Cortex Memory: BM25 over every live item's title and body, answered by
+//! tantivy with block-max WAND, so a find ranks its top-k over any number of query words
+//! without scoring every item that holds one of them (an agent's question of fifteen words
+//! holds common ones).
+//!
+//! The database stays the source of truth. The index is derived from it and kept current from
+//! its change log, as the in-process vector index is: before a search, the store's change
+//! counter says whether anything was committed since, by any process; if so, the items changed
+//! since the cursor recorded in the index's last commit are read again and replaced. Several
+//! processes may share one index folder: whoever catches up takes tantivy's writer lock for
+//! that moment, commits, and lets it go; the others read the commit. An index that is missing,
+//! of another version, of another database, or further behind than the log keeps, is built
+//! again from the store.
+//!
+//! - [`schema`]: what a document holds, and the analyzer (stemming, folding)
+//! - [`query`]: a parsed query as a tantivy query
+//! - [`filter`]: the shared filter rule on a segment's fast fields
+//! - [`search`]: the filtered top-k and its count
+//! - [`sync`]: catching up with the store, building from it
+
+mod filter;
+mod query;
+mod schema;
+mod search;
+mod sync;
+
+pub use sync::Progress;
+
+use schema::{ANALYZER, Fields};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use tantivy::directory::MmapDirectory;
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{Index, IndexReader, ReloadPolicy};
+
+/// Where an index lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// A folder of its own (beside a SQLite file, or in the cache folder for a PostgreSQL
+    /// database), kept across runs: opening it reads, never rebuilds.
+    Dir(PathBuf),
+    /// In memory, built on first use and gone with the process.
+    Memory,
+}
+
+/// What can go wrong with the index. None of it loses data: the store holds everything, and a
+/// find can always ask the database's own lexical search instead.
+#[derive(Debug, thiserror::Error)]
+pub enum LexicalError {
+    #[error("cannot open the lexical index at {path}: {reason} (delete the folder to have it rebuilt)")]
+    Open { path: String, reason: String },
+    #[error("the lexical index failed: {0}")]
+    Engine(#[from] tantivy::TantivyError),
+    #[error("reading the lexical index failed: {0}")]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Store(#[from] cortex_store::StoreError),
+    #[error("another process has been updating the lexical index for {seconds} s; try again when it is done")]
+    Busy { seconds: u64 },
+}
+
+pub type Result<T, E = LexicalError> = std::result::Result<T, E>;
+
+pub struct LexicalIndex {
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+    analyzer: TextAnalyzer,
+    place: Place,
+    sync: Mutex<sync::SyncState>,
+}
+
+impl LexicalIndex {
+    /// Opens the index at `place`, creating an empty one if there is none (it is filled on the
+    /// first catch-up). A folder holding an index of another schema is emptied and reused.
+    pub fn open(place: &Place) -> Result<LexicalIndex> {
+        let (schema, fields) = Fields::schema();
+        let index = match place {
+            Place::Memory => Index::create_in_ram(schema),
+            Place::Dir(dir) => open_dir(dir, schema)?,
+        };
+        let analyzer = schema::analyzer();
+        index.tokenizers().register(ANALYZER, analyzer.clone());
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+        Ok(LexicalIndex {
+            index,
+            reader,
+            fields,
+            analyzer,
+            place: place.clone(),
+            sync: Mutex::new(sync::SyncState::default()),
+        })
+    }
+
+    pub fn place(&self) -> &Place {
+        &self.place
+    }
+
+    /// Live items in the index as of its last reload.
+    pub fn documents(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// The bytes the index takes on disk (0 in memory).
+    pub fn disk_bytes(&self) -> u64 {
+        match &self.place {
+            Place::Memory => 0,
+            Place::Dir(dir) => std::fs::read_dir(dir)
+                .map(|entries| entries.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
+                .unwrap_or(0),
+        }
+    }
+}
+
+fn open_dir(dir: &Path, schema: tantivy::schema::Schema) -> Result<Index> {
+    let failed = |reason: String| LexicalError::Open { path: dir.display().to_string(), reason };
+    std::fs::create_dir_all(dir).map_err(|e| failed(e.to_string()))?;
+    let directory = MmapDirectory::open(dir).map_err(|e| failed(e.to_string()))?;
+    match Index::open_or_create(directory, schema.clone()) {
+        Ok(index) => Ok(index),
+        // Another schema (an older version of Cortex): the index is derived, so it is made anew.
+        Err(tantivy::TantivyError::SchemaError(reason)) => {
+            tracing::info!(path = %dir.display(), %reason, "the lexical index has another schema; building it again");
+            for entry in std::fs::read_dir(dir).map_err(|e| failed(e.to_string()))?.flatten() {
+                let _ = std::fs::remove_file(entry.path());
+            }
+            let directory = MmapDirectory::open(dir).map_err(|e| failed(e.to_string()))?;
+            Ok(Index::open_or_create(directory, schema)?)
+        }
+        Err(e) => Err(failed(e.to_string())),
+    }
+}

@@ -1,0 +1,213 @@
+//! Keeping the index current with the store, and building it from the store.
+//!
+//! The index's last commit carries a payload: the version of its schema, the identity of the
+//! store it was built from (a random id kept in the store's own metadata, so a database
+//! replaced at the same path or URL is not mistaken for the old one), and the change-log cursor
+//! it has read to. Catching up reads the log from that cursor under tantivy's writer lock, so
+//! two processes never apply the same changes twice, and the second one finds the first one's
+//! commit and starts from there.
+
+use crate::schema::VERSION;
+use crate::{LexicalError, LexicalIndex, Result};
+use cortex_store::{ChangeCursor, Store};
+use std::time::{Duration, Instant};
+use tantivy::directory::error::LockError;
+use tantivy::{IndexWriter, TantivyDocument, TantivyError};
+
+/// Change-log entries read per page.
+const CHANGES_PAGE: usize = 10_000;
+/// Items read per page while building.
+const BUILD_PAGE: usize = 2_000;
+/// How long a catch-up waits for another process's writer lock before giving up.
+const LOCK_WAIT: Duration = Duration::from_secs(30);
+/// Indexing memory of a catch-up (tantivy's least) and of a build.
+const CATCH_UP_HEAP: usize = 15_000_000;
+const BUILD_HEAP: usize = 200_000_000;
+/// The store metadata key naming the store, for the index to know it was built from it.
+const STORE_ID_KEY: &str = "store_id";
+
+/// Called as a build goes: items read so far, and how many there are.
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
+
+#[derive(Debug, Default)]
+pub(crate) struct SyncState {
+    /// The store's change counter when the index was last brought up to date.
+    counter: Option<i64>,
+}
+
+/// What the index's commits record about themselves.
+#[derive(Debug, serde::Serialize, serde::Deserialize, PartialEq)]
+struct Payload {
+    version: u32,
+    store: String,
+    txn: i64,
+    seq: i64,
+}
+
+impl Payload {
+    fn cursor(&self) -> ChangeCursor {
+        ChangeCursor { txn: self.txn, seq: self.seq }
+    }
+}
+
+impl LexicalIndex {
+    /// Brings the index up to date with every write committed to `store` (by any process)
+    /// before this call: cheap when nothing was (one read of the change counter).
+    pub fn catch_up(&self, store: &dyn Store) -> Result<()> {
+        // Read the counter before the log: a write landing in between is read next time.
+        let counter = store.change_counter()?;
+        let mut state = self.sync.lock().unwrap_or_else(|e| e.into_inner());
+        if state.counter == Some(counter) {
+            return Ok(());
+        }
+        let store_id = store_identity(store)?;
+        let current = self.committed().filter(|p| p.version == VERSION && p.store == store_id);
+        let pending = match &current {
+            None => true,
+            Some(p) => {
+                let changes = store.changes_since(p.cursor(), CHANGES_PAGE)?;
+                changes.behind || !changes.items.is_empty()
+            }
+        };
+        if pending {
+            let mut writer = self.writer(CATCH_UP_HEAP)?;
+            // Another process may have caught up while this one waited for the lock.
+            match self.committed().filter(|p| p.version == VERSION && p.store == store_id) {
+                Some(p) => self.apply_changes(&mut writer, store, &store_id, p.cursor())?,
+                None => self.fill(&mut writer, store, &store_id, &mut |_, _| {})?,
+            }
+            writer.wait_merging_threads()?;
+        }
+        self.reader.reload()?;
+        state.counter = Some(counter);
+        Ok(())
+    }
+
+    /// Builds the index again from every item of `store`, reporting progress; returns the live
+    /// items indexed. Other processes keep reading the previous commit until this one lands.
+    pub fn rebuild(&self, store: &dyn Store, progress: Progress<'_>) -> Result<u64> {
+        let mut state = self.sync.lock().unwrap_or_else(|e| e.into_inner());
+        let store_id = store_identity(store)?;
+        let mut writer = self.writer(BUILD_HEAP)?;
+        self.fill(&mut writer, store, &store_id, progress)?;
+        writer.wait_merging_threads()?;
+        self.reader.reload()?;
+        state.counter = None;
+        Ok(self.reader.searcher().num_docs())
+    }
+
+    /// Applies the changes after `cursor`; falls back to a build when the log no longer holds
+    /// them all.
+    fn apply_changes(
+        &self,
+        writer: &mut IndexWriter,
+        store: &dyn Store,
+        store_id: &str,
+        mut cursor: ChangeCursor,
+    ) -> Result<()> {
+        let started = Instant::now();
+        let mut applied = 0usize;
+        loop {
+            let changes = store.changes_since(cursor, CHANGES_PAGE)?;
+            if changes.behind || (!changes.complete && changes.next == cursor) {
+                // Further behind than the log keeps, or a full page that cannot move the
+                // cursor (a long transaction holds it back): read everything.
+                return self.fill(writer, store, store_id, &mut |_, _| {});
+            }
+            for id in &changes.items {
+                writer.delete_term(self.fields.id_term(*id));
+            }
+            for item in store.get(&changes.items)? {
+                if item.deleted_at.is_none() {
+                    writer.add_document(self.fields.document(&item))?;
+                }
+            }
+            applied += changes.items.len();
+            cursor = changes.next;
+            if changes.complete {
+                break;
+            }
+        }
+        self.commit(writer, store_id, cursor)?;
+        tracing::debug!(
+            items = applied,
+            ms = started.elapsed().as_millis() as u64,
+            "lexical index caught up"
+        );
+        Ok(())
+    }
+
+    /// Replaces the index's content with every live item of the store.
+    fn fill(
+        &self,
+        writer: &mut IndexWriter,
+        store: &dyn Store,
+        store_id: &str,
+        progress: Progress<'_>,
+    ) -> Result<()> {
+        let started = Instant::now();
+        // Changes made while the items are read show up after this cursor, and are read again.
+        let head = store.change_head()?;
+        let total = store.stats()?.items.max(0) as u64;
+        writer.delete_all_documents()?;
+        let (mut after, mut read) = (None, 0u64);
+        loop {
+            let page = store.export_page(after, BUILD_PAGE)?;
+            let Some(last) = page.last() else { break };
+            after = Some(last.item.record.id);
+            for exported in &page {
+                if exported.item.deleted_at.is_none() {
+                    writer.add_document(self.fields.document(&exported.item))?;
+                }
+            }
+            read += page.len() as u64;
+            progress(read, total.max(read));
+        }
+        self.commit(writer, store_id, head)?;
+        tracing::info!(items = read, ms = started.elapsed().as_millis() as u64, "lexical index built");
+        Ok(())
+    }
+
+    fn commit(&self, writer: &mut IndexWriter, store_id: &str, cursor: ChangeCursor) -> Result<()> {
+        let payload =
+            Payload { version: VERSION, store: store_id.to_string(), txn: cursor.txn, seq: cursor.seq };
+        let mut prepared = writer.prepare_commit()?;
+        prepared.set_payload(&serde_json::to_string(&payload).unwrap_or_default());
+        prepared.commit()?;
+        Ok(())
+    }
+
+    /// What the last commit recorded (`None` for an index never committed, or unreadable).
+    fn committed(&self) -> Option<Payload> {
+        let meta = self.index.load_metas().ok()?;
+        serde_json::from_str(meta.payload.as_deref()?).ok()
+    }
+
+    /// tantivy's writer, waiting while another process holds its lock.
+    fn writer(&self, heap: usize) -> Result<IndexWriter> {
+        let started = Instant::now();
+        loop {
+            match self.index.writer_with_num_threads::<TantivyDocument>(1, heap) {
+                Ok(writer) => return Ok(writer),
+                Err(TantivyError::LockFailure(LockError::LockBusy, _)) if started.elapsed() < LOCK_WAIT => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(TantivyError::LockFailure(LockError::LockBusy, _)) => {
+                    return Err(LexicalError::Busy { seconds: LOCK_WAIT.as_secs() });
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+}
+
+/// The store's identity, made and recorded on first need.
+fn store_identity(store: &dyn Store) -> Result<String> {
+    if let Some(id) = store.meta(STORE_ID_KEY)? {
+        return Ok(id);
+    }
+    let id = uuid::Uuid::now_v7().to_string();
+    store.set_meta(STORE_ID_KEY, &id)?;
+    // Two processes may record one at once: the one that stayed is the identity.
+    Ok(store.meta(STORE_ID_KEY)?.unwrap_or(id))
+}

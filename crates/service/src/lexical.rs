@@ -1,0 +1,88 @@
+//! The lexical route: the index (`cortex_lexical`) when there is one, brought up to date with
+//! the store before each search, else the database's own full-text search. An index that fails
+//! (a full disk, a folder it may not write, another process building it for longer than a find
+//! can wait) never fails a find: the find asks the database instead, and says so in the log.
+//!
+//! The index is kept from the whole store, never from a caller's bounded view of it: a key's
+//! bound reaches the index as a filter clause (`Filters::bound`), as it reaches the database.
+
+use cortex_lexical::{LexicalIndex, Place};
+use cortex_store::{LexicalMatch, LexicalQuery, Store};
+use std::sync::Arc;
+
+pub struct Lexical {
+    index: Option<LexicalIndex>,
+    /// The whole store, unbounded: what the index is derived from.
+    store: Arc<dyn Store>,
+}
+
+impl Lexical {
+    /// The route over `store`, with the index at `place` (`None`: the database's search). An
+    /// index that cannot be opened is logged and left out.
+    pub fn new(store: Arc<dyn Store>, place: Option<&Place>) -> Lexical {
+        let index = place.and_then(|place| match LexicalIndex::open(place) {
+            Ok(index) => Some(index),
+            Err(e) => {
+                tracing::warn!("lexical finds use the database's own search: {e}");
+                None
+            }
+        });
+        Lexical { index, store }
+    }
+
+    /// The index, brought up to date; `None` when finds must ask the database.
+    fn current(&self) -> Option<&LexicalIndex> {
+        let index = self.index.as_ref()?;
+        match index.catch_up(self.store.as_ref()) {
+            Ok(()) => Some(index),
+            Err(e) => {
+                tracing::warn!("this find uses the database's own search: {e}");
+                None
+            }
+        }
+    }
+
+    /// Whether the index answers lexical searches (else the database does).
+    pub fn indexed(&self) -> bool {
+        self.index.is_some()
+    }
+
+    /// The best matches of `query`; `view` is the store as the caller sees it, asked when
+    /// there is no index.
+    pub fn search(&self, query: &LexicalQuery, view: &dyn Store) -> cortex_store::Result<Vec<LexicalMatch>> {
+        if let Some(index) = self.current() {
+            match index.search(query) {
+                Ok(found) => return Ok(found),
+                Err(e) => tracing::warn!("lexical index search failed, asking the database: {e}"),
+            }
+        }
+        view.search_lexical(query)
+    }
+
+    /// How many items match `query` (up to `cap`).
+    pub fn count(&self, query: &LexicalQuery, cap: usize, view: &dyn Store) -> cortex_store::Result<usize> {
+        if let Some(index) = self.current() {
+            match index.count(query, cap) {
+                Ok(n) => return Ok(n),
+                Err(e) => tracing::warn!("lexical index count failed, asking the database: {e}"),
+            }
+        }
+        view.count_lexical(query, cap)
+    }
+
+    /// Builds the index again from the whole store (`cortex reindex --lexical`); `None` when
+    /// there is no index.
+    pub fn rebuild(
+        &self,
+        progress: cortex_lexical::Progress<'_>,
+    ) -> Option<Result<u64, cortex_lexical::LexicalError>> {
+        let index = self.index.as_ref()?;
+        Some(index.rebuild(self.store.as_ref(), progress))
+    }
+
+    /// Where the index lives, its live documents and its size on disk, for `stats`.
+    pub fn describe(&self) -> Option<(&Place, u64, u64)> {
+        let index = self.index.as_ref()?;
+        Some((index.place(), index.documents(), index.disk_bytes()))
+    }
+}

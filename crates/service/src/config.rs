@@ -98,6 +98,10 @@ impl Config {
 /// `CORTEX_LEXICAL_INDEX`: `off` (the database's own full-text search), `memory` (built at
 /// each start), or a folder; unset, the folder beside a SQLite file (`<file>.lexical`), or one
 /// per PostgreSQL database in the user's cache folder.
+pub fn lexical_from_env(db: &DbTarget) -> Result<Option<Place>, ConfigError> {
+    lexical_from_vars(db, |key| std::env::var(key).ok())
+}
+
 fn lexical_from_vars(
     db: &DbTarget,
     var: impl Fn(&str) -> Option<String>,

@@ -298,7 +298,9 @@ fn bench_size(
         EmbedderChoice::None
     };
     let mode = if args.semantic { "auto" } else { "fast" };
-    let config = Config::new(DbTarget::parse(db), bench_scope(), embedder);
+    let mut config = Config::new(DbTarget::parse(db), bench_scope(), embedder);
+    // `CORTEX_LEXICAL_INDEX=off` times the database's own search, for a before and after.
+    config.lexical = cortex_service::config::lexical_from_env(&config.db).map_err(|e| e.to_string())?;
     let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
 
     let imported = matches!(fill, Fill::ImportFrom(_));

@@ -96,9 +96,9 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
             "cortex eval compares lexical, dense and hybrid routes: unset CORTEX_EMBEDDER=none".into()
         );
     }
-    let service =
-        MemoryService::open(&Config::new(cortex_store::DbTarget::Sqlite(db.clone()), scope, embedder))
-            .map_err(|e| e.to_string())?;
+    let mut config = Config::new(cortex_store::DbTarget::Sqlite(db.clone()), scope, embedder);
+    config.lexical = cortex_service::config::lexical_from_env(&config.db).map_err(|e| e.to_string())?;
+    let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
     let id_map = PathBuf::from(format!("{}.ids.json", db.display()));
     let doc_of = if fresh || !id_map.exists() {
         let doc_of = load_corpus(&service, &dataset::read_corpus(&args.dataset)?)?;

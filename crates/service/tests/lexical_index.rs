@@ -1,0 +1,175 @@
+//! Issue 19: the lexical index is derived from the store and never disagrees with it. On every
+//! backend: an index deleted is built again, one left behind while another process wrote is
+//! caught up from the change log, two processes sharing one index folder each find the other's
+//! writes, deletes and purges leave the hits at once, an index built from another database is
+//! not trusted, and the index finds what the database's own full-text search finds.
+
+use cortex_lexical::Place;
+use cortex_service::scope_inference::InferredScope;
+use cortex_service::semantic::EmbedderChoice;
+use cortex_service::{Config, MemoryService};
+use cortex_testdb::{TestDb, per_backend};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+per_backend!(
+    a_deleted_index_is_built_again_and_agrees_with_the_store,
+    an_index_left_behind_catches_up_from_the_change_log,
+    two_processes_on_one_index_find_each_others_writes,
+    an_index_of_another_database_is_not_trusted,
+    the_index_finds_what_the_database_search_finds,
+);
+
+/// A service as a new process would open it, with the lexical index at `place` (`None`: the
+/// database's own search).
+fn open(db: &TestDb, place: Option<Place>) -> MemoryService {
+    let mut config =
+        Config::new(db.target().clone(), InferredScope::fixed("acme", "api", "main"), EmbedderChoice::None);
+    config.lexical = place;
+    MemoryService::open(&config).unwrap()
+}
+
+fn folder(dir: &Path) -> Option<Place> {
+    Some(Place::Dir(dir.join("lexical")))
+}
+
+fn store(service: &MemoryService, items: Value) -> Vec<String> {
+    let r = service.store(&json!({ "items": items })).unwrap();
+    r.results.iter().map(|x| x.id.clone().expect("stored")).collect()
+}
+
+fn note(title: &str, body: &str) -> Value {
+    json!({"kind": "section", "data": {"title": title, "body": body}})
+}
+
+/// The ids found, as a set (ranking may differ between engines; membership may not).
+fn found(service: &MemoryService, args: Value) -> BTreeSet<String> {
+    let mut args = args;
+    args["mode"] = json!("fast");
+    args["limit"] = json!(50);
+    service.find(&args).unwrap().hits.into_iter().map(|h| h.id.to_string()).collect()
+}
+
+fn set(ids: &[&String]) -> BTreeSet<String> {
+    ids.iter().map(|s| s.to_string()).collect()
+}
+
+fn a_deleted_index_is_built_again_and_agrees_with_the_store(db: &TestDb) {
+    let dir = tempfile::tempdir().unwrap();
+    let first = open(db, folder(dir.path()));
+    let ids = store(
+        &first,
+        json!([
+            note("Webhook retries", "billing retries failed webhook deliveries"),
+            note("Cache", "redis holds sessions")
+        ]),
+    );
+    assert_eq!(found(&first, json!({"query": "webhook deliveries"})), set(&[&ids[0]]));
+    drop(first);
+    std::fs::remove_dir_all(dir.path().join("lexical")).unwrap();
+    let second = open(db, folder(dir.path()));
+    assert_eq!(found(&second, json!({"query": "webhook deliveries"})), set(&[&ids[0]]), "built again");
+    assert_eq!(found(&second, json!({"query": "redis sessions"})), set(&[&ids[1]]));
+}
+
+fn an_index_left_behind_catches_up_from_the_change_log(db: &TestDb) {
+    let dir = tempfile::tempdir().unwrap();
+    let indexed = open(db, folder(dir.path()));
+    let ids = store(
+        &indexed,
+        json!([
+            note("Kafka consumer lag", "the consumer falls behind"),
+            note("Old runbook", "restart the gateway")
+        ]),
+    );
+    assert_eq!(found(&indexed, json!({"query": "gateway"})), set(&[&ids[1]]));
+    drop(indexed);
+    // Another process, without the index, writes: an insert, an update that changes the
+    // words, a delete.
+    let other = open(db, None);
+    let new = store(&other, json!([note("Gateway timeouts", "raise the gateway timeout to 30 s")]));
+    other
+        .store(&json!({"items": [{"operation": "upsert", "id": ids[0], "kind": "section",
+            "data": {"title": "Kafka partitions", "body": "rebalance the partitions"}}]}))
+        .unwrap();
+    other.store(&json!({"items": [{"operation": "delete", "id": ids[1]}]})).unwrap();
+    let reopened = open(db, folder(dir.path()));
+    assert_eq!(found(&reopened, json!({"query": "gateway"})), set(&[&new[0]]), "insert in, delete out");
+    assert_eq!(found(&reopened, json!({"query": "consumer"})), BTreeSet::new(), "the old words are gone");
+    assert_eq!(found(&reopened, json!({"query": "partitions"})), set(&[&ids[0]]), "the new words are in");
+}
+
+fn two_processes_on_one_index_find_each_others_writes(db: &TestDb) {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (open(db, folder(dir.path())), open(db, folder(dir.path())));
+    assert!(found(&a, json!({"query": "flamingo"})).is_empty());
+    assert!(found(&b, json!({"query": "flamingo"})).is_empty());
+    let first = store(&a, json!([note("Flamingo rollout", "the flamingo flag ships on Monday")]));
+    assert_eq!(found(&b, json!({"query": "flamingo"})), set(&[&first[0]]), "b finds a's write");
+    let second = store(&b, json!([note("Flamingo rollback", "how to turn the flamingo flag off")]));
+    assert_eq!(found(&a, json!({"query": "flamingo"})), set(&[&first[0], &second[0]]), "a finds b's write");
+    a.store(&json!({"items": [{"operation": "delete", "id": first[0]}]})).unwrap();
+    assert_eq!(
+        found(&b, json!({"query": "flamingo"})),
+        set(&[&second[0]]),
+        "a's delete leaves b's hits at once"
+    );
+    assert_eq!(found(&a, json!({"query": "flamingo"})), set(&[&second[0]]));
+}
+
+fn an_index_of_another_database_is_not_trusted(db: &TestDb) {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = TestDb::new(db.backend());
+    let theirs = open(&elsewhere, folder(dir.path()));
+    store(&theirs, json!([note("Platypus", "the platypus service of another database")]));
+    assert_eq!(found(&theirs, json!({"query": "platypus"})).len(), 1);
+    drop(theirs);
+    // The same folder, now for this database: nothing of the other one may show.
+    let ours = open(db, folder(dir.path()));
+    assert!(found(&ours, json!({"query": "platypus"})).is_empty());
+    let mine = store(&ours, json!([note("Platypus", "our own platypus")]));
+    assert_eq!(found(&ours, json!({"query": "platypus"})), set(&[&mine[0]]));
+}
+
+fn the_index_finds_what_the_database_search_finds(db: &TestDb) {
+    let dir = tempfile::tempdir().unwrap();
+    let indexed = open(db, folder(dir.path()));
+    let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"];
+    let mut items = Vec::new();
+    for i in 0..60usize {
+        let (w1, w2) = (words[i % 6], words[(i / 6) % 6]);
+        let tags = [format!("t{}", i % 4)];
+        let item = if i % 3 == 0 {
+            json!({"kind": "decision", "tags": tags, "data": {"title": format!("{w1} decision {i}"),
+                "component": "core", "rationale": format!("because of {w2}"),
+                "status": if i % 2 == 0 { "accepted" } else { "proposed" }}})
+        } else {
+            json!({"kind": "section", "tags": tags,
+                "data": {"title": format!("{w1} {w2}"), "body": format!("note number {i}")}})
+        };
+        let mut item = item;
+        if i % 5 == 0 {
+            item["scope"] = json!({"branch": "feature"});
+        }
+        items.push(item);
+    }
+    store(&indexed, Value::Array(items));
+    let database = open(db, None);
+    for args in [
+        json!({"query": "alpha"}),
+        json!({"query": "bravo charlie"}),
+        json!({"query": "\"note number\" delta"}),
+        json!({"query": "ech*"}),
+        json!({"query": "alpha -bravo"}),
+        json!({"query": "delta", "types": ["decision"]}),
+        json!({"query": "echo", "tags": ["t1"]}),
+        json!({"query": "decision", "status": "accepted"}),
+        json!({"query": "alpha", "widen": "project"}),
+        json!({"query": "charlie", "scope": {"branch": "feature"}}),
+    ] {
+        let (ours, theirs) = (found(&indexed, args.clone()), found(&database, args.clone()));
+        assert!(!theirs.is_empty(), "{args}: the database finds something");
+        assert_eq!(ours, theirs, "{args}");
+    }
+}

@@ -124,7 +124,13 @@ pub enum Command {
     },
     /// Embed every item again with the configured embedder (CORTEX_EMBEDDER) and record it as
     /// the memory's model: needed after changing embedders. Shows progress on a terminal.
-    Reindex,
+    Reindex {
+        /// Build the lexical index again from the database instead (no embedding): after
+        /// restoring a backup, or to build a large memory's index before serving it. Finds
+        /// catch the index up by themselves otherwise.
+        #[arg(long)]
+        lexical: bool,
+    },
     /// Apply pending schema migrations (serve does this too at start-up) and print the
     /// schema version. A migration changed since it was applied is refused.
     Migrate,

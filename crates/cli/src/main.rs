@@ -93,6 +93,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 .transpose()?;
             let service = Arc::new(open(cli.db)?);
             service.ensure_embedder_fits()?;
+            service.prepare_lexical_index();
             let scope = &service.inferred_scope().scope;
             tracing::info!(
                 org = scope.org.as_deref(),
@@ -259,9 +260,15 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 ExitCode::SUCCESS
             })
         }
-        Command::Reindex => {
+        Command::Reindex { lexical: false } => {
             let service = open(cli.db)?;
             let report = transfer::reindex(&service)?;
+            output::json(&report);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Reindex { lexical: true } => {
+            let service = open(cli.db)?;
+            let report = transfer::reindex_lexical(&service)?;
             output::json(&report);
             Ok(ExitCode::SUCCESS)
         }

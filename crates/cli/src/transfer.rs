@@ -38,6 +38,18 @@ pub fn reindex(service: &MemoryService) -> Result<cortex_service::reindex::Reind
     Ok(report)
 }
 
+pub fn reindex_lexical(
+    service: &MemoryService,
+) -> Result<cortex_service::reindex::LexicalReindexReport, CliError> {
+    let progress = bar(Some(service.stats()?.items as u64), "indexing");
+    let report = service.reindex_lexical(&mut |done, total| {
+        progress.set_length(total);
+        progress.set_position(done);
+    })?;
+    progress.finish_and_clear();
+    Ok(report)
+}
+
 /// Writes every item (deleted ones too) to `out`, or stdout when `None`; returns the count.
 pub fn export(service: &MemoryService, out: Option<&Path>) -> Result<u64, CliError> {
     let sink: Box<dyn Write> = match out {

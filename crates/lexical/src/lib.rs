@@ -29,6 +29,7 @@ pub use sync::Progress;
 use schema::{ANALYZER, Fields};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
 use tantivy::directory::MmapDirectory;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, ReloadPolicy};
@@ -57,6 +58,8 @@ pub enum LexicalError {
     Store(#[from] cortex_store::StoreError),
     #[error("another process has been updating the lexical index for {seconds} s; try again when it is done")]
     Busy { seconds: u64 },
+    #[error("the lexical index is being built; finds ask the database meanwhile")]
+    Building,
 }
 
 pub type Result<T, E = LexicalError> = std::result::Result<T, E>;
@@ -68,6 +71,9 @@ pub struct LexicalIndex {
     analyzer: TextAnalyzer,
     place: Place,
     sync: Mutex<sync::SyncState>,
+    /// Set while this process builds the index from the whole store: finds do not wait for
+    /// it (minutes at a million items), they ask the database meanwhile.
+    building: AtomicBool,
 }
 
 impl LexicalIndex {
@@ -89,6 +95,7 @@ impl LexicalIndex {
             analyzer,
             place: place.clone(),
             sync: Mutex::new(sync::SyncState::default()),
+            building: AtomicBool::new(false),
         })
     }
 

@@ -10,6 +10,7 @@
 use crate::schema::VERSION;
 use crate::{LexicalError, LexicalIndex, Result};
 use cortex_store::{ChangeCursor, Store};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tantivy::directory::error::LockError;
 use tantivy::{IndexWriter, TantivyDocument, TantivyError};
@@ -18,8 +19,11 @@ use tantivy::{IndexWriter, TantivyDocument, TantivyError};
 const CHANGES_PAGE: usize = 10_000;
 /// Items read per page while building.
 const BUILD_PAGE: usize = 2_000;
-/// How long a catch-up waits for another process's writer lock before giving up.
-const LOCK_WAIT: Duration = Duration::from_secs(30);
+/// How long a catch-up waits for another process's writer lock before the find asks the
+/// database instead (another process's catch-up takes milliseconds; its build, minutes).
+const CATCH_UP_LOCK_WAIT: Duration = Duration::from_secs(2);
+/// How long `cortex reindex --lexical` waits for it.
+const BUILD_LOCK_WAIT: Duration = Duration::from_secs(60);
 /// Indexing memory of a catch-up (tantivy's least) and of a build.
 const CATCH_UP_HEAP: usize = 15_000_000;
 const BUILD_HEAP: usize = 200_000_000;
@@ -54,6 +58,9 @@ impl LexicalIndex {
     /// Brings the index up to date with every write committed to `store` (by any process)
     /// before this call: cheap when nothing was (one read of the change counter).
     pub fn catch_up(&self, store: &dyn Store) -> Result<()> {
+        if self.building.load(Ordering::Acquire) {
+            return Err(LexicalError::Building);
+        }
         // Read the counter before the log: a write landing in between is read next time.
         let counter = store.change_counter()?;
         let mut state = self.sync.lock().unwrap_or_else(|e| e.into_inner());
@@ -70,7 +77,7 @@ impl LexicalIndex {
             }
         };
         if pending {
-            let mut writer = self.writer(CATCH_UP_HEAP)?;
+            let mut writer = self.writer(CATCH_UP_HEAP, CATCH_UP_LOCK_WAIT)?;
             // Another process may have caught up while this one waited for the lock.
             match self.committed().filter(|p| p.version == VERSION && p.store == store_id) {
                 Some(p) => self.apply_changes(&mut writer, store, &store_id, p.cursor())?,
@@ -88,7 +95,7 @@ impl LexicalIndex {
     pub fn rebuild(&self, store: &dyn Store, progress: Progress<'_>) -> Result<u64> {
         let mut state = self.sync.lock().unwrap_or_else(|e| e.into_inner());
         let store_id = store_identity(store)?;
-        let mut writer = self.writer(BUILD_HEAP)?;
+        let mut writer = self.writer(BUILD_HEAP, BUILD_LOCK_WAIT)?;
         self.fill(&mut writer, store, &store_id, progress)?;
         writer.wait_merging_threads()?;
         self.reader.reload()?;
@@ -146,6 +153,8 @@ impl LexicalIndex {
         progress: Progress<'_>,
     ) -> Result<()> {
         let started = Instant::now();
+        self.building.store(true, Ordering::Release);
+        let _done = Unset(&self.building);
         // Changes made while the items are read show up after this cursor, and are read again.
         let head = store.change_head()?;
         let total = store.stats()?.items.max(0) as u64;
@@ -183,21 +192,30 @@ impl LexicalIndex {
         serde_json::from_str(meta.payload.as_deref()?).ok()
     }
 
-    /// tantivy's writer, waiting while another process holds its lock.
-    fn writer(&self, heap: usize) -> Result<IndexWriter> {
+    /// tantivy's writer, waiting up to `wait` while another process holds its lock.
+    fn writer(&self, heap: usize, wait: Duration) -> Result<IndexWriter> {
         let started = Instant::now();
         loop {
             match self.index.writer_with_num_threads::<TantivyDocument>(1, heap) {
                 Ok(writer) => return Ok(writer),
-                Err(TantivyError::LockFailure(LockError::LockBusy, _)) if started.elapsed() < LOCK_WAIT => {
+                Err(TantivyError::LockFailure(LockError::LockBusy, _)) if started.elapsed() < wait => {
                     std::thread::sleep(Duration::from_millis(5));
                 }
                 Err(TantivyError::LockFailure(LockError::LockBusy, _)) => {
-                    return Err(LexicalError::Busy { seconds: LOCK_WAIT.as_secs() });
+                    return Err(LexicalError::Busy { seconds: wait.as_secs() });
                 }
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+}
+
+/// Clears the building flag when a build ends, however it ends.
+struct Unset<'a>(&'a AtomicBool);
+
+impl Drop for Unset<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
     }
 }
 

@@ -104,7 +104,7 @@ impl CortexServer {
             Err(ServiceError::Invalid(e)) => {
                 (CallToolResult::structured_error(json!({ "error": ErrorBody::from(&e) })), "refused")
             }
-            Err(ServiceError::Internal(e)) => {
+            Err(e @ (ServiceError::Internal(_) | ServiceError::Lexical(_))) => {
                 tracing::error!(error = %e, "tool call failed");
                 (
                     CallToolResult::structured_error(json!({ "error": {

@@ -16,4 +16,8 @@ pub enum ServiceError {
     /// or is unavailable for a command that needs it.
     #[error("{0}")]
     Embedder(String),
+    /// The lexical index cannot be built (`cortex reindex --lexical`); finds still work, through
+    /// the database's own search.
+    #[error("{0}")]
+    Lexical(String),
 }

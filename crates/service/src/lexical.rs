@@ -35,10 +35,31 @@ impl Lexical {
         let index = self.index.as_ref()?;
         match index.catch_up(self.store.as_ref()) {
             Ok(()) => Some(index),
+            Err(cortex_lexical::LexicalError::Building) => None,
             Err(e) => {
                 tracing::warn!("this find uses the database's own search: {e}");
                 None
             }
+        }
+    }
+
+    /// Brings the index up to date on a thread of its own, so that the first find does not
+    /// wait for it (`serve` calls it at start: building a million items takes a minute; finds
+    /// meanwhile ask the database).
+    pub fn prepare_in_background(self: &Arc<Self>) {
+        if self.index.is_none() {
+            return;
+        }
+        let lexical = self.clone();
+        let spawned = std::thread::Builder::new().name("lexical-index".into()).spawn(move || {
+            if let Some(index) = &lexical.index
+                && let Err(e) = index.catch_up(lexical.store.as_ref())
+            {
+                tracing::warn!("the lexical index could not be prepared; finds will try again: {e}");
+            }
+        });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot start the lexical index's preparation: {e}");
         }
     }
 

@@ -75,6 +75,11 @@ impl MemoryService {
         }
     }
 
+    /// Brings the lexical index up to date in the background (`serve` at start).
+    pub fn prepare_lexical_index(&self) {
+        self.lexical.prepare_in_background();
+    }
+
     /// Empties the query-embedding cache, so a benchmark times every embedding.
     pub fn forget_query_embeddings(&self) {
         self.semantic.forget_query_embeddings();

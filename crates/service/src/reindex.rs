@@ -23,7 +23,38 @@ pub struct ReindexReport {
     pub seconds: f64,
 }
 
+/// What `cortex reindex --lexical` did.
+#[derive(Debug, Serialize)]
+pub struct LexicalReindexReport {
+    /// Where the index lives (a folder, or `memory`).
+    pub index: String,
+    /// Live items indexed.
+    pub items: u64,
+    pub seconds: f64,
+}
+
 impl MemoryService {
+    /// Builds the lexical index again from every item of the store, reporting items read and
+    /// their total as it goes. Without an index (`CORTEX_LEXICAL_INDEX=off`), says so.
+    pub fn reindex_lexical(&self, progress: cortex_lexical::Progress<'_>) -> Result<LexicalReindexReport> {
+        let started = std::time::Instant::now();
+        let Some(place) = self.lexical.describe().map(|(place, _, _)| place.clone()) else {
+            return Err(ServiceError::Lexical(
+                "there is no lexical index to build (CORTEX_LEXICAL_INDEX=off, or it could not be opened: see the log)".into(),
+            ));
+        };
+        let items = self
+            .lexical
+            .rebuild(progress)
+            .unwrap_or(Ok(0))
+            .map_err(|e| ServiceError::Lexical(e.to_string()))?;
+        let index = match place {
+            cortex_lexical::Place::Dir(dir) => dir.display().to_string(),
+            cortex_lexical::Place::Memory => "memory".to_string(),
+        };
+        Ok(LexicalReindexReport { index, items, seconds: started.elapsed().as_secs_f64() })
+    }
+
     /// Fails with what to do when the configured embedder cannot serve this store; commands
     /// that store or find call it before starting.
     pub fn ensure_embedder_fits(&self) -> Result<()> {

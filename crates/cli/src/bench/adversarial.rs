@@ -5,23 +5,19 @@
 //! find's latency (max, p95), the probe's worst latency, and how often the probe was answered
 //! before the adversarial find: a session that serialized its calls would never answer first.
 
+use super::session::Session;
 use super::{bench_scope, ms, on_each_backend, percentile, store_corpus};
 use crate::output;
 use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService};
 use cortex_store::DbTarget;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Words no corpus item holds, one per adversarial case.
 const REPEATED: &str = "zeta";
 const LARGE: &str = "omicron";
 const WIDE: &str = "lambda";
-
-/// How long the benchmark waits for any answer before it calls the session stalled.
-const ANSWER_WAIT: Duration = Duration::from_secs(120);
 
 struct Case {
     name: &'static str,
@@ -137,7 +133,7 @@ fn bench_one(backend: &'static str, db: &str, size: usize, runs: usize) -> Resul
     }
     drop(service);
     tracing::info!(backend, size, "adversarial benchmark: finding");
-    let mut session = Session::start(db)?;
+    let mut session = Session::start(db, false)?;
     let mut rows = Vec::new();
     for case in cases() {
         let (mut finds, mut probes, mut probe_first, mut refused) = (Vec::new(), Vec::new(), 0, false);
@@ -169,79 +165,4 @@ fn bench_one(backend: &'static str, db: &str, size: usize, runs: usize) -> Resul
     }
     session.close()?;
     Ok(rows)
-}
-
-/// One `cortex serve` session; a reader thread timestamps every answer as it arrives.
-struct Session {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    answers: mpsc::Receiver<(Instant, Value)>,
-    next_id: i64,
-}
-
-impl Session {
-    fn start(db: &str) -> Result<Session, String> {
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        let mut child = super::serve_command(&exe, db)
-            .env("CORTEX_EMBEDDER", "none")
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
-        let stdin = child.stdin.take().ok_or("no stdin")?;
-        let stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
-        let (tx, answers) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                let Ok(line) = line else { break };
-                let Ok(value) = serde_json::from_str::<Value>(&line) else { continue };
-                if tx.send((Instant::now(), value)).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut session = Session { child, stdin, answers, next_id: 1 };
-        let init = session.send(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}),
-        )?;
-        session.wait_for(&[init])?;
-        writeln!(session.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .map_err(|e| e.to_string())?;
-        Ok(session)
-    }
-
-    fn send(&mut self, method: &str, params: Value) -> Result<i64, String> {
-        let id = self.next_id;
-        self.next_id += 1;
-        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .map_err(|e| e.to_string())?;
-        Ok(id)
-    }
-
-    fn send_find(&mut self, arguments: &Value) -> Result<i64, String> {
-        self.send("tools/call", json!({"name": "memory_find", "arguments": arguments}))
-    }
-
-    /// The answers to `ids`, in that order, each with the instant it arrived.
-    fn wait_for(&mut self, ids: &[i64]) -> Result<Vec<(Instant, Value)>, String> {
-        let mut got: Vec<Option<(Instant, Value)>> = vec![None; ids.len()];
-        while got.iter().any(Option::is_none) {
-            let (at, value) = self
-                .answers
-                .recv_timeout(ANSWER_WAIT)
-                .map_err(|_| format!("no answer to requests {ids:?} within {} s", ANSWER_WAIT.as_secs()))?;
-            if let Some(i) = ids.iter().position(|id| value["id"] == json!(id)) {
-                if value.get("error").is_some() {
-                    return Err(format!("request {} failed: {}", ids[i], value["error"]));
-                }
-                got[i] = Some((at, value));
-            }
-        }
-        Ok(got.into_iter().flatten().collect())
-    }
-
-    fn close(mut self) -> Result<(), String> {
-        drop(self.stdin);
-        let status = self.child.wait().map_err(|e| e.to_string())?;
-        if status.success() { Ok(()) } else { Err(format!("cortex serve exited with {status}")) }
-    }
 }

@@ -6,15 +6,19 @@
 //! worst-case finds and whether the session answers other calls meanwhile (`adversarial.rs`),
 //! `--responses` the size of find answers on real prose (`responses.rs`), `--concurrent` finds of
 //! 1, 2 and 4 clients at once (`concurrency.rs`), `--http` the team server under an open-loop
-//! load of many HTTP clients (`http.rs`, `http_load.rs`).
+//! load of many HTTP clients (`http.rs`, `http_load.rs`), `--prose` `fast` (and `auto`) finds
+//! with natural-language queries over real prose (`prose.rs`).
 
 mod adversarial;
 mod concurrency;
 mod graph;
 mod http;
 mod http_load;
+mod prose;
+mod prose_corpus;
 mod purge;
 mod responses;
+mod session;
 mod vectors;
 
 use crate::corpus::{self, Rng};
@@ -71,6 +75,12 @@ pub struct BenchArgs {
     /// the store and find benchmark. `--queries` sets how many questions.
     #[arg(long, value_name = "DATASET", conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors", "postgres", "adversarial", "concurrent"])]
     responses: Option<std::path::PathBuf>,
+    /// Time `fast` finds (and `auto` ones with --semantic) in-process and through MCP over
+    /// items of 3 sentences recombined from this BEIR dataset's abstracts (e.g.
+    /// ../shared/evals/scifact), queried with its test claims and with two-word queries,
+    /// instead of the store and find benchmark. `--queries` caps each query set.
+    #[arg(long, value_name = "DATASET", conflicts_with_all = ["reuse", "purge", "graph", "vectors", "responses", "adversarial", "concurrent", "http"])]
+    prose: Option<std::path::PathBuf>,
     /// Time worst-case finds (one word 50,000 times, 256 KiB items, 100 × 30 KB hits, 1,000
     /// tags) over `size` corpus items through one `cortex serve` session, and whether a probe
     /// find of the same session is answered meanwhile, instead of the store and find benchmark.
@@ -133,6 +143,10 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
         Some(purge::run(sizes, queries, &dir, postgres))
     } else if args.vectors {
         Some(vectors::run(sizes, queries))
+    } else if let Some(dataset) = &args.prose {
+        let options =
+            prose::Options { dataset, sizes, queries, dir: &dir, postgres, semantic: args.semantic };
+        Some(prose::run(&options))
     } else if let Some(dataset) = &args.responses {
         Some(responses::run(dataset, queries, &dir))
     } else if args.concurrent {

@@ -81,7 +81,7 @@ impl LexicalIndex {
             // Another process may have caught up while this one waited for the lock.
             match self.committed().filter(|p| p.version == VERSION && p.store == store_id) {
                 Some(p) => self.apply_changes(&mut writer, store, &store_id, p.cursor())?,
-                None => self.fill(&mut writer, store, &store_id, &mut |_, _| {})?,
+                None => self.fill(&mut writer, store, &store_id, &mut logged())?,
             }
             writer.wait_merging_threads()?;
         }
@@ -119,7 +119,7 @@ impl LexicalIndex {
             if changes.behind || (!changes.complete && changes.next == cursor) {
                 // Further behind than the log keeps, or a full page that cannot move the
                 // cursor (a long transaction holds it back): read everything.
-                return self.fill(writer, store, store_id, &mut |_, _| {});
+                return self.fill(writer, store, store_id, &mut logged());
             }
             for id in &changes.items {
                 writer.delete_term(self.fields.id_term(*id));
@@ -206,6 +206,17 @@ impl LexicalIndex {
                 }
                 Err(e) => return Err(e.into()),
             }
+        }
+    }
+}
+
+/// Progress of a build no terminal watches (`serve`'s): a log line every tenth.
+fn logged() -> impl FnMut(u64, u64) {
+    let mut next = 1;
+    move |done, total| {
+        if total >= 10_000 && done * 10 >= next * total {
+            tracing::info!(items = done, of = total, "building the lexical index");
+            next = done * 10 / total + 1;
         }
     }
 }

@@ -101,6 +101,33 @@ impl Lexical {
         Some(index.rebuild(self.store.as_ref(), progress))
     }
 
+    /// What answers lexical finds, for `doctor`: the index (brought up to date: where it lives,
+    /// its items, its size), or the database's search and why.
+    pub fn status(&self) -> String {
+        let database = if self.store.label().starts_with("postgres") {
+            "PostgreSQL tsvector, ts_rank"
+        } else {
+            "SQLite FTS5 BM25"
+        };
+        let Some(index) = &self.index else {
+            return format!(
+                "enabled: {database} (CORTEX_LEXICAL_INDEX=off, or the index could not be opened: see the log)"
+            );
+        };
+        let place = match index.place() {
+            Place::Dir(dir) => dir.display().to_string(),
+            Place::Memory => "memory".to_string(),
+        };
+        match index.catch_up(self.store.as_ref()) {
+            Ok(()) => format!(
+                "enabled: BM25 index at {place}, {} items ({:.1} MiB)",
+                index.documents(),
+                index.disk_bytes() as f64 / 1_048_576.0
+            ),
+            Err(e) => format!("enabled: {database}, while the index at {place} is unavailable: {e}"),
+        }
+    }
+
     /// Where the index lives, its live documents and its size on disk, for `stats`.
     pub fn describe(&self) -> Option<(&Place, u64, u64)> {
         let index = self.index.as_ref()?;

@@ -26,7 +26,7 @@ pub struct DoctorReport {
     pub schema_version: i64,
     pub items: i64,
     pub scope: InferredScope,
-    pub lexical_search: &'static str,
+    pub lexical_search: String,
     pub semantic_search: String,
     pub backends: &'static str,
     /// The database file's (or server's) own consistency check.
@@ -134,11 +134,7 @@ impl MemoryService {
             schema_version: s.schema_version,
             items: s.items,
             scope: self.inferred.clone(),
-            lexical_search: if self.db_label.starts_with("postgres") {
-                "enabled: PostgreSQL tsvector, ts_rank (mode fast)"
-            } else {
-                "enabled: SQLite FTS5 BM25 (mode fast)"
-            },
+            lexical_search: self.lexical.status(),
             semantic_search,
             backends: "sqlite (embedded, the default); postgresql ≥ 18 with pgvector and pg_trgm (--db postgres://…)",
             integrity,

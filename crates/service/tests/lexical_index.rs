@@ -15,6 +15,7 @@ use std::path::Path;
 
 per_backend!(
     a_deleted_index_is_built_again_and_agrees_with_the_store,
+    opening_an_index_reads_it_and_writes_nothing,
     an_index_left_behind_catches_up_from_the_change_log,
     two_processes_on_one_index_find_each_others_writes,
     an_index_of_another_database_is_not_trusted,
@@ -71,6 +72,19 @@ fn a_deleted_index_is_built_again_and_agrees_with_the_store(db: &TestDb) {
     let second = open(db, folder(dir.path()));
     assert_eq!(found(&second, json!({"query": "webhook deliveries"})), set(&[&ids[0]]), "built again");
     assert_eq!(found(&second, json!({"query": "redis sessions"})), set(&[&ids[1]]));
+}
+
+fn opening_an_index_reads_it_and_writes_nothing(db: &TestDb) {
+    let dir = tempfile::tempdir().unwrap();
+    let first = open(db, folder(dir.path()));
+    let ids = store(&first, json!([note("Webhook retries", "billing retries failed webhook deliveries")]));
+    assert_eq!(found(&first, json!({"query": "webhook"})), set(&[&ids[0]]));
+    drop(first);
+    let meta = dir.path().join("lexical").join("meta.json");
+    let committed = std::fs::read(&meta).unwrap();
+    let second = open(db, folder(dir.path()));
+    assert_eq!(found(&second, json!({"query": "webhook"})), set(&[&ids[0]]));
+    assert_eq!(std::fs::read(&meta).unwrap(), committed, "no commit: the index was read, not rebuilt");
 }
 
 fn an_index_left_behind_catches_up_from_the_change_log(db: &TestDb) {

@@ -1,11 +1,14 @@
 """Helpers for end-to-end tests: the real `cortex` binary, driven over stdio by the official
 `mcp` Python client (or, for raw protocol checks, by newline-delimited JSON-RPC)."""
 
+import atexit
 import contextlib
 import json
 import os
 import queue
+import shutil
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -21,6 +24,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 ROOT = Path(__file__).resolve().parents[2]
 BIN = os.environ.get("CORTEX_BIN") or str(ROOT / "target" / "debug" / "cortex")
 TIMEOUT = 20
+# The servers' cache folder: a PostgreSQL database's lexical index lives there by default, and
+# every test makes its own database, so the run's indexes go with the run.
+CACHE = tempfile.mkdtemp(prefix="cortex-e2e-cache-")
+atexit.register(shutil.rmtree, CACHE, True)
 
 
 def server_env(db: str | Path, branch: str = "main", **extra: str) -> dict:
@@ -29,6 +36,7 @@ def server_env(db: str | Path, branch: str = "main", **extra: str) -> dict:
     # Where scripts/test installs the model, for runs of pytest on its own.
     env.setdefault("CORTEX_MODEL_DIR", str(ROOT / ".cache" / "models" / "all-MiniLM-L6-v2"))
     env.update(CORTEX_DB=str(db), CORTEX_ORG="acme", CORTEX_PROJECT="api", CORTEX_BRANCH=branch, CORTEX_LOG="warn")
+    env["XDG_CACHE_HOME"] = CACHE
     env.update(extra)
     return env
 

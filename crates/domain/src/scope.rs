@@ -47,6 +47,13 @@ impl Scope {
         }
     }
 
+    /// Sets one field by name (one of [`SCOPE_FIELDS`]; any other name is ignored).
+    pub fn set(&mut self, field: &str, value: String) {
+        if let Some(slot) = self.slot(field) {
+            *slot = Some(value);
+        }
+    }
+
     fn slot(&mut self, field: &str) -> Option<&mut Option<String>> {
         match field {
             "org" => Some(&mut self.org),

@@ -121,17 +121,17 @@ impl LexicalIndex {
                 std::collections::hash_map::Entry::Vacant(v) => v.insert(SegmentColumns::of(segment)?),
             };
             let (Some(hi), Some(lo)) = (cols.id_hi.first(e.doc), cols.id_lo.first(e.doc)) else { continue };
-            let mut scope = serde_json::Map::new();
+            let mut scope = Scope::default();
             for (i, field) in SCOPE_FIELDS.iter().enumerate() {
                 if let Some(value) = cols.scope_value(i, e.doc)? {
-                    scope.insert(field.to_string(), serde_json::Value::String(value));
+                    scope.set(field, value);
                 }
             }
             out.push(LexicalMatch {
                 id: Uuid::from_u64_pair(hi, lo),
                 score: f64::from(e.score),
                 updated_at: cols.updated_at.first(e.doc).unwrap_or(0),
-                scope: serde_json::from_value::<Scope>(serde_json::Value::Object(scope)).unwrap_or_default(),
+                scope,
             });
         }
         Ok(out)

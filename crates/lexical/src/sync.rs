@@ -69,15 +69,19 @@ impl LexicalIndex {
         }
         let store_id = store_identity(store)?;
         let current = self.committed().filter(|p| p.version == VERSION && p.store == store_id);
-        let pending = match &current {
-            None => true,
+        // What is to do: nothing, the changes since the last commit, or everything.
+        let (pending, build) = match &current {
+            None => (true, true),
             Some(p) => {
                 let changes = store.changes_since(p.cursor(), CHANGES_PAGE)?;
-                changes.behind || !changes.items.is_empty()
+                (changes.behind || !changes.items.is_empty(), changes.behind)
             }
         };
         if pending {
-            let mut writer = self.writer(CATCH_UP_HEAP, CATCH_UP_LOCK_WAIT)?;
+            let mut writer = match build {
+                true => self.writer(build_threads(), BUILD_HEAP, CATCH_UP_LOCK_WAIT)?,
+                false => self.writer(1, CATCH_UP_HEAP, CATCH_UP_LOCK_WAIT)?,
+            };
             // Another process may have caught up while this one waited for the lock.
             match self.committed().filter(|p| p.version == VERSION && p.store == store_id) {
                 Some(p) => self.apply_changes(&mut writer, store, &store_id, p.cursor())?,
@@ -95,7 +99,7 @@ impl LexicalIndex {
     pub fn rebuild(&self, store: &dyn Store, progress: Progress<'_>) -> Result<u64> {
         let mut state = self.sync.lock().unwrap_or_else(|e| e.into_inner());
         let store_id = store_identity(store)?;
-        let mut writer = self.writer(BUILD_HEAP, BUILD_LOCK_WAIT)?;
+        let mut writer = self.writer(build_threads(), BUILD_HEAP, BUILD_LOCK_WAIT)?;
         self.fill(&mut writer, store, &store_id, progress)?;
         writer.wait_merging_threads()?;
         self.reader.reload()?;
@@ -193,10 +197,10 @@ impl LexicalIndex {
     }
 
     /// tantivy's writer, waiting up to `wait` while another process holds its lock.
-    fn writer(&self, heap: usize, wait: Duration) -> Result<IndexWriter> {
+    fn writer(&self, threads: usize, heap: usize, wait: Duration) -> Result<IndexWriter> {
         let started = Instant::now();
         loop {
-            match self.index.writer_with_num_threads::<TantivyDocument>(1, heap) {
+            match self.index.writer_with_num_threads::<TantivyDocument>(threads, heap) {
                 Ok(writer) => return Ok(writer),
                 Err(TantivyError::LockFailure(LockError::LockBusy, _)) if started.elapsed() < wait => {
                     std::thread::sleep(Duration::from_millis(5));
@@ -208,6 +212,11 @@ impl LexicalIndex {
             }
         }
     }
+}
+
+/// Indexing threads of a build: one per core (up to 4), while this thread reads the store.
+fn build_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4))
 }
 
 /// Progress of a build no terminal watches (`serve`'s): a log line every tenth.

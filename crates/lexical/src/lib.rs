@@ -16,12 +16,14 @@
 //! - [`query`]: a parsed query as a tantivy query
 //! - [`filter`]: the shared filter rule on a segment's fast fields
 //! - [`search`]: the filtered top-k and its count
+//! - [`stem`]: English stems, remembered
 //! - [`sync`]: catching up with the store, building from it
 
 mod filter;
 mod query;
 mod schema;
 mod search;
+mod stem;
 mod sync;
 
 pub use sync::Progress;

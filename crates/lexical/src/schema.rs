@@ -12,9 +12,8 @@ use cortex_store::{ItemFacts, StoredItem};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::tokenizer::{
-    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, TextAnalyzer,
-};
+use crate::stem::CachedStemmer;
+use tantivy::tokenizer::{AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer};
 use tantivy::{TantivyDocument, Term};
 use uuid::Uuid;
 
@@ -36,7 +35,7 @@ pub(crate) fn analyzer() -> TextAnalyzer {
         .filter(RemoveLongFilter::limit(LONGEST_TOKEN))
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
-        .filter(Stemmer::new(Language::English))
+        .filter(CachedStemmer::english())
         .build()
 }
 

@@ -195,16 +195,28 @@ fn bench_one(
             service.find(&json!({"query": q, "mode": mode})).map_err(|e| e.to_string())?;
         }
         for (set, queries) in sets {
-            let (mut times, mut hits, mut no_hit) = (Vec::new(), 0, 0);
+            let (mut timed, mut hits, mut no_hit) = (Vec::new(), 0, 0);
             for q in queries {
                 service.forget_query_embeddings();
                 let t = Instant::now();
                 let found = service.find(&json!({"query": q, "mode": mode})).map_err(|e| e.to_string())?;
-                times.push(t.elapsed());
+                timed.push((t.elapsed(), q));
                 hits += found.hits.len();
                 no_hit += usize::from(found.hits.is_empty());
             }
-            times.sort();
+            timed.sort();
+            for (time, query) in timed.iter().rev().take(3) {
+                tracing::info!(
+                    backend,
+                    size,
+                    set,
+                    mode,
+                    ms = ms(*time),
+                    query = query.as_str(),
+                    "a slowest find"
+                );
+            }
+            let times: Vec<Duration> = timed.into_iter().map(|(t, _)| t).collect();
             let mean_hits = hits as f64 / queries.len().max(1) as f64;
             let (queries, mcp) = (queries.len(), Vec::new());
             rows.push(Row { backend, size, set, mode, queries, in_process: times, mcp, mean_hits, no_hit });

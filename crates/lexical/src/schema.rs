@@ -7,12 +7,12 @@
 //! union of term postings, the shape block-max WAND prunes (a second, boosted title field would
 //! wrap each term in a scorer WAND cannot see into).
 
+use crate::stem::CachedStemmer;
 use cortex_domain::scope::SCOPE_FIELDS;
 use cortex_store::{ItemFacts, StoredItem};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
 };
-use crate::stem::CachedStemmer;
 use tantivy::tokenizer::{AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer};
 use tantivy::{TantivyDocument, Term};
 use uuid::Uuid;

@@ -46,7 +46,11 @@ impl<T: Tokenizer> Tokenizer for CachedStemmerFilter<T> {
         if self.stems.len() > REMEMBERED {
             self.stems.clear();
         }
-        CachedStemmerStream { tail: self.tokenizer.token_stream(text), stemmer: &self.stemmer, stems: &mut self.stems }
+        CachedStemmerStream {
+            tail: self.tokenizer.token_stream(text),
+            stemmer: &self.stemmer,
+            stems: &mut self.stems,
+        }
     }
 }
 

@@ -30,6 +30,8 @@ pub struct LexicalReindexReport {
     pub index: String,
     /// Live items indexed.
     pub items: u64,
+    /// The index's size on disk (0 in memory).
+    pub bytes: u64,
     pub seconds: f64,
 }
 
@@ -48,11 +50,13 @@ impl MemoryService {
             .rebuild(progress)
             .unwrap_or(Ok(0))
             .map_err(|e| ServiceError::Lexical(e.to_string()))?;
+        let seconds = started.elapsed().as_secs_f64();
+        let bytes = self.lexical.describe().map_or(0, |(_, _, bytes)| bytes);
         let index = match place {
             cortex_lexical::Place::Dir(dir) => dir.display().to_string(),
             cortex_lexical::Place::Memory => "memory".to_string(),
         };
-        Ok(LexicalReindexReport { index, items, seconds: started.elapsed().as_secs_f64() })
+        Ok(LexicalReindexReport { index, items, bytes, seconds })
     }
 
     /// Fails with what to do when the configured embedder cannot serve this store; commands

@@ -127,15 +127,15 @@ fn open_dir(dir: &Path, schema: tantivy::schema::Schema) -> Result<Index> {
     let directory = MmapDirectory::open(dir).map_err(|e| failed(e.to_string()))?;
     match Index::open_or_create(directory, schema.clone()) {
         Ok(index) => Ok(index),
-        // Another schema (an older version of Cortex): the index is derived, so it is made anew.
-        Err(tantivy::TantivyError::SchemaError(reason)) => {
-            tracing::info!(path = %dir.display(), %reason, "the lexical index has another schema; building it again");
+        // Another schema (an older version of Cortex), or files it cannot read (a crash, a
+        // disk error): the index is derived from the database, so it is made anew.
+        Err(e) => {
+            tracing::warn!(path = %dir.display(), error = %e, "the lexical index cannot be read; building it again");
             for entry in std::fs::read_dir(dir).map_err(|e| failed(e.to_string()))?.flatten() {
                 let _ = std::fs::remove_file(entry.path());
             }
             let directory = MmapDirectory::open(dir).map_err(|e| failed(e.to_string()))?;
-            Ok(Index::open_or_create(directory, schema)?)
+            Index::open_or_create(directory, schema).map_err(|e| failed(e.to_string()))
         }
-        Err(e) => Err(failed(e.to_string())),
     }
 }

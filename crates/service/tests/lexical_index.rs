@@ -1,5 +1,5 @@
 //! Issue 19: the lexical index is derived from the store and never disagrees with it. On every
-//! backend: an index deleted is built again, one left behind while another process wrote is
+//! backend: an index deleted or damaged is built again, one left behind while another process wrote is
 //! caught up from the change log, two processes sharing one index folder each find the other's
 //! writes, deletes and purges leave the hits at once, an index built from another database is
 //! not trusted, and the index finds what the database's own full-text search finds.
@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 per_backend!(
-    a_deleted_index_is_built_again_and_agrees_with_the_store,
+    a_deleted_or_damaged_index_is_built_again,
     opening_an_index_reads_it_and_writes_nothing,
     an_index_left_behind_catches_up_from_the_change_log,
     two_processes_on_one_index_find_each_others_writes,
@@ -56,7 +56,7 @@ fn set(ids: &[&String]) -> BTreeSet<String> {
     ids.iter().map(|s| s.to_string()).collect()
 }
 
-fn a_deleted_index_is_built_again_and_agrees_with_the_store(db: &TestDb) {
+fn a_deleted_or_damaged_index_is_built_again(db: &TestDb) {
     let dir = tempfile::tempdir().unwrap();
     let first = open(db, folder(dir.path()));
     let ids = store(
@@ -72,6 +72,14 @@ fn a_deleted_index_is_built_again_and_agrees_with_the_store(db: &TestDb) {
     let second = open(db, folder(dir.path()));
     assert_eq!(found(&second, json!({"query": "webhook deliveries"})), set(&[&ids[0]]), "built again");
     assert_eq!(found(&second, json!({"query": "redis sessions"})), set(&[&ids[1]]));
+    drop(second);
+    // Damaged: its metadata is not JSON any more.
+    let meta = dir.path().join("lexical").join("meta.json");
+    std::fs::write(&meta, b"{not json").unwrap();
+    let third = open(db, folder(dir.path()));
+    assert_eq!(found(&third, json!({"query": "webhook deliveries"})), set(&[&ids[0]]), "built again");
+    let rebuilt: Value = serde_json::from_slice(&std::fs::read(&meta).unwrap()).unwrap();
+    assert!(rebuilt["payload"].is_string(), "a new commit: {rebuilt}");
 }
 
 fn opening_an_index_reads_it_and_writes_nothing(db: &TestDb) {

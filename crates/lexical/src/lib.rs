@@ -30,8 +30,8 @@ pub use sync::Progress;
 
 use schema::{ANALYZER, Fields};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
 use tantivy::directory::MmapDirectory;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, ReloadPolicy};
@@ -72,7 +72,7 @@ pub struct LexicalIndex {
     fields: Fields,
     analyzer: TextAnalyzer,
     place: Place,
-    sync: Arc<Mutex<sync::SyncState>>,
+    sync: Mutex<sync::SyncState>,
     /// Set while this process builds the index from the whole store: finds do not wait for
     /// it (minutes at a million items), they ask the database meanwhile.
     building: AtomicBool,
@@ -96,7 +96,7 @@ impl LexicalIndex {
             fields,
             analyzer,
             place: place.clone(),
-            sync: Arc::new(Mutex::new(sync::SyncState::default())),
+            sync: Mutex::new(sync::SyncState::default()),
             building: AtomicBool::new(false),
         })
     }

@@ -33,20 +33,10 @@ const STORE_ID_KEY: &str = "store_id";
 /// Called as a build goes: items read so far, and how many there are.
 pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 
-/// How long a catch-up's writer (and tantivy's writer lock with it) is kept after its last
-/// use: making one costs more than the catch-up itself (its indexing memory is allocated and
-/// zeroed), and a server under writes catches up many times a second; another process sharing
-/// the folder gets the lock this long after this one's last write.
-const KEEP_WRITER: Duration = Duration::from_millis(200);
-
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub(crate) struct SyncState {
     /// The store's change counter when the index was last brought up to date.
     counter: Option<i64>,
-    /// The catch-up writer, while kept, and when it was last used.
-    writer: Option<(IndexWriter, Instant)>,
-    /// Whether a thread is watching the kept writer, to let it go when idle.
-    releasing: bool,
 }
 
 /// What the index's commits record about themselves.
@@ -87,31 +77,17 @@ impl LexicalIndex {
                 (changes.behind || !changes.items.is_empty(), changes.behind)
             }
         };
-        if pending && build {
-            drop(state.writer.take());
-            let mut writer = self.writer(build_threads(), BUILD_HEAP, CATCH_UP_LOCK_WAIT)?;
-            match self.committed().filter(|p| p.version == VERSION && p.store == store_id) {
-                Some(p) => self.apply_changes(&mut writer, store, &store_id, p.cursor())?,
-                None => self.fill(&mut writer, store, &store_id, &mut logged())?,
-            }
-            writer.wait_merging_threads()?;
-        } else if pending {
-            let (mut writer, _) = match state.writer.take() {
-                Some(kept) => kept,
-                None => (self.writer(1, CATCH_UP_HEAP, CATCH_UP_LOCK_WAIT)?, Instant::now()),
+        if pending {
+            let mut writer = match build {
+                true => self.writer(build_threads(), BUILD_HEAP, CATCH_UP_LOCK_WAIT)?,
+                false => self.writer(1, CATCH_UP_HEAP, CATCH_UP_LOCK_WAIT)?,
             };
             // Another process may have caught up while this one waited for the lock.
             match self.committed().filter(|p| p.version == VERSION && p.store == store_id) {
                 Some(p) => self.apply_changes(&mut writer, store, &store_id, p.cursor())?,
                 None => self.fill(&mut writer, store, &store_id, &mut logged())?,
             }
-            state.writer = Some((writer, Instant::now()));
-            if !state.releasing {
-                state.releasing = self.release_when_idle();
-                if !state.releasing {
-                    drop(state.writer.take());
-                }
-            }
+            writer.wait_merging_threads()?;
         }
         self.reader.reload()?;
         state.counter = Some(counter);
@@ -122,7 +98,6 @@ impl LexicalIndex {
     /// items indexed. Other processes keep reading the previous commit until this one lands.
     pub fn rebuild(&self, store: &dyn Store, progress: Progress<'_>) -> Result<u64> {
         let mut state = self.sync.lock().unwrap_or_else(|e| e.into_inner());
-        drop(state.writer.take());
         let store_id = store_identity(store)?;
         let mut writer = self.writer(build_threads(), BUILD_HEAP, BUILD_LOCK_WAIT)?;
         self.fill(&mut writer, store, &store_id, progress)?;
@@ -213,28 +188,6 @@ impl LexicalIndex {
         prepared.set_payload(&serde_json::to_string(&payload).unwrap_or_default());
         prepared.commit()?;
         Ok(())
-    }
-
-    /// Lets the kept writer (and the lock) go once it has been idle for [`KEEP_WRITER`], on a
-    /// thread that ends with it; `false` when no thread could be started (then the caller lets
-    /// it go at once).
-    fn release_when_idle(&self) -> bool {
-        let sync = std::sync::Arc::downgrade(&self.sync);
-        let spawned = std::thread::Builder::new().name("lexical-writer".into()).spawn(move || {
-            loop {
-                std::thread::sleep(KEEP_WRITER / 2);
-                let Some(sync) = sync.upgrade() else { return };
-                let mut state = sync.lock().unwrap_or_else(|e| e.into_inner());
-                let idle = state.writer.as_ref().is_none_or(|(_, used)| used.elapsed() >= KEEP_WRITER);
-                if idle {
-                    // Every catch-up commits: nothing is pending in a kept writer.
-                    drop(state.writer.take());
-                    state.releasing = false;
-                    return;
-                }
-            }
-        });
-        spawned.is_ok()
     }
 
     /// What the last commit recorded (`None` for an index never committed, or unreadable).

@@ -15,7 +15,7 @@ use std::path::Path;
 
 per_backend!(
     a_deleted_or_damaged_index_is_built_again,
-    opening_an_index_reads_it_and_writes_nothing,
+    opening_an_index_reads_it_and_builds_nothing,
     an_index_left_behind_catches_up_from_the_change_log,
     two_processes_on_one_index_find_each_others_writes,
     an_index_of_another_database_is_not_trusted,
@@ -82,17 +82,24 @@ fn a_deleted_or_damaged_index_is_built_again(db: &TestDb) {
     assert!(rebuilt["payload"].is_string(), "a new commit: {rebuilt}");
 }
 
-fn opening_an_index_reads_it_and_writes_nothing(db: &TestDb) {
+fn opening_an_index_reads_it_and_builds_nothing(db: &TestDb) {
     let dir = tempfile::tempdir().unwrap();
     let first = open(db, folder(dir.path()));
     let ids = store(&first, json!([note("Webhook retries", "billing retries failed webhook deliveries")]));
     assert_eq!(found(&first, json!({"query": "webhook"})), set(&[&ids[0]]));
     drop(first);
-    let meta = dir.path().join("lexical").join("meta.json");
-    let committed = std::fs::read(&meta).unwrap();
+    let segments = || -> BTreeSet<String> {
+        let meta: Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join("lexical").join("meta.json")).unwrap())
+                .unwrap();
+        meta["segments"].as_array().unwrap().iter().map(|s| s["segment_id"].to_string()).collect()
+    };
+    let built = segments();
     let second = open(db, folder(dir.path()));
     assert_eq!(found(&second, json!({"query": "webhook"})), set(&[&ids[0]]));
-    assert_eq!(std::fs::read(&meta).unwrap(), committed, "no commit: the index was read, not rebuilt");
+    // A build starts from nothing; a catch-up (PostgreSQL's log may hand an item of a
+    // transaction in flight over again) only adds segments.
+    assert!(segments().is_superset(&built), "the index was read, not built again");
 }
 
 fn an_index_left_behind_catches_up_from_the_change_log(db: &TestDb) {

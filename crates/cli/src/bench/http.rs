@@ -49,6 +49,7 @@ fn bench_one(backend: &'static str, db: &str, size: usize, load: &Load) -> Resul
     let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
     store_corpus(&service, size)?;
     drop(service);
+    super::build_index(db)?;
     let team = Plan {
         name: "team",
         clients: load.clients,

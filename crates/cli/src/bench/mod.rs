@@ -243,6 +243,28 @@ fn serve_command(exe: &std::path::Path, db: &str) -> Command {
     command
 }
 
+/// Runs `cortex reindex --lexical` on `db`, building the index where a benchmark's server will
+/// look for it (for PostgreSQL, a folder in the cache folder), so timed requests never meet a
+/// build in progress. Returns items indexed per second and the index's size on disk.
+pub(super) fn build_index(db: &str) -> Result<(f64, f64), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = std::process::Command::new(exe)
+        .args(["reindex", "--lexical"])
+        .env("CORTEX_DB", db)
+        .env("CORTEX_LOG", "error")
+        .env("CORTEX_EMBEDDER", "none")
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!("cortex reindex --lexical failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let report: Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
+    let items = report["items"].as_f64().unwrap_or(0.0);
+    let seconds = report["seconds"].as_f64().unwrap_or(f64::INFINITY);
+    let bytes = report["bytes"].as_f64().unwrap_or(0.0);
+    Ok((items / seconds.max(f64::MIN_POSITIVE), bytes / (1024.0 * 1024.0)))
+}
+
 fn tempdir() -> Result<std::path::PathBuf, String> {
     let dir = std::env::temp_dir().join(format!("cortex-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;

@@ -237,7 +237,7 @@ fn bench_one(
     // as `cortex reindex --lexical` builds it: timed finds must not meet a build in progress
     // (finds then ask the database, as they should, but that is not what is measured here).
     tracing::info!(backend, size, "prose benchmark: building the server's lexical index");
-    let (index_per_sec, index_mib) = build_index(db)?;
+    let (index_per_sec, index_mib) = super::build_index(db)?;
     tracing::info!(backend, size, "prose benchmark: finding through MCP");
     let mut session = Session::start(db, options.semantic)?;
     let mut row = rows.iter_mut();
@@ -257,27 +257,6 @@ fn bench_one(
     session.close()?;
     let store_per_sec = size as f64 / stored_time.as_secs_f64().max(f64::MIN_POSITIVE);
     Ok((Build { backend, size, store_per_sec, index_per_sec, index_mib, db_mib, server_rss_kib }, rows))
-}
-
-/// Runs `cortex reindex --lexical` on `db`, as the benchmark's server will see it: items
-/// indexed per second, and the index's size on disk.
-fn build_index(db: &str) -> Result<(f64, f64), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let out = std::process::Command::new(exe)
-        .args(["reindex", "--lexical"])
-        .env("CORTEX_DB", db)
-        .env("CORTEX_LOG", "error")
-        .env("CORTEX_EMBEDDER", "none")
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !out.status.success() {
-        return Err(format!("cortex reindex --lexical failed: {}", String::from_utf8_lossy(&out.stderr)));
-    }
-    let report: Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
-    let items = report["items"].as_f64().unwrap_or(0.0);
-    let seconds = report["seconds"].as_f64().unwrap_or(f64::INFINITY);
-    let bytes = report["bytes"].as_f64().unwrap_or(0.0);
-    Ok((items / seconds.max(f64::MIN_POSITIVE), bytes / (1024.0 * 1024.0)))
 }
 
 /// Stores the items in batches of 100: the time spent and the items' ids, in order.

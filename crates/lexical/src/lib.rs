@@ -46,6 +46,16 @@ pub enum Place {
     Memory,
 }
 
+/// A folder's path, or `memory`.
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Place::Dir(dir) => write!(f, "{}", dir.display()),
+            Place::Memory => f.write_str("memory"),
+        }
+    }
+}
+
 /// What can go wrong with the index. None of it loses data: the store holds everything, and a
 /// find can always ask the database's own lexical search instead.
 #[derive(Debug, thiserror::Error)]

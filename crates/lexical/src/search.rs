@@ -9,7 +9,7 @@ use cortex_domain::scope::SCOPE_FIELDS;
 use cortex_store::{LexicalMatch, LexicalQuery};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
-use tantivy::query::EnableScoring;
+use tantivy::query::{EnableScoring, Weight};
 use tantivy::{DocId, Score, Searcher, SegmentReader};
 use uuid::Uuid;
 
@@ -42,13 +42,7 @@ impl PartialOrd for Entry {
 impl LexicalIndex {
     /// The `query.pool` best matches that pass `query.filters`, best first, ranked by BM25.
     pub fn search(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
-        let searcher = self.reader.searcher();
-        let mut analyzer = self.analyzer.clone();
-        let Some(built) = query::build(&searcher, &self.fields, &mut analyzer, &query.query, query.combine)?
-        else {
-            return Ok(Vec::new());
-        };
-        let weight = built.weight(EnableScoring::enabled_from_searcher(&searcher))?;
+        let Some((searcher, weight)) = self.weight(query, true)? else { return Ok(Vec::new()) };
         let k = query.pool.max(1);
         let mut heap: BinaryHeap<Entry> = BinaryHeap::with_capacity(k + 1);
         let mut threshold = Score::MIN;
@@ -81,13 +75,7 @@ impl LexicalIndex {
 
     /// How many live items match and pass the filters, counting stops at `cap`.
     pub fn count(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
-        let searcher = self.reader.searcher();
-        let mut analyzer = self.analyzer.clone();
-        let Some(built) = query::build(&searcher, &self.fields, &mut analyzer, &query.query, query.combine)?
-        else {
-            return Ok(0);
-        };
-        let weight = built.weight(EnableScoring::disabled_from_searcher(&searcher))?;
+        let Some((searcher, weight)) = self.weight(query, false)? else { return Ok(0) };
         let mut count = 0usize;
         for segment in searcher.segment_readers() {
             if count >= cap {
@@ -107,6 +95,23 @@ impl LexicalIndex {
             })?;
         }
         Ok(count.min(cap))
+    }
+
+    /// The searcher of the last reload and the query's weight on it (BM25 when `scoring`);
+    /// `None` when no word of the query can match.
+    fn weight(&self, query: &LexicalQuery, scoring: bool) -> Result<Option<(Searcher, Box<dyn Weight>)>> {
+        let searcher = self.reader.searcher();
+        let mut analyzer = self.analyzer.clone();
+        let Some(built) = query::build(&searcher, &self.fields, &mut analyzer, &query.query, query.combine)?
+        else {
+            return Ok(None);
+        };
+        let scoring = match scoring {
+            true => EnableScoring::enabled_from_searcher(&searcher),
+            false => EnableScoring::disabled_from_searcher(&searcher),
+        };
+        let weight = built.weight(scoring)?;
+        Ok(Some((searcher, weight)))
     }
 
     /// The ids, update times and scopes of the best matches, read from fast fields; each

@@ -37,6 +37,19 @@ pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 pub(crate) struct SyncState {
     /// The store's change counter when the index was last brought up to date.
     counter: Option<i64>,
+    /// The store's identity, read (or made) once.
+    store_id: Option<String>,
+}
+
+impl SyncState {
+    fn store_id(&mut self, store: &dyn Store) -> Result<String> {
+        if let Some(id) = &self.store_id {
+            return Ok(id.clone());
+        }
+        let id = store_identity(store)?;
+        self.store_id = Some(id.clone());
+        Ok(id)
+    }
 }
 
 /// What the index's commits record about themselves.
@@ -67,8 +80,8 @@ impl LexicalIndex {
         if state.counter == Some(counter) {
             return Ok(());
         }
-        let store_id = store_identity(store)?;
-        let current = self.committed().filter(|p| p.version == VERSION && p.store == store_id);
+        let store_id = state.store_id(store)?;
+        let current = self.committed_for(&store_id);
         // What is to do: nothing, the changes since the last commit, or everything.
         let (pending, build) = match &current {
             None => (true, true),
@@ -83,7 +96,7 @@ impl LexicalIndex {
                 false => self.writer(1, CATCH_UP_HEAP, CATCH_UP_LOCK_WAIT)?,
             };
             // Another process may have caught up while this one waited for the lock.
-            match self.committed().filter(|p| p.version == VERSION && p.store == store_id) {
+            match self.committed_for(&store_id) {
                 Some(p) => self.apply_changes(&mut writer, store, &store_id, p.cursor())?,
                 None => self.fill(&mut writer, store, &store_id, &mut logged())?,
             }
@@ -98,7 +111,7 @@ impl LexicalIndex {
     /// items indexed. Other processes keep reading the previous commit until this one lands.
     pub fn rebuild(&self, store: &dyn Store, progress: Progress<'_>) -> Result<u64> {
         let mut state = self.sync.lock().unwrap_or_else(|e| e.into_inner());
-        let store_id = store_identity(store)?;
+        let store_id = state.store_id(store)?;
         let mut writer = self.writer(build_threads(), BUILD_HEAP, BUILD_LOCK_WAIT)?;
         self.fill(&mut writer, store, &store_id, progress)?;
         writer.wait_merging_threads()?;
@@ -190,10 +203,12 @@ impl LexicalIndex {
         Ok(())
     }
 
-    /// What the last commit recorded (`None` for an index never committed, or unreadable).
-    fn committed(&self) -> Option<Payload> {
+    /// What the last commit recorded, if it is this version's index of the store `store_id`
+    /// (`None` for an index never committed, unreadable, of another version or another store).
+    fn committed_for(&self, store_id: &str) -> Option<Payload> {
         let meta = self.index.load_metas().ok()?;
-        serde_json::from_str(meta.payload.as_deref()?).ok()
+        let payload: Payload = serde_json::from_str(meta.payload.as_deref()?).ok()?;
+        (payload.version == VERSION && payload.store == store_id).then_some(payload)
     }
 
     /// tantivy's writer, waiting up to `wait` while another process holds its lock.

@@ -10,6 +10,9 @@ use cortex_lexical::{LexicalIndex, Place};
 use cortex_store::{LexicalMatch, LexicalQuery, Store};
 use std::sync::Arc;
 
+/// Why there is no index.
+const NO_INDEX: &str = "CORTEX_LEXICAL_INDEX=off, or the index could not be opened: see the log";
+
 pub struct Lexical {
     index: Option<LexicalIndex>,
     /// The whole store, unbounded: what the index is derived from.
@@ -91,14 +94,16 @@ impl Lexical {
         view.count_lexical(query, cap)
     }
 
-    /// Builds the index again from the whole store (`cortex reindex --lexical`); `None` when
-    /// there is no index.
-    pub fn rebuild(
-        &self,
-        progress: cortex_lexical::Progress<'_>,
-    ) -> Option<Result<u64, cortex_lexical::LexicalError>> {
-        let index = self.index.as_ref()?;
-        Some(index.rebuild(self.store.as_ref(), progress))
+    /// Builds the index again from the whole store (`cortex reindex --lexical`): where it
+    /// lives, the live items indexed, and its size on disk.
+    pub fn rebuild(&self, progress: cortex_lexical::Progress<'_>) -> crate::Result<(String, u64, u64)> {
+        let index = self.index.as_ref().ok_or_else(|| {
+            crate::ServiceError::Lexical(format!("there is no lexical index to build: {NO_INDEX}"))
+        })?;
+        let items = index
+            .rebuild(self.store.as_ref(), progress)
+            .map_err(|e| crate::ServiceError::Lexical(e.to_string()))?;
+        Ok((index.place().to_string(), items, index.disk_bytes()))
     }
 
     /// What answers lexical finds, for `doctor`: the index (brought up to date: where it lives,
@@ -110,14 +115,9 @@ impl Lexical {
             "SQLite FTS5 BM25"
         };
         let Some(index) = &self.index else {
-            return format!(
-                "enabled: {database} (CORTEX_LEXICAL_INDEX=off, or the index could not be opened: see the log)"
-            );
+            return format!("enabled: {database} ({NO_INDEX})");
         };
-        let place = match index.place() {
-            Place::Dir(dir) => dir.display().to_string(),
-            Place::Memory => "memory".to_string(),
-        };
+        let place = index.place();
         match index.catch_up(self.store.as_ref()) {
             Ok(()) => format!(
                 "enabled: BM25 index at {place}, {} items ({:.1} MiB)",
@@ -126,11 +126,5 @@ impl Lexical {
             ),
             Err(e) => format!("enabled: {database}, while the index at {place} is unavailable: {e}"),
         }
-    }
-
-    /// Where the index lives, its live documents and its size on disk, for `stats`.
-    pub fn describe(&self) -> Option<(&Place, u64, u64)> {
-        let index = self.index.as_ref()?;
-        Some((index.place(), index.documents(), index.disk_bytes()))
     }
 }

@@ -40,23 +40,8 @@ impl MemoryService {
     /// their total as it goes. Without an index (`CORTEX_LEXICAL_INDEX=off`), says so.
     pub fn reindex_lexical(&self, progress: cortex_lexical::Progress<'_>) -> Result<LexicalReindexReport> {
         let started = std::time::Instant::now();
-        let Some(place) = self.lexical.describe().map(|(place, _, _)| place.clone()) else {
-            return Err(ServiceError::Lexical(
-                "there is no lexical index to build (CORTEX_LEXICAL_INDEX=off, or it could not be opened: see the log)".into(),
-            ));
-        };
-        let items = self
-            .lexical
-            .rebuild(progress)
-            .unwrap_or(Ok(0))
-            .map_err(|e| ServiceError::Lexical(e.to_string()))?;
-        let seconds = started.elapsed().as_secs_f64();
-        let bytes = self.lexical.describe().map_or(0, |(_, _, bytes)| bytes);
-        let index = match place {
-            cortex_lexical::Place::Dir(dir) => dir.display().to_string(),
-            cortex_lexical::Place::Memory => "memory".to_string(),
-        };
-        Ok(LexicalReindexReport { index, items, bytes, seconds })
+        let (index, items, bytes) = self.lexical.rebuild(progress)?;
+        Ok(LexicalReindexReport { index, items, bytes, seconds: started.elapsed().as_secs_f64() })
     }
 
     /// Fails with what to do when the configured embedder cannot serve this store; commands

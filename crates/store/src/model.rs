@@ -189,6 +189,29 @@ pub struct Neighbour {
     pub scope: Scope,
 }
 
+impl Neighbour {
+    /// Of the items of `of`'s session around it, in id order (`(id, updated_at, scope)`), the
+    /// last stored before it and the first stored after it; reading stops at the latter. The
+    /// one rule of both backends' `session_neighbours`.
+    pub(crate) fn closest(
+        of: Uuid,
+        mates: impl Iterator<Item = crate::Result<(Uuid, i64, Scope)>>,
+    ) -> crate::Result<Vec<Neighbour>> {
+        use cortex_domain::neighbours::Side;
+        let mut before = None;
+        for mate in mates {
+            let (id, updated_at, scope) = mate?;
+            let side = if id < of { Side::Before } else { Side::After };
+            let neighbour = Neighbour { of, side, id, updated_at, scope };
+            match side {
+                Side::Before => before = Some(neighbour),
+                Side::After => return Ok(before.into_iter().chain([neighbour]).collect()),
+            }
+        }
+        Ok(before.into_iter().collect())
+    }
+}
+
 /// A changed item as the vector index needs it: enough to filter and score, nothing more.
 #[derive(Debug, Clone)]
 pub struct VectorRow {

@@ -7,7 +7,6 @@ use super::params::Params;
 use super::read::filter_sql;
 use super::row::scope_at;
 use crate::{Filters, Neighbour, Result};
-use cortex_domain::neighbours::Side;
 use postgres::Client;
 use uuid::Uuid;
 
@@ -32,23 +31,9 @@ pub fn session_neighbours(
              JOIN items i ON i.id = w.id \
              WHERE i.source->>'session' = {same}{conditions} ORDER BY i.id"
         );
-        let (mut before, mut after) = (None, None);
-        for row in client.query(&sql, &params.as_refs())? {
-            let found: Uuid = row.try_get(0)?;
-            let side = if found < id { Side::Before } else { Side::After };
-            let neighbour =
-                Neighbour { of: id, side, id: found, updated_at: row.try_get(1)?, scope: scope_at(&row, 2)? };
-            // Rows come in id order: the last before the item, the first after it.
-            match side {
-                Side::Before => before = Some(neighbour),
-                Side::After => {
-                    after = Some(neighbour);
-                    break;
-                }
-            }
-        }
-        out.extend(before);
-        out.extend(after);
+        let rows = client.query(&sql, &params.as_refs())?;
+        let mates = rows.iter().map(|row| Ok((row.try_get(0)?, row.try_get(1)?, scope_at(row, 2)?)));
+        out.extend(Neighbour::closest(id, mates)?);
     }
     Ok(out)
 }

@@ -6,7 +6,6 @@
 use super::read::filter_sql;
 use super::row::{parse_id, scope_at};
 use crate::{Filters, Neighbour, Result};
-use cortex_domain::neighbours::Side;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, params_from_iter};
 use uuid::Uuid;
@@ -35,25 +34,19 @@ pub fn session_neighbours(
         );
         let mut stmt = conn.prepare_cached(&sql)?;
         let mut rows = stmt.query(params_from_iter(params))?;
-        let (mut before, mut after) = (None, None);
-        while let Some(row) = rows.next()? {
-            let found = parse_id(&row.get::<_, String>(0)?, "id")?;
-            let side = if found < id { Side::Before } else { Side::After };
-            let neighbour =
-                Neighbour { of: id, side, id: found, updated_at: row.get(1)?, scope: scope_at(row, 2)? };
-            // Rows come in id order: the last before the item, the first after it.
-            match side {
-                Side::Before => before = Some(neighbour),
-                Side::After => {
-                    after = Some(neighbour);
-                    break;
-                }
-            }
-        }
-        out.extend(before);
-        out.extend(after);
+        let mates = std::iter::from_fn(|| match rows.next() {
+            Ok(Some(row)) => Some(mate(row)),
+            Ok(None) => None,
+            Err(e) => Some(Err(e.into())),
+        });
+        out.extend(Neighbour::closest(id, mates)?);
     }
     Ok(out)
+}
+
+/// A row of the window: the item's id, update time and scope.
+fn mate(row: &rusqlite::Row) -> Result<(Uuid, i64, cortex_domain::Scope)> {
+    Ok((parse_id(&row.get::<_, String>(0)?, "id")?, row.get(1)?, scope_at(row, 2)?))
 }
 
 /// The items among `ids` that have a session, with it, in the order of `ids`.

@@ -8,7 +8,7 @@ use cortex_lexical::Place;
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService};
-use cortex_testdb::{TestDb, per_backend};
+use cortex_testdb::{Backend, TestDb, per_backend};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -97,9 +97,14 @@ fn opening_an_index_reads_it_and_builds_nothing(db: &TestDb) {
     let built = segments();
     let second = open(db, folder(dir.path()));
     assert_eq!(found(&second, json!({"query": "webhook"})), set(&[&ids[0]]));
-    // A build starts from nothing; a catch-up (PostgreSQL's log may hand an item of a
-    // transaction in flight over again) only adds segments.
-    assert!(segments().is_superset(&built), "the index was read, not built again");
+    // A build starts from nothing, so the first segment would be gone. On PostgreSQL the log
+    // may hand over again the items of transactions that were in flight anywhere on the
+    // server when it was read (under a busy test run, often): replacing this one document
+    // empties its segment, which tantivy then drops, without any build. So the check is
+    // SQLite's, whose single writer's log never hands an item over twice.
+    if db.backend() == Backend::Sqlite {
+        assert!(segments().is_superset(&built), "the index was read, not built again");
+    }
 }
 
 fn an_index_left_behind_catches_up_from_the_change_log(db: &TestDb) {

@@ -72,6 +72,8 @@ pub enum LexicalError {
     Busy { seconds: u64 },
     #[error("the lexical index is being built; finds ask the database meanwhile")]
     Building,
+    #[error("a thread of the lexical search panicked: {message}")]
+    SearchPanicked { message: String },
 }
 
 pub type Result<T, E = LexicalError> = std::result::Result<T, E>;

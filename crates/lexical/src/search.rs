@@ -1,14 +1,22 @@
 //! The filtered top-k: each segment's matches come through `Weight::for_each_pruning` (block-max
 //! WAND for a union of words), the filter is tested only on those that would enter the top-k,
 //! and only a passing match raises the threshold — so the pruning stays exact under any filter.
+//!
+//! A large index is searched on every core at once: its segments are split into groups of
+//! about equal size, one per thread, and the groups share the best threshold any of them has
+//! reached. Any group's k-th best score is a lower bound of the whole index's k-th best, so a
+//! match below it can be skipped everywhere. A natural-language question holds common words
+//! whose postings block-max WAND cannot skip until the threshold is high; at a million items
+//! one thread spends tens of milliseconds on such a query.
 
 use crate::filter::SegmentFilter;
-use crate::{LexicalIndex, Result, query};
+use crate::{LexicalError, LexicalIndex, Result, query};
 use cortex_domain::Scope;
 use cortex_domain::scope::SCOPE_FIELDS;
 use cortex_store::{LexicalMatch, LexicalQuery};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use tantivy::query::{EnableScoring, Weight};
 use tantivy::{DocId, Score, Searcher, SegmentReader};
 use uuid::Uuid;
@@ -42,34 +50,36 @@ impl PartialOrd for Entry {
 impl LexicalIndex {
     /// The `query.pool` best matches that pass `query.filters`, best first, ranked by BM25.
     pub fn search(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
+        self.search_on(query, None)
+    }
+
+    /// [`Self::search`] on `threads` threads, or as many as the index's size calls for.
+    fn search_on(&self, query: &LexicalQuery, threads: Option<usize>) -> Result<Vec<LexicalMatch>> {
         let Some((searcher, weight)) = self.weight(query, true)? else { return Ok(Vec::new()) };
         let k = query.pool.max(1);
-        let mut heap: BinaryHeap<Entry> = BinaryHeap::with_capacity(k + 1);
-        let mut threshold = Score::MIN;
-        for (ord, segment) in searcher.segment_readers().iter().enumerate() {
-            let filter = SegmentFilter::compile(segment, &query.filters)?;
-            if filter.passes_nothing() {
-                continue;
-            }
-            let alive = segment.alive_bitset();
-            weight.for_each_pruning(threshold, segment, &mut |doc, score| {
-                if alive.is_some_and(|a| a.is_deleted(doc)) || !filter.admits(doc) {
-                    return threshold;
+        let threads = threads.unwrap_or_else(|| search_threads(&searcher));
+        let groups = segment_groups(searcher.segment_readers(), threads);
+        let shared = SharedThreshold::default();
+        let top_of = |group: &[usize]| top_k(&searcher, &*weight, group, k, &query.filters, &shared);
+        let mut best = match groups.as_slice() {
+            [] => Vec::new(),
+            [only] => top_of(only)?,
+            [first, rest @ ..] => std::thread::scope(|scope| -> Result<Vec<Entry>> {
+                let workers: Vec<_> = rest.iter().map(|group| scope.spawn(move || top_of(group))).collect();
+                let mut all = top_of(first)?;
+                for worker in workers {
+                    let found = worker
+                        .join()
+                        .map_err(|panic| LexicalError::SearchPanicked { message: panic_message(&*panic) })?;
+                    all.extend(found?);
                 }
-                heap.push(Entry { score, segment: ord as u32, doc });
-                if heap.len() > k {
-                    heap.pop();
-                }
-                if heap.len() == k {
-                    threshold = heap.peek().map_or(Score::MIN, |e| e.score);
-                }
-                threshold
-            })?;
-        }
-        let mut best = heap.into_vec();
+                Ok(all)
+            })?,
+        };
         best.sort_by(|a, b| {
             b.score.total_cmp(&a.score).then_with(|| (a.segment, a.doc).cmp(&(b.segment, b.doc)))
         });
+        best.truncate(k);
         self.matches(&searcher, &best)
     }
 
@@ -143,6 +153,102 @@ impl LexicalIndex {
     }
 }
 
+/// The best `k` matches in the segments `group` (ordinals in the searcher), in no order.
+fn top_k(
+    searcher: &Searcher,
+    weight: &dyn Weight,
+    group: &[usize],
+    k: usize,
+    filters: &cortex_store::Filters,
+    shared: &SharedThreshold,
+) -> Result<Vec<Entry>> {
+    let mut heap: BinaryHeap<Entry> = BinaryHeap::with_capacity(k + 1);
+    let mut local = Score::MIN;
+    for &ord in group {
+        let segment = searcher.segment_reader(ord as u32);
+        let filter = SegmentFilter::compile(segment, filters)?;
+        if filter.passes_nothing() {
+            continue;
+        }
+        let alive = segment.alive_bitset();
+        weight.for_each_pruning(shared.prune_below(local), segment, &mut |doc, score| {
+            if alive.is_some_and(|a| a.is_deleted(doc)) || !filter.admits(doc) {
+                return shared.prune_below(local);
+            }
+            heap.push(Entry { score, segment: ord as u32, doc });
+            if heap.len() > k {
+                heap.pop();
+            }
+            if heap.len() == k {
+                local = heap.peek().map_or(Score::MIN, |e| e.score);
+                shared.raise(local);
+            }
+            shared.prune_below(local)
+        })?;
+    }
+    Ok(heap.into_vec())
+}
+
+/// The best k-th score any group has reached, shared between the threads of one search.
+/// Scores are BM25, never negative, so their bit patterns order like the scores; the high
+/// bit says a threshold was set at all.
+#[derive(Default)]
+struct SharedThreshold(AtomicU64);
+
+impl SharedThreshold {
+    const SET: u64 = 1 << 32;
+
+    fn raise(&self, score: Score) {
+        if score >= 0.0 {
+            self.0.fetch_max(Self::SET | u64::from(score.to_bits()), AtomicOrdering::Relaxed);
+        }
+    }
+
+    /// What a group prunes below: one step under the higher of its own k-th best and the
+    /// shared one. A match tying with the k-th best is still taken, and the heap keeps the
+    /// best `k` by (score, segment, doc) — so the answer is the same whatever the number of
+    /// threads and whichever got there first.
+    fn prune_below(&self, local: Score) -> Score {
+        let bits = self.0.load(AtomicOrdering::Relaxed);
+        let shared = if bits & Self::SET == 0 { Score::MIN } else { Score::from_bits(bits as u32) };
+        local.max(shared).next_down()
+    }
+}
+
+/// Items from which a search is split across cores: below it, starting a thread costs more
+/// than it saves (a search over 50k items takes about a millisecond).
+const PARALLEL_FROM: u64 = 50_000;
+
+fn search_threads(searcher: &Searcher) -> usize {
+    if searcher.num_docs() < PARALLEL_FROM {
+        return 1;
+    }
+    std::thread::available_parallelism().map_or(1, |p| p.get()).min(4)
+}
+
+/// The segments' ordinals split into at most `threads` groups of about equal size: the largest
+/// segment first, each into the group with the fewest documents so far. Empty groups are left
+/// out.
+fn segment_groups(segments: &[SegmentReader], threads: usize) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..segments.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(segments[i].max_doc()));
+    let mut groups: Vec<(u64, Vec<usize>)> = vec![(0, Vec::new()); threads.max(1)];
+    for i in order {
+        let lightest = groups.iter_mut().min_by_key(|(docs, _)| *docs).expect("at least one group");
+        lightest.0 += u64::from(segments[i].max_doc());
+        lightest.1.push(i);
+    }
+    groups.into_iter().map(|(_, group)| group).filter(|group| !group.is_empty()).collect()
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string())
+}
+
 /// The columns a hit is read from, for one segment, with the scope values spelled out so far.
 struct SegmentColumns {
     id_hi: tantivy::columnar::Column<u64>,
@@ -178,5 +284,126 @@ impl SegmentColumns {
         column.ord_to_str(ord, &mut value)?;
         self.spelled.insert((field, ord), value.clone());
         Ok(Some(value))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Place;
+    use cortex_domain::Kind;
+    use cortex_domain::query::parse_query;
+    use cortex_store::{Combine, Filters, Record, StoredItem};
+
+    const WORDS: &[&str] = &[
+        "webhook", "retry", "billing", "queue", "deploy", "cache", "token", "schema", "latency", "index",
+        "backoff", "invoice", "tenant", "shard", "replica", "timeout",
+    ];
+
+    /// An index of `segments` segments of `per_segment` items each, written in separate
+    /// commits, with texts drawn from a small vocabulary so that many items tie or nearly tie.
+    fn index_of(segments: usize, per_segment: usize) -> LexicalIndex {
+        let index = LexicalIndex::open(&Place::Memory).unwrap();
+        let mut writer =
+            index.index.writer_with_num_threads::<tantivy::TantivyDocument>(1, 15_000_000).unwrap();
+        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        let mut seed = 0x9e37_79b9_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for s in 0..segments {
+            for i in 0..per_segment {
+                let words: Vec<&str> = (0..3 + next() % 12).map(|_| WORDS[(next() % 16) as usize]).collect();
+                let mut scope = Scope::default();
+                scope.set("org", if i % 3 == 0 { "acme" } else { "other" }.to_string());
+                let record = Record {
+                    id: Uuid::from_u64_pair(s as u64, i as u64),
+                    kind: if i % 2 == 0 { Kind::Decision } else { Kind::Issue },
+                    scope,
+                    title: words[0].to_string(),
+                    body: words[1..].join(" "),
+                    content: None,
+                    data: serde_json::Value::Null,
+                    metadata: None,
+                    source: None,
+                    tags: Vec::new(),
+                    status: None,
+                    content_hash: String::new(),
+                    idempotency_key: None,
+                    ttl: None,
+                    created_at: 0,
+                    updated_at: i as i64,
+                    expires_at: None,
+                    vector: None,
+                    chunks: Vec::new(),
+                };
+                let item = StoredItem { record, deleted_at: None, superseded_by: None };
+                writer.add_document(index.fields.document(&item)).unwrap();
+            }
+            writer.commit().unwrap();
+        }
+        index.reader.reload().unwrap();
+        assert_eq!(index.reader.searcher().segment_readers().len(), segments);
+        index
+    }
+
+    fn query(text: &str, filters: Filters, pool: usize) -> LexicalQuery {
+        LexicalQuery { query: parse_query(text), combine: Combine::Any, filters, pool }
+    }
+
+    fn ranked(found: &[LexicalMatch]) -> Vec<(Uuid, f64)> {
+        found.iter().map(|m| (m.id, m.score)).collect()
+    }
+
+    #[test]
+    fn a_search_split_across_threads_ranks_as_one_thread_does() {
+        let index = index_of(5, 400);
+        let now = 1;
+        let acme = Filters { now, scope_equals: vec![("org", "acme".to_string())], ..Filters::default() };
+        let decisions = Filters { now, kinds: vec![Kind::Decision], ..Filters::default() };
+        for filters in [Filters { now, ..Filters::default() }, acme, decisions] {
+            for (text, pool) in
+                [("webhook retry backoff timeout", 10), ("billing invoice tenant", 100), ("cache", 7)]
+            {
+                let q = query(text, filters.clone(), pool);
+                let alone = index.search_on(&q, Some(1)).unwrap();
+                assert_eq!(alone.len(), pool, "{text}: the pool is filled");
+                for threads in [2, 3, 8] {
+                    let split = index.search_on(&q, Some(threads)).unwrap();
+                    assert_eq!(ranked(&split), ranked(&alone), "{text} on {threads} threads");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn segments_are_grouped_by_size_and_no_group_is_empty() {
+        let index = index_of(5, 50);
+        let searcher = index.reader.searcher();
+        let groups = segment_groups(searcher.segment_readers(), 2);
+        assert_eq!(groups.len(), 2);
+        let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
+        assert_eq!(sizes.iter().sum::<usize>(), 5);
+        assert!(sizes.contains(&3) && sizes.contains(&2), "{sizes:?}");
+        assert_eq!(segment_groups(searcher.segment_readers(), 8).len(), 5, "one segment per group at most");
+        let mut one = segment_groups(searcher.segment_readers(), 1);
+        assert_eq!(one.len(), 1);
+        one[0].sort_unstable();
+        assert_eq!(one[0], vec![0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn the_shared_threshold_only_rises_and_lets_ties_through() {
+        let shared = SharedThreshold::default();
+        assert!(shared.prune_below(Score::MIN) < Score::MIN, "unset, a group prunes below its own");
+        shared.raise(2.0);
+        shared.raise(1.0);
+        let t = shared.prune_below(0.5);
+        assert!(t < 2.0 && t > 1.999, "just below the best k-th score reached: {t}");
+        let own = shared.prune_below(3.0);
+        assert!(own < 3.0 && own > 2.999, "a group's own higher threshold wins: {own}");
     }
 }

@@ -2,9 +2,9 @@
 //! WAND for a union of words), the filter is tested only on those that would enter the top-k,
 //! and only a passing match raises the threshold — so the pruning stays exact under any filter.
 //!
-//! A large index is searched on every core at once: its segments are split into groups of
-//! about equal size, one per thread, and the groups share the best threshold any of them has
-//! reached. Any group's k-th best score is a lower bound of the whole index's k-th best, so a
+//! A query whose words hold many postings is searched on every core at once: the segments
+//! are split into groups of about equal size, one per thread, and the groups share the best
+//! threshold any of them has reached. Any group's k-th best score is a lower bound of the whole index's k-th best, so a
 //! match below it can be skipped everywhere. A natural-language question holds common words
 //! whose postings block-max WAND cannot skip until the threshold is high; at a million items
 //! one thread spends tens of milliseconds on such a query.
@@ -55,9 +55,11 @@ impl LexicalIndex {
 
     /// [`Self::search`] on `threads` threads, or as many as the index's size calls for.
     fn search_on(&self, query: &LexicalQuery, threads: Option<usize>) -> Result<Vec<LexicalMatch>> {
-        let Some((searcher, weight)) = self.weight(query, true)? else { return Ok(Vec::new()) };
+        let Some(Prepared { searcher, weight, postings }) = self.prepare(query, true)? else {
+            return Ok(Vec::new());
+        };
         let k = query.pool.max(1);
-        let threads = threads.unwrap_or_else(|| search_threads(&searcher));
+        let threads = threads.unwrap_or_else(|| search_threads(postings));
         let groups = segment_groups(searcher.segment_readers(), threads);
         let shared = SharedThreshold::default();
         let top_of = |group: &[usize]| top_k(&searcher, &*weight, group, k, &query.filters, &shared);
@@ -85,7 +87,7 @@ impl LexicalIndex {
 
     /// How many live items match and pass the filters, counting stops at `cap`.
     pub fn count(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
-        let Some((searcher, weight)) = self.weight(query, false)? else { return Ok(0) };
+        let Some(Prepared { searcher, weight, .. }) = self.prepare(query, false)? else { return Ok(0) };
         let mut count = 0usize;
         for segment in searcher.segment_readers() {
             if count >= cap {
@@ -107,21 +109,27 @@ impl LexicalIndex {
         Ok(count.min(cap))
     }
 
-    /// The searcher of the last reload and the query's weight on it (BM25 when `scoring`);
-    /// `None` when no word of the query can match.
-    fn weight(&self, query: &LexicalQuery, scoring: bool) -> Result<Option<(Searcher, Box<dyn Weight>)>> {
+    /// The searcher of the last reload, the query's weight on it (BM25 when `scoring`) and
+    /// the postings its words hold; `None` when no word of the query can match.
+    fn prepare(&self, query: &LexicalQuery, scoring: bool) -> Result<Option<Prepared>> {
         let searcher = self.reader.searcher();
         let mut analyzer = self.analyzer.clone();
         let Some(built) = query::build(&searcher, &self.fields, &mut analyzer, &query.query, query.combine)?
         else {
             return Ok(None);
         };
+        let mut terms = Vec::new();
+        built.query_terms(&mut |term, _| terms.push(term.clone()));
+        let mut postings = 0;
+        for term in &terms {
+            postings += searcher.doc_freq(term)?;
+        }
         let scoring = match scoring {
             true => EnableScoring::enabled_from_searcher(&searcher),
             false => EnableScoring::disabled_from_searcher(&searcher),
         };
         let weight = built.weight(scoring)?;
-        Ok(Some((searcher, weight)))
+        Ok(Some(Prepared { searcher, weight, postings }))
     }
 
     /// The ids, update times and scopes of the best matches, read from fast fields; each
@@ -151,6 +159,14 @@ impl LexicalIndex {
         }
         Ok(out)
     }
+}
+
+/// A query made ready to run on the searcher it was made for.
+struct Prepared {
+    searcher: Searcher,
+    weight: Box<dyn Weight>,
+    /// Postings of the query's terms, all segments together: how much work its search is.
+    postings: u64,
 }
 
 /// The best `k` matches in the segments `group` (ordinals in the searcher), in no order.
@@ -215,12 +231,13 @@ impl SharedThreshold {
     }
 }
 
-/// Items from which a search is split across cores: below it, starting a thread costs more
-/// than it saves (a search over 50k items takes about a millisecond).
+/// Postings from which a search is split across cores: below it the search takes well under
+/// a millisecond (a two-word query over 100k items), and a thread waiting for a busy core
+/// would cost more than it saves.
 const PARALLEL_FROM: u64 = 50_000;
 
-fn search_threads(searcher: &Searcher) -> usize {
-    if searcher.num_docs() < PARALLEL_FROM {
+fn search_threads(postings: u64) -> usize {
+    if postings < PARALLEL_FROM {
         return 1;
     }
     std::thread::available_parallelism().map_or(1, |p| p.get()).min(4)

@@ -31,7 +31,7 @@ pub use sync::Progress;
 use schema::{ANALYZER, Fields};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use tantivy::directory::MmapDirectory;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, ReloadPolicy};
@@ -88,6 +88,8 @@ pub struct LexicalIndex {
     /// Set while this process builds the index from the whole store: finds do not wait for
     /// it (minutes at a million items), they ask the database meanwhile.
     building: AtomicBool,
+    /// Searches running now: a search splits across cores only when it runs alone.
+    searching: AtomicUsize,
 }
 
 impl LexicalIndex {
@@ -110,6 +112,7 @@ impl LexicalIndex {
             place: place.clone(),
             sync: Mutex::new(sync::SyncState::default()),
             building: AtomicBool::new(false),
+            searching: AtomicUsize::new(0),
         })
     }
 

@@ -2,9 +2,11 @@
 //! WAND for a union of words), the filter is tested only on those that would enter the top-k,
 //! and only a passing match raises the threshold — so the pruning stays exact under any filter.
 //!
-//! A query whose words hold many postings is searched on every core at once: the segments
-//! are split into groups of about equal size, one per thread, and the groups share the best
-//! threshold any of them has reached. Any group's k-th best score is a lower bound of the whole index's k-th best, so a
+//! A query whose words hold many postings, run while no other search is, is searched on every
+//! core at once: the segments are split into groups of about equal size, one per thread, and
+//! the groups share the best threshold any of them has reached. Under concurrent finds the
+//! cores are busy already, and splitting only added threads to wait for them (the 1,000
+//! finds/s load went from p95 10 ms to 640 ms when every search split). Any group's k-th best score is a lower bound of the whole index's k-th best, so a
 //! match below it can be skipped everywhere. A natural-language question holds common words
 //! whose postings block-max WAND cannot skip until the threshold is high; at a million items
 //! one thread spends tens of milliseconds on such a query.
@@ -16,7 +18,7 @@ use cortex_domain::scope::SCOPE_FIELDS;
 use cortex_store::{LexicalMatch, LexicalQuery};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
 use tantivy::query::{EnableScoring, Weight};
 use tantivy::{DocId, Score, Searcher, SegmentReader};
 use uuid::Uuid;
@@ -59,7 +61,8 @@ impl LexicalIndex {
             return Ok(Vec::new());
         };
         let k = query.pool.max(1);
-        let threads = threads.unwrap_or_else(|| search_threads(postings));
+        let running = Running::start(&self.searching);
+        let threads = threads.unwrap_or_else(|| if running.alone { search_threads(postings) } else { 1 });
         let groups = segment_groups(searcher.segment_readers(), threads);
         let shared = SharedThreshold::default();
         let top_of = |group: &[usize]| top_k(&searcher, &*weight, group, k, &query.filters, &shared);
@@ -158,6 +161,26 @@ impl LexicalIndex {
             });
         }
         Ok(out)
+    }
+}
+
+/// One search counted in `searching` while it runs.
+struct Running<'a> {
+    searching: &'a AtomicUsize,
+    /// No other search was running when this one started.
+    alone: bool,
+}
+
+impl<'a> Running<'a> {
+    fn start(searching: &'a AtomicUsize) -> Running<'a> {
+        let before = searching.fetch_add(1, AtomicOrdering::Relaxed);
+        Running { searching, alone: before == 0 }
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.searching.fetch_sub(1, AtomicOrdering::Relaxed);
     }
 }
 

@@ -1,7 +1,6 @@
 //! `cortex`: the Cortex Memory binary. Every subcommand reaches the same service methods as
 //! the MCP tools.
 
-mod allocator;
 mod args;
 mod bench;
 mod context;
@@ -27,7 +26,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 fn main() -> ExitCode {
-    allocator::keep_freed_blocks_for_reuse();
     if let Err(e) = init_logging() {
         eprintln!("cortex: {e}");
         return ExitCode::FAILURE;

@@ -55,6 +55,12 @@ impl LexicalIndex {
         self.search_on(query, None)
     }
 
+    /// [`Self::search`] on one core, for a search that runs beside other work (a find's dense
+    /// route, which scans on every core itself): splitting it too only made both wait.
+    pub fn search_on_one_core(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
+        self.search_on(query, Some(1))
+    }
+
     /// [`Self::search`] on `threads` threads, or as many as the index's size calls for.
     fn search_on(&self, query: &LexicalQuery, threads: Option<usize>) -> Result<Vec<LexicalMatch>> {
         let Some(Prepared { searcher, weight, postings }) = self.prepare(query, true)? else {

@@ -13,6 +13,16 @@ use std::sync::Arc;
 /// Why there is no index.
 const NO_INDEX: &str = "CORTEX_LEXICAL_INDEX=off, or the index could not be opened: see the log";
 
+/// The cores a lexical search may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cores {
+    /// As many as the index finds worth it (a long question over a large index, no other
+    /// search running).
+    Any,
+    /// One: the search runs beside other work that uses the rest (`auto`'s dense route).
+    One,
+}
+
 pub struct Lexical {
     index: Option<LexicalIndex>,
     /// The whole store, unbounded: what the index is derived from.
@@ -72,10 +82,19 @@ impl Lexical {
     }
 
     /// The best matches of `query`; `view` is the store as the caller sees it, asked when
-    /// there is no index.
-    pub fn search(&self, query: &LexicalQuery, view: &dyn Store) -> cortex_store::Result<Vec<LexicalMatch>> {
+    /// there is no index. `cores` says whether the index may split the search across cores.
+    pub fn search(
+        &self,
+        query: &LexicalQuery,
+        view: &dyn Store,
+        cores: Cores,
+    ) -> cortex_store::Result<Vec<LexicalMatch>> {
         if let Some(index) = self.current() {
-            match index.search(query) {
+            let found = match cores {
+                Cores::Any => index.search(query),
+                Cores::One => index.search_on_one_core(query),
+            };
+            match found {
                 Ok(found) => return Ok(found),
                 Err(e) => tracing::warn!("lexical index search failed, asking the database: {e}"),
             }

@@ -3,6 +3,7 @@
 //! list, each with its raw scores (BM25 as the backend gives it, cosine), over a pool the
 //! caller chooses. Nothing here is on a find's path.
 
+use crate::lexical::Cores;
 use crate::semantic::Compare;
 use crate::{MemoryService, Result};
 use cortex_domain::query::parse_query;
@@ -39,7 +40,7 @@ impl MemoryService {
             let query = LexicalQuery { query: parsed.clone(), combine, filters: filters.clone(), pool };
             *out = self
                 .lexical
-                .search(&query, self.store.as_ref())?
+                .search(&query, self.store.as_ref(), Cores::Any)?
                 .into_iter()
                 .map(|m| (m.id, m.score))
                 .collect();

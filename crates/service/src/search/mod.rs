@@ -18,6 +18,7 @@ mod suggest;
 pub use explain::RouteLists;
 pub(crate) use hits::{hit, parts_for};
 
+use crate::lexical::Cores;
 use crate::response::{FindResponse, Hit, Route, SearchedScope};
 use crate::{MemoryService, Result};
 use candidates::{Candidate, fused_candidates, with_neighbours};
@@ -162,7 +163,8 @@ impl MemoryService {
         // answers by the deadline.
         let dense = (req.mode != Mode::Fast)
             .then(|| DenseRoute::spawn(self.semantic.clone(), self.store.clone(), text, &filters, pool));
-        let lexical = self.lexical_matches(&parsed, &filters, pool, req.offset + req.limit)?;
+        let cores = if dense.is_some() { Cores::One } else { Cores::Any };
+        let lexical = self.lexical_matches(&parsed, &filters, pool, req.offset + req.limit, cores)?;
         let dense = match dense.map(|route| route.wait(deadline)) {
             None => None,
             Some(DenseOutcome::Found(found)) => Some(found),
@@ -271,15 +273,16 @@ impl MemoryService {
         filters: &Filters,
         pool: usize,
         needed: usize,
+        cores: Cores,
     ) -> Result<Vec<LexicalMatch>> {
         let query = |combine| LexicalQuery { query: parsed.clone(), combine, filters: filters.clone(), pool };
         if !self.lexical.indexed() && parsed.include.len() > 1 {
-            let all = self.lexical.search(&query(Combine::All), self.store.as_ref())?;
+            let all = self.lexical.search(&query(Combine::All), self.store.as_ref(), cores)?;
             if all.len() >= needed {
                 return Ok(all);
             }
         }
-        Ok(self.lexical.search(&query(Combine::Any), self.store.as_ref())?)
+        Ok(self.lexical.search(&query(Combine::Any), self.store.as_ref(), cores)?)
     }
 }
 

@@ -178,8 +178,20 @@ impl MemoryService {
         if dense.is_some() {
             response.route_used = Route::Hybrid;
         }
-        let pool_full = lexical.len() == pool || dense.as_ref().is_some_and(|d| d.len() == pool);
-        let mut candidates = fused_candidates(&lexical, dense.as_deref(), &req.fusion);
+        let pool_full = lexical.len() == pool || dense.as_ref().is_some_and(|d| d.hits.len() == pool);
+        let dense_of_lexical = match &dense {
+            Some(found) if req.fusion.fill_dense => {
+                if deadline.passed() {
+                    response.notes.push(deadline.note("lexical matches the dense route missed were fused at 0"));
+                    Vec::new()
+                } else {
+                    self.dense_of_lexical(&lexical, found)
+                }
+            }
+            _ => Vec::new(),
+        };
+        let dense_hits = dense.as_ref().map(|d| d.hits.as_slice());
+        let mut candidates = fused_candidates(&lexical, dense_hits, &dense_of_lexical, &req.fusion);
         // `fast` stays the lexical route alone; `auto` and `deep` bring the best hits' session
         // neighbours (the reply to the turn that matched).
         if req.mode != Mode::Fast && req.fusion.neighbours && !candidates.is_empty() {

@@ -15,7 +15,7 @@ pub(crate) use inputs::EmbeddingInputs;
 use cortex_embed::{EmbedError, Embedder, LocalModel, MINILM_ID, OpenAiConfig, OpenAiEmbedder};
 use cortex_store::{Filters, ItemFacts, Result as StoreResult, Store};
 use index::IndexState;
-use nearest::{RESCORE_MARGIN, group_by_item, rescore};
+use nearest::{RESCORE_MARGIN, best_similarities, group_by_item, rescore};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use uuid::Uuid;
@@ -242,13 +242,23 @@ impl Semantic {
         Ok(group_by_item(found.into_iter(), k))
     }
 
-    /// Entries in the index (after a refresh), for `stats` and `doctor`.
+    /// The exact similarity to `query` of each of these items that has a vector (its best over
+    /// its whole text and chunks), read from the store: for fusing lexical candidates the
+    /// nearest search did not return. Filters are not applied; the caller's ids passed them.
+    pub fn similarities(&self, store: &dyn Store, query: &[f32], ids: &[Uuid]) -> StoreResult<Vec<(Uuid, f32)>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(best_similarities(&store.vectors_of(ids)?, query))
+    }
+
     /// How many vectors the in-process index holds now, without bringing it up to date (no
     /// I/O: for figures read often, like `/metrics`).
     pub fn indexed_now(&self) -> usize {
         self.state.read().unwrap_or_else(|e| e.into_inner()).size().0
     }
 
+    /// Entries in the index (after a refresh), for `stats` and `doctor`.
     pub fn indexed(&self, store: &dyn Store) -> StoreResult<(usize, usize)> {
         let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
         state.refresh(store)?;

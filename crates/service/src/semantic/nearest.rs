@@ -33,6 +33,22 @@ pub(super) fn rescore(found: &mut [Nearest], exact: &[ItemVectors], query: &[f32
     found.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
 }
 
+/// Each item's best exact similarity to `query`, over its whole text and its chunks: what the
+/// dense route would have scored it had it been among the nearest.
+pub(super) fn best_similarities(vectors: &[ItemVectors], query: &[f32]) -> Vec<(Uuid, f32)> {
+    vectors
+        .iter()
+        .filter_map(|v| {
+            let chunks = v.chunks.iter().map(|c| c.vector.as_slice());
+            let best = std::iter::once(v.vector.as_slice())
+                .chain(chunks)
+                .filter_map(|vector| cortex_vector::cosine(vector, query))
+                .reduce(f32::max)?;
+            Some((v.id, best))
+        })
+        .collect()
+}
+
 /// Nearest vectors (best first) grouped into at most `k` items, each at its best score, with
 /// its best chunk and how many of its chunks are among them.
 pub(super) fn group_by_item(
@@ -99,6 +115,22 @@ mod tests {
         rescore(&mut found, &exact, &query);
         let scores: Vec<(Uuid, f32)> = found.iter().map(|n| (n.0, n.1)).collect();
         assert_eq!(scores, vec![(b, 1.0), (a, 0.6), (gone, 0.5)], "the chunk's own vector scores the chunk");
+    }
+
+    #[test]
+    fn an_item_scores_its_best_vector_whole_or_chunk() {
+        let (a, b, other_model) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
+        let vectors = vec![
+            ItemVectors {
+                id: a,
+                vector: vec![1.0, 0.0],
+                chunks: vec![ChunkVector { start: 0, end: 5, vector: vec![0.6, 0.8] }],
+            },
+            ItemVectors { id: b, vector: vec![0.6, 0.8], chunks: Vec::new() },
+            ItemVectors { id: other_model, vector: vec![1.0, 0.0, 0.0], chunks: Vec::new() },
+        ];
+        let found = best_similarities(&vectors, &[0.0, 1.0]);
+        assert_eq!(found, vec![(a, 0.8), (b, 0.8)], "a's chunk beats its whole text; a vector of another dimension scores nothing");
     }
 
     #[test]

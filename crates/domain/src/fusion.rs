@@ -78,8 +78,13 @@ pub struct Fusion {
 }
 
 impl Fusion {
-    pub const TUNED: Fusion =
-        Fusion { lexical_weight: 0.45, dense_zero: DENSE_ZERO, adaptive: true, neighbours: true, fill_dense: true };
+    pub const TUNED: Fusion = Fusion {
+        lexical_weight: 0.45,
+        dense_zero: DENSE_ZERO,
+        adaptive: true,
+        neighbours: true,
+        fill_dense: true,
+    };
 
     /// A fixed lexical weight, each list scaled by its best, no neighbours, no filled cosines:
     /// the rule before issue 20 (0.5 then), kept to compare against. `fixed(0.0)` is the dense route alone,

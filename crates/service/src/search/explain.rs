@@ -3,7 +3,7 @@
 //! list, each with its raw scores (BM25 as the backend gives it, cosine), over a pool the
 //! caller chooses. Nothing here is on a find's path.
 
-use crate::semantic::Compare;
+use crate::semantic::{Compare, best_similarity};
 use crate::{MemoryService, Result};
 use cortex_domain::query::parse_query;
 use cortex_domain::{FindRequest, Mode, ScopeFilter};
@@ -60,10 +60,10 @@ impl MemoryService {
             lists.dense = found.into_iter().map(|d| (d.id, f64::from(d.score))).collect();
             let ids: Vec<Uuid> = lists.lexical_any.iter().map(|(id, _)| *id).collect();
             lists.lexical_cosines = self
-                .semantic
-                .similarities(&*self.store, &vector, &ids)?
-                .into_iter()
-                .map(|(id, s)| (id, f64::from(s)))
+                .store
+                .vectors_of(&ids)?
+                .iter()
+                .filter_map(|v| Some((v.id, f64::from(best_similarity(v, &vector)?))))
                 .collect();
         }
         Ok(lists)

@@ -163,6 +163,8 @@ impl MemoryService {
         let dense = (req.mode != Mode::Fast)
             .then(|| DenseRoute::spawn(self.semantic.clone(), self.store.clone(), text, &filters, pool));
         let lexical = self.lexical_matches(&parsed, &filters, pool, req.offset + req.limit)?;
+        let lexical_vectors =
+            (dense.is_some() && req.fusion.fill_dense).then(|| self.lexical_vectors(&lexical));
         let dense = match dense.map(|route| route.wait(deadline)) {
             None => None,
             Some(DenseOutcome::Found(found)) => Some(found),
@@ -179,15 +181,8 @@ impl MemoryService {
             response.route_used = Route::Hybrid;
         }
         let pool_full = lexical.len() == pool || dense.as_ref().is_some_and(|d| d.hits.len() == pool);
-        let dense_of_lexical = match &dense {
-            Some(found) if req.fusion.fill_dense => {
-                if deadline.passed() {
-                    response.notes.push(deadline.note("lexical matches the dense route missed were fused at 0"));
-                    Vec::new()
-                } else {
-                    self.dense_of_lexical(&lexical, found)
-                }
-            }
+        let dense_of_lexical = match (&dense, &lexical_vectors) {
+            (Some(found), Some(vectors)) => vectors.dense_of_lexical(found),
             _ => Vec::new(),
         };
         let dense_hits = dense.as_ref().map(|d| d.hits.as_slice());

@@ -15,7 +15,8 @@ pub(crate) use inputs::EmbeddingInputs;
 use cortex_embed::{EmbedError, Embedder, LocalModel, MINILM_ID, OpenAiConfig, OpenAiEmbedder};
 use cortex_store::{Filters, ItemFacts, Result as StoreResult, Store};
 use index::IndexState;
-use nearest::{RESCORE_MARGIN, best_similarities, group_by_item, rescore};
+pub(crate) use nearest::best_similarity;
+use nearest::{RESCORE_MARGIN, group_by_item, rescore};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use uuid::Uuid;
@@ -240,16 +241,6 @@ impl Semantic {
         rescore(&mut found, &store.vectors_of(&ids)?, query);
         found.truncate(fetch);
         Ok(group_by_item(found.into_iter(), k))
-    }
-
-    /// The exact similarity to `query` of each of these items that has a vector (its best over
-    /// its whole text and chunks), read from the store: for fusing lexical candidates the
-    /// nearest search did not return. Filters are not applied; the caller's ids passed them.
-    pub fn similarities(&self, store: &dyn Store, query: &[f32], ids: &[Uuid]) -> StoreResult<Vec<(Uuid, f32)>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        Ok(best_similarities(&store.vectors_of(ids)?, query))
     }
 
     /// How many vectors the in-process index holds now, without bringing it up to date (no

@@ -33,20 +33,15 @@ pub(super) fn rescore(found: &mut [Nearest], exact: &[ItemVectors], query: &[f32
     found.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
 }
 
-/// Each item's best exact similarity to `query`, over its whole text and its chunks: what the
-/// dense route would have scored it had it been among the nearest.
-pub(super) fn best_similarities(vectors: &[ItemVectors], query: &[f32]) -> Vec<(Uuid, f32)> {
-    vectors
-        .iter()
-        .filter_map(|v| {
-            let chunks = v.chunks.iter().map(|c| c.vector.as_slice());
-            let best = std::iter::once(v.vector.as_slice())
-                .chain(chunks)
-                .filter_map(|vector| cortex_vector::cosine(vector, query))
-                .reduce(f32::max)?;
-            Some((v.id, best))
-        })
-        .collect()
+/// An item's best exact similarity to `query`, over its whole text and its chunks: what the
+/// dense route would have scored it had it been among the nearest. `None` when no vector of
+/// it has the query's dimension.
+pub(crate) fn best_similarity(vectors: &ItemVectors, query: &[f32]) -> Option<f32> {
+    let chunks = vectors.chunks.iter().map(|c| c.vector.as_slice());
+    std::iter::once(vectors.vector.as_slice())
+        .chain(chunks)
+        .filter_map(|vector| cortex_vector::cosine(vector, query))
+        .reduce(f32::max)
 }
 
 /// Nearest vectors (best first) grouped into at most `k` items, each at its best score, with
@@ -129,8 +124,12 @@ mod tests {
             ItemVectors { id: b, vector: vec![0.6, 0.8], chunks: Vec::new() },
             ItemVectors { id: other_model, vector: vec![1.0, 0.0, 0.0], chunks: Vec::new() },
         ];
-        let found = best_similarities(&vectors, &[0.0, 1.0]);
-        assert_eq!(found, vec![(a, 0.8), (b, 0.8)], "a's chunk beats its whole text; a vector of another dimension scores nothing");
+        let found: Vec<Option<f32>> = vectors.iter().map(|v| best_similarity(v, &[0.0, 1.0])).collect();
+        assert_eq!(
+            found,
+            [Some(0.8), Some(0.8), None],
+            "a's chunk beats its whole text; another dimension scores nothing"
+        );
     }
 
     #[test]

@@ -115,7 +115,7 @@ mod tests {
     #[test]
     fn an_item_scores_its_best_vector_whole_or_chunk() {
         let (a, b, other_model) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
-        let vectors = vec![
+        let vectors = [
             ItemVectors {
                 id: a,
                 vector: vec![1.0, 0.0],

@@ -9,7 +9,11 @@
 Mirrors crates/domain/src/fusion.rs (fuse, dense_trust), neighbours.rs (lift: the first 5
 candidates lift the turn stored after them in their session to 0.8 of their relevance, the one
 before to 0.6) and the pools of crates/service/src/search (auto 100, deep 300; dense hits below
-MIN_DENSE_SIMILARITY dropped). Not replayed: deep's typo correction, recency ties.
+MIN_DENSE_SIMILARITY dropped). With fill=True (as finds do since issue 20's fill-in), each
+lexical candidate the dense list left out is fused at its own cosine (the dump's `lexcos`).
+Experiments kept as options: rfill (BM25 of dense-only items from the deeper dumped lexical
+list), dscale (cosines on a fixed scale, not the query's best). Not replayed: deep's typo
+correction, recency ties.
 Prints locomo-dev Recall@5 (all and per category) and SciFact nDCG@10 per setting.
 """
 import argparse
@@ -44,7 +48,7 @@ def same(a, b):
 
 DEFAULT = dict(w=0.45, zero=0.25, agree=2, spread=0.2, depth=10, pool=100, next=0.8, prev=0.6,
                anchors=5, neighbours=True, lexnorm="max", adaptive=True, wmax=None, densenorm="max",
-               lexk=100, lexf=1.0, densek=100, densef=1.0, lexpool=None, fill=False, rfill=False, dscale=None)
+               lexk=100, lexf=1.0, densek=100, densef=1.0, lexpool=None, fill=True, rfill=False, dscale=None)
 
 
 def trust(lex, dense, c):

@@ -7,8 +7,10 @@
 //! agreement = min(1, (1 + shared) / (1 + AGREEMENT_FULL))           shared: items in both top 10s
 //! distinctness = min(1, (cosine₁ − cosine₁₀) / SPREAD_FULL)          cosine₁₀: the floor if < 10
 //! ```
-//! Each list is scaled by its own best score, so both lie in 0–1 whatever BM25's magnitude; an
-//! item missing from a list scores 0 there. Score fusion keeps how much better the best hit is,
+//! Each list is scaled by its own best score, so both lie in 0–1 whatever BM25's magnitude. A
+//! lexical candidate the dense list left out is scored at its own cosine (read from its stored
+//! vectors by the caller, `dense_of_lexical`), scaled like the list; only a dense-only item
+//! scores 0 in the lexical part. Score fusion keeps how much better the best hit is,
 //! which reciprocal-rank fusion throws away (k = 60, it lost on both dev sets: locomo-dev
 //! Recall@5 0.51–0.55 and SciFact train nDCG@10 0.72, against 0.57–0.59 and 0.733 for score
 //! fusion at fixed weights).
@@ -31,6 +33,17 @@
 //! with `deep` in view: in the replay, pools of 300 instead of 100 lowered SciFact train
 //! nDCG@10 at 0.2 (the weak dense hits they add) and locomo-dev Recall@5 at 0.3; at 0.25
 //! neither fell.
+//!
+//! Why the cosine of every lexical candidate (issue 20, after the tantivy re-tune): the dense
+//! pool (100, 300 in `deep`) ends somewhere, and a lexical match just past it resembles the
+//! query about as much as the last item in it; counting it as 0 made the ranking depend on
+//! where the pool ended. Filled in, locomo-dev Recall@5 rose 0.6366 → 0.6436 (adversarial and
+//! single-hop; no category fell), SciFact train stayed 0.7443 → 0.7441, and pools of 100 and
+//! 300 give the same figures to 0.001 on both sets (they differed by 0.008 on locomo-dev), so
+//! `deep`'s larger pools no longer reorder `auto`'s ranking. The trust is still measured on
+//! the dense route's own list: it says how far that route's judgement is worth following.
+//! BM25 for dense-only items (the reverse) added nothing in the replay: few of them hold any
+//! query word.
 //!
 //! [`Fusion::TUNED`] was chosen on locomo-dev and the SciFact **train** queries together
 //! (`cortex eval --dump`, then every rule replayed offline over the dumped lists), keeping only

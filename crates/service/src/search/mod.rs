@@ -19,6 +19,7 @@ pub use explain::RouteLists;
 pub(crate) use hits::{hit, parts_for};
 
 use crate::response::{FindResponse, Hit, Route, SearchedScope};
+use crate::semantic::EmbedderChoice;
 use crate::{MemoryService, Result};
 use candidates::{Candidate, fused_candidates, with_neighbours};
 use cortex_domain::find::Detail;
@@ -163,8 +164,11 @@ impl MemoryService {
         let dense = (req.mode != Mode::Fast)
             .then(|| DenseRoute::spawn(self.semantic.clone(), self.store.clone(), text, &filters, pool));
         let lexical = self.lexical_matches(&parsed, &filters, pool, req.offset + req.limit)?;
+        // Read while the dense route is still embedding the query; not at all without an
+        // embedder (a lexical-only memory), whose dense route answers "unavailable".
+        let embeds = !matches!(self.semantic.choice(), EmbedderChoice::None);
         let lexical_vectors =
-            (dense.is_some() && req.fusion.fill_dense).then(|| self.lexical_vectors(&lexical));
+            (dense.is_some() && embeds && req.fusion.fill_dense).then(|| self.lexical_vectors(&lexical));
         let dense = match dense.map(|route| route.wait(deadline)) {
             None => None,
             Some(DenseOutcome::Found(found)) => Some(found),

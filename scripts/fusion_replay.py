@@ -9,7 +9,11 @@
 Mirrors crates/domain/src/fusion.rs (fuse, dense_trust), neighbours.rs (lift: the first 5
 candidates lift the turn stored after them in their session to 0.8 of their relevance, the one
 before to 0.6) and the pools of crates/service/src/search (auto 100, deep 300; dense hits below
-MIN_DENSE_SIMILARITY dropped). Not replayed: deep's typo correction, recency ties.
+MIN_DENSE_SIMILARITY dropped). With fill=True (as finds do since issue 20's fill-in), each
+lexical candidate the dense list left out is fused at its own cosine (the dump's `lexcos`).
+Experiments kept as options: rfill (BM25 of dense-only items from the deeper dumped lexical
+list), dscale (cosines on a fixed scale, not the query's best). Not replayed: deep's typo
+correction, recency ties.
 Prints locomo-dev Recall@5 (all and per category) and SciFact nDCG@10 per setting.
 """
 import argparse
@@ -44,7 +48,7 @@ def same(a, b):
 
 DEFAULT = dict(w=0.45, zero=0.25, agree=2, spread=0.2, depth=10, pool=100, next=0.8, prev=0.6,
                anchors=5, neighbours=True, lexnorm="max", adaptive=True, wmax=None, densenorm="max",
-               lexk=100, lexf=1.0, densek=100, densef=1.0, lexpool=None)
+               lexk=100, lexf=1.0, densek=100, densef=1.0, lexpool=None, fill=True, rfill=False, dscale=None)
 
 
 def trust(lex, dense, c):
@@ -61,7 +65,7 @@ def trust(lex, dense, c):
     return agreement * distinct
 
 
-def fuse(lex, dense, c):
+def fuse(lex, dense, c, filled=()):
     if not c["adaptive"]:
         t = 1.0
     else:
@@ -82,15 +86,19 @@ def fuse(lex, dense, c):
     zero = c["zero"]
     if c["densenorm"] == "rank" and len(dense) >= c["densek"]:
         zero = max(zero, dense[c["densek"] - 1][1] * c["densef"])
-    dt = max((s for _, s in dense), default=0.0)
-    dpart = lambda s: max(s - zero, 0.0) / (dt - zero) if dt > zero else 0.0
+    dt = max((s for _, s in list(dense) + list(filled)), default=0.0)
+    if c["dscale"] is not None:
+        # Cosines from the zero on a fixed scale, not the query's best: a weak best counts less.
+        dpart = lambda s: min(max(s - zero, 0.0) / c["dscale"], 1.0)
+    else:
+        dpart = lambda s: max(s - zero, 0.0) / (dt - zero) if dt > zero else 0.0
     scores, order = {}, []
     for k, s in lex:
         if k not in scores:
             scores[k] = 0.0
             order.append(k)
         scores[k] += w * lpart(s)
-    for k, s in dense:
+    for k, s in list(dense) + list(filled):
         if k not in scores:
             scores[k] = 0.0
             order.append(k)
@@ -110,7 +118,18 @@ def rank(q, c, links, order_of, mode):
         rel = {k: (s / lt if lt > 0 else 0.0) for k, s in lex}
         seq = [k for k, _ in lex]
     else:
-        scores, seq = fuse(lex, dense, c)
+        filled = []
+        if c["fill"]:
+            # The exact cosine of each lexical candidate the dense list left out.
+            cos = dict((k, s) for k, s in q.get("lexcos", []))
+            have = {k for k, _ in dense}
+            filled = [(k, cos[k]) for k, _ in lex if k not in have and k in cos]
+        if c["rfill"]:
+            # Experiment: BM25 of dense candidates beyond the lexical pool, from the deeper dump.
+            deep = dict((k, s) for k, s in q["any"])
+            have = {k for k, _ in lex}
+            lex = lex + [(k, deep[k]) for k, _ in dense if k not in have and k in deep]
+        scores, seq = fuse(lex, dense, c, filled)
         best = max(scores.values(), default=0.0)
         rel = {k: (min(1.0, max(0.0, v / best)) if best > 0 else 0.0) for k, v in scores.items()}
         seq = sorted(seq, key=lambda k: -scores[k])

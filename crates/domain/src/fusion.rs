@@ -7,8 +7,10 @@
 //! agreement = min(1, (1 + shared) / (1 + AGREEMENT_FULL))           shared: items in both top 10s
 //! distinctness = min(1, (cosine₁ − cosine₁₀) / SPREAD_FULL)          cosine₁₀: the floor if < 10
 //! ```
-//! Each list is scaled by its own best score, so both lie in 0–1 whatever BM25's magnitude; an
-//! item missing from a list scores 0 there. Score fusion keeps how much better the best hit is,
+//! Each list is scaled by its own best score, so both lie in 0–1 whatever BM25's magnitude. A
+//! lexical candidate the dense list left out is scored at its own cosine (read from its stored
+//! vectors by the caller, `dense_of_lexical`), scaled like the list; only a dense-only item
+//! scores 0 in the lexical part. Score fusion keeps how much better the best hit is,
 //! which reciprocal-rank fusion throws away (k = 60, it lost on both dev sets: locomo-dev
 //! Recall@5 0.51–0.55 and SciFact train nDCG@10 0.72, against 0.57–0.59 and 0.733 for score
 //! fusion at fixed weights).
@@ -31,6 +33,17 @@
 //! with `deep` in view: in the replay, pools of 300 instead of 100 lowered SciFact train
 //! nDCG@10 at 0.2 (the weak dense hits they add) and locomo-dev Recall@5 at 0.3; at 0.25
 //! neither fell.
+//!
+//! Why the cosine of every lexical candidate (issue 20, after the tantivy re-tune): the dense
+//! pool (100, 300 in `deep`) ends somewhere, and a lexical match just past it resembles the
+//! query about as much as the last item in it; counting it as 0 made the ranking depend on
+//! where the pool ended. Filled in, locomo-dev Recall@5 rose 0.6366 → 0.6436 (adversarial and
+//! single-hop; no category fell), SciFact train stayed 0.7443 → 0.7441, and pools of 100 and
+//! 300 give the same figures to 0.001 on both sets (they differed by 0.008 on locomo-dev), so
+//! `deep`'s larger pools no longer reorder `auto`'s ranking. The trust is still measured on
+//! the dense route's own list: it says how far that route's judgement is worth following.
+//! BM25 for dense-only items (the reverse) added nothing in the replay: few of them hold any
+//! query word.
 //!
 //! [`Fusion::TUNED`] was chosen on locomo-dev and the SciFact **train** queries together
 //! (`cortex eval --dump`, then every rule replayed offline over the dumped lists), keeping only
@@ -72,17 +85,25 @@ pub struct Fusion {
     pub adaptive: bool,
     /// Whether the best hits bring their session neighbours (`neighbours.rs`).
     pub neighbours: bool,
+    /// Whether lexical candidates the dense list left out are fused at their own cosine
+    /// ([`fuse`]'s `dense_of_lexical`) rather than at 0.
+    pub fill_dense: bool,
 }
 
 impl Fusion {
-    pub const TUNED: Fusion =
-        Fusion { lexical_weight: 0.45, dense_zero: DENSE_ZERO, adaptive: true, neighbours: true };
+    pub const TUNED: Fusion = Fusion {
+        lexical_weight: 0.45,
+        dense_zero: DENSE_ZERO,
+        adaptive: true,
+        neighbours: true,
+        fill_dense: true,
+    };
 
-    /// A fixed lexical weight, each list scaled by its best, no neighbours: the rule before
-    /// issue 20 (0.5 then), kept to compare against. `fixed(0.0)` is the dense route alone,
+    /// A fixed lexical weight, each list scaled by its best, no neighbours, no filled cosines:
+    /// the rule before issue 20 (0.5 then), kept to compare against. `fixed(0.0)` is the dense route alone,
     /// `fixed(1.0)` the lexical one.
     pub const fn fixed(lexical_weight: f64) -> Fusion {
-        Fusion { lexical_weight, dense_zero: 0.0, adaptive: false, neighbours: false }
+        Fusion { lexical_weight, dense_zero: 0.0, adaptive: false, neighbours: false, fill_dense: false }
     }
 }
 
@@ -108,10 +129,19 @@ pub fn dense_trust<K: Copy + Eq + Hash>(lexical: &[(K, f64)], dense: &[(K, f64)]
 }
 
 /// Fused relevance per key, best first. Ties keep lexical order, then dense order. Both lists
-/// best first.
-pub fn fuse<K: Copy + Eq + Hash>(lexical: &[(K, f64)], dense: &[(K, f64)], fusion: &Fusion) -> Vec<(K, f64)> {
+/// best first. `dense_of_lexical` holds the cosine of lexical candidates that `dense` left out
+/// (any order; empty when not looked up): they are fused at it, scaled as `dense` is, instead
+/// of at 0. It does not enter the trust, which judges the dense route's own list.
+pub fn fuse<K: Copy + Eq + Hash>(
+    lexical: &[(K, f64)],
+    dense: &[(K, f64)],
+    dense_of_lexical: &[(K, f64)],
+    fusion: &Fusion,
+) -> Vec<(K, f64)> {
     let lexical_top = lexical.iter().map(|(_, s)| *s).fold(0.0_f64, f64::max);
-    let dense_top = dense.iter().map(|(_, s)| *s).fold(0.0_f64, f64::max);
+    let all_dense = || dense.iter().chain(dense_of_lexical);
+    // A filled cosine can pass the list's best only when the nearest search is approximate.
+    let dense_top = all_dense().map(|(_, s)| *s).fold(0.0_f64, f64::max);
     let trust = if fusion.adaptive { dense_trust(lexical, dense) } else { 1.0 };
     let dense_weight = (1.0 - fusion.lexical_weight) * trust;
     let zero = fusion.dense_zero;
@@ -122,7 +152,7 @@ pub fn fuse<K: Copy + Eq + Hash>(lexical: &[(K, f64)], dense: &[(K, f64)], fusio
     let parts = lexical
         .iter()
         .map(|(k, s)| (*k, fusion.lexical_weight * lexical_part(*s)))
-        .chain(dense.iter().map(|(k, s)| (*k, dense_weight * dense_part(*s))));
+        .chain(all_dense().map(|(k, s)| (*k, dense_weight * dense_part(*s))));
     for (key, part) in parts {
         match scores.get_mut(&key) {
             Some(total) => *total += part,
@@ -152,14 +182,14 @@ mod tests {
 
     #[test]
     fn fixed_weights_reproduce_the_old_rule() {
-        let fused = fuse(&[(1, 10.0), (2, 8.0)], &[(3, 0.9), (1, 0.8)], &Fusion::fixed(0.5));
+        let fused = fuse(&[(1, 10.0), (2, 8.0)], &[(3, 0.9), (1, 0.8)], &[], &Fusion::fixed(0.5));
         assert_eq!(keys(&fused), [1, 3, 2]);
         assert!((fused[0].1 - (0.5 + 0.5 * 0.8 / 0.9)).abs() < 1e-9);
         let lex = [(1, 5.0), (2, 4.0)];
         let dense = [(2, 0.9), (1, 0.1)];
-        assert_eq!(fuse(&lex, &dense, &Fusion::fixed(1.0))[0].0, 1);
-        assert_eq!(fuse(&lex, &dense, &Fusion::fixed(0.0))[0].0, 2);
-        assert!(fuse::<u8>(&[], &[], &Fusion::TUNED).is_empty());
+        assert_eq!(fuse(&lex, &dense, &[], &Fusion::fixed(1.0))[0].0, 1);
+        assert_eq!(fuse(&lex, &dense, &[], &Fusion::fixed(0.0))[0].0, 2);
+        assert!(fuse::<u8>(&[], &[], &[], &Fusion::TUNED).is_empty());
     }
 
     #[test]
@@ -195,10 +225,10 @@ mod tests {
         // Dense prefers items lexical never matched.
         let lexical: Vec<(u32, f64)> = (1..=10).map(|k| (k, 10.0 - 0.5 * (k - 1) as f64)).collect();
         let dense = dense_list(&[100, 101, 102, 103, 104, 105, 106, 107, 108, 109], 0.7, 0.03);
-        let tuned = fuse(&lexical, &dense, &Fusion::TUNED);
+        let tuned = fuse(&lexical, &dense, &[], &Fusion::TUNED);
         assert_eq!(&keys(&tuned)[..3], [1, 2, 3], "lexical's order kept on top: {tuned:?}");
         // The fixed rule lets dense's unmatched items in above lexical's second best.
-        let fixed = fuse(&lexical, &dense, &Fusion::fixed(0.5));
+        let fixed = fuse(&lexical, &dense, &[], &Fusion::fixed(0.5));
         assert_eq!(keys(&fixed)[..2], [1, 100]);
     }
 
@@ -207,15 +237,33 @@ mod tests {
         // 4 is lexical's fourth but dense's first, and the two lists share three items.
         let lexical = [(1, 10.0), (2, 9.5), (3, 9.0), (4, 8.8), (5, 8.0)];
         let dense = dense_list(&[4, 1, 2, 100, 101, 102, 103, 104, 105, 106], 0.8, 0.05);
-        let fused = fuse(&lexical, &dense, &Fusion::TUNED);
+        let fused = fuse(&lexical, &dense, &[], &Fusion::TUNED);
         assert_eq!(keys(&fused)[..2], [1, 4], "{fused:?}");
         assert!(fused.iter().position(|(k, _)| *k == 4) < fused.iter().position(|(k, _)| *k == 2));
     }
 
     #[test]
+    fn a_lexical_candidate_the_dense_list_left_out_counts_at_its_own_cosine() {
+        // Lexical ties 1 and 2; the dense pool holds neither, but 2 resembles the query far more.
+        let lexical = [(1, 5.0), (2, 5.0)];
+        let dense = dense_list(&[100, 101, 102, 103, 104, 105, 106, 107, 108, 109], 0.8, 0.03);
+        let score = |fused: &[(u32, f64)], k| fused.iter().find(|(key, _)| *key == k).unwrap().1;
+        let unfilled = fuse(&lexical, &dense, &[], &Fusion::TUNED);
+        assert_eq!(score(&unfilled, 1), score(&unfilled, 2), "both at 0 in the dense part");
+        let filled = fuse(&lexical, &dense, &[(1, 0.3), (2, 0.7)], &Fusion::TUNED);
+        assert_eq!(keys(&filled)[0], 2, "{filled:?}");
+        // Scaled as the dense list is, at the weight its trust gives (it shares nothing: a third).
+        let dense_weight = (1.0 - Fusion::TUNED.lexical_weight) / 3.0;
+        let expected = dense_weight * (0.7 - 0.3) / (0.8 - DENSE_ZERO);
+        assert!((score(&filled, 2) - score(&filled, 1) - expected).abs() < 1e-12);
+        // The trust judges the dense route's own list: filling does not change its items' scores.
+        assert_eq!(score(&filled, 100), score(&unfilled, 100));
+    }
+
+    #[test]
     fn cosines_count_from_the_dense_zero() {
         // One dense item at the zero adds nothing; the best dense item adds its full share.
-        let fused = fuse(&[(1, 1.0), (2, 1.0)], &[(1, 0.9), (2, DENSE_ZERO)], &Fusion::TUNED);
+        let fused = fuse(&[(1, 1.0), (2, 1.0)], &[(1, 0.9), (2, DENSE_ZERO)], &[], &Fusion::TUNED);
         let score = |k| fused.iter().find(|(key, _)| *key == k).unwrap().1;
         assert!((score(2) - Fusion::TUNED.lexical_weight).abs() < 1e-12);
         assert!(score(1) > score(2));

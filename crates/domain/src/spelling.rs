@@ -55,7 +55,9 @@ fn distance_to_term(word: &str, term: &str, max: usize) -> Option<usize> {
     let (word_len, term_len) = (word.chars().count(), term.chars().count());
     let head = (word_len > term_len && word_len - term_len <= STEMMED_SUFFIX_CHARS && term_len >= 4)
         .then(|| word.chars().take(term_len).collect::<String>())
-        .and_then(|head| edit_distance(&head, term, max));
+        // The head is allowed the edits of its own length: the dropped tail is already a
+        // licence (`december`'s head `decem` is two edits from the stem `decid`, not a typo).
+        .and_then(|head| edit_distance(&head, term, max.min(allowed_edits(&head))));
     whole.into_iter().chain(head).min()
 }
 
@@ -114,5 +116,8 @@ mod tests {
         assert_eq!(distance_to_term("kubrenetes", "kubernet", 2), Some(1));
         assert_eq!(distance_to_term("kubrenetes", "kub", 2), None, "a short stem is no match");
         assert_eq!(best_correction("kubrenetes", [("kubernet", 2), ("kubrick", 9)]), Some("kubernet"));
+        // A short head gets a short head's budget: one edit for five letters.
+        assert_eq!(distance_to_term("december", "decid", 2), None);
+        assert_eq!(distance_to_term("decembers", "decemb", 2), Some(0));
     }
 }

@@ -45,8 +45,8 @@ pub struct EvalArgs {
     /// temporary file]. Never the memory of `--db`/`CORTEX_DB`, which eval does not touch.
     #[arg(long)]
     corpus_db: Option<PathBuf>,
-    /// Write each query's raw route lists (conjunctive and disjunctive BM25, cosine; `auto`'s
-    /// query, `--dump-pool` deep) to this JSON Lines file, to tune the fusion offline.
+    /// Write each query's raw route lists (conjunctive and disjunctive BM25, cosine, and the
+    /// cosine of every disjunctive lexical candidate; `auto`'s query, `--dump-pool` deep) to this JSON Lines file, to tune the fusion offline.
     #[arg(long)]
     dump: Option<PathBuf>,
     #[arg(long, default_value_t = 300)]
@@ -277,7 +277,7 @@ fn dump_routes(
         };
         let line = json!({"id": q.id, "text": q.text, "category": q.category, "relevant": q.relevant,
                           "all": docs(&lists.lexical_all), "any": docs(&lists.lexical_any),
-                          "dense": docs(&lists.dense)});
+                          "dense": docs(&lists.dense), "lexcos": docs(&lists.lexical_cosines)});
         out.push_str(&line.to_string());
         out.push('\n');
     }

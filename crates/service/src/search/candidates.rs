@@ -2,11 +2,13 @@
 //! per item by the domain's rule (`fusion`), then the best ones' session neighbours lifted
 //! (`neighbours`), each with what the page needs to show it.
 
-use crate::semantic::{DenseHit, Span};
+use super::deadline::DenseFound;
+use crate::MemoryService;
+use crate::semantic::{DenseHit, Span, best_similarity};
 use cortex_domain::fusion::{self, Fusion};
 use cortex_domain::{Scope, neighbours, ranking};
-use cortex_store::{LexicalMatch, Neighbour};
-use std::collections::HashMap;
+use cortex_store::{ItemVectors, LexicalMatch, Neighbour};
+use std::collections::{HashMap, HashSet};
 use uuid::Uuid;
 
 /// One candidate of either route, with the fused relevance (0–1).
@@ -22,10 +24,50 @@ pub(super) struct Candidate {
     pub(super) chunks_matched: usize,
 }
 
-/// Both routes' candidates fused, best first.
+/// The stored vectors of a find's lexical candidates. Read while the dense route is still
+/// embedding the query (the slower of the two routes), so the read is off a find's critical
+/// path; with them, the lexical candidates the dense route does not return are fused at their
+/// own cosine rather than at 0.
+pub(super) struct LexicalVectors(Vec<ItemVectors>);
+
+impl MemoryService {
+    /// The lexical candidates' vectors; none (and the find fuses them at 0, as before) when the
+    /// store cannot read them.
+    pub(super) fn lexical_vectors(&self, lexical: &[LexicalMatch]) -> LexicalVectors {
+        let ids: Vec<Uuid> = lexical.iter().map(|m| m.id).collect();
+        if ids.is_empty() {
+            return LexicalVectors(Vec::new());
+        }
+        match self.store.vectors_of(&ids) {
+            Ok(vectors) => LexicalVectors(vectors),
+            Err(e) => {
+                tracing::warn!("cannot read the lexical candidates' vectors, fusing them at 0: {e}");
+                LexicalVectors(Vec::new())
+            }
+        }
+    }
+}
+
+impl LexicalVectors {
+    /// The cosine of each lexical candidate the dense route did not return. Its pool ends
+    /// somewhere: an item just past it resembles the query about as much as the last one in
+    /// it, not "not at all".
+    pub(super) fn dense_of_lexical(&self, dense: &DenseFound) -> Vec<(Uuid, f64)> {
+        let returned: HashSet<Uuid> = dense.hits.iter().map(|d| d.id).collect();
+        self.0
+            .iter()
+            .filter(|v| !returned.contains(&v.id))
+            .filter_map(|v| Some((v.id, f64::from(best_similarity(v, &dense.query)?))))
+            .collect()
+    }
+}
+
+/// Both routes' candidates fused, best first. `dense_of_lexical`: the cosines of lexical
+/// candidates the dense route left out ([`LexicalVectors::dense_of_lexical`]), or nothing.
 pub(super) fn fused_candidates(
     lexical: &[LexicalMatch],
     dense: Option<&[DenseHit]>,
+    dense_of_lexical: &[(Uuid, f64)],
     fusion: &Fusion,
 ) -> Vec<Candidate> {
     let lex: Vec<(Uuid, f64)> = lexical.iter().map(|m| (m.id, m.score)).collect();
@@ -45,7 +87,7 @@ pub(super) fn fused_candidates(
             .collect();
     };
     let dense_scores: Vec<(Uuid, f64)> = dense.iter().map(|d| (d.id, d.score as f64)).collect();
-    let fused = fusion::fuse(&lex, &dense_scores, fusion);
+    let fused = fusion::fuse(&lex, &dense_scores, dense_of_lexical, fusion);
     let best = fused.first().map_or(0.0, |(_, s)| *s);
     let lexical_of: HashMap<Uuid, &LexicalMatch> = lexical.iter().map(|m| (m.id, m)).collect();
     let dense_of: HashMap<Uuid, &DenseHit> = dense.iter().map(|d| (d.id, d)).collect();
@@ -117,7 +159,8 @@ mod tests {
     #[test]
     fn a_reply_no_route_found_joins_behind_its_anchor() {
         let (ask, other, reply) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
-        let candidates = fused_candidates(&[lexical(ask, 9.0), lexical(other, 6.0)], None, &Fusion::TUNED);
+        let candidates =
+            fused_candidates(&[lexical(ask, 9.0), lexical(other, 6.0)], None, &[], &Fusion::TUNED);
         let found =
             [Neighbour { of: ask, side: Side::After, id: reply, updated_at: 7, scope: Scope::default() }];
         let lifted = with_neighbours(candidates, &found);

@@ -34,15 +34,22 @@ impl Deadline {
     }
 }
 
+/// What the dense route found: its hits, and the query's embedding, with which the lexical
+/// candidates it did not return are scored afterwards.
+pub(crate) struct DenseFound {
+    pub query: Vec<f32>,
+    pub hits: Vec<DenseHit>,
+}
+
 /// What the dense route gave by the deadline.
 pub(crate) enum DenseOutcome {
-    Found(Vec<DenseHit>),
+    Found(DenseFound),
     Unavailable(String),
     TimedOut,
 }
 
 /// The dense route, running on its own thread.
-pub(crate) struct DenseRoute(mpsc::Receiver<Result<Vec<DenseHit>, String>>);
+pub(crate) struct DenseRoute(mpsc::Receiver<Result<DenseFound, String>>);
 
 impl DenseRoute {
     pub fn spawn(
@@ -90,11 +97,11 @@ fn dense_matches(
     text: &str,
     filters: &Filters,
     k: usize,
-) -> Result<Vec<DenseHit>, String> {
+) -> Result<DenseFound, String> {
     let query = semantic.embed_query(text)?;
-    let mut found = semantic
+    let mut hits = semantic
         .nearest(store, &query, k, filters, crate::semantic::Compare::Everything)
         .map_err(|e| e.to_string())?;
-    found.retain(|s| f64::from(s.score) >= fusion::MIN_DENSE_SIMILARITY);
-    Ok(found)
+    hits.retain(|s| f64::from(s.score) >= fusion::MIN_DENSE_SIMILARITY);
+    Ok(DenseFound { query, hits })
 }

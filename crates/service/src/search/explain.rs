@@ -4,7 +4,7 @@
 //! caller chooses. Nothing here is on a find's path.
 
 use crate::lexical::Cores;
-use crate::semantic::Compare;
+use crate::semantic::{Compare, best_similarity};
 use crate::{MemoryService, Result};
 use cortex_domain::query::parse_query;
 use cortex_domain::{FindRequest, Mode, ScopeFilter};
@@ -20,13 +20,21 @@ pub struct RouteLists {
     /// Nearest items by embedding (cosine), no similarity floor applied; empty when the
     /// dense route cannot run.
     pub dense: Vec<(Uuid, f64)>,
+    /// The exact cosine of every disjunctive lexical candidate, whether or not the dense list
+    /// holds it; empty when the dense route cannot run.
+    pub lexical_cosines: Vec<(Uuid, f64)>,
 }
 
 impl MemoryService {
     /// The route lists of `req`'s query, `pool` deep each. In `deep` mode the query is
     /// corrected for typos first, as a find does.
     pub fn explain_routes(&self, req: &FindRequest, pool: usize) -> Result<RouteLists> {
-        let mut lists = RouteLists { lexical_all: Vec::new(), lexical_any: Vec::new(), dense: Vec::new() };
+        let mut lists = RouteLists {
+            lexical_all: Vec::new(),
+            lexical_any: Vec::new(),
+            dense: Vec::new(),
+            lexical_cosines: Vec::new(),
+        };
         let Some(text) = &req.query else { return Ok(lists) };
         let parsed = parse_query(text);
         if parsed.is_empty() {
@@ -51,6 +59,13 @@ impl MemoryService {
                 .nearest(&*self.store, &vector, pool, &filters, Compare::Everything)
                 .map_err(|e| crate::ServiceError::Embedder(e.to_string()))?;
             lists.dense = found.into_iter().map(|d| (d.id, f64::from(d.score))).collect();
+            let ids: Vec<Uuid> = lists.lexical_any.iter().map(|(id, _)| *id).collect();
+            lists.lexical_cosines = self
+                .store
+                .vectors_of(&ids)?
+                .iter()
+                .filter_map(|v| Some((v.id, f64::from(best_similarity(v, &vector)?))))
+                .collect();
         }
         Ok(lists)
     }

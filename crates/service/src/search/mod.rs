@@ -20,6 +20,7 @@ pub(crate) use hits::{hit, parts_for};
 
 use crate::lexical::Cores;
 use crate::response::{FindResponse, Hit, Route, SearchedScope};
+use crate::semantic::EmbedderChoice;
 use crate::{MemoryService, Result};
 use candidates::{Candidate, fused_candidates, with_neighbours};
 use cortex_domain::find::Detail;
@@ -165,6 +166,11 @@ impl MemoryService {
             .then(|| DenseRoute::spawn(self.semantic.clone(), self.store.clone(), text, &filters, pool));
         let cores = if dense.is_some() { Cores::One } else { Cores::Any };
         let lexical = self.lexical_matches(&parsed, &filters, pool, req.offset + req.limit, cores)?;
+        // Read while the dense route is still embedding the query; not at all without an
+        // embedder (a lexical-only memory), whose dense route answers "unavailable".
+        let embeds = !matches!(self.semantic.choice(), EmbedderChoice::None);
+        let lexical_vectors =
+            (dense.is_some() && embeds && req.fusion.fill_dense).then(|| self.lexical_vectors(&lexical));
         let dense = match dense.map(|route| route.wait(deadline)) {
             None => None,
             Some(DenseOutcome::Found(found)) => Some(found),
@@ -180,8 +186,13 @@ impl MemoryService {
         if dense.is_some() {
             response.route_used = Route::Hybrid;
         }
-        let pool_full = lexical.len() == pool || dense.as_ref().is_some_and(|d| d.len() == pool);
-        let mut candidates = fused_candidates(&lexical, dense.as_deref(), &req.fusion);
+        let pool_full = lexical.len() == pool || dense.as_ref().is_some_and(|d| d.hits.len() == pool);
+        let dense_of_lexical = match (&dense, &lexical_vectors) {
+            (Some(found), Some(vectors)) => vectors.dense_of_lexical(found),
+            _ => Vec::new(),
+        };
+        let dense_hits = dense.as_ref().map(|d| d.hits.as_slice());
+        let mut candidates = fused_candidates(&lexical, dense_hits, &dense_of_lexical, &req.fusion);
         // `fast` stays the lexical route alone; `auto` and `deep` bring the best hits' session
         // neighbours (the reply to the turn that matched).
         if req.mode != Mode::Fast && req.fusion.neighbours && !candidates.is_empty() {

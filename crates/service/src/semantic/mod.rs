@@ -15,6 +15,7 @@ pub(crate) use inputs::EmbeddingInputs;
 use cortex_embed::{EmbedError, Embedder, LocalModel, MINILM_ID, OpenAiConfig, OpenAiEmbedder};
 use cortex_store::{Filters, ItemFacts, Result as StoreResult, Store};
 use index::IndexState;
+pub(crate) use nearest::best_similarity;
 use nearest::{RESCORE_MARGIN, group_by_item, rescore};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -242,13 +243,13 @@ impl Semantic {
         Ok(group_by_item(found.into_iter(), k))
     }
 
-    /// Entries in the index (after a refresh), for `stats` and `doctor`.
     /// How many vectors the in-process index holds now, without bringing it up to date (no
     /// I/O: for figures read often, like `/metrics`).
     pub fn indexed_now(&self) -> usize {
         self.state.read().unwrap_or_else(|e| e.into_inner()).size().0
     }
 
+    /// Entries in the index (after a refresh), for `stats` and `doctor`.
     pub fn indexed(&self, store: &dyn Store) -> StoreResult<(usize, usize)> {
         let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
         state.refresh(store)?;

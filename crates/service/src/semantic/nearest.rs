@@ -33,6 +33,17 @@ pub(super) fn rescore(found: &mut [Nearest], exact: &[ItemVectors], query: &[f32
     found.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
 }
 
+/// An item's best exact similarity to `query`, over its whole text and its chunks: what the
+/// dense route would have scored it had it been among the nearest. `None` when no vector of
+/// it has the query's dimension.
+pub(crate) fn best_similarity(vectors: &ItemVectors, query: &[f32]) -> Option<f32> {
+    let chunks = vectors.chunks.iter().map(|c| c.vector.as_slice());
+    std::iter::once(vectors.vector.as_slice())
+        .chain(chunks)
+        .filter_map(|vector| cortex_vector::cosine(vector, query))
+        .reduce(f32::max)
+}
+
 /// Nearest vectors (best first) grouped into at most `k` items, each at its best score, with
 /// its best chunk and how many of its chunks are among them.
 pub(super) fn group_by_item(
@@ -99,6 +110,26 @@ mod tests {
         rescore(&mut found, &exact, &query);
         let scores: Vec<(Uuid, f32)> = found.iter().map(|n| (n.0, n.1)).collect();
         assert_eq!(scores, vec![(b, 1.0), (a, 0.6), (gone, 0.5)], "the chunk's own vector scores the chunk");
+    }
+
+    #[test]
+    fn an_item_scores_its_best_vector_whole_or_chunk() {
+        let (a, b, other_model) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
+        let vectors = [
+            ItemVectors {
+                id: a,
+                vector: vec![1.0, 0.0],
+                chunks: vec![ChunkVector { start: 0, end: 5, vector: vec![0.6, 0.8] }],
+            },
+            ItemVectors { id: b, vector: vec![0.6, 0.8], chunks: Vec::new() },
+            ItemVectors { id: other_model, vector: vec![1.0, 0.0, 0.0], chunks: Vec::new() },
+        ];
+        let found: Vec<Option<f32>> = vectors.iter().map(|v| best_similarity(v, &[0.0, 1.0])).collect();
+        assert_eq!(
+            found,
+            [Some(0.8), Some(0.8), None],
+            "a's chunk beats its whole text; another dimension scores nothing"
+        );
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub(crate) mod principal;
 mod problem;
 mod tls;
 
+pub use limits::Limits;
 pub use metrics::Metrics;
 pub use options::HttpOptions;
 pub use tls::TlsFiles;

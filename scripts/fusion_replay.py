@@ -46,7 +46,7 @@ def same(a, b):
     return a.get("conversation") == b.get("conversation") and a.get("session") == b.get("session")
 
 
-DEFAULT = dict(w=0.45, zero=0.25, agree=2, spread=0.2, depth=10, pool=100, next=0.8, prev=0.6,
+DEFAULT = dict(w=0.4, zero=0.2, agree=3, spread=0.2, depth=10, pool=100, next=0.8, prev=0.6,
                anchors=5, neighbours=True, lexnorm="max", adaptive=True, wmax=None, densenorm="max",
                lexk=100, lexf=1.0, densek=100, densef=1.0, lexpool=None, fill=True, rfill=False, dscale=None)
 

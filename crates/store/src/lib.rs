@@ -127,7 +127,8 @@ pub trait VectorSource: Send + Sync {
     /// told so ([`Changes::behind`]) and reloads.
     fn changes_since(&self, cursor: ChangeCursor, limit: usize) -> Result<Changes>;
     /// A number that changes whenever any connection (any process) commits a write: a cheap
-    /// check before reading the change log.
+    /// check before reading the change log. Unchanged, it promises that the log holds no entry
+    /// a reader who read it at the previous value could still be missing.
     fn change_counter(&self) -> Result<i64>;
     /// The vectors of these items, those that have one (in no particular order): the exact
     /// values behind an approximate in-process search.

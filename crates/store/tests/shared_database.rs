@@ -49,6 +49,7 @@ per_backend!(
     concurrent_writers_lose_nothing_and_share_one_idempotent_item,
     writers_bringing_the_first_vectors_at_once_all_succeed,
     the_change_counter_moves_when_another_process_writes,
+    the_change_counter_moves_when_a_writer_running_at_its_read_commits,
     a_write_is_visible_to_another_process_at_once,
     every_change_is_audited_once_by_the_database,
     audit_records_cannot_be_changed_even_by_raw_sql,
@@ -166,6 +167,26 @@ fn the_change_counter_moves_when_another_process_writes(db: &TestDb) {
     assert_eq!(reader.change_counter().unwrap(), before, "stable without writes");
     writer.write_batch(&[WriteOp::Insert { record: record(1, None), checks: dedupe::INSERT }]).unwrap();
     assert_ne!(reader.change_counter().unwrap(), before);
+}
+
+/// PostgreSQL takes a change's sequence value when the transaction writes, not when it
+/// commits: a reader whose counter did not move after an older writer committed would never
+/// read that writer's entry (a find missed an item whose store had answered).
+fn the_change_counter_moves_when_a_writer_running_at_its_read_commits(db: &TestDb) {
+    let reader = db.open();
+    let cortex_testdb::Backend::Postgres = db.backend() else {
+        // SQLite writes one transaction at a time: its counter moves at the commit.
+        return;
+    };
+    let url = db.db_arg();
+    let mut writer = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let mut running = writer.transaction().unwrap();
+    // Takes a transaction id, as an insert does: the transaction is now a running writer.
+    running.query_one("SELECT pg_current_xact_id()::text", &[]).unwrap();
+    let while_running = reader.change_counter().unwrap();
+    assert_eq!(reader.change_counter().unwrap(), while_running, "stable while nothing ends");
+    running.commit().unwrap();
+    assert_ne!(reader.change_counter().unwrap(), while_running, "the writer's end moves it");
 }
 
 fn a_write_is_visible_to_another_process_at_once(db: &TestDb) {

@@ -13,6 +13,32 @@ use uuid::Uuid;
 /// The oldest transaction still running, as of the current snapshot.
 const XMIN: &str = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint";
 
+/// The change counter: the log's sequence and the transactions running now, as one number.
+///
+/// The sequence alone is not enough. A transaction takes its seq when it writes and may commit
+/// after a younger one: a reader that caught up meanwhile (reading the younger entry, the older
+/// one still invisible) and then saw the same sequence value would never read the log again
+/// for the older entry — a store answered, and the next find missed it (seen with six
+/// clients storing at once). The snapshot's running set and its `xmax` (one past the last
+/// transaction finished; a writer at or past it is running but not listed) are part of the
+/// counter, so it moves when any writer running at the read ends. Hashed into one number:
+/// equal counters mean equal (sequence, xmax, running set) but for a 2⁻⁶⁴ chance.
+pub fn counter(client: &mut Client) -> Result<i64> {
+    let row = client.query_one(
+        "SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM items_changes), \
+                pg_snapshot_xmax(s)::text::bigint, \
+                ARRAY(SELECT x::text::bigint FROM pg_snapshot_xip(s) AS x ORDER BY 1) \
+         FROM pg_current_snapshot() AS s",
+        &[],
+    )?;
+    let seq: i64 = row.try_get(0)?;
+    let xmax: i64 = row.try_get(1)?;
+    let running: Vec<i64> = row.try_get(2)?;
+    let mut hasher = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(&(seq, xmax, running), &mut hasher);
+    Ok(std::hash::Hasher::finish(&hasher) as i64)
+}
+
 /// Where a reader that loads everything now starts: the oldest transaction still running.
 pub fn head(client: &mut Client) -> Result<ChangeCursor> {
     let txn = client.query_one(XMIN, &[])?.try_get(0)?;

@@ -231,10 +231,7 @@ impl VectorSource for PostgresStore {
     }
 
     fn change_counter(&self) -> Result<i64> {
-        let row = self
-            .primary()?
-            .query_one("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM items_changes", &[])?;
-        Ok(row.try_get(0)?)
+        changes::counter(&mut *self.primary()?)
     }
 
     fn vectors_of(&self, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {

@@ -20,7 +20,7 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
 use tantivy::query::{EnableScoring, Weight};
-use tantivy::{DocId, Score, Searcher, SegmentReader};
+use tantivy::{DocId, Score, Searcher, SegmentReader, Term};
 use uuid::Uuid;
 
 /// A match in the heap: the worst on top.
@@ -63,12 +63,15 @@ impl LexicalIndex {
 
     /// [`Self::search`] on `threads` threads, or as many as the index's size calls for.
     fn search_on(&self, query: &LexicalQuery, threads: Option<usize>) -> Result<Vec<LexicalMatch>> {
-        let Some(Prepared { searcher, weight, postings }) = self.prepare(query, true)? else {
-            return Ok(Vec::new());
-        };
+        let Some(prepared) = self.prepare(query, true)? else { return Ok(Vec::new()) };
         let k = query.pool.max(1);
         let running = Running::start(&self.searching);
-        let threads = threads.unwrap_or_else(|| if running.alone { search_threads(postings) } else { 1 });
+        let threads = match threads {
+            Some(threads) => threads,
+            None if running.alone => search_threads(prepared.postings()?),
+            None => 1,
+        };
+        let Prepared { searcher, weight, .. } = prepared;
         let groups = segment_groups(searcher.segment_readers(), threads);
         let shared = SharedThreshold::default();
         let top_of = |group: &[usize]| top_k(&searcher, &*weight, group, k, &query.filters, &shared);
@@ -119,7 +122,7 @@ impl LexicalIndex {
     }
 
     /// The searcher of the last reload, the query's weight on it (BM25 when `scoring`) and
-    /// the postings its words hold; `None` when no word of the query can match.
+    /// its terms; `None` when no word of the query can match.
     fn prepare(&self, query: &LexicalQuery, scoring: bool) -> Result<Option<Prepared>> {
         let searcher = self.reader.searcher();
         let mut analyzer = self.analyzer.clone();
@@ -129,16 +132,12 @@ impl LexicalIndex {
         };
         let mut terms = Vec::new();
         built.query_terms(&mut |term, _| terms.push(term.clone()));
-        let mut postings = 0;
-        for term in &terms {
-            postings += searcher.doc_freq(term)?;
-        }
         let scoring = match scoring {
             true => EnableScoring::enabled_from_searcher(&searcher),
             false => EnableScoring::disabled_from_searcher(&searcher),
         };
         let weight = built.weight(scoring)?;
-        Ok(Some(Prepared { searcher, weight, postings }))
+        Ok(Some(Prepared { searcher, weight, terms }))
     }
 
     /// The ids, update times and scopes of the best matches, read from fast fields; each
@@ -194,8 +193,20 @@ impl Drop for Running<'_> {
 struct Prepared {
     searcher: Searcher,
     weight: Box<dyn Weight>,
+    terms: Vec<Term>,
+}
+
+impl Prepared {
     /// Postings of the query's terms, all segments together: how much work its search is.
-    postings: u64,
+    /// Looked up only when a search may split (a count, or a search kept on one core, needs
+    /// no more than its weight).
+    fn postings(&self) -> Result<u64> {
+        let mut postings = 0;
+        for term in &self.terms {
+            postings += self.searcher.doc_freq(term)?;
+        }
+        Ok(postings)
+    }
 }
 
 /// The best `k` matches in the segments `group` (ordinals in the searcher), in no order.

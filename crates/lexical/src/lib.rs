@@ -6,20 +6,25 @@
 //! The database stays the source of truth. The index is derived from it and kept current from
 //! its change log, as the in-process vector index is: before a search, the store's change
 //! counter says whether anything was committed since, by any process; if so, the items changed
-//! since the cursor recorded in the index's last commit are read again and replaced. Several
-//! processes may share one index folder: whoever catches up takes tantivy's writer lock for
+//! since the last read are read again into an in-memory delta, which searches mask the index
+//! with and score beside it; a fold commits the delta a moment later, off the finds' path.
+//! Several processes may share one index folder: whoever folds takes tantivy's writer lock for
 //! that moment, commits, and lets it go; the others read the commit. An index that is missing,
 //! of another version, of another database, or further behind than the log keeps, is built
 //! again from the store.
 //!
 //! - [`schema`]: what a document holds, and the analyzer (stemming, folding)
-//! - [`query`]: a parsed query as a tantivy query
+//! - [`query`]: a parsed query as a plan of index terms, and as a tantivy query
+//! - [`delta`]: the items changed since the last commit, scored as the index scores its own
 //! - [`filter`]: the shared filter rule on a segment's fast fields
 //! - [`search`]: the filtered top-k and its count
 //! - [`stem`]: English stems, remembered
 //! - [`sync`]: catching up with the store, building from it
+//! - [`fold`]: committing the delta, off the finds' path
 
+mod delta;
 mod filter;
+mod fold;
 mod query;
 mod schema;
 mod search;
@@ -30,11 +35,11 @@ pub use sync::Progress;
 
 use schema::{ANALYZER, Fields};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tantivy::directory::MmapDirectory;
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{Index, IndexReader, ReloadPolicy};
+use tantivy::{Index, IndexReader, ReloadPolicy, Searcher};
 
 /// Where an index lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +77,8 @@ pub enum LexicalError {
     Busy { seconds: u64 },
     #[error("the lexical index is being built; finds ask the database meanwhile")]
     Building,
+    #[error("the store changes faster than the lexical index can follow; finds ask the database meanwhile")]
+    Lagging,
     #[error("a thread of the lexical search panicked: {message}")]
     SearchPanicked { message: String },
 }
@@ -85,6 +92,14 @@ pub struct LexicalIndex {
     analyzer: TextAnalyzer,
     place: Place,
     sync: Mutex<sync::SyncState>,
+    /// What searches read; `None` until the first catch-up.
+    view: Mutex<Option<Arc<View>>>,
+    /// A fold is waiting to run.
+    fold_due: AtomicBool,
+    /// Held while a fold runs: one at a time.
+    folding: Mutex<()>,
+    /// The service closed: no waiting fold may start.
+    closed: AtomicBool,
     /// Set while this process builds the index from the whole store: finds do not wait for
     /// it (minutes at a million items), they ask the database meanwhile.
     building: AtomicBool,
@@ -111,6 +126,10 @@ impl LexicalIndex {
             analyzer,
             place: place.clone(),
             sync: Mutex::new(sync::SyncState::default()),
+            view: Mutex::new(None),
+            fold_due: AtomicBool::new(false),
+            folding: Mutex::new(()),
+            closed: AtomicBool::new(false),
             building: AtomicBool::new(false),
             searching: AtomicUsize::new(0),
         })
@@ -120,9 +139,10 @@ impl LexicalIndex {
         &self.place
     }
 
-    /// Live items in the index as of its last reload.
+    /// Live items in the index's commit that searches read (a fold before this call counts
+    /// them all).
     pub fn documents(&self) -> u64 {
-        self.reader.searcher().num_docs()
+        self.searched().searcher.num_docs()
     }
 
     /// The bytes the index takes on disk (0 in memory).
@@ -133,6 +153,33 @@ impl LexicalIndex {
                 .map(|entries| entries.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
                 .unwrap_or(0),
         }
+    }
+}
+
+/// A commit as searches read it: its searcher, and the changes since it.
+pub(crate) struct View {
+    pub searcher: Searcher,
+    pub delta: delta::Delta,
+}
+
+impl LexicalIndex {
+    pub(crate) fn lock_sync(&self) -> MutexGuard<'_, sync::SyncState> {
+        self.sync.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn view(&self) -> Option<Arc<View>> {
+        self.view.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    pub(crate) fn set_view(&self, view: View) {
+        *self.view.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(view));
+    }
+
+    /// The view a search reads: the caught-up one, or the last reload's commit alone.
+    pub(crate) fn searched(&self) -> Arc<View> {
+        self.view().unwrap_or_else(|| {
+            Arc::new(View { searcher: self.reader.searcher(), delta: delta::Delta::default() })
+        })
     }
 }
 

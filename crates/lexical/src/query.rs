@@ -1,12 +1,15 @@
-//! A parsed query (`cortex_domain::query`) as a tantivy query over the text field. Words go
-//! through the index's own analyzer, so a query word meets the stem its occurrences were
-//! indexed under. Plain words become a union of term queries — what block-max WAND prunes —
-//! or, when every word must match, an intersection; phrases need their words in order;
-//! excluded words remove a match.
+//! A parsed query (`cortex_domain::query`) as a plan over index terms, and that plan as a
+//! tantivy query over the text field. Words go through the index's own analyzer, so a query
+//! word meets the stem its occurrences were indexed under. Plain words become a union of term
+//! queries — what block-max WAND prunes — or, when every word must match, an intersection;
+//! phrases need their words in order; excluded words remove a match. The same plan scores the
+//! items changed since the last commit (`delta`), as tantivy would.
 
+use crate::delta::Delta;
 use crate::schema::{Fields, terms_of};
 use cortex_domain::query::{ParsedQuery, Term as QueryTerm};
 use cortex_store::Combine;
+use std::collections::HashMap;
 use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TextAnalyzer;
@@ -16,64 +19,97 @@ use tantivy::{Searcher, Term};
 /// prefix must not turn a find into a scan of the whole vocabulary.
 const PREFIX_EXPANSIONS: usize = 64;
 
-/// The query, or `None` when no word of it can match anything (all too long, or a prefix
-/// no term starts with).
-pub(crate) fn build(
+/// What a document must hold, in index terms.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Plan {
+    /// Every clause must match (`Combine::All`), or any one.
+    pub all: bool,
+    pub clauses: Vec<Clause>,
+    /// Terms no match may hold.
+    pub exclude: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Clause {
+    Term(String),
+    /// Two or more terms, in this order, side by side.
+    Phrase(Vec<String>),
+    /// A prefix's expansions: any of them.
+    AnyOf(Vec<String>),
+}
+
+impl Plan {
+    /// Every term the plan searches for (not the excluded ones).
+    pub(crate) fn terms(&self) -> impl Iterator<Item = &String> {
+        self.clauses.iter().flat_map(|clause| match clause {
+            Clause::Term(t) => std::slice::from_ref(t).iter(),
+            Clause::Phrase(terms) | Clause::AnyOf(terms) => terms.iter(),
+        })
+    }
+
+    /// The plan as a tantivy query.
+    pub(crate) fn to_query(&self, fields: &Fields) -> Box<dyn Query> {
+        let occur = if self.all { Occur::Must } else { Occur::Should };
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = self
+            .clauses
+            .iter()
+            .map(|clause| {
+                let query: Box<dyn Query> = match clause {
+                    Clause::Term(t) => term_query(fields, t),
+                    Clause::Phrase(terms) => Box::new(PhraseQuery::new(
+                        terms.iter().map(|t| Term::from_field_text(fields.text, t)).collect(),
+                    )),
+                    Clause::AnyOf(terms) => Box::new(BooleanQuery::new(
+                        terms.iter().map(|t| (Occur::Should, term_query(fields, t))).collect(),
+                    )),
+                };
+                (occur, query)
+            })
+            .collect();
+        clauses.extend(self.exclude.iter().map(|t| (Occur::MustNot, term_query(fields, t))));
+        Box::new(BooleanQuery::new(clauses))
+    }
+}
+
+/// The plan, or `None` when no word of the query can match anything (all too long, or a prefix
+/// no term starts with). Prefixes expand over the index's terms and the delta's.
+pub(crate) fn plan(
     searcher: &Searcher,
+    delta: &Delta,
     fields: &Fields,
     analyzer: &mut TextAnalyzer,
     parsed: &ParsedQuery,
     combine: Combine,
-) -> tantivy::Result<Option<Box<dyn Query>>> {
-    let occur = match combine {
-        Combine::All => Occur::Must,
-        Combine::Any => Occur::Should,
-    };
-    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+) -> tantivy::Result<Option<Plan>> {
+    let all = combine == Combine::All;
+    let mut clauses = Vec::new();
     for term in &parsed.include {
-        let query: Box<dyn Query> = match term {
-            QueryTerm::Word(word) => match terms_of(analyzer, word).pop() {
-                Some(t) => term_query(fields, &t),
-                None if combine == Combine::All => return Ok(None),
-                None => continue,
-            },
+        let clause = match term {
+            QueryTerm::Word(word) => terms_of(analyzer, word).pop().map(Clause::Term),
             QueryTerm::Phrase(words) => {
-                let terms: Vec<Term> = words
-                    .iter()
-                    .flat_map(|w| terms_of(analyzer, w))
-                    .map(|t| Term::from_field_text(fields.text, &t))
-                    .collect();
+                let mut terms: Vec<String> = words.iter().flat_map(|w| terms_of(analyzer, w)).collect();
                 match terms.len() {
-                    0 if combine == Combine::All => return Ok(None),
-                    0 => continue,
-                    1 => Box::new(TermQuery::new(terms[0].clone(), IndexRecordOption::WithFreqs)),
-                    _ => Box::new(PhraseQuery::new(terms)),
+                    0 => None,
+                    1 => terms.pop().map(Clause::Term),
+                    _ => Some(Clause::Phrase(terms)),
                 }
             }
             QueryTerm::Prefix(prefix) => {
-                let expanded = expand_prefix(searcher, fields, prefix)?;
-                if expanded.is_empty() {
-                    if combine == Combine::All {
-                        return Ok(None);
-                    }
-                    continue;
-                }
-                let any: Vec<(Occur, Box<dyn Query>)> =
-                    expanded.iter().map(|t| (Occur::Should, term_query(fields, t))).collect();
-                Box::new(BooleanQuery::new(any))
+                let expanded = expand_prefix(searcher, delta, fields, prefix)?;
+                (!expanded.is_empty()).then_some(Clause::AnyOf(expanded))
             }
         };
-        clauses.push((occur, query));
+        match clause {
+            Some(clause) => clauses.push(clause),
+            None if all => return Ok(None),
+            None => {}
+        }
     }
     if clauses.is_empty() {
         return Ok(None);
     }
-    for word in &parsed.exclude {
-        for t in terms_of(analyzer, word) {
-            clauses.push((Occur::MustNot, term_query(fields, &t)));
-        }
-    }
-    Ok(Some(Box::new(BooleanQuery::new(clauses))))
+    let exclude = parsed.exclude.iter().flat_map(|word| terms_of(analyzer, word)).collect();
+    Ok(Some(Plan { all, clauses, exclude }))
 }
 
 fn term_query(fields: &Fields, text: &str) -> Box<dyn Query> {
@@ -82,9 +118,14 @@ fn term_query(fields: &Fields, text: &str) -> Box<dyn Query> {
 
 /// The index terms starting with `prefix` (lowercased and folded, not stemmed: a stem is itself
 /// a prefix of the words it stands for), the most widespread first.
-fn expand_prefix(searcher: &Searcher, fields: &Fields, prefix: &str) -> tantivy::Result<Vec<String>> {
+fn expand_prefix(
+    searcher: &Searcher,
+    delta: &Delta,
+    fields: &Fields,
+    prefix: &str,
+) -> tantivy::Result<Vec<String>> {
     let prefix = prefix.to_lowercase();
-    let mut found: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+    let mut found: HashMap<String, u64> = HashMap::new();
     for segment in searcher.segment_readers() {
         let index = segment.inverted_index(fields.text)?;
         let mut stream = index.terms().range().ge(prefix.as_bytes()).into_stream()?;
@@ -96,6 +137,9 @@ fn expand_prefix(searcher: &Searcher, fields: &Fields, prefix: &str) -> tantivy:
             let term = String::from_utf8_lossy(key).into_owned();
             *found.entry(term).or_default() += u64::from(stream.value().doc_freq);
         }
+    }
+    for (term, docs) in delta.terms_starting_with(&prefix) {
+        *found.entry(term.to_string()).or_default() += docs;
     }
     let mut terms: Vec<(String, u64)> = found.into_iter().collect();
     terms.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));

@@ -49,6 +49,12 @@ pub(crate) fn terms_of(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
     out
 }
 
+/// What the text field holds for an item: its title twice, then its body.
+pub(crate) fn searchable_text(item: &StoredItem) -> String {
+    let r = &item.record;
+    format!("{}\n{}\n{}", r.title, r.title, r.body)
+}
+
 /// The fields of the schema.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Fields {
@@ -110,7 +116,7 @@ impl Fields {
         let r = &item.record;
         let facts = ItemFacts::of(item);
         let mut doc = TantivyDocument::new();
-        doc.add_text(self.text, format!("{}\n{}\n{}", r.title, r.title, r.body));
+        doc.add_text(self.text, searchable_text(item));
         doc.add_bytes(self.id, r.id.as_bytes().as_slice());
         let (hi, lo) = r.id.as_u64_pair();
         doc.add_u64(self.id_hi, hi);

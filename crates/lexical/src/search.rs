@@ -11,8 +11,9 @@
 //! whose postings block-max WAND cannot skip until the threshold is high; at a million items
 //! one thread spends tens of milliseconds on such a query.
 
+use crate::delta::{Delta, PlanScorer, Stats};
 use crate::filter::SegmentFilter;
-use crate::{LexicalError, LexicalIndex, Result, query};
+use crate::{LexicalError, LexicalIndex, Result, View, query};
 use cortex_domain::Scope;
 use cortex_domain::scope::SCOPE_FIELDS;
 use cortex_store::{LexicalMatch, LexicalQuery};
@@ -63,18 +64,20 @@ impl LexicalIndex {
 
     /// [`Self::search`] on `threads` threads, or as many as the index's size calls for.
     fn search_on(&self, query: &LexicalQuery, threads: Option<usize>) -> Result<Vec<LexicalMatch>> {
-        let Some(prepared) = self.prepare(query, true)? else { return Ok(Vec::new()) };
+        let view = self.searched();
+        let Some(prepared) = self.prepare(&view, query, true)? else { return Ok(Vec::new()) };
         let k = query.pool.max(1);
         let running = Running::start(&self.searching);
         let threads = match threads {
             Some(threads) => threads,
-            None if running.alone => search_threads(prepared.postings()?),
+            None if running.alone => search_threads(prepared.postings(&view.searcher)?),
             None => 1,
         };
-        let Prepared { searcher, weight, .. } = prepared;
+        let searcher = &view.searcher;
+        let weight = &*prepared.weight;
         let groups = segment_groups(searcher.segment_readers(), threads);
         let shared = SharedThreshold::default();
-        let top_of = |group: &[usize]| top_k(&searcher, &*weight, group, k, &query.filters, &shared);
+        let top_of = |group: &[usize]| top_k(&view, weight, group, k, &query.filters, &shared);
         let mut best = match groups.as_slice() {
             [] => Vec::new(),
             [only] => top_of(only)?,
@@ -94,14 +97,37 @@ impl LexicalIndex {
             b.score.total_cmp(&a.score).then_with(|| (a.segment, a.doc).cmp(&(b.segment, b.doc)))
         });
         best.truncate(k);
-        self.matches(&searcher, &best)
+        let mut found = self.matches(searcher, &best)?;
+        if let Some(scorer) = &prepared.delta {
+            // The delta's matches rank among the index's by score; at a tie, the index's
+            // first, then by id, so the answer does not hang on a hash map's order.
+            let mut fresh: Vec<LexicalMatch> = view
+                .delta
+                .matches(scorer, &query.filters)
+                .map(|(doc, score)| LexicalMatch {
+                    id: doc.id,
+                    score: f64::from(score),
+                    updated_at: doc.facts.updated_at,
+                    scope: doc.facts.scope.clone(),
+                })
+                .collect();
+            fresh.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+            found.extend(fresh);
+            found.sort_by(|a, b| b.score.total_cmp(&a.score));
+            found.truncate(k);
+        }
+        Ok(found)
     }
 
     /// How many live items match and pass the filters, counting stops at `cap`.
     pub fn count(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
-        let Some(Prepared { searcher, weight, .. }) = self.prepare(query, false)? else { return Ok(0) };
-        let mut count = 0usize;
-        for segment in searcher.segment_readers() {
+        let view = self.searched();
+        let Some(prepared) = self.prepare(&view, query, false)? else { return Ok(0) };
+        let mut count = match &prepared.delta {
+            Some(scorer) => view.delta.matches(scorer, &query.filters).count(),
+            None => 0,
+        };
+        for segment in view.searcher.segment_readers() {
             if count >= cap {
                 break;
             }
@@ -110,9 +136,14 @@ impl LexicalIndex {
                 continue;
             }
             let alive = segment.alive_bitset();
-            weight.for_each_no_score(segment, &mut |docs| {
+            let stale = Stale::of(segment, &view.delta)?;
+            prepared.weight.for_each_no_score(segment, &mut |docs| {
                 for &doc in docs {
-                    if count < cap && !alive.is_some_and(|a| a.is_deleted(doc)) && filter.admits(doc) {
+                    if count < cap
+                        && !alive.is_some_and(|a| a.is_deleted(doc))
+                        && filter.admits(doc)
+                        && !stale.masks(doc)
+                    {
                         count += 1;
                     }
                 }
@@ -121,23 +152,34 @@ impl LexicalIndex {
         Ok(count.min(cap))
     }
 
-    /// The searcher of the last reload, the query's weight on it (BM25 when `scoring`) and
-    /// its terms; `None` when no word of the query can match.
-    fn prepare(&self, query: &LexicalQuery, scoring: bool) -> Result<Option<Prepared>> {
-        let searcher = self.reader.searcher();
+    /// The query's weight on the view's searcher (BM25 when `scoring`, over the index's
+    /// statistics and the delta's together) and, when the delta holds anything, the scorer of
+    /// its documents; `None` when no word of the query can match.
+    fn prepare(&self, view: &View, query: &LexicalQuery, scoring: bool) -> Result<Option<Prepared>> {
         let mut analyzer = self.analyzer.clone();
-        let Some(built) = query::build(&searcher, &self.fields, &mut analyzer, &query.query, query.combine)?
+        let Some(plan) = query::plan(
+            &view.searcher,
+            &view.delta,
+            &self.fields,
+            &mut analyzer,
+            &query.query,
+            query.combine,
+        )?
         else {
             return Ok(None);
         };
-        let mut terms = Vec::new();
-        built.query_terms(&mut |term, _| terms.push(term.clone()));
-        let scoring = match scoring {
-            true => EnableScoring::enabled_from_searcher(&searcher),
-            false => EnableScoring::disabled_from_searcher(&searcher),
+        let stats = Stats { searcher: &view.searcher, delta: &view.delta, text: self.fields.text };
+        let enable = match scoring {
+            true => EnableScoring::enabled_from_statistics_provider(&stats, &view.searcher),
+            false => EnableScoring::disabled_from_searcher(&view.searcher),
         };
-        let weight = built.weight(scoring)?;
-        Ok(Some(Prepared { searcher, weight, terms }))
+        let weight = plan.to_query(&self.fields).weight(enable)?;
+        let delta = match view.delta.is_empty() {
+            true => None,
+            false => Some(PlanScorer::new(&plan, &stats, &self.fields)?),
+        };
+        let terms = plan.terms().map(|t| Term::from_field_text(self.fields.text, t)).collect();
+        Ok(Some(Prepared { weight, delta, terms }))
     }
 
     /// The ids, update times and scopes of the best matches, read from fast fields; each
@@ -169,6 +211,31 @@ impl LexicalIndex {
     }
 }
 
+/// The documents of one segment that the delta holds a newer state of: their ids are read
+/// only while the delta holds anything.
+struct Stale<'a> {
+    ids: Option<(tantivy::columnar::Column<u64>, tantivy::columnar::Column<u64>)>,
+    delta: &'a Delta,
+}
+
+impl<'a> Stale<'a> {
+    fn of(segment: &SegmentReader, delta: &'a Delta) -> Result<Stale<'a>> {
+        let ids = match delta.is_empty() {
+            true => None,
+            false => Some((segment.fast_fields().u64("id_hi")?, segment.fast_fields().u64("id_lo")?)),
+        };
+        Ok(Stale { ids, delta })
+    }
+
+    fn masks(&self, doc: DocId) -> bool {
+        let Some((hi, lo)) = &self.ids else { return false };
+        match (hi.first(doc), lo.first(doc)) {
+            (Some(hi), Some(lo)) => self.delta.masks(&Uuid::from_u64_pair(hi, lo)),
+            _ => false,
+        }
+    }
+}
+
 /// One search counted in `searching` while it runs.
 struct Running<'a> {
     searching: &'a AtomicUsize,
@@ -189,10 +256,11 @@ impl Drop for Running<'_> {
     }
 }
 
-/// A query made ready to run on the searcher it was made for.
+/// A query made ready to run on the view it was made for.
 struct Prepared {
-    searcher: Searcher,
     weight: Box<dyn Weight>,
+    /// The scorer of the delta's documents, when it holds any.
+    delta: Option<PlanScorer>,
     terms: Vec<Term>,
 }
 
@@ -200,10 +268,10 @@ impl Prepared {
     /// Postings of the query's terms, all segments together: how much work its search is.
     /// Looked up only when a search may split (a count, or a search kept on one core, needs
     /// no more than its weight).
-    fn postings(&self) -> Result<u64> {
+    fn postings(&self, searcher: &Searcher) -> Result<u64> {
         let mut postings = 0;
         for term in &self.terms {
-            postings += self.searcher.doc_freq(term)?;
+            postings += searcher.doc_freq(term)?;
         }
         Ok(postings)
     }
@@ -211,7 +279,7 @@ impl Prepared {
 
 /// The best `k` matches in the segments `group` (ordinals in the searcher), in no order.
 fn top_k(
-    searcher: &Searcher,
+    view: &View,
     weight: &dyn Weight,
     group: &[usize],
     k: usize,
@@ -221,14 +289,15 @@ fn top_k(
     let mut heap: BinaryHeap<Entry> = BinaryHeap::with_capacity(k + 1);
     let mut local = Score::MIN;
     for &ord in group {
-        let segment = searcher.segment_reader(ord as u32);
+        let segment = view.searcher.segment_reader(ord as u32);
         let filter = SegmentFilter::compile(segment, filters)?;
         if filter.passes_nothing() {
             continue;
         }
         let alive = segment.alive_bitset();
+        let stale = Stale::of(segment, &view.delta)?;
         weight.for_each_pruning(shared.prune_below(local), segment, &mut |doc, score| {
-            if alive.is_some_and(|a| a.is_deleted(doc)) || !filter.admits(doc) {
+            if alive.is_some_and(|a| a.is_deleted(doc)) || !filter.admits(doc) || stale.masks(doc) {
                 return shared.prune_below(local);
             }
             heap.push(Entry { score, segment: ord as u32, doc });
@@ -348,6 +417,7 @@ impl SegmentColumns {
 mod tests {
     use super::*;
     use crate::Place;
+    use crate::delta::DeltaDoc;
     use cortex_domain::Kind;
     use cortex_domain::query::parse_query;
     use cortex_store::{Combine, Filters, Record, StoredItem};
@@ -374,30 +444,16 @@ mod tests {
         for s in 0..segments {
             for i in 0..per_segment {
                 let words: Vec<&str> = (0..3 + next() % 12).map(|_| WORDS[(next() % 16) as usize]).collect();
-                let mut scope = Scope::default();
-                scope.set("org", if i % 3 == 0 { "acme" } else { "other" }.to_string());
-                let record = Record {
-                    id: Uuid::from_u64_pair(s as u64, i as u64),
-                    kind: if i % 2 == 0 { Kind::Decision } else { Kind::Issue },
-                    scope,
-                    title: words[0].to_string(),
-                    body: words[1..].join(" "),
-                    content: None,
-                    data: serde_json::Value::Null,
-                    metadata: None,
-                    source: None,
-                    tags: Vec::new(),
-                    status: None,
-                    content_hash: String::new(),
-                    idempotency_key: None,
-                    ttl: None,
-                    created_at: 0,
-                    updated_at: i as i64,
-                    expires_at: None,
-                    vector: None,
-                    chunks: Vec::new(),
-                };
-                let item = StoredItem { record, deleted_at: None, superseded_by: None };
+                let org = if i % 3 == 0 { "acme" } else { "other" };
+                let kind = if i % 2 == 0 { Kind::Decision } else { Kind::Issue };
+                let item = item(
+                    Uuid::from_u64_pair(s as u64, i as u64),
+                    kind,
+                    org,
+                    words[0],
+                    &words[1..].join(" "),
+                    i,
+                );
                 writer.add_document(index.fields.document(&item)).unwrap();
             }
             writer.commit().unwrap();
@@ -405,6 +461,33 @@ mod tests {
         index.reader.reload().unwrap();
         assert_eq!(index.reader.searcher().segment_readers().len(), segments);
         index
+    }
+
+    fn item(id: Uuid, kind: Kind, org: &str, title: &str, body: &str, updated_at: usize) -> StoredItem {
+        let mut scope = Scope::default();
+        scope.set("org", org.to_string());
+        let record = Record {
+            id,
+            kind,
+            scope,
+            title: title.to_string(),
+            body: body.to_string(),
+            content: None,
+            data: serde_json::Value::Null,
+            metadata: None,
+            source: None,
+            tags: Vec::new(),
+            status: None,
+            content_hash: String::new(),
+            idempotency_key: None,
+            ttl: None,
+            created_at: 0,
+            updated_at: updated_at as i64,
+            expires_at: None,
+            vector: None,
+            chunks: Vec::new(),
+        };
+        StoredItem { record, deleted_at: None, superseded_by: None }
     }
 
     fn query(text: &str, filters: Filters, pool: usize) -> LexicalQuery {
@@ -433,6 +516,104 @@ mod tests {
                     assert_eq!(ranked(&split), ranked(&alone), "{text} on {threads} threads");
                 }
             }
+        }
+    }
+
+    /// Every match with its score, by id.
+    fn scored(index: &LexicalIndex, q: &LexicalQuery) -> Vec<(Uuid, f64)> {
+        let mut all = ranked(&index.search_on(q, Some(1)).unwrap());
+        all.sort_by_key(|(id, _)| *id);
+        all
+    }
+
+    #[test]
+    fn the_delta_ranks_and_counts_as_its_commit_does() {
+        let index = index_of(3, 200);
+        let base = index.reader.searcher();
+        // Changes since the commit: new items, base items rewritten, base items deleted.
+        let mut changed = Vec::new();
+        for i in 0..30u64 {
+            let words =
+                [WORDS[(i % 16) as usize], WORDS[((i * 7) % 16) as usize], WORDS[((i * 3) % 16) as usize]];
+            let (title, body) = (words[0], format!("{} {} billing invoice", words[1], words[2]));
+            let id = match i % 3 {
+                0 => Uuid::from_u64_pair(9, i),
+                _ => Uuid::from_u64_pair(i % 3, i),
+            };
+            changed.push((id, (i % 5 != 4).then(|| item(id, Kind::Decision, "acme", title, &body, 7))));
+        }
+        let mut delta = Delta::empty(cortex_store::ChangeCursor::default());
+        let mut analyzer = index.analyzer.clone();
+        for (id, item) in &changed {
+            delta.put(*id, item.as_ref().map(|item| DeltaDoc::of(item, &mut analyzer)));
+        }
+        index.set_view(View { searcher: base, delta });
+        let now = 1;
+        let queries = [
+            query("webhook retry backoff timeout", Filters { now, ..Filters::default() }, 10_000),
+            query("\"billing invoice\" tenant", Filters { now, ..Filters::default() }, 10_000),
+            query("cache -token", Filters { now, ..Filters::default() }, 10_000),
+            query("ten* shard", Filters { now, ..Filters::default() }, 10_000),
+            query(
+                "billing invoice",
+                Filters { now, scope_equals: vec![("org", "acme".to_string())], ..Filters::default() },
+                10_000,
+            ),
+            LexicalQuery {
+                query: parse_query("billing cache"),
+                combine: Combine::All,
+                filters: Filters { now, ..Filters::default() },
+                pool: 10_000,
+            },
+        ];
+        let before: Vec<_> =
+            queries.iter().map(|q| (scored(&index, q), index.count(q, usize::MAX).unwrap())).collect();
+        let top: Vec<_> = queries
+            .iter()
+            .map(|q| ranked(&index.search_on(&LexicalQuery { pool: 5, ..q.clone() }, Some(1)).unwrap()))
+            .collect();
+
+        // The fold, by hand: the same changes committed to the index.
+        let mut writer =
+            index.index.writer_with_num_threads::<tantivy::TantivyDocument>(1, 15_000_000).unwrap();
+        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        for (id, item) in &changed {
+            writer.delete_term(index.fields.id_term(*id));
+            if let Some(item) = item {
+                writer.add_document(index.fields.document(item)).unwrap();
+            }
+        }
+        writer.commit().unwrap();
+        index.reader.reload().unwrap();
+        index.set_view(View { searcher: index.reader.searcher(), delta: Delta::default() });
+
+        for (i, q) in queries.iter().enumerate() {
+            let (matched, count) = &before[i];
+            let after = scored(&index, q);
+            assert!(!after.is_empty(), "query {i} matches something");
+            assert_eq!(
+                after.iter().map(|m| m.0).collect::<Vec<_>>(),
+                matched.iter().map(|m| m.0).collect::<Vec<_>>(),
+                "query {i}: the same items"
+            );
+            for ((id, folded), (_, held)) in after.iter().zip(matched) {
+                assert!(
+                    (folded - held).abs() < 1e-4 * folded.abs().max(1.0),
+                    "query {i}, {id}: {held} in the delta, {folded} committed"
+                );
+            }
+            assert_eq!(index.count(q, usize::MAX).unwrap(), *count, "query {i}: the same count");
+            let folded_top =
+                ranked(&index.search_on(&LexicalQuery { pool: 5, ..q.clone() }, Some(1)).unwrap());
+            let scores = |r: &[(Uuid, f64)]| r.iter().map(|m| (m.1 * 1e3).round() as i64).collect::<Vec<_>>();
+            assert_eq!(scores(&folded_top), scores(&top[i]), "query {i}: the same top scores");
+        }
+        // A rewritten item's old words and a deleted item are gone before the fold as after.
+        let deleted: Vec<Uuid> =
+            changed.iter().filter(|(_, item)| item.is_none()).map(|(id, _)| *id).collect();
+        assert!(!deleted.is_empty());
+        for (matched, _) in &before {
+            assert!(matched.iter().all(|(id, _)| !deleted.contains(id)));
         }
     }
 

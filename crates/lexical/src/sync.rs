@@ -3,28 +3,36 @@
 //! The index's last commit carries a payload: the version of its schema, the identity of the
 //! store it was built from (a random id kept in the store's own metadata, so a database
 //! replaced at the same path or URL is not mistaken for the old one), and the change-log cursor
-//! it has read to. Catching up reads the log from that cursor under tantivy's writer lock, so
-//! two processes never apply the same changes twice, and the second one finds the first one's
-//! commit and starts from there.
+//! it has read to. A find reads the log from the cursor of the commit it searches into the
+//! [`Delta`] (in memory, no commit on its path); the fold (`fold.rs`) commits the changes a
+//! moment later, under tantivy's writer lock, so two processes never apply the same changes
+//! twice, and the second one finds the first one's commit and starts from there.
 
+use crate::delta::{Delta, DeltaDoc};
 use crate::schema::VERSION;
-use crate::{LexicalError, LexicalIndex, Result};
-use cortex_store::{ChangeCursor, Store};
+use crate::{LexicalError, LexicalIndex, Result, View};
+use cortex_store::{ChangeCursor, Store, StoredItem};
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tantivy::directory::error::LockError;
 use tantivy::{IndexWriter, TantivyDocument, TantivyError};
+use uuid::Uuid;
 
 /// Change-log entries read per page.
 const CHANGES_PAGE: usize = 10_000;
+/// Changed items a delta holds at most: beyond, a find commits them first (a bulk import by
+/// another process), rather than hold thousands of documents in memory.
+const DELTA_MOST: usize = 5_000;
 /// Items read per page while building.
 const BUILD_PAGE: usize = 2_000;
-/// How long a catch-up waits for another process's writer lock before the find asks the
-/// database instead (another process's catch-up takes milliseconds; its build, minutes).
+/// How long a commit waits for another process's writer lock before the find asks the
+/// database instead (another process's fold takes milliseconds; its build, minutes).
 const CATCH_UP_LOCK_WAIT: Duration = Duration::from_secs(2);
 /// How long `cortex reindex --lexical` waits for it.
 const BUILD_LOCK_WAIT: Duration = Duration::from_secs(60);
-/// Indexing memory of a catch-up (tantivy's least) and of a build.
+/// Indexing memory of a fold (tantivy's least) and of a build.
 const CATCH_UP_HEAP: usize = 15_000_000;
 const BUILD_HEAP: usize = 200_000_000;
 /// The store metadata key naming the store, for the index to know it was built from it.
@@ -35,14 +43,14 @@ pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 
 #[derive(Debug, Default)]
 pub(crate) struct SyncState {
-    /// The store's change counter when the index was last brought up to date.
+    /// The store's change counter when the view was last brought up to date.
     counter: Option<i64>,
     /// The store's identity, read (or made) once.
     store_id: Option<String>,
 }
 
 impl SyncState {
-    fn store_id(&mut self, store: &dyn Store) -> Result<String> {
+    pub(crate) fn store_id(&mut self, store: &dyn Store) -> Result<String> {
         if let Some(id) = &self.store_id {
             return Ok(id.clone());
         }
@@ -68,56 +76,123 @@ impl Payload {
 }
 
 impl LexicalIndex {
-    /// Brings the index up to date with every write committed to `store` (by any process)
-    /// before this call: cheap when nothing was (one read of the change counter).
-    pub fn catch_up(&self, store: &dyn Store) -> Result<()> {
+    /// Brings what searches read up to date with every write committed to `store` (by any
+    /// process) before this call: cheap when nothing was (one read of the change counter), a
+    /// read of the changed items when something was. Their commit is left to a fold a moment
+    /// later, on a thread of its own.
+    pub fn catch_up(self: &Arc<Self>, store: &Arc<dyn Store>) -> Result<()> {
         if self.building.load(Ordering::Acquire) {
             return Err(LexicalError::Building);
         }
         // Read the counter before the log: a write landing in between is read next time.
         let counter = store.change_counter()?;
-        let mut state = self.sync.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.lock_sync();
         if state.counter == Some(counter) {
             return Ok(());
         }
-        let store_id = state.store_id(store)?;
-        let current = self.committed_for(&store_id);
-        // What is to do: nothing, the changes since the last commit, or everything.
-        let (pending, build) = match &current {
-            None => (true, true),
-            Some(p) => {
-                let changes = store.changes_since(p.cursor(), CHANGES_PAGE)?;
-                (changes.behind || !changes.items.is_empty(), changes.behind)
-            }
-        };
-        if pending {
-            let mut writer = match build {
-                true => self.writer(build_threads(), BUILD_HEAP, CATCH_UP_LOCK_WAIT)?,
-                false => self.writer(1, CATCH_UP_HEAP, CATCH_UP_LOCK_WAIT)?,
-            };
-            // Another process may have caught up while this one waited for the lock.
-            match self.committed_for(&store_id) {
-                Some(p) => self.apply_changes(&mut writer, store, &store_id, p.cursor())?,
-                None => self.fill(&mut writer, store, &store_id, &mut logged())?,
-            }
-            writer.wait_merging_threads()?;
-        }
-        self.reader.reload()?;
+        let store_id = state.store_id(store.as_ref())?;
+        let view = self.caught_up_view(store.as_ref(), &store_id)?;
+        let pending = !view.delta.is_empty();
+        self.set_view(view);
         state.counter = Some(counter);
+        drop(state);
+        if pending {
+            self.schedule_fold(store);
+        }
         Ok(())
     }
 
     /// Builds the index again from every item of `store`, reporting progress; returns the live
     /// items indexed. Other processes keep reading the previous commit until this one lands.
     pub fn rebuild(&self, store: &dyn Store, progress: Progress<'_>) -> Result<u64> {
-        let mut state = self.sync.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.lock_sync();
         let store_id = state.store_id(store)?;
         let mut writer = self.writer(build_threads(), BUILD_HEAP, BUILD_LOCK_WAIT)?;
         self.fill(&mut writer, store, &store_id, progress)?;
         writer.wait_merging_threads()?;
-        self.reader.reload()?;
+        self.refresh_view(store, &store_id)?;
         state.counter = None;
         Ok(self.reader.searcher().num_docs())
+    }
+
+    /// The current view with the log's changes since it read into its delta. Changes too many
+    /// to hold, or that the log cannot list any more, are committed first.
+    fn caught_up_view(&self, store: &dyn Store, store_id: &str) -> Result<View> {
+        let current = match self.view() {
+            Some(view) => view,
+            None => Arc::new(self.committed_view(store, store_id)?),
+        };
+        if let Some(delta) = self.read_changes(&current.delta, store)? {
+            return Ok(View { searcher: current.searcher.clone(), delta });
+        }
+        self.commit_changes(store, store_id)?;
+        let committed = self.committed_view(store, store_id)?;
+        let delta = self.read_changes(&committed.delta, store)?.ok_or(LexicalError::Lagging)?;
+        Ok(View { searcher: committed.searcher, delta })
+    }
+
+    /// Loads the last commit and reads the changes since it: what a fold or a build leaves.
+    pub(crate) fn refresh_view(&self, store: &dyn Store, store_id: &str) -> Result<()> {
+        let committed = self.committed_view(store, store_id)?;
+        let delta = self.read_changes(&committed.delta, store)?.ok_or(LexicalError::Lagging)?;
+        self.set_view(View { searcher: committed.searcher, delta });
+        Ok(())
+    }
+
+    /// The last commit for this store, loaded, with an empty delta at its cursor; the index is
+    /// built first when it has none.
+    fn committed_view(&self, store: &dyn Store, store_id: &str) -> Result<View> {
+        if self.committed_for(store_id).is_none() {
+            self.commit_changes(store, store_id)?;
+        }
+        // The cursor before the reload: a commit landing in between is newer than the cursor
+        // says, and the changes it holds are read into the delta again (harmless).
+        let cursor = self.committed_for(store_id).ok_or(LexicalError::Lagging)?.cursor();
+        self.reader.reload()?;
+        Ok(View { searcher: self.reader.searcher(), delta: Delta::empty(cursor) })
+    }
+
+    /// `delta` with the log's changes after its cursor; `None` when they are too many to hold,
+    /// or the log no longer lists them all.
+    fn read_changes(&self, delta: &Delta, store: &dyn Store) -> Result<Option<Delta>> {
+        let mut delta = delta.clone();
+        let mut analyzer = self.analyzer.clone();
+        loop {
+            let changes = store.changes_since(delta.cursor, CHANGES_PAGE)?;
+            let stuck = !changes.complete && changes.next == delta.cursor;
+            if changes.behind || stuck || delta.len() + changes.items.len() > DELTA_MOST {
+                return Ok(None);
+            }
+            let live: HashMap<Uuid, StoredItem> = store
+                .get(&changes.items)?
+                .into_iter()
+                .filter(|item| item.deleted_at.is_none())
+                .map(|item| (item.record.id, item))
+                .collect();
+            for id in &changes.items {
+                delta.put(*id, live.get(id).map(|item| DeltaDoc::of(item, &mut analyzer)));
+            }
+            delta.cursor = changes.next;
+            if changes.complete {
+                return Ok(Some(delta));
+            }
+        }
+    }
+
+    /// Commits the changes the log holds after the index's last commit, or builds the index
+    /// when it has none for this store, under tantivy's writer lock.
+    pub(crate) fn commit_changes(&self, store: &dyn Store, store_id: &str) -> Result<()> {
+        let mut writer = match self.committed_for(store_id) {
+            None => self.writer(build_threads(), BUILD_HEAP, CATCH_UP_LOCK_WAIT)?,
+            Some(_) => self.writer(1, CATCH_UP_HEAP, CATCH_UP_LOCK_WAIT)?,
+        };
+        // Another process may have committed while this one waited for the lock.
+        match self.committed_for(store_id) {
+            Some(p) => self.apply_changes(&mut writer, store, store_id, p.cursor())?,
+            None => self.fill(&mut writer, store, store_id, &mut logged())?,
+        }
+        writer.wait_merging_threads()?;
+        Ok(())
     }
 
     /// Applies the changes after `cursor`; falls back to a build when the log no longer holds
@@ -151,6 +226,10 @@ impl LexicalIndex {
             if changes.complete {
                 break;
             }
+        }
+        if applied == 0 {
+            // Another process's commit holds every change already.
+            return Ok(());
         }
         self.commit(writer, store_id, cursor)?;
         tracing::debug!(

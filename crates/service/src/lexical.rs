@@ -24,7 +24,7 @@ pub enum Cores {
 }
 
 pub struct Lexical {
-    index: Option<LexicalIndex>,
+    index: Option<Arc<LexicalIndex>>,
     /// The whole store, unbounded: what the index is derived from.
     store: Arc<dyn Store>,
 }
@@ -34,7 +34,7 @@ impl Lexical {
     /// index that cannot be opened is logged and left out.
     pub fn new(store: Arc<dyn Store>, place: Option<&Place>) -> Lexical {
         let index = place.and_then(|place| match LexicalIndex::open(place) {
-            Ok(index) => Some(index),
+            Ok(index) => Some(Arc::new(index)),
             Err(e) => {
                 tracing::warn!("lexical finds use the database's own search: {e}");
                 None
@@ -46,7 +46,7 @@ impl Lexical {
     /// The index, brought up to date; `None` when finds must ask the database.
     fn current(&self) -> Option<&LexicalIndex> {
         let index = self.index.as_ref()?;
-        match index.catch_up(self.store.as_ref()) {
+        match index.catch_up(&self.store) {
             Ok(()) => Some(index),
             Err(cortex_lexical::LexicalError::Building) => None,
             Err(e) => {
@@ -66,7 +66,7 @@ impl Lexical {
         let lexical = self.clone();
         let spawned = std::thread::Builder::new().name("lexical-index".into()).spawn(move || {
             if let Some(index) = &lexical.index
-                && let Err(e) = index.catch_up(lexical.store.as_ref())
+                && let Err(e) = index.catch_up(&lexical.store)
             {
                 tracing::warn!("the lexical index could not be prepared; finds will try again: {e}");
             }
@@ -137,13 +137,26 @@ impl Lexical {
             return format!("enabled: {database} ({NO_INDEX})");
         };
         let place = index.place();
-        match index.catch_up(self.store.as_ref()) {
+        // Folded first, so that the count holds every item, not only those of the last commit.
+        match index.catch_up(&self.store).and_then(|()| index.fold(self.store.as_ref())) {
             Ok(()) => format!(
                 "enabled: BM25 index at {place}, {} items ({:.1} MiB)",
                 index.documents(),
                 index.disk_bytes() as f64 / 1_048_576.0
             ),
             Err(e) => format!("enabled: {database}, while the index at {place} is unavailable: {e}"),
+        }
+    }
+}
+
+/// A closing service commits what its index has read but not yet folded, so the next process
+/// opens a commit that holds it.
+impl Drop for Lexical {
+    fn drop(&mut self) {
+        if let Some(index) = &self.index
+            && let Err(e) = index.close(self.store.as_ref())
+        {
+            tracing::warn!("the lexical index's last changes stay in the log for the next process: {e}");
         }
     }
 }

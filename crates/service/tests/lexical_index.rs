@@ -20,6 +20,7 @@ per_backend!(
     two_processes_on_one_index_find_each_others_writes,
     an_index_of_another_database_is_not_trusted,
     the_index_finds_what_the_database_search_finds,
+    a_closing_service_commits_what_its_finds_read,
 );
 
 /// A service as a new process would open it, with the lexical index at `place` (`None`: the
@@ -150,6 +151,29 @@ fn two_processes_on_one_index_find_each_others_writes(db: &TestDb) {
         "a's delete leaves b's hits at once"
     );
     assert_eq!(found(&a, json!({"query": "flamingo"})), set(&[&second[0]]));
+}
+
+/// A find reads new writes into memory and leaves their commit to a fold a moment later; a
+/// service that closes before it folds what is left, so the next process opens a commit that
+/// holds every write.
+fn a_closing_service_commits_what_its_finds_read(db: &TestDb) {
+    let dir = tempfile::tempdir().unwrap();
+    let service = open(db, folder(dir.path()));
+    assert!(found(&service, json!({"query": "heron"})).is_empty());
+    let ids = store(
+        &service,
+        json!([note("Heron queue", "the heron queue drains at night"), note("Egret", "egret heron")]),
+    );
+    assert_eq!(found(&service, json!({"query": "heron"})), set(&[&ids[0], &ids[1]]));
+    service.store(&json!({"items": [{"operation": "delete", "id": ids[1]}]})).unwrap();
+    assert_eq!(
+        found(&service, json!({"query": "heron"})),
+        set(&[&ids[0]]),
+        "a delete leaves the hits at once"
+    );
+    drop(service);
+    let index = cortex_lexical::LexicalIndex::open(&Place::Dir(dir.path().join("lexical"))).unwrap();
+    assert_eq!(index.documents(), 1, "the last commit holds the live item");
 }
 
 fn an_index_of_another_database_is_not_trusted(db: &TestDb) {

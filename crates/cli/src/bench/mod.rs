@@ -319,6 +319,13 @@ fn empty_postgres(url: &str) -> Result<(), String> {
     store.empty_scratch_database().map_err(|e| e.to_string())
 }
 
+/// `VACUUM ANALYZE` of the scratch PostgreSQL database after its corpus is loaded.
+pub(super) fn settle_postgres(url: &str) -> Result<(), String> {
+    let store = cortex_store::PostgresStore::open(url, None, cortex_store::PoolConfig { size: 1 })
+        .map_err(|e| e.to_string())?;
+    store.vacuum_analyze().map_err(|e| e.to_string())
+}
+
 /// One backend at one size; `db` is what `--db` would be given (the database is empty).
 fn bench_size(
     backend: &'static str,

@@ -115,7 +115,18 @@ impl PostgresStore {
     /// database, which `cortex bench --postgres` empties before each size. On this type only,
     /// not on the store's roles: no service path may empty a store.
     pub fn empty_scratch_database(&self) -> Result<()> {
-        self.primary()?.batch_execute("TRUNCATE items, item_chunks, lexicon; DELETE FROM store_meta")?;
+        // A key left by an earlier run would make the next run's keyless server refuse every
+        // request (a server with any key asks every request for one).
+        self.primary()?
+            .batch_execute("TRUNCATE items, item_chunks, lexicon, api_keys; DELETE FROM store_meta")?;
+        Ok(())
+    }
+
+    /// `VACUUM ANALYZE` of the whole database: what an operator runs after a bulk import, so
+    /// that a benchmark loading the database right after measures the server, not autovacuum
+    /// catching up with the import.
+    pub fn vacuum_analyze(&self) -> Result<()> {
+        self.primary()?.batch_execute("VACUUM ANALYZE")?;
         Ok(())
     }
 }

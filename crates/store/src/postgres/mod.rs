@@ -116,9 +116,16 @@ impl PostgresStore {
     /// not on the store's roles: no service path may empty a store.
     pub fn empty_scratch_database(&self) -> Result<()> {
         // A key left by an earlier run would make the next run's keyless server refuse every
-        // request (a server with any key asks every request for one).
-        self.primary()?
-            .batch_execute("TRUNCATE items, item_chunks, lexicon, api_keys; DELETE FROM store_meta")?;
+        // request (a server with any key, revoked or not, asks every request for one). Keys
+        // are never deleted by design; a scratch database lifts its guard for that moment.
+        self.primary()?.batch_execute(
+            "BEGIN;
+             TRUNCATE items, item_chunks, lexicon; DELETE FROM store_meta;
+             ALTER TABLE api_keys DISABLE TRIGGER api_keys_no_truncate;
+             TRUNCATE api_keys;
+             ALTER TABLE api_keys ENABLE TRIGGER api_keys_no_truncate;
+             COMMIT;",
+        )?;
         Ok(())
     }
 

@@ -37,11 +37,13 @@ pub fn edit_distance(a: &str, b: &str, max: usize) -> Option<usize> {
     (d <= max).then_some(d)
 }
 
-/// How many edits a word of this length may be away from its correction.
+/// How many edits a word of this length may be away from its correction. None up to four
+/// letters: a short word one edit from a known one is as often an abbreviation the memory
+/// lacks as a typo (SciFact's "dlns" was searched as "dens").
 pub fn allowed_edits(word: &str) -> usize {
     match word.chars().count() {
-        0..=3 => 0,
-        4..=7 => 1,
+        0..=4 => 0,
+        5..=7 => 1,
         _ => 2,
     }
 }
@@ -67,6 +69,11 @@ pub fn best_correction<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = (&'a str, i64)>,
 ) -> Option<&'a str> {
+    // A word holding a digit is a number or an identifier: one edit names another thing
+    // ("mbd3" is not "mbd1", "1956" not "1996"), not the same thing mistyped.
+    if word.chars().any(|c| c.is_ascii_digit()) {
+        return None;
+    }
     let stemmer = Stemmer::create(Algorithm::English);
     let typed = stemmer.stem(word);
     let (max_stem, max_word) = (allowed_edits(&typed), allowed_edits(word));
@@ -137,5 +144,14 @@ mod tests {
         assert_eq!(best_correction("grandpa", [("grand", 4)]), None);
         // Still corrected when the stem itself is mistyped.
         assert_eq!(best_correction("entrepeneurs", [("entrepreneur", 4)]), Some("entrepreneur"));
+    }
+
+    #[test]
+    fn identifiers_and_short_words_are_taken_as_typed() {
+        assert_eq!(best_correction("mbd3", [("mbd1", 4)]), None);
+        assert_eq!(best_correction("1956", [("1996", 4)]), None);
+        assert_eq!(best_correction("kat8s", [("kats", 4)]), None);
+        assert_eq!(best_correction("dlns", [("dens", 4)]), None);
+        assert_eq!(best_correction("sqlte", [("sqlite", 4)]), Some("sqlite"), "five letters get one edit");
     }
 }

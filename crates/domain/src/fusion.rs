@@ -37,7 +37,7 @@
 //! 0.7441 → 0.7447; every locomo-dev category still above the lexical route).
 //!
 //! Why the cosine of every lexical candidate (issue 20, after the tantivy re-tune): the dense
-//! pool (100, 300 in `deep`) ends somewhere, and a lexical match just past it resembles the
+//! pool (100; `deep` ranked 300 until it took `auto`'s pools) ends somewhere, and a lexical match just past it resembles the
 //! query about as much as the last item in it; counting it as 0 made the ranking depend on
 //! where the pool ended. Filled in, locomo-dev Recall@5 rose 0.6366 → 0.6436 (adversarial and
 //! single-hop; no category fell), SciFact train stayed 0.7443 → 0.7441, and pools of 100 and

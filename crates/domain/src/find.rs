@@ -17,7 +17,7 @@ pub enum Mode {
     Fast,
     /// Lexical and dense, fused (the default).
     Auto,
-    /// Auto plus typo tolerance and larger candidate pools.
+    /// Auto plus typo tolerance (the same candidate pools) and graph expansion.
     Deep,
 }
 

@@ -37,12 +37,13 @@
 //! 0.7441 → 0.7447; every locomo-dev category still above the lexical route).
 //!
 //! Why the cosine of every lexical candidate (issue 20, after the tantivy re-tune): the dense
-//! pool (100, 300 in `deep`) ends somewhere, and a lexical match just past it resembles the
-//! query about as much as the last item in it; counting it as 0 made the ranking depend on
-//! where the pool ended. Filled in, locomo-dev Recall@5 rose 0.6366 → 0.6436 (adversarial and
+//! pool (100; `deep` ranked 300 until it took `auto`'s pools) ends somewhere, and a lexical
+//! match just past it resembles the query about as much as the last item in it; counting it
+//! as 0 made the ranking depend on where the pool ended. Filled in, locomo-dev Recall@5 rose 0.6366 → 0.6436 (adversarial and
 //! single-hop; no category fell), SciFact train stayed 0.7443 → 0.7441, and pools of 100 and
 //! 300 give the same figures to 0.001 on both sets (they differed by 0.008 on locomo-dev), so
-//! `deep`'s larger pools no longer reorder `auto`'s ranking. The trust is still measured on
+//! `deep`'s larger pools hardly reordered `auto`'s ranking (the near-ties they did reorder
+//! lost as many queries as they won, so `deep` now ranks `auto`'s pools). The trust is still measured on
 //! the dense route's own list: it says how far that route's judgement is worth following.
 //! BM25 for dense-only items (the reverse) added nothing in the replay: few of them hold any
 //! query word.

@@ -1,6 +1,8 @@
 //! Close spellings: picks, from words the index knows, the one a mistyped query word most
 //! likely meant.
 
+use rust_stemmers::{Algorithm, Stemmer};
+
 /// Edit distance (insertions, deletions, substitutions, adjacent transpositions), giving up
 /// past `max` so long words cost little.
 pub fn edit_distance(a: &str, b: &str, max: usize) -> Option<usize> {
@@ -35,40 +37,47 @@ pub fn edit_distance(a: &str, b: &str, max: usize) -> Option<usize> {
     (d <= max).then_some(d)
 }
 
-/// How many edits a word of this length may be away from its correction.
+/// How many edits a word of this length may be away from its correction. None up to four
+/// letters: a short word one edit from a known one is as often an abbreviation the memory
+/// lacks as a typo (SciFact's "dlns" was searched as "dens").
 pub fn allowed_edits(word: &str) -> usize {
     match word.chars().count() {
-        0..=3 => 0,
-        4..=6 => 1,
+        0..=4 => 0,
+        5..=7 => 1,
         _ => 2,
     }
 }
 
-/// Suffixes an index stems away (`-es`, `-ing`), at most this long, are not counted as edits.
-const STEMMED_SUFFIX_CHARS: usize = 3;
-
-/// Edits from `word` to an index term, which may be a stem: when the word is up to
-/// [`STEMMED_SUFFIX_CHARS`] longer than the term, its head of the term's length may match
-/// instead (`kubrenetes` is one edit from the stem `kubernet`).
-fn distance_to_term(word: &str, term: &str, max: usize) -> Option<usize> {
-    let whole = edit_distance(word, term, max);
-    let (word_len, term_len) = (word.chars().count(), term.chars().count());
-    let head = (word_len > term_len && word_len - term_len <= STEMMED_SUFFIX_CHARS && term_len >= 4)
-        .then(|| word.chars().take(term_len).collect::<String>())
-        // The head is allowed the edits of its own length: the dropped tail is already a
-        // licence (`december`'s head `decem` is two edits from the stem `decid`, not a typo).
-        .and_then(|head| edit_distance(&head, term, max.min(allowed_edits(&head))));
-    whole.into_iter().chain(head).min()
+/// Whether `typed` (a stem) is `term` (a stem) with letters added at the end: the user typed a
+/// longer form of a word the memory holds ("entrepreneurial" for "entrepreneur", "photography"
+/// for "photograph"), a real word the memory lacks rather than a slip of the keys. Searching
+/// the shorter word instead replaced what the user asked for with a neighbour of it
+/// (locomo-dev: "entrepreneurial journeys" lost its answer to turns about entrepreneurs).
+fn extends(typed: &str, term: &str) -> bool {
+    typed.len() > term.len() && typed.starts_with(term)
 }
 
-/// The best correction of `word` among `(candidate, document_count)` pairs: fewest edits
-/// first, then the most common. `None` when nothing is close or the word itself is known.
+/// The best correction of `word` among `(candidate, document_count)` pairs (the index's terms:
+/// stems on SQLite, words as written on PostgreSQL): fewest edits between the two stems first,
+/// then the most common. Edits are counted between the stems (within the budget of the typed
+/// word's stem, so an inflection is no edit: "kubrenetes" is one edit from the stem
+/// "kubernet") or between the words as written (within the typed word's budget: a typo can
+/// change the stem's shape, "torunaments" stems to "toruna"). A word is never cut to fit a
+/// short term ("october" is not "onto", "november" not "novel"). `None` when nothing is close,
+/// the word itself is known, or the word only extends a known one.
 pub fn best_correction<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = (&'a str, i64)>,
 ) -> Option<&'a str> {
-    let max = allowed_edits(word);
-    if max == 0 {
+    // A word holding a digit is a number or an identifier: one edit names another thing
+    // ("mbd3" is not "mbd1", "1956" not "1996"), not the same thing mistyped.
+    if word.chars().any(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let stemmer = Stemmer::create(Algorithm::English);
+    let typed = stemmer.stem(word);
+    let (max_stem, max_word) = (allowed_edits(&typed), allowed_edits(word));
+    if max_word == 0 {
         return None;
     }
     let mut best: Option<(usize, i64, &str)> = None;
@@ -76,7 +85,12 @@ pub fn best_correction<'a>(
         if candidate == word {
             return None;
         }
-        let Some(d) = distance_to_term(word, candidate, max) else {
+        let term = stemmer.stem(candidate);
+        if extends(&typed, &term) {
+            continue;
+        }
+        let stems = (max_stem > 0).then(|| edit_distance(&typed, &term, max_stem)).flatten();
+        let Some(d) = stems.into_iter().chain(edit_distance(word, candidate, max_word)).min() else {
             continue;
         };
         let better = match best {
@@ -104,20 +118,40 @@ mod tests {
 
     #[test]
     fn picks_closest_then_most_common() {
-        let cands = [("postgres", 3), ("postgrex", 10), ("kubernetes", 5)];
-        assert_eq!(best_correction("postgre", cands), Some("postgrex"));
+        let cands = [("postgrex", 10), ("postgresql", 3), ("kubernetes", 5)];
+        assert_eq!(best_correction("postgrez", cands), Some("postgrex"));
         assert_eq!(best_correction("kubernets", cands), Some("kubernetes"));
         assert_eq!(best_correction("zzqxw", cands), None);
-        assert_eq!(best_correction("postgres", cands), None);
+        assert_eq!(best_correction("postgrex", cands), None);
+        let ties = [("recipe", 9), ("receiv", 2)];
+        assert_eq!(best_correction("recieved", ties), Some("receiv"), "one edit beats two, however common");
     }
 
     #[test]
-    fn a_stemmed_term_matches_the_head_of_a_word() {
-        assert_eq!(distance_to_term("kubrenetes", "kubernet", 2), Some(1));
-        assert_eq!(distance_to_term("kubrenetes", "kub", 2), None, "a short stem is no match");
+    fn stems_are_compared() {
         assert_eq!(best_correction("kubrenetes", [("kubernet", 2), ("kubrick", 9)]), Some("kubernet"));
-        // A short head gets a short head's budget: one edit for five letters.
-        assert_eq!(distance_to_term("december", "decid", 2), None);
-        assert_eq!(distance_to_term("decembers", "decemb", 2), Some(0));
+        assert_eq!(best_correction("torunaments", [("tournament", 1)]), Some("tournament"));
+        // The head of a long word is not a short term: these are words the memory lacks.
+        assert_eq!(best_correction("december", [("decid", 5)]), None);
+        assert_eq!(best_correction("october", [("onto", 5)]), None);
+        assert_eq!(best_correction("november", [("novel", 5)]), None);
+    }
+
+    #[test]
+    fn a_longer_form_of_a_known_word_is_not_a_typo() {
+        assert_eq!(best_correction("entrepreneurial", [("entrepreneur", 4)]), None);
+        assert_eq!(best_correction("photography", [("photograph", 4)]), None);
+        assert_eq!(best_correction("grandpa", [("grand", 4)]), None);
+        // Still corrected when the stem itself is mistyped.
+        assert_eq!(best_correction("entrepeneurs", [("entrepreneur", 4)]), Some("entrepreneur"));
+    }
+
+    #[test]
+    fn identifiers_and_short_words_are_taken_as_typed() {
+        assert_eq!(best_correction("mbd3", [("mbd1", 4)]), None);
+        assert_eq!(best_correction("1956", [("1996", 4)]), None);
+        assert_eq!(best_correction("kat8s", [("kats", 4)]), None);
+        assert_eq!(best_correction("dlns", [("dens", 4)]), None);
+        assert_eq!(best_correction("sqlte", [("sqlite", 4)]), Some("sqlite"), "five letters get one edit");
     }
 }

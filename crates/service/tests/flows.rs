@@ -213,6 +213,14 @@ fn deep_mode_corrects_a_mistyped_word(db: &TestDb) {
         "the correction is said: {:?}",
         deep.notes
     );
+    // A longer form of a stored word is a word the memory lacks, not a typo: searched as typed.
+    m.store(json!([section("Founders", "The entrepreneur pitched the payments idea")]));
+    let longer = m.find(json!({"query": "entrepreneurial", "mode": "deep"}));
+    assert!(
+        !longer.notes.iter().any(|n| n.starts_with("deep: searched")),
+        "not replaced by \"entrepreneur\": {:?}",
+        longer.notes
+    );
     let known = m.find(json!({"query": "invoices", "mode": "deep"}));
     assert!(
         !known.notes.iter().any(|n| n.starts_with("deep: searched")),

@@ -51,6 +51,10 @@ pub struct EvalArgs {
     dump: Option<PathBuf>,
     #[arg(long, default_value_t = 300)]
     dump_pool: usize,
+    /// Write each query's ranked doc ids, metrics and notes per route to this JSON Lines file,
+    /// to see which queries two routes rank differently (and what `deep` corrected).
+    #[arg(long)]
+    per_query: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -136,12 +140,16 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
     if let Some(path) = &args.dump {
         dump_routes(&service, &queries, &doc_of, args.dump_pool, path)?;
     }
+    let mut per_query = String::new();
     for route in &routes {
-        let tally = evaluate(&service, &queries, &doc_of, route)?;
+        let tally = evaluate(&service, &queries, &doc_of, route, &mut per_query)?;
         row(&route.name, "all", &tally.all);
         for (category, t) in &tally.by_category {
             row(&route.name, category, t);
         }
+    }
+    if let Some(path) = &args.per_query {
+        std::fs::write(path, per_query).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     if args.corpus_db.is_none() {
         for suffix in ["", "-wal", "-shm", ".ids.json"] {
@@ -233,12 +241,14 @@ fn request_for(q: &Judged, route: &Route) -> FindRequest {
     request
 }
 
-/// The route's metrics and find times over every query, overall and per category.
+/// The route's metrics and find times over every query, overall and per category; one JSON
+/// line per query appended to `per_query` (route, query, ranked docs, metrics, notes).
 fn evaluate(
     service: &MemoryService,
     queries: &[Judged],
     doc_of: &HashMap<String, String>,
     route: &Route,
+    per_query: &mut String,
 ) -> Result<RouteTally, String> {
     let mut tally = RouteTally::default();
     for q in queries {
@@ -253,7 +263,12 @@ fn evaluate(
             .iter()
             .map(|h| doc_of.get(&h.id.to_string()).map(String::as_str).unwrap_or(""))
             .collect();
-        tally.add(q.category.as_deref(), metrics::metrics(&ranked, &q.relevant), elapsed);
+        let scores = metrics::metrics(&ranked, &q.relevant);
+        tally.add(q.category.as_deref(), scores, elapsed);
+        let line = json!({"route": route.name, "id": q.id, "category": q.category, "ranked": ranked,
+                          "metrics": scores, "notes": response.notes});
+        per_query.push_str(&line.to_string());
+        per_query.push('\n');
     }
     Ok(tally)
 }
@@ -277,7 +292,8 @@ fn dump_routes(
         };
         let line = json!({"id": q.id, "text": q.text, "category": q.category, "relevant": q.relevant,
                           "all": docs(&lists.lexical_all), "any": docs(&lists.lexical_any),
-                          "dense": docs(&lists.dense), "lexcos": docs(&lists.lexical_cosines)});
+                          "dense": docs(&lists.dense), "lexcos": docs(&lists.lexical_cosines),
+                          "qvec": lists.query_vector});
         out.push_str(&line.to_string());
         out.push('\n');
     }

@@ -23,6 +23,8 @@ pub struct RouteLists {
     /// The exact cosine of every disjunctive lexical candidate, whether or not the dense list
     /// holds it; empty when the dense route cannot run.
     pub lexical_cosines: Vec<(Uuid, f64)>,
+    /// The query's embedding; empty when the dense route cannot run.
+    pub query_vector: Vec<f32>,
 }
 
 impl MemoryService {
@@ -34,6 +36,7 @@ impl MemoryService {
             lexical_any: Vec::new(),
             dense: Vec::new(),
             lexical_cosines: Vec::new(),
+            query_vector: Vec::new(),
         };
         let Some(text) = &req.query else { return Ok(lists) };
         let parsed = parse_query(text);
@@ -66,6 +69,7 @@ impl MemoryService {
                 .iter()
                 .filter_map(|v| Some((v.id, f64::from(best_similarity(v, &vector)?))))
                 .collect();
+            lists.query_vector = vector;
         }
         Ok(lists)
     }

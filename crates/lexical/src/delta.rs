@@ -18,7 +18,7 @@ use tantivy::fieldnorm::FieldNormReader;
 use tantivy::query::{Bm25StatisticsProvider, Bm25Weight};
 use tantivy::schema::Field;
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{Score, Searcher, Term};
+use tantivy::{DocId, Score, Searcher, SegmentReader, Term};
 use uuid::Uuid;
 
 /// One live item as the index would hold it: its terms with their positions, and its facts.
@@ -144,6 +144,31 @@ impl Delta {
         self.docs()
             .filter(|doc| filters.admits(&doc.facts))
             .filter_map(|doc| scorer.score(doc).map(|score| (doc, score)))
+    }
+}
+
+/// The documents of one segment that the delta holds a newer state of: their ids are read
+/// only while the delta holds anything.
+pub(crate) struct Stale<'a> {
+    ids: Option<(tantivy::columnar::Column<u64>, tantivy::columnar::Column<u64>)>,
+    delta: &'a Delta,
+}
+
+impl<'a> Stale<'a> {
+    pub(crate) fn of(segment: &SegmentReader, delta: &'a Delta) -> crate::Result<Stale<'a>> {
+        let ids = match delta.is_empty() {
+            true => None,
+            false => Some((segment.fast_fields().u64("id_hi")?, segment.fast_fields().u64("id_lo")?)),
+        };
+        Ok(Stale { ids, delta })
+    }
+
+    pub(crate) fn masks(&self, doc: DocId) -> bool {
+        let Some((hi, lo)) = &self.ids else { return false };
+        match (hi.first(doc), lo.first(doc)) {
+            (Some(hi), Some(lo)) => self.delta.masks(&Uuid::from_u64_pair(hi, lo)),
+            _ => false,
+        }
     }
 }
 

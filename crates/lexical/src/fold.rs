@@ -5,27 +5,38 @@
 
 use crate::{LexicalIndex, Result};
 use cortex_store::Store;
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 /// How long a fold waits after the change that called for it: the writes of that second share
 /// one commit (a busy team server stores tens of times a second, and a commit costs 10–20 ms).
 const FOLD_DELAY: Duration = Duration::from_secs(1);
 
+/// The fold's state in an index.
+#[derive(Default)]
+pub(crate) struct Folding {
+    /// A fold is waiting to run.
+    due: AtomicBool,
+    /// Held while a fold runs: one at a time.
+    running: Mutex<()>,
+    /// The service closed: no waiting fold may start.
+    closed: AtomicBool,
+}
+
 impl LexicalIndex {
     /// Starts a fold in `FOLD_DELAY`, unless one is waiting already. The thread holds neither
     /// the index nor the store while it waits: a service closed meanwhile has folded already.
     pub(crate) fn schedule_fold(self: &Arc<Self>, store: &Arc<dyn Store>) {
-        if self.fold_due.swap(true, Ordering::AcqRel) {
+        if self.folding.due.swap(true, Ordering::AcqRel) {
             return;
         }
         let (index, store) = (Arc::downgrade(self), Arc::downgrade(store));
         let spawned = std::thread::Builder::new().name("lexical-fold".into()).spawn(move || {
             std::thread::sleep(FOLD_DELAY);
             let (Some(index), Some(store)) = (index.upgrade(), store.upgrade()) else { return };
-            index.fold_due.store(false, Ordering::Release);
-            if index.closed.load(Ordering::Acquire) {
+            index.folding.due.store(false, Ordering::Release);
+            if index.folding.closed.load(Ordering::Acquire) {
                 return;
             }
             if let Err(e) = index.fold(store.as_ref()) {
@@ -35,7 +46,7 @@ impl LexicalIndex {
             }
         });
         if let Err(e) = spawned {
-            self.fold_due.store(false, Ordering::Release);
+            self.folding.due.store(false, Ordering::Release);
             tracing::warn!("cannot start the lexical index's fold; the next find tries again: {e}");
         }
     }
@@ -44,7 +55,7 @@ impl LexicalIndex {
     /// the new commit with whatever changed meanwhile. Finds go on reading the previous view
     /// until the new one is in place.
     pub fn fold(&self, store: &dyn Store) -> Result<()> {
-        let _one_at_a_time = self.folding.lock().unwrap_or_else(PoisonError::into_inner);
+        let _one_at_a_time = self.folding.running.lock().unwrap_or_else(PoisonError::into_inner);
         if self.view().is_none_or(|view| view.delta.is_empty()) {
             return Ok(());
         }
@@ -56,7 +67,7 @@ impl LexicalIndex {
 
     /// Folds what is left and lets no waiting fold start: the service is closing.
     pub fn close(&self, store: &dyn Store) -> Result<()> {
-        self.closed.store(true, Ordering::Release);
+        self.folding.closed.store(true, Ordering::Release);
         self.fold(store)
     }
 }

@@ -18,6 +18,7 @@
 //! - [`delta`]: the items changed since the last commit, scored as the index scores its own
 //! - [`filter`]: the shared filter rule on a segment's fast fields
 //! - [`search`]: the filtered top-k and its count
+//! - [`parallel`]: a long question's search split across cores
 //! - [`stem`]: English stems, remembered
 //! - [`sync`]: catching up with the store, building from it
 //! - [`fold`]: committing the delta, off the finds' path
@@ -25,6 +26,7 @@
 mod delta;
 mod filter;
 mod fold;
+mod parallel;
 mod query;
 mod schema;
 mod search;
@@ -94,12 +96,8 @@ pub struct LexicalIndex {
     sync: Mutex<sync::SyncState>,
     /// What searches read; `None` until the first catch-up.
     view: Mutex<Option<Arc<View>>>,
-    /// A fold is waiting to run.
-    fold_due: AtomicBool,
-    /// Held while a fold runs: one at a time.
-    folding: Mutex<()>,
-    /// The service closed: no waiting fold may start.
-    closed: AtomicBool,
+    /// Whether a fold waits, runs, or may no longer start.
+    folding: fold::Folding,
     /// Set while this process builds the index from the whole store: finds do not wait for
     /// it (minutes at a million items), they ask the database meanwhile.
     building: AtomicBool,
@@ -127,9 +125,7 @@ impl LexicalIndex {
             place: place.clone(),
             sync: Mutex::new(sync::SyncState::default()),
             view: Mutex::new(None),
-            fold_due: AtomicBool::new(false),
-            folding: Mutex::new(()),
-            closed: AtomicBool::new(false),
+            folding: fold::Folding::default(),
             building: AtomicBool::new(false),
             searching: AtomicUsize::new(0),
         })

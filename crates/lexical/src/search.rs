@@ -1,25 +1,18 @@
 //! The filtered top-k: each segment's matches come through `Weight::for_each_pruning` (block-max
 //! WAND for a union of words), the filter is tested only on those that would enter the top-k,
 //! and only a passing match raises the threshold — so the pruning stays exact under any filter.
-//!
-//! A query whose words hold many postings, run while no other search is, is searched on every
-//! core at once: the segments are split into groups of about equal size, one per thread, and
-//! the groups share the best threshold any of them has reached. Under concurrent finds the
-//! cores are busy already, and splitting only added threads to wait for them (the 1,000
-//! finds/s load went from p95 10 ms to 640 ms when every search split). Any group's k-th best score is a lower bound of the whole index's k-th best, so a
-//! match below it can be skipped everywhere. A natural-language question holds common words
-//! whose postings block-max WAND cannot skip until the threshold is high; at a million items
-//! one thread spends tens of milliseconds on such a query.
+//! A long question over a large index is split across cores (`parallel`); the items changed
+//! since the last commit (`delta`) mask the index's documents of them and rank beside its own.
 
-use crate::delta::{Delta, PlanScorer, Stats};
+use crate::delta::{PlanScorer, Stale, Stats};
 use crate::filter::SegmentFilter;
+use crate::parallel::{Running, SharedThreshold, panic_message, search_threads, segment_groups};
 use crate::{LexicalError, LexicalIndex, Result, View, query};
 use cortex_domain::Scope;
 use cortex_domain::scope::SCOPE_FIELDS;
 use cortex_store::{LexicalMatch, LexicalQuery};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
 use tantivy::query::{EnableScoring, Weight};
 use tantivy::{DocId, Score, Searcher, SegmentReader, Term};
 use uuid::Uuid;
@@ -211,51 +204,6 @@ impl LexicalIndex {
     }
 }
 
-/// The documents of one segment that the delta holds a newer state of: their ids are read
-/// only while the delta holds anything.
-struct Stale<'a> {
-    ids: Option<(tantivy::columnar::Column<u64>, tantivy::columnar::Column<u64>)>,
-    delta: &'a Delta,
-}
-
-impl<'a> Stale<'a> {
-    fn of(segment: &SegmentReader, delta: &'a Delta) -> Result<Stale<'a>> {
-        let ids = match delta.is_empty() {
-            true => None,
-            false => Some((segment.fast_fields().u64("id_hi")?, segment.fast_fields().u64("id_lo")?)),
-        };
-        Ok(Stale { ids, delta })
-    }
-
-    fn masks(&self, doc: DocId) -> bool {
-        let Some((hi, lo)) = &self.ids else { return false };
-        match (hi.first(doc), lo.first(doc)) {
-            (Some(hi), Some(lo)) => self.delta.masks(&Uuid::from_u64_pair(hi, lo)),
-            _ => false,
-        }
-    }
-}
-
-/// One search counted in `searching` while it runs.
-struct Running<'a> {
-    searching: &'a AtomicUsize,
-    /// No other search was running when this one started.
-    alone: bool,
-}
-
-impl<'a> Running<'a> {
-    fn start(searching: &'a AtomicUsize) -> Running<'a> {
-        let before = searching.fetch_add(1, AtomicOrdering::Relaxed);
-        Running { searching, alone: before == 0 }
-    }
-}
-
-impl Drop for Running<'_> {
-    fn drop(&mut self) {
-        self.searching.fetch_sub(1, AtomicOrdering::Relaxed);
-    }
-}
-
 /// A query made ready to run on the view it was made for.
 struct Prepared {
     weight: Box<dyn Weight>,
@@ -314,67 +262,6 @@ fn top_k(
     Ok(heap.into_vec())
 }
 
-/// The best k-th score any group has reached, shared between the threads of one search.
-/// Scores are BM25, never negative, so their bit patterns order like the scores; the high
-/// bit says a threshold was set at all.
-#[derive(Default)]
-struct SharedThreshold(AtomicU64);
-
-impl SharedThreshold {
-    const SET: u64 = 1 << 32;
-
-    fn raise(&self, score: Score) {
-        if score >= 0.0 {
-            self.0.fetch_max(Self::SET | u64::from(score.to_bits()), AtomicOrdering::Relaxed);
-        }
-    }
-
-    /// What a group prunes below: one step under the higher of its own k-th best and the
-    /// shared one. A match tying with the k-th best is still taken, and the heap keeps the
-    /// best `k` by (score, segment, doc) — so the answer is the same whatever the number of
-    /// threads and whichever got there first.
-    fn prune_below(&self, local: Score) -> Score {
-        let bits = self.0.load(AtomicOrdering::Relaxed);
-        let shared = if bits & Self::SET == 0 { Score::MIN } else { Score::from_bits(bits as u32) };
-        local.max(shared).next_down()
-    }
-}
-
-/// Postings from which a search is split across cores: below it the search takes well under
-/// a millisecond (a two-word query over 100k items), and a thread waiting for a busy core
-/// would cost more than it saves.
-const PARALLEL_FROM: u64 = 50_000;
-
-fn search_threads(postings: u64) -> usize {
-    if postings < PARALLEL_FROM {
-        return 1;
-    }
-    std::thread::available_parallelism().map_or(1, |p| p.get()).min(4)
-}
-
-/// The segments' ordinals split into at most `threads` groups of about equal size: the largest
-/// segment first, each into the group with the fewest documents so far. Empty groups are left
-/// out.
-fn segment_groups(segments: &[SegmentReader], threads: usize) -> Vec<Vec<usize>> {
-    let mut order: Vec<usize> = (0..segments.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(segments[i].max_doc()));
-    let mut groups: Vec<(u64, Vec<usize>)> = vec![(0, Vec::new()); threads.max(1)];
-    for i in order {
-        let lightest = groups.iter_mut().min_by_key(|(docs, _)| *docs).expect("at least one group");
-        lightest.0 += u64::from(segments[i].max_doc());
-        lightest.1.push(i);
-    }
-    groups.into_iter().map(|(_, group)| group).filter(|group| !group.is_empty()).collect()
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".to_string())
-}
-
 /// The columns a hit is read from, for one segment, with the scope values spelled out so far.
 struct SegmentColumns {
     id_hi: tantivy::columnar::Column<u64>,
@@ -417,7 +304,7 @@ impl SegmentColumns {
 mod tests {
     use super::*;
     use crate::Place;
-    use crate::delta::DeltaDoc;
+    use crate::delta::{Delta, DeltaDoc};
     use cortex_domain::Kind;
     use cortex_domain::query::parse_query;
     use cortex_store::{Combine, Filters, Record, StoredItem};

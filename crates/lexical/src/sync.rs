@@ -126,30 +126,36 @@ impl LexicalIndex {
             return Ok(View { searcher: current.searcher.clone(), delta });
         }
         self.commit_changes(store, store_id)?;
+        self.fresh_view(store, store_id)
+    }
+
+    /// Loads the last commit and reads the changes since it: what a fold or a build leaves.
+    pub(crate) fn refresh_view(&self, store: &dyn Store, store_id: &str) -> Result<()> {
+        self.set_view(self.fresh_view(store, store_id)?);
+        Ok(())
+    }
+
+    /// The last commit with the changes since it.
+    fn fresh_view(&self, store: &dyn Store, store_id: &str) -> Result<View> {
         let committed = self.committed_view(store, store_id)?;
         let delta = self.read_changes(&committed.delta, store)?.ok_or(LexicalError::Lagging)?;
         Ok(View { searcher: committed.searcher, delta })
     }
 
-    /// Loads the last commit and reads the changes since it: what a fold or a build leaves.
-    pub(crate) fn refresh_view(&self, store: &dyn Store, store_id: &str) -> Result<()> {
-        let committed = self.committed_view(store, store_id)?;
-        let delta = self.read_changes(&committed.delta, store)?.ok_or(LexicalError::Lagging)?;
-        self.set_view(View { searcher: committed.searcher, delta });
-        Ok(())
-    }
-
     /// The last commit for this store, loaded, with an empty delta at its cursor; the index is
     /// built first when it has none.
     fn committed_view(&self, store: &dyn Store, store_id: &str) -> Result<View> {
-        if self.committed_for(store_id).is_none() {
-            self.commit_changes(store, store_id)?;
-        }
         // The cursor before the reload: a commit landing in between is newer than the cursor
         // says, and the changes it holds are read into the delta again (harmless).
-        let cursor = self.committed_for(store_id).ok_or(LexicalError::Lagging)?.cursor();
+        let payload = match self.committed_for(store_id) {
+            Some(payload) => payload,
+            None => {
+                self.commit_changes(store, store_id)?;
+                self.committed_for(store_id).ok_or(LexicalError::Lagging)?
+            }
+        };
         self.reader.reload()?;
-        Ok(View { searcher: self.reader.searcher(), delta: Delta::empty(cursor) })
+        Ok(View { searcher: self.reader.searcher(), delta: Delta::empty(payload.cursor()) })
     }
 
     /// `delta` with the log's changes after its cursor; `None` when they are too many to hold,

@@ -3,7 +3,7 @@
 //! first letter on SQLite, pg_trgm neighbours on PostgreSQL — chosen by edit distance, then by
 //! how many items hold them; `cortex_domain::spelling`). Replacing rather than adding is safe:
 //! an unknown word matches nothing anyway; the dense route embeds the query with the corrections
-//! too (`search`).
+//! too ([`with_words_replaced`], called by `search`).
 //! What is not corrected, because it is more often a real word or name the memory lacks than a
 //! slip (measured on locomo-dev and SciFact train, `cortex eval --per-query`): a longer form of
 //! a known word, a word holding a digit, a word of four letters or fewer.
@@ -32,5 +32,45 @@ impl MemoryService {
         }
         corrected.include.dedup();
         Ok((corrected, changes))
+    }
+}
+
+/// `text` with each word typed as the first of a `(typed, searched)` pair (any case) written as
+/// the second; everything else kept as it was.
+pub(crate) fn with_words_replaced(text: &str, changes: &[(String, String)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        let lower = word.to_lowercase();
+        match changes.iter().find(|(typed, _)| *typed == lower) {
+            Some((_, searched)) => out.push_str(searched),
+            None => out.push_str(word),
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_words_replaced;
+
+    #[test]
+    fn corrected_words_replace_the_typed_ones_only() {
+        let changes = [("fesetival".to_string(), "festival".to_string())];
+        assert_eq!(
+            with_words_replaced("When was the Fesetival? fesetivals, fesetival!", &changes),
+            "When was the festival? fesetivals, festival!"
+        );
+        assert_eq!(with_words_replaced("nothing to change", &changes), "nothing to change");
     }
 }

@@ -314,16 +314,17 @@ fn on_each_backend<R>(
 
 /// Deletes every item (and the recorded embedding model) of the scratch PostgreSQL database.
 fn empty_postgres(url: &str) -> Result<(), String> {
-    let store = cortex_store::PostgresStore::open(url, None, cortex_store::PoolConfig { size: 1 })
-        .map_err(|e| e.to_string())?;
-    store.empty_scratch_database().map_err(|e| e.to_string())
+    scratch_postgres(url)?.empty_scratch_database().map_err(|e| e.to_string())
 }
 
 /// `VACUUM ANALYZE` of the scratch PostgreSQL database after its corpus is loaded.
 pub(super) fn settle_postgres(url: &str) -> Result<(), String> {
-    let store = cortex_store::PostgresStore::open(url, None, cortex_store::PoolConfig { size: 1 })
-        .map_err(|e| e.to_string())?;
-    store.vacuum_analyze().map_err(|e| e.to_string())
+    scratch_postgres(url)?.vacuum_analyze().map_err(|e| e.to_string())
+}
+
+fn scratch_postgres(url: &str) -> Result<cortex_store::PostgresStore, String> {
+    cortex_store::PostgresStore::open(url, None, cortex_store::PoolConfig { size: 1 })
+        .map_err(|e| e.to_string())
 }
 
 /// One backend at one size; `db` is what `--db` would be given (the database is empty).

@@ -146,7 +146,7 @@ impl MemoryService {
             // typo's pieces ("fesetival"), and embedding the query as typed left `deep`'s
             // dense list as `auto`'s (measured: locomo-dev Recall@5 0.6471 → 0.6481, SciFact
             // train nDCG@10 0.7460 → 0.7465).
-            dense_text = with_words_replaced(text, &changes);
+            dense_text = crate::typos::with_words_replaced(text, &changes);
             for (typed, searched) in changes {
                 response
                     .notes
@@ -326,44 +326,4 @@ fn searched_scope(filter: &ScopeFilter) -> SearchedScope {
         scope = s;
     }
     SearchedScope { level: filter.level.as_str().into(), filter: scope }
-}
-
-/// `text` with each word typed as the first of a `(typed, searched)` pair (any case) written as
-/// the second; everything else kept as it was.
-fn with_words_replaced(text: &str, changes: &[(String, String)]) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut word = String::new();
-    let flush = |word: &mut String, out: &mut String| {
-        let lower = word.to_lowercase();
-        match changes.iter().find(|(typed, _)| *typed == lower) {
-            Some((_, searched)) => out.push_str(searched),
-            None => out.push_str(word),
-        }
-        word.clear();
-    };
-    for c in text.chars() {
-        if c.is_alphanumeric() {
-            word.push(c);
-        } else {
-            flush(&mut word, &mut out);
-            out.push(c);
-        }
-    }
-    flush(&mut word, &mut out);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::with_words_replaced;
-
-    #[test]
-    fn corrected_words_replace_the_typed_ones_only() {
-        let changes = [("fesetival".to_string(), "festival".to_string())];
-        assert_eq!(
-            with_words_replaced("When was the Fesetival? fesetivals, fesetival!", &changes),
-            "When was the festival? fesetivals, festival!"
-        );
-        assert_eq!(with_words_replaced("nothing to change", &changes), "nothing to change");
-    }
 }

@@ -56,6 +56,13 @@ impl SnippetTerms {
         SnippetTerms::of(&ParsedQuery::default())
     }
 
+    /// Whether a text word could match a term at all, read from its first character alone:
+    /// most words of a text cannot, and are then neither lowercased nor looked up.
+    fn may_match(&self, word: &str) -> bool {
+        !self.prefixes.is_empty()
+            || word.chars().next().is_some_and(|c| c.to_lowercase().any(|l| self.initials.contains(&l)))
+    }
+
     /// Which term a (lowercase) text word matches, if any.
     fn term_of(&self, lower: &str) -> Option<usize> {
         if let Some(i) = self.prefixes.iter().position(|p| lower.starts_with(p.as_str())) {
@@ -92,13 +99,18 @@ fn words_of(text: &str, terms: &SnippetTerms) -> Vec<Word> {
         match (c.is_alphanumeric(), start) {
             (true, None) => start = Some(i),
             (false, Some(s)) => {
-                let lower = text[s..i].to_lowercase();
-                let term = match seen.get(&lower) {
-                    Some(term) => *term,
-                    None => {
-                        let term = terms.term_of(&lower);
-                        seen.insert(lower, term);
-                        term
+                let word = &text[s..i];
+                let term = if !terms.may_match(word) {
+                    None
+                } else {
+                    let lower = word.to_lowercase();
+                    match seen.get(&lower) {
+                        Some(term) => *term,
+                        None => {
+                            let term = terms.term_of(&lower);
+                            seen.insert(lower, term);
+                            term
+                        }
                     }
                 };
                 out.push(Word { start: s, end: i, term });

@@ -25,6 +25,11 @@ pub struct SnippetTerms {
     /// starting with another letter is not stemmed at all: most words of a text are not query
     /// words, and stemming them was a fifth of a find's time.
     initials: Vec<char>,
+    /// The first two letters of each stem of two or more. Porter2 keeps those too in a word of
+    /// three or more letters, save in its exceptional forms whose second letter is a `y`
+    /// ("dying" → "die"): a word whose first two letters are none of these, and whose second
+    /// is no `y`, is not stemmed either. A stem of one letter leaves every word of its initial.
+    heads: Vec<(char, char)>,
     /// Lowercase prefixes of `word*` terms, each one term.
     prefixes: Vec<String>,
     stemmer: Stemmer,
@@ -48,7 +53,18 @@ impl SnippetTerms {
         stems.dedup();
         let mut initials: Vec<char> = stems.iter().filter_map(|s| s.chars().next()).collect();
         initials.dedup();
-        SnippetTerms { stems, initials, prefixes, stemmer }
+        let mut heads: Vec<(char, char)> = stems
+            .iter()
+            .map(|s| {
+                let mut chars = s.chars();
+                let first = chars.next().unwrap_or(' ');
+                // A one-letter stem matches any second letter: `*` stands for that.
+                (first, chars.next().unwrap_or('*'))
+            })
+            .collect();
+        heads.sort();
+        heads.dedup();
+        SnippetTerms { stems, initials, heads, prefixes, stemmer }
     }
 
     /// No terms: a passage is then the text's beginning (hits read by id or reached by links).
@@ -59,8 +75,25 @@ impl SnippetTerms {
     /// Whether a text word could match a term at all, read from its first character alone:
     /// most words of a text cannot, and are then neither lowercased nor looked up.
     fn may_match(&self, word: &str) -> bool {
-        !self.prefixes.is_empty()
-            || word.chars().next().is_some_and(|c| c.to_lowercase().any(|l| self.initials.contains(&l)))
+        if !self.prefixes.is_empty() {
+            return true;
+        }
+        let mut chars = word.chars().flat_map(char::to_lowercase);
+        let (Some(first), second, third) = (chars.next(), chars.next(), chars.next()) else {
+            return false;
+        };
+        if !self.initials.contains(&first) {
+            return false;
+        }
+        match (second, third) {
+            // Words of fewer than three letters are their own stem.
+            (None, _) | (_, None) => true,
+            (Some('y'), _) => true,
+            (Some(second), _) => {
+                self.heads.binary_search(&(first, second)).is_ok()
+                    || self.heads.binary_search(&(first, '*')).is_ok()
+            }
+        }
     }
 
     /// Which term a (lowercase) text word matches, if any.
@@ -251,6 +284,46 @@ mod tests {
         assert_eq!(passage("The studies were early.", "study early"), "The **studies** were **early**.");
         assert_eq!(passage("Lying and dying.", "lie die"), "**Lying** and **dying**.");
         assert_eq!(passage("Yearly yields.", "yearly yield"), "**Yearly** **yields**.");
+    }
+
+    #[test]
+    fn every_word_matches_itself_and_the_words_sharing_its_stem() {
+        // Porter2's suffix rules, its y handling and its exceptional forms: a word of the
+        // text must be stemmed whenever its stem can equal a query word's.
+        let same_stem: &[&[&str]] = &[
+            &["die", "dying", "dies"],
+            &["lie", "lying", "lies"],
+            &["tie", "tying"],
+            &["sky", "skies"],
+            &["cry", "cries", "cried"],
+            &["fly", "flies"],
+            &["yield", "yields", "Yielding"],
+            &["happy", "happiness", "happily"],
+            &["hop", "hopping", "hopped"],
+            &["ugly", "ugli"],
+            &["gently", "gentl"],
+            &["early", "earli"],
+            &["being", "beings"],
+            &["agreed", "agree"],
+            &["generously", "generous"],
+            &["news"],
+            &["éclair", "éclairs"],
+            &["ox", "oxen"],
+            &["go", "goes", "us"],
+        ];
+        for words in same_stem {
+            for query in *words {
+                for word in *words {
+                    let stem =
+                        |w: &str| Stemmer::create(Algorithm::English).stem(&w.to_lowercase()).into_owned();
+                    if stem(query) != stem(word) {
+                        continue;
+                    }
+                    let text = format!("x {word} y");
+                    assert_eq!(passage(&text, query), format!("x **{word}** y"), "{word} for {query}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -66,7 +66,14 @@ pub(crate) fn search_threads(postings: u64) -> usize {
     if postings < PARALLEL_FROM {
         return 1;
     }
-    std::thread::available_parallelism().map_or(1, |p| p.get()).min(4)
+    cores().min(4)
+}
+
+/// The cores this process may use, read once: the standard library reads the cgroup quota
+/// files on every call, which cost a find 50 µs.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |p| p.get()))
 }
 
 /// The segments' ordinals split into at most `threads` groups of about equal size: the largest

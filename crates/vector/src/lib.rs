@@ -294,7 +294,14 @@ fn scan_threads(entries: usize) -> usize {
     if entries < PARALLEL_FROM {
         return 1;
     }
-    std::thread::available_parallelism().map_or(1, |p| p.get()).min(8)
+    cores().min(8)
+}
+
+/// The cores this process may use, read once: the standard library reads the cgroup quota
+/// files on every call, which cost a scan 50 µs.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |p| p.get()))
 }
 
 #[cfg(test)]

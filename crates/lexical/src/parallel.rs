@@ -66,6 +66,11 @@ pub(crate) fn search_threads(postings: u64) -> usize {
     if postings < PARALLEL_FROM {
         return 1;
     }
+    most_threads()
+}
+
+/// Threads one search uses at most, and so the segments a build leaves (`sync.rs`).
+pub(crate) fn most_threads() -> usize {
     cores().min(4)
 }
 

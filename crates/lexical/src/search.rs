@@ -406,6 +406,28 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_merge_into_one_segment_per_core_changes_no_answer() {
+        let index = index_of(7, 150);
+        let filters = Filters { now: 1, ..Filters::default() };
+        let queries = [("webhook retry backoff timeout", 10), ("billing invoice tenant", 100), ("cache", 7)];
+        let before: Vec<_> =
+            queries.iter().map(|(t, k)| scored(&index, &query(t, filters.clone(), *k))).collect();
+        index.merge_per_core().unwrap();
+        index.reader.reload().unwrap();
+        let segments = index.reader.searcher().segment_readers().len();
+        assert_eq!(segments, crate::parallel::most_threads().min(7));
+        let after: Vec<_> =
+            queries.iter().map(|(t, k)| scored(&index, &query(t, filters.clone(), *k))).collect();
+        for ((before, after), (text, _)) in before.iter().zip(&after).zip(queries) {
+            assert_eq!(before.len(), after.len(), "{text}");
+            for ((a, x), (b, y)) in before.iter().zip(after) {
+                assert_eq!(a, b, "{text}");
+                assert!((x - y).abs() < 1e-5, "{text}: {x} against {y}");
+            }
+        }
+    }
+
     /// Every match with its score, by id.
     fn scored(index: &LexicalIndex, q: &LexicalQuery) -> Vec<(Uuid, f64)> {
         let mut all = ranked(&index.search_on(q, Some(1)).unwrap());

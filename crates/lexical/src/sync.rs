@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tantivy::directory::error::LockError;
+use tantivy::indexer::NoMergePolicy;
 use tantivy::{IndexWriter, TantivyDocument, TantivyError};
 use uuid::Uuid;
 
@@ -108,9 +109,16 @@ impl LexicalIndex {
         let mut state = self.lock_sync();
         let store_id = state.store_id(store)?;
         let mut writer = self.writer(build_threads(), BUILD_HEAP, BUILD_LOCK_WAIT)?;
+        // A build's segments are merged once at its end, not level by level as it goes.
+        writer.set_merge_policy(Box::new(NoMergePolicy));
         self.fill(&mut writer, store, &store_id, progress)?;
         writer.wait_merging_threads()?;
+        self.merge_per_core()?;
         self.refresh_view(store, &store_id)?;
+        // The merged-away segments' files are deleted once no searcher reads them (tantivy
+        // keeps them for the view they were loaded in): now, rather than at the next commit,
+        // so that the index a build leaves is its size on disk.
+        self.writer(1, CATCH_UP_HEAP, BUILD_LOCK_WAIT)?.garbage_collect_files().wait()?;
         state.counter = None;
         Ok(self.reader.searcher().num_docs())
     }
@@ -193,11 +201,54 @@ impl LexicalIndex {
             Some(_) => self.writer(1, CATCH_UP_HEAP, CATCH_UP_LOCK_WAIT)?,
         };
         // Another process may have committed while this one waited for the lock.
-        match self.committed_for(store_id) {
+        let added = match self.committed_for(store_id) {
             Some(p) => self.apply_changes(&mut writer, store, store_id, p.cursor())?,
-            None => self.fill(&mut writer, store, store_id, &mut logged())?,
+            None => {
+                writer.set_merge_policy(Box::new(NoMergePolicy));
+                self.fill(&mut writer, store, store_id, &mut logged())?
+            }
+        };
+        writer.wait_merging_threads()?;
+        if added > DELTA_MOST {
+            self.merge_per_core()?;
+        }
+        Ok(())
+    }
+
+    /// Merges the index into one segment per core a search may split across, the largest
+    /// spread first. A build, or a bulk commit, leaves many segments (one per indexing heap
+    /// filled); a split search then walks several per thread, each from its start: at 1M items,
+    /// 7 segments merged into 2 took `fast`'s p50 from 5.5 to 4.7 ms and its p95 from 16.6 to
+    /// 14.9–15.9 ms. The merge commits nothing new: the payload stays the last commit's, and
+    /// the merged-away files go at the next commit (or at once after a rebuild).
+    pub(crate) fn merge_per_core(&self) -> Result<()> {
+        let mut segments = self.index.searchable_segment_metas()?;
+        let groups = crate::parallel::most_threads();
+        if segments.len() <= groups {
+            return Ok(());
+        }
+        segments.sort_by_key(|s| std::cmp::Reverse(s.num_docs()));
+        let mut grouped: Vec<(u32, Vec<tantivy::index::SegmentId>)> = vec![(0, Vec::new()); groups];
+        for segment in &segments {
+            let lightest = grouped.iter_mut().min_by_key(|(docs, _)| *docs).expect("at least one group");
+            lightest.0 += segment.num_docs();
+            lightest.1.push(segment.id());
+        }
+        let started = Instant::now();
+        let mut writer = self.writer(1, CATCH_UP_HEAP, BUILD_LOCK_WAIT)?;
+        writer.set_merge_policy(Box::new(NoMergePolicy));
+        let merges: Vec<_> =
+            grouped.iter().filter(|(_, ids)| ids.len() > 1).map(|(_, ids)| writer.merge(ids)).collect();
+        for merge in merges {
+            merge.wait()?;
         }
         writer.wait_merging_threads()?;
+        tracing::info!(
+            segments = segments.len(),
+            into = groups,
+            ms = started.elapsed().as_millis() as u64,
+            "lexical index merged"
+        );
         Ok(())
     }
 
@@ -209,7 +260,7 @@ impl LexicalIndex {
         store: &dyn Store,
         store_id: &str,
         mut cursor: ChangeCursor,
-    ) -> Result<()> {
+    ) -> Result<usize> {
         let started = Instant::now();
         let mut applied = 0usize;
         loop {
@@ -235,7 +286,7 @@ impl LexicalIndex {
         }
         if applied == 0 {
             // Another process's commit holds every change already.
-            return Ok(());
+            return Ok(0);
         }
         self.commit(writer, store_id, cursor)?;
         tracing::debug!(
@@ -243,7 +294,7 @@ impl LexicalIndex {
             ms = started.elapsed().as_millis() as u64,
             "lexical index caught up"
         );
-        Ok(())
+        Ok(applied)
     }
 
     /// Replaces the index's content with every live item of the store.
@@ -253,7 +304,7 @@ impl LexicalIndex {
         store: &dyn Store,
         store_id: &str,
         progress: Progress<'_>,
-    ) -> Result<()> {
+    ) -> Result<usize> {
         let started = Instant::now();
         self.building.store(true, Ordering::Release);
         let _done = Unset(&self.building);
@@ -276,7 +327,7 @@ impl LexicalIndex {
         }
         self.commit(writer, store_id, head)?;
         tracing::info!(items = read, ms = started.elapsed().as_millis() as u64, "lexical index built");
-        Ok(())
+        Ok(usize::try_from(read).unwrap_or(usize::MAX))
     }
 
     fn commit(&self, writer: &mut IndexWriter, store_id: &str, cursor: ChangeCursor) -> Result<()> {

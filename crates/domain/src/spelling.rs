@@ -3,6 +3,13 @@
 
 use rust_stemmers::{Algorithm, Stemmer};
 
+/// What a corrected word weighs in the lexical ranking, against 1 for a typed word. A right
+/// correction is often a rare word (SciFact's "biphosphate" → "bisphosphate"), which BM25
+/// weighs heavily: at full weight, items holding it passed the judged ones that the query's
+/// other words had ranked first, and `deep` fell below `auto`. The correction is a guess; the
+/// words the user typed are not.
+pub const CORRECTED_WEIGHT: f32 = 0.3;
+
 /// Edit distance (insertions, deletions, substitutions, adjacent transpositions), giving up
 /// past `max` so long words cost little.
 pub fn edit_distance(a: &str, b: &str, max: usize) -> Option<usize> {

@@ -3,7 +3,8 @@
 //! first letter on SQLite, pg_trgm neighbours on PostgreSQL — chosen by edit distance, then by
 //! how many items hold them; `cortex_domain::spelling`). Replacing rather than adding is safe:
 //! an unknown word matches nothing anyway; the dense route embeds the query with the corrections
-//! too ([`with_words_replaced`], called by `search`).
+//! too ([`with_words_replaced`], called by `search`). The lexical index weighs a corrected word
+//! below a typed one (`cortex_domain::spelling::CORRECTED_WEIGHT`).
 //! What is not corrected, because it is more often a real word or name the memory lacks than a
 //! slip (measured on locomo-dev and SciFact train, `cortex eval --per-query`): a longer form of
 //! a known word, a word holding a digit, a word of four letters or fewer.
@@ -30,6 +31,12 @@ impl MemoryService {
             changes.push((word.clone(), surface.clone()));
             *word = surface;
         }
+        // A correction the user also typed elsewhere in the query keeps a typed word's weight.
+        corrected.corrected = changes
+            .iter()
+            .map(|(_, searched)| searched.clone())
+            .filter(|searched| !parsed.include.contains(&Term::Word(searched.clone())))
+            .collect();
         corrected.include.dedup();
         Ok((corrected, changes))
     }

@@ -25,6 +25,10 @@ pub struct ParsedQuery {
     pub include: Vec<Term>,
     /// Words a hit must not contain.
     pub exclude: Vec<String>,
+    /// Words of `include` that typo correction put in place of a typed word no item holds
+    /// (`deep`): the lexical index weighs them at [`crate::spelling::CORRECTED_WEIGHT`] of a
+    /// typed word. Empty for a query as the user typed it.
+    pub corrected: Vec<String>,
 }
 
 impl ParsedQuery {

@@ -199,7 +199,7 @@ impl Bm25StatisticsProvider for Stats<'_> {
 
 /// A plan with its BM25 weights, to score the delta's documents as tantivy scores the index's:
 /// a term by its frequency, a phrase by its occurrences with the summed weight of its terms, a
-/// prefix by the sum of its expansions found; clauses add up.
+/// prefix by the sum of its expansions found; clauses add up, each times its weight.
 pub(crate) struct PlanScorer {
     all: bool,
     clauses: Vec<(Clause, Vec<Bm25Weight>)>,
@@ -210,8 +210,8 @@ impl PlanScorer {
     pub(crate) fn new(plan: &Plan, stats: &Stats<'_>, fields: &Fields) -> tantivy::Result<PlanScorer> {
         let term = |t: &String| Term::from_field_text(fields.text, t);
         let mut clauses = Vec::with_capacity(plan.clauses.len());
-        for clause in &plan.clauses {
-            let weights = match clause {
+        for (clause, boost) in &plan.clauses {
+            let weights: Vec<Bm25Weight> = match clause {
                 Clause::Term(t) => vec![Bm25Weight::for_terms(stats, &[term(t)])?],
                 Clause::Phrase(terms) => {
                     vec![Bm25Weight::for_terms(stats, &terms.iter().map(term).collect::<Vec<_>>())?]
@@ -221,6 +221,7 @@ impl PlanScorer {
                     .map(|t| Bm25Weight::for_terms(stats, &[term(t)]))
                     .collect::<Result<_, _>>()?,
             };
+            let weights = weights.iter().map(|w| w.boost_by(*boost)).collect();
             clauses.push((clause.clone(), weights));
         }
         Ok(PlanScorer { all: plan.all, clauses, exclude: plan.exclude.clone() })

@@ -8,12 +8,13 @@
 use crate::delta::Delta;
 use crate::schema::{Fields, terms_of};
 use cortex_domain::query::{ParsedQuery, Term as QueryTerm};
+use cortex_domain::spelling::CORRECTED_WEIGHT;
 use cortex_store::Combine;
 use std::collections::HashMap;
-use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{Searcher, Term};
+use tantivy::{Score, Searcher, Term};
 
 /// Index terms one prefix may stand for at most (the most widespread are kept): a one-letter
 /// prefix must not turn a find into a scan of the whole vocabulary.
@@ -24,7 +25,9 @@ const PREFIX_EXPANSIONS: usize = 64;
 pub(crate) struct Plan {
     /// Every clause must match (`Combine::All`), or any one.
     pub all: bool,
-    pub clauses: Vec<Clause>,
+    /// Each clause with the weight its BM25 score is multiplied by: 1 for what the user typed,
+    /// less for a word typo correction put in (`ParsedQuery::corrected`).
+    pub clauses: Vec<(Clause, Score)>,
     /// Terms no match may hold.
     pub exclude: Vec<String>,
 }
@@ -41,7 +44,7 @@ pub(crate) enum Clause {
 impl Plan {
     /// Every term the plan searches for (not the excluded ones).
     pub(crate) fn terms(&self) -> impl Iterator<Item = &String> {
-        self.clauses.iter().flat_map(|clause| match clause {
+        self.clauses.iter().flat_map(|(clause, _)| match clause {
             Clause::Term(t) => std::slice::from_ref(t).iter(),
             Clause::Phrase(terms) | Clause::AnyOf(terms) => terms.iter(),
         })
@@ -53,7 +56,7 @@ impl Plan {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = self
             .clauses
             .iter()
-            .map(|clause| {
+            .map(|(clause, weight)| {
                 let query: Box<dyn Query> = match clause {
                     Clause::Term(t) => term_query(fields, t),
                     Clause::Phrase(terms) => Box::new(PhraseQuery::new(
@@ -62,6 +65,12 @@ impl Plan {
                     Clause::AnyOf(terms) => Box::new(BooleanQuery::new(
                         terms.iter().map(|t| (Occur::Should, term_query(fields, t))).collect(),
                     )),
+                };
+                // A boosted term query still scores through a plain term scorer (the boost
+                // scales its BM25 weight), so the union stays one WAND can prune.
+                let query = match *weight == 1.0 {
+                    true => query,
+                    false => Box::new(BoostQuery::new(query, *weight)),
                 };
                 (occur, query)
             })
@@ -84,6 +93,10 @@ pub(crate) fn plan(
     let all = combine == Combine::All;
     let mut clauses = Vec::new();
     for term in &parsed.include {
+        let weight = match term {
+            QueryTerm::Word(word) if parsed.corrected.contains(word) => CORRECTED_WEIGHT,
+            _ => 1.0,
+        };
         let clause = match term {
             QueryTerm::Word(word) => terms_of(analyzer, word).pop().map(Clause::Term),
             QueryTerm::Phrase(words) => {
@@ -100,7 +113,7 @@ pub(crate) fn plan(
             }
         };
         match clause {
-            Some(clause) => clauses.push(clause),
+            Some(clause) => clauses.push((clause, weight)),
             None if all => return Ok(None),
             None => {}
         }

@@ -306,7 +306,8 @@ mod tests {
     use crate::Place;
     use crate::delta::{Delta, DeltaDoc};
     use cortex_domain::Kind;
-    use cortex_domain::query::parse_query;
+    use cortex_domain::query::{ParsedQuery, parse_query};
+    use cortex_domain::spelling::CORRECTED_WEIGHT;
     use cortex_store::{Combine, Filters, Record, StoredItem};
 
     const WORDS: &[&str] = &[
@@ -379,6 +380,30 @@ mod tests {
 
     fn query(text: &str, filters: Filters, pool: usize) -> LexicalQuery {
         LexicalQuery { query: parse_query(text), combine: Combine::Any, filters, pool }
+    }
+
+    /// `text` as the user typed it, except `corrected`, put in by typo correction.
+    fn query_with_corrected(text: &str, corrected: &str, combine: Combine) -> LexicalQuery {
+        let parsed = ParsedQuery { corrected: vec![corrected.to_string()], ..parse_query(text) };
+        LexicalQuery {
+            query: parsed,
+            combine,
+            filters: Filters { now: 1, ..Filters::default() },
+            pool: 10_000,
+        }
+    }
+
+    #[test]
+    fn a_corrected_word_weighs_less_than_a_typed_one() {
+        let index = index_of(2, 200);
+        let typed = scored(&index, &query("invoice", Filters { now: 1, ..Filters::default() }, 10_000));
+        let corrected = scored(&index, &query_with_corrected("invoice", "invoice", Combine::Any));
+        assert!(!typed.is_empty());
+        assert_eq!(typed.len(), corrected.len(), "the same matches");
+        for ((id, full), (_, less)) in typed.iter().zip(&corrected) {
+            let expected = full * f64::from(CORRECTED_WEIGHT);
+            assert!((less - expected).abs() < 1e-4 * full, "{id}: {less} for {full} typed");
+        }
     }
 
     fn ranked(found: &[LexicalMatch]) -> Vec<(Uuid, f64)> {
@@ -474,6 +499,9 @@ mod tests {
                 filters: Filters { now, ..Filters::default() },
                 pool: 10_000,
             },
+            // A typo's correction weighs less, in the delta as in the index.
+            query_with_corrected("webhook invoice shard", "invoice", Combine::Any),
+            query_with_corrected("billing invoice", "invoice", Combine::All),
         ];
         let before: Vec<_> =
             queries.iter().map(|q| (scored(&index, q), index.count(q, usize::MAX).unwrap())).collect();

@@ -64,7 +64,7 @@ impl BoundedStore {
     /// Whether some item inside the bound (live or not) holds this index term.
     fn term_inside(&self, term: &str) -> Result<bool> {
         let query = LexicalQuery {
-            query: ParsedQuery { include: vec![Term::Word(term.to_string())], exclude: Vec::new() },
+            query: ParsedQuery { include: vec![Term::Word(term.to_string())], ..ParsedQuery::default() },
             combine: Combine::All,
             filters: Filters {
                 bound: Some(self.bound.clone()),

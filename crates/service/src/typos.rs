@@ -1,16 +1,22 @@
 //! Typo tolerance for `deep` finds: a query word the index does not know at all is replaced by
 //! the closest word it does know (candidates from the index vocabulary — words sharing the
-//! first letter on SQLite, pg_trgm neighbours on PostgreSQL — chosen by edit distance, then by
-//! how many items hold them; `cortex_domain::spelling`). Replacing rather than adding is safe:
+//! first letter on SQLite, pg_trgm neighbours on PostgreSQL — chosen by edit distance, then,
+//! among equally close ones, by edit distance as written, then by how many items hold them;
+//! `cortex_domain::spelling`). Replacing rather than adding is safe:
 //! an unknown word matches nothing anyway; the dense route embeds the query with the corrections
-//! too ([`with_words_replaced`], called by `search`).
+//! too ([`with_words_replaced`], called by `search`). The lexical index weighs a corrected word
+//! below a typed one (`cortex_domain::spelling::CORRECTED_WEIGHT`).
 //! What is not corrected, because it is more often a real word or name the memory lacks than a
 //! slip (measured on locomo-dev and SciFact train, `cortex eval --per-query`): a longer form of
 //! a known word, a word holding a digit, a word of four letters or fewer.
 
 use crate::{MemoryService, Result};
 use cortex_domain::query::{ParsedQuery, Term};
-use cortex_domain::spelling::best_correction;
+use cortex_domain::spelling::{closest_as_written, closest_words};
+
+/// Equally close candidates compared as written, at most: each is one more query to the
+/// database (a stem read back as a word).
+const MOST_TIED: usize = 5;
 
 impl MemoryService {
     /// The query with unknown single words corrected, and each `(typed, searched)` pair.
@@ -23,13 +29,24 @@ impl MemoryService {
                 continue;
             }
             let candidates = self.store.words_like(word)?;
-            let Some(stem) = best_correction(word, candidates.iter().map(|(t, n)| (t.as_str(), *n))) else {
-                continue;
-            };
-            let surface = self.store.surface_word(stem)?;
+            let closest = closest_words(word, candidates.iter().map(|(t, n)| (t.as_str(), *n)));
+            // Equally close stems are told apart by their words as written, the most common
+            // few only (each is one look-up).
+            let mut written = Vec::new();
+            for (stem, _) in closest.iter().take(MOST_TIED) {
+                written.push(self.store.surface_word(stem)?);
+            }
+            let Some(pick) = closest_as_written(word, &written) else { continue };
+            let surface = written.swap_remove(pick);
             changes.push((word.clone(), surface.clone()));
             *word = surface;
         }
+        // A correction the user also typed elsewhere in the query keeps a typed word's weight.
+        corrected.corrected = changes
+            .iter()
+            .map(|(_, searched)| searched.clone())
+            .filter(|searched| !parsed.include.contains(&Term::Word(searched.clone())))
+            .collect();
         corrected.include.dedup();
         Ok((corrected, changes))
     }

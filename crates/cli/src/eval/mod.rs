@@ -101,6 +101,9 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
         );
     }
     let mut config = Config::new(cortex_store::DbTarget::Sqlite(db.clone()), scope, embedder);
+    // A run on a shared machine can lift the deadline: a find whose process was paused
+    // answered lexical only, and the figures moved with the machine's load.
+    config.find_deadline = cortex_service::config::find_deadline_from_env().map_err(|e| e.to_string())?;
     config.lexical = cortex_service::config::lexical_from_env(&config.db).map_err(|e| e.to_string())?;
     let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
     let id_map = PathBuf::from(format!("{}.ids.json", db.display()));

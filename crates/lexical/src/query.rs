@@ -135,8 +135,8 @@ const SINGLE_CHARACTER_NEIGHBOURS: usize = 2;
 /// such a word matches a large share of any memory, so it moves the ranking little while its
 /// postings are the longest block-max WAND walks (on SciFact claims over 100k items, a fifth
 /// of a find's time). A short query keeps them: "vitamin D" still needs its "D".
-fn drop_single_characters(clauses: &mut Vec<Clause>) {
-    let single = |c: &Clause| matches!(c, Clause::Term(t) if t.chars().count() == 1);
+fn drop_single_characters(clauses: &mut Vec<(Clause, Score)>) {
+    let single = |(c, _): &(Clause, Score)| matches!(c, Clause::Term(t) if t.chars().count() == 1);
     let others = clauses.iter().filter(|c| !single(c)).count();
     if others >= SINGLE_CHARACTER_NEIGHBOURS {
         clauses.retain(|c| !single(c));
@@ -182,8 +182,8 @@ fn expand_prefix(
 mod tests {
     use super::*;
 
-    fn terms(words: &[&str]) -> Vec<Clause> {
-        words.iter().map(|w| Clause::Term(w.to_string())).collect()
+    fn terms(words: &[&str]) -> Vec<(Clause, Score)> {
+        words.iter().map(|w| (Clause::Term(w.to_string()), 1.0)).collect()
     }
 
     #[test]
@@ -202,8 +202,9 @@ mod tests {
         drop_single_characters(&mut alone);
         assert_eq!(alone, terms(&["x"]));
         let phrase = Clause::Phrase(vec!["t".into(), "cell".into()]);
-        let mut clauses = vec![phrase.clone(), Clause::Term("respons".into()), Clause::Term("b".into())];
+        let mut clauses = vec![(phrase.clone(), 1.0), (Clause::Term("respons".into()), 1.0)];
+        clauses.extend(terms(&["b"]));
         drop_single_characters(&mut clauses);
-        assert_eq!(clauses, vec![phrase, Clause::Term("respons".into())]);
+        assert_eq!(clauses, vec![(phrase, 1.0), (Clause::Term("respons".into()), 1.0)]);
     }
 }

@@ -21,14 +21,11 @@ use std::collections::HashMap;
 pub struct SnippetTerms {
     /// Stems of whole words and phrase words, each one term.
     stems: Vec<String>,
-    /// The first letter of each stem. Stemming keeps a word's first letter, so a text word
-    /// starting with another letter is not stemmed at all: most words of a text are not query
-    /// words, and stemming them was a fifth of a find's time.
-    initials: Vec<char>,
-    /// The first two letters of each stem of two or more. Porter2 keeps those too in a word of
-    /// three or more letters, save in its exceptional forms whose second letter is a `y`
-    /// ("dying" → "die"): a word whose first two letters are none of these, and whose second
-    /// is no `y`, is not stemmed either. A stem of one letter leaves every word of its initial.
+    /// The first two letters of each stem (`*` second for a stem of one letter), sorted.
+    /// Stemming keeps a word's first letter, and its first two in a word of three or more
+    /// letters save Porter2's exceptional forms whose second letter is a `y` ("dying" → "die"):
+    /// a text word that cannot begin any stem so is not stemmed at all. Most words of a text
+    /// are not query words, and stemming them was a fifth of a find's time.
     heads: Vec<(char, char)>,
     /// Lowercase prefixes of `word*` terms, each one term.
     prefixes: Vec<String>,
@@ -51,8 +48,6 @@ impl SnippetTerms {
         }
         stems.sort();
         stems.dedup();
-        let mut initials: Vec<char> = stems.iter().filter_map(|s| s.chars().next()).collect();
-        initials.dedup();
         let mut heads: Vec<(char, char)> = stems
             .iter()
             .map(|s| {
@@ -64,7 +59,7 @@ impl SnippetTerms {
             .collect();
         heads.sort();
         heads.dedup();
-        SnippetTerms { stems, initials, heads, prefixes, stemmer }
+        SnippetTerms { stems, heads, prefixes, stemmer }
     }
 
     /// No terms: a passage is then the text's beginning (hits read by id or reached by links).
@@ -72,23 +67,22 @@ impl SnippetTerms {
         SnippetTerms::of(&ParsedQuery::default())
     }
 
-    /// Whether a text word could match a term at all, read from its first character alone:
-    /// most words of a text cannot, and are then neither lowercased nor looked up.
+    /// Whether a text word could match a term at all, read from its first letters alone: most
+    /// words of a text cannot, and are then neither lowercased nor looked up.
     fn may_match(&self, word: &str) -> bool {
-        if !self.prefixes.is_empty() {
-            return true;
-        }
+        !self.prefixes.is_empty() || self.may_stem_to_one(word)
+    }
+
+    /// Whether the stem of a text word could be one of the query's stems, by `heads`.
+    fn may_stem_to_one(&self, word: &str) -> bool {
         let mut chars = word.chars().flat_map(char::to_lowercase);
         let (Some(first), second, third) = (chars.next(), chars.next(), chars.next()) else {
             return false;
         };
-        if !self.initials.contains(&first) {
-            return false;
-        }
+        let of_first = || self.heads.iter().any(|&(f, _)| f == first);
         match (second, third) {
             // Words of fewer than three letters are their own stem.
-            (None, _) | (_, None) => true,
-            (Some('y'), _) => true,
+            (None, _) | (_, None) | (Some('y'), _) => of_first(),
             (Some(second), _) => {
                 self.heads.binary_search(&(first, second)).is_ok()
                     || self.heads.binary_search(&(first, '*')).is_ok()
@@ -101,7 +95,7 @@ impl SnippetTerms {
         if let Some(i) = self.prefixes.iter().position(|p| lower.starts_with(p.as_str())) {
             return Some(self.stems.len() + i);
         }
-        if !lower.chars().next().is_some_and(|c| self.initials.contains(&c)) {
+        if !self.may_stem_to_one(lower) {
             return None;
         }
         let stem = self.stemmer.stem(lower);

@@ -69,7 +69,8 @@ pub(crate) fn search_threads(postings: u64) -> usize {
     most_threads()
 }
 
-/// Threads one search uses at most, and so the segments a build leaves (`sync.rs`).
+/// Threads one search uses at most; also a build's indexing threads, and the segments it
+/// leaves (`sync.rs`).
 pub(crate) fn most_threads() -> usize {
     cores().min(4)
 }

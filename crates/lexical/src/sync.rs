@@ -9,6 +9,7 @@
 //! twice, and the second one finds the first one's commit and starts from there.
 
 use crate::delta::{Delta, DeltaDoc};
+use crate::parallel::most_threads;
 use crate::schema::VERSION;
 use crate::{LexicalError, LexicalIndex, Result, View};
 use cortex_store::{ChangeCursor, Store, StoredItem};
@@ -108,7 +109,7 @@ impl LexicalIndex {
     pub fn rebuild(&self, store: &dyn Store, progress: Progress<'_>) -> Result<u64> {
         let mut state = self.lock_sync();
         let store_id = state.store_id(store)?;
-        let mut writer = self.writer(build_threads(), BUILD_HEAP, BUILD_LOCK_WAIT)?;
+        let mut writer = self.writer(most_threads(), BUILD_HEAP, BUILD_LOCK_WAIT)?;
         // A build's segments are merged once at its end, not level by level as it goes.
         writer.set_merge_policy(Box::new(NoMergePolicy));
         self.fill(&mut writer, store, &store_id, progress)?;
@@ -203,7 +204,7 @@ impl LexicalIndex {
     /// when it has none for this store, under tantivy's writer lock.
     pub(crate) fn commit_changes(&self, store: &dyn Store, store_id: &str) -> Result<()> {
         let mut writer = match self.committed_for(store_id) {
-            None => self.writer(build_threads(), BUILD_HEAP, CATCH_UP_LOCK_WAIT)?,
+            None => self.writer(most_threads(), BUILD_HEAP, CATCH_UP_LOCK_WAIT)?,
             Some(_) => self.writer(1, CATCH_UP_HEAP, CATCH_UP_LOCK_WAIT)?,
         };
         // Another process may have committed while this one waited for the lock.
@@ -239,7 +240,7 @@ impl LexicalIndex {
     /// the merged-away files go at the next commit (or at once after a rebuild).
     pub(crate) fn merge_per_core(&self) -> Result<()> {
         let mut segments = self.index.searchable_segment_metas()?;
-        let groups = crate::parallel::most_threads();
+        let groups = most_threads();
         if segments.len() <= groups {
             return Ok(());
         }
@@ -379,11 +380,6 @@ impl LexicalIndex {
             }
         }
     }
-}
-
-/// Indexing threads of a build: one per core (up to 4), while this thread reads the store.
-fn build_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4))
 }
 
 /// Progress of a build no terminal watches (`serve`'s): a log line every tenth.

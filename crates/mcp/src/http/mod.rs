@@ -34,6 +34,7 @@ use cortex_service::MemoryService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -137,6 +138,7 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
     let keys = keys.map_err(|e| format!("cannot read the API keys: {e}"))?;
     let schema_version = schema_version.map_err(|e| format!("cannot read the database: {e}"))?.schema_version;
     let (router, in_flight) = router(service.clone(), options, stop.clone(), schema_version);
+    let shutdown = shutdown_signal();
     let tcp =
         tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let local = tcp.local_addr().map_err(|e| e.to_string())?;
@@ -160,7 +162,7 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
             .with_graceful_shutdown({
                 let signalled = signalled.clone();
                 async move {
-                    shutdown_signal().await;
+                    shutdown.await;
                     tracing::info!("stopping: no new connections; finishing the calls in flight");
                     signalled.cancel();
                 }
@@ -192,24 +194,32 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
     }
 }
 
-/// SIGINT (Ctrl-C) or SIGTERM (a service manager stopping the server).
-async fn shutdown_signal() {
+/// SIGINT (Ctrl-C) or SIGTERM (a service manager stopping the server), watched from this call
+/// on: a signal that comes before the server first polls the future still stops it cleanly
+/// instead of killing the process (an `async fn` would register only at that first poll, and
+/// axum polls it on a task of its own, after the first requests may have been answered).
+fn shutdown_signal() -> Pin<Box<dyn Future<Output = ()> + Send>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-                return;
+        match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+            (Ok(mut term), Ok(mut interrupt)) => {
+                return Box::pin(async move {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = interrupt.recv() => {}
+                    }
+                });
             }
-            Err(e) => tracing::warn!("cannot watch for SIGTERM ({e}): stop the server with SIGINT"),
+            (Err(e), _) | (_, Err(e)) => {
+                tracing::warn!("cannot watch for SIGTERM and SIGINT ({e}): stop the server with Ctrl-C")
+            }
         }
     }
-    if let Err(e) = tokio::signal::ctrl_c().await {
-        tracing::warn!("cannot watch for SIGINT ({e}): the server stops only when killed");
-        std::future::pending::<()>().await;
-    }
+    Box::pin(async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::warn!("cannot watch for SIGINT ({e}): the server stops only when killed");
+            std::future::pending::<()>().await;
+        }
+    })
 }

@@ -437,20 +437,15 @@ mod tests {
         let filters = Filters { now: 1, ..Filters::default() };
         // Every match, not a pool: which of several tied items fills a pool's last place
         // follows document order, and a merge renumbers the documents.
-        let queries = [
-            ("webhook retry backoff timeout", 10_000),
-            ("billing invoice tenant", 10_000),
-            ("cache", 10_000),
-        ];
-        let before: Vec<_> =
-            queries.iter().map(|(t, k)| scored(&index, &query(t, filters.clone(), *k))).collect();
+        let every = |text: &str| scored(&index, &query(text, filters.clone(), 10_000));
+        let queries = ["webhook retry backoff timeout", "billing invoice tenant", "cache"];
+        let before: Vec<_> = queries.iter().map(|t| every(t)).collect();
         index.merge_per_core().unwrap();
         index.reader.reload().unwrap();
         let segments = index.reader.searcher().segment_readers().len();
         assert_eq!(segments, crate::parallel::most_threads().min(7));
-        let after: Vec<_> =
-            queries.iter().map(|(t, k)| scored(&index, &query(t, filters.clone(), *k))).collect();
-        for ((before, after), (text, _)) in before.iter().zip(&after).zip(queries) {
+        let after: Vec<_> = queries.iter().map(|t| every(t)).collect();
+        for ((before, after), text) in before.iter().zip(&after).zip(queries) {
             assert_eq!(before.len(), after.len(), "{text}");
             for ((a, x), (b, y)) in before.iter().zip(after) {
                 assert_eq!(a, b, "{text}");

@@ -3,6 +3,12 @@
 //! Arguments are validated by the service, not by these types: they exist to tell clients
 //! the shape. Per-kind rules stay in server-side validation and its errors, which keeps both
 //! definitions small (a test holds what the model reads of both under 6,000 characters).
+//!
+//! Input schemas are written in the subset of JSON Schema that every model API an agent
+//! forwards them to accepts (`portable`): Claude Code drops a tool whose schema has a
+//! top-level `anyOf`, OpenAI's strict mode refuses `minLength`, Gemini reads no `$ref`. What
+//! the subset cannot say (one of `query` or `ids`, a query's length) the description says and
+//! the server checks, per field.
 
 use cortex_domain::Kind;
 use cortex_service::response::{FindResponse, StoreResponse};
@@ -30,21 +36,18 @@ impl JsonSchema for KindName {
             .map(|k| k.as_str())
             .chain(Kind::ALIASES.iter().map(|(alias, _)| *alias))
             .collect();
-        schemars::json_schema!({ "enum": names })
+        schemars::json_schema!({ "type": "string", "enum": names })
     }
 }
 
-/// One kind, or null (a delete needs none).
+/// One kind (a delete needs none).
 fn kind_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    let kind = generator.subschema_for::<KindName>();
-    schemars::json_schema!({ "anyOf": [kind, { "type": "null" }] })
+    generator.subschema_for::<KindName>()
 }
 
-/// A closed list of words, or null (absent): `enum` alone, no `type`, to stay short.
+/// A closed list of words. The server also takes null for absent.
 fn words(names: &[&str]) -> schemars::Schema {
-    let mut list: Vec<Value> = names.iter().map(|n| json!(n)).collect();
-    list.push(Value::Null);
-    schemars::json_schema!({ "enum": list })
+    schemars::json_schema!({ "type": "string", "enum": names })
 }
 
 fn mode_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -71,10 +74,10 @@ fn ttl_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     words(&["short", "default", "long", "permanent"])
 }
 
-/// Kinds to keep: a list, or one kind alone, or null.
+/// Kinds to keep, as a list (the server also takes one kind alone).
 fn kinds_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
     let kind = generator.subschema_for::<KindName>();
-    schemars::json_schema!({ "anyOf": [kind, { "type": "array", "items": kind }, { "type": "null" }] })
+    schemars::json_schema!({ "type": "array", "items": kind })
 }
 
 #[allow(dead_code)]
@@ -93,6 +96,15 @@ struct ScopeArg {
 #[allow(dead_code)]
 #[derive(JsonSchema)]
 #[schemars(deny_unknown_fields)]
+struct SourceArg {
+    actor: Option<String>,
+    tool: Option<String>,
+    session: Option<String>,
+}
+
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
 struct ItemArg {
     /// Needed for a new item (adr = decision, pr = pr_context); not for a delete.
     #[serde(default)]
@@ -106,8 +118,8 @@ struct ItemArg {
     scope: Option<ScopeArg>,
     tags: Option<Vec<String>>,
     metadata: Option<JsonObject>,
-    /// {actor, tool, session}
-    source: Option<JsonObject>,
+    /// Who stored it.
+    source: Option<SourceArg>,
     /// The same key twice stores one item.
     idempotency_key: Option<String>,
     /// short 30d, default 90d, long 365d, permanent (default per kind)
@@ -140,8 +152,7 @@ struct StoreArgs {
 #[derive(JsonSchema)]
 #[schemars(deny_unknown_fields)]
 struct FindArgs {
-    /// A few key words; "exact phrase", -exclude, prefix* work.
-    #[schemars(length(min = 1, max = 1000))]
+    /// A few key words (≤1000 characters); "exact phrase", -exclude, prefix* work. Needed unless ids are given.
     query: Option<String>,
     /// Fetch these items whole instead of searching.
     #[schemars(length(max = cortex_domain::limits::MAX_IDS))]
@@ -213,18 +224,67 @@ fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     Arc::new(schema)
 }
 
-/// memory_find needs `query` or `ids`: said in the schema, so a client that validates refuses
-/// `{}` as the server does.
-fn find_input_schema() -> Arc<JsonObject> {
-    let mut schema = (*input_schema::<FindArgs>()).clone();
-    schema.insert("anyOf".into(), json!([{ "required": ["query"] }, { "required": ["ids"] }]));
-    Arc::new(schema)
-}
-
 fn input_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     let mut schema = (*schema_for_type::<T>()).clone();
     strip(&mut schema, &["$schema", "title", "format", "default"]);
-    Arc::new(schema)
+    Arc::new(portable(schema))
+}
+
+/// The same schema in the portable subset (see the module doc): each `$ref` replaced by its
+/// definition, an optional value's `anyOf [X, null]` or `type [T, "null"]` by X or T alone
+/// (the server still takes null for absent), and `additionalProperties: true` (the default)
+/// dropped.
+fn portable(mut schema: JsonObject) -> JsonObject {
+    let defs = match schema.remove("$defs") {
+        Some(Value::Object(defs)) => defs,
+        _ => JsonObject::new(),
+    };
+    let mut root = Value::Object(schema);
+    inline(&mut root, &defs);
+    match root {
+        Value::Object(schema) => schema,
+        _ => unreachable!("a schema object stays an object"),
+    }
+}
+
+fn inline(value: &mut Value, defs: &JsonObject) {
+    match value {
+        Value::Object(schema) => {
+            if let Some(Value::String(target)) = schema.remove("$ref") {
+                let name = target.trim_start_matches("#/$defs/");
+                if let Some(Value::Object(def)) = defs.get(name) {
+                    for (key, def_value) in def {
+                        schema.entry(key.clone()).or_insert_with(|| def_value.clone());
+                    }
+                }
+            }
+            if let Some(Value::Array(options)) = schema.get("anyOf") {
+                let kept: Vec<Value> =
+                    options.iter().filter(|o| o.get("type") != Some(&json!("null"))).cloned().collect();
+                if let [only] = kept.as_slice() {
+                    let only = only.as_object().cloned().unwrap_or_default();
+                    schema.remove("anyOf");
+                    for (key, option_value) in only {
+                        schema.entry(key).or_insert(option_value);
+                    }
+                }
+            }
+            if let Some(Value::Array(types)) = schema.get("type") {
+                let kept: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+                if let [only] = kept.as_slice() {
+                    schema.insert("type".into(), only.clone());
+                }
+            }
+            if schema.get("additionalProperties") == Some(&Value::Bool(true)) {
+                schema.remove("additionalProperties");
+            }
+            for child in schema.values_mut() {
+                inline(child, defs);
+            }
+        }
+        Value::Array(list) => list.iter_mut().for_each(|v| inline(v, defs)),
+        _ => {}
+    }
 }
 
 /// Removes schema keywords that only cost characters, at every level. A property that happens
@@ -275,8 +335,8 @@ pub fn tools() -> Vec<Tool> {
     );
     let find = Tool::new(
         FIND_TOOL,
-        "Find stored knowledge, ranked (relevance, recency, scope, citations), with snippets. Searches the current branch unless widened. Fewer than 3 hits come with computed suggestions.",
-        find_input_schema(),
+        "Find stored knowledge, ranked (relevance, recency, scope, citations), with snippets. One of query or ids is needed. Searches the current branch unless widened. Fewer than 3 hits come with computed suggestions.",
+        input_schema::<FindArgs>(),
     )
     .with_title("Find memory")
     .with_raw_output_schema(output_schema::<FindResponse>())

@@ -62,5 +62,121 @@ fn the_schemas_name_exactly_the_fields_the_domain_parses() {
         list
     };
     assert_eq!(keys(&tools[1]["inputSchema"]), sorted(cortex_domain::find::FIND_FIELDS));
-    assert_eq!(keys(&tools[0]["inputSchema"]["$defs"]["ItemArg"]), sorted(cortex_domain::item::ITEM_FIELDS));
+    assert_eq!(keys(&tools[0]["inputSchema"]["properties"]["items"]["items"]), sorted(cortex_domain::item::ITEM_FIELDS));
+}
+
+/// The keywords an input schema may use: those the Anthropic API, OpenAI function calling
+/// (strict and non-strict) and Gemini (`parametersJsonSchema`) all accept, at any depth.
+/// Left out on purpose: `anyOf`/`oneOf`/`allOf`/`not` (Claude Code drops a tool with one at the
+/// top level; strict mode and Gemini take only some of them), `$ref`/`$defs` (Gemini's older
+/// `parameters` read none), `minLength`/`maxLength`/`pattern`/`format` (strict mode refuses
+/// them), `title`/`default` (noise), a `type` list and `null` in an `enum` (nullable forms the
+/// APIs spell differently).
+const PORTABLE_KEYWORDS: &[&str] = &[
+    "type",
+    "description",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "minimum",
+    "maximum",
+    "minItems",
+    "maxItems",
+];
+
+/// Every place in `schema` (a path from the root) that leaves the portable subset.
+fn portability_problems(schema: &serde_json::Value, path: &str, problems: &mut Vec<String>) {
+    let Some(object) = schema.as_object() else {
+        problems.push(format!("{path}: a schema must be an object"));
+        return;
+    };
+    for (key, value) in object {
+        let here = format!("{path}/{key}");
+        match key.as_str() {
+            "properties" => {
+                for (name, property) in value.as_object().into_iter().flatten() {
+                    portability_problems(property, &format!("{here}/{name}"), problems);
+                }
+            }
+            "items" => portability_problems(value, &here, problems),
+            "type" if !value.is_string() => problems.push(format!("{here}: one type, not a list")),
+            "type" => {
+                let known = ["object", "array", "string", "integer", "number", "boolean"];
+                if !known.contains(&value.as_str().unwrap()) {
+                    problems.push(format!("{here}: type {value}"));
+                }
+            }
+            "enum" => {
+                if object.get("type") != Some(&serde_json::json!("string"))
+                    || !value.as_array().is_some_and(|v| v.iter().all(|w| w.is_string()))
+                {
+                    problems.push(format!("{here}: an enum is a list of strings with type string"));
+                }
+            }
+            "additionalProperties" if value != &serde_json::json!(false) => {
+                problems.push(format!("{here}: only `false` (the default says the rest)"))
+            }
+            "required" => {
+                let declared = object.get("properties").and_then(|p| p.as_object());
+                for name in value.as_array().into_iter().flatten() {
+                    if !declared.is_some_and(|d| d.contains_key(name.as_str().unwrap_or(""))) {
+                        problems.push(format!("{here}: {name} is required but not declared"));
+                    }
+                }
+            }
+            other if !PORTABLE_KEYWORDS.contains(&other) => problems.push(format!("{here}: keyword not portable")),
+            _ => {}
+        }
+    }
+    if !object.contains_key("type") {
+        problems.push(format!("{path}: no type"));
+    }
+}
+
+/// Issue 32: Claude Code 2.1.197 never offered `memory_find` to its model, because its input
+/// schema had a top-level `anyOf`. Both tools' input schemas are objects at the root and use
+/// only what every model API accepts, at every depth.
+#[test]
+fn every_input_schema_stays_in_the_subset_every_model_api_accepts() {
+    let tools = serde_json::to_value(cortex_mcp::tools()).unwrap();
+    for tool in tools.as_array().unwrap() {
+        let schema = &tool["inputSchema"];
+        let mut problems = Vec::new();
+        portability_problems(schema, "", &mut problems);
+        assert_eq!(schema["type"], "object", "{}: the root is an object", tool["name"]);
+        assert!(schema["properties"].is_object(), "{}: the root declares its properties", tool["name"]);
+        assert!(problems.is_empty(), "{}:\n{}", tool["name"], problems.join("\n"));
+    }
+}
+
+/// OpenAI's strict mode also wants every object closed (`additionalProperties: false`) and
+/// every property listed (clients make optional ones nullable when they convert). Objects that
+/// declare properties are closed here; the only open ones are the free-form `data` and
+/// `metadata` of an item, which strict mode cannot express at all: a client in strict mode
+/// sends these tools non-strict (Codex and the OpenAI Agents SDK both do).
+#[test]
+fn only_an_items_data_and_metadata_are_open_objects() {
+    fn open_objects(schema: &serde_json::Value, path: &str, found: &mut Vec<String>) {
+        if schema["type"] == "object" {
+            if schema["properties"].as_object().is_none_or(|p| p.is_empty()) {
+                found.push(path.to_string());
+            } else if schema["additionalProperties"] != serde_json::json!(false) {
+                found.push(format!("{path} (declares properties but is not closed)"));
+            }
+        }
+        for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+            open_objects(property, &format!("{path}/{name}"), found);
+        }
+        if schema["items"].is_object() {
+            open_objects(&schema["items"], &format!("{path}[]"), found);
+        }
+    }
+    let tools = serde_json::to_value(cortex_mcp::tools()).unwrap();
+    let mut found = Vec::new();
+    for tool in tools.as_array().unwrap() {
+        open_objects(&tool["inputSchema"], tool["name"].as_str().unwrap(), &mut found);
+    }
+    assert_eq!(found, ["memory_store/items[]/data", "memory_store/items[]/metadata"]);
 }

@@ -28,19 +28,18 @@ pub fn find_table(response: &FindResponse) {
     if response.hits.is_empty() {
         say!("no hits (route: {}, scope: {})", response.route_used, response.searched_scope.level);
     } else {
-        say!("{:<5} {:<12} {:<8} {:<36} TITLE", "SCORE", "KIND", "SCOPE", "ID");
-        for hit in &response.hits {
+        // Scores come with `--detail full` only; without them the first column is the rank.
+        let scored = response.hits.iter().all(|h| h.score.is_some());
+        say!("{:<5} {:<12} {:<8} {:<36} TITLE", if scored { "SCORE" } else { "#" }, "KIND", "SCOPE", "ID");
+        for (rank, hit) in response.hits.iter().enumerate() {
             let scope_match = serde_json::to_value(hit.scope_match).ok();
             let scope_match = scope_match.as_ref().and_then(|v| v.as_str()).unwrap_or("");
             let title: String = hit.title.chars().take(60).collect();
-            say!(
-                "{:<5.3} {:<12} {:<8} {:<36} {}",
-                hit.score.unwrap_or_default(),
-                hit.kind,
-                scope_match,
-                hit.id,
-                title
-            );
+            let first = match hit.score {
+                Some(score) if scored => format!("{score:.3}"),
+                _ => (rank + 1).to_string(),
+            };
+            say!("{first:<5} {:<12} {scope_match:<8} {:<36} {title}", hit.kind, hit.id);
             let snippet: String = hit.snippet.replace('\n', " ").chars().take(160).collect();
             say!("      {snippet}");
             if hit.expanded {

@@ -79,6 +79,12 @@ fn store_from_stdin_then_find_as_json_and_as_a_table(db: &TestDb) {
     let out = env.run(&["find", "pgbackrest"], None);
     let table = String::from_utf8(out.stdout).unwrap();
     assert!(table.contains("Backups") && table.contains("**pgbackrest**"), "{table}");
+    // Without scores (brief detail) the first column is the rank, not a column of 0.000; the
+    // kind is padded so the columns line up.
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].starts_with("#     KIND         SCOPE"), "{table}");
+    assert!(lines[1].starts_with("1     section      "), "{table}");
+    assert!(!table.contains("0.000"), "{table}");
 }
 
 fn store_takes_an_argument_or_a_file_and_refusals_exit_2(db: &TestDb) {

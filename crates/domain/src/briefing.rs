@@ -115,7 +115,7 @@ fn line_of(entry: &Entry) -> String {
 /// The `memory_find` arguments that list a section whole.
 fn find_for(section: &Section) -> String {
     let kinds: Vec<String> = section.wanted.iter().map(|(k, _)| format!("\"{}\"", k.as_str())).collect();
-    format!("memory_find {{\"query\": \"…\", \"types\": [{}]}}", kinds.join(", "))
+    format!("memory_find {{\"types\": [{}]}}", kinds.join(", "))
 }
 
 #[cfg(test)]

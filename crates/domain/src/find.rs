@@ -149,10 +149,11 @@ impl FindRequest {
             Some(other) => return Err(ValidationError::wrong_type("query", "a string", other)),
         };
         let ids = parse_ids(args.get("ids"))?;
-        if query.is_none() && ids.is_empty() {
+        let types = parse_types(args.get("types"))?;
+        if query.is_none() && ids.is_empty() && types.is_empty() {
             return Err(ValidationError::missing(
                 "query",
-                "pass `query` with a few words to search, or `ids` to fetch items by id",
+                "pass `query` with a few words to search, `ids` to fetch items by id, or `types` alone to list the newest items of those kinds",
             ));
         }
         let mode = match text_arg(args, "mode")?.as_deref() {
@@ -161,7 +162,6 @@ impl FindRequest {
             Some("deep") => Mode::Deep,
             Some(other) => return Err(invalid("mode", other, "use fast, auto or deep")),
         };
-        let types = parse_types(args.get("types"))?;
         let scope = match args.get("scope") {
             None | Some(Value::Null) => None,
             Some(v) => Some(Scope::from_json(v).map_err(|e| e.under("scope"))?),
@@ -207,13 +207,13 @@ impl FindRequest {
         let include_superseded = bool_arg(args, "include_superseded")?;
         let include_expired = bool_arg(args, "include_expired")?;
         let limit = int_arg(args, "limit", 1, MAX_LIMIT, DEFAULT_LIMIT)? as usize;
-        let default_chars =
-            if query.is_none() { DEFAULT_LOOKUP_CONTENT_CHARS } else { DEFAULT_HIT_CONTENT_CHARS };
+        let by_ids = query.is_none() && !ids.is_empty();
+        let default_chars = if by_ids { DEFAULT_LOOKUP_CONTENT_CHARS } else { DEFAULT_HIT_CONTENT_CHARS };
         let max_content_chars =
             int_arg(args, "max_content_chars", 0, MAX_HIT_CONTENT_CHARS as i64, default_chars as i64)?
                 as usize;
         let detail = match text_arg(args, "detail")?.as_deref() {
-            None if query.is_none() || args.contains_key("max_content_chars") => Detail::Full,
+            None if by_ids || args.contains_key("max_content_chars") => Detail::Full,
             None | Some("brief") => Detail::Brief,
             Some("full") => Detail::Full,
             Some(other) => {
@@ -471,6 +471,9 @@ mod tests {
     #[test]
     fn query_or_ids_is_needed() {
         assert_eq!(FindRequest::from_json(&json!({})).unwrap_err().field, "query");
+        // Kinds alone list the newest items of those kinds, briefly, like a search.
+        let list = FindRequest::from_json(&json!({"types": ["runbook"]})).unwrap();
+        assert_eq!((list.query.is_none(), list.ids.is_empty(), list.detail), (true, true, Detail::Brief));
         assert_eq!(FindRequest::from_json(&json!({"query": ""})).unwrap_err().field, "query");
         let r = FindRequest::from_json(&json!({"ids": [Uuid::now_v7().to_string()]})).unwrap();
         assert_eq!(r.max_content_chars, DEFAULT_LOOKUP_CONTENT_CHARS);

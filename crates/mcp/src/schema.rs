@@ -152,7 +152,7 @@ struct StoreArgs {
 #[derive(JsonSchema)]
 #[schemars(deny_unknown_fields)]
 struct FindArgs {
-    /// A few key words (≤1000 characters); "exact phrase", -exclude, prefix* work. Needed unless ids are given.
+    /// A few key words (≤1000 characters); "exact phrase", -exclude, prefix* work.
     query: Option<String>,
     /// Fetch these items whole instead of searching.
     #[schemars(length(max = cortex_domain::limits::MAX_IDS))]
@@ -161,7 +161,7 @@ struct FindArgs {
     #[serde(default)]
     #[schemars(schema_with = "mode_schema")]
     mode: Option<String>,
-    /// Kinds to keep.
+    /// Kinds to keep. Without query or ids: the newest items of these kinds.
     #[serde(default)]
     #[schemars(schema_with = "kinds_schema")]
     types: Option<Vec<String>>,
@@ -250,14 +250,6 @@ fn portable(mut schema: JsonObject) -> JsonObject {
 fn inline(value: &mut Value, defs: &JsonObject) {
     match value {
         Value::Object(schema) => {
-            if let Some(Value::String(target)) = schema.remove("$ref") {
-                let name = target.trim_start_matches("#/$defs/");
-                if let Some(Value::Object(def)) = defs.get(name) {
-                    for (key, def_value) in def {
-                        schema.entry(key.clone()).or_insert_with(|| def_value.clone());
-                    }
-                }
-            }
             if let Some(Value::Array(options)) = schema.get("anyOf") {
                 let kept: Vec<Value> =
                     options.iter().filter(|o| o.get("type") != Some(&json!("null"))).cloned().collect();
@@ -266,6 +258,14 @@ fn inline(value: &mut Value, defs: &JsonObject) {
                     schema.remove("anyOf");
                     for (key, option_value) in only {
                         schema.entry(key).or_insert(option_value);
+                    }
+                }
+            }
+            if let Some(Value::String(target)) = schema.remove("$ref") {
+                let name = target.trim_start_matches("#/$defs/");
+                if let Some(Value::Object(def)) = defs.get(name) {
+                    for (key, def_value) in def {
+                        schema.entry(key.clone()).or_insert_with(|| def_value.clone());
                     }
                 }
             }
@@ -335,7 +335,7 @@ pub fn tools() -> Vec<Tool> {
     );
     let find = Tool::new(
         FIND_TOOL,
-        "Find stored knowledge, ranked (relevance, recency, scope, citations), with snippets. One of query or ids is needed. Searches the current branch unless widened. Fewer than 3 hits come with computed suggestions.",
+        "Find stored knowledge, ranked (relevance, recency, scope, citations), with snippets. Needs query, ids, or types alone (lists the newest of those kinds). Searches the current branch unless widened. Fewer than 3 hits come with computed suggestions.",
         input_schema::<FindArgs>(),
     )
     .with_title("Find memory")

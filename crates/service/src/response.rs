@@ -275,6 +275,8 @@ pub enum Route {
     Lexical,
     /// Items read by id.
     Ids,
+    /// Kinds without a query: the newest items of those kinds.
+    Recent,
     /// The query had no searchable word.
     None,
 }
@@ -285,6 +287,7 @@ impl Route {
             Route::Hybrid => "hybrid",
             Route::Lexical => "lexical",
             Route::Ids => "ids",
+            Route::Recent => "recent",
             Route::None => "none",
         }
     }

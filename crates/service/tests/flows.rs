@@ -17,6 +17,7 @@ per_backend!(
     branches_are_isolated_until_widened_and_the_own_branch_ranks_first,
     other_projects_and_orgs_need_wider_scopes,
     types_filter_and_its_suggestion,
+    kinds_without_a_query_list_the_newest_of_those_kinds_page_by_page,
     limit_and_cursor_page_through_every_hit_once,
     a_nonsense_query_gets_computed_suggestions,
     deep_mode_corrects_a_mistyped_word,
@@ -136,6 +137,30 @@ fn types_filter_and_its_suggestion(db: &TestDb) {
     );
     let by_status = m.find(json!({"query": "kafka", "status": "resolved"}));
     assert_eq!(by_status.hits.len(), 1);
+}
+
+/// What the session briefing's "+N more" line tells an agent to send: `types` alone.
+fn kinds_without_a_query_list_the_newest_of_those_kinds_page_by_page(db: &TestDb) {
+    let m = memory(db, "main");
+    for i in 0..5 {
+        let steps = json!([{"description": "Restart", "command": "systemctl restart billing"}]);
+        let stored = m.store(json!([{"kind": "runbook", "data": {"title": format!("Runbook {i}"), "service": "billing", "steps": steps}}]));
+        assert_eq!(stored.results[0].status, ItemStatus::Inserted);
+    }
+    m.store(json!([section("Not a runbook", "kafka lag")]));
+    let first = m.find(json!({"types": ["runbook"], "limit": 3}));
+    assert_eq!(first.route_used, "recent");
+    let cursor = first.next_cursor.clone().expect("two more runbooks");
+    let rest = m.find(json!({"types": ["runbook"], "limit": 3, "cursor": cursor}));
+    assert!(rest.next_cursor.is_none());
+    let hits: Vec<_> = first.hits.iter().chain(&rest.hits).collect();
+    let mut titles: Vec<&str> = hits.iter().map(|h| h.title.as_str()).collect();
+    assert_eq!((first.hits.len(), rest.hits.len()), (3, 2));
+    assert!(hits.windows(2).all(|w| w[0].updated_at >= w[1].updated_at), "newest first");
+    titles.sort();
+    assert_eq!(titles, ["Runbook 0", "Runbook 1", "Runbook 2", "Runbook 3", "Runbook 4"], "each once");
+    let err = m.service.find(&json!({})).unwrap_err();
+    assert!(matches!(err, ServiceError::Invalid(e) if e.human_hint.contains("`types` alone")));
 }
 
 fn limit_and_cursor_page_through_every_hit_once(db: &TestDb) {

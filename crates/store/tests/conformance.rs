@@ -283,6 +283,18 @@ fn counts_and_vocabulary(db: &TestDb) {
     let stats = store.stats().unwrap();
     assert_eq!((stats.items, stats.schema_version), (5, db.target().latest_schema_version()));
     assert!(store.top_terms(5).unwrap().iter().any(|(t, n)| t.starts_with("kubern") && *n == 5));
+    // Each of the most common terms reads back as a word as written, not its stem (the
+    // stem of "decisions" searched whole is stemmed again and finds nothing).
+    insert(&*store, &record("Decisions", "decisions decide the database", "main"));
+    for (term, _) in store.top_terms(40).unwrap() {
+        let word = store.surface_word(&term).unwrap();
+        assert!(
+            ["kubernetes", "note", "cluster", "upgrade", "decisions", "decide", "the", "database", "ops"]
+                .contains(&word.as_str())
+                || word.chars().all(|c| c.is_ascii_digit()),
+            "{term} read back as {word}"
+        );
+    }
 }
 
 fn a_batch_is_atomic_per_call(db: &TestDb) {

@@ -91,8 +91,9 @@ impl Kind {
 }
 
 impl std::fmt::Display for Kind {
+    /// Honours width and alignment (`{:<12}`), so a kind lines up in a table.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 

@@ -76,6 +76,8 @@ impl MemoryService {
             self.lookup(req, &filter, &mut response)?;
         } else if let Some(text) = &req.query {
             self.search(req, text, &filter, &deadline, &mut response)?;
+        } else {
+            self.list_newest(req, &filter, &mut response)?;
         }
         if deadline.passed()
             && req.expansion() != cortex_domain::graph::Expand::None
@@ -119,6 +121,35 @@ impl MemoryService {
         if req.query.is_some() {
             response.notes.push("`ids` given: returned those items and ignored `query`".into());
         }
+        Ok(())
+    }
+
+    /// Kinds without a query: the newest items of those kinds that pass every filter, newest
+    /// first (what the session briefing points to when a section has more than it shows).
+    fn list_newest(
+        &self,
+        req: &FindRequest,
+        filter: &ScopeFilter,
+        response: &mut FindResponse,
+    ) -> Result<()> {
+        response.route_used = Route::Recent;
+        let now = self.now()?;
+        let filters = filters_for(req, filter, now, self.bound.as_ref());
+        let wanted = (req.offset + req.limit + 1).min(MAX_POOL);
+        let items = self.store.recent(&filters, wanted)?;
+        for item in items.iter().skip(req.offset).take(req.limit) {
+            let parts = parts_for(item, 1.0, filter, now);
+            let snippet = best_passage(&item.record.body, &SnippetTerms::none());
+            response.hits.push(hit(item, parts, snippet, 1.0, filter, req.max_content_chars));
+        }
+        if items.len() > req.offset + req.limit {
+            response.next_cursor = Some(req.cursor_at(req.offset + req.limit));
+        } else if items.len() == MAX_POOL {
+            response
+                .notes
+                .push(format!("a listing reaches the newest {MAX_POOL} items: add a query to go further"));
+        }
+        response.confidence = if response.hits.is_empty() { 0.0 } else { 1.0 };
         Ok(())
     }
 

@@ -179,19 +179,30 @@ pub fn words_like(conn: &Connection, word: &str) -> Result<Vec<(String, i64)>> {
 }
 
 /// A word as written in some document, for an index term (a stem). Falls back to the term.
+/// A word as written for a stem of the index (`decis` → `decision`). The stem is searched as
+/// a prefix: matched exactly, the query's own stemming would change it again (`decis` →
+/// `deci`) and find nothing. Among the words that prefix marks, one that starts with the stem
+/// is the word it came from (`decis*` also marks `decide`).
 pub fn surface_word(conn: &Connection, term: &str) -> Result<String> {
-    let expr = format!("\"{}\"", term.replace('"', "\"\""));
+    let expr = format!("\"{}\"*", term.replace('"', "\"\""));
     let mut stmt = conn.prepare_cached(
         "SELECT highlight(items_fts, 0, char(2), char(3)) || ' ' || highlight(items_fts, 1, char(2), char(3)) \
-         FROM items_fts WHERE items_fts MATCH ?1 LIMIT 1",
+         FROM items_fts WHERE items_fts MATCH ?1 LIMIT 20",
     )?;
-    let marked: Option<String> = stmt.query_row([expr], |r| r.get(0)).optional()?;
-    let word = marked
-        .as_deref()
-        .and_then(|m| m.split_once('\u{2}'))
-        .and_then(|(_, rest)| rest.split_once('\u{3}'))
-        .map(|(w, _)| w.to_lowercase());
-    Ok(word.unwrap_or_else(|| term.to_string()))
+    let marked: Vec<String> = stmt.query_map([expr], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    let words = marked
+        .iter()
+        .flat_map(|m| m.split('\u{2}').skip(1))
+        .filter_map(|rest| rest.split_once('\u{3}'))
+        .map(|(word, _)| word.to_lowercase());
+    let mut fallback = None;
+    for word in words {
+        if word.starts_with(term) {
+            return Ok(word);
+        }
+        fallback.get_or_insert(word);
+    }
+    Ok(fallback.unwrap_or_else(|| term.to_string()))
 }
 
 pub fn top_terms(conn: &Connection, limit: usize) -> Result<Vec<(String, i64)>> {

@@ -5,6 +5,7 @@
 
 use crate::MemoryService;
 use cortex_store::audit_chain::{ChainBreak, ChainWalker, SchemaDrift, TrailMismatch};
+use cortex_store::key_trail::{KeyMismatch, KeyRecord, check_keys};
 use cortex_store::{AuditQuery, AuditRecord};
 use serde::Serialize;
 use uuid::Uuid;
@@ -65,6 +66,8 @@ pub struct AuditVerification {
     pub schema_drift: Vec<SchemaDrift>,
     /// Items changed around the trail (full check only).
     pub items_without_trail: Vec<TrailMismatch>,
+    /// API keys their `key_create`/`key_revoke` records contradict (full check only).
+    pub keys_without_trail: Vec<KeyMismatch>,
     /// The anchor given, and whether the database still agrees with it.
     pub anchor: Option<String>,
     /// Every problem, in words.
@@ -82,6 +85,7 @@ impl AuditVerification {
             first_break: None,
             schema_drift: Vec::new(),
             items_without_trail: Vec::new(),
+            keys_without_trail: Vec::new(),
             anchor: None,
             problems: vec![format!("the audit trail could not be read: {reason}")],
         }
@@ -104,11 +108,19 @@ impl MemoryService {
         };
         let mut after = start.as_ref().map_or(0, |r| r.seq);
         let mut first_break = None;
+        let mut key_records = Vec::new();
         'walk: loop {
             let page = store.audit_chain(after, PAGE)?;
             let Some(last) = page.last() else { break };
             after = last.seq;
             for record in &page {
+                if record.operation.starts_with("key_") {
+                    key_records.push(KeyRecord {
+                        operation: record.operation.clone(),
+                        org: record.scope[0].clone(),
+                        summary: record.summary.clone(),
+                    });
+                }
                 if let Err(broken) = walker.check(record) {
                     problems.push(broken.to_string());
                     first_break = Some(broken);
@@ -145,6 +157,13 @@ impl MemoryService {
         let items_without_trail =
             if options.full { store.audit_trail_mismatches(MISMATCHES_SHOWN)? } else { Vec::new() };
         problems.extend(items_without_trail.iter().map(ToString::to_string));
+        // The whole trail was walked only in a full check: a quick one has not seen every key's records.
+        let keys_without_trail = if options.full && first_break.is_none() {
+            check_keys(&store.keys()?, &key_records)
+        } else {
+            Vec::new()
+        };
+        problems.extend(keys_without_trail.iter().map(ToString::to_string));
 
         Ok(AuditVerification {
             ok: problems.is_empty(),
@@ -159,6 +178,7 @@ impl MemoryService {
             first_break,
             schema_drift,
             items_without_trail,
+            keys_without_trail,
             anchor,
             problems,
         })

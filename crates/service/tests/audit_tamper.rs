@@ -18,6 +18,8 @@ per_backend!(
     a_record_cannot_be_replaced_in_place,
     a_forged_record_cannot_enter_the_middle_of_the_chain,
     a_dropped_audit_trigger_and_the_change_it_hid_are_found,
+    changes_made_around_the_trail_and_hidden_again_are_named_item_by_item,
+    keys_changed_around_the_trail_are_named,
     a_recomputed_chain_passes_alone_but_not_against_an_anchor,
     the_change_log_leaves_verification_clean_and_its_triggers_are_watched,
 );
@@ -184,6 +186,144 @@ fn a_dropped_audit_trigger_and_the_change_it_hid_are_found(db: &TestDb) {
         "{:?}",
         full.items_without_trail
     );
+}
+
+/// Runs `sql` with the triggers that guard and audit its table out of the way and puts them
+/// back, as someone with the database's file or its owner's role can: SQLite's triggers
+/// dropped and created again from their own text, PostgreSQL's `session_replication_role =
+/// replica`. The schema then verifies clean; only the rows themselves can show the change.
+fn around_the_trail(db: &TestDb, sql: &str) {
+    match db.backend() {
+        Backend::Sqlite => {
+            let conn = rusqlite::Connection::open(db.sqlite_path().unwrap()).unwrap();
+            let mut triggers = Vec::new();
+            for name in [
+                "items_audit_update",
+                "api_keys_revoke_only",
+                "api_keys_audit_create",
+                "api_keys_audit_revoke",
+            ] {
+                let sql: String = conn
+                    .query_row("SELECT sql FROM sqlite_schema WHERE name = ?1", [name], |r| r.get(0))
+                    .unwrap();
+                raw(db, &format!("DROP TRIGGER {name}"));
+                triggers.push(sql);
+            }
+            raw(db, sql);
+            for trigger in triggers {
+                raw(db, &trigger);
+            }
+        }
+        Backend::Postgres => raw(
+            db,
+            &format!(
+                "DO $$ BEGIN PERFORM set_config('session_replication_role', 'replica', true); {sql}; END $$"
+            ),
+        ),
+    }
+}
+
+/// Keys are the tenant boundary: a key raised to admin, moved to another org or to every
+/// project, revived after its revocation, or planted, all with the guards lifted and put back,
+/// contradicts the key's own records.
+fn keys_changed_around_the_trail_are_named(db: &TestDb) {
+    let m = memory(db, "main");
+    let s = &m.service;
+    let spec = |name: &str, role: &str| cortex_service::keys::KeySpec {
+        name: name.into(),
+        org: "acme".into(),
+        projects: vec!["api".into()],
+        role: role.into(),
+        ..Default::default()
+    };
+    for name in ["raised", "moved", "widened", "revived"] {
+        s.create_key(&spec(name, "read")).unwrap();
+    }
+    s.revoke_key("revived").unwrap();
+    assert!(verify(&m, true).ok, "{:?}", verify(&m, true).problems);
+    let (everywhere, planted_projects) = match db.backend() {
+        Backend::Sqlite => ("'[]'", "'[]'"),
+        Backend::Postgres => ("'{}'", "'{}'"),
+    };
+    around_the_trail(db, "UPDATE api_keys SET role = 'admin' WHERE name = 'raised'");
+    around_the_trail(db, "UPDATE api_keys SET org = 'evil' WHERE name = 'moved'");
+    around_the_trail(db, &format!("UPDATE api_keys SET projects = {everywhere} WHERE name = 'widened'"));
+    around_the_trail(db, "UPDATE api_keys SET revoked_at = NULL WHERE name = 'revived'");
+    around_the_trail(
+        db,
+        &format!(
+            "INSERT INTO api_keys (name, lookup, secret_hash, org, projects, role, created_at) \
+             VALUES ('planted', 'plantedlookup', 'x', 'acme', {planted_projects}, 'admin', 0)"
+        ),
+    );
+    let v = verify(&m, true);
+    assert!(v.schema_drift.is_empty(), "the guards are back: {:?}", v.schema_drift);
+    assert!(!v.ok);
+    let shown: Vec<String> = v.keys_without_trail.iter().map(|k| format!("{k:?}")).collect();
+    for (name, what) in [
+        ("raised", "role"),
+        ("moved", "org"),
+        ("widened", "projects"),
+        ("revived", "RevivedWithoutRecord"),
+        ("planted", "NoRecord"),
+    ] {
+        assert!(
+            shown.iter().any(|k| k.contains(&format!("\"{name}\"")) && k.contains(what)),
+            "{name}: {shown:?}"
+        );
+    }
+}
+
+/// Each change someone could make to an item around the trail, leaving its content hash (the
+/// one column the trail's records hold) as it was: named, item by item, with the trigger back
+/// in place so the schema itself verifies clean.
+fn changes_made_around_the_trail_and_hidden_again_are_named_item_by_item(db: &TestDb) {
+    let (m, ids) = history(db);
+    let decision = m.store(json!([{"kind": "decision", "data": {"title": "Sessions in Postgres",
+        "component": "auth", "status": "accepted", "rationale": "one store to run"}}]));
+    let decision = id_of(&decision, 0);
+    let four = id_of(&m.store(json!([section("Four", "fourth body")])), 0);
+    let [one, two, three] = [&ids[0], &ids[1], &ids[2]];
+    assert!(verify(&m, true).ok);
+    let rationale = match db.backend() {
+        Backend::Sqlite => "json_set(data, '$.rationale', 'it was cheaper')",
+        Backend::Postgres => "jsonb_set(data, '{rationale}', '\"it was cheaper\"')",
+    };
+    around_the_trail(db, &format!("UPDATE items SET body = 'rewritten quietly' WHERE id = '{one}'"));
+    around_the_trail(db, &format!("UPDATE items SET org = 'evil' WHERE id = '{three}'"));
+    around_the_trail(db, &format!("UPDATE items SET data = {rationale} WHERE id = '{decision}'"));
+    around_the_trail(db, &format!("UPDATE items SET deleted_at = NULL WHERE id = '{two}'"));
+    around_the_trail(db, &format!("UPDATE items SET deleted_at = 1 WHERE id = '{four}'"));
+    let v = verify(&m, true);
+    assert!(v.schema_drift.is_empty(), "the trigger is back: {:?}", v.schema_drift);
+    assert!(!v.ok);
+    let named = |id: &str| v.items_without_trail.iter().find(|t| format!("{t:?}").contains(id)).cloned();
+    assert!(
+        matches!(named(one), Some(TrailMismatch::Inconsistent { field, .. }) if field == "title or body"),
+        "{:?}",
+        v.items_without_trail
+    );
+    assert!(
+        matches!(named(three), Some(TrailMismatch::MovedWithoutRecord { found, .. }) if found.starts_with("evil/")),
+        "{:?}",
+        v.items_without_trail
+    );
+    assert!(
+        matches!(named(&decision), Some(TrailMismatch::Inconsistent { field, .. }) if field == "data"),
+        "{:?}",
+        v.items_without_trail
+    );
+    assert!(
+        matches!(named(two), Some(TrailMismatch::RestoredWithoutRecord { .. })),
+        "{:?}",
+        v.items_without_trail
+    );
+    assert!(
+        matches!(named(&four), Some(TrailMismatch::DeletedWithoutRecord { .. })),
+        "{:?}",
+        v.items_without_trail
+    );
+    assert!(v.problems.iter().any(|p| p.contains(&decision) && p.contains("its data")), "{:?}", v.problems);
 }
 
 /// The limit of a chain without a secret: whoever can write the database can recompute every

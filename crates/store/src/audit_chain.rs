@@ -225,6 +225,16 @@ pub enum TrailMismatch {
     RemovedWithoutRecord { item_id: String },
     /// The item's content hash is not the one its last record left it with.
     ChangedWithoutRecord { item_id: String, recorded: Option<String>, found: String },
+    /// One of the item's columns disagrees with the rest of it (its text with its content
+    /// hash, its data with its text, its status with its data): it was edited in the
+    /// database, around Cortex, and the hash its trail checks was left as it was.
+    Inconsistent { item_id: String, field: String },
+    /// The item's scope is not the one its last record left it in (e.g. moved to another org).
+    MovedWithoutRecord { item_id: String, recorded: String, found: String },
+    /// The item is deleted, but its last record is no delete.
+    DeletedWithoutRecord { item_id: String },
+    /// The item is live, but its last record deleted it.
+    RestoredWithoutRecord { item_id: String },
 }
 
 impl TrailMismatch {
@@ -261,6 +271,20 @@ impl std::fmt::Display for TrailMismatch {
                 f,
                 "item {item_id} does not hold the content its last audit record left it with: it was changed without an audit record"
             ),
+            TrailMismatch::Inconsistent { item_id, field } => write!(
+                f,
+                "item {item_id}: its {field} does not agree with the rest of the item: it was edited in the database without an audit record"
+            ),
+            TrailMismatch::MovedWithoutRecord { item_id, recorded, found } => write!(
+                f,
+                "item {item_id} is in scope {found}, but its last audit record left it in {recorded}: it was moved without an audit record"
+            ),
+            TrailMismatch::DeletedWithoutRecord { item_id } => {
+                write!(f, "item {item_id} is deleted, but no audit record deleted it")
+            }
+            TrailMismatch::RestoredWithoutRecord { item_id } => {
+                write!(f, "item {item_id} is live, but its last audit record deleted it")
+            }
         }
     }
 }

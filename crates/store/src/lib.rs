@@ -13,6 +13,8 @@
 pub mod audit_chain;
 mod error;
 mod filter;
+pub mod item_trail;
+pub mod key_trail;
 mod model;
 mod open;
 pub mod postgres;

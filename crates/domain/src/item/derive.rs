@@ -31,22 +31,33 @@ pub fn derive(kind: Kind, content: Option<&str>, data: &Map<String, Value>) -> D
 /// kind's field order; runbook steps contribute each description, command and outcome.
 /// References by id (a relation's ends, an observation's entity) are left out.
 fn searchable_body(kind: Kind, content: Option<&str>, data: &Map<String, Value>) -> String {
+    let mut parts: Vec<String> = content.map(str::to_string).into_iter().collect();
+    for field in kind.spec().fields {
+        parts.extend(field_texts(kind, data, field.name));
+    }
+    parts.join("\n")
+}
+
+/// The texts one `data` field adds to the searchable body: none for a title field (the title
+/// holds it) or a reference by id (an id says nothing to a reader or a search; a named entity
+/// does).
+pub fn field_texts(kind: Kind, data: &Map<String, Value>, field: &str) -> Vec<String> {
     let title_fields: &[&str] = match &kind.spec().title {
         kind::TitleRule::Field(f) => std::slice::from_ref(f),
         kind::TitleRule::Join(fs) => fs,
     };
-    let mut parts: Vec<String> = content.map(str::to_string).into_iter().collect();
-    for field in kind.spec().fields {
-        if title_fields.contains(&field.name) {
-            continue;
-        }
-        match (data.get(field.name), &field.ty) {
-            // An id says nothing to a reader or a search; a named entity does.
-            (Some(Value::String(_)), kind::FieldType::ItemRef) | (None, _) => {}
-            (Some(value), _) => collect_text(value, &mut parts),
-        }
+    let mut parts = Vec::new();
+    let Some(spec) = kind.spec().fields.iter().find(|f| f.name == field) else {
+        return parts;
+    };
+    if title_fields.contains(&field) {
+        return parts;
     }
-    parts.join("\n")
+    match (data.get(field), &spec.ty) {
+        (Some(Value::String(_)), kind::FieldType::ItemRef) | (None, _) => {}
+        (Some(value), _) => collect_text(value, &mut parts),
+    }
+    parts
 }
 
 fn collect_text(value: &Value, out: &mut Vec<String>) {

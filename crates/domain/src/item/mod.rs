@@ -8,7 +8,7 @@
 mod derive;
 mod fields;
 
-pub use derive::{Derived, derive};
+pub use derive::{Derived, derive, field_texts};
 
 use crate::error::{ErrorCode, ValidationError, json_type_name, shown};
 use crate::kind::{self, Kind};

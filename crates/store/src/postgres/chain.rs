@@ -3,6 +3,7 @@
 //! itself is written by the `audit_log_chain` trigger (migration 0008).
 
 use crate::audit_chain::{ChainRecord, TrailMismatch};
+use crate::item_trail::{self, LastRecord, StoredColumns};
 use crate::{AuditQuery, AuditRecord, Result};
 use postgres::{Client, Row};
 
@@ -61,24 +62,78 @@ pub fn chain_record_at(client: &mut Client, seq: i64) -> Result<Option<ChainReco
     client.query_opt(&sql, &[&seq])?.as_ref().map(chain_record).transpose()
 }
 
-/// Items whose state their trail does not explain, at most `limit`.
+/// Items read at once when each is checked against its trail.
+const TRAIL_PAGE: i64 = 1_000;
+
+/// Items whose state their trail does not explain, at most `limit`: every item read page by
+/// page and checked column by column ([`item_trail::check`]), then the items that are gone
+/// without a purge record.
 pub fn trail_mismatches(client: &mut Client, limit: usize) -> Result<Vec<TrailMismatch>> {
-    let rows = client.query(
+    let mut found = Vec::new();
+    let mut after = String::new();
+    while found.len() < limit {
+        // The last record of each item that changed it (a `blocked` record changes nothing).
+        let rows = client.query(
+            "SELECT i.id::text, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
+               i.title, i.body, i.content, i.data::text, i.status, i.content_hash, i.deleted_at IS NOT NULL, \
+               l.operation, l.hash_after, l.org, l.project, l.branch, l.service, l.sprint, l.tenant, l.environment \
+             FROM items i LEFT JOIN LATERAL (SELECT * FROM audit_log b \
+               WHERE b.item_id = i.id AND b.operation <> 'blocked' ORDER BY b.seq DESC LIMIT 1) l ON true \
+             WHERE i.id::text > $1 ORDER BY i.id::text LIMIT $2",
+            &[&after, &TRAIL_PAGE],
+        )?;
+        let Some(last_row) = rows.last() else { break };
+        after = last_row.try_get(0)?;
+        for r in &rows {
+            let scope = |at: usize| -> Result<[String; 7]> {
+                let text = |i: usize| -> Result<String> { Ok(r.try_get(i)?) };
+                Ok([
+                    text(at)?,
+                    text(at + 1)?,
+                    text(at + 2)?,
+                    text(at + 3)?,
+                    text(at + 4)?,
+                    text(at + 5)?,
+                    text(at + 6)?,
+                ])
+            };
+            let item = StoredColumns {
+                id: r.try_get(0)?,
+                kind: r.try_get(1)?,
+                scope: scope(2)?,
+                title: r.try_get(9)?,
+                body: r.try_get(10)?,
+                content: r.try_get(11)?,
+                data: r.try_get(12)?,
+                status: r.try_get(13)?,
+                content_hash: r.try_get(14)?,
+                deleted: r.try_get(15)?,
+            };
+            let operation: Option<String> = r.try_get(16)?;
+            let last = match operation {
+                Some(operation) => {
+                    Some(LastRecord { operation, hash_after: r.try_get(17)?, scope: scope(18)? })
+                }
+                None => None,
+            };
+            found.extend(item_trail::check(&item, last.as_ref()));
+        }
+    }
+    let gone = client.query(
         "WITH last AS (
              SELECT DISTINCT ON (item_id) item_id, operation, hash_after FROM audit_log
              WHERE item_id IS NOT NULL AND operation <> 'blocked' ORDER BY item_id, seq DESC
          )
-         (SELECT i.id::text, l.operation, l.hash_after, i.content_hash FROM items i LEFT JOIN last l ON l.item_id = i.id
-          WHERE l.operation IS NULL OR l.operation = 'purge' OR l.hash_after IS DISTINCT FROM i.content_hash)
-         UNION ALL
-         (SELECT l.item_id::text, l.operation, l.hash_after, NULL FROM last l
-          WHERE l.operation <> 'purge' AND NOT EXISTS (SELECT 1 FROM items i WHERE i.id = l.item_id))
+         SELECT l.item_id::text, l.operation, l.hash_after FROM last l
+         WHERE l.operation <> 'purge' AND NOT EXISTS (SELECT 1 FROM items i WHERE i.id = l.item_id)
          LIMIT $1",
         &[&(limit as i64)],
     )?;
-    rows.iter()
-        .map(|r| Ok(TrailMismatch::classify(r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?)))
-        .collect()
+    for r in &gone {
+        found.push(TrailMismatch::classify(r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, None));
+    }
+    found.truncate(limit);
+    Ok(found)
 }
 
 /// The server verifies its own pages (data checksums, when the cluster has them on): the

@@ -5,10 +5,14 @@
 use super::row::scope_at;
 use crate::audit_chain::{ChainRecord, FIELD_COUNT, hash_fields};
 use crate::audit_chain::{SchemaDrift, TrailMismatch};
+use crate::item_trail::{self, LastRecord, StoredColumns};
 use crate::{AuditQuery, AuditRecord, Result};
 use rusqlite::functions::{Context, FunctionFlags};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, params};
+
+/// Items read at once when each is checked against its trail.
+const TRAIL_PAGE: usize = 1_000;
 
 /// Registers `cortex_audit_hash(prev_hash, seq, at, operation, …, summary)` on `conn`. Every
 /// connection that may write items needs it: the audit triggers call it, so a tool that is
@@ -106,25 +110,75 @@ pub fn chain_record_at(conn: &Connection, seq: i64) -> Result<Option<ChainRecord
     Ok(rows.next().transpose()?)
 }
 
-/// Items whose state their trail does not explain (see [`TrailMismatch`]), at most `limit`.
+/// Items whose state their trail does not explain (see [`TrailMismatch`]), at most `limit`:
+/// every item read page by page and checked column by column ([`item_trail::check`]), then
+/// the items that are gone without a purge record.
 pub fn trail_mismatches(conn: &Connection, limit: usize) -> Result<Vec<TrailMismatch>> {
+    let mut found = Vec::new();
+    let mut after = String::new();
     // The last record of each item that changed it (a `blocked` record changes nothing).
-    let mut stmt = conn.prepare_cached(
+    let mut page = conn.prepare_cached(
+        "SELECT i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
+           i.title, i.body, i.content, i.data, i.status, i.content_hash, i.deleted_at IS NOT NULL, \
+           l.operation, l.hash_after, l.org, l.project, l.branch, l.service, l.sprint, l.tenant, l.environment \
+         FROM items i LEFT JOIN audit_log l ON l.seq = (SELECT max(seq) FROM audit_log b \
+           WHERE b.item_id = i.id AND b.operation <> 'blocked') \
+         WHERE i.id > ?1 ORDER BY i.id LIMIT ?2",
+    )?;
+    while found.len() < limit {
+        let rows: Vec<(StoredColumns, Option<LastRecord>)> = page
+            .query_map(params![after, TRAIL_PAGE as i64], |r| {
+                let scope = |at: usize| -> rusqlite::Result<[String; 7]> {
+                    Ok([
+                        r.get(at)?,
+                        r.get(at + 1)?,
+                        r.get(at + 2)?,
+                        r.get(at + 3)?,
+                        r.get(at + 4)?,
+                        r.get(at + 5)?,
+                        r.get(at + 6)?,
+                    ])
+                };
+                let item = StoredColumns {
+                    id: r.get(0)?,
+                    kind: r.get(1)?,
+                    scope: scope(2)?,
+                    title: r.get(9)?,
+                    body: r.get(10)?,
+                    content: r.get(11)?,
+                    data: r.get(12)?,
+                    status: r.get(13)?,
+                    content_hash: r.get(14)?,
+                    deleted: r.get(15)?,
+                };
+                let operation: Option<String> = r.get(16)?;
+                let last = match operation {
+                    Some(operation) => {
+                        Some(LastRecord { operation, hash_after: r.get(17)?, scope: scope(18)? })
+                    }
+                    None => None,
+                };
+                Ok((item, last))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let Some((last_item, _)) = rows.last() else { break };
+        after = last_item.id.clone();
+        found.extend(rows.iter().filter_map(|(item, last)| item_trail::check(item, last.as_ref())));
+    }
+    let mut gone = conn.prepare_cached(
         "WITH last AS (
              SELECT item_id, operation, hash_after FROM audit_log a
              WHERE seq = (SELECT max(seq) FROM audit_log b WHERE b.item_id = a.item_id AND b.operation <> 'blocked')
          )
-         SELECT i.id, l.operation, l.hash_after, i.content_hash FROM items i LEFT JOIN last l ON l.item_id = i.id
-         WHERE l.operation IS NULL OR l.operation = 'purge' OR l.hash_after IS NOT i.content_hash
-         UNION ALL
-         SELECT l.item_id, l.operation, l.hash_after, NULL FROM last l
+         SELECT l.item_id, l.operation, l.hash_after FROM last l
          WHERE l.operation <> 'purge' AND NOT EXISTS (SELECT 1 FROM items i WHERE i.id = l.item_id)
          LIMIT ?1",
     )?;
-    let rows = stmt.query_map([limit as i64], |r| {
-        Ok(TrailMismatch::classify(r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let rows = gone
+        .query_map([limit as i64], |r| Ok(TrailMismatch::classify(r.get(0)?, r.get(1)?, r.get(2)?, None)))?;
+    found.extend(rows.collect::<rusqlite::Result<Vec<_>>>()?);
+    found.truncate(limit);
+    Ok(found)
 }
 
 /// The schema objects that differ from what this build's migrations create, up to the
@@ -158,22 +212,22 @@ mod tests {
         register_functions(&conn).unwrap();
         // An item from before the audit trail existed (migration 4): it has no record.
         super::super::migrate::run_to(&mut conn, 3).unwrap();
-        conn.execute(
-            "INSERT INTO items (id, kind, title, body, content_hash, created_at, updated_at) \
-             VALUES ('old', 'section', 't', 'b', 'h-old', 1, 1)",
-            [],
-        )
-        .unwrap();
+        // Items as Cortex writes them: a section's title and body are its content's, and the
+        // content hash is theirs (the full check holds every item to that).
+        let insert = "INSERT INTO items (id, kind, title, body, content, content_hash, created_at, updated_at) \
+                      VALUES (?1, 'section', ?2, ?2, ?2, ?3, 1, 1)";
+        let hash = |text: &str| cortex_domain::text::content_hash(&format!("{text}\n{text}"));
+        conn.execute(insert, params!["old", "b", hash("b")]).unwrap();
         super::super::migrate::run_to(&mut conn, 8).unwrap();
         for i in 0..3 {
-            conn.execute(
-                "INSERT INTO items (id, kind, title, body, content_hash, created_at, updated_at) \
-                 VALUES (?1, 'section', 't', 'b', ?2, 1, 1)",
-                params![format!("id-{i}"), format!("h{i}")],
-            )
-            .unwrap();
+            conn.execute(insert, params![format!("id-{i}"), format!("b{i}"), hash(&format!("b{i}"))])
+                .unwrap();
         }
-        conn.execute("UPDATE items SET body = 'c', content_hash = 'h9' WHERE id = 'id-0'", []).unwrap();
+        conn.execute(
+            "UPDATE items SET title = 'c', body = 'c', content = 'c', content_hash = ?1 WHERE id = 'id-0'",
+            [hash("c")],
+        )
+        .unwrap();
         super::super::migrate::run(&mut conn).unwrap();
         let records = chain_page(&conn, 0, 100).unwrap();
         assert_eq!(records.len(), 5, "3 inserts, 1 update, 1 baseline");

@@ -1,0 +1,189 @@
+//! Whether each API key row is what its audit records say it is. Keys are the tenant
+//! boundary, and the database writes a `key_create` record (org, role, projects) when a key is
+//! made and a `key_revoke` record when it is revoked; a key row raised to another role, org or
+//! set of projects, revoked and then revived, or planted with the audit trigger out of the way
+//! contradicts those records. What the records do not hold (the secret's hash, the rate, the
+//! expiry) cannot be checked this way.
+
+use crate::ApiKeyRow;
+
+/// One `key_create` or `key_revoke` record: its operation, the org it was written in, its
+/// summary (`created API key NAME (role ROLE, projects all|LIST)`, `revoked API key NAME`).
+#[derive(Debug, Clone)]
+pub struct KeyRecord {
+    pub operation: String,
+    pub org: String,
+    pub summary: String,
+}
+
+/// A key row its records do not explain.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "problem", rename_all = "snake_case")]
+pub enum KeyMismatch {
+    /// No record made this key: it was inserted with the audit trigger out of the way.
+    NoRecord { name: String },
+    /// The key's role, org or projects are not those it was made with.
+    Changed { name: String, field: String, recorded: String, found: String },
+    /// The key is live, but a record revoked it.
+    RevivedWithoutRecord { name: String },
+    /// The key is revoked, but no record revoked it.
+    RevokedWithoutRecord { name: String },
+}
+
+impl std::fmt::Display for KeyMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyMismatch::NoRecord { name } => {
+                write!(f, "API key {name} has no key_create record: it was added with auditing off")
+            }
+            KeyMismatch::Changed { name, field, recorded, found } => write!(
+                f,
+                "API key {name} has {field} {found}, but was created with {recorded}: it was changed without an audit record"
+            ),
+            KeyMismatch::RevivedWithoutRecord { name } => {
+                write!(f, "API key {name} is live, but an audit record revoked it")
+            }
+            KeyMismatch::RevokedWithoutRecord { name } => {
+                write!(f, "API key {name} is revoked, but no audit record revoked it")
+            }
+        }
+    }
+}
+
+/// Every key row that its records contradict.
+pub fn check_keys(keys: &[ApiKeyRow], records: &[KeyRecord]) -> Vec<KeyMismatch> {
+    keys.iter().filter_map(|key| check_key(key, records)).collect()
+}
+
+fn check_key(key: &ApiKeyRow, records: &[KeyRecord]) -> Option<KeyMismatch> {
+    let name = || key.name.clone();
+    let created_prefix = format!("created API key {} (role ", key.name);
+    let Some(created) =
+        records.iter().rev().find(|r| r.operation == "key_create" && r.summary.starts_with(&created_prefix))
+    else {
+        return Some(KeyMismatch::NoRecord { name: name() });
+    };
+    let (role, projects) = parse_created(&created.summary[created_prefix.len()..]);
+    let mut found_projects = key.projects.clone();
+    found_projects.sort();
+    let changed = |field: &str, recorded: String, found: String| KeyMismatch::Changed {
+        name: name(),
+        field: field.into(),
+        recorded,
+        found,
+    };
+    if created.org != key.org {
+        return Some(changed("org", created.org.clone(), key.org.clone()));
+    }
+    if role != key.role.as_str() {
+        return Some(changed("role", role, key.role.as_str().into()));
+    }
+    if projects != found_projects {
+        return Some(changed("projects", shown(&projects), shown(&found_projects)));
+    }
+    let revoked = format!("revoked API key {}", key.name);
+    let revoke_recorded = records.iter().any(|r| r.operation == "key_revoke" && r.summary == revoked);
+    match (key.revoked_at.is_some(), revoke_recorded) {
+        (false, true) => Some(KeyMismatch::RevivedWithoutRecord { name: name() }),
+        (true, false) => Some(KeyMismatch::RevokedWithoutRecord { name: name() }),
+        _ => None,
+    }
+}
+
+/// `ROLE, projects all|LIST)` → the role and the projects, sorted. SQLite writes the list as
+/// a JSON array, PostgreSQL joined with `, `.
+fn parse_created(rest: &str) -> (String, Vec<String>) {
+    let rest = rest.strip_suffix(')').unwrap_or(rest);
+    let (role, projects) = rest.split_once(", projects ").unwrap_or((rest, "all"));
+    let mut projects: Vec<String> = match projects {
+        "all" => Vec::new(),
+        list if list.starts_with('[') => {
+            serde_json::from_str(list).unwrap_or_else(|_| vec![list.to_string()])
+        }
+        list => list.split(", ").map(str::to_string).collect(),
+    };
+    projects.sort();
+    (role.to_string(), projects)
+}
+
+fn shown(projects: &[String]) -> String {
+    if projects.is_empty() { "all projects".into() } else { projects.join(", ") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cortex_domain::api_key::Role;
+
+    fn key(name: &str, role: Role, projects: &[&str]) -> ApiKeyRow {
+        ApiKeyRow {
+            name: name.into(),
+            lookup: "l".into(),
+            secret_hash: "h".into(),
+            org: "acme".into(),
+            projects: projects.iter().map(|p| p.to_string()).collect(),
+            role,
+            rate_per_second: None,
+            created_at: 0,
+            expires_at: None,
+            revoked_at: None,
+        }
+    }
+
+    fn created(summary: &str) -> KeyRecord {
+        KeyRecord { operation: "key_create".into(), org: "acme".into(), summary: summary.into() }
+    }
+
+    #[test]
+    fn keys_as_made_pass_in_both_backends_spellings() {
+        let keys = [key("ci", Role::Read, &["api", "web"]), key("lead", Role::Admin, &[])];
+        let sqlite = [
+            created(r#"created API key ci (role read, projects ["web","api"])"#),
+            created("created API key lead (role admin, projects all)"),
+        ];
+        let postgres = [
+            created("created API key ci (role read, projects web, api)"),
+            created("created API key lead (role admin, projects all)"),
+        ];
+        assert_eq!(check_keys(&keys, &sqlite), []);
+        assert_eq!(check_keys(&keys, &postgres), []);
+    }
+
+    #[test]
+    fn escalation_revival_and_planting_are_named() {
+        let records = [
+            created("created API key ci (role read, projects api)"),
+            KeyRecord {
+                operation: "key_revoke".into(),
+                org: "acme".into(),
+                summary: "revoked API key ci".into(),
+            },
+        ];
+        let mut revoked = key("ci", Role::Read, &["api"]);
+        revoked.revoked_at = Some(1);
+        assert_eq!(check_keys(std::slice::from_ref(&revoked), &records), []);
+        let field = |k: ApiKeyRow| match check_keys(&[k], &records).pop() {
+            Some(KeyMismatch::Changed { field, .. }) => field,
+            other => format!("{other:?}"),
+        };
+        let mut admin = revoked.clone();
+        admin.role = Role::Admin;
+        assert_eq!(field(admin), "role");
+        let mut evil = revoked.clone();
+        evil.org = "evil".into();
+        assert_eq!(field(evil), "org");
+        let mut everywhere = revoked.clone();
+        everywhere.projects.clear();
+        assert_eq!(field(everywhere), "projects");
+        let revived = key("ci", Role::Read, &["api"]);
+        assert_eq!(
+            check_keys(&[revived], &records),
+            [KeyMismatch::RevivedWithoutRecord { name: "ci".into() }]
+        );
+        let planted = key("root", Role::Admin, &[]);
+        assert_eq!(check_keys(&[planted], &records), [KeyMismatch::NoRecord { name: "root".into() }]);
+        // A name that starts like another key's is not that key.
+        let longer = key("ci2", Role::Read, &["api"]);
+        assert_eq!(check_keys(&[longer], &records), [KeyMismatch::NoRecord { name: "ci2".into() }]);
+    }
+}

@@ -167,6 +167,21 @@ def test_a_session_stores_and_finds_and_ends_with_delete(db, serve):
     assert re.search(r'key="local" tool="memory_store" outcome="ok" status=200', log), log
 
 
+def test_the_local_user_is_not_throttled_and_pages_of_the_server_itself_pass_the_origin_check(db, serve):
+    """A keyless loopback server serves one user: many sessions opened at once (the MCP
+    conformance suite opens dozens in a second) are all answered; a page served from the
+    server's own origin is no other site, while another origin is still refused."""
+    server = serve()
+    statuses = [server.post_mcp(INIT, {})[0] for _ in range(120)]
+    assert statuses == [200] * 120, statuses
+    port = server.base.rsplit(":", 1)[1]
+    for origin in (server.base, f"http://localhost:{port}"):
+        status, _, body = server.post_mcp(INIT, {"Origin": origin})
+        assert status == 200, (origin, body)
+    status, _, body = server.post_mcp(INIT, {"Origin": "http://127.0.0.1:1"})
+    assert (status, body["error"]["code"]) == (403, "forbidden_origin")
+
+
 def test_the_stateless_era_is_served_without_a_session(db, serve):
     server = serve()
 

@@ -137,11 +137,12 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
     };
     let keys = keys.map_err(|e| format!("cannot read the API keys: {e}"))?;
     let schema_version = schema_version.map_err(|e| format!("cannot read the database: {e}"))?.schema_version;
-    let (router, in_flight) = router(service.clone(), options, stop.clone(), schema_version);
     let shutdown = shutdown_signal();
     let tcp =
         tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let local = tcp.local_addr().map_err(|e| e.to_string())?;
+    let options = options.with_own_origins(scheme, local);
+    let (router, in_flight) = router(service.clone(), options, stop.clone(), schema_version);
     let listener = match tls {
         Some(config) => {
             tls::ServerListener::Tls(tls::TlsListener::new(tcp, config).map_err(|e| e.to_string())?)

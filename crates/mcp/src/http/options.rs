@@ -71,6 +71,25 @@ impl HttpOptions {
         })
     }
 
+    /// Admits pages served by this server itself: its own origin (same scheme, address and
+    /// port; on loopback also `localhost`) is no other site. Known only once the listener is
+    /// bound (port 0 picks one). A DNS-rebinding page still carries its own site's origin.
+    pub fn with_own_origins(mut self, scheme: &str, local: std::net::SocketAddr) -> HttpOptions {
+        let mut own = Vec::new();
+        if !local.ip().is_unspecified() {
+            own.push(format!("{scheme}://{local}"));
+        }
+        if local.ip().is_loopback() {
+            own.push(format!("{scheme}://localhost:{}", local.port()));
+        }
+        for origin in own {
+            if !self.allowed_origins.contains(&origin) {
+                self.allowed_origins.push(origin);
+            }
+        }
+        self
+    }
+
     /// Serves HTTPS with these files (`--tls-cert` / `--tls-key`, checked already).
     pub fn with_tls(self, tls: Option<super::TlsFiles>) -> HttpOptions {
         HttpOptions { tls, ..self }
@@ -149,6 +168,17 @@ mod tests {
         let o = resolve("127.0.0.1:8787", &[], &[]).unwrap();
         assert!(o.is_loopback());
         assert_eq!(o.default_rate.per_second, 50.0);
+        let local: std::net::SocketAddr = "127.0.0.1:8787".parse().unwrap();
+        let own = o.clone().with_own_origins("http", local).allowed_origins;
+        assert!(
+            own.contains(&"http://127.0.0.1:8787".to_string())
+                && own.contains(&"http://localhost:8787".to_string())
+        );
+        let anywhere: std::net::SocketAddr = "0.0.0.0:8787".parse().unwrap();
+        assert!(
+            o.clone().with_own_origins("https", anywhere).allowed_origins.is_empty(),
+            "no own name is known"
+        );
         assert_eq!(o.max_body_bytes, MAX_MESSAGE_BYTES);
         assert_eq!(o.call_timeout, Duration::from_millis(DEFAULT_CALL_TIMEOUT_MS));
         assert!(!resolve("0.0.0.0:8787", &[], &[]).unwrap().is_loopback());

@@ -250,14 +250,7 @@ fn portable(mut schema: JsonObject) -> JsonObject {
 fn inline(value: &mut Value, defs: &JsonObject) {
     match value {
         Value::Object(schema) => {
-            if let Some(Value::String(target)) = schema.remove("$ref") {
-                let name = target.trim_start_matches("#/$defs/");
-                if let Some(Value::Object(def)) = defs.get(name) {
-                    for (key, def_value) in def {
-                        schema.entry(key.clone()).or_insert_with(|| def_value.clone());
-                    }
-                }
-            }
+            // The optional value's `anyOf` first: the option it keeps may be a `$ref`.
             if let Some(Value::Array(options)) = schema.get("anyOf") {
                 let kept: Vec<Value> =
                     options.iter().filter(|o| o.get("type") != Some(&json!("null"))).cloned().collect();
@@ -266,6 +259,14 @@ fn inline(value: &mut Value, defs: &JsonObject) {
                     schema.remove("anyOf");
                     for (key, option_value) in only {
                         schema.entry(key).or_insert(option_value);
+                    }
+                }
+            }
+            if let Some(Value::String(target)) = schema.remove("$ref") {
+                let name = target.trim_start_matches("#/$defs/");
+                if let Some(Value::Object(def)) = defs.get(name) {
+                    for (key, def_value) in def {
+                        schema.entry(key.clone()).or_insert_with(|| def_value.clone());
                     }
                 }
             }

@@ -111,12 +111,11 @@ fn portability_problems(schema: &serde_json::Value, path: &str, problems: &mut V
                     problems.push(format!("{here}: type {value}"));
                 }
             }
-            "enum" => {
+            "enum"
                 if object.get("type") != Some(&serde_json::json!("string"))
-                    || !value.as_array().is_some_and(|v| v.iter().all(|w| w.is_string()))
-                {
-                    problems.push(format!("{here}: an enum is a list of strings with type string"));
-                }
+                    || !value.as_array().is_some_and(|v| v.iter().all(|w| w.is_string())) =>
+            {
+                problems.push(format!("{here}: an enum is a list of strings with type string"));
             }
             "additionalProperties" if value != &serde_json::json!(false) => {
                 problems.push(format!("{here}: only `false` (the default says the rest)"))

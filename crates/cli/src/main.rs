@@ -293,7 +293,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Bench(args) => bench::run(args).map_err(CliError::Run),
         Command::Context(args) => Ok(context::run(open(cli.db), args)),
-        Command::Install(args) => install::run(args),
+        Command::Install(args) => install::run(args, cli.db),
         Command::Eval(args) => eval::run(args).map_err(CliError::Run),
         Command::Keys(keys::KeysCommand::List) => respond(open(cli.db)?.keys(), |r| {
             output::json(&json!({ "keys": r }));

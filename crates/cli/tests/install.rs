@@ -1,6 +1,8 @@
 //! `cortex install` against temporary config homes (issue 17, item 4): a fresh config gets
 //! the entry, a config with other servers keeps them, a second run changes nothing,
-//! `--dry-run` writes nothing, and a malformed file is named in the error and left untouched.
+//! `--dry-run` writes nothing, and a malformed file is named in the error and left untouched;
+//! the entry carries the database and server settings the user named, and a project install
+//! for Claude Code approves its server.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -21,13 +23,18 @@ fn homes() -> Homes {
 }
 
 fn install(h: &Homes, args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_cortex"))
-        .current_dir(&h.project)
-        .env("HOME", &h.home)
-        .arg("install")
-        .args(args)
-        .output()
-        .unwrap()
+    install_with(h, args, &[])
+}
+
+/// `cortex install` with only the `CORTEX_*` settings given here: the entry carries what is
+/// in force, so the test's own environment must not leak into it.
+fn install_with(h: &Homes, args: &[&str], settings: &[(&str, &str)]) -> Output {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_cortex"));
+    for (name, _) in std::env::vars().filter(|(name, _)| name.starts_with("CORTEX_")) {
+        command.env_remove(name);
+    }
+    command.current_dir(&h.project).env("HOME", &h.home).envs(settings.iter().copied());
+    command.arg("install").args(args).output().unwrap()
 }
 
 fn json(path: &Path) -> Value {
@@ -118,4 +125,76 @@ fn dry_run_writes_nothing_and_a_malformed_config_is_left_untouched() {
     assert!(stderr.contains(".mcp.json") && stderr.contains("not valid JSON"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&broken).unwrap(), "{\"mcpServers\": {", "left as it was");
     assert!(!h.project.join(".claude/settings.json").exists(), "nothing else written either");
+}
+
+#[test]
+fn the_entry_carries_the_database_and_server_settings_in_force() {
+    let h = homes();
+    let settings = [
+        ("CORTEX_DB", "team.db"),
+        ("CORTEX_EMBEDDER", "none"),
+        ("CORTEX_PROJECT", "pinned"),
+        ("CORTEX_HTTP_ADDR", "127.0.0.1:8787"),
+    ];
+    let out = install_with(&h, &["claude-code", "--user"], &settings);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let entry = &json(&h.home.join(".claude.json"))["mcpServers"]["cortex"];
+    let db = h.project.join("team.db").to_string_lossy().into_owned();
+    assert_eq!(
+        entry["env"],
+        serde_json::json!({ "CORTEX_DB": db, "CORTEX_EMBEDDER": "none" }),
+        "the database made absolute and the embedder; not the scope, not the HTTP address"
+    );
+    let claude_settings = json(&h.home.join(".claude/settings.json"));
+    assert_eq!(claude_settings["env"], entry["env"], "the hooks get the same settings");
+    assert_eq!(claude_settings["hooks"]["SessionStart"].as_array().unwrap().len(), 1, "beside the hook");
+    let again = install_with(&h, &["claude-code", "--user"], &settings);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to change"));
+    let moved = install_with(&h, &["claude-code", "--user", "--db", "/srv/other.db"], &settings);
+    assert!(String::from_utf8_lossy(&moved.stdout).contains("~ mcpServers.cortex"));
+    assert_eq!(
+        json(&h.home.join(".claude.json"))["mcpServers"]["cortex"]["env"]["CORTEX_DB"],
+        "/srv/other.db"
+    );
+
+    // Codex clears the environment of the servers it starts: the TOML entry says it all, and
+    // the embedding API key is let through by name, never written.
+    let codex = h.home.join(".codex/config.toml");
+    let openai = [("CORTEX_DB", "postgres://cortex@db/memory"), ("CORTEX_EMBEDDER", "openai")];
+    assert!(install_with(&h, &["codex"], &openai).status.success());
+    let text = std::fs::read_to_string(&codex).unwrap();
+    assert!(
+        text.contains(r#"env = { CORTEX_DB = "postgres://cortex@db/memory", CORTEX_EMBEDDER = "openai" }"#),
+        "{text}"
+    );
+    assert!(text.contains(r#"env_vars = ["OPENAI_API_KEY"]"#), "{text}");
+    let again = install_with(&h, &["codex"], &openai);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to change"));
+    assert!(install_with(&h, &["codex"], &[]).status.success());
+    let text = std::fs::read_to_string(&codex).unwrap();
+    assert!(!text.contains("env"), "nothing named, nothing carried: {text}");
+}
+
+#[test]
+fn a_project_install_approves_its_server_in_the_local_settings() {
+    let h = homes();
+    let local = h.project.join(".claude/settings.local.json");
+    std::fs::create_dir_all(local.parent().unwrap()).unwrap();
+    std::fs::write(&local, r#"{"enabledMcpjsonServers": ["github"], "permissions": {"allow": []}}"#).unwrap();
+    assert!(install(&h, &["claude-code"]).status.success());
+    let settings = json(&local);
+    assert_eq!(settings["enabledMcpjsonServers"], serde_json::json!(["github", "cortex"]));
+    assert!(settings["permissions"]["allow"].is_array(), "other settings stay");
+    let again = install(&h, &["claude-code"]);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to change"));
+    assert_eq!(json(&local)["enabledMcpjsonServers"].as_array().unwrap().len(), 2, "approved once");
+    assert!(install(&h, &["claude-code", "--user"]).status.success());
+    assert!(!h.home.join(".claude/settings.local.json").exists(), "a user install needs no approval");
+
+    // The database is this user's: it goes to the local settings, not the shared ones.
+    assert!(install_with(&h, &["claude-code", "--db", "/srv/memory.db"], &[]).status.success());
+    let settings = json(&local);
+    assert_eq!(settings["env"]["CORTEX_DB"], "/srv/memory.db");
+    assert_eq!(settings["enabledMcpjsonServers"].as_array().unwrap().len(), 2);
+    assert!(json(&h.project.join(".claude/settings.json")).get("env").is_none());
 }

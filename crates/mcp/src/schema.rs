@@ -250,6 +250,7 @@ fn portable(mut schema: JsonObject) -> JsonObject {
 fn inline(value: &mut Value, defs: &JsonObject) {
     match value {
         Value::Object(schema) => {
+            // The optional value's `anyOf` first: the option it keeps may be a `$ref`.
             if let Some(Value::Array(options)) = schema.get("anyOf") {
                 let kept: Vec<Value> =
                     options.iter().filter(|o| o.get("type") != Some(&json!("null"))).cloned().collect();

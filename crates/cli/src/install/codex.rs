@@ -4,9 +4,16 @@
 use super::{Edit, read, unchanged};
 use crate::error::CliError;
 use std::path::Path;
-use toml_edit::{Array, DocumentMut, Item, Table, value};
+use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, value};
 
-pub fn mcp_server(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
+/// `env` is written as the entry's `env` table, `passed` as `env_vars` (names whose values
+/// Codex copies from its own environment): Codex starts a server with a cleared environment.
+pub fn mcp_server(
+    path: &Path,
+    exe: &str,
+    env: &[(String, String)],
+    passed: &[String],
+) -> Result<Option<Edit>, CliError> {
     let text = read(path)?.unwrap_or_default();
     let mut doc: DocumentMut = text.parse().map_err(|e| {
         CliError::content(
@@ -22,11 +29,24 @@ pub fn mcp_server(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
     let Some(servers) = servers.as_table_mut() else {
         return Err(CliError::content(path, "`mcp_servers` is not a table: fix it, then run again"));
     };
+    let mut entry = Table::new();
+    entry.insert("command", value(exe));
+    entry.insert("args", value(Array::from_iter(["serve"])));
+    if !env.is_empty() {
+        let mut table = InlineTable::new();
+        for (name, val) in env {
+            table.insert(name, val.as_str().into());
+        }
+        entry.insert("env", value(table));
+    }
+    if !passed.is_empty() {
+        entry.insert("env_vars", value(Array::from_iter(passed)));
+    }
     let same = servers.get("cortex").and_then(Item::as_table).is_some_and(|t| {
         t.get("command").and_then(Item::as_str) == Some(exe)
-            && t.get("args")
-                .and_then(Item::as_array)
-                .is_some_and(|a| a.iter().map(|v| v.as_str()).collect::<Vec<_>>() == [Some("serve")])
+            && strings(t.get("args")) == ["serve"]
+            && pairs(t.get("env")) == env
+            && strings(t.get("env_vars")) == passed
     });
     if same {
         return Ok(unchanged(path, "the cortex MCP server"));
@@ -36,11 +56,18 @@ pub fn mcp_server(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
     } else {
         format!("+ [mcp_servers.cortex]: {exe} serve")
     };
-    let mut entry = Table::new();
-    entry.insert("command", value(exe));
-    let mut args = Array::new();
-    args.push("serve");
-    entry.insert("args", value(args));
     servers.insert("cortex", Item::Table(entry));
     Ok(Some(Edit { path: path.to_path_buf(), changes: vec![change], text: doc.to_string() }))
+}
+
+/// A list of strings as written; empty when missing.
+fn strings(item: Option<&Item>) -> Vec<String> {
+    let Some(array) = item.and_then(Item::as_array) else { return Vec::new() };
+    array.iter().map(|v| v.as_str().unwrap_or_default().to_string()).collect()
+}
+
+/// A table of strings (inline or not) as written; empty when missing.
+fn pairs(item: Option<&Item>) -> Vec<(String, String)> {
+    let Some(table) = item.and_then(Item::as_table_like) else { return Vec::new() };
+    table.iter().map(|(k, v)| (k.to_string(), v.as_str().unwrap_or_default().to_string())).collect()
 }

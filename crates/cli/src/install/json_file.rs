@@ -29,10 +29,13 @@ fn text_of(map: Map<String, Value>) -> String {
     text
 }
 
-/// `mcpServers.cortex` = this binary with `serve`.
-pub fn mcp_server(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
+/// `mcpServers.cortex` = this binary with `serve`, and `env` when settings are to be carried.
+pub fn mcp_server(path: &Path, exe: &str, env: &[(String, String)]) -> Result<Option<Edit>, CliError> {
     let mut map = object_of(path)?;
-    let entry = json!({ "command": exe, "args": ["serve"] });
+    let mut entry = json!({ "command": exe, "args": ["serve"] });
+    if !env.is_empty() {
+        entry["env"] = Value::Object(env.iter().map(|(k, v)| (k.clone(), json!(v))).collect());
+    }
     let servers = map.entry("mcpServers").or_insert_with(|| json!({}));
     let Value::Object(servers) = servers else {
         return Err(CliError::content(path, "`mcpServers` is not an object: fix it, then run again"));
@@ -43,6 +46,46 @@ pub fn mcp_server(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
         None => format!("+ mcpServers.cortex: {exe} serve"),
     };
     servers.insert("cortex".into(), entry);
+    Ok(Some(Edit { path: path.to_path_buf(), changes: vec![change], text: text_of(map) }))
+}
+
+/// The settings file's `env` holds the carried settings: Claude Code gives them to every
+/// process it starts, so the hooks' `cortex context` reads the database the server serves.
+pub fn settings_env(path: &Path, env: &[(String, String)]) -> Result<Option<Edit>, CliError> {
+    if env.is_empty() {
+        return Ok(None);
+    }
+    let mut map = object_of(path)?;
+    let vars = map.entry("env").or_insert_with(|| json!({}));
+    let Value::Object(vars) = vars else {
+        return Err(CliError::content(path, "`env` is not an object: fix it, then run again"));
+    };
+    let mut changes = Vec::new();
+    for (name, value) in env {
+        if vars.get(name).and_then(Value::as_str) != Some(value) {
+            changes.push(format!("+ env.{name}: {value}"));
+            vars.insert(name.clone(), json!(value));
+        }
+    }
+    if changes.is_empty() {
+        return Ok(unchanged(path, "the cortex settings in `env`"));
+    }
+    Ok(Some(Edit { path: path.to_path_buf(), changes, text: text_of(map) }))
+}
+
+/// `enabledMcpjsonServers` holds `cortex`: Claude Code asks before it starts a server of a
+/// project's `.mcp.json`, and `claude -p` cannot ask, so the server would stay pending.
+pub fn approve_project_server(path: &Path) -> Result<Option<Edit>, CliError> {
+    let mut map = object_of(path)?;
+    let enabled = map.entry("enabledMcpjsonServers").or_insert_with(|| json!([]));
+    let Value::Array(enabled) = enabled else {
+        return Err(CliError::content(path, "`enabledMcpjsonServers` is not a list: fix it, then run again"));
+    };
+    if enabled.iter().any(|name| name == "cortex") {
+        return Ok(unchanged(path, "cortex among the approved project servers"));
+    }
+    enabled.push(json!("cortex"));
+    let change = "+ enabledMcpjsonServers: cortex".to_string();
     Ok(Some(Edit { path: path.to_path_buf(), changes: vec![change], text: text_of(map) }))
 }
 

@@ -5,9 +5,11 @@
 //!
 //! - [`json_file`]: the JSON configs (Claude Code, Cursor)
 //! - [`codex`]: Codex's TOML config
+//! - [`server_env`]: the settings the server entry carries (the database the user named)
 
 mod codex;
 mod json_file;
+mod server_env;
 
 use crate::error::CliError;
 use crate::output;
@@ -44,7 +46,8 @@ pub struct Edit {
     pub text: String,
 }
 
-pub fn run(args: InstallArgs) -> Result<ExitCode, CliError> {
+/// `db` is the `--db` value (clap fills it from `CORTEX_DB` too).
+pub fn run(args: InstallArgs, db: Option<String>) -> Result<ExitCode, CliError> {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .ok_or_else(|| CliError::argument("HOME", "is not set: cannot find your config files"))?;
@@ -63,26 +66,51 @@ pub fn run(args: InstallArgs) -> Result<ExitCode, CliError> {
         Client::Codex => true,
         _ => args.user,
     };
+    let env = server_env::server_env(db.as_deref(), |k| std::env::var(k).ok(), &here);
     let edits = match (args.client, user) {
         (Client::ClaudeCode, false) => vec![
-            json_file::mcp_server(&here.join(".mcp.json"), &exe)?,
+            json_file::mcp_server(&here.join(".mcp.json"), &exe, &env)?,
+            json_file::approve_project_server(&here.join(".claude").join("settings.local.json"))?,
             json_file::session_hook(&here.join(".claude").join("settings.json"), &exe)?,
         ],
         (Client::ClaudeCode, true) => vec![
-            json_file::mcp_server(&home.join(".claude.json"), &exe)?,
+            json_file::mcp_server(&home.join(".claude.json"), &exe, &env)?,
             json_file::session_hook(&home.join(".claude").join("settings.json"), &exe)?,
         ],
-        (Client::Cursor, false) => vec![json_file::mcp_server(&here.join(".cursor").join("mcp.json"), &exe)?],
-        (Client::Cursor, true) => vec![json_file::mcp_server(&home.join(".cursor").join("mcp.json"), &exe)?],
-        (Client::Codex, _) => vec![codex::mcp_server(&home.join(".codex").join("config.toml"), &exe)?],
+        (Client::Cursor, false) => {
+            vec![json_file::mcp_server(&here.join(".cursor").join("mcp.json"), &exe, &env)?]
+        }
+        (Client::Cursor, true) => {
+            vec![json_file::mcp_server(&home.join(".cursor").join("mcp.json"), &exe, &env)?]
+        }
+        (Client::Codex, _) => {
+            let passed = server_env::passed_through(|k| std::env::var(k).ok());
+            vec![codex::mcp_server(&home.join(".codex").join("config.toml"), &exe, &env, &passed)?]
+        }
     };
+    apply(edits, args.dry_run)?;
+    // Claude Code's settings carry the same settings to the hooks. Edited after the files above
+    // are written, since it may be one of them; per user, as a database path is (not in the
+    // project's shared settings.json).
+    let settings = match (args.client, user) {
+        (Client::ClaudeCode, false) => Some(here.join(".claude").join("settings.local.json")),
+        (Client::ClaudeCode, true) => Some(home.join(".claude").join("settings.json")),
+        _ => None,
+    };
+    if let Some(path) = settings {
+        apply(vec![json_file::settings_env(&path, &env)?], args.dry_run)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn apply(edits: Vec<Option<Edit>>, dry_run: bool) -> Result<(), CliError> {
     for edit in edits.into_iter().flatten() {
-        report(&edit, args.dry_run);
-        if !args.dry_run {
+        report(&edit, dry_run);
+        if !dry_run {
             write(&edit.path, &edit.text)?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 fn report(edit: &Edit, dry_run: bool) {

@@ -239,10 +239,10 @@ pub fn supersede_links(text: &str) -> Vec<SupersedeLink> {
         let offset = bare.len() - rest.len();
         let rest = bare.get(offset..).unwrap_or(rest);
         let targets = link_targets(rest);
-        if targets.is_empty() {
-            if let Some(n) = first_number(rest) {
-                links.push(SupersedeLink { direction, target: LinkTarget::Number(n) });
-            }
+        if targets.is_empty()
+            && let Some(n) = first_number(rest)
+        {
+            links.push(SupersedeLink { direction, target: LinkTarget::Number(n) });
         }
         for target in targets {
             let path = target.split('#').next().unwrap_or("").to_string();

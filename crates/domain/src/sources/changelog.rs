@@ -36,7 +36,7 @@ pub fn looks_like_changelog(file_name: &str, text: &str) -> bool {
 /// The releases of a changelog, newest first as the file lists them.
 pub fn parse_changelog(text: &str) -> Vec<Release> {
     let heads = headings(text);
-    let mut found: Vec<(String, Option<String>, bool, bool, String)> = Vec::new();
+    let mut releases: Vec<Release> = Vec::new();
     for (i, heading) in heads.iter().enumerate() {
         if heading.level != 2 {
             continue;
@@ -49,19 +49,14 @@ pub fn parse_changelog(text: &str) -> Vec<Release> {
             .join("\n")
             .trim()
             .to_string();
-        found.push((version, date, unreleased, yanked, notes));
+        releases.push(Release { version, date, unreleased, yanked, release_type: "", notes });
     }
-    let mut releases = Vec::with_capacity(found.len());
-    for (i, (version, date, unreleased, yanked, notes)) in found.iter().enumerate() {
-        let older = found[i + 1..].iter().find(|r| !r.2).map(|r| r.0.as_str());
-        releases.push(Release {
-            release_type: release_type(version, older, notes, *unreleased),
-            version: version.clone(),
-            date: date.clone(),
-            unreleased: *unreleased,
-            yanked: *yanked,
-            notes: notes.clone(),
-        });
+    // The type is the step from the next older release, known once all are read.
+    for i in 0..releases.len() {
+        let older = releases[i + 1..].iter().find(|r| !r.unreleased).map(|r| r.version.clone());
+        let r = &releases[i];
+        let step = release_type(&r.version, older.as_deref(), &r.notes, r.unreleased);
+        releases[i].release_type = step;
     }
     releases
 }

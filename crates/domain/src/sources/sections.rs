@@ -55,7 +55,7 @@ pub fn sections(file_name: &str, text: &str) -> Vec<DocSection> {
     let intro_to = first_split.map_or(text.len(), |i| heads[i].start);
     let intro = text.get(intro_from..intro_to).unwrap_or("").trim();
     if !intro.is_empty() {
-        out.push(section(&doc_title, Vec::from([doc_title.clone()]), intro));
+        out.push(section(&doc_title, vec![doc_title.clone()], intro));
     }
     for (i, heading) in heads.iter().enumerate() {
         if Some(heading.level) != split_level {

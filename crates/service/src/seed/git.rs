@@ -33,9 +33,8 @@ pub(crate) fn commits(repo: &Path, since: Option<&str>) -> Result<Vec<Commit>, V
         Err(_) => return Ok(Vec::new()),
     };
     let mut all = walk(&repository, head).map_err(|e| read_error(&e))?;
-    match since {
-        None => {}
-        Some(since) => match cortex_domain::time::parse_instant(since) {
+    if let Some(since) = since {
+        match cortex_domain::time::parse_instant(since) {
             Ok(at) => all.retain(|c| c.time >= at),
             Err(_) => {
                 let start = resolve(&repository, since, &all)?;
@@ -46,7 +45,7 @@ pub(crate) fn commits(repo: &Path, since: Option<&str>) -> Result<Vec<Commit>, V
                     .collect();
                 all.retain(|c| !reached.contains(&c.hash));
             }
-        },
+        }
     }
     all.reverse();
     Ok(all)

@@ -55,8 +55,10 @@ impl MemoryService {
         let component = self.inferred.scope.project.clone().unwrap_or_else(|| "project".into());
         for (root, walks) in by_root {
             let mut wanted: BTreeMap<(String, String), Wanted> = BTreeMap::new();
+            let mut seen = std::collections::HashSet::new();
             for (path, file) in walks.iter().flat_map(|w| w.files.iter()) {
-                if wanted.keys().any(|(p, _)| p == path) {
+                // Two PATHs may hold the same file (`docs` and `docs/adr`): read once.
+                if !seen.insert(path.as_str()) {
                     continue;
                 }
                 report.files += 1;

@@ -140,6 +140,26 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Seed the memory from a project's files: decision records (adr-tools, MADR) become
+    /// decisions, a Keep a Changelog file releases, other Markdown sections; with --git, one
+    /// change per commit. Running again writes only what changed (exit 2 when an item was
+    /// refused).
+    Ingest {
+        /// Markdown files or folders (walked recursively).
+        paths: Vec<PathBuf>,
+        /// Also ingest the commits of this repository [default: the current folder's].
+        #[arg(long, num_args = 0..=1, default_missing_value = ".", value_name = "REPO")]
+        git: Option<PathBuf>,
+        /// With --git: only commits after this revision (tag, branch, hash) or from this date.
+        #[arg(long, requires = "git", value_name = "REF|DATE")]
+        since: Option<String>,
+        /// Say what would change; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Read a file written by `cortex export` into this database (ids, timestamps and scopes
     /// kept; items already present are left alone), then verify every item arrived.
     Import {

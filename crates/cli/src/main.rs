@@ -7,6 +7,7 @@ mod context;
 mod corpus;
 mod error;
 mod eval;
+mod ingest;
 mod install;
 mod keys;
 mod output;
@@ -284,6 +285,12 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             let count = transfer::export(&service, out.as_deref())?;
             tracing::info!(items = count, "exported");
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Ingest { paths, git, since, dry_run, json } => {
+            let service = open(cli.db)?;
+            service.ensure_embedder_fits()?;
+            let args = ingest::IngestArgs { paths, git, since, dry_run, json };
+            ingest::run(&service, args)
         }
         Command::Import { file } => {
             let service = open(cli.db)?;

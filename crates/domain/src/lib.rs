@@ -17,6 +17,7 @@
 //! - [`natural_key`]: issues, PRs, DDL, changes, entities, relations that are the same thing
 //! - [`dedupe`]: which stored item a new one duplicates, and which check wins
 //! - [`graph`]: which links an expansion follows, and the walk
+//! - [`sources`]: decision records, changelogs, docs and commits read into items (`cortex ingest`)
 //! - [`tenant`]: how far an API key's holder may reach (one org, some projects)
 //! - [`api_key`]: what a key may do (role), how fast (rate), its name and token shape
 //! - [`text`], [`time`], [`ttl`], [`limits`], [`git_remote`]: small shared rules
@@ -42,6 +43,7 @@ pub mod query;
 pub mod ranking;
 pub mod scope;
 pub mod snippet;
+pub mod sources;
 pub mod spelling;
 pub mod tenant;
 pub mod text;

@@ -7,6 +7,7 @@
 //! - `caller`, `tenant`: who a request comes from, and the store as an API key's holder sees it
 //! - [`keys`]: API keys (`cortex keys`), and the holder of the token a request presents
 //! - [`report`]: `stats` and `doctor`
+//! - [`seed`]: `cortex ingest`: decision records, changelogs, docs and commits into memory
 //! - [`transfer`]: `export` / `import`; `audit`: the audit trail; [`reindex`]: embedding again
 
 pub mod audit;
@@ -24,6 +25,7 @@ pub mod report;
 pub mod response;
 pub mod scope_inference;
 mod search;
+pub mod seed;
 pub mod semantic;
 pub mod settings;
 mod tenant;

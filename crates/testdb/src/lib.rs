@@ -10,6 +10,7 @@
 //! silently.
 
 pub mod fuzz;
+pub mod git;
 mod interleave;
 
 pub use interleave::Interleaved;

@@ -1,0 +1,128 @@
+//! `cortex ingest`: a project's decision records, changelog, docs and commits into memory.
+//! Named `seed` because `ingest/` is the store flow itself, which this module feeds: every
+//! item goes through [`MemoryService::store`], so validation, governance and the audit
+//! trail apply exactly as to an agent's `memory_store`.
+//!
+//! Files stay the source of truth, and running again is safe. Each item carries its source
+//! in `metadata.ingest` (`from`: `files` or `git`; `root`; the file's `path`; the `key` of
+//! the item within it; the `hash` of what the file made of it). A run lists the items earlier
+//! runs made (`plan`) and compares: an unchanged item is not written at all (no audit
+//! record), a changed one is updated in place (same id), a new one inserted, and the items of
+//! files that are gone from what the run covers are deleted. No store method was added: the
+//! listing is the store's `recent` read, filtered on the metadata here.
+//!
+//! - [`files`]: which files, and the paths they are known by
+//! - [`plan`]: what each item needs (insert, update, nothing, delete) and the supersedes
+//! - [`apply`]: the writes, through the store flow, and the report of each result
+//! - [`git`]: the commits of a repository, read with gix
+//! - [`report`]: what a run did
+
+mod apply;
+mod files;
+mod git;
+mod plan;
+pub mod report;
+
+use crate::{MemoryService, Result};
+use cortex_domain::Kind;
+use cortex_domain::sources::{self, SourceItem};
+use plan::Wanted;
+use report::{IngestReport, Passed};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// How far a run's writes have come: `(done, total)`, for a progress bar.
+pub type Progress<'a> = &'a dyn Fn(u64, u64);
+
+/// The kinds the files ingest makes; an item of another kind is never its to delete.
+const FILE_KINDS: &[Kind] = &[Kind::Decision, Kind::Release, Kind::Section];
+
+impl MemoryService {
+    /// Reads the Markdown files under `paths` into decisions, releases and sections, and
+    /// brings the memory in line with them (nothing is written with `dry_run`).
+    pub fn ingest_files(
+        &self,
+        paths: &[PathBuf],
+        dry_run: bool,
+        progress: Progress<'_>,
+    ) -> Result<IngestReport> {
+        let mut report = IngestReport { dry_run, ..IngestReport::default() };
+        let mut by_root: BTreeMap<String, Vec<files::Walked>> = BTreeMap::new();
+        for path in paths {
+            let walked = files::walk(path)?;
+            by_root.entry(walked.root.clone()).or_default().push(walked);
+        }
+        let component = self.inferred.scope.project.clone().unwrap_or_else(|| "project".into());
+        for (root, walks) in by_root {
+            let mut wanted: BTreeMap<(String, String), Wanted> = BTreeMap::new();
+            let mut seen = std::collections::HashSet::new();
+            for (path, file) in walks.iter().flat_map(|w| w.files.iter()) {
+                // Two PATHs may hold the same file (`docs` and `docs/adr`): read once.
+                if !seen.insert(path.as_str()) {
+                    continue;
+                }
+                report.files += 1;
+                match read(file, path, &component) {
+                    Ok(items) => {
+                        for item in items {
+                            let w = Wanted::new(path, item);
+                            wanted.insert((path.clone(), w.item.key.clone()), w);
+                        }
+                    }
+                    Err(reason) => report.passed_over.push(Passed { path: path.clone(), reason }),
+                }
+            }
+            let existing = self.ingested(plan::FROM_FILES, &root, FILE_KINDS)?;
+            let wanted: Vec<Wanted> = wanted.into_values().collect();
+            let plan =
+                plan::plan(&wanted, existing, |path| walks.iter().any(|w| w.covers(path)), &mut report);
+            self.apply(plan::FROM_FILES, &root, &wanted, plan, &mut report, progress)?;
+        }
+        Ok(report)
+    }
+
+    /// One `change` per commit of the repository at `repo` (the checkout around it) reachable
+    /// from HEAD, from `since` (a revision or a date) on; commits ingested before are left
+    /// alone.
+    pub fn ingest_git(
+        &self,
+        repo: &Path,
+        since: Option<&str>,
+        dry_run: bool,
+        progress: Progress<'_>,
+    ) -> Result<IngestReport> {
+        let mut report = IngestReport { dry_run, ..IngestReport::default() };
+        let commits = git::commits(repo, since)?;
+        report.files = commits.len();
+        let existing = self.ingested(plan::FROM_GIT, "", &[Kind::Change])?;
+        let wanted: Vec<Wanted> = commits
+            .into_iter()
+            .map(|c| {
+                let item = SourceItem {
+                    key: c.hash.clone(),
+                    kind: Kind::Change,
+                    data: c.data(),
+                    metadata: c.metadata(),
+                    links: Vec::new(),
+                };
+                Wanted::new("", item)
+            })
+            .collect();
+        // A commit never changes and history is not a folder: nothing is ever deleted.
+        let plan = plan::plan(&wanted, existing, |_| false, &mut report);
+        self.apply(plan::FROM_GIT, "", &wanted, plan, &mut report, progress)?;
+        Ok(report)
+    }
+}
+
+/// The items of one file, or why it has none.
+fn read(file: &Path, path: &str, component: &str) -> std::result::Result<Vec<SourceItem>, String> {
+    let bytes = std::fs::read(file).map_err(|e| format!("unreadable: {e}"))?;
+    let text = String::from_utf8(bytes).map_err(|_| "unreadable: not UTF-8 text".to_string())?;
+    if text.contains('\0') {
+        return Err("unreadable: holds NUL characters".into());
+    }
+    sources::read_file(path, &text, component)
+        .map(|(_, items)| items)
+        .map_err(|skip| skip.as_str().to_string())
+}

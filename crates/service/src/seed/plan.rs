@@ -1,0 +1,211 @@
+//! What a run needs to write: the items earlier runs made (read back by their
+//! `metadata.ingest`), compared with what the files make now, and the supersedes the
+//! decision records name.
+
+use super::report::{IngestReport, Unlinked};
+use crate::{MemoryService, Result};
+use cortex_domain::Kind;
+use cortex_domain::sources::adr::Direction;
+use cortex_domain::sources::{READER_VERSION, SourceItem, resolve_link};
+use cortex_store::Filters;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+pub(crate) const FROM_FILES: &str = "files";
+pub(crate) const FROM_GIT: &str = "git";
+
+/// How many earlier items one run reads back at most.
+const LISTED_AT_MOST: usize = 1_000_000;
+
+/// One item the sources want in memory.
+pub(crate) struct Wanted {
+    /// The file's path relative to the root (empty for a commit).
+    pub path: String,
+    pub item: SourceItem,
+    /// What the source made of the item, hashed: equal hashes mean nothing to write.
+    pub hash: String,
+}
+
+impl Wanted {
+    pub fn new(path: &str, item: SourceItem) -> Wanted {
+        let text = format!(
+            "{READER_VERSION}\u{1f}{}\u{1f}{}\u{1f}{}",
+            item.kind.as_str(),
+            Value::Object(item.data.clone()),
+            Value::Object(item.metadata.clone())
+        );
+        let hash = Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        Wanted { path: path.to_string(), item, hash }
+    }
+}
+
+/// An item an earlier run made.
+#[derive(Debug, Clone)]
+pub(crate) struct Existing {
+    pub id: Uuid,
+    pub kind: Kind,
+    pub path: String,
+    pub key: String,
+    pub hash: String,
+    pub superseded_by: Option<Uuid>,
+}
+
+/// What to write.
+#[derive(Debug, Default)]
+pub(crate) struct Plan {
+    /// Wanted items to insert, each with the path of the record it supersedes, if any.
+    pub inserts: Vec<(usize, Option<String>)>,
+    /// Wanted items whose stored item changes.
+    pub updates: Vec<(usize, Uuid)>,
+    pub deletes: Vec<Existing>,
+    /// Decision records already stored, by path: what a new record may supersede.
+    pub stored_records: HashMap<String, Existing>,
+}
+
+impl MemoryService {
+    /// The live items of this project that a `from` ingest of `root` made.
+    pub(crate) fn ingested(&self, from: &str, root: &str, kinds: &[Kind]) -> Result<Vec<Existing>> {
+        let scope = &self.inferred.scope;
+        let mut filters = Filters {
+            kinds: kinds.to_vec(),
+            include_superseded: true,
+            include_expired: true,
+            now: self.now()?,
+            ..Filters::default()
+        };
+        for (field, value) in [("org", &scope.org), ("project", &scope.project)] {
+            if let Some(value) = value {
+                filters.scope_equals.push((field, value.clone()));
+            }
+        }
+        let items = self.store.recent(&filters, LISTED_AT_MOST)?;
+        Ok(items
+            .into_iter()
+            .filter_map(|item| {
+                let source = item.record.metadata.as_ref()?.get("ingest")?;
+                let text = |field: &str| source.get(field).and_then(Value::as_str).map(str::to_string);
+                (text("from")? == from && text("root")? == root).then(|| Existing {
+                    id: item.record.id,
+                    kind: item.record.kind,
+                    path: text("path").unwrap_or_default(),
+                    key: text("key").unwrap_or_default(),
+                    hash: text("hash").unwrap_or_default(),
+                    superseded_by: item.superseded_by,
+                })
+            })
+            .collect())
+    }
+}
+
+/// Compares what the sources want with what earlier runs stored. `covered` says whether a
+/// path lies in what this run read (an item of a covered path no source wants is deleted).
+/// Counts what stays unchanged, and each wanted item's status, into `report`.
+pub(crate) fn plan(
+    wanted: &[Wanted],
+    existing: Vec<Existing>,
+    covered: impl Fn(&str) -> bool,
+    report: &mut IngestReport,
+) -> Plan {
+    let mut by_key: HashMap<(String, String), Existing> =
+        existing.into_iter().map(|e| ((e.path.clone(), e.key.clone()), e)).collect();
+    let mut plan = Plan {
+        stored_records: by_key
+            .values()
+            .filter(|e| e.kind == Kind::Decision)
+            .map(|e| (e.path.clone(), e.clone()))
+            .collect(),
+        ..Plan::default()
+    };
+    let mut inserts = Vec::new();
+    for (i, w) in wanted.iter().enumerate() {
+        let counts = report.kind(w.item.kind.as_str());
+        if let Some(status) = cortex_domain::kind::status_from_data(w.item.kind, &w.item.data) {
+            *counts.statuses.entry(status).or_default() += 1;
+        }
+        match by_key.remove(&(w.path.clone(), w.item.key.clone())) {
+            None => inserts.push(i),
+            Some(stored) if stored.hash == w.hash && stored.kind == w.item.kind => counts.unchanged += 1,
+            Some(stored) if stored.kind == w.item.kind => plan.updates.push((i, stored.id)),
+            // The file became another kind of document: its old item goes, a new one comes.
+            Some(stored) => {
+                plan.deletes.push(stored);
+                inserts.push(i);
+            }
+        }
+    }
+    plan.deletes.extend(by_key.into_values().filter(|e| covered(&e.path)));
+    let targets = supersede_targets(wanted, &inserts, &plan.stored_records, report);
+    plan.inserts = inserts.into_iter().map(|i| (i, targets.get(&i).cloned())).collect();
+    plan
+}
+
+/// For each inserted record that replaces another, the path of the one it replaces. A
+/// supersede is made when the replacing record is first stored (a store makes one only for a
+/// new item); links between records stored before are reported when they are not made yet.
+fn supersede_targets(
+    wanted: &[Wanted],
+    inserts: &[usize],
+    stored: &HashMap<String, Existing>,
+    report: &mut IngestReport,
+) -> HashMap<usize, String> {
+    let decisions: Vec<&str> = wanted
+        .iter()
+        .filter(|w| w.item.kind == Kind::Decision)
+        .map(|w| w.path.as_str())
+        .chain(stored.keys().map(String::as_str))
+        .collect();
+    let index_of: HashMap<&str, usize> = wanted
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.item.kind == Kind::Decision)
+        .map(|(i, w)| (w.path.as_str(), i))
+        .collect();
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for w in wanted.iter().filter(|w| w.item.kind == Kind::Decision) {
+        for link in &w.item.links {
+            let Some(target) = resolve_link(&w.path, &link.target, &decisions) else {
+                report.unlinked.push(Unlinked {
+                    path: w.path.clone(),
+                    target: format!("{:?}", link.target),
+                    reason: "no ingested decision record is at that link".into(),
+                });
+                continue;
+            };
+            let pair = match link.direction {
+                Direction::Supersedes => (w.path.clone(), target.to_string()),
+                Direction::SupersededBy => (target.to_string(), w.path.clone()),
+            };
+            if pair.0 != pair.1 && !pairs.contains(&pair) {
+                pairs.push(pair);
+            }
+        }
+    }
+    let mut targets: HashMap<usize, String> = HashMap::new();
+    for (new, old) in pairs {
+        let new_index = index_of.get(new.as_str()).copied();
+        let inserted = new_index.filter(|i| inserts.contains(i));
+        let old_stored = stored.get(&old);
+        let done = match (stored.get(&new), old_stored) {
+            (Some(n), Some(o)) => o.superseded_by == Some(n.id),
+            _ => false,
+        };
+        let problem = match (inserted, old_stored.and_then(|o| o.superseded_by)) {
+            _ if done => None,
+            (Some(i), None) if !targets.contains_key(&i) => {
+                targets.insert(i, old.clone());
+                None
+            }
+            (Some(_), None) => Some("a record supersedes one other record; this one names several"),
+            (Some(_), Some(_)) => Some("the record it replaces is superseded by another item already"),
+            (None, _) => Some(
+                "both records were stored before the link was written; a supersede is made when the replacing record is first ingested",
+            ),
+        };
+        if let Some(reason) = problem {
+            report.unlinked.push(Unlinked { path: new, target: old, reason: reason.into() });
+        }
+    }
+    targets
+}

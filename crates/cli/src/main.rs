@@ -10,6 +10,7 @@ mod eval;
 mod install;
 mod keys;
 mod output;
+mod recall;
 mod transfer;
 
 use args::{Cli, Command, ModelCommand};
@@ -293,6 +294,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Bench(args) => bench::run(args).map_err(CliError::Run),
         Command::Context(args) => Ok(context::run(open(cli.db), args)),
+        Command::Recall(args) => Ok(recall::run(cli.db, args)),
         Command::Install(args) => install::run(args),
         Command::Eval(args) => eval::run(args).map_err(CliError::Run),
         Command::Keys(keys::KeysCommand::List) => respond(open(cli.db)?.keys(), |r| {

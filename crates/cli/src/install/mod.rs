@@ -1,7 +1,7 @@
 //! `cortex install claude-code|codex|cursor`: writes the MCP server entry (and, for Claude
-//! Code, the session-start hook) into that client's own config file, keeping everything else
-//! the file holds. Running it twice changes nothing; `--dry-run` only says what it would do; a
-//! file it cannot parse is left untouched and named in the error.
+//! Code, its session-start and prompt-submit hooks) into that client's own config file, keeping
+//! everything else the file holds. Running it twice changes nothing; `--dry-run` only says what
+//! it would do; a file it cannot parse is left untouched and named in the error.
 //!
 //! - [`json_file`]: the JSON configs (Claude Code, Cursor)
 //! - [`codex`]: Codex's TOML config
@@ -66,11 +66,11 @@ pub fn run(args: InstallArgs) -> Result<ExitCode, CliError> {
     let edits = match (args.client, user) {
         (Client::ClaudeCode, false) => vec![
             json_file::mcp_server(&here.join(".mcp.json"), &exe)?,
-            json_file::session_hook(&here.join(".claude").join("settings.json"), &exe)?,
+            json_file::hooks(&here.join(".claude").join("settings.json"), &exe)?,
         ],
         (Client::ClaudeCode, true) => vec![
             json_file::mcp_server(&home.join(".claude.json"), &exe)?,
-            json_file::session_hook(&home.join(".claude").join("settings.json"), &exe)?,
+            json_file::hooks(&home.join(".claude").join("settings.json"), &exe)?,
         ],
         (Client::Cursor, false) => vec![json_file::mcp_server(&here.join(".cursor").join("mcp.json"), &exe)?],
         (Client::Cursor, true) => vec![json_file::mcp_server(&home.join(".cursor").join("mcp.json"), &exe)?],

@@ -1,7 +1,7 @@
 //! The command line: every subcommand and flag of `cortex`, as clap reads them (with the
 //! `CORTEX_*` variable each flag falls back to). What each command does is in `main.rs`.
 
-use crate::{bench, context, eval, install, keys};
+use crate::{bench, context, eval, install, keys, recall};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -171,6 +171,10 @@ pub enum Command {
     /// The session briefing for this project as Markdown (decisions in force, open work,
     /// active incidents, recent changes), for an agent's session-start hook. Always exits 0.
     Context(context::ContextArgs),
+    /// The few memories most relevant to a prompt (`--prompt`, or a prompt-submit hook's JSON
+    /// on stdin), within a small budget; nothing when none is relevant enough. For an agent's
+    /// prompt-submit hook. Always exits 0.
+    Recall(recall::RecallArgs),
     /// Wire an agent to this cortex: the MCP server entry (and for Claude Code the
     /// session-start hook) in that client's config, keeping what else it holds.
     Install(install::InstallArgs),

@@ -11,6 +11,7 @@ mod ingest;
 mod install;
 mod keys;
 mod output;
+mod recall;
 mod transfer;
 
 use args::{Cli, Command, ModelCommand};
@@ -300,6 +301,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Bench(args) => bench::run(args).map_err(CliError::Run),
         Command::Context(args) => Ok(context::run(open(cli.db), args)),
+        Command::Recall(args) => Ok(recall::run(cli.db, args)),
         Command::Install(args) => install::run(args, cli.db),
         Command::Eval(args) => eval::run(args).map_err(CliError::Run),
         Command::Keys(keys::KeysCommand::List) => respond(open(cli.db)?.keys(), |r| {

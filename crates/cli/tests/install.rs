@@ -44,7 +44,7 @@ fn json(path: &Path) -> Value {
 const EXE: &str = env!("CARGO_BIN_EXE_cortex");
 
 #[test]
-fn claude_code_gets_the_server_and_the_session_hook_once() {
+fn claude_code_gets_the_server_and_its_hooks_once() {
     let h = homes();
     let out = install(&h, &["claude-code"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -54,6 +54,10 @@ fn claude_code_gets_the_server_and_the_session_hook_once() {
     let settings = json(&h.project.join(".claude/settings.json"));
     let hook = &settings["hooks"]["SessionStart"][0]["hooks"][0];
     assert_eq!(hook["command"], format!("{EXE} context"));
+    let recall = &settings["hooks"]["UserPromptSubmit"][0]["hooks"][0];
+    assert_eq!(recall["command"], format!("{EXE} recall"), "{settings}");
+    assert_eq!(recall["type"], "command");
+    assert!(recall["timeout"].as_u64().is_some_and(|t| t <= 10), "a stuck hook must not hold a prompt long");
 
     let before = std::fs::read(h.project.join(".mcp.json")).unwrap();
     let again = install(&h, &["claude-code"]);
@@ -61,6 +65,7 @@ fn claude_code_gets_the_server_and_the_session_hook_once() {
     assert_eq!(std::fs::read(h.project.join(".mcp.json")).unwrap(), before, "a second run changes nothing");
     let settings = json(&h.project.join(".claude/settings.json"));
     assert_eq!(settings["hooks"]["SessionStart"].as_array().unwrap().len(), 1, "one hook, not two");
+    assert_eq!(settings["hooks"]["UserPromptSubmit"].as_array().unwrap().len(), 1, "one hook, not two");
 }
 
 #[test]
@@ -87,6 +92,7 @@ fn other_servers_and_settings_are_kept_in_their_order() {
     let settings = json(&h.home.join(".claude/settings.json"));
     assert_eq!(settings["model"], "opus");
     assert_eq!(settings["hooks"]["SessionStart"].as_array().unwrap().len(), 2, "the existing hook stays");
+    assert_eq!(settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"], format!("{EXE} recall"));
 }
 
 #[test]

@@ -8,6 +8,7 @@
 //! - [`scope`]: scope values, find scope resolution, scope matching
 //! - [`query`]: the lexical query parser
 //! - [`ranking`]: the score formula and its parts
+//! - [`recall`]: which matches of a prompt are worth recalling unasked, cut to a budget
 //! - [`fusion`]: lexical and dense relevance into one, trusting dense per query
 //! - [`neighbours`]: the best hits' session neighbours share their relevance
 //! - [`snippet`]: the passage of a hit shown around its best match
@@ -41,6 +42,7 @@ pub mod near_duplicate;
 pub mod neighbours;
 pub mod query;
 pub mod ranking;
+pub mod recall;
 pub mod scope;
 pub mod snippet;
 pub mod sources;

@@ -20,6 +20,7 @@ mod ingest;
 pub mod keys;
 pub mod lexical;
 pub mod purge;
+mod recall;
 pub mod reindex;
 pub mod report;
 pub mod response;

@@ -7,7 +7,8 @@
 //! `--responses` the size of find answers on real prose (`responses.rs`), `--concurrent` finds of
 //! 1, 2 and 4 clients at once (`concurrency.rs`), `--http` the team server under an open-loop
 //! load of many HTTP clients (`http.rs`, `http_load.rs`), `--prose` `fast` (and `auto`) finds
-//! with natural-language queries over real prose (`prose.rs`).
+//! with natural-language queries over real prose (`prose.rs`), `--recall` fresh `cortex recall`
+//! processes as a prompt-submit hook runs them (`recall.rs`).
 
 mod adversarial;
 mod concurrency;
@@ -17,6 +18,7 @@ mod http_load;
 mod prose;
 mod prose_corpus;
 mod purge;
+mod recall;
 mod responses;
 mod session;
 mod vectors;
@@ -96,6 +98,11 @@ pub struct BenchArgs {
     /// a second, instead of the store and find benchmark. `--semantic` serves with the model.
     #[arg(long, conflicts_with_all = ["reuse", "purge", "graph", "vectors", "adversarial", "concurrent"])]
     http: bool,
+    /// Time fresh `cortex recall` processes (the prompt-submit hook) from spawn to exit over
+    /// items recombined from this BEIR dataset's abstracts (as --prose), prompted with its test
+    /// claims and with unrelated prompts, instead of the store and find benchmark.
+    #[arg(long, value_name = "DATASET", conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors", "responses", "prose", "adversarial", "concurrent", "http", "postgres"])]
+    recall: Option<std::path::PathBuf>,
     /// `--http`: clients sending at once.
     #[arg(long, default_value_t = 32, requires = "http")]
     clients: usize,
@@ -147,6 +154,8 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
         let options =
             prose::Options { dataset, sizes, queries, dir: &dir, postgres, semantic: args.semantic };
         Some(prose::run(&options))
+    } else if let Some(dataset) = &args.recall {
+        Some(recall::run(dataset, sizes, queries, &dir))
     } else if let Some(dataset) = &args.responses {
         Some(responses::run(dataset, queries, &dir))
     } else if args.concurrent {

@@ -10,6 +10,7 @@
 
 pub(crate) mod dataset;
 mod metrics;
+pub(crate) mod recall_hook;
 
 use crate::output;
 use cortex_domain::fusion::Fusion;
@@ -55,6 +56,10 @@ pub struct EvalArgs {
     /// to see which queries two routes rank differently (and what `deep` corrected).
     #[arg(long)]
     per_query: Option<PathBuf>,
+    /// Instead of the routes: how `cortex recall` (the prompt-submit hook) chooses what to
+    /// inject, at each candidate floor (`recall_hook.rs`). Lexical: runs with CORTEX_EMBEDDER=none.
+    #[arg(long)]
+    recall_hook: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -95,7 +100,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
     let fresh = !db.exists();
     let scope = InferredScope::fixed("eval", "beir", "main");
     let embedder = cortex_service::config::embedder_from_env().map_err(|e| e.to_string())?;
-    if let EmbedderChoice::None = embedder {
+    if let (EmbedderChoice::None, false) = (&embedder, args.recall_hook) {
         return Err(
             "cortex eval compares lexical, dense and hybrid routes: unset CORTEX_EMBEDDER=none".into()
         );
@@ -132,6 +137,11 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
             format!(", queries of {} conversations, each searched in its own scope", conversations.len())
         }
     ));
+    if args.recall_hook {
+        let measured = recall_hook::run(&service, &queries, &doc_of);
+        remove_temporary(&args, &temp);
+        return measured.map(|()| ExitCode::SUCCESS);
+    }
     output::line("| route | category | queries | nDCG@10 | Recall@5 | Recall@10 | MRR@10 | p50 | p95 |");
     output::line("|---|---|---:|---:|---:|---:|---:|---:|---:|");
     let mut routes: Vec<Route> = args.routes.iter().map(|r| Route::of(*r)).collect();
@@ -154,12 +164,17 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
     if let Some(path) = &args.per_query {
         std::fs::write(path, per_query).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
+    remove_temporary(&args, &temp);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The corpus database of this run, unless `--corpus-db` keeps it.
+fn remove_temporary(args: &EvalArgs, temp: &std::path::Path) {
     if args.corpus_db.is_none() {
         for suffix in ["", "-wal", "-shm", ".ids.json"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", temp.display()));
         }
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 fn row(route: &str, category: &str, t: &Tally) {

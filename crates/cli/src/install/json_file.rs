@@ -89,33 +89,84 @@ pub fn approve_project_server(path: &Path) -> Result<Option<Edit>, CliError> {
     Ok(Some(Edit { path: path.to_path_buf(), changes: vec![change], text: text_of(map) }))
 }
 
-/// A `SessionStart` hook running `cortex context`, beside any hooks already there.
-pub fn session_hook(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
+/// One hook entry: the event, the `cortex` subcommand it runs, and its group's matcher and
+/// the hook's timeout in seconds, where it has them.
+struct Hook {
+    event: &'static str,
+    subcommand: &'static str,
+    matcher: Option<&'static str>,
+    timeout: Option<u64>,
+}
+
+/// The hooks `cortex install claude-code` writes: `SessionStart` runs `cortex context` (the
+/// briefing); `UserPromptSubmit` runs `cortex recall` (the memories most relevant to each
+/// prompt), with a timeout that keeps a stuck database from holding a prompt for the default
+/// minute.
+const HOOKS: &[Hook] = &[
+    Hook {
+        event: "SessionStart",
+        subcommand: "context",
+        matcher: Some("startup|resume|clear|compact"),
+        timeout: None,
+    },
+    Hook { event: "UserPromptSubmit", subcommand: "recall", matcher: None, timeout: Some(10) },
+];
+
+/// Every hook of [`HOOKS`] not there yet, in one edit of the settings file, beside any hooks
+/// already there.
+pub fn hooks(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
     let mut map = object_of(path)?;
+    let mut changes = Vec::new();
+    for hook in HOOKS {
+        if let Some(change) = add_hook(&mut map, path, exe, hook)? {
+            changes.push(change);
+        }
+    }
+    if changes.is_empty() {
+        return Ok(unchanged(path, "the cortex hooks"));
+    }
+    Ok(Some(Edit { path: path.to_path_buf(), changes, text: text_of(map) }))
+}
+
+/// Adds `hook` to `hooks.<event>` unless a group there already runs its command; the change
+/// made, if any.
+fn add_hook(
+    map: &mut Map<String, Value>,
+    path: &Path,
+    exe: &str,
+    hook: &Hook,
+) -> Result<Option<String>, CliError> {
+    let (event, subcommand) = (hook.event, hook.subcommand);
     // The hook is a shell command line: a path with spaces is quoted.
     let command = if exe.contains(char::is_whitespace) {
-        format!("\"{exe}\" context")
+        format!("\"{exe}\" {subcommand}")
     } else {
-        format!("{exe} context")
+        format!("{exe} {subcommand}")
     };
     let hooks = map.entry("hooks").or_insert_with(|| json!({}));
     let Value::Object(hooks) = hooks else {
         return Err(CliError::content(path, "`hooks` is not an object: fix it, then run again"));
     };
-    let starts = hooks.entry("SessionStart").or_insert_with(|| json!([]));
-    let Value::Array(starts) = starts else {
-        return Err(CliError::content(path, "`hooks.SessionStart` is not a list: fix it, then run again"));
+    let groups = hooks.entry(event).or_insert_with(|| json!([]));
+    let Value::Array(groups) = groups else {
+        return Err(CliError::content(
+            path,
+            format!("`hooks.{event}` is not a list: fix it, then run again"),
+        ));
     };
-    let present = starts.iter().any(|group| {
+    let present = groups.iter().any(|group| {
         group["hooks"].as_array().is_some_and(|hs| hs.iter().any(|h| h["command"].as_str() == Some(&command)))
     });
     if present {
-        return Ok(unchanged(path, "the cortex SessionStart hook"));
+        return Ok(None);
     }
-    starts.push(json!({
-        "matcher": "startup|resume|clear|compact",
-        "hooks": [{ "type": "command", "command": command }]
-    }));
-    let change = format!("+ hooks.SessionStart: {exe} context");
-    Ok(Some(Edit { path: path.to_path_buf(), changes: vec![change], text: text_of(map) }))
+    let mut entry = json!({ "type": "command", "command": command });
+    if let Some(timeout) = hook.timeout {
+        entry["timeout"] = json!(timeout);
+    }
+    groups.push(match hook.matcher {
+        Some(matcher) => json!({ "matcher": matcher, "hooks": [entry] }),
+        None => json!({ "hooks": [entry] }),
+    });
+    Ok(Some(format!("+ hooks.{event}: {exe} {subcommand}")))
 }

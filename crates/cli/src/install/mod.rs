@@ -1,7 +1,7 @@
 //! `cortex install claude-code|codex|cursor`: writes the MCP server entry (and, for Claude
-//! Code, the session-start hook) into that client's own config file, keeping everything else
-//! the file holds. Running it twice changes nothing; `--dry-run` only says what it would do; a
-//! file it cannot parse is left untouched and named in the error.
+//! Code, its session-start and prompt-submit hooks) into that client's own config file, keeping
+//! everything else the file holds. Running it twice changes nothing; `--dry-run` only says what
+//! it would do; a file it cannot parse is left untouched and named in the error.
 //!
 //! - [`json_file`]: the JSON configs (Claude Code, Cursor)
 //! - [`codex`]: Codex's TOML config
@@ -71,11 +71,11 @@ pub fn run(args: InstallArgs, db: Option<String>) -> Result<ExitCode, CliError> 
         (Client::ClaudeCode, false) => vec![
             json_file::mcp_server(&here.join(".mcp.json"), &exe, &env)?,
             json_file::approve_project_server(&here.join(".claude").join("settings.local.json"))?,
-            json_file::session_hook(&here.join(".claude").join("settings.json"), &exe)?,
+            json_file::hooks(&here.join(".claude").join("settings.json"), &exe)?,
         ],
         (Client::ClaudeCode, true) => vec![
             json_file::mcp_server(&home.join(".claude.json"), &exe, &env)?,
-            json_file::session_hook(&home.join(".claude").join("settings.json"), &exe)?,
+            json_file::hooks(&home.join(".claude").join("settings.json"), &exe)?,
         ],
         (Client::Cursor, false) => {
             vec![json_file::mcp_server(&here.join(".cursor").join("mcp.json"), &exe, &env)?]

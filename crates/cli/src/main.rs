@@ -7,6 +7,7 @@ mod context;
 mod corpus;
 mod error;
 mod eval;
+mod hook;
 mod install;
 mod keys;
 mod output;
@@ -293,6 +294,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Bench(args) => bench::run(args).map_err(CliError::Run),
         Command::Context(args) => Ok(context::run(open(cli.db), args)),
+        Command::Hook(command) => Ok(hook::run(command)),
         Command::Install(args) => install::run(args),
         Command::Eval(args) => eval::run(args).map_err(CliError::Run),
         Command::Keys(keys::KeysCommand::List) => respond(open(cli.db)?.keys(), |r| {

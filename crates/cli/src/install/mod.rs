@@ -5,8 +5,10 @@
 //!
 //! - [`json_file`]: the JSON configs (Claude Code, Cursor)
 //! - [`codex`]: Codex's TOML config
+//! - [`hooks`]: the Stop/PreCompact hooks, Codex's and Cursor's hooks files, Cursor's rule
 
 mod codex;
+mod hooks;
 mod json_file;
 
 use crate::error::CliError;
@@ -63,18 +65,31 @@ pub fn run(args: InstallArgs) -> Result<ExitCode, CliError> {
         Client::Codex => true,
         _ => args.user,
     };
+    let (here_settings, home_settings) =
+        (here.join(".claude/settings.json"), home.join(".claude/settings.json"));
     let edits = match (args.client, user) {
         (Client::ClaudeCode, false) => vec![
             json_file::mcp_server(&here.join(".mcp.json"), &exe)?,
-            json_file::session_hook(&here.join(".claude").join("settings.json"), &exe)?,
+            hooks::claude_code(json_file::session_hook(&here_settings, &exe)?, &here_settings, &exe)?,
         ],
         (Client::ClaudeCode, true) => vec![
             json_file::mcp_server(&home.join(".claude.json"), &exe)?,
-            json_file::session_hook(&home.join(".claude").join("settings.json"), &exe)?,
+            hooks::claude_code(json_file::session_hook(&home_settings, &exe)?, &home_settings, &exe)?,
         ],
-        (Client::Cursor, false) => vec![json_file::mcp_server(&here.join(".cursor").join("mcp.json"), &exe)?],
-        (Client::Cursor, true) => vec![json_file::mcp_server(&home.join(".cursor").join("mcp.json"), &exe)?],
-        (Client::Codex, _) => vec![codex::mcp_server(&home.join(".codex").join("config.toml"), &exe)?],
+        (Client::Cursor, false) => vec![
+            json_file::mcp_server(&here.join(".cursor").join("mcp.json"), &exe)?,
+            hooks::cursor(&here.join(".cursor"), &exe)?,
+            hooks::cursor_rule(&here.join(".cursor"))?,
+        ],
+        (Client::Cursor, true) => vec![
+            json_file::mcp_server(&home.join(".cursor").join("mcp.json"), &exe)?,
+            hooks::cursor(&home.join(".cursor"), &exe)?,
+            hooks::cursor_rule(&home.join(".cursor"))?,
+        ],
+        (Client::Codex, _) => vec![
+            codex::mcp_server(&home.join(".codex").join("config.toml"), &exe)?,
+            hooks::codex(&home.join(".codex").join("hooks.json"), &exe)?,
+        ],
     };
     for edit in edits.into_iter().flatten() {
         report(&edit, args.dry_run);

@@ -62,10 +62,7 @@ fn the_schemas_name_exactly_the_fields_the_domain_parses() {
         list
     };
     assert_eq!(keys(&tools[1]["inputSchema"]), sorted(cortex_domain::find::FIND_FIELDS));
-    assert_eq!(
-        keys(&tools[0]["inputSchema"]["properties"]["items"]["items"]),
-        sorted(cortex_domain::item::ITEM_FIELDS)
-    );
+    assert_eq!(keys(&tools[0]["inputSchema"]["properties"]["items"]["items"]), sorted(cortex_domain::item::ITEM_FIELDS));
 }
 
 /// The keywords an input schema may use: those the Anthropic API, OpenAI function calling
@@ -129,9 +126,7 @@ fn portability_problems(schema: &serde_json::Value, path: &str, problems: &mut V
                     }
                 }
             }
-            other if !PORTABLE_KEYWORDS.contains(&other) => {
-                problems.push(format!("{here}: keyword not portable"))
-            }
+            other if !PORTABLE_KEYWORDS.contains(&other) => problems.push(format!("{here}: keyword not portable")),
             _ => {}
         }
     }

@@ -172,18 +172,18 @@ def test_the_stop_hook_asks_once_per_session_through_the_real_cli(claude, tmp_pa
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
     db = tmp_path / "memory.db"
-    calls = {"n": 0}
+    calls = {"n": 0, "writes": 0}
 
     def script(body):
-        """Edit a file; asked to store, say nothing is worth keeping; asked nothing, finish."""
-        last = last_user_text(body)
+        """Each run: edit a file, then finish; asked to store, say nothing is worth keeping."""
         calls["n"] += 1
-        if MARKER in last:
-            return [{"type": "text", "text": "Nothing here is worth keeping."}], "end_turn"
-        if '"tool_result"' in last:
+        if calls["n"] == 1:
+            calls["writes"] += 1
+            return [{"type": "tool_use", "id": f"toolu_{calls['writes']}", "name": "Write",
+                     "input": {"file_path": str(project / f"notes{calls['writes']}.txt"), "content": "hello\n"}}], "tool_use"
+        if '"tool_result"' in last_user_text(body):
             return [{"type": "text", "text": "Done."}], "end_turn"
-        return [{"type": "tool_use", "id": f"toolu_{calls['n']}", "name": "Write",
-                 "input": {"file_path": str(project / f"notes{calls['n']}.txt"), "content": "hello\n"}}], "tool_use"
+        return [{"type": "text", "text": "Nothing here is worth keeping."}], "end_turn"
 
     stand_in = StandIn(script)
     try:
@@ -199,11 +199,16 @@ def test_the_stop_hook_asks_once_per_session_through_the_real_cli(claude, tmp_pa
         assert MARKER in last_user_text(stand_in.requests[2]), "asked once, with the hook's reason"
         assert "memory_store" in last_user_text(stand_in.requests[2])
         assert any(project.glob("notes*.txt")), "the Write really ran"
+        transcripts = list((home / ".claude/projects").glob(f"*/{session}.jsonl"))
+        assert transcripts and MARKER in transcripts[0].read_text(), "the reminder is in the session's transcript"
 
         # The same session, resumed: another edit, still nothing stored — never asked again.
         stand_in.requests.clear()
+        calls["n"] = 0
         run([claude, "-p", "Write another note.", "--resume", session, "--allowedTools", "Write"], env, project)
         assert len(stand_in.requests) == 2, [last_user_text(r) for r in stand_in.requests]
-        assert all(MARKER not in last_user_text(r) for r in stand_in.requests)
+        asked = [json.dumps(r["messages"]).count(MARKER) for r in stand_in.requests]
+        assert asked[0] >= 1 and asked[-1] == asked[0], f"no new reminder: {asked}"
+        assert len(list(project.glob("notes*.txt"))) == 2, "the second Write ran too"
     finally:
         stand_in.close()

@@ -147,7 +147,16 @@ def run(cmd: list[str], env: dict, cwd: Path, timeout: int = 120) -> subprocess.
 def test_the_plugin_installs_from_this_repository(claude, tmp_path):
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
-    env = agent_env(home, tmp_path / "memory.db")
+    # Claude Code asks its API host about plugins: the stand-in answers at once, where the real
+    # host, unreachable here, would cost a timeout per command.
+    stand_in = StandIn(lambda body: ([{"type": "text", "text": "ok"}], "end_turn"))
+    try:
+        install_and_check_the_plugin(claude, agent_env(home, tmp_path / "memory.db", stand_in.url), project)
+    finally:
+        stand_in.close()
+
+
+def install_and_check_the_plugin(claude: str, env: dict, project: Path):
     run([claude, "plugin", "marketplace", "add", str(ROOT)], env, project)
     run([claude, "plugin", "install", "cortex@cortex-memory"], env, project)
     listed = json.loads(run([claude, "plugin", "list", "--json"], env, project).stdout)

@@ -1,7 +1,7 @@
 //! The command line: every subcommand and flag of `cortex`, as clap reads them (with the
 //! `CORTEX_*` variable each flag falls back to). What each command does is in `main.rs`.
 
-use crate::{bench, context, eval, install, keys, recall};
+use crate::{bench, context, eval, hook, install, keys, recall};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -175,6 +175,12 @@ pub enum Command {
     /// on stdin), within a small budget; nothing when none is relevant enough. For an agent's
     /// prompt-submit hook. Always exits 0.
     Recall(recall::RecallArgs),
+    /// An agent's hooks that keep what a session learned: `stop` asks the agent once to store
+    /// its decisions, issues and changes when it changed files and stored nothing;
+    /// `pre-compact` asks the compaction to keep them. Reads the hook input on stdin; always
+    /// exits 0.
+    #[command(subcommand)]
+    Hook(hook::HookCommand),
     /// Wire an agent to this cortex: the MCP server entry (and for Claude Code the
     /// session-start hook) in that client's config, keeping what else it holds.
     Install(install::InstallArgs),

@@ -8,6 +8,7 @@ mod corpus;
 mod error;
 mod eval;
 mod ingest;
+mod hook;
 mod install;
 mod keys;
 mod output;
@@ -303,6 +304,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Context(args) => Ok(context::run(open(cli.db), args)),
         Command::Recall(args) => Ok(recall::run(cli.db, args)),
         Command::Install(args) => install::run(args, cli.db),
+        Command::Hook(command) => Ok(hook::run(command)),
         Command::Eval(args) => eval::run(args).map_err(CliError::Run),
         Command::Keys(keys::KeysCommand::List) => respond(open(cli.db)?.keys(), |r| {
             output::json(&json!({ "keys": r }));

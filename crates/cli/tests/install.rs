@@ -204,3 +204,51 @@ fn a_project_install_approves_its_server_in_the_local_settings() {
     assert_eq!(settings["enabledMcpjsonServers"].as_array().unwrap().len(), 2);
     assert!(json(&h.project.join(".claude/settings.json")).get("env").is_none());
 }
+
+#[test]
+fn the_hooks_that_keep_what_a_session_learned_are_installed_once() {
+    let h = homes();
+    assert!(install(&h, &["claude-code"]).status.success());
+    let settings = json(&h.project.join(".claude/settings.json"));
+    for (event, args) in
+        [("SessionStart", "context"), ("Stop", "hook stop"), ("PreCompact", "hook pre-compact")]
+    {
+        let groups = settings["hooks"][event].as_array().unwrap_or_else(|| panic!("{event}: {settings}"));
+        assert_eq!(groups.len(), 1, "{event}");
+        assert_eq!(groups[0]["hooks"][0]["command"], format!("{EXE} {args}"), "{event}");
+    }
+    let before = std::fs::read(h.project.join(".claude/settings.json")).unwrap();
+    let again = install(&h, &["claude-code"]);
+    let said = String::from_utf8_lossy(&again.stdout);
+    assert!(said.contains("the cortex Stop hook: nothing to change"), "{said}");
+    assert_eq!(
+        std::fs::read(h.project.join(".claude/settings.json")).unwrap(),
+        before,
+        "a second run changes nothing"
+    );
+
+    assert!(install(&h, &["codex"]).status.success());
+    let codex = json(&h.home.join(".codex/hooks.json"));
+    assert_eq!(codex["hooks"]["Stop"][0]["hooks"][0]["command"], format!("{EXE} hook stop"));
+    assert_eq!(codex["hooks"]["SessionStart"][0]["hooks"][0]["command"], format!("{EXE} context"));
+    assert!(codex["hooks"].get("PreCompact").is_none(), "Codex cannot add text to its compaction");
+
+    let cursor_hooks = h.project.join(".cursor/hooks.json");
+    std::fs::create_dir_all(cursor_hooks.parent().unwrap()).unwrap();
+    std::fs::write(&cursor_hooks, r#"{"version": 1, "hooks": {"afterFileEdit": [{"command": "fmt"}]}}"#)
+        .unwrap();
+    assert!(install(&h, &["cursor"]).status.success());
+    let cursor = json(&cursor_hooks);
+    assert_eq!(cursor["hooks"]["stop"], serde_json::json!([{"command": format!("{EXE} hook stop")}]));
+    assert_eq!(cursor["hooks"]["afterFileEdit"][0]["command"], "fmt", "other hooks stay");
+    let rule = std::fs::read_to_string(h.project.join(".cursor/rules/cortex.mdc")).unwrap();
+    assert!(
+        rule.starts_with("---\n") && rule.contains("alwaysApply: true") && rule.contains("memory_store"),
+        "{rule}"
+    );
+    std::fs::write(h.project.join(".cursor/rules/cortex.mdc"), "my own rule\n").unwrap();
+    let again = install(&h, &["cursor"]);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("left as it is"));
+    assert_eq!(std::fs::read_to_string(h.project.join(".cursor/rules/cortex.mdc")).unwrap(), "my own rule\n");
+    assert_eq!(json(&cursor_hooks)["hooks"]["stop"].as_array().unwrap().len(), 1, "one hook, not two");
+}

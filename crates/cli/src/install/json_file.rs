@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use std::path::Path;
 
 /// The file's object, `{}` for a file not there yet; an error naming the file otherwise.
-fn object_of(path: &Path) -> Result<Map<String, Value>, CliError> {
+pub(super) fn object_of(path: &Path) -> Result<Map<String, Value>, CliError> {
     let Some(text) = read(path)? else { return Ok(Map::new()) };
     if text.trim().is_empty() {
         return Ok(Map::new());
@@ -23,7 +23,7 @@ fn object_of(path: &Path) -> Result<Map<String, Value>, CliError> {
     }
 }
 
-fn text_of(map: Map<String, Value>) -> String {
+pub(super) fn text_of(map: Map<String, Value>) -> String {
     let mut text = serde_json::to_string_pretty(&Value::Object(map)).unwrap_or_default();
     text.push('\n');
     text

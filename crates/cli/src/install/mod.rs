@@ -6,8 +6,10 @@
 //! - [`json_file`]: the JSON configs (Claude Code, Cursor)
 //! - [`codex`]: Codex's TOML config
 //! - [`server_env`]: the settings the server entry carries (the database the user named)
+//! - [`hooks`]: the Stop/PreCompact hooks, Codex's and Cursor's hooks files, Cursor's rule
 
 mod codex;
+mod hooks;
 mod json_file;
 mod server_env;
 
@@ -67,25 +69,34 @@ pub fn run(args: InstallArgs, db: Option<String>) -> Result<ExitCode, CliError> 
         _ => args.user,
     };
     let env = server_env::server_env(db.as_deref(), |k| std::env::var(k).ok(), &here);
+    let (here_settings, home_settings) =
+        (here.join(".claude").join("settings.json"), home.join(".claude").join("settings.json"));
     let edits = match (args.client, user) {
         (Client::ClaudeCode, false) => vec![
             json_file::mcp_server(&here.join(".mcp.json"), &exe, &env)?,
             json_file::approve_project_server(&here.join(".claude").join("settings.local.json"))?,
-            json_file::hooks(&here.join(".claude").join("settings.json"), &exe)?,
+            hooks::claude_code(json_file::hooks(&here_settings, &exe)?, &here_settings, &exe)?,
         ],
         (Client::ClaudeCode, true) => vec![
             json_file::mcp_server(&home.join(".claude.json"), &exe, &env)?,
-            json_file::hooks(&home.join(".claude").join("settings.json"), &exe)?,
+            hooks::claude_code(json_file::hooks(&home_settings, &exe)?, &home_settings, &exe)?,
         ],
-        (Client::Cursor, false) => {
-            vec![json_file::mcp_server(&here.join(".cursor").join("mcp.json"), &exe, &env)?]
-        }
-        (Client::Cursor, true) => {
-            vec![json_file::mcp_server(&home.join(".cursor").join("mcp.json"), &exe, &env)?]
-        }
+        (Client::Cursor, false) => vec![
+            json_file::mcp_server(&here.join(".cursor").join("mcp.json"), &exe, &env)?,
+            hooks::cursor(&here.join(".cursor"), &exe)?,
+            hooks::cursor_rule(&here.join(".cursor"))?,
+        ],
+        (Client::Cursor, true) => vec![
+            json_file::mcp_server(&home.join(".cursor").join("mcp.json"), &exe, &env)?,
+            hooks::cursor(&home.join(".cursor"), &exe)?,
+            hooks::cursor_rule(&home.join(".cursor"))?,
+        ],
         (Client::Codex, _) => {
             let passed = server_env::passed_through(|k| std::env::var(k).ok());
-            vec![codex::mcp_server(&home.join(".codex").join("config.toml"), &exe, &env, &passed)?]
+            vec![
+                codex::mcp_server(&home.join(".codex").join("config.toml"), &exe, &env, &passed)?,
+                hooks::codex(&home.join(".codex").join("hooks.json"), &exe)?,
+            ]
         }
     };
     apply(edits, args.dry_run)?;

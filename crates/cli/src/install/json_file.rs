@@ -2,6 +2,7 @@
 //! `settings.json` hooks, Cursor's `mcp.json`. Keys keep their order; other entries stay as
 //! they were.
 
+use super::launcher::Launcher;
 use super::{Edit, read, unchanged};
 use crate::error::CliError;
 use serde_json::{Map, Value, json};
@@ -29,10 +30,10 @@ fn text_of(map: Map<String, Value>) -> String {
     text
 }
 
-/// `mcpServers.cortex` = this binary with `serve`.
-pub fn mcp_server(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
+/// `mcpServers.cortex` = this cortex with `serve`.
+pub fn mcp_server(path: &Path, exe: &Launcher) -> Result<Option<Edit>, CliError> {
     let mut map = object_of(path)?;
-    let entry = json!({ "command": exe, "args": ["serve"] });
+    let entry = json!({ "command": exe.command, "args": exe.args("serve") });
     let servers = map.entry("mcpServers").or_insert_with(|| json!({}));
     let Value::Object(servers) = servers else {
         return Err(CliError::content(path, "`mcpServers` is not an object: fix it, then run again"));
@@ -40,21 +41,17 @@ pub fn mcp_server(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
     let change = match servers.get("cortex") {
         Some(old) if *old == entry => return Ok(unchanged(path, "the cortex MCP server")),
         Some(old) => format!("~ mcpServers.cortex (was {old})"),
-        None => format!("+ mcpServers.cortex: {exe} serve"),
+        None => format!("+ mcpServers.cortex: {}", exe.command_line("serve")),
     };
     servers.insert("cortex".into(), entry);
     Ok(Some(Edit { path: path.to_path_buf(), changes: vec![change], text: text_of(map) }))
 }
 
 /// A `SessionStart` hook running `cortex context`, beside any hooks already there.
-pub fn session_hook(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
+pub fn session_hook(path: &Path, exe: &Launcher) -> Result<Option<Edit>, CliError> {
     let mut map = object_of(path)?;
     // The hook is a shell command line: a path with spaces is quoted.
-    let command = if exe.contains(char::is_whitespace) {
-        format!("\"{exe}\" context")
-    } else {
-        format!("{exe} context")
-    };
+    let command = exe.command_line("context");
     let hooks = map.entry("hooks").or_insert_with(|| json!({}));
     let Value::Object(hooks) = hooks else {
         return Err(CliError::content(path, "`hooks` is not an object: fix it, then run again"));
@@ -73,6 +70,6 @@ pub fn session_hook(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
         "matcher": "startup|resume|clear|compact",
         "hooks": [{ "type": "command", "command": command }]
     }));
-    let change = format!("+ hooks.SessionStart: {exe} context");
+    let change = format!("+ hooks.SessionStart: {command}");
     Ok(Some(Edit { path: path.to_path_buf(), changes: vec![change], text: text_of(map) }))
 }

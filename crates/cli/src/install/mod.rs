@@ -8,6 +8,7 @@
 
 mod codex;
 mod json_file;
+mod launcher;
 
 use crate::error::CliError;
 use crate::output;
@@ -52,7 +53,7 @@ pub fn run(args: InstallArgs) -> Result<ExitCode, CliError> {
         std::env::current_dir().map_err(|e| CliError::io("read", Path::new("the current folder"), e))?;
     let exe =
         std::env::current_exe().map_err(|e| CliError::io("find", Path::new("this cortex binary"), e))?;
-    let exe = exe.to_string_lossy().into_owned();
+    let exe = launcher::Launcher::current(&exe, &home);
     let user = match args.client {
         Client::Codex if args.project => {
             return Err(CliError::argument(

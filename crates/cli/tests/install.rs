@@ -150,7 +150,10 @@ fn a_cortex_run_by_uvx_is_written_as_uvx_and_one_in_a_venv_by_its_path() {
     let out = install_with(&exe, &h, &["cursor"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let entry = &json(&h.project.join(".cursor/mcp.json"))["mcpServers"]["cortex"];
-    assert_eq!(*entry, serde_json::json!({"command": "uvx", "args": ["--from", "cortex-memory", "cortex", "serve"]}));
+    assert_eq!(
+        *entry,
+        serde_json::json!({"command": "uvx", "args": ["--from", "cortex-memory", "cortex", "serve"]})
+    );
 
     // With the `semantic` extra's model beside it, uvx is asked for the extra too.
     let model = uvx_env.join("lib/python3.12/site-packages/cortex_memory_model/model");

@@ -27,7 +27,7 @@ def installed(tmp_path_factory) -> Path:
     wheels = os.environ.get("CORTEX_WHEELS")
     if not wheels:
         pytest.fail("CORTEX_WHEELS is not set: run scripts/test, or scripts/package --dev and "
-                    "export CORTEX_WHEELS=dist")
+                    "export CORTEX_WHEELS=dist/dev (or dist, for the release wheels)")
     cortex_wheels = sorted(Path(wheels).glob("cortex_memory-*.whl"), key=lambda p: p.stat().st_mtime)
     assert cortex_wheels, f"no cortex_memory wheel in {wheels}"
     env_dir = tmp_path_factory.mktemp("wheel") / "venv"

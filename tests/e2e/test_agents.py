@@ -241,3 +241,42 @@ def test_codex_offers_both_tools_and_finds_what_the_named_database_holds(place, 
     assert_both_tools_with_schemas(responses_tools(first), "Codex")
     outputs = responses_tool_outputs(api.main_requests()[-1])
     assert outputs and RUNBOOK in outputs[-1], f"memory_find's output did not carry the runbook: {outputs}"
+
+
+@pytest.mark.parametrize("alias", sorted(CLAUDE))
+def test_a_prompt_about_a_stored_runbook_brings_it_and_an_unrelated_prompt_brings_nothing(alias, place, tmp_path):
+    """After `cortex install claude-code`, with items of several kinds stored, the first request
+    of a prompt about the stored runbook (a kind the SessionStart briefing never lists) carries
+    that runbook: the UserPromptSubmit hook (`cortex recall`) put it there. A prompt about
+    nothing stored carries no stored item the briefing does not list."""
+    home, project = place
+    db = tmp_path / "memory.db"
+    agent = f"Claude Code {version(alias)}"
+    store(db, project, home,
+          {"kind": "decision", "data": {"title": DECISION, "component": "billing", "status": "accepted",
+                                        "rationale": "a retry survives a crash"}},
+          {"kind": "todo", "data": {"title": TODO, "status": "open"}},
+          {"kind": "runbook", "data": {"title": RUNBOOK, "service": "gateway", "steps": [
+              {"description": "mint the new signing key in the vault"},
+              {"description": "publish the new key to the gateway"},
+              {"description": "retire the old signing key after a day"}]}},
+          {"kind": "section", "data": {"title": "Load balancer timeouts",
+                                       "body": "The load balancer drops idle connections after 350 seconds."}})
+    cortex(["install", "claude-code", "--user"], base_env(home, CORTEX_DB=str(db), CORTEX_EMBEDDER="none"), project)
+    runbook_id = json.loads(cortex(["--db", str(db), "find", "rotate gateway signing keys", "--json", "--mode", "fast"],
+                                   base_env(home, CORTEX_EMBEDDER="none"), project))["hits"][0]["id"]
+    section = "350 seconds"
+
+    with Anthropic([LOAD_TOOLS, ("text", "Noted.")]) as api:
+        run_claude(alias, "How do we rotate the gateway signing keys?", claude_env(home, api), project)
+    first = json.dumps(first_main(api, agent))
+    assert runbook_id in first and RUNBOOK in first, f"the runbook did not reach {agent}'s first request"
+    assert section not in first, "a memory unrelated to the prompt was injected"
+
+    with Anthropic([LOAD_TOOLS, ("text", "A haiku.")]) as api:
+        run_claude(alias, "Write a haiku about autumn leaves falling into a quiet pond", claude_env(home, api), project)
+    first = json.dumps(first_main(api, agent))
+    assert "Project memory" in first and TODO in first, "the briefing is still there"
+    for stored_outside_the_briefing in (RUNBOOK, runbook_id, section):
+        assert stored_outside_the_briefing not in first, \
+            f"an unrelated prompt brought {stored_outside_the_briefing!r} into {agent}'s first request"

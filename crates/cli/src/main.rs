@@ -321,7 +321,9 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             })
         }
         Command::Model(ModelCommand::Install { from, to }) => {
-            let to = to.unwrap_or_else(|| model_location().dir);
+            let to = to.unwrap_or_else(|| {
+                cortex_embed::model_install_dir(std::env::var_os("CORTEX_MODEL_DIR").map(PathBuf::from))
+            });
             let installed =
                 cortex_embed::install_model(&from, &to).map_err(|e| CliError::Model(e.to_string()))?;
             output::json(&json!({ "installed": installed, "model": cortex_embed::MINILM_ID }));

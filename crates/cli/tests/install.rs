@@ -252,3 +252,58 @@ fn the_hooks_that_keep_what_a_session_learned_are_installed_once() {
     assert_eq!(std::fs::read_to_string(h.project.join(".cursor/rules/cortex.mdc")).unwrap(), "my own rule\n");
     assert_eq!(json(&cursor_hooks)["hooks"]["stop"].as_array().unwrap().len(), 1, "one hook, not two");
 }
+
+/// A copy of this cortex inside a Python environment at `prefix`, as pip or uvx lays it out.
+fn cortex_in_python_env(prefix: &Path) -> PathBuf {
+    std::fs::create_dir_all(prefix.join("bin")).unwrap();
+    std::fs::write(prefix.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+    let exe = prefix.join("bin").join("cortex");
+    std::fs::copy(EXE, &exe).unwrap();
+    exe
+}
+
+fn install_from(exe: &Path, h: &Homes, args: &[&str]) -> Output {
+    std::process::Command::new(exe)
+        .current_dir(&h.project)
+        .env("HOME", &h.home)
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("UV_CACHE_DIR")
+        .env_remove("CORTEX_MODEL_DIR")
+        .arg("install")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_cortex_run_by_uvx_is_written_as_uvx_and_one_in_a_venv_by_its_path() {
+    let h = homes();
+    let uvx_env = h.home.join(".cache/uv/archive-v0/Xyz12");
+    let exe = cortex_in_python_env(&uvx_env);
+    let out = install_from(&exe, &h, &["cursor"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let entry = &json(&h.project.join(".cursor/mcp.json"))["mcpServers"]["cortex"];
+    assert_eq!(
+        *entry,
+        serde_json::json!({"command": "uvx", "args": ["--from", "cortex-memory", "cortex", "serve"]})
+    );
+
+    // With the `semantic` extra's model beside it, uvx is asked for the extra too.
+    let model = uvx_env.join("lib/python3.12/site-packages/cortex_memory_model/model");
+    std::fs::create_dir_all(&model).unwrap();
+    for file in ["model.safetensors", "tokenizer.json", "config.json"] {
+        std::fs::write(model.join(file), b"x").unwrap();
+    }
+    let out = install_from(&exe, &h, &["claude-code"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let entry = &json(&h.project.join(".mcp.json"))["mcpServers"]["cortex"];
+    assert_eq!(entry["args"], serde_json::json!(["--from", "cortex-memory[semantic]", "cortex", "serve"]));
+    let hook = &json(&h.project.join(".claude/settings.json"))["hooks"]["SessionStart"][0]["hooks"][0];
+    assert_eq!(hook["command"], "uvx --from \"cortex-memory[semantic]\" cortex context");
+
+    let venv_exe = cortex_in_python_env(&h.project.join(".venv"));
+    let out = install_from(&venv_exe, &h, &["cursor", "--user"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let entry = &json(&h.home.join(".cursor/mcp.json"))["mcpServers"]["cortex"];
+    assert_eq!(entry["command"], venv_exe.to_str().unwrap(), "a venv lasts: its cortex by path");
+}

@@ -12,10 +12,11 @@ mod install;
 mod local;
 mod model_files;
 mod openai;
+mod python_package;
 
 pub use install::install_model;
 pub use local::LocalModel;
-pub use model_files::{MODEL_FILES, ModelLocation, default_model_dir, locate_model};
+pub use model_files::{MODEL_FILES, ModelLocation, default_model_dir, locate_model, model_install_dir};
 pub use openai::{OpenAiConfig, OpenAiEmbedder};
 
 use thiserror::Error;

@@ -1,6 +1,7 @@
 //! Codex's `~/.codex/config.toml`: the `[mcp_servers.cortex]` table, edited in place so the
 //! file's comments and layout stay.
 
+use super::launcher::Launcher;
 use super::{Edit, read, unchanged};
 use crate::error::CliError;
 use std::path::Path;
@@ -10,7 +11,7 @@ use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, value};
 /// Codex copies from its own environment): Codex starts a server with a cleared environment.
 pub fn mcp_server(
     path: &Path,
-    exe: &str,
+    exe: &Launcher,
     env: &[(String, String)],
     passed: &[String],
 ) -> Result<Option<Edit>, CliError> {
@@ -30,8 +31,8 @@ pub fn mcp_server(
         return Err(CliError::content(path, "`mcp_servers` is not a table: fix it, then run again"));
     };
     let mut entry = Table::new();
-    entry.insert("command", value(exe));
-    entry.insert("args", value(Array::from_iter(["serve"])));
+    entry.insert("command", value(&exe.command));
+    entry.insert("args", value(Array::from_iter(exe.args("serve"))));
     if !env.is_empty() {
         let mut table = InlineTable::new();
         for (name, val) in env {
@@ -43,8 +44,8 @@ pub fn mcp_server(
         entry.insert("env_vars", value(Array::from_iter(passed)));
     }
     let same = servers.get("cortex").and_then(Item::as_table).is_some_and(|t| {
-        t.get("command").and_then(Item::as_str) == Some(exe)
-            && strings(t.get("args")) == ["serve"]
+        t.get("command").and_then(Item::as_str) == Some(exe.command.as_str())
+            && strings(t.get("args")) == exe.args("serve")
             && pairs(t.get("env")) == env
             && strings(t.get("env_vars")) == passed
     });
@@ -54,7 +55,7 @@ pub fn mcp_server(
     let change = if servers.contains_key("cortex") {
         "~ [mcp_servers.cortex] (replaced)".to_string()
     } else {
-        format!("+ [mcp_servers.cortex]: {exe} serve")
+        format!("+ [mcp_servers.cortex]: {}", exe.command_line("serve"))
     };
     servers.insert("cortex", Item::Table(entry));
     Ok(Some(Edit { path: path.to_path_buf(), changes: vec![change], text: doc.to_string() }))

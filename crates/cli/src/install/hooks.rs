@@ -10,9 +10,9 @@ use crate::error::CliError;
 use serde_json::{Map, Value, json};
 use std::path::Path;
 
-/// The hook's shell command line: a path with spaces is quoted.
+/// The hook's shell command line (`exe` is the launcher's shell prefix, quoted already).
 fn command_line(exe: &str, args: &str) -> String {
-    if exe.contains(char::is_whitespace) { format!("\"{exe}\" {args}") } else { format!("{exe} {args}") }
+    format!("{exe} {args}")
 }
 
 /// The Stop and PreCompact hooks (`cortex hook stop`, `cortex hook pre-compact`) in Claude

@@ -2,6 +2,7 @@
 //! `settings.json` hooks, Cursor's `mcp.json`. Keys keep their order; other entries stay as
 //! they were.
 
+use super::launcher::Launcher;
 use super::{Edit, read, unchanged};
 use crate::error::CliError;
 use serde_json::{Map, Value, json};
@@ -30,9 +31,9 @@ pub(super) fn text_of(map: Map<String, Value>) -> String {
 }
 
 /// `mcpServers.cortex` = this binary with `serve`, and `env` when settings are to be carried.
-pub fn mcp_server(path: &Path, exe: &str, env: &[(String, String)]) -> Result<Option<Edit>, CliError> {
+pub fn mcp_server(path: &Path, exe: &Launcher, env: &[(String, String)]) -> Result<Option<Edit>, CliError> {
     let mut map = object_of(path)?;
-    let mut entry = json!({ "command": exe, "args": ["serve"] });
+    let mut entry = json!({ "command": exe.command, "args": exe.args("serve") });
     if !env.is_empty() {
         entry["env"] = Value::Object(env.iter().map(|(k, v)| (k.clone(), json!(v))).collect());
     }
@@ -43,7 +44,7 @@ pub fn mcp_server(path: &Path, exe: &str, env: &[(String, String)]) -> Result<Op
     let change = match servers.get("cortex") {
         Some(old) if *old == entry => return Ok(unchanged(path, "the cortex MCP server")),
         Some(old) => format!("~ mcpServers.cortex (was {old})"),
-        None => format!("+ mcpServers.cortex: {exe} serve"),
+        None => format!("+ mcpServers.cortex: {}", exe.command_line("serve")),
     };
     servers.insert("cortex".into(), entry);
     Ok(Some(Edit { path: path.to_path_buf(), changes: vec![change], text: text_of(map) }))
@@ -137,12 +138,8 @@ fn add_hook(
     hook: &Hook,
 ) -> Result<Option<String>, CliError> {
     let (event, subcommand) = (hook.event, hook.subcommand);
-    // The hook is a shell command line: a path with spaces is quoted.
-    let command = if exe.contains(char::is_whitespace) {
-        format!("\"{exe}\" {subcommand}")
-    } else {
-        format!("{exe} {subcommand}")
-    };
+    // `exe` is the launcher's shell prefix, quoted already.
+    let command = format!("{exe} {subcommand}");
     let hooks = map.entry("hooks").or_insert_with(|| json!({}));
     let Value::Object(hooks) = hooks else {
         return Err(CliError::content(path, "`hooks` is not an object: fix it, then run again"));

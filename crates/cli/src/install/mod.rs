@@ -5,12 +5,14 @@
 //!
 //! - [`json_file`]: the JSON configs (Claude Code, Cursor)
 //! - [`codex`]: Codex's TOML config
+//! - [`launcher`]: the command that starts cortex (its path, or `uvx` when uvx runs it)
 //! - [`server_env`]: the settings the server entry carries (the database the user named)
 //! - [`hooks`]: the Stop/PreCompact hooks, Codex's and Cursor's hooks files, Cursor's rule
 
 mod codex;
 mod hooks;
 mod json_file;
+mod launcher;
 mod server_env;
 
 use crate::error::CliError;
@@ -57,7 +59,9 @@ pub fn run(args: InstallArgs, db: Option<String>) -> Result<ExitCode, CliError> 
         std::env::current_dir().map_err(|e| CliError::io("read", Path::new("the current folder"), e))?;
     let exe =
         std::env::current_exe().map_err(|e| CliError::io("find", Path::new("this cortex binary"), e))?;
-    let exe = exe.to_string_lossy().into_owned();
+    let launcher = launcher::Launcher::current(&exe, &home);
+    // Hooks are shell command lines: the launcher's, quoted where needed.
+    let exe = launcher.shell_prefix();
     let user = match args.client {
         Client::Codex if args.project => {
             return Err(CliError::argument(
@@ -73,28 +77,28 @@ pub fn run(args: InstallArgs, db: Option<String>) -> Result<ExitCode, CliError> 
         (here.join(".claude").join("settings.json"), home.join(".claude").join("settings.json"));
     let edits = match (args.client, user) {
         (Client::ClaudeCode, false) => vec![
-            json_file::mcp_server(&here.join(".mcp.json"), &exe, &env)?,
+            json_file::mcp_server(&here.join(".mcp.json"), &launcher, &env)?,
             json_file::approve_project_server(&here.join(".claude").join("settings.local.json"))?,
             hooks::claude_code(json_file::hooks(&here_settings, &exe)?, &here_settings, &exe)?,
         ],
         (Client::ClaudeCode, true) => vec![
-            json_file::mcp_server(&home.join(".claude.json"), &exe, &env)?,
+            json_file::mcp_server(&home.join(".claude.json"), &launcher, &env)?,
             hooks::claude_code(json_file::hooks(&home_settings, &exe)?, &home_settings, &exe)?,
         ],
         (Client::Cursor, false) => vec![
-            json_file::mcp_server(&here.join(".cursor").join("mcp.json"), &exe, &env)?,
+            json_file::mcp_server(&here.join(".cursor").join("mcp.json"), &launcher, &env)?,
             hooks::cursor(&here.join(".cursor"), &exe)?,
             hooks::cursor_rule(&here.join(".cursor"))?,
         ],
         (Client::Cursor, true) => vec![
-            json_file::mcp_server(&home.join(".cursor").join("mcp.json"), &exe, &env)?,
+            json_file::mcp_server(&home.join(".cursor").join("mcp.json"), &launcher, &env)?,
             hooks::cursor(&home.join(".cursor"), &exe)?,
             hooks::cursor_rule(&home.join(".cursor"))?,
         ],
         (Client::Codex, _) => {
             let passed = server_env::passed_through(|k| std::env::var(k).ok());
             vec![
-                codex::mcp_server(&home.join(".codex").join("config.toml"), &exe, &env, &passed)?,
+                codex::mcp_server(&home.join(".codex").join("config.toml"), &launcher, &env, &passed)?,
                 hooks::codex(&home.join(".codex").join("hooks.json"), &exe)?,
             ]
         }

@@ -53,7 +53,13 @@ impl Launcher {
     pub fn shell_prefix(&self) -> String {
         std::iter::once(&self.command)
             .chain(&self.leading)
-            .map(|w| if w.contains(char::is_whitespace) || w.contains('[') { format!("\"{w}\"") } else { w.clone() })
+            .map(|w| {
+                if w.contains(char::is_whitespace) || w.contains('[') {
+                    format!("\"{w}\"")
+                } else {
+                    w.clone()
+                }
+            })
             .collect::<Vec<_>>()
             .join(" ")
     }

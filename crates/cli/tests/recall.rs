@@ -138,8 +138,9 @@ fn a_broken_database_gives_one_line_on_stderr_and_exit_0() {
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
     assert!(stderr.starts_with("cortex recall:"), "{stderr}");
 
-    let missing = dir.path().join("no such folder").join("memory.db");
-    let out = hook(dir.path(), &missing, "how do I rotate the gateway certificate?");
+    // A folder that cannot be made: its parent is a file.
+    let unreachable = db.join("memory.db");
+    let out = hook(dir.path(), &unreachable, "how do I rotate the gateway certificate?");
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
 

@@ -14,9 +14,11 @@ use crate::text::truncate_chars;
 
 /// The default budget of what is printed, in tokens (counted as characters / 3).
 pub const DEFAULT_BUDGET_TOKENS: usize = 400;
-/// The default floor on [`strength`]: chosen on locomo-dev and SciFact train (BENCHMARKS.md,
-/// `cortex eval --recall-hook`).
-pub const DEFAULT_FLOOR: f64 = 0.5;
+/// The default floor on [`strength`]: three quarters of the prompt's words (five of six).
+/// Chosen on locomo-dev and SciFact train (BENCHMARKS.md, `cortex eval --recall-hook`): at
+/// 0.66 a question asked of a conversation that does not hold its answer still injects
+/// something 3.6% of the time (0.9% here), and generic prompts inject more often.
+pub const DEFAULT_FLOOR: f64 = 0.75;
 /// At most this many memories per prompt.
 pub const MAX_RECALLED: usize = 3;
 /// Lexical matches weighed per prompt.
@@ -177,8 +179,9 @@ pub fn select(candidates: Vec<Candidate>, floor: f64) -> Vec<Candidate> {
 }
 
 /// The text printed for the agent: a line saying what this is and how to read a whole item,
-/// then each memory's kind, id and title (always whole), then its passage, cut so the whole
-/// stays within `budget_tokens`. Empty when nothing was selected.
+/// then each memory's kind, id and title, then its passage, within `budget_tokens`. The
+/// heads come first: a memory whose head no longer fits is left out (the first is always
+/// shown), and the passages share what the heads leave. Empty when nothing was selected.
 pub fn render(selected: &[Candidate], budget_tokens: usize) -> String {
     if selected.is_empty() {
         return String::new();
@@ -187,14 +190,19 @@ pub fn render(selected: &[Candidate], budget_tokens: usize) -> String {
     let mut out = String::from(
         "Cortex memory recalled for this prompt (may be relevant; read an item whole with memory_find {\"ids\": [\"<id>\"]}):\n",
     );
-    let heads: Vec<String> = selected
-        .iter()
-        .map(|c| format!("- [{}] {} {}", c.kind, c.id, truncate_chars(one_line(&c.title).as_str(), 120).0))
-        .collect();
-    let heads_len: usize = heads.iter().map(|h| h.chars().count() + 1).sum();
-    let left = budget.saturating_sub(out.chars().count() + heads_len);
-    let per_passage = left / selected.len();
-    for (head, c) in heads.iter().zip(selected) {
+    let mut used = out.chars().count();
+    let mut heads: Vec<(String, &Candidate)> = Vec::new();
+    for c in selected {
+        let head = format!("- [{}] {} {}", c.kind, c.id, truncate_chars(one_line(&c.title).as_str(), 120).0);
+        let len = head.chars().count() + 1;
+        if !heads.is_empty() && used + len > budget {
+            break;
+        }
+        used += len;
+        heads.push((head, c));
+    }
+    let per_passage = budget.saturating_sub(used) / heads.len();
+    for (head, c) in &heads {
         out.push_str(head);
         let passage = one_line(&c.passage);
         // " — " and an ellipsis take 4 characters; a passage cut below 40 says too little.
@@ -273,20 +281,22 @@ mod tests {
     #[test]
     fn the_text_stays_within_budget_and_keeps_every_id() {
         let picked = vec![candidate("id-1", 1.0), candidate("id-2", 0.8), candidate("id-3", 0.7)];
-        for budget in [50, 100, 400] {
+        for budget in [100, 400] {
             let text = render(&picked, budget);
             for c in &picked {
                 assert!(text.contains(&c.id), "{budget}: {text}");
                 assert!(text.contains("[decision]"));
             }
-            if budget >= 100 {
-                assert!(text.chars().count() <= budget * 3, "{budget}: {} chars", text.chars().count());
-            }
+            assert!(text.chars().count() <= budget * 3, "{budget}: {} chars", text.chars().count());
         }
         let roomy = render(&picked, 400);
         assert!(roomy.contains("a passage of several words"), "{roomy}");
         assert!(roomy.contains('…'), "a passage cut says so: {roomy}");
         let tight = render(&picked, 50);
-        assert!(!tight.contains("a passage"), "ids and titles first: {tight}");
+        assert!(
+            tight.contains("id-1") && !tight.contains("id-3"),
+            "the first always, then what fits: {tight}"
+        );
+        assert!(!tight.contains("a passage"), "ids and titles before passages: {tight}");
     }
 }

@@ -18,7 +18,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 /// The floors compared.
-const FLOORS: &[f64] = &[0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.67, 0.75, 0.84, 1.0];
+const FLOORS: &[f64] = &[0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.66, 0.75, 0.8, 1.0];
 
 /// Prompts an agent gets that no memory of a project or a conversation should answer: small
 /// talk, general knowledge, and generic coding requests.

@@ -227,7 +227,7 @@ fn an_edited_record_updates_in_place_and_an_accepted_text_edit_is_refused(db: &T
     )
     .unwrap();
     let before = audit_count(&m);
-    let dry = m.service.ingest_files(&[adr.clone()], true, &|_, _| {}).unwrap();
+    let dry = m.service.ingest_files(std::slice::from_ref(&adr), true, &|_, _| {}).unwrap();
     assert_eq!(dry.kinds["decision"].inserted, 1);
     assert_eq!(audit_count(&m), before);
 }

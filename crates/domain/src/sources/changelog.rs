@@ -29,8 +29,11 @@ pub fn is_version_heading(heading: &str) -> bool {
 pub fn looks_like_changelog(file_name: &str, text: &str) -> bool {
     let stem = file_name.to_lowercase();
     let named = ["changelog", "changes", "history", "releases", "news"].iter().any(|n| stem.starts_with(n));
-    let versions = headings(text).iter().filter(|h| h.level == 2 && is_version_heading(&h.text)).count();
-    versions > 0 && (named || text.to_lowercase().contains("keep a changelog"))
+    let heads = headings(text);
+    let second: Vec<&str> = heads.iter().filter(|h| h.level == 2).map(|h| h.text.as_str()).collect();
+    let versions = second.iter().filter(|h| is_version_heading(h)).count();
+    // A document that only mentions Keep a Changelog has other chapters than versions.
+    versions > 0 && (named || (versions == second.len() && text.to_lowercase().contains("keep a changelog")))
 }
 
 /// The releases of a changelog, newest first as the file lists them.
@@ -93,13 +96,21 @@ fn version_heading(heading: &str) -> Option<(String, Option<String>, bool, bool)
     let end = text.find([']', ' ', '(', '\t']).unwrap_or(text.len());
     let version = text[..end].trim();
     let unreleased = version.eq_ignore_ascii_case("unreleased");
-    let numeric = version.strip_prefix(['v', 'V']).unwrap_or(version);
-    if !unreleased && !numeric.starts_with(|c: char| c.is_ascii_digit()) {
+    if !unreleased && !is_version(version) {
         return None;
     }
     let date = find_date(&text[end..]);
     let version = if unreleased { "Unreleased".to_string() } else { version.to_string() };
     Some((version, date, unreleased, yanked))
+}
+
+/// `1.2`, `1.2.3`, `v2.0.0-rc.1`: numbers joined by dots (two at least), then a pre-release or
+/// build part. Not `1.` or `5b.`, the numbers of a document's chapters.
+fn is_version(token: &str) -> bool {
+    let token = token.strip_prefix(['v', 'V']).unwrap_or(token);
+    let core = token.split(['-', '+']).next().unwrap_or("");
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() >= 2 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The first `YYYY-MM-DD` in the text.
@@ -250,5 +261,10 @@ and this project adheres to [Semantic Versioning](https://semver.org/spec/v2.0.0
         assert_eq!((releases[0].version.as_str(), releases[0].release_type), ("v2.0.0-rc.1", "prerelease"));
         assert_eq!(releases[1].date.as_deref(), Some("2023-12-01"));
         assert!(!looks_like_changelog("README.md", "# Project\n\n## 1.0 features\n"));
+        let chapters = "# Architecture\n\nKeep a Changelog files become releases.\n\n## 1. Protocol\n\nx\n\n## 5b. Index\n\ny\n";
+        assert!(!looks_like_changelog("ARCHITECTURE.md", chapters));
+        assert!(parse_changelog(chapters).is_empty());
+        let mentioned = "# Changes\n\nFollows Keep a Changelog.\n\n## [1.0.0] - 2024-01-01\n\n- first\n";
+        assert!(looks_like_changelog("RELEASE-NOTES.md", mentioned));
     }
 }

@@ -14,11 +14,12 @@ use crate::text::truncate_chars;
 
 /// The default budget of what is printed, in tokens (counted as characters / 3).
 pub const DEFAULT_BUDGET_TOKENS: usize = 400;
-/// The default floor on [`strength`]: three quarters of the prompt's words (five of six).
-/// Chosen on locomo-dev and SciFact train (BENCHMARKS.md, `cortex eval --recall-hook`): at
-/// 0.66 a question asked of a conversation that does not hold its answer still injects
-/// something 3.6% of the time (0.9% here), and generic prompts inject more often.
-pub const DEFAULT_FLOOR: f64 = 0.75;
+/// The default floor on [`strength`]: all of a prompt's three or four meaningful words, four
+/// of five, five of six. Chosen on locomo-dev and SciFact train (BENCHMARKS.md, `cortex eval
+/// --recall-hook`): the lowest floor at which none of the unrelated prompts injects anything
+/// on either set, and a question asked of a conversation that does not hold its answer
+/// injects 0.5% of the time.
+pub const DEFAULT_FLOOR: f64 = 0.8;
 /// At most this many memories per prompt.
 pub const MAX_RECALLED: usize = 3;
 /// Lexical matches weighed per prompt.
@@ -27,6 +28,10 @@ pub const POOL: usize = 10;
 /// meaningful words of a pasted paragraph is as strong a match as one holding six of a
 /// six-word question.
 pub const WORDS_COUNTED: usize = 6;
+/// A prompt's share is counted against at least this many words: one or two meaningful words
+/// ("tell me a joke", "fix the function") say too little of what the prompt is about, and a
+/// memory that happens to hold them is not thereby relevant. Such a prompt recalls nothing.
+pub const MIN_WORDS_COUNTED: usize = 3;
 /// The prompt's first characters are searched (a pasted log can be megabytes).
 pub const MAX_PROMPT_CHARS: usize = 2_000;
 
@@ -141,14 +146,15 @@ pub fn prompt_query(prompt: &str) -> String {
 }
 
 /// How strongly a memory matches: the share of the query's words (`words`, stopwords already
-/// out) found in it, counted against at most [`WORDS_COUNTED`] words. A word is found when
+/// out) found in it, counted against at least [`MIN_WORDS_COUNTED`] and at most
+/// [`WORDS_COUNTED`] words. A word is found when
 /// the text holds its first characters (all but a short suffix), as a hit's coverage counts.
 pub fn strength(words: &[&str], text_lower: &str) -> f64 {
     if words.is_empty() {
         return 0.0;
     }
     let found = words.iter().filter(|w| text_lower.contains(stem_of(w).as_str())).count();
-    (found as f64 / words.len().min(WORDS_COUNTED) as f64).min(1.0)
+    (found as f64 / words.len().clamp(MIN_WORDS_COUNTED, WORDS_COUNTED) as f64).min(1.0)
 }
 
 fn stem_of(word: &str) -> String {
@@ -256,9 +262,10 @@ mod tests {
     #[test]
     fn strength_counts_a_long_prompt_against_a_few_words() {
         let text = "the deploy to staging fails with a tls handshake timeout";
-        assert_eq!(strength(&["deploy", "staging"], text), 1.0);
-        assert_eq!(strength(&["deploy", "weather"], text), 0.5);
-        assert_eq!(strength(&["deploys"], "deployment notes"), 1.0);
+        assert_eq!(strength(&["deploy", "staging", "notes"], "deploy to staging: notes"), 1.0);
+        assert_eq!(strength(&["deploy", "staging"], text), 2.0 / 3.0, "two words say too little");
+        assert_eq!(strength(&["deploy", "weather"], text), 1.0 / 3.0);
+        assert_eq!(strength(&["deploys"], "deployment notes"), 1.0 / 3.0);
         let long = ["deploy", "staging", "tls", "handshake", "a1", "a2", "a3", "a4", "a5", "a6"];
         assert_eq!(strength(&long, text), 4.0 / 6.0);
         assert_eq!(strength(&[], text), 0.0);

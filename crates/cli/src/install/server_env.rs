@@ -10,7 +10,8 @@ use std::path::Path;
 /// per project, so pinning one in a user-wide entry would file every project's memory under
 /// it. And the HTTP ones would turn the stdio server into an HTTP one.
 fn carried(name: &str) -> bool {
-    !matches!(name, "CORTEX_ORG" | "CORTEX_PROJECT" | "CORTEX_BRANCH") && !name.starts_with("CORTEX_HTTP_")
+    let http = name.strip_prefix("CORTEX_").is_some_and(|rest| rest.starts_with("HTTP_"));
+    !matches!(name, "CORTEX_ORG" | "CORTEX_PROJECT" | "CORTEX_BRANCH") && !http
 }
 
 /// Settings holding a path, resolved against the folder `cortex install` ran in.

@@ -15,52 +15,74 @@ fn command_line(exe: &str, args: &str) -> String {
     format!("{exe} {args}")
 }
 
-/// The Stop and PreCompact hooks (`cortex hook stop`, `cortex hook pre-compact`) in Claude
-/// Code's `settings.json`, added to the edit `before` made of the same file, if any.
-pub fn claude_code(before: Option<Edit>, path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
-    let edit = grouped(before, path, "Stop", None, exe, "hook stop")?;
-    grouped(edit, path, "PreCompact", None, exe, "hook pre-compact")
+/// One command hook: the event, the `cortex` arguments it runs, and its group's matcher and
+/// the hook's timeout in seconds, where it has them.
+struct Hook {
+    event: &'static str,
+    args: &'static str,
+    matcher: Option<&'static str>,
+    timeout: Option<u64>,
 }
 
-/// The session briefing and the Stop hook in Codex's `hooks.json` (Codex has no way to add
-/// text to its compaction, so no PreCompact).
+const fn hook(event: &'static str, args: &'static str) -> Hook {
+    Hook { event, args, matcher: None, timeout: None }
+}
+
+/// Claude Code's hooks: the briefing at session start (`cortex context`), the memories most
+/// relevant to each prompt (`cortex recall`, with a timeout that keeps a stuck database from
+/// holding a prompt for the default minute), and the two that keep what a session learned.
+const CLAUDE_CODE: &[Hook] = &[
+    Hook { matcher: Some("startup|resume|clear|compact"), ..hook("SessionStart", "context") },
+    Hook { timeout: Some(10), ..hook("UserPromptSubmit", "recall") },
+    hook("Stop", "hook stop"),
+    hook("PreCompact", "hook pre-compact"),
+];
+
+/// Codex's: the briefing and the Stop hook (Codex has no way to add text to its compaction,
+/// so no PreCompact).
+const CODEX: &[Hook] = &[
+    Hook { matcher: Some("startup|resume|clear"), ..hook("SessionStart", "context") },
+    hook("Stop", "hook stop"),
+];
+
+/// Claude Code's hooks in its `settings.json`, in one edit, beside any hooks already there.
+pub fn claude_code(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
+    grouped(path, exe, CLAUDE_CODE)
+}
+
+/// Codex's hooks in its `hooks.json` (the same shape as Claude Code's).
 pub fn codex(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
-    let edit = grouped(None, path, "SessionStart", Some("startup|resume|clear"), exe, "context")?;
-    grouped(edit, path, "Stop", None, exe, "hook stop")
+    grouped(path, exe, CODEX)
 }
 
-/// A command hook running `exe args` on `event`, beside any hooks already there (Claude Code's
-/// `settings.json`, Codex's `hooks.json`): added to `before`, an edit of the same file, when
-/// there is one, so that several hooks make one edit.
-fn grouped(
-    before: Option<Edit>,
-    path: &Path,
-    event: &str,
-    matcher: Option<&str>,
-    exe: &str,
-    args: &str,
-) -> Result<Option<Edit>, CliError> {
-    let (mut map, mut changes) = match before {
-        Some(edit) => match serde_json::from_str(&edit.text) {
-            Ok(Value::Object(map)) => (map, edit.changes),
-            _ => return Err(CliError::content(path, "could not be edited: report this as a bug")),
-        },
-        None => (object_of(path)?, Vec::new()),
-    };
-    let command = command_line(exe, args);
-    let groups = event_list(&mut map, path, event)?;
-    let present = groups.iter().any(|group| {
-        group["hooks"].as_array().is_some_and(|hs| hs.iter().any(|h| h["command"].as_str() == Some(&command)))
-    });
-    if present {
-        unchanged(path, &format!("the cortex {event} hook"));
-    } else {
-        let mut group = json!({ "hooks": [{ "type": "command", "command": command }] });
-        if let Some(matcher) = matcher {
+/// Each of `wanted` that no group of its event runs yet, added as a group of its own, in one
+/// edit of the file (Claude Code's `settings.json`, Codex's `hooks.json`: event → matcher
+/// groups → command hooks).
+fn grouped(path: &Path, exe: &str, wanted: &[Hook]) -> Result<Option<Edit>, CliError> {
+    let mut map = object_of(path)?;
+    let mut changes = Vec::new();
+    for hook in wanted {
+        let command = command_line(exe, hook.args);
+        let groups = event_list(&mut map, path, hook.event)?;
+        let present = groups.iter().any(|group| {
+            group["hooks"]
+                .as_array()
+                .is_some_and(|hs| hs.iter().any(|h| h["command"].as_str() == Some(&command)))
+        });
+        if present {
+            unchanged(path, &format!("the cortex {} hook", hook.event));
+            continue;
+        }
+        let mut entry = json!({ "type": "command", "command": command });
+        if let Some(timeout) = hook.timeout {
+            entry["timeout"] = json!(timeout);
+        }
+        let mut group = json!({ "hooks": [entry] });
+        if let Some(matcher) = hook.matcher {
             group["matcher"] = json!(matcher);
         }
         groups.push(group);
-        changes.push(format!("+ hooks.{event}: {exe} {args}"));
+        changes.push(format!("+ hooks.{}: {command}", hook.event));
     }
     if changes.is_empty() {
         return Ok(None);

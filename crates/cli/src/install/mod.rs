@@ -7,7 +7,7 @@
 //! - [`codex`]: Codex's TOML config
 //! - [`launcher`]: the command that starts cortex (its path, or `uvx` when uvx runs it)
 //! - [`server_env`]: the settings the server entry carries (the database the user named)
-//! - [`hooks`]: the Stop/PreCompact hooks, Codex's and Cursor's hooks files, Cursor's rule
+//! - [`hooks`]: the hooks (Claude Code's settings, Codex's and Cursor's hooks files), Cursor's rule
 
 mod codex;
 mod hooks;
@@ -79,11 +79,11 @@ pub fn run(args: InstallArgs, db: Option<String>) -> Result<ExitCode, CliError> 
         (Client::ClaudeCode, false) => vec![
             json_file::mcp_server(&here.join(".mcp.json"), &launcher, &env)?,
             json_file::approve_project_server(&here.join(".claude").join("settings.local.json"))?,
-            hooks::claude_code(json_file::hooks(&here_settings, &exe)?, &here_settings, &exe)?,
+            hooks::claude_code(&here_settings, &exe)?,
         ],
         (Client::ClaudeCode, true) => vec![
             json_file::mcp_server(&home.join(".claude.json"), &launcher, &env)?,
-            hooks::claude_code(json_file::hooks(&home_settings, &exe)?, &home_settings, &exe)?,
+            hooks::claude_code(&home_settings, &exe)?,
         ],
         (Client::Cursor, false) => vec![
             json_file::mcp_server(&here.join(".cursor").join("mcp.json"), &launcher, &env)?,

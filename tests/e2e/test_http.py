@@ -369,6 +369,7 @@ def test_a_key_over_its_rate_gets_429_with_retry_after(db, serve):
     status, head, body = server.post_mcp(INIT, headers)
     assert (status, body["error"]["code"]) == (429, "rate_limited")
     assert 1 <= int(head["Retry-After"]) <= 60
+    assert head["Connection"] == "close", "the connection carries no other request"
     assert "slow" in body["error"]["message"]
     # Another key has its own bucket.
     other = make_key(db, "other", "write")

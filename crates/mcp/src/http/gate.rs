@@ -51,6 +51,7 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
     }
     if let Err(wait) = app.limits.admit(&principal.key, principal.rate, Instant::now()) {
         app.metrics.refused("rate_limited");
+        drain(request).await;
         return too_many(
             "rate_limited",
             format!("the key `{}` is over its rate of {}", principal.key, principal.rate),
@@ -80,6 +81,7 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
             Some(permit) => Some(permit),
             None => {
                 app.metrics.refused("too_many_calls");
+                drain(request).await;
                 return too_many(
                     "too_many_calls",
                     format!(
@@ -99,6 +101,15 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
     app.metrics.call_started();
     let guard = InFlight { app: app.clone(), _permit: permit };
     hold_until_sent(next.run(request).await, guard)
+}
+
+/// Reads what the client already sent of a refused request's body (a little, briefly) before
+/// the refusal is answered: closing a connection with unread bytes in it makes the system
+/// reset it, and the client could lose the answer (and its `Retry-After`) with it.
+async fn drain(request: Request) {
+    const DRAINED: usize = 64 * 1024;
+    let body = axum::body::to_bytes(request.into_body(), DRAINED);
+    let _ = tokio::time::timeout(std::time::Duration::from_millis(500), body).await;
 }
 
 /// `/metrics`: from this machine without a key, from elsewhere with an `admin` key.

@@ -30,10 +30,12 @@ pub fn unauthorized(code: &str, message: &str, hint: &str) -> Response {
     response
 }
 
-/// 429, with `Retry-After` in whole seconds (at least 1).
+/// 429, with `Retry-After` in whole seconds (at least 1), and `Connection: close`: the
+/// request's body may not have been read, so the connection cannot carry another request.
 pub fn too_many(code: &str, message: String, hint: &str, retry_after: Duration) -> Response {
     let mut response = problem(StatusCode::TOO_MANY_REQUESTS, code, message, hint);
     let seconds = retry_after.as_secs_f64().ceil().max(1.0) as u64;
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
 }

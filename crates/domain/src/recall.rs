@@ -15,10 +15,9 @@ use crate::text::truncate_chars;
 /// The default budget of what is printed, in tokens (counted as characters / 3).
 pub const DEFAULT_BUDGET_TOKENS: usize = 400;
 /// The default floor on [`strength`]: all of a prompt's three or four meaningful words, four
-/// of five, five of six. Chosen on locomo-dev and SciFact train (BENCHMARKS.md, `cortex eval
-/// --recall-hook`): the lowest floor at which none of the unrelated prompts injects anything
-/// on either set, and a question asked of a conversation that does not hold its answer
-/// injects 0.5% of the time.
+/// of five, five of six. The lowest floor at which prompts about nothing stored inject
+/// nothing on the conversational and the scientific dev sets alike (BENCHMARKS.md has the
+/// table, from `cortex eval --recall-hook`): below it, generic prompts drag memories in.
 pub const DEFAULT_FLOOR: f64 = 0.8;
 /// At most this many memories per prompt.
 pub const MAX_RECALLED: usize = 3;

@@ -3,22 +3,10 @@
 //! database cannot be read, since a failing hook must not break the session starting.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-/// `cortex` in `dir` on `db`, at acme/api@main: the project folder as working directory, as
-/// Claude Code runs a hook.
-fn cortex(dir: &Path, db: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_cortex"));
-    command
-        .current_dir(dir)
-        .env("CORTEX_DB", db)
-        .env("CORTEX_ORG", "acme")
-        .env("CORTEX_PROJECT", "api")
-        .env("CORTEX_BRANCH", "main")
-        .env("CORTEX_EMBEDDER", "none")
-        .env("CORTEX_LOG", "warn");
-    command
-}
+mod common;
+use common::cortex;
 
 /// The hook command.
 fn hook(dir: &Path, db: &Path, args: &[&str]) -> Output {

@@ -5,21 +5,10 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
-/// `cortex` in `dir` on `db`, at acme/api@main.
-fn cortex(dir: &Path, db: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_cortex"));
-    command
-        .current_dir(dir)
-        .env("CORTEX_DB", db)
-        .env("CORTEX_ORG", "acme")
-        .env("CORTEX_PROJECT", "api")
-        .env("CORTEX_BRANCH", "main")
-        .env("CORTEX_EMBEDDER", "none")
-        .env("CORTEX_LOG", "warn");
-    command
-}
+mod common;
+use common::cortex;
 
 /// The hook as Claude Code runs it: its JSON on stdin.
 fn hook(dir: &Path, db: &Path, prompt: &str) -> Output {

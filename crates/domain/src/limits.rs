@@ -1,4 +1,4 @@
-//! Every size limit the server enforces, in one place, so the README and the validators agree.
+//! Every size limit the server enforces, in one place, so the docs (docs/TOOLS.md) and the validators agree.
 
 /// Items in one `memory_store` call.
 pub const MAX_BATCH_ITEMS: usize = 100;

@@ -211,7 +211,7 @@ struct FindArgs {
 /// `{"error": {...}}` also conforms.
 fn output_schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     let mut schema = (*schema_for_type::<T>()).clone();
-    // Field meanings are documented in the input schema and the README; repeating them here
+    // Field meanings are documented in the input schema and docs/TOOLS.md; repeating them here
     // would spend the client's context on every session.
     strip(&mut schema, &["$schema", "title", "format", "description"]);
     schema.remove("required");

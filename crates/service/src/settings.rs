@@ -1,6 +1,6 @@
 //! Every setting Cortex reads from its environment, declared once: its name and its default.
 //! `cortex doctor` prints each with the value in force and where it came from; tests hold the
-//! README's configuration table and every `CORTEX_*` name the code reads to this list.
+//! settings table of docs/CONFIGURATION.md and every `CORTEX_*` name the code reads to this list.
 //! (How each value is checked lives where it is parsed: `config.rs`, `purge.rs`, the CLI's log
 //! set-up; all refuse a bad value with [`crate::config::ConfigError`].)
 
@@ -117,9 +117,9 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_configuration_table_lists_every_setting_and_nothing_else() {
-        let readme = include_str!("../../../README.md");
-        let section = readme.split("## Configuration").nth(1).unwrap().split("\n## ").next().unwrap();
+    fn the_documented_settings_table_lists_every_setting_and_nothing_else() {
+        let doc = include_str!("../../../docs/CONFIGURATION.md");
+        let section = doc.split("## Settings").nth(1).unwrap().split("\n## ").next().unwrap();
         let mut listed: Vec<String> = section
             .lines()
             .filter(|l| l.starts_with('|'))
@@ -170,6 +170,6 @@ mod tests {
                 }
             }
         }
-        assert!(unknown.is_empty(), "declare these in SETTINGS (and README) or as plumbing: {unknown:?}");
+        assert!(unknown.is_empty(), "declare these in SETTINGS (and docs/CONFIGURATION.md) or as plumbing: {unknown:?}");
     }
 }

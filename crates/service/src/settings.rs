@@ -170,6 +170,9 @@ mod tests {
                 }
             }
         }
-        assert!(unknown.is_empty(), "declare these in SETTINGS (and docs/CONFIGURATION.md) or as plumbing: {unknown:?}");
+        assert!(
+            unknown.is_empty(),
+            "declare these in SETTINGS (and docs/CONFIGURATION.md) or as plumbing: {unknown:?}"
+        );
     }
 }

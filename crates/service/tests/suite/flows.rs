@@ -1,9 +1,7 @@
 //! The store and find flows end to end through `MemoryService`, on each backend (a real
 //! SQLite file, a real PostgreSQL database).
 
-mod common;
-
-use common::{Lcg, id_of, memory, open_at, section};
+use crate::common::{Lcg, id_of, memory, open_at, section};
 use cortex_service::ServiceError;
 use cortex_service::response::ItemStatus;
 use cortex_testdb::{TestDb, per_backend};

@@ -2,9 +2,7 @@
 //! checked by token (malformed, unknown, revoked, expired named as such), recorded in the
 //! audit trail that still verifies, and out of reach of a key's holder.
 
-mod common;
-
-use common::open_at;
+use crate::common::open_at;
 use cortex_domain::api_key::Role;
 use cortex_service::Caller;
 use cortex_service::ServiceError;
@@ -100,8 +98,9 @@ fn bad_specs_name_their_flag_and_names_are_unique(db: &TestDb) {
 
 fn keys_are_audited_and_the_trail_verifies(db: &TestDb) {
     let s = open_at(db, "main");
-    let stored =
-        s.store(&serde_json::json!({"items": [common::section("Before", "before the keys")]})).unwrap();
+    let stored = s
+        .store(&serde_json::json!({"items": [crate::common::section("Before", "before the keys")]}))
+        .unwrap();
     assert_eq!(stored.summary.inserted, 1);
     s.create_key(&spec("ana", "read")).unwrap();
     s.revoke_key("ana").unwrap();
@@ -155,7 +154,7 @@ fn a_store_refused_for_its_role_is_audited_on_the_items_it_named(db: &TestDb) {
     let s = open_at(db, "main");
     let stored = s
         .store(&serde_json::json!({"items": [
-            common::section("Inside", "a section of acme/api"),
+            crate::common::section("Inside", "a section of acme/api"),
             {"kind": "section", "scope": {"org": "globex", "project": "x"}, "data": {"title": "Outside", "body": "another org"}},
         ]}))
         .unwrap();

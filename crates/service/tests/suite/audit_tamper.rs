@@ -3,9 +3,7 @@
 //! `verify_audit` (what `cortex audit --verify` prints); and the limit of a hash chain without
 //! a secret, recomputing it whole, is caught by an anchor kept elsewhere.
 
-mod common;
-
-use common::{Memory, id_of, memory, section};
+use crate::common::{Memory, id_of, memory, section};
 use cortex_service::audit::{AuditVerification, VerifyOptions};
 use cortex_store::audit_chain::{ChainBreak, TrailMismatch};
 use cortex_testdb::{Backend, TestDb, per_backend};

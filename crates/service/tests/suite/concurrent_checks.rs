@@ -4,9 +4,7 @@
 //! runs another process's write at exactly that point (`cortex_testdb::Interleaved`), on every
 //! backend.
 
-mod common;
-
-use common::{id_of, memory, open_at};
+use crate::common::{id_of, memory, open_at};
 use cortex_service::response::ItemStatus;
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;

@@ -2,9 +2,7 @@
 //! snippets stay short however often a word repeats, and a response cut to its budget keeps
 //! whole hits, says what it left out and how to get it.
 
-mod common;
-
-use common::{id_of, memory};
+use crate::common::{id_of, memory};
 use cortex_domain::limits::{MAX_RESPONSE_CHARS, MAX_SNIPPET_CHARS};
 use cortex_testdb::{TestDb, per_backend};
 use serde_json::{Value, json};
@@ -16,11 +14,17 @@ per_backend!(
     a_cut_read_by_ids_lists_the_ids_left_out,
 );
 
-/// A memory of real prose: every paragraph of this project's architecture notes and README,
-/// as decisions (title, rationale) and sections.
-fn prose_memory(m: &common::Memory) {
-    let text =
-        [include_str!("../../../docs/ARCHITECTURE.md"), include_str!("../../../README.md")].join("\n\n");
+/// A memory of real prose: every paragraph of this project's architecture notes, README and
+/// user docs, as decisions (title, rationale) and sections.
+fn prose_memory(m: &crate::common::Memory) {
+    let text = [
+        include_str!("../../../../docs/ARCHITECTURE.md"),
+        include_str!("../../../../README.md"),
+        include_str!("../../../../docs/HOOKS.md"),
+        include_str!("../../../../docs/CONFIGURATION.md"),
+        include_str!("../../../../docs/TOOLS.md"),
+    ]
+    .join("\n\n");
     let items: Vec<Value> = text
         .split("\n\n")
         .map(str::trim)
@@ -67,7 +71,7 @@ fn a_word_repeated_twenty_thousand_times_gets_a_short_marked_snippet(db: &TestDb
 }
 
 /// 100 items of 30 KB each: `limit: 100` with 20,000 content characters per hit cannot fit.
-fn thirty_kb_items(m: &common::Memory) -> Vec<String> {
+fn thirty_kb_items(m: &crate::common::Memory) -> Vec<String> {
     let mut ids = Vec::new();
     for batch in 0..2 {
         let items: Vec<Value> = (0..50)

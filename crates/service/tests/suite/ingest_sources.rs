@@ -2,9 +2,7 @@
 //! formats, a Keep a Changelog file, docs and a git history written by the test, ingested,
 //! ingested again, edited and removed.
 
-mod common;
-
-use common::memory;
+use crate::common::memory;
 use cortex_service::seed::report::IngestReport;
 use cortex_store::{Filters, StoredItem};
 use cortex_testdb::git::{commit, git};
@@ -120,7 +118,7 @@ fn adr_folder() -> tempfile::TempDir {
     dir
 }
 
-fn ingest(m: &common::Memory, path: &Path) -> IngestReport {
+fn ingest(m: &crate::common::Memory, path: &Path) -> IngestReport {
     m.service.ingest_files(&[path.to_path_buf()], false, &|_, _| {}).unwrap()
 }
 
@@ -140,7 +138,7 @@ fn ingested(db: &TestDb) -> BTreeMap<String, StoredItem> {
         .collect()
 }
 
-fn audit_count(m: &common::Memory) -> usize {
+fn audit_count(m: &crate::common::Memory) -> usize {
     m.service.audit(None, None, 100_000).unwrap().len()
 }
 

@@ -7,8 +7,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Output, Stdio};
 
-mod common;
-use common::cortex;
+use crate::common::cortex;
 
 /// The hook as Claude Code runs it: its JSON on stdin.
 fn hook(dir: &Path, db: &Path, prompt: &str) -> Output {

@@ -4,9 +4,7 @@
 //! refusal: a code, the field it names, a message and a hint (no empty field name in the text).
 //! Bounded for CI; `CORTEX_FUZZ_CASES` / `CORTEX_FUZZ_SEED` run it longer or elsewhere.
 
-mod common;
-
-use common::open_at;
+use crate::common::open_at;
 use cortex_domain::item::parse_store_request;
 use cortex_domain::query::parse_query;
 use cortex_domain::{FindRequest, ValidationError};

@@ -39,7 +39,7 @@ fn what_the_model_sees_of_both_tools_stays_under_6000_characters() {
 /// The server instructions reach every session's context too: short, and measured.
 #[test]
 fn the_server_instructions_stay_under_2200_characters() {
-    let instructions = include_str!("../src/instructions.md");
+    let instructions = include_str!("../../src/instructions.md");
     assert!(instructions.len() <= 2_200, "{} characters", instructions.len());
     for must in ["memory_find BEFORE", "memory_store AFTER", "supersede", "ids"] {
         assert!(instructions.contains(must), "the instructions say when and how: {must}");

@@ -5,8 +5,7 @@
 use std::path::Path;
 use std::process::Output;
 
-mod common;
-use common::cortex;
+use crate::common::cortex;
 
 /// The hook command.
 fn hook(dir: &Path, db: &Path, args: &[&str]) -> Output {

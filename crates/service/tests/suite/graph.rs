@@ -1,9 +1,7 @@
 //! The knowledge graph through `MemoryService`, on each backend: entities keyed by type and
 //! name, relations between any items, observations, expansion in finds, citations, cascade.
 
-mod common;
-
-use common::{days_ago, id_of, memory, section};
+use crate::common::{days_ago, id_of, memory, section};
 use cortex_service::response::{FindResponse, ItemStatus, StoreResponse};
 use cortex_testdb::{TestDb, per_backend};
 use serde_json::{Value, json};

@@ -2,9 +2,7 @@
 //! as accepted, supersede chains, natural keys, lifetimes and purge, and the audit trail that
 //! records every one of them.
 
-mod common;
-
-use common::{DAY_MS, Lcg, days_ago, id_of, memory, section};
+use crate::common::{DAY_MS, Lcg, days_ago, id_of, memory, section};
 use cortex_service::response::ItemStatus;
 use cortex_testdb::{TestDb, per_backend};
 use serde_json::{Value, json};

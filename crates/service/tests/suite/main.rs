@@ -1,0 +1,18 @@
+//! The memory service's integration tests, one binary (one link): the store and find flows, governance,
+//! the graph, chunking, the semantic route, API keys, tenant isolation, ingest, the audit's tamper checks,
+//! each on both backends (`per_backend!`), with the helpers they share in `common`.
+
+mod api_keys;
+mod audit_tamper;
+mod chunking;
+mod common;
+mod concurrent_checks;
+mod flows;
+mod fuzz;
+mod governance;
+mod graph;
+mod ingest_sources;
+mod lexical_index;
+mod response_limits;
+mod semantic;
+mod tenant_isolation;

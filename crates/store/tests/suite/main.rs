@@ -1,0 +1,8 @@
+//! The store's integration tests, one binary (one link): the conformance suite every backend passes,
+//! filters, the change log, corrupt rows and a database shared by several stores.
+
+mod change_log;
+mod conformance;
+mod corrupt_rows;
+mod filters;
+mod shared_database;

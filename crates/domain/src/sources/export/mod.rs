@@ -5,9 +5,9 @@
 //! came from, whoever stored it: unchanged files change nothing, an edited file updates its
 //! item in place. A file must give back exactly the item it was written from, so each
 //! field is written where it reads back whole: the title as the `#` heading, free texts as
-//! `##` sections and short lists as bullets when they survive that, everything else (and any
-//! text that would not, such as one holding its own `##` headings) as a JSON value in the
-//! front matter, which YAML reads too.
+//! `##` sections (their own headings nested beneath, see [`nesting`]) and short lists as
+//! bullets when they survive that, everything else (and any text that would not) as a JSON
+//! value in the front matter, which YAML reads too.
 //!
 //! - decisions: `decisions/NNNN-slug.md` in MADR form (`status`, `date`, `deciders` in the
 //!   front matter; `superseded_by` naming the replacing record's file)
@@ -18,6 +18,7 @@
 //! `NNNN` counts each folder's items in the order they were stored.
 //! - [`read`]: an exported file read back
 
+mod nesting;
 pub mod read;
 #[cfg(test)]
 mod tests;
@@ -146,9 +147,9 @@ pub(crate) fn heading_safe(text: &str) -> bool {
     !text.is_empty() && text == text.trim() && !text.contains(['\n', '\r']) && !text.starts_with('#')
 }
 
-/// Whether a text reads back whole as the body of a `##` section: trimmed, and no line of it
-/// could be taken for a heading that ends the section.
-pub(crate) fn section_safe(text: &str) -> bool {
+/// Whether a release's notes read back whole under its version heading in the changelog:
+/// trimmed, and no line of them could be taken for a heading that ends the version.
+pub(crate) fn notes_safe(text: &str) -> bool {
     !text.is_empty()
         && text == text.trim()
         && !text.contains('\r')
@@ -180,7 +181,7 @@ pub(crate) fn place(kind: Kind, field: &str, value: &Value) -> Place {
     let ty = kind.spec().fields.iter().find(|f| f.name == field).map(|f| f.ty);
     match (ty, value) {
         _ if title_field(kind) == Some(field) && value.as_str().is_some_and(heading_safe) => Place::Heading,
-        (Some(FieldType::Text), Value::String(s)) if section_safe(s) => Place::Section,
+        (Some(FieldType::Text), Value::String(s)) if nesting::nestable(s) => Place::Section,
         (Some(FieldType::ShortList), v) if list_safe(v) => Place::Bullets,
         _ => Place::Front,
     }
@@ -204,7 +205,8 @@ fn item_file(item: &ExportItem, superseded_by: Option<&str>) -> String {
         match place(item.kind, name, value) {
             Place::Heading => heading = value.as_str().map(str::to_string),
             Place::Section => {
-                let _ = write!(body, "\n## {}\n\n{}\n", label(item.kind, name), value.as_str().unwrap_or(""));
+                let text = nesting::nest(value.as_str().unwrap_or(""));
+                let _ = write!(body, "\n## {}\n\n{text}\n", label(item.kind, name));
             }
             Place::Bullets => {
                 let _ = writeln!(body, "\n## {}\n", label(item.kind, name));
@@ -233,8 +235,8 @@ fn item_file(item: &ExportItem, superseded_by: Option<&str>) -> String {
         let _ = writeln!(front, "tags: {}", json(&Value::from(item.tags.clone())));
     }
     match item.content.as_deref() {
-        Some(content) if section_safe(content) => {
-            let _ = write!(body, "\n## {CONTENT_LABEL}\n\n{content}\n");
+        Some(content) if nesting::nestable(content) => {
+            let _ = write!(body, "\n## {CONTENT_LABEL}\n\n{}\n", nesting::nest(content));
         }
         Some(content) => {
             let _ = writeln!(front, "content: {}", json(&Value::String(content.to_string())));
@@ -263,7 +265,7 @@ fn changelog(releases: &[&ExportItem]) -> String {
         let mut notes = None;
         for (name, value) in &item.data {
             match value {
-                Value::String(s) if name == "notes" && section_safe(s) => notes = Some(s.as_str()),
+                Value::String(s) if name == "notes" && notes_safe(s) => notes = Some(s.as_str()),
                 _ => {
                     fields.insert(name.clone(), value.clone());
                 }

@@ -2,6 +2,7 @@
 //! Only the files `render` writes are read here: a file is one when its front matter names
 //! a `cortex_id`, or when it holds a release's `<!-- cortex: {…} -->` comment.
 
+use super::nesting::{Fences, unnest};
 use super::{COMMENT_END, COMMENT_START, CONTENT_LABEL, ID_KEY, is_top_heading, label, title_field};
 use crate::kind::{FieldType, Kind};
 use serde_json::{Map, Value};
@@ -95,7 +96,14 @@ fn read_item(text: &str) -> Result<Exported, String> {
         .collect();
     let mut current: Option<Section> = None;
     let mut done: Vec<Section> = Vec::new();
+    let mut fences = Fences::default();
     for line in lines {
+        if fences.inside(line) {
+            if let Some((_, body)) = current.as_mut() {
+                body.push(line);
+            }
+            continue;
+        }
         if let Some(title) = line.strip_prefix("# ").filter(|_| current.is_none()) {
             if let Some(field) = title_field(kind) {
                 data.insert(field.into(), Value::String(title.trim().to_string()));
@@ -117,7 +125,7 @@ fn read_item(text: &str) -> Result<Exported, String> {
     }
     done.extend(current);
     for (field, body) in done {
-        let text = body.join("\n").trim().to_string();
+        let text = unnest(&body);
         match field {
             None => content = (!text.is_empty()).then_some(text),
             Some((name, FieldType::ShortList)) => {

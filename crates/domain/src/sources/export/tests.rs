@@ -28,7 +28,7 @@ fn sample() -> Vec<ExportItem> {
         Kind::Decision,
         2,
         json!({"title": "Use ../../etc/passwd PostgreSQL!", "status": "accepted", "component": "db",
-               "rationale": "## A heading inside\nkept whole", "supersedes": Uuid::from_u128(1).to_string()}),
+               "rationale": "## A heading inside\nkept whole\n\n```\n## in a fence\n```", "supersedes": Uuid::from_u128(1).to_string()}),
     );
     new.tags = vec!["db".into()];
     let mut todo =
@@ -50,7 +50,9 @@ fn sample() -> Vec<ExportItem> {
         6,
         json!({"title": "Install", "heading": "Guide > Install", "body": "Run it.\r\nTwice."}),
     );
-    vec![release, old, todo, new, unreleased, section]
+    let mut open_fence = item(Kind::Section, 7, json!({"title": "Open", "body": "```\n## never closed"}));
+    open_fence.content = Some("## Content\n\nlooks like a section".into());
+    vec![release, old, todo, new, unreleased, section, open_fence]
 }
 
 #[test]
@@ -65,6 +67,7 @@ fn every_item_reads_back_as_it_was() {
             "decisions/0001-use-mysql.md",
             "decisions/0002-use-etc-passwd-postgresql.md",
             "sections/0001-install.md",
+            "sections/0002-open.md",
             "todos/0001-padded-title.md",
         ]
     );

@@ -170,6 +170,19 @@ fn export_then_ingest_changes_nothing_and_an_edit_updates_its_item(db: &TestDb) 
     assert_eq!(real.refused[0].code, "business_rule_blocked");
     assert!(real.refused[0].human_hint.contains("supersedes"), "{}", real.refused[0].human_hint);
     assert!(snapshot(db).values().any(|v| v.3["rationale"].as_str().is_some_and(|r| r.contains("JSONB"))));
+
+    // A file that no longer reads back (its id mangled) is refused by name, nothing written.
+    std::fs::write(out.path().join(path), text).unwrap();
+    let changelog = out.path().join("CHANGELOG.md");
+    let mangled =
+        std::fs::read_to_string(&changelog).unwrap().replacen("\"cortex_id\":\"", "\"cortex_id\":\"x", 1);
+    std::fs::write(&changelog, mangled).unwrap();
+    let before = snapshot(db);
+    let broken = ingest(&m, out.path(), false);
+    assert_eq!(broken.refused.len(), 1, "{broken:?}");
+    assert_eq!(broken.refused[0].path, "CHANGELOG.md");
+    assert!(broken.refused[0].message.contains("cortex_id"), "{}", broken.refused[0].message);
+    assert_eq!(snapshot(db), before);
 }
 
 fn a_superseded_by_added_between_stored_records_becomes_a_supersede(db: &TestDb) {

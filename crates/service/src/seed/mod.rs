@@ -72,7 +72,21 @@ impl MemoryService {
                             wanted.insert((path.clone(), w.item.key.clone()), w);
                         }
                     }
-                    Err(reason) => report.passed_over.push(Passed { path: path.clone(), reason }),
+                    Err(Unread::Passed(reason)) => {
+                        report.passed_over.push(Passed { path: path.clone(), reason })
+                    }
+                    // An exported file that cannot be read back was edited wrongly: none of its
+                    // edits are made, so the run says so as a refusal (exit 2).
+                    Err(Unread::Broken(message)) => report.refused.push(report::Refusal {
+                        path: path.clone(),
+                        key: String::new(),
+                        code: cortex_domain::ErrorCode::InvalidValue.as_str().into(),
+                        message,
+                        human_hint: "fix the line named (or export again over it); an exported file keeps \
+                                     its cortex_id front matter, or its `<!-- cortex: {…} -->` line under \
+                                     each version heading"
+                            .into(),
+                    }),
                 }
             }
             // Any kind: an exported file may hold any (a run deletes only what files made).
@@ -149,12 +163,24 @@ impl MemoryService {
     }
 }
 
+/// Why a file gives no item.
+enum Unread {
+    /// Not knowledge (a template, an index page, no text, not text at all).
+    Passed(String),
+    /// An exported file that does not read back.
+    Broken(String),
+}
+
 /// The items of one file, or why it has none.
-fn read(file: &Path, path: &str, component: &str) -> std::result::Result<Vec<SourceItem>, String> {
-    let bytes = std::fs::read(file).map_err(|e| format!("unreadable: {e}"))?;
-    let text = String::from_utf8(bytes).map_err(|_| "unreadable: not UTF-8 text".to_string())?;
+fn read(file: &Path, path: &str, component: &str) -> std::result::Result<Vec<SourceItem>, Unread> {
+    let passed = |reason: String| Unread::Passed(reason);
+    let bytes = std::fs::read(file).map_err(|e| passed(format!("unreadable: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|_| passed("unreadable: not UTF-8 text".into()))?;
     if text.contains('\0') {
-        return Err("unreadable: holds NUL characters".into());
+        return Err(passed("unreadable: holds NUL characters".into()));
     }
-    sources::read_file(path, &text, component).map(|(_, items)| items).map_err(|skip| skip.reason())
+    sources::read_file(path, &text, component).map(|(_, items)| items).map_err(|skip| match skip {
+        sources::Skip::Exported(problem) => Unread::Broken(problem),
+        other => Unread::Passed(other.reason()),
+    })
 }

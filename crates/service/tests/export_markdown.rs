@@ -97,6 +97,7 @@ fn several_kinds(m: &common::Memory) -> tempfile::TempDir {
          "tags": ["security"], "content": "Every 90 days."},
         {"kind": "issue", "data": {"tracker": "github", "external_id": "42", "title": "Export is slow",
          "status": "open", "labels": ["perf", "export"], "description": "## Steps\n\nRun export."}},
+        {"kind": "decision", "content": "Deploy on Fridays only with a rollback plan.\n\n# Why\n\nWeekends are quiet.  "},
         {"kind": "entity", "data": {"entity_type": "service", "name": "orders"}},
         {"kind": "entity", "data": {"entity_type": "service", "name": "billing"}},
         {"kind": "release", "data": {"version": "0.9.0", "release_type": "minor", "status": "released",

@@ -82,7 +82,7 @@ impl Wanted {
     /// Whether the stored item it was matched with already holds what the file says.
     fn same_as_matched(&self, stored: &StoredItem) -> bool {
         let parts = self.item.exported.as_ref();
-        stored.record.data == Value::Object(self.item.data.clone())
+        stored.record.data.as_object().cloned().unwrap_or_default() == self.item.data
             && stored.record.content == parts.and_then(|p| p.content.clone())
             && stored.record.tags == parts.map(|p| p.tags.clone()).unwrap_or_default()
     }

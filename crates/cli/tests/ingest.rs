@@ -127,4 +127,15 @@ fn export_markdown_reads_back_unchanged_and_a_dry_run_foresees_a_refusal(db: &Te
     let text = stdout(&dry);
     assert!(text.contains("refused: memory/decisions/0001-use-postgresql.md"), "{text}");
     assert_eq!(audit_records(db, dir.path()), audit, "a dry run writes nothing");
+
+    // An item deleted since: its file goes on the next export, so ingesting the folder
+    // cannot bring it back.
+    let todo = std::fs::read_to_string(out.join("todos/0001-rotate-keys.md")).unwrap();
+    let id = todo.lines().find_map(|l| l.strip_prefix("cortex_id: ")).unwrap();
+    let delete = format!(r#"{{"operation": "delete", "id": "{id}", "kind": "todo"}}"#);
+    assert!(cortex(db, dir.path(), &["store", &delete]).status.success());
+    let after = cortex(db, dir.path(), &["export", "--markdown", "memory"]);
+    let report: serde_json::Value = serde_json::from_slice(&after.stdout).unwrap();
+    assert_eq!(report["removed"].as_i64(), Some(1), "{report}");
+    assert!(!out.join("todos/0001-rotate-keys.md").exists());
 }

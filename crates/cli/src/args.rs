@@ -134,11 +134,26 @@ pub enum Command {
     /// Apply pending schema migrations (serve does this too at start-up) and print the
     /// schema version. A migration changed since it was applied is refused.
     Migrate,
-    /// Write the whole memory (deleted items and vectors included) as JSON Lines.
+    /// Write the whole memory (deleted items and vectors included) as JSON Lines; with
+    /// --markdown, one project's live items as Markdown files for people to read.
     Export {
         /// The file to write [default: stdout].
-        #[arg(long)]
+        #[arg(long, conflicts_with = "markdown")]
         out: Option<PathBuf>,
+        /// Write this project's live items as Markdown files under DIR instead (decisions in
+        /// MADR form, releases as CHANGELOG.md, a folder per other kind); `cortex ingest DIR`
+        /// reads them back, an edited file updating its item.
+        #[arg(long, value_name = "DIR")]
+        markdown: Option<PathBuf>,
+        /// With --markdown: this org's items [default: the current folder's].
+        #[arg(long, requires = "markdown")]
+        org: Option<String>,
+        /// With --markdown: this project's items [default: the current folder's].
+        #[arg(long, requires = "markdown")]
+        project: Option<String>,
+        /// With --markdown: only this branch's items [default: every branch].
+        #[arg(long, requires = "markdown")]
+        branch: Option<String>,
     },
     /// Seed the memory from a project's files: decision records (adr-tools, MADR) become
     /// decisions, a Keep a Changelog file releases, other Markdown sections; with --git, one

@@ -11,6 +11,7 @@ mod hook;
 mod ingest;
 mod install;
 mod keys;
+mod markdown;
 mod output;
 mod recall;
 mod transfer;
@@ -282,7 +283,14 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 ExitCode::SUCCESS
             })
         }
-        Command::Export { out } => {
+        Command::Export { markdown: Some(dir), org, project, branch, .. } => {
+            let service = open(cli.db)?;
+            let scope = cortex_domain::Scope { org, project, branch, ..Default::default() };
+            let files = service.export_markdown(&scope)?;
+            output::json(&markdown::write(&dir, &files)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Export { out, .. } => {
             let service = open(cli.db)?;
             let count = transfer::export(&service, out.as_deref())?;
             tracing::info!(items = count, "exported");

@@ -1,13 +1,18 @@
 //! `cortex ingest` driven as a user would, on each backend: a decision folder and a git
 //! history written by the test, the summary, a second run that writes nothing, and exit 2
-//! when an accepted decision's text was edited.
+//! when an accepted decision's text was edited; `cortex export --markdown` read back by
+//! `cortex ingest`.
 
 use cortex_testdb::git::{commit, git};
 use cortex_testdb::{TestDb, per_backend};
 use std::path::Path;
 use std::process::{Command, Output};
 
-per_backend!(ingest_summarises_reruns_quietly_and_exits_2_on_a_refusal, ingest_git_adds_only_new_commits);
+per_backend!(
+    ingest_summarises_reruns_quietly_and_exits_2_on_a_refusal,
+    ingest_git_adds_only_new_commits,
+    export_markdown_reads_back_unchanged_and_a_dry_run_foresees_a_refusal,
+);
 
 const ACCEPTED: &str = "# 1. Use PostgreSQL\n\nDate: 2024-01-02\n\n## Status\n\nAccepted\n\n## Context\n\nWe need one database.\n\n## Decision\n\nPostgreSQL for everything.\n\n## Consequences\n\nOne backup to run.\n";
 
@@ -78,4 +83,59 @@ fn ingest_git_adds_only_new_commits(db: &TestDb) {
     assert!(stdout(&first).contains("change: 2 inserted"), "{}", stdout(&first));
     let again = cortex(db, repo, &["ingest", "--git", "."]);
     assert!(stdout(&again).contains("change: 2 unchanged"), "{}", stdout(&again));
+}
+
+fn audit_records(db: &TestDb, dir: &Path) -> usize {
+    let out = cortex(db, dir, &["audit"]);
+    let audit: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    audit["records"].as_array().unwrap().len()
+}
+
+fn export_markdown_reads_back_unchanged_and_a_dry_run_foresees_a_refusal(db: &TestDb) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    std::fs::create_dir_all(dir.path().join("docs/adr")).unwrap();
+    std::fs::write(dir.path().join("docs/adr/0001-use-postgresql.md"), ACCEPTED).unwrap();
+    assert!(cortex(db, dir.path(), &["ingest", "docs"]).status.success());
+    let todo =
+        r#"{"kind": "todo", "data": {"title": "Rotate keys", "status": "open"}, "tags": ["security"]}"#;
+    assert!(cortex(db, dir.path(), &["store", todo]).status.success());
+
+    let out = dir.path().join("memory");
+    let export = cortex(db, dir.path(), &["export", "--markdown", "memory"]);
+    assert!(export.status.success(), "{export:?}");
+    let report: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    assert_eq!((report["files"].as_i64(), report["written"].as_i64()), (Some(2), Some(2)), "{report}");
+    let decision = std::fs::read_to_string(out.join("decisions/0001-use-postgresql.md")).unwrap();
+    assert!(decision.contains("status: \"accepted\"") && decision.contains("# Use PostgreSQL"), "{decision}");
+    assert!(out.join("todos/0001-rotate-keys.md").is_file());
+    let again = cortex(db, dir.path(), &["export", "--markdown", "memory"]);
+    let report: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!((report["written"].as_i64(), report["unchanged"].as_i64()), (Some(0), Some(2)), "{report}");
+
+    let audit = audit_records(db, dir.path());
+    let back = cortex(db, dir.path(), &["ingest", "memory"]);
+    assert!(back.status.success(), "{back:?}");
+    let text = stdout(&back);
+    assert!(text.contains("decision: 1 unchanged") && text.contains("todo: 1 unchanged"), "{text}");
+    assert_eq!(audit_records(db, dir.path()), audit, "the round trip writes nothing");
+
+    let edited = decision.replace("We need one database.", "We need two databases.");
+    std::fs::write(out.join("decisions/0001-use-postgresql.md"), edited).unwrap();
+    let dry = cortex(db, dir.path(), &["ingest", "memory", "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(2), "{dry:?}");
+    let text = stdout(&dry);
+    assert!(text.contains("refused: memory/decisions/0001-use-postgresql.md"), "{text}");
+    assert_eq!(audit_records(db, dir.path()), audit, "a dry run writes nothing");
+
+    // An item deleted since: its file goes on the next export, so ingesting the folder
+    // cannot bring it back.
+    let todo = std::fs::read_to_string(out.join("todos/0001-rotate-keys.md")).unwrap();
+    let id = todo.lines().find_map(|l| l.strip_prefix("cortex_id: ")).unwrap();
+    let delete = format!(r#"{{"operation": "delete", "id": "{id}", "kind": "todo"}}"#);
+    assert!(cortex(db, dir.path(), &["store", &delete]).status.success());
+    let after = cortex(db, dir.path(), &["export", "--markdown", "memory"]);
+    let report: serde_json::Value = serde_json::from_slice(&after.stdout).unwrap();
+    assert_eq!(report["removed"].as_i64(), Some(1), "{report}");
+    assert!(!out.join("todos/0001-rotate-keys.md").exists());
 }

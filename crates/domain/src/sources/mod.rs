@@ -6,6 +6,7 @@
 //! - [`changelog`]: a Keep a Changelog file → one `release` per version
 //! - [`sections`]: other Markdown → `section` per heading
 //! - [`commits`]: a git commit → `change`
+//! - [`export`]: the memory as Markdown files (`cortex export --markdown`), and those read back
 //! - [`markdown`]: the little Markdown they share
 //!
 //! Every item carries a key that tells it from the file's other items (empty for a decision
@@ -15,12 +16,14 @@
 pub mod adr;
 pub mod changelog;
 pub mod commits;
+pub mod export;
 pub mod markdown;
 pub mod sections;
 
 use crate::kind::Kind;
 use adr::{LinkTarget, SupersedeLink};
 use serde_json::{Map, Value};
+use uuid::Uuid;
 
 /// Raised whenever what a file becomes changes, so a new version updates items whose files
 /// did not change (the source hash covers it).
@@ -32,6 +35,8 @@ pub enum Format {
     Decision,
     Changelog,
     Markdown,
+    /// A file `cortex export --markdown` wrote.
+    Exported,
 }
 
 impl Format {
@@ -40,12 +45,13 @@ impl Format {
             Format::Decision => "decision",
             Format::Changelog => "changelog",
             Format::Markdown => "markdown",
+            Format::Exported => "exported",
         }
     }
 }
 
 /// Why a file becomes no item.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Skip {
     /// A decision record template (`template.md`, MADR's `{short title …}` placeholders).
     Template,
@@ -53,14 +59,17 @@ pub enum Skip {
     Index,
     /// No text.
     Empty,
+    /// An exported file that cannot be read back: what to fix.
+    Exported(String),
 }
 
 impl Skip {
-    pub fn as_str(self) -> &'static str {
+    pub fn reason(&self) -> String {
         match self {
-            Skip::Template => "template",
-            Skip::Index => "index",
-            Skip::Empty => "empty",
+            Skip::Template => "template".into(),
+            Skip::Index => "index".into(),
+            Skip::Empty => "empty".into(),
+            Skip::Exported(problem) => format!("exported file not read: {problem}"),
         }
     }
 }
@@ -76,6 +85,17 @@ pub struct SourceItem {
     pub metadata: Map<String, Value>,
     /// A decision record's supersede links, to resolve against the run's other files.
     pub links: Vec<SupersedeLink>,
+    /// The item an exported file names, with what the file says of its other parts: it is
+    /// this item that the file updates, whoever stored it.
+    pub exported: Option<ExportedParts>,
+}
+
+/// The parts of an exported item besides its `data`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportedParts {
+    pub id: Uuid,
+    pub content: Option<String>,
+    pub tags: Vec<String>,
 }
 
 /// The folder names that hold decision records.
@@ -103,6 +123,10 @@ pub fn read_file(path: &str, text: &str, component: &str) -> Result<(Format, Vec
     if text.trim().is_empty() {
         return Err(Skip::Empty);
     }
+    if export::read::is_exported(text) {
+        let items = export::read::read(text).map_err(Skip::Exported)?;
+        return Ok((Format::Exported, items.into_iter().map(exported_item).collect()));
+    }
     let file_name = path.rsplit('/').next().unwrap_or(path);
     let stem = file_name.rsplit_once('.').map_or(file_name, |(s, _)| s).to_lowercase();
     let in_folder = in_decision_folder(path);
@@ -125,6 +149,7 @@ pub fn read_file(path: &str, text: &str, component: &str) -> Result<(Format, Vec
                 data: r.data(),
                 metadata: Map::new(),
                 links: Vec::new(),
+                exported: None,
             })
             .collect();
         return Ok((Format::Changelog, items));
@@ -137,6 +162,7 @@ pub fn read_file(path: &str, text: &str, component: &str) -> Result<(Format, Vec
             data: record.data(component),
             metadata: record.metadata(),
             links: record.links,
+            exported: None,
         };
         return Ok((Format::Decision, vec![item]));
     }
@@ -148,12 +174,30 @@ pub fn read_file(path: &str, text: &str, component: &str) -> Result<(Format, Vec
             kind: Kind::Section,
             metadata: Map::new(),
             links: Vec::new(),
+            exported: None,
         })
         .collect::<Vec<_>>();
     if items.is_empty() {
         return Err(Skip::Empty);
     }
     Ok((Format::Markdown, items))
+}
+
+/// An exported item as a source item: its id is its key within the file.
+fn exported_item(e: export::read::Exported) -> SourceItem {
+    let links = e
+        .superseded_by
+        .map(|file| SupersedeLink { direction: adr::Direction::SupersededBy, target: LinkTarget::Path(file) })
+        .into_iter()
+        .collect();
+    SourceItem {
+        key: e.id.to_string(),
+        kind: e.kind,
+        data: e.data,
+        metadata: Map::new(),
+        links,
+        exported: Some(ExportedParts { id: e.id, content: e.content, tags: e.tags }),
+    }
 }
 
 /// The path (among `known`) of the record a link from the record at `from` names: a link is

@@ -7,8 +7,19 @@ use cortex_domain::governance::{
     StoredView, SupersedeTarget, check_delete, check_supersede_target, check_update,
 };
 use cortex_domain::lifecycle;
-use cortex_store::{BlockedAttempt, WriteOp};
+use cortex_store::{BlockedAttempt, Record, WriteOp};
 use uuid::Uuid;
+
+/// What governance judges of a stored item.
+pub(crate) fn view_of(c: &Record) -> StoredView<'_> {
+    StoredView {
+        id: c.id,
+        kind: c.kind,
+        status: c.status.as_deref(),
+        data: &c.data,
+        content_hash: &c.content_hash,
+    }
+}
 
 impl MemoryService {
     /// Replaces each update or delete that a governance rule refuses with a `Blocked` op, so
@@ -45,13 +56,7 @@ impl MemoryService {
                 continue;
             };
             let c = &current.record;
-            let view = StoredView {
-                id: c.id,
-                kind: c.kind,
-                status: c.status.as_deref(),
-                data: &c.data,
-                content_hash: &c.content_hash,
-            };
+            let view = view_of(c);
             let verdict = match op {
                 WriteOp::Update { record } if record.kind == c.kind => {
                     check_update(view, &record.data, &record.content_hash)

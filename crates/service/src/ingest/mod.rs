@@ -23,6 +23,8 @@ mod results;
 mod vectors;
 mod write;
 
+pub(crate) use govern::view_of;
+
 use crate::response::StoreResponse;
 use crate::{MemoryService, Result, ServiceError};
 use batch::{Batch, Pending, Replacement};

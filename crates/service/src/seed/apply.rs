@@ -8,20 +8,20 @@ use super::plan::{Plan, Wanted};
 use super::report::{IngestReport, Refusal};
 use crate::response::{ItemResult, ItemStatus};
 use crate::{MemoryService, Result};
-use cortex_domain::Kind;
 use cortex_domain::limits::MAX_BATCH_ITEMS;
+use cortex_domain::{ErrorCode, Kind};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use uuid::Uuid;
 
 /// One write and what it is about, for the report.
-struct Write {
-    item: Value,
-    kind: Kind,
-    path: String,
-    key: String,
+pub(super) struct Write {
+    pub item: Value,
+    pub kind: Kind,
+    pub path: String,
+    pub key: String,
     /// The path of the record it supersedes, for the report.
-    supersedes: Option<String>,
+    pub supersedes: Option<String>,
 }
 
 impl MemoryService {
@@ -36,19 +36,8 @@ impl MemoryService {
     ) -> Result<()> {
         let total = (plan.inserts.len() + plan.updates.len() + plan.deletes.len()) as u64;
         if report.dry_run {
-            for &(i, _) in &plan.inserts {
-                report.kind(wanted[i].item.kind.as_str()).inserted += 1;
-            }
-            for &(i, _) in &plan.updates {
-                report.kind(wanted[i].item.kind.as_str()).updated += 1;
-            }
-            for e in &plan.deletes {
-                report.kind(e.kind.as_str()).deleted += 1;
-            }
-            for (i, old) in plan.inserts.iter().filter_map(|(i, old)| Some((i, old.as_ref()?))) {
-                report.superseded.push((wanted[*i].path.clone(), old.clone()));
-            }
-            return Ok(());
+            let writes = super::foresee::planned(from, root, wanted, &plan, report);
+            return self.foresee(writes, report);
         }
         let mut done = 0u64;
         progress(done, total);
@@ -87,6 +76,16 @@ impl MemoryService {
                 if let (Some(id), Kind::Decision) = (id, w.kind) {
                     record_ids.insert(w.path.clone(), id);
                 }
+            }
+        }
+        for link in &plan.links {
+            match self.supersede_stored(link.old, link.new)? {
+                None => report.superseded.push((link.new_path.clone(), link.old_path.clone())),
+                Some(reason) => report.unlinked.push(super::report::Unlinked {
+                    path: link.new_path.clone(),
+                    target: link.old_path.clone(),
+                    reason,
+                }),
             }
         }
         let deletes = plan
@@ -142,27 +141,11 @@ fn count(w: &Write, result: &ItemResult, report: &mut IngestReport) -> Option<Uu
         // A commit a memory already holds under its natural key (stored by an agent).
         ItemStatus::SkippedDedupe => counts.unchanged += 1,
         ItemStatus::BusinessRuleBlocked | ItemStatus::ValidationError => {
-            counts.refused += 1;
             let error = result.error.as_ref();
-            let code = error.map_or("", |e| e.code.as_str()).to_string();
+            let code = error.map_or("", |e| e.code.as_str());
             let message = error.map_or(String::new(), |e| e.message.clone());
-            let mut hint = error.map_or(String::new(), |e| e.human_hint.clone());
-            if w.kind == Kind::Decision && result.status == ItemStatus::BusinessRuleBlocked {
-                hint = format!(
-                    "an accepted decision keeps the context and decision it was accepted with: restore {}'s \
-                     text, and write the change as a new decision record that supersedes it \
-                     (adr-tools: `adr new -s <number> <title>`; MADR: a new record whose status line says \
-                     \"Supersedes [<old>](<old file>)\")",
-                    w.path
-                );
-            }
-            report.refused.push(Refusal {
-                path: w.path.clone(),
-                key: w.key.clone(),
-                code,
-                message,
-                human_hint: hint,
-            });
+            let hint = error.map_or(String::new(), |e| e.human_hint.clone());
+            refuse(w, code, message, hint, report);
             return None;
         }
     }
@@ -174,8 +157,60 @@ fn count(w: &Write, result: &ItemResult, report: &mut IngestReport) -> Option<Uu
     id
 }
 
-/// The `memory_store` item of a wanted one: an update when `id` is given.
-fn write(from: &str, root: &str, w: &Wanted, id: Option<Uuid>, supersedes: Option<Uuid>) -> Write {
+/// Counts and reports a write the memory refused (or, in a dry run, would refuse).
+pub(super) fn refuse(w: &Write, code: &str, message: String, hint: String, report: &mut IngestReport) {
+    report.kind(w.kind.as_str()).refused += 1;
+    let hint = if w.kind == Kind::Decision && code == ErrorCode::BusinessRuleBlocked.as_str() {
+        format!(
+            "an accepted decision keeps the context and decision it was accepted with: restore {}'s \
+             text, and write the change as a new decision record that supersedes it \
+             (adr-tools: `adr new -s <number> <title>`; MADR: a new record whose status line says \
+             \"Supersedes [<old>](<old file>)\")",
+            w.path
+        )
+    } else {
+        hint
+    };
+    report.refused.push(Refusal {
+        path: w.path.clone(),
+        key: w.key.clone(),
+        code: code.to_string(),
+        message,
+        human_hint: hint,
+    });
+}
+
+/// The `memory_store` item of a wanted one: an update when `id` is given. An update of the
+/// item an exported file names keeps what the file does not show (metadata, source,
+/// lifetime) as stored.
+pub(super) fn write(from: &str, root: &str, w: &Wanted, id: Option<Uuid>, supersedes: Option<Uuid>) -> Write {
+    let parts = w.item.exported.as_ref();
+    if let (Some(stored), Some(id)) = (&w.matched, id) {
+        let r = &stored.record;
+        let mut item = json!({
+            "id": id.to_string(),
+            "kind": w.item.kind.as_str(),
+            "data": w.item.data,
+            "tags": parts.map(|p| p.tags.clone()).unwrap_or_default(),
+        });
+        for (field, value) in [
+            ("content", parts.and_then(|p| p.content.clone()).map(Value::String)),
+            ("metadata", r.metadata.clone()),
+            ("source", r.source.clone()),
+            ("ttl", r.ttl.clone().map(Value::String)),
+        ] {
+            if let Some(value) = value {
+                item[field] = value;
+            }
+        }
+        return Write {
+            item,
+            kind: w.item.kind,
+            path: w.path.clone(),
+            key: w.item.key.clone(),
+            supersedes: None,
+        };
+    }
     let mut metadata = w.item.metadata.clone();
     metadata.insert(
         "ingest".into(),
@@ -193,6 +228,12 @@ fn write(from: &str, root: &str, w: &Wanted, id: Option<Uuid>, supersedes: Optio
     });
     if let Some(id) = id {
         item["id"] = json!(id.to_string());
+    }
+    if let Some(parts) = parts {
+        item["tags"] = json!(parts.tags);
+        if let Some(content) = &parts.content {
+            item["content"] = json!(content);
+        }
     }
     if let Some(old) = supersedes {
         item["supersedes"] = json!(old.to_string());

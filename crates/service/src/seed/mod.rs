@@ -13,13 +13,19 @@
 //!
 //! - [`files`]: which files, and the paths they are known by
 //! - [`plan`]: what each item needs (insert, update, nothing, delete) and the supersedes
+//! - [`export`]: the memory as Markdown files (`cortex export --markdown`), which ingest reads back
 //! - [`apply`]: the writes, through the store flow, and the report of each result
+//! - [`foresee`]: a dry run's writes checked as the store flow would, nothing written
+//! - [`link`]: a supersede between two records stored before
 //! - [`git`]: the commits of a repository, read with gix
 //! - [`report`]: what a run did
 
 mod apply;
+mod export;
 mod files;
+mod foresee;
 mod git;
+mod link;
 mod plan;
 pub mod report;
 
@@ -33,9 +39,6 @@ use std::path::{Path, PathBuf};
 
 /// How far a run's writes have come: `(done, total)`, for a progress bar.
 pub type Progress<'a> = &'a dyn Fn(u64, u64);
-
-/// The kinds the files ingest makes; an item of another kind is never its to delete.
-const FILE_KINDS: &[Kind] = &[Kind::Decision, Kind::Release, Kind::Section];
 
 impl MemoryService {
     /// Reads the Markdown files under `paths` into decisions, releases and sections, and
@@ -69,11 +72,27 @@ impl MemoryService {
                             wanted.insert((path.clone(), w.item.key.clone()), w);
                         }
                     }
-                    Err(reason) => report.passed_over.push(Passed { path: path.clone(), reason }),
+                    Err(Unread::Passed(reason)) => {
+                        report.passed_over.push(Passed { path: path.clone(), reason })
+                    }
+                    // An exported file that cannot be read back was edited wrongly: none of its
+                    // edits are made, so the run says so as a refusal (exit 2).
+                    Err(Unread::Broken(message)) => report.refused.push(report::Refusal {
+                        path: path.clone(),
+                        key: String::new(),
+                        code: cortex_domain::ErrorCode::InvalidValue.as_str().into(),
+                        message,
+                        human_hint: "fix the line named (or export again over it); an exported file keeps \
+                                     its cortex_id front matter, or its `<!-- cortex: {…} -->` line under \
+                                     each version heading"
+                            .into(),
+                    }),
                 }
             }
-            let existing = self.ingested(plan::FROM_FILES, &root, FILE_KINDS)?;
-            let wanted: Vec<Wanted> = wanted.into_values().collect();
+            // Any kind: an exported file may hold any (a run deletes only what files made).
+            let existing = self.ingested(plan::FROM_FILES, &root, &Kind::ALL)?;
+            let mut wanted: Vec<Wanted> = wanted.into_values().collect();
+            self.match_exported(&mut wanted)?;
             let plan =
                 plan::plan(&wanted, existing, |path| walks.iter().any(|w| w.covers(path)), &mut report);
             self.apply(plan::FROM_FILES, &root, &wanted, plan, &mut report, progress)?;
@@ -104,6 +123,7 @@ impl MemoryService {
                     data: c.data(),
                     metadata: c.metadata(),
                     links: Vec::new(),
+                    exported: None,
                 };
                 Wanted::new("", item)
             })
@@ -115,14 +135,52 @@ impl MemoryService {
     }
 }
 
-/// The items of one file, or why it has none.
-fn read(file: &Path, path: &str, component: &str) -> std::result::Result<Vec<SourceItem>, String> {
-    let bytes = std::fs::read(file).map_err(|e| format!("unreadable: {e}"))?;
-    let text = String::from_utf8(bytes).map_err(|_| "unreadable: not UTF-8 text".to_string())?;
-    if text.contains('\0') {
-        return Err("unreadable: holds NUL characters".into());
+impl MemoryService {
+    /// Finds the stored item each exported file names: live, of the file's kind, in this
+    /// memory. One not found (exported from another memory, or deleted since) is ingested
+    /// like any other file's item.
+    fn match_exported(&self, wanted: &mut [Wanted]) -> Result<()> {
+        let ids: Vec<uuid::Uuid> = wanted.iter().filter_map(|w| Some(w.item.exported.as_ref()?.id)).collect();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let stored = self.store.get(&ids)?;
+        let scope = &self.inferred.scope;
+        let ours = |s: &cortex_store::StoredItem| {
+            s.record.scope.org == scope.org && s.record.scope.project == scope.project
+        };
+        for w in wanted.iter_mut() {
+            let Some(id) = w.item.exported.as_ref().map(|e| e.id) else { continue };
+            w.matched = stored
+                .iter()
+                .find(|s| {
+                    s.record.id == id && s.deleted_at.is_none() && s.record.kind == w.item.kind && ours(s)
+                })
+                .cloned()
+                .map(Box::new);
+        }
+        Ok(())
     }
-    sources::read_file(path, &text, component)
-        .map(|(_, items)| items)
-        .map_err(|skip| skip.as_str().to_string())
+}
+
+/// Why a file gives no item.
+enum Unread {
+    /// Not knowledge (a template, an index page, no text, not text at all).
+    Passed(String),
+    /// An exported file that does not read back.
+    Broken(String),
+}
+
+/// The items of one file, or why it has none.
+fn read(file: &Path, path: &str, component: &str) -> std::result::Result<Vec<SourceItem>, Unread> {
+    let passed = |reason: String| Unread::Passed(reason);
+    let bytes = std::fs::read(file).map_err(|e| passed(format!("unreadable: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|_| passed("unreadable: not UTF-8 text".into()))?;
+    if text.contains('\0') {
+        return Err(passed("unreadable: holds NUL characters".into()));
+    }
+    sources::read_file(path, &text, component).map(|(_, items)| items).map_err(|skip| match skip {
+        sources::Skip::Exported(problem) => Unread::Broken(problem),
+        other => Unread::Passed(other.reason()),
+    })
 }

@@ -7,7 +7,7 @@ use crate::{MemoryService, Result};
 use cortex_domain::Kind;
 use cortex_domain::sources::adr::Direction;
 use cortex_domain::sources::{READER_VERSION, SourceItem, resolve_link};
-use cortex_store::Filters;
+use cortex_store::{Filters, StoredItem};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -26,6 +26,9 @@ pub(crate) struct Wanted {
     pub item: SourceItem,
     /// What the source made of the item, hashed: equal hashes mean nothing to write.
     pub hash: String,
+    /// The stored item an exported file names (live, of the file's kind): the item the file
+    /// updates, compared field by field instead of by hash.
+    pub matched: Option<Box<StoredItem>>,
 }
 
 impl Wanted {
@@ -37,7 +40,7 @@ impl Wanted {
             Value::Object(item.metadata.clone())
         );
         let hash = Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
-        Wanted { path: path.to_string(), item, hash }
+        Wanted { path: path.to_string(), item, hash, matched: None }
     }
 }
 
@@ -62,6 +65,27 @@ pub(crate) struct Plan {
     pub deletes: Vec<Existing>,
     /// Decision records already stored, by path: what a new record may supersede.
     pub stored_records: HashMap<String, Existing>,
+    /// Supersedes to make between records both stored already.
+    pub links: Vec<StoredLink>,
+}
+
+/// A supersede named between two stored records: `new` replaces `old`.
+#[derive(Debug, Clone)]
+pub(crate) struct StoredLink {
+    pub new_path: String,
+    pub old_path: String,
+    pub new: Uuid,
+    pub old: Uuid,
+}
+
+impl Wanted {
+    /// Whether the stored item it was matched with already holds what the file says.
+    fn same_as_matched(&self, stored: &StoredItem) -> bool {
+        let parts = self.item.exported.as_ref();
+        stored.record.data.as_object().cloned().unwrap_or_default() == self.item.data
+            && stored.record.content == parts.and_then(|p| p.content.clone())
+            && stored.record.tags == parts.map(|p| p.tags.clone()).unwrap_or_default()
+    }
 }
 
 impl MemoryService {
@@ -108,8 +132,13 @@ pub(crate) fn plan(
     covered: impl Fn(&str) -> bool,
     report: &mut IngestReport,
 ) -> Plan {
-    let mut by_key: HashMap<(String, String), Existing> =
-        existing.into_iter().map(|e| ((e.path.clone(), e.key.clone()), e)).collect();
+    // An item an exported file names is that file's, wherever an earlier run put it.
+    let matched: Vec<Uuid> = wanted.iter().filter_map(|w| Some(w.matched.as_ref()?.record.id)).collect();
+    let mut by_key: HashMap<(String, String), Existing> = existing
+        .into_iter()
+        .filter(|e| !matched.contains(&e.id))
+        .map(|e| ((e.path.clone(), e.key.clone()), e))
+        .collect();
     let mut plan = Plan {
         stored_records: by_key
             .values()
@@ -118,11 +147,32 @@ pub(crate) fn plan(
             .collect(),
         ..Plan::default()
     };
+    for w in wanted.iter().filter(|w| w.item.kind == Kind::Decision) {
+        if let Some(stored) = &w.matched {
+            let existing = Existing {
+                id: stored.record.id,
+                kind: stored.record.kind,
+                path: w.path.clone(),
+                key: w.item.key.clone(),
+                hash: String::new(),
+                superseded_by: stored.superseded_by,
+            };
+            plan.stored_records.insert(w.path.clone(), existing);
+        }
+    }
     let mut inserts = Vec::new();
     for (i, w) in wanted.iter().enumerate() {
         let counts = report.kind(w.item.kind.as_str());
         if let Some(status) = cortex_domain::kind::status_from_data(w.item.kind, &w.item.data) {
             *counts.statuses.entry(status).or_default() += 1;
+        }
+        if let Some(stored) = &w.matched {
+            if w.same_as_matched(stored) {
+                counts.unchanged += 1;
+            } else {
+                plan.updates.push((i, stored.record.id));
+            }
+            continue;
         }
         match by_key.remove(&(w.path.clone(), w.item.key.clone())) {
             None => inserts.push(i),
@@ -136,18 +186,19 @@ pub(crate) fn plan(
         }
     }
     plan.deletes.extend(by_key.into_values().filter(|e| covered(&e.path)));
-    let targets = supersede_targets(wanted, &inserts, &plan.stored_records, report);
+    let targets = supersede_targets(wanted, &inserts, &plan.stored_records, &mut plan.links, report);
     plan.inserts = inserts.into_iter().map(|i| (i, targets.get(&i).cloned())).collect();
     plan
 }
 
-/// For each inserted record that replaces another, the path of the one it replaces. A
-/// supersede is made when the replacing record is first stored (a store makes one only for a
-/// new item); links between records stored before are reported when they are not made yet.
+/// For each inserted record that replaces another, the path of the one it replaces: the
+/// insert names it (`supersedes`). A link between two records stored before (a "Superseded
+/// by" added to an old record) goes to `links`, made by a supersede of its own.
 fn supersede_targets(
     wanted: &[Wanted],
     inserts: &[usize],
     stored: &HashMap<String, Existing>,
+    links: &mut Vec<StoredLink>,
     report: &mut IngestReport,
 ) -> HashMap<usize, String> {
     let decisions: Vec<&str> = wanted
@@ -191,17 +242,28 @@ fn supersede_targets(
             (Some(n), Some(o)) => o.superseded_by == Some(n.id),
             _ => false,
         };
+        let new_stored = stored.get(&new);
         let problem = match (inserted, old_stored.and_then(|o| o.superseded_by)) {
             _ if done => None,
+            (None, None) if new_stored.is_some() && old_stored.is_some() => {
+                let (Some(n), Some(o)) = (new_stored, old_stored) else { continue };
+                if links.iter().any(|l| l.old == o.id) {
+                    Some("a record is superseded by one other record; several name this one")
+                } else {
+                    let link =
+                        StoredLink { new_path: new.clone(), old_path: old.clone(), new: n.id, old: o.id };
+                    links.push(link);
+                    None
+                }
+            }
             (Some(i), None) if !targets.contains_key(&i) => {
                 targets.insert(i, old.clone());
                 None
             }
             (Some(_), None) => Some("a record supersedes one other record; this one names several"),
             (Some(_), Some(_)) => Some("the record it replaces is superseded by another item already"),
-            (None, _) => Some(
-                "both records were stored before the link was written; a supersede is made when the replacing record is first ingested",
-            ),
+            (None, Some(_)) => Some("the record it replaces is superseded by another item already"),
+            (None, None) => Some("the record it replaces was not stored (refused, or passed over)"),
         };
         if let Some(reason) = problem {
             report.unlinked.push(Unlinked { path: new, target: old, reason: reason.into() });

@@ -7,6 +7,7 @@ mod audit_tamper;
 mod chunking;
 mod common;
 mod concurrent_checks;
+mod export_markdown;
 mod flows;
 mod fuzz;
 mod governance;

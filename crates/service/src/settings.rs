@@ -16,7 +16,7 @@ const fn setting(name: &'static str, default: &'static str) -> Setting {
     Setting { name, default }
 }
 
-pub const SETTINGS: [Setting; 25] = [
+pub const SETTINGS: [Setting; 31] = [
     setting("CORTEX_DB", "<user data dir>/cortex/memory.db"),
     setting("CORTEX_DB_POOL_SIZE", "8"),
     setting("CORTEX_DB_READ_URL", "none: finds read the primary"),
@@ -45,6 +45,12 @@ pub const SETTINGS: [Setting; 25] = [
     setting("CORTEX_HTTP_MAX_CONCURRENT", "16 calls per key"),
     setting("CORTEX_HTTP_TLS_CERT", "none: plain HTTP"),
     setting("CORTEX_HTTP_TLS_KEY", "none: plain HTTP"),
+    setting("CORTEX_OAUTH_ISSUER", "none: API keys only"),
+    setting("CORTEX_PUBLIC_URL", "none (needed with CORTEX_OAUTH_ISSUER)"),
+    setting("CORTEX_OAUTH_AUDIENCE", "<CORTEX_PUBLIC_URL>/mcp"),
+    setting("CORTEX_OAUTH_ORG_CLAIM", "org"),
+    setting("CORTEX_OAUTH_PROJECTS_CLAIM", "projects"),
+    setting("CORTEX_OAUTH_ORG", "none: each token's org claim"),
 ];
 
 /// A setting as it applies to this process.

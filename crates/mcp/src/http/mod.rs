@@ -9,11 +9,13 @@
 //! - `access`: one log line per request; `metrics`: the Prometheus figures
 //! - `ops`: health, readiness, metrics; `problem`: refusals as JSON
 //! - `tls`: HTTPS (`--tls-cert` / `--tls-key`)
+//! - `oauth`: OAuth access tokens beside API keys, and the resource's metadata
 
 mod access;
 mod gate;
 mod limits;
 mod metrics;
+mod oauth;
 mod ops;
 mod options;
 pub(crate) mod principal;
@@ -51,12 +53,15 @@ pub(crate) struct App {
     keys_exist: Arc<AtomicBool>,
     /// The schema version the store was opened at: `/ready` compares against it.
     schema_version: i64,
+    /// Checks OAuth access tokens, when an authorization server is configured.
+    oauth: Option<Arc<oauth::Verifier>>,
 }
 
 impl App {
-    /// Whether a request must carry a key: always beyond loopback, and once any key exists.
+    /// Whether a request must carry a key: always beyond loopback or with OAuth, and once any
+    /// key exists.
     async fn auth_required(&self) -> Result<bool, String> {
-        if !self.options.is_loopback() || self.keys_exist.load(Ordering::Relaxed) {
+        if !self.options.is_loopback() || self.oauth.is_some() || self.keys_exist.load(Ordering::Relaxed) {
             return Ok(true);
         }
         let service = self.service.clone();
@@ -80,6 +85,10 @@ pub fn router(
     schema_version: i64,
 ) -> (Router, Arc<Metrics>) {
     let metrics = Arc::new(Metrics::default());
+    let oauth = options.oauth.clone().map(|o| Arc::new(oauth::Verifier::new(o)));
+    if let Some(verifier) = &oauth {
+        oauth::warm_in_background(verifier.clone());
+    }
     let app = App {
         limits: Arc::new(limits::Limits::new(options.max_concurrent_per_key)),
         options: Arc::new(options),
@@ -87,6 +96,7 @@ pub fn router(
         metrics: metrics.clone(),
         service: service.clone(),
         schema_version,
+        oauth,
     };
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(stop)
@@ -112,6 +122,8 @@ pub fn router(
                 .route("/metrics", get(ops::metrics))
                 .route_layer(from_fn_with_state(app.clone(), gate::metrics)),
         )
+        .route("/.well-known/oauth-protected-resource", get(oauth::metadata_document))
+        .route("/.well-known/oauth-protected-resource/mcp", get(oauth::metadata_document))
         .route("/health", get(ops::health))
         .route("/ready", get(ops::ready))
         .layer(from_fn_with_state(app.clone(), gate::origin))

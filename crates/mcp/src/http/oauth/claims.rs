@@ -24,7 +24,7 @@ pub struct ClaimNames<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
     pub subject: String,
-    /// The client the token was issued to (`client_id`, else `azp`, else Entra's `appid`).
+    /// The client the token was issued to (`client_id`, else `azp`, Entra's `appid` or Okta's `cid`).
     pub client_id: Option<String>,
     pub role: Role,
     pub bound: Bound,
@@ -88,7 +88,7 @@ impl ClaimError {
 pub fn identity(claims: &Map<String, Value>, names: &ClaimNames) -> Result<Identity, ClaimError> {
     let subject = claims.get("sub").and_then(Value::as_str).filter(|s| !s.trim().is_empty());
     let subject = subject.ok_or(ClaimError::NoSubject)?.to_string();
-    let client_id = ["client_id", "azp", "appid"]
+    let client_id = ["client_id", "azp", "appid", "cid"]
         .iter()
         .find_map(|c| claims.get(*c).and_then(Value::as_str))
         .map(str::to_string);

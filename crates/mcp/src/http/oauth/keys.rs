@@ -1,13 +1,13 @@
-//! The issuer's signing keys: its metadata discovered (OpenID Connect discovery, else RFC 8414
-//! authorization server metadata), its JWKS fetched and kept by `kid`. A token naming a `kid`
+//! The issuer's signing keys: its JWKS (named by its metadata) fetched and kept by `kid`. A token naming a `kid`
 //! not kept makes the set be fetched again, at most once a minute: the issuer rotated its keys,
 //! or someone sends made-up `kid`s, and the second must not make this server hammer the issuer.
 
+use super::issuer::Issuer;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The least time between two fetches of the key set.
@@ -15,9 +15,6 @@ pub const REFETCH_INTERVAL: Duration = Duration::from_secs(60);
 /// The least time between two tries after a fetch failed (the issuer was down): sooner, so a
 /// server that started before its issuer is not refusing tokens for a minute.
 const RETRY_INTERVAL: Duration = Duration::from_secs(5);
-const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
-/// An issuer's answers are small; a larger one is not read whole.
-const MAX_DOCUMENT_BYTES: u64 = 1024 * 1024;
 
 /// A key the issuer signs with, and the one algorithm it is accepted for.
 #[derive(Clone)]
@@ -36,7 +33,6 @@ pub enum KeyError {
 }
 
 struct State {
-    jwks_uri: Option<String>,
     keys: HashMap<String, SigningKey>,
     fetched_at: Option<Instant>,
     /// Why the last fetch failed, if it did.
@@ -44,22 +40,15 @@ struct State {
 }
 
 pub struct IssuerKeys {
-    issuer: String,
-    agent: ureq::Agent,
+    issuer: Arc<Issuer>,
     state: Mutex<State>,
 }
 
 impl IssuerKeys {
-    pub fn new(issuer: &str) -> IssuerKeys {
-        let agent = ureq::Agent::config_builder()
-            .timeout_global(Some(FETCH_TIMEOUT))
-            .http_status_as_error(false)
-            .build()
-            .new_agent();
+    pub fn new(issuer: Arc<Issuer>) -> IssuerKeys {
         IssuerKeys {
-            issuer: issuer.to_string(),
-            agent,
-            state: Mutex::new(State { jwks_uri: None, keys: HashMap::new(), fetched_at: None, failed: None }),
+            issuer,
+            state: Mutex::new(State { keys: HashMap::new(), fetched_at: None, failed: None }),
         }
     }
 
@@ -99,68 +88,13 @@ impl IssuerKeys {
     }
 
     fn fetch(&self, state: &mut State) -> Result<(), String> {
-        let uri = match &state.jwks_uri {
-            Some(uri) => uri.clone(),
-            None => {
-                let uri = self.discover()?;
-                state.jwks_uri = Some(uri.clone());
-                uri
-            }
-        };
-        let set = self.get_json(&uri)?;
+        let uri = self.issuer.metadata()?.jwks_uri;
+        let set = self.issuer.get_json(&uri)?;
         let keys = signing_keys(&set).map_err(|e| format!("{uri}: {e}"))?;
-        tracing::info!(issuer = %self.issuer, keys = keys.len(), "fetched the issuer's signing keys");
+        tracing::info!(issuer = %self.issuer.url, keys = keys.len(), "fetched the issuer's signing keys");
         state.keys = keys;
         Ok(())
     }
-
-    /// The issuer's `jwks_uri`, from its metadata, whose `issuer` must be the one configured.
-    fn discover(&self) -> Result<String, String> {
-        let mut tried = Vec::new();
-        for url in metadata_urls(&self.issuer) {
-            match self.get_json(&url) {
-                Ok(doc) => {
-                    let named = doc.get("issuer").and_then(Value::as_str).unwrap_or("");
-                    if named != self.issuer {
-                        return Err(format!(
-                            "{url} names the issuer {named:?}, not {:?}: set CORTEX_OAUTH_ISSUER to exactly the issuer the metadata names",
-                            self.issuer
-                        ));
-                    }
-                    return doc
-                        .get("jwks_uri")
-                        .and_then(Value::as_str)
-                        .map(str::to_string)
-                        .ok_or_else(|| format!("{url} has no jwks_uri"));
-                }
-                Err(e) => tried.push(e),
-            }
-        }
-        Err(format!("cannot read the issuer's metadata: {}", tried.join("; ")))
-    }
-
-    fn get_json(&self, url: &str) -> Result<Value, String> {
-        let mut response = self.agent.get(url).call().map_err(|e| format!("cannot reach {url}: {e}"))?;
-        if !response.status().is_success() {
-            return Err(format!("{url} answered {}", response.status()));
-        }
-        response
-            .body_mut()
-            .with_config()
-            .limit(MAX_DOCUMENT_BYTES)
-            .read_json()
-            .map_err(|e| format!("{url} answered something that is not JSON: {e}"))
-    }
-}
-
-/// OpenID Connect discovery, then RFC 8414 (the well-known path before the issuer's path).
-fn metadata_urls(issuer: &str) -> [String; 2] {
-    let trimmed = issuer.trim_end_matches('/');
-    let oidc = format!("{trimmed}/.well-known/openid-configuration");
-    let (scheme, rest) = trimmed.split_once("://").unwrap_or(("https", trimmed));
-    let (host, path) = rest.split_once('/').map_or((rest, ""), |(h, p)| (h, p));
-    let path = if path.is_empty() { String::new() } else { format!("/{path}") };
-    [oidc, format!("{scheme}://{host}/.well-known/oauth-authorization-server{path}")]
 }
 
 /// The keys of a JWKS document that can sign access tokens here, by `kid`: RSA (RS256), P-256
@@ -231,20 +165,5 @@ mod tests {
         kids.sort_by_key(|(k, _)| *k);
         assert_eq!(kids, vec![("e", Algorithm::ES256), ("r", Algorithm::RS256)]);
         assert!(signing_keys(&json!({"no": []})).is_err());
-    }
-
-    #[test]
-    fn metadata_is_looked_for_where_both_specs_put_it() {
-        assert_eq!(
-            metadata_urls("https://id.example.com/realms/team"),
-            [
-                "https://id.example.com/realms/team/.well-known/openid-configuration".to_string(),
-                "https://id.example.com/.well-known/oauth-authorization-server/realms/team".to_string()
-            ]
-        );
-        assert_eq!(
-            metadata_urls("https://tenant.auth0.com/")[1],
-            "https://tenant.auth0.com/.well-known/oauth-authorization-server"
-        );
     }
 }

@@ -4,12 +4,16 @@
 //!
 //! - `options`: the settings (`CORTEX_OAUTH_ISSUER`, `CORTEX_PUBLIC_URL` and the claims' names)
 //! - `metadata`: the Protected Resource Metadata document and the `WWW-Authenticate` challenges
-//! - `keys`: the issuer's metadata and signing keys (JWKS), kept by `kid`
-//! - `token`: checking a JWT access token; `claims`: what its claims grant (role, tenant bound)
+//! - `issuer`: the authorization server's metadata, documents and introspection endpoint
+//! - `keys`: the issuer's signing keys (JWKS), kept by `kid`
+//! - `token`: checking a JWT access token; `introspect`: an opaque one (RFC 7662);
+//!   `claims`: what a token's claims grant (role, tenant bound)
 //!
 //! A token is read from the `Authorization` header only, and is passed on to nothing.
 
 mod claims;
+mod introspect;
+mod issuer;
 mod keys;
 mod metadata;
 mod options;

@@ -2,6 +2,7 @@
 //! accepts, the audience they must be issued for, and where a token says who its holder is
 //! (org and projects). Read once at start; a bad value stops start-up naming it.
 
+use super::issuer::ClientCredentials;
 use cortex_service::config::ConfigError;
 use std::net::IpAddr;
 
@@ -24,6 +25,8 @@ pub struct OAuthOptions {
     pub projects_claim: String,
     /// Every token's org, for a single-tenant server: the org claim is then not read.
     pub fixed_org: Option<String>,
+    /// Cortex's own client at the issuer, to introspect opaque tokens with (RFC 7662).
+    pub introspection: Option<ClientCredentials>,
 }
 
 impl OAuthOptions {
@@ -48,7 +51,20 @@ impl OAuthOptions {
                     .map_err(|e| ConfigError::new("CORTEX_OAUTH_ORG", &org, e.message, e.human_hint))
             })
             .transpose()?;
+        let introspection = match (env("CORTEX_OAUTH_CLIENT_ID"), env("CORTEX_OAUTH_CLIENT_SECRET")) {
+            (Some(id), Some(secret)) => Some(ClientCredentials { id, secret }),
+            (None, None) => None,
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(ConfigError::new(
+                    "CORTEX_OAUTH_CLIENT_ID / CORTEX_OAUTH_CLIENT_SECRET",
+                    "",
+                    "only one of the two is set",
+                    "set both (Cortex's client at the issuer, for introspecting opaque tokens), or neither (JWT access tokens only)",
+                ));
+            }
+        };
         Ok(Some(OAuthOptions {
+            introspection,
             audience: env("CORTEX_OAUTH_AUDIENCE").unwrap_or_else(|| resource.clone()),
             issuer,
             resource,
@@ -187,5 +203,19 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!((o.audience.as_str(), o.fixed_org.as_deref()), ("api://cortex", Some("acme")));
+        let half = resolve(&[
+            issuer,
+            ("CORTEX_PUBLIC_URL", "https://m.example.com"),
+            ("CORTEX_OAUTH_CLIENT_ID", "cortex"),
+        ]);
+        assert_eq!(half.unwrap_err().name, "CORTEX_OAUTH_CLIENT_ID / CORTEX_OAUTH_CLIENT_SECRET");
+        let both = resolve(&[
+            issuer,
+            ("CORTEX_PUBLIC_URL", "https://m.example.com"),
+            ("CORTEX_OAUTH_CLIENT_ID", "cortex"),
+            ("CORTEX_OAUTH_CLIENT_SECRET", "s3cret"),
+        ]);
+        let client = both.unwrap().unwrap().introspection.unwrap();
+        assert!(!format!("{client:?}").contains("s3cret"), "the secret is never printed");
     }
 }

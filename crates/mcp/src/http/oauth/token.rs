@@ -3,17 +3,20 @@
 //! configured issuer for this server's audience, current; then what its claims grant.
 
 use super::claims::{self, ClaimError, ClaimNames, Identity};
+use super::introspect;
+use super::issuer::Issuer;
 use super::keys::{IssuerKeys, KeyError};
 use super::options::OAuthOptions;
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, Validation};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// Asymmetric algorithms only: `none` never parses, and HMAC would let anyone holding the
 /// issuer's public key sign tokens with it.
 pub const ALLOWED: [Algorithm; 3] = [Algorithm::RS256, Algorithm::ES256, Algorithm::EdDSA];
 /// Clock difference tolerated between the issuer and this server, for `exp` and `nbf`.
-const LEEWAY_SECS: u64 = 60;
+pub const LEEWAY_SECS: u64 = 60;
 
 /// Why a token is refused: `Invalid` answers 401 (get a new token), `Forbidden` 403 (a valid
 /// token that grants nothing here), `Unavailable` 503 (the issuer's keys cannot be had).
@@ -24,18 +27,20 @@ pub enum TokenError {
     Unavailable(String),
 }
 
-fn invalid(code: &'static str, message: impl Into<String>) -> TokenError {
+pub fn invalid(code: &'static str, message: impl Into<String>) -> TokenError {
     TokenError::Invalid { code, message: message.into() }
 }
 
 pub struct Verifier {
     pub options: OAuthOptions,
+    issuer: Arc<Issuer>,
     keys: IssuerKeys,
 }
 
 impl Verifier {
     pub fn new(options: OAuthOptions) -> Verifier {
-        Verifier { keys: IssuerKeys::new(&options.issuer), options }
+        let issuer = Arc::new(Issuer::new(&options.issuer));
+        Verifier { keys: IssuerKeys::new(issuer.clone()), issuer, options }
     }
 
     /// Fetches the issuer's keys now; `Err` says why not (the server starts anyway and tries
@@ -46,6 +51,15 @@ impl Verifier {
 
     /// Who the token's holder is. Blocking (it may fetch the issuer's keys).
     pub fn verify(&self, token: &str) -> Result<Identity, TokenError> {
+        // A JWT is three dot-separated parts; anything else is opaque, for the issuer to say.
+        if token.split('.').count() != 3
+            && let Some(client) = &self.options.introspection
+        {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64);
+            return introspect::identity(&self.issuer, client, &self.options, token, now);
+        }
         let header = jsonwebtoken::decode_header(token).map_err(|e| {
             invalid(
                 "invalid_token",

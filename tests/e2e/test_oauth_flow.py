@@ -2,8 +2,8 @@
 provider started locally (node's oidc-provider, tests/e2e/oidc/provider.mjs): discovery from
 Cortex's 401, dynamic client registration, authorization code with PKCE and the `resource`
 parameter (RFC 8707), the token, MCP calls with it through the official client, refresh, and
-revocation of the refresh token. The access tokens are JWTs for Cortex's resource (ES256),
-carrying the user's org and projects."""
+revocation. The access tokens carry the user's org and projects: JWTs for Cortex's resource
+(ES256), or opaque tokens that Cortex introspects (RFC 7662) as its own client at the provider."""
 
 import base64
 import hashlib
@@ -25,17 +25,20 @@ from test_oauth import free_port
 
 OIDC = Path(__file__).resolve().parent / "oidc"
 REDIRECT = "http://127.0.0.1:8976/callback"
+# Cortex's client at the provider, for introspection (tests/e2e/oidc/provider.mjs).
+INTROSPECTION = {"CORTEX_OAUTH_CLIENT_ID": "cortex", "CORTEX_OAUTH_CLIENT_SECRET": "cortex-introspection-secret"}
 
 
-@pytest.fixture
-def provider():
-    """The provider on a free port, for the resource of a Cortex server on another: yields
-    (issuer, resource, cortex port)."""
+@pytest.fixture(params=["jwt", "opaque"])
+def provider(request):
+    """The provider on a free port, for the resource of a Cortex server on another, issuing
+    JWT or opaque access tokens: yields (issuer, resource, cortex port, format)."""
     if shutil.which("node") is None or not (OIDC / "node_modules").exists():
         pytest.fail("node and tests/e2e/oidc/node_modules are needed: run scripts/test (npm ci --prefix tests/e2e/oidc)")
     port, cortex_port = free_port(), free_port()
     resource = f"http://127.0.0.1:{cortex_port}/mcp"
-    proc = subprocess.Popen(["node", str(OIDC / "provider.mjs"), str(port), resource], stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen(["node", str(OIDC / "provider.mjs"), str(port), resource, request.param],
+                            stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ready = threading.Event()
     lines: list[str] = []
@@ -49,7 +52,7 @@ def provider():
 
     threading.Thread(target=watch, daemon=True).start()
     assert ready.wait(TIMEOUT) and proc.poll() is None, "".join(lines) + proc.stderr.read()
-    yield f"http://127.0.0.1:{port}", resource, cortex_port
+    yield f"http://127.0.0.1:{port}", resource, cortex_port, request.param
     proc.terminate()
     proc.wait(timeout=TIMEOUT)
 
@@ -77,9 +80,10 @@ def authorize(http: httpx.Client, endpoint: str, params: dict) -> str:
 
 
 def test_sign_in_with_a_real_provider_then_mcp_with_the_token(db, serve, provider):
-    issuer, resource, port = provider
+    issuer, resource, port, token_format = provider
     server = serve(addr=f"127.0.0.1:{port}", env={
-        "CORTEX_OAUTH_ISSUER": issuer, "CORTEX_PUBLIC_URL": f"http://127.0.0.1:{port}"})
+        "CORTEX_OAUTH_ISSUER": issuer, "CORTEX_PUBLIC_URL": f"http://127.0.0.1:{port}",
+        **(INTROSPECTION if token_format == "opaque" else {})})
 
     # Discovery, from the 401 on.
     status, head, _ = server.post_mcp(INIT)
@@ -110,7 +114,7 @@ def test_sign_in_with_a_real_provider_then_mcp_with_the_token(db, serve, provide
         assert tokens.status_code == 200, tokens.text
         tokens = tokens.json()
         access, refresh = tokens["access_token"], tokens["refresh_token"]
-        assert access.count(".") == 2, "a JWT access token for the resource"
+        assert (access.count(".") == 2) == (token_format == "jwt"), access
 
         async def use(token, store):
             async with http_session(server.url, token) as c:
@@ -130,8 +134,15 @@ def test_sign_in_with_a_real_provider_then_mcp_with_the_token(db, serve, provide
         assert new_access != access
         anyio.run(use, new_access, False)
 
-        # Revocation: the refresh token is dead at the provider; the access token ends at its
-        # expiry (a JWT is checked by Cortex without asking the provider).
+        # Revocation: the refresh token is dead at the provider. An opaque access token revoked
+        # there is refused by Cortex at once (it asks the provider each time); a JWT is checked
+        # without asking, and ends at its expiry.
+        if token_format == "opaque":
+            revoked = http.post(config["revocation_endpoint"], data={"token": new_access, "client_id": client_id})
+            assert revoked.status_code == 200, revoked.text
+            status, _, body = server.post_mcp(INIT, {"Authorization": f"Bearer {new_access}"})
+            assert (status, body["error"]["code"]) == (401, "invalid_token"), body
+            assert "not active" in body["error"]["message"]
         latest_refresh = refreshed.json().get("refresh_token", refresh)
         revoked = http.post(config["revocation_endpoint"], data={"token": latest_refresh, "client_id": client_id})
         assert revoked.status_code == 200, revoked.text

@@ -4,12 +4,16 @@
 // "alice" of org acme (project api) signs in and consents without a page: the interaction
 // routes finish at once, as a person clicking "Allow" would.
 //
-// Usage: node provider.mjs PORT RESOURCE   (prints "listening <issuer>" when ready)
+// With FORMAT `opaque`, the access tokens for the resource are opaque, and Cortex checks them by
+// introspection as the preset client `cortex` (secret INTROSPECTION_SECRET).
+//
+// Usage: node provider.mjs PORT RESOURCE [jwt|opaque]   (prints "listening <issuer>" when ready)
 import http from 'node:http';
 import { generateKeyPairSync } from 'node:crypto';
 import Provider, { errors } from 'oidc-provider';
 
-const [port, resource] = process.argv.slice(2);
+const [port, resource, format = 'jwt'] = process.argv.slice(2);
+export const INTROSPECTION_SECRET = 'cortex-introspection-secret';
 const issuer = `http://127.0.0.1:${port}`;
 const SCOPES = 'memory:read memory:write';
 
@@ -21,6 +25,10 @@ function signingKey(alg, kid) {
 }
 
 const provider = new Provider(issuer, {
+  clients: [
+    // Cortex itself, to introspect with: it never asks for tokens.
+    { client_id: 'cortex', client_secret: INTROSPECTION_SECRET, grant_types: [], redirect_uris: [], response_types: [] },
+  ],
   jwks: { keys: [signingKey('RS256', 'rs-1'), signingKey('ES256', 'es-1')] },
   scopes: ['openid', 'offline_access', 'memory:read', 'memory:write'],
   findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
@@ -31,6 +39,7 @@ const provider = new Provider(issuer, {
     devInteractions: { enabled: false },
     registration: { enabled: true },
     revocation: { enabled: true },
+    introspection: { enabled: true },
     resourceIndicators: {
       enabled: true,
       useGrantedResource: () => true,
@@ -40,7 +49,7 @@ const provider = new Provider(issuer, {
           scope: SCOPES,
           audience: resource,
           accessTokenTTL: 600,
-          accessTokenFormat: 'jwt',
+          accessTokenFormat: format,
           jwt: { sign: { alg: 'ES256' } },
         };
       },

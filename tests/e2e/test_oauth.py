@@ -58,6 +58,8 @@ def test_metadata_and_the_challenge_tell_a_client_where_to_sign_in(db, serve, is
     assert challenge.startswith("Bearer ") and f'resource_metadata="{metadata_url(server)}"' in challenge
     assert 'scope="memory:read memory:write"' in challenge
     assert "invalid_token" not in challenge, "a request with no token is not told its token is bad"
+    log = "".join(server.stderr_lines)
+    assert "API keys and OAuth access tokens" in log and "serving without authentication" not in log, log
 
 
 def test_tokens_are_principals_like_keys(db, serve, issuer):

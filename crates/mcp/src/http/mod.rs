@@ -154,6 +154,7 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
         tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let local = tcp.local_addr().map_err(|e| e.to_string())?;
     let options = options.with_own_origins(scheme, local);
+    let oauth = options.oauth.is_some();
     let (router, in_flight) = router(service.clone(), options, stop.clone(), schema_version);
     let listener = match tls {
         Some(config) => {
@@ -161,13 +162,18 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
         }
         None => tls::ServerListener::Plain(tcp),
     };
-    if loopback && !keys {
+    let open = loopback && !keys && !oauth;
+    if open {
         tracing::warn!(
             "no API keys exist: serving without authentication, as the local user, to this machine only. Make keys with `cortex keys create` to require them"
         );
     }
     // The address goes to stderr as the first line a script can wait for.
-    tracing::info!(addr = %local, auth = if loopback && !keys { "none (loopback, no keys)" } else { "API keys" }, "cortex serving MCP over HTTP at {scheme}://{local}/mcp");
+    tracing::info!(addr = %local, auth = match (open, oauth) {
+        (true, _) => "none (loopback, no keys)",
+        (false, true) => "API keys and OAuth access tokens",
+        (false, false) => "API keys",
+    }, "cortex serving MCP over HTTP at {scheme}://{local}/mcp");
     let signalled = CancellationToken::new();
     // `tap_io` (doing nothing) gives either listener the peer address as connect info.
     let server =

@@ -83,6 +83,7 @@ def test_tokens_are_principals_like_keys(db, serve, issuer):
             assert len(found["hits"]) == 1
             is_error, out = await r.call("memory_store", {"items": [{"kind": "todo", "content": "nope"}]})
             assert is_error and error_code(out) == "forbidden_role", out
+            assert "oauth:bob" in out["error"]["message"] and "memory:write" in out["error"]["human_hint"], out
         async with http_session(server.url, evil) as e:
             found = await e.find(query="identity provider", mode="fast", widen="all")
             assert found["hits"] == [], "org evil sees none of acme's items"

@@ -184,7 +184,7 @@ fn forbidden(principal: &Principal, tool: &str) -> CallToolResult {
             "{tool} needs an API key with role {} or above; the key `{}` has role {}",
             needed.as_str(), principal.key, principal.role.as_str()
         ),
-        "human_hint": format!("this key may only read: use memory_find, or ask the server's admin for a key with role {}", needed.as_str()),
+        "human_hint": format!("this key may only read: use memory_find, or ask the server's admin for a key with role {0} (signed in with OAuth: sign in again asking for the scope memory:{0})", needed.as_str()),
     }}))
 }
 

@@ -1,5 +1,5 @@
 """A small OAuth authorization server of our own, for tests: it serves OpenID Connect discovery
-and a JWKS over loopback HTTP and mints access tokens (RS256, ES256) with PyJWT — and, for the
+and a JWKS over loopback HTTP and mints access tokens (RS256, ES256, EdDSA) with PyJWT — and, for the
 refusals, tokens no real issuer would sign. It counts the JWKS fetches, and its keys can be
 rotated while a server under test runs."""
 
@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jwt
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 
 def b64(data: bytes) -> str:
@@ -25,11 +25,14 @@ class Key:
         self.kid, self.alg = kid, alg
         if alg == "RS256":
             self.private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        else:
+        elif alg == "ES256":
             self.private = ec.generate_private_key(ec.SECP256R1())
+        else:
+            self.private = ed25519.Ed25519PrivateKey.generate()
 
     def jwk(self) -> dict:
-        cls = jwt.algorithms.RSAAlgorithm if self.alg == "RS256" else jwt.algorithms.ECAlgorithm
+        cls = {"RS256": jwt.algorithms.RSAAlgorithm, "ES256": jwt.algorithms.ECAlgorithm,
+               "EdDSA": jwt.algorithms.OKPAlgorithm}[self.alg]
         jwk = cls.to_jwk(self.private.public_key(), as_dict=True)
         return {**jwk, "kid": self.kid, "alg": self.alg, "use": "sig"}
 
@@ -40,7 +43,7 @@ class Key:
 
 class LocalIssuer:
     def __init__(self):
-        self.keys = {k.kid: k for k in (Key("rsa-1", "RS256"), Key("ec-1", "ES256"))}
+        self.keys = {k.kid: k for k in (Key("rsa-1", "RS256"), Key("ec-1", "ES256"), Key("ed-1", "EdDSA"))}
         self.published = list(self.keys)
         self.jwks_fetches: list[float] = []
         issuer = self

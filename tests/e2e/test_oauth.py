@@ -68,7 +68,7 @@ def test_tokens_are_principals_like_keys(db, serve, issuer):
     aud = server.audience
     writer = issuer.token(aud)  # RS256
     reader = issuer.token(aud, kid="ec-1", sub="bob", scope="memory:read")  # ES256
-    evil = issuer.token(aud, sub="mallory", org="evil", scope="memory:read memory:write")
+    evil = issuer.token(aud, kid="ed-1", sub="mallory", org="evil", scope="memory:read memory:write")  # EdDSA
 
     async def body():
         async with http_session(server.url, writer) as w:
@@ -174,6 +174,21 @@ def test_every_bad_token_is_refused_with_401_and_the_keys_are_fetched_once(db, s
     outside = issuer.token(aud)
     status, _, body = server.post_mcp(INIT, {"Authorization": f"Bearer {outside}", "X-Cortex-Project": "web"})
     assert (status, body["error"]["code"]) == (403, "forbidden_scope"), "the projects claim bounds the token"
+
+
+def test_a_single_tenant_server_puts_every_token_in_its_org(db, serve, issuer):
+    server = oauth_server(serve, issuer, CORTEX_OAUTH_ORG="acme")
+    token = issuer.token(server.audience, org="anything", projects=None)
+
+    async def body():
+        async with http_session(server.url, token, headers={"X-Cortex-Project": "web"}) as c:
+            stored = await c.store({"kind": "todo", "content": "single tenant todo"})
+            assert stored["summary"]["inserted"] == 1
+
+    anyio.run(body)
+    assert cortex(db, "find", "single tenant", "--mode", "fast", "--org", "acme", "--project", "web", "--json")["hits"]
+    no_org = issuer.token(server.audience, org=None)
+    assert server.post_mcp(INIT, {"Authorization": f"Bearer {no_org}"})[0] == 200, "the org claim is not read"
 
 
 def test_a_token_in_the_query_string_is_never_accepted(db, serve, issuer):

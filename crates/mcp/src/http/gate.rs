@@ -1,7 +1,8 @@
 //! The gate in front of `/mcp` (and `/metrics`): who is asking — the holder of an API key
-//! (`Authorization: Bearer <token>`), or the local user on a loopback server no key was ever
-//! made for, or the holder of an OAuth access token — and whether they may ask now: the browser origin, the key's rate, the body's
-//! size, the key's calls at once. A refusal is a JSON answer saying which rule refused it.
+//! (`Authorization: Bearer <token>`) or of an OAuth access token (`oauth`), or the local user
+//! on a loopback server no key was ever made for — and whether they may ask now: the browser
+//! origin, the key's rate, the body's size, the key's calls at once. A refusal is a JSON
+//! answer saying which rule refused it.
 
 use super::App;
 use super::principal::{AccessNote, Principal};
@@ -180,11 +181,18 @@ async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Refusal> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         if app.auth_required().await.map_err(internal)? {
             app.metrics.refused("missing_key");
-            return Err(Box::new(unauthorized(
-                "missing_key",
-                "this server asks every request for an API key or an OAuth access token, and this request has neither",
-                "send the header `Authorization: Bearer <token>` with a token from the server's admin (`cortex keys create`), or sign in through the authorization server this server's metadata names (/.well-known/oauth-protected-resource/mcp)",
-            )));
+            return Err(Box::new(match app.oauth {
+                None => unauthorized(
+                    "missing_key",
+                    "this server asks every request for an API key, and this request has none",
+                    "send the header `Authorization: Bearer <token>` with a token from the server's admin (`cortex keys create`)",
+                ),
+                Some(_) => unauthorized(
+                    "missing_key",
+                    "this server asks every request for an API key or an OAuth access token, and this request has neither",
+                    "sign in through the authorization server this server's metadata names (/.well-known/oauth-protected-resource/mcp) and send `Authorization: Bearer <access token>`, or send an API key from the server's admin (`cortex keys create`)",
+                ),
+            }));
         }
         let mut caller = app.service.local_caller();
         caller.scope.project = project.or(caller.scope.project);

@@ -1,6 +1,7 @@
-//! The issuer's signing keys: its JWKS (named by its metadata) fetched and kept by `kid`. A token naming a `kid`
-//! not kept makes the set be fetched again, at most once a minute: the issuer rotated its keys,
-//! or someone sends made-up `kid`s, and the second must not make this server hammer the issuer.
+//! The issuer's signing keys: its JWKS (named by its metadata) fetched and kept by `kid`. A
+//! token naming a `kid` not kept makes the set be fetched again, at most once a minute: the
+//! issuer rotated its keys, or someone sends made-up `kid`s, and the second must not make this
+//! server hammer the issuer.
 
 use super::issuer::Issuer;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};

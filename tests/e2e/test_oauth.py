@@ -191,6 +191,19 @@ def test_a_single_tenant_server_puts_every_token_in_its_org(db, serve, issuer):
     assert server.post_mcp(INIT, {"Authorization": f"Bearer {no_org}"})[0] == 200, "the org claim is not read"
 
 
+def test_behind_a_proxy_on_this_machine_the_public_host_is_admitted(db, serve, issuer):
+    """A loopback server behind a TLS proxy gets requests naming the public host: admitted for
+    the public URL's host, while other hosts stay refused (DNS rebinding)."""
+    public = "https://memory.example.test"
+    server = serve(env={"CORTEX_OAUTH_ISSUER": issuer.url, "CORTEX_PUBLIC_URL": public})
+    token = issuer.token(public + "/mcp")
+    head = {"Authorization": f"Bearer {token}"}
+    status, _, body = server.post_mcp(INIT, {**head, "Host": "memory.example.test"})
+    assert status == 200, body
+    status, _, body = server.post_mcp(INIT, {**head, "Host": "rebound.example.test"})
+    assert status == 403, body
+
+
 def test_a_token_in_the_query_string_is_never_accepted(db, serve, issuer):
     server = oauth_server(serve, issuer)
     token = issuer.token(server.audience)

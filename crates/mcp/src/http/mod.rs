@@ -107,6 +107,11 @@ pub fn router(
     // server's own names are unknown here and every request carries a key instead.
     if !app.options.is_loopback() {
         config = config.disable_allowed_hosts();
+    } else if let Some(oauth) = &app.options.oauth {
+        // Behind a proxy on this machine, clients name the public host (a connector must).
+        let mut hosts = config.allowed_hosts.clone();
+        hosts.push(oauth.public_authority().to_string());
+        config = config.with_allowed_hosts(hosts);
     }
     let server = CortexServer::for_http(service, metrics.clone(), app.options.call_timeout);
     let mcp = StreamableHttpService::new(

@@ -76,6 +76,12 @@ impl OAuthOptions {
         }))
     }
 
+    /// The public URL's `host[:port]`, as a client behind it sends it in `Host`.
+    pub fn public_authority(&self) -> &str {
+        let rest = self.public_url.split_once("://").map_or(self.public_url.as_str(), |(_, r)| r);
+        rest.split('/').next().unwrap_or(rest)
+    }
+
     /// Where the Protected Resource Metadata of `/mcp` is served (RFC 9728 §3.1: the
     /// well-known path inserted before the resource's path).
     pub fn metadata_url(&self) -> String {
@@ -162,6 +168,7 @@ mod tests {
             ("https://m.example.com/mcp", "https://m.example.com/mcp")
         );
         assert_eq!(o.metadata_url(), "https://m.example.com/.well-known/oauth-protected-resource/mcp");
+        assert_eq!(o.public_authority(), "m.example.com");
         assert_eq!((o.org_claim.as_str(), o.projects_claim.as_str(), o.fixed_org), ("org", "projects", None));
     }
 

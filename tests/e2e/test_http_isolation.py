@@ -4,7 +4,8 @@ a find by query at every width, by guessed ids, by another key's cursor, the his
 updates, deletes, `supersedes`, relation ends and scopes naming another tenant. Nothing of
 theirs comes back, and their items are the same in an export before and after (on each
 backend). The service-level suite (`crates/service/tests/tenant_isolation.rs`) covers each
-path in depth; this one shows the HTTP server serves every call as its key's tenant."""
+path in depth; this one shows the HTTP server serves every call as its key's tenant — and,
+the same test again, as an OAuth access token's tenant (issue 36: its org and projects claims)."""
 
 import json
 import subprocess
@@ -13,7 +14,9 @@ import uuid
 import pytest
 
 from conftest import BIN, run, server_env
+from oauth_issuer import LocalIssuer
 from test_http import cortex, error_code, http_session, serve  # noqa: F401 (serve is a fixture)
+from test_oauth import oauth_server
 
 
 def store_as_local(db, items: list) -> list[str]:
@@ -70,10 +73,25 @@ def assert_nothing_of(outside: list[str], answer: dict):
         assert word not in text, f"`{word}` of another tenant in {text}"
 
 
-def test_a_key_sees_and_changes_nothing_of_another_tenant(db, serve, tenants, tmp_path):
-    inside, outside, acme, globex = tenants
+@pytest.fixture(params=["key", "token"])
+def holders(request, serve, tenants):
+    """A server and acme's and globex's credentials: their API keys, or access tokens from an
+    OAuth issuer with the same org and project in their claims."""
+    _, _, acme, globex = tenants
+    if request.param == "key":
+        yield serve(), acme, globex
+        return
+    issuer = LocalIssuer()
+    server = oauth_server(serve, issuer)
+    tokens = [issuer.token(server.audience, sub=f"{org}-user", org=org, projects=["api"]) for org in ("acme", "globex")]
+    yield server, *tokens
+    issuer.close()
+
+
+def test_a_holder_sees_and_changes_nothing_of_another_tenant(db, holders, tenants, tmp_path):
+    inside, outside, _, _ = tenants
+    server, acme, globex = holders
     before = export(db, tmp_path, outside)
-    server = serve()
 
     async def body():
         # A cursor of globex's pages, to be replayed by acme's key.

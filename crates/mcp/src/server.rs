@@ -184,12 +184,12 @@ fn forbidden(principal: &Principal, tool: &str) -> CallToolResult {
             "{tool} needs an API key with role {} or above; the key `{}` has role {}",
             needed.as_str(), principal.key, principal.role.as_str()
         ),
-        "human_hint": format!("this key may only read: use memory_find, or ask the server's admin for a key with role {}", needed.as_str()),
+        "human_hint": format!("this key may only read: use memory_find, or ask the server's admin for a key with role {0} (signed in with OAuth: sign in again asking for the scope memory:{0})", needed.as_str()),
     }}))
 }
 
 /// A store refused by role, recorded in the audit trail as blocked attempts (what was tried,
-/// by which key, why); a failure to record is logged, never the caller's answer.
+/// by which key or token holder, why); a failure to record is logged, never the caller's answer.
 async fn audit_refused_store(
     service: Arc<MemoryService>,
     args: Value,
@@ -202,7 +202,7 @@ async fn audit_refused_store(
         .and_then(|c| c["error"]["message"].as_str())
         .unwrap_or("memory_store needs role write")
         .to_string();
-    let actor = format!("key:{}", principal.key);
+    let actor = principal.caller.actor.clone().unwrap_or_else(|| format!("key:{}", principal.key));
     let recorded =
         tokio::task::spawn_blocking(move || service.audit_refused_store(&args, &actor, &reason)).await;
     match recorded {

@@ -15,22 +15,25 @@ pub struct Caller {
     pub scope: Scope,
     /// `None`: the local user, who may reach every item.
     pub bound: Option<Bound>,
+    /// Who the audit trail records as making the caller's changes, when the item names no
+    /// actor of its own (an OAuth token's subject and client); `None` records none.
+    pub actor: Option<String>,
 }
 
 impl Caller {
-    /// The holder of a key bound to `bound`, standing at the project and branch its request
+    /// The holder of a key (or a token) bound to `bound`, standing at the project and branch its request
     /// headers name (`X-Cortex-Project`, `X-Cortex-Branch`), else the key's defaults
     /// ([`Bound::default_scope`]). `Err` says why a header is refused.
     pub fn for_key(bound: Bound, project: Option<&str>, branch: Option<&str>) -> Result<Caller, String> {
         let scope = bound.default_scope(project, branch)?;
-        Ok(Caller { scope, bound: Some(bound) })
+        Ok(Caller { scope, bound: Some(bound), actor: None })
     }
 }
 
 impl MemoryService {
     /// The local user: the inferred scope, no bound.
     pub fn local_caller(&self) -> Caller {
-        Caller { scope: self.inferred.scope.clone(), bound: None }
+        Caller { scope: self.inferred.scope.clone(), bound: None, actor: None }
     }
 
     /// This service as `caller` is served: standing at the caller's scope and, for a key's
@@ -52,6 +55,7 @@ impl MemoryService {
             near_duplicate_policy: self.near_duplicate_policy,
             find_deadline: self.find_deadline,
             bound: caller.bound.clone(),
+            actor: caller.actor.clone(),
         }
     }
 }

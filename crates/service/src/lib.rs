@@ -55,6 +55,8 @@ pub struct MemoryService {
     /// The tenant bound of the caller this service serves (`for_caller`); `None` for the
     /// local user. The store is then seen through `tenant::BoundedStore` as well.
     bound: Option<cortex_domain::tenant::Bound>,
+    /// The audit trail's actor for this caller's changes (`Caller::actor`).
+    actor: Option<String>,
 }
 
 impl MemoryService {
@@ -75,6 +77,7 @@ impl MemoryService {
             near_duplicate_policy: config.near_duplicates,
             find_deadline: config.find_deadline,
             bound: None,
+            actor: None,
         }
     }
 

@@ -16,7 +16,7 @@ const fn setting(name: &'static str, default: &'static str) -> Setting {
     Setting { name, default }
 }
 
-pub const SETTINGS: [Setting; 25] = [
+pub const SETTINGS: [Setting; 33] = [
     setting("CORTEX_DB", "<user data dir>/cortex/memory.db"),
     setting("CORTEX_DB_POOL_SIZE", "8"),
     setting("CORTEX_DB_READ_URL", "none: finds read the primary"),
@@ -45,6 +45,14 @@ pub const SETTINGS: [Setting; 25] = [
     setting("CORTEX_HTTP_MAX_CONCURRENT", "16 calls per key"),
     setting("CORTEX_HTTP_TLS_CERT", "none: plain HTTP"),
     setting("CORTEX_HTTP_TLS_KEY", "none: plain HTTP"),
+    setting("CORTEX_OAUTH_ISSUER", "none: API keys only"),
+    setting("CORTEX_PUBLIC_URL", "none (needed with CORTEX_OAUTH_ISSUER)"),
+    setting("CORTEX_OAUTH_AUDIENCE", "<CORTEX_PUBLIC_URL>/mcp"),
+    setting("CORTEX_OAUTH_ORG_CLAIM", "org"),
+    setting("CORTEX_OAUTH_PROJECTS_CLAIM", "projects"),
+    setting("CORTEX_OAUTH_ORG", "none: each token's org claim"),
+    setting("CORTEX_OAUTH_CLIENT_ID", "none: opaque tokens are not introspected"),
+    setting("CORTEX_OAUTH_CLIENT_SECRET", "none: opaque tokens are not introspected"),
 ];
 
 /// A setting as it applies to this process.
@@ -70,7 +78,13 @@ pub fn in_force(env: impl Fn(&str) -> Option<String>, db_flag: Option<&str>) -> 
                 (_, _, Some(v)) => (v, "environment"),
                 (_, _, None) => (s.default.to_string(), "default"),
             };
-            SettingInForce { name: s.name, value: mask_password(&value), from }
+            // A secret is shown as set, never as itself: doctor output gets pasted into issues.
+            let value = if s.name.ends_with("_SECRET") && from != "default" {
+                "***".into()
+            } else {
+                mask_password(&value)
+            };
+            SettingInForce { name: s.name, value, from }
         })
         .collect()
 }
@@ -100,6 +114,7 @@ mod tests {
             "CORTEX_DB" => Some("postgres://cortex:s3cret@db:5432/memory".to_string()),
             "CORTEX_EMBEDDER" => Some("none".to_string()),
             "CORTEX_ORG" => Some("  ".to_string()),
+            "CORTEX_OAUTH_CLIENT_SECRET" => Some("s3cret".to_string()),
             _ => None,
         };
         let all = in_force(env, Some("postgres://cortex:s3cret@db:5432/memory"));
@@ -109,6 +124,7 @@ mod tests {
         assert_eq!(find(&all, "CORTEX_EMBEDDER").from, "environment");
         assert_eq!(find(&all, "CORTEX_ORG").from, "default", "blank counts as unset");
         assert_eq!(find(&all, "CORTEX_LOG").value, "info");
+        assert_eq!(find(&all, "CORTEX_OAUTH_CLIENT_SECRET").value, "***");
         let flagged = in_force(|_| None, Some("other.db"));
         assert_eq!(
             (find(&flagged, "CORTEX_DB").value.as_str(), find(&flagged, "CORTEX_DB").from),

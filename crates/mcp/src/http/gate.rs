@@ -1,7 +1,8 @@
 //! The gate in front of `/mcp` (and `/metrics`): who is asking — the holder of an API key
-//! (`Authorization: Bearer <token>`), or the local user on a loopback server no key was ever
-//! made for — and whether they may ask now: the browser origin, the key's rate, the body's
-//! size, the key's calls at once. A refusal is a JSON answer saying which rule refused it.
+//! (`Authorization: Bearer <token>`) or of an OAuth access token (`oauth`), or the local user
+//! on a loopback server no key was ever made for — and whether they may ask now: the browser
+//! origin, the key's rate, the body's size, the key's calls at once. A refusal is a JSON
+//! answer saying which rule refused it.
 
 use super::App;
 use super::principal::{AccessNote, Principal};
@@ -11,7 +12,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
-use cortex_domain::api_key::{MAX_RATE_PER_SECOND, Rate, Role};
+use cortex_domain::api_key::{self, MAX_RATE_PER_SECOND, Rate, Role};
 use cortex_service::Caller;
 use cortex_service::keys::AuthFailure;
 use futures::StreamExt;
@@ -44,7 +45,17 @@ pub async fn origin(State(app): State<App>, request: Request, next: Next) -> Res
 pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Response {
     let principal = match who(&app, request.headers()).await {
         Ok(p) => p,
-        Err(refusal) => return *refusal,
+        Err(mut refusal) => {
+            // With OAuth, every 401 points at the resource's metadata (RFC 9728), so a client
+            // without a (valid) token learns where to get one.
+            if let Some(verifier) = &app.oauth
+                && refusal.status() == StatusCode::UNAUTHORIZED
+            {
+                let carried = request.headers().contains_key(header::AUTHORIZATION);
+                super::oauth::challenge(&mut refusal, verifier, carried);
+            }
+            return *refusal;
+        }
     };
     if let Some(note) = request.extensions().get::<AccessNote>() {
         note.update(|n| n.key = Some(principal.key.clone()));
@@ -170,11 +181,18 @@ async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Refusal> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         if app.auth_required().await.map_err(internal)? {
             app.metrics.refused("missing_key");
-            return Err(Box::new(unauthorized(
-                "missing_key",
-                "this server asks every request for an API key, and this request has none",
-                "send the header `Authorization: Bearer <token>` with a token from the server's admin (`cortex keys create`)",
-            )));
+            return Err(Box::new(match app.oauth {
+                None => unauthorized(
+                    "missing_key",
+                    "this server asks every request for an API key, and this request has none",
+                    "send the header `Authorization: Bearer <token>` with a token from the server's admin (`cortex keys create`)",
+                ),
+                Some(_) => unauthorized(
+                    "missing_key",
+                    "this server asks every request for an API key or an OAuth access token, and this request has neither",
+                    "sign in through the authorization server this server's metadata names (/.well-known/oauth-protected-resource/mcp) and send `Authorization: Bearer <access token>`, or send an API key from the server's admin (`cortex keys create`)",
+                ),
+            }));
         }
         let mut caller = app.service.local_caller();
         caller.scope.project = project.or(caller.scope.project);
@@ -195,6 +213,11 @@ async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Refusal> {
         .and_then(|v| v.split_once(' '))
         .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
         .map(|(_, token)| token.trim().to_string());
+    if let (Some(verifier), Some(token)) = (&app.oauth, &token)
+        && !token.starts_with(api_key::TOKEN_PREFIX)
+    {
+        return token_holder(app, verifier, token.clone(), project, branch).await;
+    }
     let holder = match token {
         None => Err(AuthFailure::Malformed),
         Some(token) => {
@@ -237,6 +260,39 @@ async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Refusal> {
         role: holder.role,
         caller,
         rate: holder.rate.unwrap_or(app.options.default_rate),
+    })
+}
+
+/// The holder of an OAuth access token: a principal exactly as a key's holder is, bound to the
+/// token's org and projects, with the role its scopes grant and the default rate; its changes
+/// recorded as the token's subject's.
+async fn token_holder(
+    app: &App,
+    verifier: &std::sync::Arc<super::oauth::Verifier>,
+    token: String,
+    project: Option<String>,
+    branch: Option<String>,
+) -> Result<Principal, Refusal> {
+    let identity = super::oauth::authenticate(verifier, token).await.map_err(|(code, refusal)| {
+        app.metrics.refused(code);
+        Box::new(refusal)
+    })?;
+    let mut caller =
+        Caller::for_key(identity.bound.clone(), project.as_deref(), branch.as_deref()).map_err(|why| {
+            app.metrics.refused("forbidden_scope");
+            problem(
+                StatusCode::FORBIDDEN,
+                "forbidden_scope",
+                why,
+                "set X-Cortex-Project to a project this token may reach (its projects claim), or leave it out",
+            )
+        })?;
+    caller.actor = Some(identity.actor());
+    Ok(Principal {
+        key: format!("oauth:{}", identity.subject),
+        role: identity.role,
+        caller,
+        rate: app.options.default_rate,
     })
 }
 

@@ -9,11 +9,13 @@
 //! - `access`: one log line per request; `metrics`: the Prometheus figures
 //! - `ops`: health, readiness, metrics; `problem`: refusals as JSON
 //! - `tls`: HTTPS (`--tls-cert` / `--tls-key`)
+//! - `oauth`: OAuth access tokens beside API keys, and the resource's metadata
 
 mod access;
 mod gate;
 mod limits;
 mod metrics;
+mod oauth;
 mod ops;
 mod options;
 pub(crate) mod principal;
@@ -51,12 +53,15 @@ pub(crate) struct App {
     keys_exist: Arc<AtomicBool>,
     /// The schema version the store was opened at: `/ready` compares against it.
     schema_version: i64,
+    /// Checks OAuth access tokens, when an authorization server is configured.
+    oauth: Option<Arc<oauth::Verifier>>,
 }
 
 impl App {
-    /// Whether a request must carry a key: always beyond loopback, and once any key exists.
+    /// Whether a request must carry a key: always beyond loopback or with OAuth, and once any
+    /// key exists.
     async fn auth_required(&self) -> Result<bool, String> {
-        if !self.options.is_loopback() || self.keys_exist.load(Ordering::Relaxed) {
+        if !self.options.is_loopback() || self.oauth.is_some() || self.keys_exist.load(Ordering::Relaxed) {
             return Ok(true);
         }
         let service = self.service.clone();
@@ -80,6 +85,10 @@ pub fn router(
     schema_version: i64,
 ) -> (Router, Arc<Metrics>) {
     let metrics = Arc::new(Metrics::default());
+    let oauth = options.oauth.clone().map(|o| Arc::new(oauth::Verifier::new(o)));
+    if let Some(verifier) = &oauth {
+        oauth::warm_in_background(verifier.clone());
+    }
     let app = App {
         limits: Arc::new(limits::Limits::new(options.max_concurrent_per_key)),
         options: Arc::new(options),
@@ -87,6 +96,7 @@ pub fn router(
         metrics: metrics.clone(),
         service: service.clone(),
         schema_version,
+        oauth,
     };
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(stop)
@@ -97,6 +107,11 @@ pub fn router(
     // server's own names are unknown here and every request carries a key instead.
     if !app.options.is_loopback() {
         config = config.disable_allowed_hosts();
+    } else if let Some(oauth) = &app.options.oauth {
+        // Behind a proxy on this machine, clients name the public host (a connector must).
+        let mut hosts = config.allowed_hosts.clone();
+        hosts.push(oauth.public_authority().to_string());
+        config = config.with_allowed_hosts(hosts);
     }
     let server = CortexServer::for_http(service, metrics.clone(), app.options.call_timeout);
     let mcp = StreamableHttpService::new(
@@ -112,6 +127,8 @@ pub fn router(
                 .route("/metrics", get(ops::metrics))
                 .route_layer(from_fn_with_state(app.clone(), gate::metrics)),
         )
+        .route("/.well-known/oauth-protected-resource", get(oauth::metadata_document))
+        .route("/.well-known/oauth-protected-resource/mcp", get(oauth::metadata_document))
         .route("/health", get(ops::health))
         .route("/ready", get(ops::ready))
         .layer(from_fn_with_state(app.clone(), gate::origin))
@@ -142,6 +159,7 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
         tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let local = tcp.local_addr().map_err(|e| e.to_string())?;
     let options = options.with_own_origins(scheme, local);
+    let oauth = options.oauth.is_some();
     let (router, in_flight) = router(service.clone(), options, stop.clone(), schema_version);
     let listener = match tls {
         Some(config) => {
@@ -149,13 +167,18 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
         }
         None => tls::ServerListener::Plain(tcp),
     };
-    if loopback && !keys {
+    let open = loopback && !keys && !oauth;
+    if open {
         tracing::warn!(
             "no API keys exist: serving without authentication, as the local user, to this machine only. Make keys with `cortex keys create` to require them"
         );
     }
     // The address goes to stderr as the first line a script can wait for.
-    tracing::info!(addr = %local, auth = if loopback && !keys { "none (loopback, no keys)" } else { "API keys" }, "cortex serving MCP over HTTP at {scheme}://{local}/mcp");
+    tracing::info!(addr = %local, auth = match (open, oauth) {
+        (true, _) => "none (loopback, no keys)",
+        (false, true) => "API keys and OAuth access tokens",
+        (false, false) => "API keys",
+    }, "cortex serving MCP over HTTP at {scheme}://{local}/mcp");
     let signalled = CancellationToken::new();
     // `tap_io` (doing nothing) gives either listener the peer address as connect info.
     let server =

@@ -28,6 +28,8 @@ pub struct HttpOptions {
     pub max_concurrent_per_key: usize,
     /// HTTPS with these files; plain HTTP when `None`.
     pub tls: Option<super::TlsFiles>,
+    /// OAuth access tokens accepted beside API keys when set (`CORTEX_OAUTH_ISSUER`).
+    pub oauth: Option<super::oauth::OAuthOptions>,
 }
 
 impl HttpOptions {
@@ -68,6 +70,7 @@ impl HttpOptions {
                 4096,
             )? as usize,
             tls: None,
+            oauth: super::oauth::OAuthOptions::resolve(env)?,
         })
     }
 

@@ -30,6 +30,7 @@ impl MemoryService {
         }
         let context = WriteContext {
             request_id: Some(Uuid::now_v7().to_string()),
+            actor: self.actor.clone(),
             expected: std::mem::take(&mut batch.seen.0),
             ..WriteContext::default()
         };

@@ -24,6 +24,7 @@ per_backend!(
     finds_by_meaning_never_show_another_tenant,
     a_key_with_several_projects_needs_a_project_to_write,
     session_neighbours_stay_inside_the_tenant,
+    a_callers_actor_is_recorded_unless_the_item_names_its_own,
 );
 
 /// What the local user stored, per tenant.
@@ -374,4 +375,28 @@ fn session_neighbours_stay_inside_the_tenant(db: &TestDb) {
         assert!(r.hits.iter().any(|h| h.title.starts_with("Caroline: I went")), "{r:?}");
         assert_nothing_outside(&s, &r);
     }
+}
+
+/// Issue 36: an OAuth token's holder is a bounded caller with an actor (its subject and
+/// client): the audit trail records it for every change, unless the item names its own.
+fn a_callers_actor_is_recorded_unless_the_item_names_its_own(db: &TestDb) {
+    let s = seed(db, EmbedderChoice::None);
+    let mut caller = acme_api();
+    caller.actor = Some("oauth:alice (client claude)".into());
+    let token = s.local.for_caller(&caller);
+    let r = store(
+        &token,
+        json!([
+            {"kind": "todo", "data": {"title": "Recorded as alice", "status": "open"}},
+            {"kind": "todo", "source": {"actor": "agent:reviewer"}, "data": {"title": "Recorded as named", "status": "open"}}
+        ]),
+    );
+    let [mine, named] = [0, 1].map(|i| r.results[i].id.clone().unwrap().parse().unwrap());
+    let actor = |id| s.local.audit(Some(id), None, 10).unwrap()[0].actor.clone();
+    assert_eq!(actor(mine).as_deref(), Some("oauth:alice (client claude)"));
+    assert_eq!(actor(named).as_deref(), Some("agent:reviewer"));
+    // A key's holder names no actor: the trail records none, as before.
+    let key = s.local.for_caller(&acme_api());
+    let r = store(&key, json!([{"kind": "todo", "data": {"title": "Recorded as no one", "status": "open"}}]));
+    assert_eq!(actor(r.results[0].id.clone().unwrap().parse().unwrap()), None);
 }

@@ -1,0 +1,179 @@
+//! Talking to the authorization server: its metadata, discovered once (OpenID Connect
+//! discovery, else RFC 8414 authorization server metadata) and checked to name the configured
+//! issuer; JSON documents fetched from it; token introspection (RFC 7662). Blocking (ureq):
+//! called off the async workers.
+
+use serde_json::Value;
+use std::sync::Mutex;
+use std::time::Duration;
+
+const TIMEOUT: Duration = Duration::from_secs(10);
+/// An issuer's answers are small; a larger one is not read whole.
+const MAX_DOCUMENT_BYTES: u64 = 1024 * 1024;
+
+/// What Cortex uses of the issuer's metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Metadata {
+    pub jwks_uri: String,
+    pub introspection_endpoint: Option<String>,
+}
+
+/// How Cortex authenticates itself at the introspection endpoint (`client_secret_basic`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientCredentials {
+    pub id: String,
+    pub secret: String,
+}
+
+/// Options are printed in logs and errors: the secret never is.
+impl std::fmt::Debug for ClientCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientCredentials").field("id", &self.id).field("secret", &"***").finish()
+    }
+}
+
+pub struct Issuer {
+    pub url: String,
+    agent: ureq::Agent,
+    metadata: Mutex<Option<Metadata>>,
+}
+
+impl Issuer {
+    pub fn new(url: &str) -> Issuer {
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(TIMEOUT))
+            .http_status_as_error(false)
+            .build()
+            .new_agent();
+        Issuer { url: url.to_string(), agent, metadata: Mutex::new(None) }
+    }
+
+    /// The issuer's metadata, read on first use and kept.
+    pub fn metadata(&self) -> Result<Metadata, String> {
+        let mut kept = self.metadata.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(metadata) = kept.as_ref() {
+            return Ok(metadata.clone());
+        }
+        let metadata = self.discover()?;
+        *kept = Some(metadata.clone());
+        Ok(metadata)
+    }
+
+    /// Its metadata, whose `issuer` must be the one configured (OpenID Connect Discovery §4.3,
+    /// RFC 8414 §3.3): a document naming another is someone else's.
+    fn discover(&self) -> Result<Metadata, String> {
+        let mut tried = Vec::new();
+        for url in metadata_urls(&self.url) {
+            let doc = match self.get_json(&url) {
+                Ok(doc) => doc,
+                Err(e) => {
+                    tried.push(e);
+                    continue;
+                }
+            };
+            let named = doc.get("issuer").and_then(Value::as_str).unwrap_or("");
+            if named != self.url {
+                return Err(format!(
+                    "{url} names the issuer {named:?}, not {:?}: set CORTEX_OAUTH_ISSUER to exactly the issuer the metadata names",
+                    self.url
+                ));
+            }
+            let text = |field: &str| doc.get(field).and_then(Value::as_str).map(str::to_string);
+            return Ok(Metadata {
+                jwks_uri: text("jwks_uri").ok_or_else(|| format!("{url} has no jwks_uri"))?,
+                introspection_endpoint: text("introspection_endpoint"),
+            });
+        }
+        Err(format!("cannot read the issuer's metadata: {}", tried.join("; ")))
+    }
+
+    pub fn get_json(&self, url: &str) -> Result<Value, String> {
+        let response = self.agent.get(url).call().map_err(|e| format!("cannot reach {url}: {e}"))?;
+        read_json(url, response)
+    }
+
+    /// RFC 7662: what the issuer says of `token` (`active`, and its claims when active).
+    pub fn introspect(
+        &self,
+        endpoint: &str,
+        client: &ClientCredentials,
+        token: &str,
+    ) -> Result<Value, String> {
+        let response = self
+            .agent
+            .post(endpoint)
+            .header("Authorization", &basic(client))
+            .header("Accept", "application/json")
+            .send_form([("token", token), ("token_type_hint", "access_token")])
+            .map_err(|e| format!("cannot reach {endpoint}: {e}"))?;
+        read_json(endpoint, response)
+    }
+}
+
+fn read_json(url: &str, mut response: http::Response<ureq::Body>) -> Result<Value, String> {
+    if !response.status().is_success() {
+        return Err(format!("{url} answered {}", response.status()));
+    }
+    response
+        .body_mut()
+        .with_config()
+        .limit(MAX_DOCUMENT_BYTES)
+        .read_json()
+        .map_err(|e| format!("{url} answered something that is not JSON: {e}"))
+}
+
+/// `client_secret_basic` (RFC 6749 §2.3.1): id and secret form-encoded, then Base64.
+fn basic(client: &ClientCredentials) -> String {
+    use base64::Engine;
+    let pair = format!("{}:{}", form_encode(&client.id), form_encode(&client.secret));
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair))
+}
+
+fn form_encode(text: &str) -> String {
+    let mut out = String::new();
+    for byte in text.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => out.push(byte as char),
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
+/// OpenID Connect discovery, then RFC 8414 (the well-known path before the issuer's path).
+fn metadata_urls(issuer: &str) -> [String; 2] {
+    let trimmed = issuer.trim_end_matches('/');
+    let oidc = format!("{trimmed}/.well-known/openid-configuration");
+    let (scheme, rest) = trimmed.split_once("://").unwrap_or(("https", trimmed));
+    let (host, path) = rest.split_once('/').map_or((rest, ""), |(h, p)| (h, p));
+    let path = if path.is_empty() { String::new() } else { format!("/{path}") };
+    [oidc, format!("{scheme}://{host}/.well-known/oauth-authorization-server{path}")]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_is_looked_for_where_both_specs_put_it() {
+        assert_eq!(
+            metadata_urls("https://id.example.com/realms/team"),
+            [
+                "https://id.example.com/realms/team/.well-known/openid-configuration".to_string(),
+                "https://id.example.com/.well-known/oauth-authorization-server/realms/team".to_string()
+            ]
+        );
+        assert_eq!(
+            metadata_urls("https://tenant.auth0.com/")[1],
+            "https://tenant.auth0.com/.well-known/oauth-authorization-server"
+        );
+    }
+
+    #[test]
+    fn client_credentials_are_form_encoded_before_base64() {
+        let client = ClientCredentials { id: "cortex".into(), secret: "a b:c/é".into() };
+        // base64("cortex:a+b%3Ac%2F%C3%A9")
+        assert_eq!(basic(&client), "Basic Y29ydGV4OmErYiUzQWMlMkYlQzMlQTk=");
+    }
+}

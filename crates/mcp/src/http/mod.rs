@@ -9,6 +9,7 @@
 //! - `access`: one log line per request; `metrics`: the Prometheus figures
 //! - `ops`: health, readiness, metrics; `problem`: refusals as JSON
 //! - `tls`: HTTPS (`--tls-cert` / `--tls-key`)
+//! - `ui`: the web UI (`/`, `/items/<id>`; see docs/UI.md)
 
 mod access;
 mod gate;
@@ -19,6 +20,7 @@ mod options;
 pub(crate) mod principal;
 mod problem;
 mod tls;
+mod ui;
 
 pub use limits::Limits;
 pub use metrics::Metrics;
@@ -114,6 +116,7 @@ pub fn router(
         )
         .route("/health", get(ops::health))
         .route("/ready", get(ops::ready))
+        .merge(ui::routes(app.clone()))
         .layer(from_fn_with_state(app.clone(), gate::origin))
         .layer(from_fn_with_state(app.clone(), access::log))
         .with_state(app);

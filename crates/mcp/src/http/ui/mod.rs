@@ -1,12 +1,14 @@
 //! The web UI on the HTTP server's port: server-rendered pages (askama templates, escaped by
 //! default), one stylesheet, no script. Sign in with an API key; search as `memory_find`
-//! does; an item's page with its history. Every page sees exactly what the signed-in key sees.
+//! does; an item's page with its history; curation for write keys through `memory_store`'s
+//! path. Every page sees exactly what the signed-in key sees.
 //!
 //! - `session`: sign-in sessions in server memory, cookies
 //! - `signin`: who a request is shown to (the gate's check), sign-in and -out, the CSRF check
-//! - `search`, `item`: the pages
+//! - `search`, `item`, `curate`: the pages and forms
 //! - `markdown`: stored content as safe HTML; `page`: templates, headers, the stylesheet
 
+mod curate;
 mod item;
 mod markdown;
 mod page;
@@ -47,6 +49,8 @@ pub(super) fn routes(app: App) -> Router<App> {
         .route("/login", post(signin::login))
         .route("/logout", post(signin::logout))
         .route("/items/{id}", get(item::page))
+        .route("/items/{id}/edit", post(curate::edit))
+        .route("/items/{id}/delete", post(curate::delete))
         .route("/ui/style.css", get(page::style))
         .layer(from_fn(page::secure))
         .with_state(ui)

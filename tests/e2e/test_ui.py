@@ -131,7 +131,7 @@ def assert_loads_nothing_from_elsewhere(page: str):
 def assert_ui_headers(response: httpx.Response):
     assert response.headers["content-security-policy"] == CSP
     assert response.headers["x-content-type-options"] == "nosniff"
-    assert response.headers["referrer-policy"] == "no-referrer"
+    assert response.headers["referrer-policy"] == "same-origin"
     assert response.headers["cache-control"] == "no-store"
 
 

@@ -1,7 +1,7 @@
 //! What every UI page shares: the frame (who is signed in, the sign-out form), the sign-in
 //! and message pages, rendering a template into a response, the stylesheet, and the headers
 //! every UI response carries (no script from anywhere, nothing loaded from elsewhere, not
-//! framed, not cached, no referrer).
+//! framed, not cached, no referrer to other sites).
 
 use askama::Template;
 use axum::body::Body;
@@ -118,7 +118,10 @@ pub async fn secure(request: Request, next: Next) -> Response {
     for (name, value) in [
         (header::CONTENT_SECURITY_POLICY, CSP),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        (header::REFERRER_POLICY, "no-referrer"),
+        // Not `no-referrer`: under it a browser sends `Origin: null` with the UI's own form
+        // posts, which the server's Origin check then refuses. `same-origin` still sends
+        // nothing to other sites (links in rendered Markdown).
+        (header::REFERRER_POLICY, "same-origin"),
         (header::CACHE_CONTROL, "no-store"),
         (header::X_FRAME_OPTIONS, "DENY"),
     ] {

@@ -271,6 +271,19 @@ def test_curation_goes_through_the_store_with_its_governance(db, serve, memory, 
     assert 'class="problem"' in refused.text and "rationale" in refused.text and "supersede" in refused.text
     assert "receivers verify the sender" in browser.get(decision).text, "the decision is unchanged"
 
+    newer = browser.post(f"{decision}/supersede", {"csrf": csrf, "data.rationale": "receivers verify the sender and "
+                                                  "replay is refused"})
+    assert newer.status_code == 303, newer.text
+    new_page = browser.get(newer.headers["location"])
+    assert new_page.status_code == 200 and "replay is refused" in new_page.text
+    new_id = newer.headers["location"].removeprefix("/items/")
+    old_page = browser.get(decision).text
+    assert f'<a href="/items/{new_id}">' in old_page, "the old version links to the new one"
+    assert '<span class="status">superseded</span>' in old_page
+    ops = re.findall(r'<td class="op">(\w+)</td><td>([^<]*)</td>', old_page)
+    assert [op for op, _ in ops] == ["insert", "blocked", "supersede"], ops
+    assert ops[1][1] == "actor: curator, tool: cortex-ui", "the refused edit is audited as the key"
+
     assert browser.post(f"/items/{memory['other_tenant']}/delete", {"csrf": csrf}).status_code == 404
     assert browser.post(f"/items/{memory['other_tenant']}/edit", {"csrf": csrf, "data.title": "x"}).status_code == 404
     assert export(db, tmp_path, [memory["other_tenant"]]) == before, "another tenant's item is untouched"

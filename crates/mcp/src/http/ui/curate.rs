@@ -1,4 +1,4 @@
-//! Curation by write keys: `POST /items/<id>/edit` and `POST /items/<id>/delete`, each a
+//! Curation by write keys: `POST /items/<id>/edit`, `/supersede` and `/delete`, each a
 //! `memory_store` call through the same service path as the tool (governance applies: what
 //! the tool refuses, the page shows refused with the same hint), recorded in the audit trail
 //! with the signed-in key as actor. Every form passes the session's CSRF check first; a read
@@ -33,6 +33,13 @@ pub async fn delete(State(ui): State<Ui>, Path(id): Path<String>, request: Reque
         "Deleted.",
     )
     .await
+}
+
+/// `POST /items/<id>/supersede`: the edit form's values as a new version of the item, which
+/// marks this one superseded (the way to change what governance keeps, such as an accepted
+/// decision's rationale).
+pub async fn supersede(State(ui): State<Ui>, Path(id): Path<String>, request: Request) -> Response {
+    curate(ui, id, request, new_version, "Superseded.").await
 }
 
 /// What a form changes: the `memory_store` item for the item as read and the form's fields.
@@ -97,6 +104,18 @@ fn edited(hit: &Hit, fields: &[(String, String)]) -> Map<String, Value> {
     item
 }
 
+/// The edited item as a new item superseding the old one, with a lifetime of its own.
+fn new_version(hit: &Hit, fields: &[(String, String)]) -> Map<String, Value> {
+    let mut item = edited(hit, fields);
+    item.remove("id");
+    item.remove("expires_at");
+    item.insert("supersedes".into(), json!(hit.id.to_string()));
+    // A new version reads much like the one it replaces: asked for by a person, it is stored
+    // even when the near-duplicate check would skip it.
+    item.insert("dedupe".into(), json!(false));
+    item
+}
+
 fn json_object(value: Value) -> Map<String, Value> {
     match value {
         Value::Object(map) => map,
@@ -151,8 +170,17 @@ async fn finish(
     };
     match result.status {
         ItemStatus::Deleted => page::see_other("/"),
-        ItemStatus::Updated | ItemStatus::Inserted | ItemStatus::SkippedDedupe => {
+        // A new version: its own page, which links back through the history of the old one.
+        ItemStatus::Inserted if result.id.as_deref().is_some_and(|new| new != id) => {
+            page::see_other(&format!("/items/{}", result.id.as_deref().unwrap_or(id)))
+        }
+        ItemStatus::Updated | ItemStatus::Inserted => {
             show(ui, viewer, id, StatusCode::OK, None, Some(done.to_string())).await
+        }
+        ItemStatus::SkippedDedupe => {
+            let reason =
+                result.reason.clone().unwrap_or_else(|| "the same knowledge is stored already".into());
+            show(ui, viewer, id, StatusCode::OK, None, Some(format!("Nothing was stored: {reason}."))).await
         }
         ItemStatus::BusinessRuleBlocked | ItemStatus::ValidationError => {
             let problem = match &result.error {

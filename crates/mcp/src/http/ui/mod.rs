@@ -50,6 +50,7 @@ pub(super) fn routes(app: App) -> Router<App> {
         .route("/logout", post(signin::logout))
         .route("/items/{id}", get(item::page))
         .route("/items/{id}/edit", post(curate::edit))
+        .route("/items/{id}/supersede", post(curate::supersede))
         .route("/items/{id}/delete", post(curate::delete))
         .route("/ui/style.css", get(page::style))
         .layer(from_fn(page::secure))

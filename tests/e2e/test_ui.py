@@ -321,3 +321,17 @@ def test_a_keyless_loopback_server_shows_the_memory_directly(db, serve, memory):
     assert browser.get(f"/items/{memory['other_tenant']}").status_code == 200, "the local user owns every item"
     style = browser.get("/ui/style.css")
     assert style.status_code == 200 and style.headers["content-type"].startswith("text/css")
+
+
+def test_activity_counts_what_the_key_sees(db, serve, memory):
+    browser, _ = signed_in(db, serve, "reviewer", "read")
+    page = browser.get("/activity")
+    assert page.status_code == 200
+    assert_ui_headers(page)
+    today = re.search(r"<tbody>\s*<tr><td><time>[0-9-]+</time></td><td><meter[^>]*>.*?</td><td>(\d+)</td>",
+                      page.text)
+    assert today and int(today.group(1)) == 5, "acme's five inserts today (globex's is not counted)"
+    for name in ["section", "decision", "billing", "ledger", "relation"]:
+        assert f'href="/items/{memory[name]}"' in page.text, name
+    assert memory["other_tenant"] not in page.text
+    assert_loads_nothing_from_elsewhere(page.text)

@@ -1,6 +1,6 @@
 """The web UI (issue 35) in a real headless Chromium, driven through its DevTools protocol over a
 websocket, on each backend: sign in through the form, search, open an item, edit it, see its
-history; the page's own stylesheet applies under the Content-Security-Policy, nothing is blocked
+history, the activity page; the page's own stylesheet applies under the Content-Security-Policy, nothing is blocked
 or run (a stored `<script>` title opens no dialog), the session cookie is out of script's reach;
 and a screenshot of the signed-in search page."""
 
@@ -164,6 +164,12 @@ def test_sign_in_search_open_edit_in_chromium(db, serve, chromium, tmp_path):
 
     chromium.go(server.base + f"/items/{ids[0]}")
     assert chromium.js("document.querySelector('h1').textContent") == f"{EVIL} Webhook retries"
+
+    chromium.loads(lambda: chromium.js("document.querySelector('nav a[href=\"/activity\"]').click()"))
+    assert chromium.js("document.querySelectorAll('.activity meter').length") == 14
+    assert chromium.js("document.querySelector('.activity meter').value") >= 4, "today's changes drawn"
+    activity = base64.b64decode(chromium.call("Page.captureScreenshot", {"format": "png"})["data"])
+    (tmp_path / "activity.png").write_bytes(activity)
 
     assert not chromium.seen("Page.javascriptDialogOpening"), "no stored script ran"
     blocked = [e["params"]["entry"]["text"] for e in chromium.seen("Log.entryAdded")

@@ -5,9 +5,10 @@
 //!
 //! - `session`: sign-in sessions in server memory, cookies
 //! - `signin`: who a request is shown to (the gate's check), sign-in and -out, the CSRF check
-//! - `search`, `item`, `curate`: the pages and forms
+//! - `search`, `item`, `activity`, `curate`: the pages and forms
 //! - `markdown`: stored content as safe HTML; `page`: templates, headers, the stylesheet
 
+mod activity;
 mod curate;
 mod item;
 mod markdown;
@@ -48,6 +49,7 @@ pub(super) fn routes(app: App) -> Router<App> {
         .route("/", get(search::page))
         .route("/login", post(signin::login))
         .route("/logout", post(signin::logout))
+        .route("/activity", get(activity::page))
         .route("/items/{id}", get(item::page))
         .route("/items/{id}/edit", post(curate::edit))
         .route("/items/{id}/supersede", post(curate::supersede))

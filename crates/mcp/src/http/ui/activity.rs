@@ -4,7 +4,7 @@
 //! changes with links to their items.
 
 use super::Ui;
-use super::page::{self, Chrome, Problem};
+use super::page::{self, Chrome};
 use super::signin::{Viewer, viewer};
 use askama::Template;
 use axum::extract::State;
@@ -131,16 +131,7 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap) -> Response {
 }
 
 fn failed(viewer: &Viewer, e: String) -> Response {
-    tracing::error!(error = %e, "web UI activity page failed");
-    page::message(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "Server error",
-        Problem::new(
-            e,
-            "a server-side failure, not your request: retry; if it persists, run `cortex doctor`",
-        ),
-        Some(viewer.chrome()),
-    )
+    page::server_error("the activity page", e, Some(viewer.chrome()))
 }
 
 #[cfg(test)]

@@ -224,14 +224,5 @@ pub fn not_found(viewer: &Viewer) -> Response {
 }
 
 fn failed(viewer: &Viewer, e: String) -> Response {
-    tracing::error!(error = %e, "web UI item page failed");
-    page::message(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "Server error",
-        Problem::new(
-            e,
-            "a server-side failure, not your request: retry; if it persists, run `cortex doctor`",
-        ),
-        Some(viewer.chrome()),
-    )
+    page::server_error("the item page", e, Some(viewer.chrome()))
 }

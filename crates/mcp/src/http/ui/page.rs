@@ -68,6 +68,20 @@ pub fn message(status: StatusCode, heading: &str, problem: Problem, chrome: Opti
     html(status, &Message { chrome, heading: heading.to_string(), problem })
 }
 
+/// A failure of the server, not of the request: logged, and said so on the page.
+pub fn server_error(what: &str, e: String, chrome: Option<Chrome>) -> Response {
+    tracing::error!(error = %e, "web UI: {what} failed");
+    message(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "Server error",
+        Problem::new(
+            e,
+            "a server-side failure, not your request: retry; if it persists, run `cortex doctor`",
+        ),
+        chrome,
+    )
+}
+
 pub fn html(status: StatusCode, page: &impl Template) -> Response {
     match page.render() {
         Ok(text) => {

@@ -203,14 +203,5 @@ pub fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
 }
 
 fn internal(e: String) -> Response {
-    tracing::error!("web UI: {e}");
-    page::message(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "Server error",
-        Problem::new(
-            e,
-            "a server-side failure, not your request: retry; if it persists, run `cortex doctor`",
-        ),
-        None,
-    )
+    page::server_error("signing in", e, None)
 }

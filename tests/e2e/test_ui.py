@@ -8,6 +8,7 @@ from elsewhere. `test_ui_browser.py` drives the same pages in headless Chromium.
 import html.parser
 import json
 import re
+import ssl
 import uuid
 
 import httpx
@@ -15,6 +16,7 @@ import pytest
 
 from conftest import TIMEOUT
 from test_http import cortex, make_key, serve  # noqa: F401 (serve is a fixture)
+from test_https import https_server  # noqa: F401 (a fixture)
 from test_http_isolation import export
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; "
@@ -335,3 +337,13 @@ def test_activity_counts_what_the_key_sees(db, serve, memory):
         assert f'href="/items/{memory[name]}"' in page.text, name
     assert memory["other_tenant"] not in page.text
     assert_loads_nothing_from_elsewhere(page.text)
+
+
+def test_over_https_the_session_cookie_is_secure(https_server):  # noqa: F811 (the fixture)
+    url, ca = https_server
+    trust = ssl.create_default_context()
+    ca.configure_trust(trust)
+    home = httpx.get(url.removesuffix("/mcp") + "/", verify=trust, timeout=TIMEOUT)
+    assert home.status_code == 200, home.text
+    cookie = home.headers["set-cookie"]
+    assert "; Secure" in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie, cookie

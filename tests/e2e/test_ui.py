@@ -225,7 +225,16 @@ def test_item_page_with_history_relations_and_safe_content(db, serve, memory):
     ledger = browser.get(f"/items/{memory['ledger']}").text
     assert f'href="/items/{memory["billing"]}"' in ledger, "relations show both ways"
 
+    graph = browser.get(f"/items/{memory['billing']}/graph")
+    assert graph.status_code == 200
+    svg = re.search(r"<svg.*?</svg>", graph.text, re.S).group(0)
+    assert f'<a href="/items/{memory["ledger"]}">' in svg and ">calls</text>" in svg
+    assert svg.count("<circle") == 2
+    assert_loads_nothing_from_elsewhere(graph.text)
+    assert browser.get(f"/items/{memory['ledger']}/graph", params={"depth": "2"}).status_code == 200
+
     for other in [memory["other_tenant"], str(uuid.uuid4()), "not-an-id"]:
+        assert browser.get(f"/items/{other}/graph").status_code == 404, other
         missing = browser.get(f"/items/{other}")
         assert missing.status_code == 404, other
         assert "Zanzibar" not in missing.text and "globex" not in missing.text

@@ -1,6 +1,6 @@
 """The web UI (issue 35) in a real headless Chromium, driven through its DevTools protocol over a
 websocket, on each backend: sign in through the form, search, open an item, edit it, see its
-history, the activity page; the page's own stylesheet applies under the Content-Security-Policy, nothing is blocked
+history, the graph and activity pages; the page's own stylesheet applies under the Content-Security-Policy, nothing is blocked
 or run (a stored `<script>` title opens no dialog), the session cookie is out of script's reach;
 and a screenshot of the signed-in search page."""
 
@@ -122,6 +122,15 @@ def test_sign_in_search_open_edit_in_chromium(db, serve, chromium, tmp_path):
             "component": "webhooks", "status": "accepted", "title": "Sign webhook payloads with HMAC",
             "rationale": "receivers verify the sender"}},
     ])
+    graph = store_as_local(db, [
+        {"kind": "entity", "scope": at("acme"), "data": {"entity_type": "service", "name": "webhook-relay"}},
+        {"kind": "entity", "scope": at("acme"), "data": {"entity_type": "service", "name": "billing"}},
+        {"kind": "entity", "scope": at("acme"), "data": {"entity_type": "service", "name": "ledger"}},
+    ])
+    store_as_local(db, [
+        {"kind": "relation", "scope": at("acme"), "data": {"from": graph[1], "to": graph[0], "relation_type": "calls"}},
+        {"kind": "relation", "scope": at("acme"), "data": {"from": graph[0], "to": graph[2], "relation_type": "writes"}},
+    ])
     token = make_key(db, "curator", "write")
     server = serve()
 
@@ -164,6 +173,13 @@ def test_sign_in_search_open_edit_in_chromium(db, serve, chromium, tmp_path):
 
     chromium.go(server.base + f"/items/{ids[0]}")
     assert chromium.js("document.querySelector('h1').textContent") == f"{EVIL} Webhook retries"
+
+    chromium.go(server.base + f"/items/{graph[0]}")
+    chromium.loads(lambda: chromium.js("document.querySelector('.graph-link a').click()"))
+    assert chromium.js("document.querySelectorAll('svg.graph circle').length") == 3
+    assert chromium.js("document.querySelector('svg.graph').getBoundingClientRect().width") > 300, "drawn"
+    (tmp_path / "graph.png").write_bytes(
+        base64.b64decode(chromium.call("Page.captureScreenshot", {"format": "png"})["data"]))
 
     chromium.loads(lambda: chromium.js("document.querySelector('nav a[href=\"/activity\"]').click()"))
     assert chromium.js("document.querySelectorAll('.activity meter').length") == 14

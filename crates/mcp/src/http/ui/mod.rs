@@ -5,11 +5,12 @@
 //!
 //! - `session`: sign-in sessions in server memory, cookies
 //! - `signin`: who a request is shown to (the gate's check), sign-in and -out, the CSRF check
-//! - `search`, `item`, `activity`, `curate`: the pages and forms
+//! - `search`, `item`, `graph`, `activity`, `curate`: the pages and forms
 //! - `markdown`: stored content as safe HTML; `page`: templates, headers, the stylesheet
 
 mod activity;
 mod curate;
+mod graph;
 mod item;
 mod markdown;
 mod page;
@@ -51,6 +52,7 @@ pub(super) fn routes(app: App) -> Router<App> {
         .route("/logout", post(signin::logout))
         .route("/activity", get(activity::page))
         .route("/items/{id}", get(item::page))
+        .route("/items/{id}/graph", get(graph::page))
         .route("/items/{id}/edit", post(curate::edit))
         .route("/items/{id}/supersede", post(curate::supersede))
         .route("/items/{id}/delete", post(curate::delete))

@@ -356,3 +356,28 @@ def test_over_https_the_session_cookie_is_secure(https_server):  # noqa: F811 (t
     assert home.status_code == 200, home.text
     cookie = home.headers["set-cookie"]
     assert "; Secure" in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie, cookie
+
+
+def test_the_admin_page_is_for_admin_keys(db, serve, memory):
+    admin_key = make_key(db, "boss", "admin")
+    browser, server = signed_in(db, serve, "reader", "read")
+    assert 'href="/admin"' not in browser.get("/").text
+    refused = browser.get("/admin")
+    assert refused.status_code == 403 and "role admin" in refused.text
+
+    admin = Browser(server.base)
+    admin.sign_in(admin_key)
+    page = admin.get("/admin")
+    assert page.status_code == 200, page.text
+    assert_ui_headers(page)
+    assert re.search(r"<dt>ready</dt><dd[^>]*>yes</dd>", page.text)
+    assert "cortex_http_requests_total" in page.text, "the figures /metrics exposes"
+    assert "reader" not in page.text, "a key's holder sees no key list"
+    assert "cortex keys" in page.text and "cortex audit --verify" in page.text
+
+
+def test_the_local_user_sees_keys_and_audit_on_the_admin_page(db, serve, memory):
+    server = serve()
+    page = Browser(server.base).get("/admin")
+    assert page.status_code == 200 and "No key exists" in page.text
+    assert "no problem found" in page.text, page.text

@@ -5,10 +5,11 @@
 //!
 //! - `session`: sign-in sessions in server memory, cookies
 //! - `signin`: who a request is shown to (the gate's check), sign-in and -out, the CSRF check
-//! - `search`, `item`, `graph`, `activity`, `curate`: the pages and forms
+//! - `search`, `item`, `graph`, `activity`, `admin`, `curate`: the pages and forms
 //! - `markdown`: stored content as safe HTML; `page`: templates, headers, the stylesheet
 
 mod activity;
+mod admin;
 mod curate;
 mod graph;
 mod item;
@@ -51,6 +52,7 @@ pub(super) fn routes(app: App) -> Router<App> {
         .route("/login", post(signin::login))
         .route("/logout", post(signin::logout))
         .route("/activity", get(activity::page))
+        .route("/admin", get(admin::page))
         .route("/items/{id}", get(item::page))
         .route("/items/{id}/graph", get(graph::page))
         .route("/items/{id}/edit", post(curate::edit))

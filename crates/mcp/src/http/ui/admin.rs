@@ -5,7 +5,7 @@
 //! business of the server's machine (`cortex keys`, `cortex audit --verify`).
 
 use super::Ui;
-use super::page::{self, Chrome, Problem};
+use super::page::{self, Chrome};
 use super::signin::{Viewer, viewer};
 use crate::http::ops;
 use askama::Template;
@@ -54,8 +54,8 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap) -> Response {
         Ok(v) => v,
         Err(answer) => return answer,
     };
-    if !viewer.principal.role.covers(Role::Admin) {
-        return viewer.answer(forbidden(&viewer));
+    if let Some(refused) = viewer.lacks(Role::Admin, "the admin page") {
+        return viewer.answer(refused);
     }
     let readiness = readiness(&ui).await;
     let app = &ui.app;
@@ -98,22 +98,6 @@ async fn readiness(ui: &Ui) -> Readiness {
             .collect::<Vec<_>>()
             .join(": "),
     }
-}
-
-fn forbidden(viewer: &Viewer) -> Response {
-    page::message(
-        StatusCode::FORBIDDEN,
-        "Refused",
-        Problem::new(
-            format!(
-                "the admin page needs a key with role admin; `{}` has role {}",
-                viewer.principal.key,
-                viewer.principal.role.as_str()
-            ),
-            "sign in with an admin key",
-        ),
-        Some(viewer.chrome()),
-    )
 }
 
 fn failed(viewer: &Viewer, e: String) -> Response {

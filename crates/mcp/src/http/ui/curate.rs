@@ -127,20 +127,8 @@ fn json_object(value: Value) -> Map<String, Value> {
 async fn writer(ui: &Ui, request: Request) -> Result<(Viewer, Vec<(String, String)>), Response> {
     let (headers, body) = split(request);
     let (viewer, fields) = checked_form(ui, &headers, body).await?;
-    if !viewer.principal.role.covers(Role::Write) {
-        return Err(page::message(
-            StatusCode::FORBIDDEN,
-            "Refused",
-            Problem::new(
-                format!(
-                    "the key `{}` has role {}: it may read, not change",
-                    viewer.principal.key,
-                    viewer.principal.role.as_str()
-                ),
-                "sign in with a key of role write or admin to curate",
-            ),
-            Some(viewer.chrome()),
-        ));
+    if let Some(refused) = viewer.lacks(Role::Write, "changing an item") {
+        return Err(refused);
     }
     Ok((viewer, fields))
 }

@@ -12,6 +12,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
+use cortex_domain::api_key::Role;
 use std::time::Instant;
 use subtle::ConstantTimeEq;
 
@@ -25,6 +26,27 @@ pub struct Viewer {
 }
 
 impl Viewer {
+    /// The 403 page when the viewer's role does not cover `needed` for `what`.
+    pub fn lacks(&self, needed: Role, what: &str) -> Option<Response> {
+        if self.principal.role.covers(needed) {
+            return None;
+        }
+        Some(page::message(
+            StatusCode::FORBIDDEN,
+            "Refused",
+            Problem::new(
+                format!(
+                    "{what} needs a key with role {}; the key `{}` has role {}",
+                    needed.as_str(),
+                    self.principal.key,
+                    self.principal.role.as_str()
+                ),
+                format!("sign in with a key of role {} or higher", needed.as_str()),
+            ),
+            Some(self.chrome()),
+        ))
+    }
+
     pub fn chrome(&self) -> Chrome {
         Chrome {
             who: self.principal.key.clone(),

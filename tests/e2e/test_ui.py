@@ -381,3 +381,17 @@ def test_the_local_user_sees_keys_and_audit_on_the_admin_page(db, serve, memory)
     page = Browser(server.base).get("/admin")
     assert page.status_code == 200 and "No key exists" in page.text
     assert "no problem found" in page.text, page.text
+
+
+def test_a_text_longer_than_a_page_reads_is_never_written_back_cut(db, serve, tmp_path):
+    paragraphs = "\n\n".join(f"## Part {i}\n\nQueue consumers retry step {i} with backoff and jitter." * 3
+                               for i in range(200))
+    assert len(paragraphs) > 25_000
+    [long_id] = store_as_local(db, [{"kind": "section", "scope": at("acme"), "content": paragraphs}])
+    before = export(db, tmp_path, [long_id])
+    browser, _ = signed_in(db, serve, "curator", "write")
+    page = browser.get(f"/items/{long_id}").text
+    assert 'name="content"' not in page and "too long to edit here" in page
+    refused = browser.post(f"/items/{long_id}/edit", {"csrf": browser.csrf(f"/items/{long_id}"), "content": "short"})
+    assert refused.status_code == 422 and "memory_store" in refused.text
+    assert export(db, tmp_path, [long_id]) == before, "the whole text is kept"

@@ -12,6 +12,8 @@ use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use cortex_domain::api_key::Role;
+use cortex_domain::limits::MAX_HIT_CONTENT_CHARS;
+use cortex_domain::{ErrorCode, ValidationError};
 use cortex_service::ServiceError;
 use cortex_service::response::{Hit, ItemStatus, StoreResponse};
 use serde_json::{Map, Value, json};
@@ -29,7 +31,7 @@ pub async fn delete(State(ui): State<Ui>, Path(id): Path<String>, request: Reque
         ui,
         id,
         request,
-        |hit, _| json_object(json!({ "operation": "delete", "id": hit.id.to_string() })),
+        |hit, _| Ok(json_object(json!({ "operation": "delete", "id": hit.id.to_string() }))),
         "Deleted.",
     )
     .await
@@ -43,7 +45,7 @@ pub async fn supersede(State(ui): State<Ui>, Path(id): Path<String>, request: Re
 }
 
 /// What a form changes: the `memory_store` item for the item as read and the form's fields.
-type Change = fn(&Hit, &[(String, String)]) -> Map<String, Value>;
+type Change = fn(&Hit, &[(String, String)]) -> Result<Map<String, Value>, ValidationError>;
 
 /// A write key's form on an item within its reach (out of reach is not found, before the
 /// store is asked), stored through `memory_store` as the key.
@@ -57,7 +59,7 @@ async fn curate(ui: Ui, id: String, request: Request, change: Change, done: &str
     let actor = viewer.principal.key.clone();
     let outcome = tokio::task::spawn_blocking(move || {
         let Some((hit, _)) = read(&service, uuid)? else { return Ok(None) };
-        let mut item = change(&hit, &fields);
+        let mut item = change(&hit, &fields)?;
         item.insert("source".into(), json!({ "actor": actor, "tool": TOOL }));
         service.store(&json!({ "items": [item] })).map(Some)
     })
@@ -68,7 +70,7 @@ async fn curate(ui: Ui, id: String, request: Request, change: Change, done: &str
 /// The item with the form's text fields in place of its own: each `data.<name>` field replaces
 /// that text field of `data` (the others are kept), `content` the text of a free-text item;
 /// kind, tags, scope, metadata and expiry stay as they are.
-fn edited(hit: &Hit, fields: &[(String, String)]) -> Map<String, Value> {
+fn edited(hit: &Hit, fields: &[(String, String)]) -> Result<Map<String, Value>, ValidationError> {
     let mut item = Map::new();
     item.insert("id".into(), json!(hit.id.to_string()));
     item.insert("kind".into(), json!(hit.kind.as_str()));
@@ -85,6 +87,16 @@ fn edited(hit: &Hit, fields: &[(String, String)]) -> Map<String, Value> {
     }
     // A structured item's content is derived from its data; free text is edited as such.
     if free_text(hit) {
+        if hit.content_truncated {
+            return Err(ValidationError::new(
+                ErrorCode::TooLarge,
+                "content",
+                format!(
+                    "this item's text is longer than the {MAX_HIT_CONTENT_CHARS} characters the page reads"
+                ),
+                "change it with memory_store (the whole text with the item's id); the page never writes back a cut text",
+            ));
+        }
         let content = match fields.iter().any(|(n, _)| n == "content") {
             true => field(fields, "content").replace("\r\n", "\n"),
             false => hit.content.clone().unwrap_or_default(),
@@ -101,19 +113,19 @@ fn edited(hit: &Hit, fields: &[(String, String)]) -> Map<String, Value> {
     if let Some(expires_at) = &hit.expires_at {
         item.insert("expires_at".into(), json!(expires_at));
     }
-    item
+    Ok(item)
 }
 
 /// The edited item as a new item superseding the old one, with a lifetime of its own.
-fn new_version(hit: &Hit, fields: &[(String, String)]) -> Map<String, Value> {
-    let mut item = edited(hit, fields);
+fn new_version(hit: &Hit, fields: &[(String, String)]) -> Result<Map<String, Value>, ValidationError> {
+    let mut item = edited(hit, fields)?;
     item.remove("id");
     item.remove("expires_at");
     item.insert("supersedes".into(), json!(hit.id.to_string()));
     // A new version reads much like the one it replaces: asked for by a person, it is stored
     // even when the near-duplicate check would skip it.
     item.insert("dedupe".into(), json!(false));
-    item
+    Ok(item)
 }
 
 fn json_object(value: Value) -> Map<String, Value> {

@@ -75,9 +75,12 @@ pub struct Edit {
 #[derive(Template)]
 #[template(path = "ui/item.html")]
 pub struct ItemPage {
+    pub max_chars: usize,
     pub chrome: Option<Chrome>,
     pub item: ItemView,
     pub content_html: String,
+    /// The content shown was cut at the find's limit.
+    pub content_cut: bool,
     pub history: Vec<HistoryLine>,
     pub edit: Option<Edit>,
     pub problem: Option<Problem>,
@@ -124,15 +127,18 @@ pub async fn show(
     };
     let writer = viewer.principal.role.covers(Role::Write);
     let page = ItemPage {
+        max_chars: MAX_HIT_CONTENT_CHARS,
         chrome: Some(viewer.chrome()),
         content_html: hit.content.as_deref().map(super::markdown::to_html).unwrap_or_default(),
+        content_cut: hit.content_truncated,
         edit: writer.then(|| Edit {
             csrf: viewer.session.csrf.clone(),
             fields: data_fields(hit.data.as_ref())
                 .into_iter()
                 .filter(|f| is_text(hit.data.as_ref(), &f.name))
                 .collect(),
-            has_content: free_text(&hit),
+            // Content cut to the find's limit is never written back.
+            has_content: free_text(&hit) && !hit.content_truncated,
             content: hit.content.clone().unwrap_or_default(),
         }),
         item: view(&hit),

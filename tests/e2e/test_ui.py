@@ -202,6 +202,11 @@ def test_search_lists_what_the_key_sees(db, serve, memory):
     page = browser.get("/", params={"q": "webhook"})
     assert_loads_nothing_from_elsewhere(page.text)
 
+    injected = '"><img src=x onerror=alert(1)> \' onmouseover=\'alert(2)'
+    reflected = browser.get("/", params={"q": injected, "status": injected, "tags": injected}).text
+    assert "<img src=x" not in reflected and "onmouseover='alert" not in reflected and '"><img' not in reflected
+    assert 'value="&#34;&#62;&#60;img src=x onerror=alert(1)&#62; &#39; onmouseover=&#39;alert(2)"' in reflected
+
 
 def test_item_page_with_history_relations_and_safe_content(db, serve, memory):
     browser, server = signed_in(db, serve, "reviewer", "write")

@@ -5,6 +5,7 @@ checks of every form (a refused POST is 403 and changes nothing), a read key's p
 curation, governance on edits, sessions ending with their key, and pages that load nothing
 from elsewhere. `test_ui_browser.py` drives the same pages in headless Chromium."""
 
+import html
 import html.parser
 import json
 import re
@@ -400,3 +401,33 @@ def test_a_text_longer_than_a_page_reads_is_never_written_back_cut(db, serve, tm
     refused = browser.post(f"/items/{long_id}/edit", {"csrf": browser.csrf(f"/items/{long_id}"), "content": "short"})
     assert refused.status_code == 422 and "memory_store" in refused.text
     assert export(db, tmp_path, [long_id]) == before, "the whole text is kept"
+
+
+def test_search_pages_and_filters(db, serve):
+    items = [{"kind": "todo", "scope": at("acme"), "dedupe": False, "tags": ["queue"] if i % 2 else ["ops"],
+              "data": {"title": f"Drain queue shard {i:02d}", "status": "open" if i < 20 else "done"}}
+             for i in range(26)]
+    store_as_local(db, items)
+    browser, _ = signed_in(db, serve, "reviewer", "read")
+
+    def titles(page: str) -> list[str]:
+        return re.findall(r'class="title" href="/items/[^"]+">([^<]+)</a>', page)
+
+    first = browser.get("/", params={"q": "drain queue shard", "mode": "fast"}).text
+    seen = titles(first)
+    assert len(seen) == 20, seen
+    next_link = html.unescape(re.search(r'<a rel="next" href="([^"]+)">', first).group(1))
+    assert "mode=fast" in next_link and "cursor=" in next_link
+    second = browser.get(next_link).text
+    assert len(titles(second)) == 6 and not set(titles(second)) & set(seen), "the next page goes on"
+    assert 'rel="next"' not in second
+    assert len(set(seen + titles(second))) == 26
+
+    done = titles(browser.get("/", params={"q": "drain queue shard", "status": "done"}).text)
+    assert sorted(done) == [f"Drain queue shard {i}" for i in range(20, 26)], done
+    tagged = titles(browser.get("/", params={"q": "drain queue shard", "tags": "queue"}).text)
+    assert len(tagged) == 13 and all(int(t[-2:]) % 2 for t in tagged), tagged
+    future = browser.get("/", params={"q": "drain queue shard", "since": "2999-01-01"})
+    assert future.status_code == 200 and titles(future.text) == []
+    bad_date = browser.get("/", params={"q": "drain", "since": "yesterday-ish"})
+    assert bad_date.status_code == 400 and "since" in bad_date.text

@@ -329,7 +329,7 @@ def test_a_session_dies_with_its_key(db, serve, memory):
     assert 'action="/login"' in browser.get(f"/items/{memory['section']}").text, "signed out everywhere"
 
 
-def test_a_keyless_loopback_server_shows_the_memory_directly(db, serve, memory):
+def test_a_keyless_loopback_server_shows_the_memory_directly_to_this_machine_only(db, serve, memory):
     server = serve()
     browser = Browser(server.base)
     home = browser.get("/")
@@ -338,6 +338,13 @@ def test_a_keyless_loopback_server_shows_the_memory_directly(db, serve, memory):
     assert browser.get(f"/items/{memory['other_tenant']}").status_code == 200, "the local user owns every item"
     style = browser.get("/ui/style.css")
     assert style.status_code == 200 and style.headers["content-type"].startswith("text/css")
+
+    port = server.base.rsplit(":", 1)[1]
+    for name in ["evil.example", f"evil.example:{port}", f"127.0.0.1.nip.example:{port}"]:
+        rebound = httpx.get(server.base + "/", headers={"Host": name}, timeout=TIMEOUT)
+        assert rebound.status_code == 403, name
+        assert "billing" not in rebound.text and "set-cookie" not in rebound.headers, "DNS rebinding reads nothing"
+    assert httpx.get(f"http://localhost:{port}/", timeout=TIMEOUT).status_code == 200
 
 
 def test_activity_counts_what_the_key_sees(db, serve, memory):

@@ -7,6 +7,7 @@
 //! - `signin`: who a request is shown to (the gate's check), sign-in and -out, the CSRF check
 //! - `search`, `item`, `graph`, `activity`, `admin`, `curate`: the pages and forms
 //! - `markdown`: stored content as safe HTML; `page`: templates, headers, the stylesheet
+//! - `rebinding`: a loopback server's pages answer only its loopback names
 
 mod activity;
 mod admin;
@@ -15,13 +16,14 @@ mod graph;
 mod item;
 mod markdown;
 mod page;
+mod rebinding;
 mod search;
 mod session;
 mod signin;
 
 use super::App;
 use axum::Router;
-use axum::middleware::from_fn;
+use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::{get, post};
 use session::Sessions;
 use std::sync::Arc;
@@ -59,6 +61,7 @@ pub(super) fn routes(app: App) -> Router<App> {
         .route("/items/{id}/supersede", post(curate::supersede))
         .route("/items/{id}/delete", post(curate::delete))
         .route("/ui/style.css", get(page::style))
+        .layer(from_fn_with_state(ui.clone(), rebinding::guard))
         .layer(from_fn(page::secure))
         .with_state(ui)
 }

@@ -175,7 +175,7 @@ pub fn hold_until_sent<G: Send + 'static>(response: Response, guard: G) -> Respo
 }
 
 /// The principal of a request, or the refusal to answer with.
-async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Refusal> {
+pub(super) async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Refusal> {
     let project = header_value(headers, "x-cortex-project", "project")?;
     let branch = header_value(headers, "x-cortex-branch", "branch")?;
     let Some(value) = headers.get(header::AUTHORIZATION) else {

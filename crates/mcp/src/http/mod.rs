@@ -10,6 +10,7 @@
 //! - `ops`: health, readiness, metrics; `problem`: refusals as JSON
 //! - `tls`: HTTPS (`--tls-cert` / `--tls-key`)
 //! - `oauth`: OAuth access tokens beside API keys, and the resource's metadata
+//! - `ui`: the web UI (`/`, `/items/<id>`; see docs/UI.md)
 
 mod access;
 mod gate;
@@ -21,6 +22,7 @@ mod options;
 pub(crate) mod principal;
 mod problem;
 mod tls;
+mod ui;
 
 pub use limits::Limits;
 pub use metrics::Metrics;
@@ -131,6 +133,7 @@ pub fn router(
         .route("/.well-known/oauth-protected-resource/mcp", get(oauth::metadata_document))
         .route("/health", get(ops::health))
         .route("/ready", get(ops::ready))
+        .merge(ui::routes(app.clone()))
         .layer(from_fn_with_state(app.clone(), gate::origin))
         .layer(from_fn_with_state(app.clone(), access::log))
         .with_state(app);

@@ -1,0 +1,210 @@
+//! The graph page, `GET /items/<id>/graph?depth=1|2`: the item's neighbourhood as
+//! `memory_find` expands it (`expand: all`: relations both ways, parents, children), read as the
+//! viewer, drawn as an SVG made on the server — the item in the middle, the items one link
+//! away on a ring around it, two links away on an outer ring — every node a link to its page,
+//! and the same edges listed as text.
+
+use super::Ui;
+use super::item::not_found;
+use super::page::{self, Chrome};
+use super::signin::{Viewer, viewer};
+use askama::Template;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::Response;
+use cortex_service::response::{FindResponse, GraphEdge};
+use serde_json::json;
+use std::collections::{HashMap, VecDeque};
+use std::f64::consts::TAU;
+use uuid::Uuid;
+
+/// The drawing's width and height (SVG user units; the stylesheet scales it to the page).
+const SIZE: f64 = 760.0;
+/// Items expanded at most, as `memory_find`'s `expand_limit`.
+const MAX_NODES: i64 = 40;
+const RING: [f64; 3] = [0.0, 170.0, 330.0];
+
+pub struct Node {
+    pub id: String,
+    pub kind: String,
+    pub title: String,
+    /// The title cut for the drawing (the full one is the node's tooltip).
+    pub label: String,
+    pub ring: usize,
+    pub x: f64,
+    pub y: f64,
+}
+
+pub struct Line {
+    pub x1: f64,
+    pub y1: f64,
+    pub x2: f64,
+    pub y2: f64,
+    pub mx: f64,
+    pub my: f64,
+    pub relation_type: String,
+    pub from_title: String,
+    pub to_title: String,
+    pub from_id: String,
+    pub to_id: String,
+}
+
+/// Places each node by its distance (in links, either way) from `center`: the center at the
+/// middle, each ring's nodes evenly around it. Nodes farther than two links are left out.
+pub fn layout(center: Uuid, nodes: &[(Uuid, String, String)], edges: &[GraphEdge]) -> (Vec<Node>, Vec<Line>) {
+    let mut next: HashMap<Uuid, Vec<Uuid>> = HashMap::new();
+    for e in edges {
+        next.entry(e.from).or_default().push(e.to);
+        next.entry(e.to).or_default().push(e.from);
+    }
+    let mut ring: HashMap<Uuid, usize> = HashMap::from([(center, 0)]);
+    let mut queue = VecDeque::from([center]);
+    while let Some(id) = queue.pop_front() {
+        let d = ring[&id];
+        for other in next.get(&id).into_iter().flatten() {
+            if d < 2 && !ring.contains_key(other) {
+                ring.insert(*other, d + 1);
+                queue.push_back(*other);
+            }
+        }
+    }
+    let mut placed = Vec::new();
+    for (r, radius) in RING.iter().enumerate() {
+        let on_ring: Vec<&(Uuid, String, String)> =
+            nodes.iter().filter(|(id, _, _)| ring.get(id) == Some(&r)).collect();
+        let count = on_ring.len().max(1) as f64;
+        for (i, (id, kind, title)) in on_ring.into_iter().enumerate() {
+            // Outer rings start half a step round, so their nodes fall between the inner ones.
+            let angle = TAU * (i as f64 + 0.5 * (r % 2) as f64) / count - TAU / 4.0;
+            let label = if title.chars().count() > 28 {
+                format!("{}…", title.chars().take(27).collect::<String>())
+            } else {
+                title.clone()
+            };
+            placed.push(Node {
+                id: id.to_string(),
+                kind: kind.clone(),
+                title: title.clone(),
+                label,
+                ring: r,
+                x: (SIZE / 2.0 + radius * angle.cos()).round(),
+                y: (SIZE / 2.0 + radius * angle.sin()).round(),
+            });
+        }
+    }
+    let at: HashMap<String, &Node> = placed.iter().map(|n| (n.id.clone(), n)).collect();
+    let lines = edges
+        .iter()
+        .filter_map(|e| {
+            let (a, b) = (at.get(&e.from.to_string())?, at.get(&e.to.to_string())?);
+            Some(Line {
+                x1: a.x,
+                y1: a.y,
+                x2: b.x,
+                y2: b.y,
+                mx: ((a.x + b.x) / 2.0).round(),
+                my: ((a.y + b.y) / 2.0).round(),
+                relation_type: e.relation_type.clone(),
+                from_title: a.title.clone(),
+                to_title: b.title.clone(),
+                from_id: a.id.clone(),
+                to_id: b.id.clone(),
+            })
+        })
+        .collect();
+    (placed, lines)
+}
+
+#[derive(Template)]
+#[template(path = "ui/graph.html")]
+struct GraphPage {
+    chrome: Option<Chrome>,
+    id: String,
+    title: String,
+    depth: u8,
+    size: f64,
+    nodes: Vec<Node>,
+    lines: Vec<Line>,
+}
+
+pub async fn page(State(ui): State<Ui>, headers: HeaderMap, Path(id): Path<String>, uri: Uri) -> Response {
+    let viewer = match viewer(&ui, &headers).await {
+        Ok(v) => v,
+        Err(answer) => return answer,
+    };
+    let Ok(uuid) = Uuid::parse_str(&id) else { return viewer.answer(not_found(&viewer)) };
+    let depth: u8 = if uri.query().is_some_and(|q| q.split('&').any(|p| p == "depth=2")) { 2 } else { 1 };
+    let service = ui.app.service.for_caller(&viewer.principal.caller);
+    let args = json!({ "ids": [uuid.to_string()], "expand": "all", "depth": depth, "expand_limit": MAX_NODES, "detail": "brief" });
+    let found = tokio::task::spawn_blocking(move || service.find(&args)).await;
+    let response = match found {
+        Ok(Ok(response)) => response,
+        Ok(Err(e)) => return failed(&viewer, e.to_string()),
+        Err(e) => return failed(&viewer, e.to_string()),
+    };
+    let Some(title) = response.hits.iter().find(|h| h.id == uuid).map(|h| h.title.clone()) else {
+        return viewer.answer(not_found(&viewer));
+    };
+    let (nodes, lines) = drawing(uuid, &response);
+    let page = GraphPage {
+        chrome: Some(viewer.chrome()),
+        id: uuid.to_string(),
+        title,
+        depth,
+        size: SIZE,
+        nodes,
+        lines,
+    };
+    viewer.answer(page::html(StatusCode::OK, &page))
+}
+
+fn drawing(center: Uuid, response: &FindResponse) -> (Vec<Node>, Vec<Line>) {
+    let mut nodes: Vec<(Uuid, String, String)> =
+        response.hits.iter().map(|h| (h.id, h.kind.as_str().to_string(), h.title.clone())).collect();
+    let edges = match &response.graph {
+        Some(graph) => {
+            for n in &graph.nodes {
+                if !nodes.iter().any(|(id, _, _)| *id == n.id) {
+                    nodes.push((n.id, n.kind.as_str().to_string(), n.title.clone()));
+                }
+            }
+            graph.edges.clone()
+        }
+        None => Vec::new(),
+    };
+    layout(center, &nodes, &edges)
+}
+
+fn failed(viewer: &Viewer, e: String) -> Response {
+    page::server_error("the graph page", e, Some(viewer.chrome()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edge(from: Uuid, to: Uuid) -> GraphEdge {
+        GraphEdge { id: Uuid::now_v7(), from, to, relation_type: "calls".into() }
+    }
+
+    #[test]
+    fn nodes_sit_on_the_ring_of_their_distance() {
+        let ids: Vec<Uuid> = (0..5).map(|_| Uuid::now_v7()).collect();
+        let nodes: Vec<(Uuid, String, String)> =
+            ids.iter().map(|id| (*id, "entity".to_string(), format!("node {id}"))).collect();
+        // 0 → 1, 2 → 0, 1 → 3; 4 is linked to nothing shown.
+        let edges = vec![edge(ids[0], ids[1]), edge(ids[2], ids[0]), edge(ids[1], ids[3])];
+        let (placed, lines) = layout(ids[0], &nodes, &edges);
+        let ring = |i: usize| placed.iter().find(|n| n.id == ids[i].to_string()).map(|n| n.ring);
+        assert_eq!((ring(0), ring(1), ring(2), ring(3), ring(4)), (Some(0), Some(1), Some(1), Some(2), None));
+        let center = &placed[0];
+        assert_eq!((center.x, center.y), (SIZE / 2.0, SIZE / 2.0));
+        for n in &placed {
+            let r = ((n.x - SIZE / 2.0).powi(2) + (n.y - SIZE / 2.0).powi(2)).sqrt();
+            assert!((r - RING[n.ring]).abs() < 1.0, "{} at {r}", n.ring);
+            assert!(n.x >= 0.0 && n.x <= SIZE && n.y >= 0.0 && n.y <= SIZE);
+        }
+        assert_eq!(lines.len(), 3);
+        assert!(placed.iter().all(|n| n.label.chars().count() <= 28));
+    }
+}

@@ -1,0 +1,67 @@
+//! The web UI on the HTTP server's port: server-rendered pages (askama templates, escaped by
+//! default), one stylesheet, no script. Sign in with an API key; search as `memory_find`
+//! does; an item's page with its history; curation for write keys through `memory_store`'s
+//! path. Every page sees exactly what the signed-in key sees.
+//!
+//! - `session`: sign-in sessions in server memory, cookies
+//! - `signin`: who a request is shown to (the gate's check), sign-in and -out, the CSRF check
+//! - `search`, `item`, `graph`, `activity`, `admin`, `curate`: the pages and forms
+//! - `markdown`: stored content as safe HTML; `page`: templates, headers, the stylesheet
+//! - `rebinding`: a loopback server's pages answer only its loopback names
+
+mod activity;
+mod admin;
+mod curate;
+mod graph;
+mod item;
+mod markdown;
+mod page;
+mod rebinding;
+mod search;
+mod session;
+mod signin;
+
+use super::App;
+use axum::Router;
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::routing::{get, post};
+use session::Sessions;
+use std::sync::Arc;
+
+/// What the UI's handlers share: the server's parts and the sessions.
+#[derive(Clone)]
+pub(super) struct Ui {
+    app: App,
+    sessions: Arc<Sessions>,
+}
+
+impl Ui {
+    /// Cookies are `Secure` when the server speaks HTTPS.
+    fn secure(&self) -> bool {
+        self.app.options.tls.is_some()
+    }
+
+    fn clear_cookie(&self) -> String {
+        session::clear_cookie(self.secure())
+    }
+}
+
+/// The UI's routes, for the server's router to merge (behind its Origin check).
+pub(super) fn routes(app: App) -> Router<App> {
+    let ui = Ui { app, sessions: Arc::new(Sessions::default()) };
+    Router::new()
+        .route("/", get(search::page))
+        .route("/login", post(signin::login))
+        .route("/logout", post(signin::logout))
+        .route("/activity", get(activity::page))
+        .route("/admin", get(admin::page))
+        .route("/items/{id}", get(item::page))
+        .route("/items/{id}/graph", get(graph::page))
+        .route("/items/{id}/edit", post(curate::edit))
+        .route("/items/{id}/supersede", post(curate::supersede))
+        .route("/items/{id}/delete", post(curate::delete))
+        .route("/ui/style.css", get(page::style))
+        .layer(from_fn_with_state(ui.clone(), rebinding::guard))
+        .layer(from_fn(page::secure))
+        .with_state(ui)
+}

@@ -1,0 +1,319 @@
+//! The search page, `GET /?q=…`: the form with every filter `memory_find` has, and a page of
+//! results found exactly as the tool finds them, as the viewer. Without words or kinds it
+//! lists the newest items.
+
+use super::Ui;
+use super::page::{self, Problem};
+use super::signin::viewer;
+use askama::Template;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::Response;
+use cortex_domain::Kind;
+use cortex_service::ServiceError;
+use cortex_service::response::{FindResponse, Hit};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+/// Results per page.
+const PAGE_SIZE: i64 = 20;
+const MODES: [&str; 3] = ["auto", "fast", "deep"];
+/// `""`: each item's own scope, as `memory_find` without `widen`.
+const WIDTHS: [&str; 5] = ["", "branch", "project", "org", "all"];
+
+/// The search form as submitted (query string fields, repeated `kind`s kept).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Params {
+    pub q: String,
+    pub mode: String,
+    pub kinds: Vec<String>,
+    pub status: String,
+    pub tags: String,
+    pub widen: String,
+    pub since: String,
+    pub until: String,
+    pub cursor: String,
+}
+
+impl Params {
+    pub fn parse(query: Option<&str>) -> Params {
+        let mut p = Params::default();
+        for (name, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+            let value = value.trim().to_string();
+            match name.as_ref() {
+                "q" => p.q = value,
+                "mode" => p.mode = value,
+                "kind" if !value.is_empty() => p.kinds.push(value),
+                "status" => p.status = value,
+                "tags" => p.tags = value,
+                "widen" => p.widen = value,
+                "since" => p.since = value,
+                "until" => p.until = value,
+                "cursor" => p.cursor = value,
+                _ => {}
+            }
+        }
+        p
+    }
+
+    /// The `memory_find` arguments: what the form says, checked by the tool's own parser.
+    pub fn find_args(&self) -> Value {
+        let mut args = Map::new();
+        let mut text = |name: &str, value: &str| {
+            if !value.is_empty() {
+                args.insert(name.into(), json!(value));
+            }
+        };
+        text("query", &self.q);
+        text("mode", &self.mode);
+        text("status", &self.status);
+        text("widen", &self.widen);
+        text("since", &self.since);
+        text("until", &self.until);
+        text("cursor", &self.cursor);
+        let tags: Vec<&str> = self.tags.split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
+        if !tags.is_empty() {
+            args.insert("tags".into(), json!(tags));
+        }
+        let kinds: Vec<String> = if self.kinds.is_empty() && self.q.is_empty() {
+            // Nothing asked: the newest items of every kind.
+            Kind::ALL.iter().map(|k| k.as_str().to_string()).collect()
+        } else {
+            self.kinds.clone()
+        };
+        if !kinds.is_empty() {
+            args.insert("types".into(), json!(kinds));
+        }
+        args.insert("limit".into(), json!(PAGE_SIZE));
+        args.insert("detail".into(), json!("brief"));
+        Value::Object(args)
+    }
+
+    /// This search's next page.
+    pub fn next_page(&self, cursor: &str) -> String {
+        let mut url = form_urlencoded::Serializer::new(String::new());
+        for (name, value) in [
+            ("q", &self.q),
+            ("mode", &self.mode),
+            ("status", &self.status),
+            ("tags", &self.tags),
+            ("widen", &self.widen),
+            ("since", &self.since),
+            ("until", &self.until),
+        ] {
+            if !value.is_empty() {
+                url.append_pair(name, value);
+            }
+        }
+        for kind in &self.kinds {
+            url.append_pair("kind", kind);
+        }
+        url.append_pair("cursor", cursor);
+        format!("/?{}", url.finish())
+    }
+
+    fn filtered(&self) -> bool {
+        !(self.kinds.is_empty()
+            && self.status.is_empty()
+            && self.tags.is_empty()
+            && self.widen.is_empty()
+            && self.since.is_empty()
+            && self.until.is_empty())
+    }
+}
+
+pub struct Choice {
+    pub value: String,
+    pub on: bool,
+}
+
+fn choices(values: &[&str], chosen: impl Fn(&str) -> bool) -> Vec<Choice> {
+    values.iter().map(|v| Choice { value: v.to_string(), on: chosen(v) }).collect()
+}
+
+pub struct Form {
+    pub q: String,
+    pub modes: Vec<Choice>,
+    pub kinds: Vec<Choice>,
+    pub widths: Vec<Choice>,
+    pub status: String,
+    pub tags: String,
+    pub since: String,
+    pub until: String,
+    pub filtered: bool,
+}
+
+impl Form {
+    fn of(p: &Params) -> Form {
+        let mode = if p.mode.is_empty() { "auto" } else { p.mode.as_str() };
+        let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+        Form {
+            q: p.q.clone(),
+            modes: choices(&MODES, |m| m == mode),
+            kinds: choices(&kinds, |k| p.kinds.iter().any(|c| c == k)),
+            widths: choices(&WIDTHS, |w| w == p.widen),
+            status: p.status.clone(),
+            tags: p.tags.clone(),
+            since: p.since.clone(),
+            until: p.until.clone(),
+            filtered: p.filtered(),
+        }
+    }
+}
+
+/// One result line.
+pub struct HitLine {
+    pub id: String,
+    pub kind: String,
+    pub title: String,
+    /// The snippet in pieces, `true` for the words it marks as matching.
+    pub snippet: Vec<(String, bool)>,
+    pub scope: String,
+    pub status: String,
+    pub updated_at: String,
+}
+
+impl HitLine {
+    fn of(hit: &Hit) -> HitLine {
+        HitLine {
+            id: hit.id.to_string(),
+            kind: hit.kind.as_str().to_string(),
+            title: hit.title.clone(),
+            snippet: marked(&hit.snippet),
+            scope: hit.scope.as_ref().map(scope_label).unwrap_or_default(),
+            status: hit.status.clone().unwrap_or_default(),
+            updated_at: hit.updated_at.clone(),
+        }
+    }
+}
+
+/// A snippet's pieces: the find marks matching words `**so**`; every other piece is plain
+/// text (and escaped as such by the template).
+pub fn marked(snippet: &str) -> Vec<(String, bool)> {
+    snippet
+        .split("**")
+        .enumerate()
+        .filter(|(_, piece)| !piece.is_empty())
+        .map(|(i, piece)| (piece.to_string(), i % 2 == 1))
+        .collect()
+}
+
+/// A scope as one line: `org / project / branch …`, the levels it has.
+pub fn scope_label(scope: &cortex_domain::Scope) -> String {
+    cortex_domain::scope::SCOPE_FIELDS
+        .iter()
+        .filter_map(|f| scope.get(f).map(|v| format!("{f}={v}")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[derive(Template)]
+#[template(path = "ui/search.html")]
+struct SearchPage {
+    chrome: Option<page::Chrome>,
+    form: Form,
+    problem: Option<Problem>,
+    heading: String,
+    hits: Vec<HitLine>,
+    notes: Vec<String>,
+    next_page: Option<String>,
+}
+
+pub async fn page(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Response {
+    let viewer = match viewer(&ui, &headers).await {
+        Ok(v) => v,
+        Err(answer) => return answer,
+    };
+    let params = Params::parse(uri.query());
+    let args = params.find_args();
+    let service = Arc::new(ui.app.service.for_caller(&viewer.principal.caller));
+    let found = tokio::task::spawn_blocking(move || service.find(&args)).await;
+    let mut page = SearchPage {
+        chrome: Some(viewer.chrome()),
+        form: Form::of(&params),
+        problem: None,
+        heading: String::new(),
+        hits: Vec::new(),
+        notes: Vec::new(),
+        next_page: None,
+    };
+    let status = match found {
+        Ok(Ok(response)) => {
+            fill(&mut page, &params, &response);
+            StatusCode::OK
+        }
+        Ok(Err(ServiceError::Invalid(e))) => {
+            page.problem = Some(Problem::from(&e));
+            StatusCode::BAD_REQUEST
+        }
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, "web UI search failed");
+            page.problem = Some(Problem::new(
+                e.to_string(),
+                "a server-side failure, not your search: retry; if it persists, run `cortex doctor`",
+            ));
+            StatusCode::INTERNAL_SERVER_ERROR
+        }
+        Err(e) => {
+            page.problem = Some(Problem::new(format!("the search failed: {e}"), "retry"));
+            StatusCode::INTERNAL_SERVER_ERROR
+        }
+    };
+    viewer.answer(page::html(status, &page))
+}
+
+fn fill(page: &mut SearchPage, params: &Params, response: &FindResponse) {
+    page.hits = response.hits.iter().filter(|h| !h.expanded).map(HitLine::of).collect();
+    page.heading = match (params.q.is_empty(), page.hits.len()) {
+        (true, _) => "Newest".to_string(),
+        (false, 0) => format!("Nothing found for “{}”", params.q),
+        (false, 1) => format!("1 result for “{}”", params.q),
+        (false, n) => format!("{n} results for “{}”", params.q),
+    };
+    page.notes = response.notes.clone();
+    page.notes.extend(response.suggestions.iter().map(|s| s.to_string()));
+    page.next_page = response.next_cursor.as_deref().map(|c| params.next_page(c));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_form_becomes_find_arguments() {
+        let p = Params::parse(Some(
+            "q=auth+tokens&mode=deep&kind=decision&kind=issue&tags=a,+b&widen=org&status=&x=1",
+        ));
+        let args = p.find_args();
+        assert_eq!(args["query"], "auth tokens");
+        assert_eq!(args["mode"], "deep");
+        assert_eq!(args["types"], json!(["decision", "issue"]));
+        assert_eq!(args["tags"], json!(["a", "b"]));
+        assert_eq!(args["widen"], "org");
+        assert!(args.get("status").is_none());
+        assert!(cortex_domain::FindRequest::from_json(&args).is_ok());
+    }
+
+    #[test]
+    fn no_words_list_the_newest_of_every_kind() {
+        let args = Params::parse(None).find_args();
+        assert_eq!(args["types"].as_array().unwrap().len(), Kind::ALL.len());
+        assert!(cortex_domain::FindRequest::from_json(&args).is_ok());
+    }
+
+    #[test]
+    fn matches_are_marked_pieces() {
+        assert_eq!(
+            marked("a **b** c"),
+            vec![("a ".to_string(), false), ("b".to_string(), true), (" c".to_string(), false)]
+        );
+        assert_eq!(marked("plain"), vec![("plain".to_string(), false)]);
+    }
+
+    #[test]
+    fn the_next_page_keeps_the_search() {
+        let p = Params::parse(Some("q=a%26b&kind=decision"));
+        let next = p.next_page("c1");
+        assert_eq!(Params::parse(next.strip_prefix("/?")), Params { cursor: "c1".into(), ..p });
+    }
+}

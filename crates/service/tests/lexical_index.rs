@@ -21,6 +21,7 @@ per_backend!(
     an_index_of_another_database_is_not_trusted,
     the_index_finds_what_the_database_search_finds,
     a_closing_service_commits_what_its_finds_read,
+    a_corrupted_index_never_answers_empty,
 );
 
 /// A service as a new process would open it, with the lexical index at `place` (`None`: the
@@ -230,4 +231,51 @@ fn the_index_finds_what_the_database_search_finds(db: &TestDb) {
         assert!(!theirs.is_empty(), "{args}: the database finds something");
         assert_eq!(ours, theirs, "{args}");
     }
+}
+
+/// Overwrites the first 64 bytes of each of the index's segment files, as a disk error or a
+/// stray process would, leaving tantivy's own bookkeeping (meta.json, .managed.json) intact.
+fn corrupt_segments(index: &Path) -> usize {
+    let mut corrupted = 0;
+    for entry in std::fs::read_dir(index).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.ends_with(".json") || name.ends_with(".lock") {
+            continue;
+        }
+        let mut bytes = std::fs::read(entry.path()).unwrap();
+        let n = bytes.len().min(64);
+        bytes[..n].fill(0xA5);
+        // Written in place (not replaced), as the server's mapped files see it.
+        use std::io::{Seek, Write};
+        let mut file = std::fs::OpenOptions::new().write(true).open(entry.path()).unwrap();
+        file.seek(std::io::SeekFrom::Start(0)).unwrap();
+        file.write_all(&bytes[..n]).unwrap();
+        corrupted += 1;
+    }
+    corrupted
+}
+
+/// Issue 33, item 6: the index's segment files overwritten while the server runs. A find still
+/// finds the stored word (the database answers), a new process opens the folder (built again),
+/// and `reindex --lexical` rebuilds it whatever state it is in.
+fn a_corrupted_index_never_answers_empty(db: &TestDb) {
+    let dir = tempfile::tempdir().unwrap();
+    let serving = open(db, folder(dir.path()));
+    let ids = store(&serving, json!([note("Webhook retries", "billing retries failed webhook deliveries")]));
+    assert_eq!(found(&serving, json!({"query": "webhook"})), set(&[&ids[0]]));
+    drop(serving);
+    let serving = open(db, folder(dir.path()));
+    assert_eq!(found(&serving, json!({"query": "webhook"})), set(&[&ids[0]]), "read from its commit");
+    assert!(corrupt_segments(&dir.path().join("lexical")) > 0, "the index has segment files");
+    assert_eq!(found(&serving, json!({"query": "webhook"})), set(&[&ids[0]]), "while serving");
+    let more = store(&serving, json!([note("Pangolin", "nightly pangolin snapshot")]));
+    assert_eq!(found(&serving, json!({"query": "pangolin"})), set(&[&more[0]]), "a new write too");
+    let rebuilt = serving.reindex_lexical(&mut |_, _| {}).unwrap();
+    assert_eq!(rebuilt.items, 2, "reindex --lexical rebuilt it: {rebuilt:?}");
+    assert_eq!(found(&serving, json!({"query": "webhook"})), set(&[&ids[0]]), "after the rebuild");
+    drop(serving);
+    corrupt_segments(&dir.path().join("lexical"));
+    let restarted = open(db, folder(dir.path()));
+    assert_eq!(found(&restarted, json!({"query": "webhook"})), set(&[&ids[0]]), "after a restart");
+    assert_eq!(found(&restarted, json!({"query": "pangolin"})), set(&[&more[0]]));
 }

@@ -203,6 +203,9 @@ impl MemoryService {
             .then(|| DenseRoute::spawn(self.semantic.clone(), self.store.clone(), text, &filters, pool));
         let cores = if dense.is_some() { Cores::One } else { Cores::Any };
         let lexical = self.lexical_matches(&parsed, &filters, pool, req.offset + req.limit, cores)?;
+        if let Some(note) = self.lexical.unavailable() {
+            response.notes.push(note);
+        }
         // Read while the dense route is still embedding the query; not at all without an
         // embedder (a lexical-only memory), whose dense route answers "unavailable".
         let embeds = !matches!(self.semantic.choice(), EmbedderChoice::None);

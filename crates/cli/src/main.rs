@@ -47,7 +47,9 @@ fn main() -> ExitCode {
 }
 
 /// Logs go to stderr only: in `serve`, stdout is the protocol channel.
-/// `CORTEX_LOG` sets the level (error, warn, info, debug, trace; default info).
+/// `CORTEX_LOG` sets the level (error, warn, info, debug, trace; default info);
+/// `CORTEX_LOG_FORMAT` the shape of a line: `text` (the default, for people) or `json` (one
+/// object per line, its fields at the top level, for a log shipper).
 fn init_logging() -> Result<(), ConfigError> {
     let level = match std::env::var("CORTEX_LOG").ok().filter(|l| !l.trim().is_empty()) {
         None => tracing::Level::INFO,
@@ -60,7 +62,28 @@ fn init_logging() -> Result<(), ConfigError> {
             )
         })?,
     };
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).with_ansi(false).init();
+    let json = match std::env::var("CORTEX_LOG_FORMAT").ok().filter(|f| !f.trim().is_empty()) {
+        None => false,
+        Some(f) => match f.trim() {
+            "text" => false,
+            "json" => true,
+            _ => {
+                return Err(ConfigError::new(
+                    "CORTEX_LOG_FORMAT",
+                    &f,
+                    "is not a log format",
+                    "use text (the default) or json (one JSON object per line)",
+                ));
+            }
+        },
+    };
+    let builder =
+        tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).with_ansi(false);
+    if json {
+        builder.json().flatten_event(true).with_current_span(false).with_span_list(false).init();
+    } else {
+        builder.init();
+    }
     Ok(())
 }
 

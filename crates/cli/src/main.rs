@@ -120,6 +120,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             let service = Arc::new(open(cli.db)?);
             service.ensure_embedder_fits()?;
             service.prepare_lexical_index();
+            service.embed_missing_in_background();
             let scope = &service.inferred_scope().scope;
             tracing::info!(
                 org = scope.org.as_deref(),

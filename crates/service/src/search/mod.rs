@@ -225,6 +225,15 @@ impl MemoryService {
         };
         if dense.is_some() {
             response.route_used = Route::Hybrid;
+            let waiting = self.semantic.waiting_for_vectors();
+            if waiting > 0 {
+                // A caller bounded to some projects is not told a count of the whole store.
+                let items =
+                    if self.bound.is_some() { "some items".to_string() } else { format!("{waiting} items") };
+                response.notes.push(format!(
+                    "semantic results are partial: {items} stored without vectors are being embedded in the background"
+                ));
+            }
         }
         let pool_full = lexical.len() == pool || dense.as_ref().is_some_and(|d| d.hits.len() == pool);
         let dense_of_lexical = match (&dense, &lexical_vectors) {

@@ -5,12 +5,13 @@
 //! (`inputs`): the dense route searches both and groups what it finds by item, so one
 //! document is one hit however many of its chunks match (`nearest`).
 
+mod backfill;
 mod entry_facts;
 mod index;
 mod inputs;
 mod nearest;
 
-pub(crate) use inputs::EmbeddingInputs;
+pub(crate) use inputs::{EmbeddingInputs, vectors_for};
 
 use cortex_embed::{EmbedError, Embedder, LocalModel, MINILM_ID, OpenAiConfig, OpenAiEmbedder};
 use cortex_store::{Filters, ItemFacts, Result as StoreResult, Store};
@@ -73,6 +74,8 @@ pub struct Semantic {
     embedder: OnceLock<Result<Arc<Embedder>, String>>,
     state: RwLock<IndexState>,
     query_cache: Mutex<std::collections::HashMap<String, Vec<f32>>>,
+    /// Items stored without vectors, embedded in the background (`backfill`).
+    backfill: backfill::Backfill,
 }
 
 /// Query embeddings kept; the cache is simply emptied when full.
@@ -88,6 +91,7 @@ impl Semantic {
             embedder: OnceLock::new(),
             state: RwLock::new(IndexState::new()),
             query_cache: Mutex::new(std::collections::HashMap::new()),
+            backfill: backfill::Backfill::default(),
         }
     }
 
@@ -144,24 +148,7 @@ impl Semantic {
             }
         };
         let model = format!("{}:{}", embedder.model_id()?, vectors.first()?.len());
-        match store.meta(MODEL_KEY) {
-            Ok(Some(recorded)) if recorded != model => {
-                tracing::warn!(%recorded, %model, "this store holds vectors of another model (run `cortex reindex`); storing without vectors");
-                None
-            }
-            Ok(Some(_)) => Some(vectors),
-            Ok(None) => match store.set_meta(MODEL_KEY, &model) {
-                Ok(()) => Some(vectors),
-                Err(e) => {
-                    tracing::warn!("cannot record the embedding model: {e}");
-                    None
-                }
-            },
-            Err(e) => {
-                tracing::warn!("cannot read the embedding model of the store: {e}");
-                None
-            }
-        }
+        model_fits(store, &model).then_some(vectors)
     }
 
     /// Why the configured embedder cannot serve this store, if it cannot: its vectors came
@@ -254,6 +241,29 @@ impl Semantic {
         let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
         state.refresh(store)?;
         Ok(state.size())
+    }
+}
+
+/// Whether vectors of `model` (`id:dimension`) may be written to `store`: its vectors are of
+/// that model, or it has none yet (the model is recorded then). Logged when not.
+fn model_fits(store: &dyn Store, model: &str) -> bool {
+    match store.meta(MODEL_KEY) {
+        Ok(Some(recorded)) if recorded != model => {
+            tracing::warn!(%recorded, %model, "this store holds vectors of another model (run `cortex reindex`); storing without vectors");
+            false
+        }
+        Ok(Some(_)) => true,
+        Ok(None) => match store.set_meta(MODEL_KEY, model) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!("cannot record the embedding model: {e}");
+                false
+            }
+        },
+        Err(e) => {
+            tracing::warn!("cannot read the embedding model of the store: {e}");
+            false
+        }
     }
 }
 

@@ -20,7 +20,8 @@ FILLER = [{"kind": "section", "data": {"title": f"Note {i}", "body": f"filler wo
 def setup(db, tmp_path: Path) -> tuple[dict, Path]:
     """The servers' environment, with a cache folder of the test's own, and where the index
     lives: beside a SQLite file, in the cache folder for a PostgreSQL database."""
-    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "CORTEX_LOG": "info"}
+    # JSON lines: a panic of the damaged index's search is one of them too.
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "CORTEX_LOG": "info", "CORTEX_LOG_FORMAT": "json"}
     if "://" in str(db):
         return env, tmp_path / "cache" / "cortex" / "lexical"
     return env, Path(str(db) + ".lexical")
@@ -82,11 +83,12 @@ def test_a_damaged_index_never_answers_empty_and_is_repaired(db, tmp_path):
     log = tmp_path / "serve.log"
     with open(log, "w") as errlog:
         run(lambda: serve_through_damage(errlog))
-    text = log.read_text()
-    damaged_lines = [line for line in text.splitlines() if "lexical index is damaged" in line]
-    assert len(damaged_lines) == 1, f"said once, not per find:\n{text}"
-    [repaired] = [line for line in text.splitlines() if "was built again" in line]
-    assert f"items={stored['items']}" in repaired, repaired
+    entries = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    damaged = [e for e in entries if "lexical index is damaged" in e.get("message", "")]
+    assert len(damaged) == 1, f"said once, not per find: {entries}"
+    assert damaged[0]["level"] == "ERROR" and damaged[0]["reason"], damaged
+    [repaired] = [e for e in entries if "was built again" in e.get("message", "")]
+    assert repaired["items"] == stored["items"], repaired
 
     # A damaged index found by a command: doctor names it and the fix; reindex repairs it.
     corrupt(folder)

@@ -81,6 +81,9 @@ fn init_logging() -> Result<(), ConfigError> {
         tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).with_ansi(false);
     if json {
         builder.json().flatten_event(true).with_current_span(false).with_span_list(false).init();
+        // A panic (one a find survives, say: a damaged lexical index) would otherwise print
+        // plain text among the JSON lines.
+        std::panic::set_hook(Box::new(|panic| tracing::error!(panic = %panic, "a thread panicked")));
     } else {
         builder.init();
     }

@@ -66,9 +66,9 @@ impl Drop for Line {
         let mode = note.mode.unwrap_or("-");
         let items = note.items;
         if note.call_ms.is_some_and(|c| c > SLOW_CALL.as_millis()) {
-            tracing::warn!(target: "cortex::access", request_id = %self.id, method = %self.method, path = self.path, key, tool, mode, outcome, items, status = self.status, duration_ms = ms, call_ms = note.call_ms.map(|c| c as u64), "slow call");
+            tracing::warn!(target: "cortex::access", request_id = %self.id, method = %self.method, path = self.path, key, tool, outcome, status = self.status, duration_ms = ms, mode, items, call_ms = note.call_ms.map(|c| c as u64), "slow call");
         } else {
-            tracing::info!(target: "cortex::access", request_id = %self.id, method = %self.method, path = self.path, key, tool, mode, outcome, items, status = self.status, duration_ms = ms, "request");
+            tracing::info!(target: "cortex::access", request_id = %self.id, method = %self.method, path = self.path, key, tool, outcome, status = self.status, duration_ms = ms, mode, items, "request");
         }
     }
 }

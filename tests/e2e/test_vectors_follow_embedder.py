@@ -4,8 +4,10 @@ them in the background, without a manual `cortex reindex`, until a paraphrase fi
 densely. Run from outside on the real binary, on each backend."""
 
 import json
+import os
 import subprocess
 import time
+from pathlib import Path
 
 import anyio
 
@@ -65,3 +67,32 @@ def test_items_stored_without_a_model_are_embedded_in_the_background(db, tmp_pat
 
     after = doctor(db)["semantic_search"]
     assert f"{len(ITEMS)} of {len(ITEMS)} items embedded" in after and "warning" not in after, after
+
+
+def test_a_model_installed_while_the_server_runs_embeds_what_waits(db, tmp_path):
+    """The model appears in CORTEX_MODEL_DIR while `cortex serve` runs: the server picks it up
+    (a find tries a missing model again every few seconds) and embeds what was stored before."""
+    model_dir = tmp_path / "model"
+    model_dir.mkdir()
+    installed = Path(server_env(db)["CORTEX_MODEL_DIR"])
+
+    async def body():
+        async with connect(db, env={"CORTEX_MODEL_DIR": str(model_dir)}) as c:
+            out = await c.store(*ITEMS)
+            first = out["results"][0]["id"]
+            found = await c.find(query=PARAPHRASE)
+            assert found["route_used"] == "lexical", found
+            assert any("unavailable" in n for n in found["notes"]), found["notes"]
+            for name in os.listdir(installed):
+                os.symlink(installed / name, model_dir / name)
+            # A functional bound, not a timing: the retry comes within seconds.
+            deadline = time.monotonic() + 60
+            while True:
+                found = await c.find(query=PARAPHRASE)
+                if found["route_used"] == "hybrid" and found["hits"] and found["hits"][0]["id"] == first:
+                    break
+                assert time.monotonic() < deadline, f"never found densely: {found}"
+                await anyio.sleep(0.5)
+    run(body)
+    after = doctor(db)["semantic_search"]
+    assert f"{len(ITEMS)} of {len(ITEMS)} items embedded" in after, after

@@ -223,6 +223,7 @@ impl MemoryService {
                 None
             }
         };
+        self.semantic.resume_backfill();
         if dense.is_some() {
             response.route_used = Route::Hybrid;
             let waiting = self.semantic.waiting_for_vectors();

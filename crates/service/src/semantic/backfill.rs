@@ -5,13 +5,15 @@
 //! goes to the log, `doctor` counts what is missing, and finds say semantic results are partial
 //! while items wait.
 //!
-//! The embedder is loaded once per process (`Semantic::embedder`): a model installed while a
-//! server runs is used from its next start.
+//! A local model installed while the server runs is loaded by the next store or find
+//! (`Semantic::embedder` tries a missing model again every few seconds), which runs the
+//! background embedding again (`resume_backfill`). Items stored while a remote embedder failed
+//! wait for the next start.
 
 use super::{Semantic, model_fits, vectors_for};
 use cortex_store::Store;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use uuid::Uuid;
 
@@ -22,6 +24,8 @@ const PAUSE: Duration = Duration::from_millis(20);
 
 #[derive(Default)]
 pub(super) struct Backfill {
+    /// The whole store, as `serve` handed it at start: what a later run embeds.
+    store: OnceLock<Arc<dyn Store>>,
     running: AtomicBool,
     /// Items without vectors when the run started, and those embedded since.
     missing: AtomicU64,
@@ -49,6 +53,7 @@ impl Semantic {
     /// Embeds, on a thread of its own, every live item of `store` that has no vector (none
     /// when the embedder is `none`, or a run is going already).
     pub fn embed_missing_in_background(self: &Arc<Self>, store: Arc<dyn Store>) {
+        let _ = self.backfill.store.set(store.clone());
         if self.choice.model_id().is_none() || self.backfill.running.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -64,6 +69,19 @@ impl Semantic {
         if let Err(e) = spawned {
             self.backfill.running.store(false, Ordering::Release);
             tracing::warn!("cannot start embedding the items stored without vectors: {e}");
+        }
+    }
+
+    /// Runs the background embedding again once the embedder has become available (a local
+    /// model installed while `serve` runs), on the store `serve` started it on; nothing in a
+    /// process that never started one.
+    pub fn resume_backfill(self: &Arc<Self>) {
+        if !self.became_available.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        if let Some(store) = self.backfill.store.get() {
+            tracing::info!("the embedder is available now; embedding the items stored without vectors");
+            self.embed_missing_in_background(store.clone());
         }
     }
 

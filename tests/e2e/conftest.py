@@ -69,12 +69,14 @@ class Client:
 
 @contextlib.asynccontextmanager
 async def connect(db: str | Path, branch: str = "main", era: str = "handshake", version: str | None = None,
-                  env: dict | None = None):
+                  env: dict | None = None, errlog=None):
     """A session to a fresh `cortex serve`: `handshake` runs initialize (the client's newest,
     2025-11-25, or `version` when given), `modern` runs server/discover (2026-07-28, stateless).
-    `env` adds to (or overrides) the server's environment."""
+    `env` adds to (or overrides) the server's environment; `errlog`, a file open for writing,
+    receives the server's stderr (its log) instead of the test's own."""
     params = StdioServerParameters(command=BIN, args=["serve"], env=server_env(db, branch, **(env or {})))
-    async with stdio_client(params) as (read, write):
+    logged = {"errlog": errlog} if errlog is not None else {}
+    async with stdio_client(params, **logged) as (read, write):
         async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as session:
             with anyio.fail_after(TIMEOUT):
                 if era == "modern":

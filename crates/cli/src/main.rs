@@ -48,7 +48,9 @@ fn main() -> ExitCode {
 }
 
 /// Logs go to stderr only: in `serve`, stdout is the protocol channel.
-/// `CORTEX_LOG` sets the level (error, warn, info, debug, trace; default info).
+/// `CORTEX_LOG` sets the level (error, warn, info, debug, trace; default info);
+/// `CORTEX_LOG_FORMAT` the shape of a line: `text` (the default, for people) or `json` (one
+/// object per line, its fields at the top level, for a log shipper).
 fn init_logging() -> Result<(), ConfigError> {
     let level = match std::env::var("CORTEX_LOG").ok().filter(|l| !l.trim().is_empty()) {
         None => tracing::Level::INFO,
@@ -61,7 +63,31 @@ fn init_logging() -> Result<(), ConfigError> {
             )
         })?,
     };
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).with_ansi(false).init();
+    let json = match std::env::var("CORTEX_LOG_FORMAT").ok().filter(|f| !f.trim().is_empty()) {
+        None => false,
+        Some(f) => match f.trim() {
+            "text" => false,
+            "json" => true,
+            _ => {
+                return Err(ConfigError::new(
+                    "CORTEX_LOG_FORMAT",
+                    &f,
+                    "is not a log format",
+                    "use text (the default) or json (one JSON object per line)",
+                ));
+            }
+        },
+    };
+    let builder =
+        tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).with_ansi(false);
+    if json {
+        builder.json().flatten_event(true).with_current_span(false).with_span_list(false).init();
+        // A panic (one a find survives, say: a damaged lexical index) would otherwise print
+        // plain text among the JSON lines.
+        std::panic::set_hook(Box::new(|panic| tracing::error!(panic = %panic, "a thread panicked")));
+    } else {
+        builder.init();
+    }
     Ok(())
 }
 
@@ -98,6 +124,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             let service = Arc::new(open(cli.db)?);
             service.ensure_embedder_fits()?;
             service.prepare_lexical_index();
+            service.embed_missing_in_background();
             let scope = &service.inferred_scope().scope;
             tracing::info!(
                 org = scope.org.as_deref(),

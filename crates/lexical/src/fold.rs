@@ -24,6 +24,13 @@ pub(crate) struct Folding {
     closed: AtomicBool,
 }
 
+impl Folding {
+    /// No waiting fold may start any more: the index is closing, or being replaced.
+    pub(crate) fn retire(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+}
+
 impl LexicalIndex {
     /// Starts a fold in `FOLD_DELAY`, unless one is waiting already. The thread holds neither
     /// the index nor the store while it waits: a service closed meanwhile has folded already.
@@ -67,7 +74,7 @@ impl LexicalIndex {
 
     /// Folds what is left and lets no waiting fold start: the service is closing.
     pub fn close(&self, store: &dyn Store) -> Result<()> {
-        self.folding.closed.store(true, Ordering::Release);
+        self.folding.retire();
         self.fold(store)
     }
 }

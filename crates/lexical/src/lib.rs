@@ -22,10 +22,12 @@
 //! - [`stem`]: English stems, remembered
 //! - [`sync`]: catching up with the store, building from it
 //! - [`fold`]: committing the delta, off the finds' path
+//! - [`health`]: a damaged index's files found, its panics caught, its folder made anew
 
 mod delta;
 mod filter;
 mod fold;
+mod health;
 mod parallel;
 mod query;
 mod schema;
@@ -103,12 +105,29 @@ pub struct LexicalIndex {
     building: AtomicBool,
     /// Searches running now: a search splits across cores only when it runs alone.
     searching: AtomicUsize,
+    /// Why the folder was emptied at opening, if it was (its files could not be read).
+    found_damaged: Option<String>,
 }
 
 impl LexicalIndex {
     /// Opens the index at `place`, creating an empty one if there is none (it is filled on the
-    /// first catch-up). A folder holding an index of another schema is emptied and reused.
+    /// first catch-up). A folder holding an index of another schema, or files that cannot be
+    /// read (overwritten, truncated), is emptied and reused.
     pub fn open(place: &Place) -> Result<LexicalIndex> {
+        match (LexicalIndex::open_as_is(place), place) {
+            (Ok(index), _) => Ok(index),
+            (Err(e), Place::Dir(dir)) if !matches!(e, LexicalError::Open { .. }) => {
+                tracing::warn!(path = %dir.display(), error = %e, "the lexical index cannot be read; building it again");
+                health::empty_folder(dir)?;
+                let mut index = LexicalIndex::open_as_is(place)?;
+                index.found_damaged = Some(e.to_string());
+                Ok(index)
+            }
+            (Err(e), _) => Err(e),
+        }
+    }
+
+    fn open_as_is(place: &Place) -> Result<LexicalIndex> {
         let (schema, fields) = Fields::schema();
         let index = match place {
             Place::Memory => Index::create_in_ram(schema),
@@ -116,7 +135,9 @@ impl LexicalIndex {
         };
         let analyzer = schema::analyzer();
         index.tokenizers().register(ANALYZER, analyzer.clone());
-        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+        // Reading a segment whose header was overwritten may panic inside tantivy.
+        let reader =
+            health::guarded(|| Ok(index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?))?;
         Ok(LexicalIndex {
             index,
             reader,
@@ -128,6 +149,7 @@ impl LexicalIndex {
             folding: fold::Folding::default(),
             building: AtomicBool::new(false),
             searching: AtomicUsize::new(0),
+            found_damaged: None,
         })
     }
 
@@ -179,21 +201,12 @@ impl LexicalIndex {
     }
 }
 
+/// The index in `dir`, created if there is none. One of another schema (an older version of
+/// Cortex) or with files tantivy cannot read is an error that [`LexicalIndex::open`] answers
+/// by emptying the folder: the index is derived from the database.
 fn open_dir(dir: &Path, schema: tantivy::schema::Schema) -> Result<Index> {
     let failed = |reason: String| LexicalError::Open { path: dir.display().to_string(), reason };
     std::fs::create_dir_all(dir).map_err(|e| failed(e.to_string()))?;
     let directory = MmapDirectory::open(dir).map_err(|e| failed(e.to_string()))?;
-    match Index::open_or_create(directory, schema.clone()) {
-        Ok(index) => Ok(index),
-        // Another schema (an older version of Cortex), or files it cannot read (a crash, a
-        // disk error): the index is derived from the database, so it is made anew.
-        Err(e) => {
-            tracing::warn!(path = %dir.display(), error = %e, "the lexical index cannot be read; building it again");
-            for entry in std::fs::read_dir(dir).map_err(|e| failed(e.to_string()))?.flatten() {
-                let _ = std::fs::remove_file(entry.path());
-            }
-            let directory = MmapDirectory::open(dir).map_err(|e| failed(e.to_string()))?;
-            Index::open_or_create(directory, schema).map_err(|e| failed(e.to_string()))
-        }
-    }
+    health::guarded(|| Ok(Index::open_or_create(directory, schema)?))
 }

@@ -6,6 +6,7 @@
 
 use crate::delta::{PlanScorer, Stale, Stats};
 use crate::filter::SegmentFilter;
+use crate::health::guarded;
 use crate::parallel::{Running, SharedThreshold, panic_message, search_threads, segment_groups};
 use crate::{LexicalError, LexicalIndex, Result, View, query};
 use cortex_domain::Scope;
@@ -45,14 +46,15 @@ impl PartialOrd for Entry {
 
 impl LexicalIndex {
     /// The `query.pool` best matches that pass `query.filters`, best first, ranked by BM25.
+    /// A damaged index's panic is an error ([`crate::health`]).
     pub fn search(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
-        self.search_on(query, None)
+        guarded(|| self.search_on(query, None))
     }
 
     /// [`Self::search`] on one core, for a search that runs beside other work (a find's dense
     /// route, which scans on every core itself): splitting it too only made both wait.
     pub fn search_on_one_core(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
-        self.search_on(query, Some(1))
+        guarded(|| self.search_on(query, Some(1)))
     }
 
     /// [`Self::search`] on `threads` threads, or as many as the index's size calls for.
@@ -114,6 +116,10 @@ impl LexicalIndex {
 
     /// How many live items match and pass the filters, counting stops at `cap`.
     pub fn count(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
+        guarded(|| self.count_in(query, cap))
+    }
+
+    fn count_in(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
         let view = self.searched();
         let Some(prepared) = self.prepare(&view, query, false)? else { return Ok(0) };
         let mut count = match &prepared.delta {

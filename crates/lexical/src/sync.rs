@@ -83,6 +83,10 @@ impl LexicalIndex {
     /// read of the changed items when something was. Their commit is left to a fold a moment
     /// later, on a thread of its own.
     pub fn catch_up(self: &Arc<Self>, store: &Arc<dyn Store>) -> Result<()> {
+        crate::health::guarded(|| self.catch_up_unguarded(store))
+    }
+
+    fn catch_up_unguarded(self: &Arc<Self>, store: &Arc<dyn Store>) -> Result<()> {
         if self.building.load(Ordering::Acquire) {
             return Err(LexicalError::Building);
         }

@@ -128,22 +128,31 @@ impl CortexServer {
         })
     }
 
-    /// Counts a finished call for `/metrics` and notes it for the access log.
-    fn record(
-        &self,
-        note: Option<&AccessNote>,
-        tool: &str,
-        mode: &str,
-        outcome: Outcome,
-        result: &CallToolResult,
-        took: Duration,
-    ) {
-        if let Some(note) = note {
-            note.update(|n| {
+    /// Counts a finished call for `/metrics` and notes it for the access log (over HTTP), or
+    /// logs it (on stdio, where there is no access log): tool, mode, outcome, duration and
+    /// items, never the call's arguments (an idempotency key, an actor, the content).
+    fn record(&self, call: Call<'_>, note: Option<&AccessNote>, result: &CallToolResult) {
+        let Call { request_id, tool, mode, outcome, took } = call;
+        let items = items_of(tool, result);
+        match note {
+            Some(note) => note.update(|n| {
                 n.tool = Some(tool.to_string());
+                n.mode = Some(mode);
                 n.outcome = Some(outcome);
+                n.items = items;
                 n.call_ms = Some(took.as_millis());
-            });
+            }),
+            None => tracing::info!(
+                target: "cortex::call",
+                request_id,
+                key = "local",
+                tool,
+                mode,
+                outcome,
+                duration_ms = took.as_millis() as u64,
+                items,
+                "call"
+            ),
         }
         let Some((metrics, _)) = &self.http else { return };
         metrics.tool_call(tool, mode, outcome, took);
@@ -213,6 +222,24 @@ async fn audit_refused_store(
 }
 
 /// The find mode a call asked for (the label of its figures); `store` for memory_store.
+/// A finished tool call, as it is counted and logged.
+struct Call<'a> {
+    /// The JSON-RPC request's id.
+    request_id: &'a str,
+    tool: &'a str,
+    mode: &'static str,
+    outcome: Outcome,
+    took: Duration,
+}
+
+/// The items a call handled, for the log: a store's items (one result each, whatever became
+/// of it), a find's hits; none for a refusal.
+fn items_of(tool: &str, result: &CallToolResult) -> Option<u64> {
+    let content = result.structured_content.as_ref()?;
+    let list = if tool == STORE_TOOL { "results" } else { "hits" };
+    Some(content.get(list)?.as_array()?.len() as u64)
+}
+
 fn mode_label(tool: &str, args: &Value) -> &'static str {
     if tool != FIND_TOOL {
         return "store";
@@ -285,7 +312,9 @@ impl ServerHandler for CortexServer {
             _ if tool == STORE_TOOL => self.run(service, move |s| s.store(&args)).await?,
             _ => self.run(service, move |s| s.find(&args)).await?,
         };
-        self.record(note, tool, mode, outcome, &result, started.elapsed());
+        let request_id = context.id.to_string();
+        let call = Call { request_id: &request_id, tool, mode, outcome, took: started.elapsed() };
+        self.record(call, note, &result);
         Ok(result.into())
     }
 

@@ -86,6 +86,11 @@ impl MemoryService {
         self.lexical.prepare_in_background();
     }
 
+    /// Embeds the items stored without vectors in the background (`serve` at start).
+    pub fn embed_missing_in_background(&self) {
+        self.semantic.embed_missing_in_background(self.store.clone());
+    }
+
     /// Empties the query-embedding cache, so a benchmark times every embedding.
     pub fn forget_query_embeddings(&self) {
         self.semantic.forget_query_embeddings();

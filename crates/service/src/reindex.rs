@@ -6,9 +6,8 @@
 //! the last page is written, so an interrupted reindex is simply run again. A running server's
 //! in-process index reads the rewritten vectors through the store's change log.
 
-use crate::semantic::{EmbeddingInputs, MODEL_KEY};
+use crate::semantic::{MODEL_KEY, vectors_for};
 use crate::{MemoryService, Result, ServiceError};
-use cortex_store::ItemVectors;
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -68,22 +67,11 @@ impl MemoryService {
             let page = self.store.export_page(after, PAGE)?;
             let Some(last) = page.last() else { break };
             after = Some(last.item.record.id);
-            let live: Vec<_> = page.iter().filter(|e| e.item.deleted_at.is_none()).collect();
             // The same texts as at store time (`ingest`).
-            let inputs: Vec<EmbeddingInputs> =
-                live.iter().map(|e| EmbeddingInputs::of(&e.item.record)).collect();
-            let refs: Vec<&str> = inputs.iter().flat_map(EmbeddingInputs::texts).collect();
-            let vectors = embedder.embed(&refs).map_err(|e| ServiceError::Embedder(e.to_string()))?;
-            dimension = dimension.or_else(|| vectors.first().map(Vec::len));
-            let mut vectors = vectors.into_iter();
-            let rows: Vec<ItemVectors> = live
-                .iter()
-                .zip(&inputs)
-                .filter_map(|(e, input)| {
-                    let (vector, chunks) = input.take(&mut vectors);
-                    Some(ItemVectors { id: e.item.record.id, vector: vector?, chunks })
-                })
-                .collect();
+            let live: Vec<_> =
+                page.iter().filter(|e| e.item.deleted_at.is_none()).map(|e| &e.item.record).collect();
+            let rows = vectors_for(&embedder, &live).map_err(|e| ServiceError::Embedder(e.to_string()))?;
+            dimension = dimension.or_else(|| rows.first().map(|r| r.vector.len()));
             self.store.set_vectors(&rows)?;
             done += rows.len();
             progress(done, total);

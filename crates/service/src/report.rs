@@ -67,12 +67,29 @@ impl MemoryService {
                     Err(e) => format!("dimension unknown: {e}"),
                 };
                 format!(
-                    "enabled: {} ({dimension}), {count} vectors indexed ({:.1} MiB)",
+                    "enabled: {} ({dimension}), {count} vectors indexed ({:.1} MiB){}",
                     embedder.model_id().unwrap_or_else(|| "?".into()),
-                    bytes as f64 / 1_048_576.0
+                    bytes as f64 / 1_048_576.0,
+                    self.embedded_share()?
                 )
             }
-            Err(reason) => format!("disabled, modes auto and deep run lexical only: {reason}"),
+            Err(reason) => {
+                format!("disabled, modes auto and deep run lexical only: {reason}{}", self.embedded_share()?)
+            }
+        })
+    }
+
+    /// How many live items have their vectors, and a warning when some do not.
+    fn embedded_share(&self) -> Result<String> {
+        let items = self.store.stats()?.items.max(0);
+        let missing = self.store.count_unembedded()?.clamp(0, items);
+        Ok(if missing == 0 {
+            format!("; {items} of {items} items embedded")
+        } else {
+            format!(
+                "; {} of {items} items embedded — warning: {missing} items have no vectors (stored while no embedder was available), so dense search cannot find them: `cortex serve` embeds them in the background at start once the embedder works, or run `cortex reindex`",
+                items - missing
+            )
         })
     }
 

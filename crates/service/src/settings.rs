@@ -16,7 +16,7 @@ const fn setting(name: &'static str, default: &'static str) -> Setting {
     Setting { name, default }
 }
 
-pub const SETTINGS: [Setting; 33] = [
+pub const SETTINGS: [Setting; 34] = [
     setting("CORTEX_DB", "<user data dir>/cortex/memory.db"),
     setting("CORTEX_DB_POOL_SIZE", "8"),
     setting("CORTEX_DB_READ_URL", "none: finds read the primary"),
@@ -24,6 +24,7 @@ pub const SETTINGS: [Setting; 33] = [
     setting("CORTEX_PROJECT", "inferred: git remote, else the folder name"),
     setting("CORTEX_BRANCH", "inferred: git HEAD, else main"),
     setting("CORTEX_LOG", "info"),
+    setting("CORTEX_LOG_FORMAT", "text"),
     setting("CORTEX_EMBEDDER", "local"),
     setting("CORTEX_OPENAI_BASE_URL", "https://api.openai.com/v1"),
     setting("CORTEX_OPENAI_MODEL", "text-embedding-3-small"),

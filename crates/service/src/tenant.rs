@@ -247,6 +247,16 @@ impl VectorSource for BoundedStore {
         self.inner.set_vectors(&kept)
     }
 
+    // What the background embedding and `doctor` read: they work on the whole store, never
+    // through a caller's bound.
+    fn unembedded(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<Uuid>> {
+        self.inner.unembedded(after, limit)
+    }
+
+    fn count_unembedded(&self) -> Result<i64> {
+        self.inner.count_unembedded()
+    }
+
     fn search_dense(&self, vector: &[f32], filters: &Filters, k: usize) -> Result<Option<Vec<DenseMatch>>> {
         self.inner.search_dense(vector, &self.bounded(filters), k)
     }

@@ -139,6 +139,11 @@ pub trait VectorSource: Send + Sync {
     /// reindex`), so nothing else about them changes — not `updated_at`, not the audit trail.
     /// Unknown ids are skipped.
     fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()>;
+    /// Up to `limit` live items without a vector of their whole text, by id after `after`:
+    /// stored while no embedder was available, for the background embedding to fill in.
+    fn unembedded(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<Uuid>>;
+    /// How many live items have no vector of their whole text.
+    fn count_unembedded(&self) -> Result<i64>;
     /// The `k` nearest whole texts of live items to `vector` and the `k` nearest chunks, that
     /// pass `filters`, best first, when the backend searches vectors itself (PostgreSQL:
     /// pgvector HNSW); `None` when the caller must keep its own index (SQLite). One item may

@@ -107,6 +107,12 @@ impl VectorSource for Interleaved {
     fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()> {
         self.inner.set_vectors(vectors)
     }
+    fn unembedded(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<Uuid>> {
+        self.inner.unembedded(after, limit)
+    }
+    fn count_unembedded(&self) -> Result<i64> {
+        self.inner.count_unembedded()
+    }
     fn search_dense(&self, vector: &[f32], filters: &Filters, k: usize) -> Result<Option<Vec<DenseMatch>>> {
         self.inner.search_dense(vector, filters, k)
     }

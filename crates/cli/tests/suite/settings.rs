@@ -68,6 +68,7 @@ fn bad_values_of_the_other_settings_are_refused_with_what_is_accepted() {
         ("CORTEX_NEAR_DUP_THRESHOLD", "high", "0 to 1"),
         ("CORTEX_NEAR_DUP_WINDOW_DAYS", "-3", "whole number"),
         ("CORTEX_LOG", "loud", "debug"),
+        ("CORTEX_LOG_FORMAT", "yaml", "json"),
     ] {
         refused(&store_with(dir.path(), &[(name, value)], None), name, accepted);
     }

@@ -1,6 +1,6 @@
 //! One access-log line per request on stderr, written when its answer has been sent:
-//! request id (also sent back as `X-Request-Id`), method, path, key, tool, outcome, status
-//! and duration. A tool call over 200 ms is logged as a warning.
+//! request id (also sent back as `X-Request-Id`), method, path, key, tool, mode, outcome,
+//! items, status and duration. A tool call over 200 ms is logged as a warning.
 
 use super::App;
 use super::gate::hold_until_sent;
@@ -63,10 +63,12 @@ impl Drop for Line {
         let key = note.key.as_deref().unwrap_or("-");
         let tool = note.tool.as_deref().unwrap_or("-");
         let outcome = note.outcome.unwrap_or("-");
+        let mode = note.mode.unwrap_or("-");
+        let items = note.items;
         if note.call_ms.is_some_and(|c| c > SLOW_CALL.as_millis()) {
-            tracing::warn!(target: "cortex::access", request_id = %self.id, method = %self.method, path = self.path, key, tool, outcome, status = self.status, duration_ms = ms, call_ms = note.call_ms.map(|c| c as u64), "slow call");
+            tracing::warn!(target: "cortex::access", request_id = %self.id, method = %self.method, path = self.path, key, tool, outcome, status = self.status, duration_ms = ms, mode, items, call_ms = note.call_ms.map(|c| c as u64), "slow call");
         } else {
-            tracing::info!(target: "cortex::access", request_id = %self.id, method = %self.method, path = self.path, key, tool, outcome, status = self.status, duration_ms = ms, "request");
+            tracing::info!(target: "cortex::access", request_id = %self.id, method = %self.method, path = self.path, key, tool, outcome, status = self.status, duration_ms = ms, mode, items, "request");
         }
     }
 }

@@ -23,7 +23,11 @@ pub struct Principal {
 pub struct Note {
     pub key: Option<String>,
     pub tool: Option<String>,
+    /// A find's mode (`fast`, `auto`, `deep`), or `store`.
+    pub mode: Option<&'static str>,
     pub outcome: Option<&'static str>,
+    /// The items a call handled: a store's items, a find's hits.
+    pub items: Option<u64>,
     /// How long the tool call itself took.
     pub call_ms: Option<u128>,
 }

@@ -28,7 +28,9 @@ impl MemoryService {
             })
             .collect();
         let refs: Vec<&str> = inputs.iter().flat_map(EmbeddingInputs::texts).collect();
-        let Some(vectors) = self.semantic.embed_for_store(&*self.store, &refs) else { return };
+        let vectors = self.semantic.embed_for_store(&*self.store, &refs);
+        self.semantic.resume_backfill();
+        let Some(vectors) = vectors else { return };
         let mut vectors = vectors.into_iter();
         let mut inputs = inputs.iter();
         for pending in &mut batch.pending {

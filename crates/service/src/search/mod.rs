@@ -203,6 +203,9 @@ impl MemoryService {
             .then(|| DenseRoute::spawn(self.semantic.clone(), self.store.clone(), text, &filters, pool));
         let cores = if dense.is_some() { Cores::One } else { Cores::Any };
         let lexical = self.lexical_matches(&parsed, &filters, pool, req.offset + req.limit, cores)?;
+        if let Some(note) = self.lexical.unavailable() {
+            response.notes.push(note);
+        }
         // Read while the dense route is still embedding the query; not at all without an
         // embedder (a lexical-only memory), whose dense route answers "unavailable".
         let embeds = !matches!(self.semantic.choice(), EmbedderChoice::None);
@@ -220,8 +223,18 @@ impl MemoryService {
                 None
             }
         };
+        self.semantic.resume_backfill();
         if dense.is_some() {
             response.route_used = Route::Hybrid;
+            let waiting = self.semantic.waiting_for_vectors();
+            if waiting > 0 {
+                // A caller bounded to some projects is not told a count of the whole store.
+                let items =
+                    if self.bound.is_some() { "some items".to_string() } else { format!("{waiting} items") };
+                response.notes.push(format!(
+                    "semantic results are partial: {items} stored without vectors are being embedded in the background"
+                ));
+            }
         }
         let pool_full = lexical.len() == pool || dense.as_ref().is_some_and(|d| d.hits.len() == pool);
         let dense_of_lexical = match (&dense, &lexical_vectors) {

@@ -3,7 +3,23 @@
 
 use super::Span;
 use cortex_domain::chunking;
-use cortex_store::{ChunkVector, Record};
+use cortex_embed::{EmbedError, Embedder};
+use cortex_store::{ChunkVector, ItemVectors, Record};
+
+/// The vectors of `records` (whole text and chunks), in one call of the embedder.
+pub(crate) fn vectors_for(embedder: &Embedder, records: &[&Record]) -> Result<Vec<ItemVectors>, EmbedError> {
+    let inputs: Vec<EmbeddingInputs> = records.iter().map(|r| EmbeddingInputs::of(r)).collect();
+    let refs: Vec<&str> = inputs.iter().flat_map(EmbeddingInputs::texts).collect();
+    let mut vectors = embedder.embed(&refs)?.into_iter();
+    Ok(records
+        .iter()
+        .zip(&inputs)
+        .filter_map(|(record, input)| {
+            let (vector, chunks) = input.take(&mut vectors);
+            Some(ItemVectors { id: record.id, vector: vector?, chunks })
+        })
+        .collect())
+}
 
 /// What is embedded for a record: its whole text, then each chunk of a long document.
 pub struct EmbeddingInputs {

@@ -5,12 +5,13 @@
 //! (`inputs`): the dense route searches both and groups what it finds by item, so one
 //! document is one hit however many of its chunks match (`nearest`).
 
+mod backfill;
 mod entry_facts;
 mod index;
 mod inputs;
 mod nearest;
 
-pub(crate) use inputs::EmbeddingInputs;
+pub(crate) use inputs::{EmbeddingInputs, vectors_for};
 
 use cortex_embed::{EmbedError, Embedder, LocalModel, MINILM_ID, OpenAiConfig, OpenAiEmbedder};
 use cortex_store::{Filters, ItemFacts, Result as StoreResult, Store};
@@ -18,7 +19,9 @@ use index::IndexState;
 pub(crate) use nearest::best_similarity;
 use nearest::{RESCORE_MARGIN, group_by_item, rescore};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::{Duration, Instant};
 use uuid::Uuid;
 
 /// Which embedder the service uses, chosen by `CORTEX_EMBEDDER` (`local`, the default,
@@ -70,10 +73,26 @@ pub struct DenseHit {
 
 pub struct Semantic {
     choice: EmbedderChoice,
-    embedder: OnceLock<Result<Arc<Embedder>, String>>,
+    embedder: Mutex<Loaded>,
+    /// Set when a local model loads after it had failed to: the items stored meanwhile wait
+    /// for the background embedding (`resume_backfill`).
+    became_available: AtomicBool,
     state: RwLock<IndexState>,
     query_cache: Mutex<std::collections::HashMap<String, Vec<f32>>>,
+    /// Items stored without vectors, embedded in the background (`backfill`).
+    backfill: backfill::Backfill,
 }
+
+/// The embedder as loaded: `None` before the first need; when it failed to load, when.
+#[derive(Default)]
+struct Loaded {
+    result: Option<Result<Arc<Embedder>, String>>,
+    tried_at: Option<Instant>,
+}
+
+/// How long a local model that failed to load is not tried again: a find checks for it at most
+/// this often (a missing model fails in a file check, a present one loads in under a second).
+const LOAD_RETRY: Duration = Duration::from_secs(5);
 
 /// Query embeddings kept; the cache is simply emptied when full.
 const QUERY_CACHE_SIZE: usize = 512;
@@ -85,36 +104,58 @@ impl Semantic {
     pub fn new(choice: EmbedderChoice) -> Semantic {
         Semantic {
             choice,
-            embedder: OnceLock::new(),
+            embedder: Mutex::new(Loaded::default()),
+            became_available: AtomicBool::new(false),
             state: RwLock::new(IndexState::new()),
             query_cache: Mutex::new(std::collections::HashMap::new()),
+            backfill: backfill::Backfill::default(),
         }
     }
 
     /// The embedder, loading it on first call; `Err` says why semantic search is unavailable.
+    /// A local model that failed to load (not installed yet) is tried again, at most every
+    /// [`LOAD_RETRY`], so a model installed while the server runs is picked up.
     pub fn embedder(&self) -> Result<Arc<Embedder>, String> {
-        self.embedder
-            .get_or_init(|| match &self.choice {
-                EmbedderChoice::None => {
-                    Err("the embedder is `none` (CORTEX_EMBEDDER=none): set CORTEX_EMBEDDER=local and install the model to enable semantic search".to_string())
-                }
-                EmbedderChoice::Local { model_dir } => {
-                    let started = std::time::Instant::now();
-                    let model = LocalModel::load(model_dir).map_err(|e: EmbedError| e.to_string())?;
-                    tracing::info!(ms = started.elapsed().as_millis() as u64, "embedding model loaded");
-                    Ok(Arc::new(Embedder::Local(Box::new(model))))
-                }
-                EmbedderChoice::OpenAi(config) => {
-                    Ok(Arc::new(Embedder::OpenAi(Box::new(OpenAiEmbedder::new(config.clone())))))
-                }
-            })
-            .clone()
+        let mut loaded = self.embedder.lock().unwrap_or_else(PoisonError::into_inner);
+        let retry = matches!(self.choice, EmbedderChoice::Local { .. })
+            && loaded.tried_at.is_some_and(|at| at.elapsed() >= LOAD_RETRY);
+        match &loaded.result {
+            Some(Ok(embedder)) => return Ok(embedder.clone()),
+            Some(Err(reason)) if !retry => return Err(reason.clone()),
+            _ => {}
+        }
+        // Loaded under the lock: concurrent first callers wait for the one load.
+        let failed_before = loaded.result.is_some();
+        let result = self.load();
+        if failed_before && result.is_ok() {
+            self.became_available.store(true, Ordering::Release);
+        }
+        *loaded = Loaded { result: Some(result.clone()), tried_at: Some(Instant::now()) };
+        result
+    }
+
+    fn load(&self) -> Result<Arc<Embedder>, String> {
+        match &self.choice {
+            EmbedderChoice::None => {
+                Err("the embedder is `none` (CORTEX_EMBEDDER=none): set CORTEX_EMBEDDER=local and install the model to enable semantic search".to_string())
+            }
+            EmbedderChoice::Local { model_dir } => {
+                let started = std::time::Instant::now();
+                let model = LocalModel::load(model_dir).map_err(|e: EmbedError| e.to_string())?;
+                tracing::info!(ms = started.elapsed().as_millis() as u64, "embedding model loaded");
+                Ok(Arc::new(Embedder::Local(Box::new(model))))
+            }
+            EmbedderChoice::OpenAi(config) => {
+                Ok(Arc::new(Embedder::OpenAi(Box::new(OpenAiEmbedder::new(config.clone())))))
+            }
+        }
     }
 
     /// The embedder's state without loading it (a readiness probe must not wait seconds for
     /// a model): `not_loaded` until the first store or find needs it.
     pub fn embedder_state(&self) -> (&'static str, String) {
-        match (&self.choice, self.embedder.get()) {
+        let loaded = self.embedder.lock().unwrap_or_else(PoisonError::into_inner);
+        match (&self.choice, loaded.result.as_ref()) {
             (EmbedderChoice::None, _) => ("none", "lexical search only (CORTEX_EMBEDDER=none)".to_string()),
             (_, None) => ("not_loaded", "loads on the first store or find that needs it".to_string()),
             (_, Some(Ok(e))) => ("ready", e.model_id().unwrap_or_else(|| "?".into())),
@@ -144,24 +185,7 @@ impl Semantic {
             }
         };
         let model = format!("{}:{}", embedder.model_id()?, vectors.first()?.len());
-        match store.meta(MODEL_KEY) {
-            Ok(Some(recorded)) if recorded != model => {
-                tracing::warn!(%recorded, %model, "this store holds vectors of another model (run `cortex reindex`); storing without vectors");
-                None
-            }
-            Ok(Some(_)) => Some(vectors),
-            Ok(None) => match store.set_meta(MODEL_KEY, &model) {
-                Ok(()) => Some(vectors),
-                Err(e) => {
-                    tracing::warn!("cannot record the embedding model: {e}");
-                    None
-                }
-            },
-            Err(e) => {
-                tracing::warn!("cannot read the embedding model of the store: {e}");
-                None
-            }
-        }
+        model_fits(store, &model).then_some(vectors)
     }
 
     /// Why the configured embedder cannot serve this store, if it cannot: its vectors came
@@ -254,6 +278,29 @@ impl Semantic {
         let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
         state.refresh(store)?;
         Ok(state.size())
+    }
+}
+
+/// Whether vectors of `model` (`id:dimension`) may be written to `store`: its vectors are of
+/// that model, or it has none yet (the model is recorded then). Logged when not.
+fn model_fits(store: &dyn Store, model: &str) -> bool {
+    match store.meta(MODEL_KEY) {
+        Ok(Some(recorded)) if recorded != model => {
+            tracing::warn!(%recorded, %model, "this store holds vectors of another model (run `cortex reindex`); storing without vectors");
+            false
+        }
+        Ok(Some(_)) => true,
+        Ok(None) => match store.set_meta(MODEL_KEY, model) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!("cannot record the embedding model: {e}");
+                false
+            }
+        },
+        Err(e) => {
+            tracing::warn!("cannot read the embedding model of the store: {e}");
+            false
+        }
     }
 }
 

@@ -21,6 +21,8 @@ per_backend!(
     an_index_of_another_database_is_not_trusted,
     the_index_finds_what_the_database_search_finds,
     a_closing_service_commits_what_its_finds_read,
+    a_corrupted_index_never_answers_empty,
+    a_readable_but_damaged_index_is_named_and_repaired,
 );
 
 /// A service as a new process would open it, with the lexical index at `place` (`None`: the
@@ -230,4 +232,87 @@ fn the_index_finds_what_the_database_search_finds(db: &TestDb) {
         assert!(!theirs.is_empty(), "{args}: the database finds something");
         assert_eq!(ours, theirs, "{args}");
     }
+}
+
+/// Overwrites the first 64 bytes of each of the index's segment files, as a disk error or a
+/// stray process would, leaving tantivy's own bookkeeping (meta.json, .managed.json) intact.
+fn corrupt_segments(index: &Path) -> usize {
+    let mut corrupted = 0;
+    for entry in std::fs::read_dir(index).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.ends_with(".json") || name.ends_with(".lock") {
+            continue;
+        }
+        let mut bytes = std::fs::read(entry.path()).unwrap();
+        let n = bytes.len().min(64);
+        bytes[..n].fill(0xA5);
+        // Written in place (not replaced), as the server's mapped files see it.
+        use std::io::{Seek, Write};
+        let mut file = std::fs::OpenOptions::new().write(true).open(entry.path()).unwrap();
+        file.seek(std::io::SeekFrom::Start(0)).unwrap();
+        file.write_all(&bytes[..n]).unwrap();
+        corrupted += 1;
+    }
+    corrupted
+}
+
+/// A note about webhooks stored and found by a service that then closes: its index folder in
+/// `dir` holds a commit with it, in segment files.
+fn committed_note(db: &TestDb, dir: &Path) -> String {
+    let first = open(db, folder(dir));
+    let ids = store(&first, json!([note("Webhook retries", "billing retries failed webhook deliveries")]));
+    assert_eq!(found(&first, json!({"query": "webhook"})), set(&[&ids[0]]));
+    ids[0].clone()
+}
+
+/// Issue 33, item 6: the index's segment files overwritten while the server runs. A find still
+/// finds the stored word (the database answers), a new process opens the folder (built again),
+/// and `reindex --lexical` rebuilds it whatever state it is in.
+fn a_corrupted_index_never_answers_empty(db: &TestDb) {
+    let dir = tempfile::tempdir().unwrap();
+    let ids = [committed_note(db, dir.path())];
+    let serving = open(db, folder(dir.path()));
+    assert_eq!(found(&serving, json!({"query": "webhook"})), set(&[&ids[0]]), "read from its commit");
+    assert!(corrupt_segments(&dir.path().join("lexical")) > 0, "the index has segment files");
+    assert_eq!(found(&serving, json!({"query": "webhook"})), set(&[&ids[0]]), "while serving");
+    let more = store(&serving, json!([note("Pangolin", "nightly pangolin snapshot")]));
+    assert_eq!(found(&serving, json!({"query": "pangolin"})), set(&[&more[0]]), "a new write too");
+    let rebuilt = serving.reindex_lexical(&mut |_, _| {}).unwrap();
+    assert_eq!(rebuilt.items, 2, "reindex --lexical rebuilt it: {rebuilt:?}");
+    assert_eq!(found(&serving, json!({"query": "webhook"})), set(&[&ids[0]]), "after the rebuild");
+    drop(serving);
+    corrupt_segments(&dir.path().join("lexical"));
+    let restarted = open(db, folder(dir.path()));
+    assert_eq!(found(&restarted, json!({"query": "webhook"})), set(&[&ids[0]]), "after a restart");
+    assert_eq!(found(&restarted, json!({"query": "pangolin"})), set(&[&more[0]]));
+}
+
+/// Flips the first byte of the field norms (one byte per document and field, read only to
+/// score): tantivy still opens the index, only the file's checksum tells.
+fn flip_a_norm(index: &Path) {
+    for entry in std::fs::read_dir(index).unwrap().flatten() {
+        if entry.path().extension().is_some_and(|e| e == "fieldnorm") {
+            let mut bytes = std::fs::read(entry.path()).unwrap();
+            bytes[0] ^= 0xFF;
+            std::fs::write(entry.path(), bytes).unwrap();
+        }
+    }
+}
+
+/// Issue 33, item 6: damage that leaves the files readable. `doctor` names it by the files'
+/// checksums with its fix, `serve`'s start sets such an index aside (finds ask the database,
+/// and say so), and `reindex --lexical` repairs it.
+fn a_readable_but_damaged_index_is_named_and_repaired(db: &TestDb) {
+    let dir = tempfile::tempdir().unwrap();
+    let ids = [committed_note(db, dir.path())];
+    flip_a_norm(&dir.path().join("lexical"));
+    let damaged = open(db, folder(dir.path()));
+    let status = damaged.doctor(&Default::default()).unwrap().lexical_search;
+    assert!(status.starts_with("damaged:") && status.contains("fail their checksum"), "{status}");
+    assert!(status.contains("cortex reindex --lexical"), "{status}");
+    let rebuilt = damaged.reindex_lexical(&mut |_, _| {}).unwrap();
+    assert_eq!(rebuilt.items, 1);
+    let status = damaged.doctor(&Default::default()).unwrap().lexical_search;
+    assert!(status.starts_with("enabled: BM25 index"), "{status}");
+    assert_eq!(found(&damaged, json!({"query": "webhook"})), set(&[&ids[0]]));
 }

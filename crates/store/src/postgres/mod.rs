@@ -25,6 +25,7 @@ mod read;
 mod row;
 mod tls;
 mod tsquery;
+mod unembedded;
 mod vector_index;
 mod write;
 
@@ -261,6 +262,15 @@ impl VectorSource for PostgresStore {
         let dims = vectors.iter().map(|r| r.vector.len()).collect();
         vector_index::ensure_dimension_indexes(&mut conn, dims, &self.indexed_dimensions)?;
         write::set_vectors(&mut conn, vectors)
+    }
+
+    // The primary: what a replica has not yet received would be embedded twice.
+    fn unembedded(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<Uuid>> {
+        unembedded::page(&mut *self.primary()?, after, limit)
+    }
+
+    fn count_unembedded(&self) -> Result<i64> {
+        unembedded::count(&mut *self.primary()?)
     }
 
     fn search_dense(&self, vector: &[f32], filters: &Filters, k: usize) -> Result<Option<Vec<DenseMatch>>> {

@@ -17,6 +17,7 @@ mod migrate;
 mod neighbours;
 mod read;
 mod row;
+mod unembedded;
 mod write;
 
 use crate::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
@@ -205,6 +206,14 @@ impl VectorSource for SqliteStore {
     fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()> {
         let mut conn = self.writer()?;
         write::set_vectors(&mut conn, vectors)
+    }
+
+    fn unembedded(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<Uuid>> {
+        unembedded::page(&*self.reader()?, after, limit)
+    }
+
+    fn count_unembedded(&self) -> Result<i64> {
+        unembedded::count(&*self.reader()?)
     }
 }
 

@@ -29,6 +29,7 @@ per_backend!(
     metadata_round_trips,
     links_are_found_by_either_end_and_die_with_their_item,
     new_vectors_change_nothing_else,
+    live_items_without_vectors_are_listed_until_embedded,
     chunk_vectors_are_kept_searched_and_replaced_with_their_item,
     a_supersede_writes_only_the_status_it_is_given,
     a_batch_checked_against_a_changed_item_writes_nothing,
@@ -420,6 +421,39 @@ fn new_vectors_change_nothing_else(db: &TestDb) {
     if let Some(found) = store.search_dense(&[0.6, 0.8], &filters(), 5).unwrap() {
         assert_eq!(found.iter().map(|m| m.id).collect::<Vec<_>>(), [r.id]);
     }
+}
+
+/// Issue 33: what the background embedding reads: live items without a vector, by id, in
+/// pages; embedded or deleted, an item leaves the list.
+fn live_items_without_vectors_are_listed_until_embedded(db: &TestDb) {
+    let store = db.open();
+    let embedded = Record { vector: Some(vec![1.0, 0.0, 0.0]), ..record("embedded", "has one", "main") };
+    insert(&*store, &embedded);
+    let mut waiting: Vec<Uuid> = (0..5)
+        .map(|i| {
+            let r = record(&format!("waiting {i}"), &format!("stored without a model {i}"), "main");
+            insert(&*store, &r);
+            r.id
+        })
+        .collect();
+    waiting.sort();
+    assert_eq!(store.count_unembedded().unwrap(), 5);
+    let first = store.unembedded(None, 3).unwrap();
+    assert_eq!(first, waiting[..3], "by id, a page at a time");
+    assert_eq!(store.unembedded(Some(first[2]), 3).unwrap(), waiting[3..]);
+    store
+        .set_vectors(&[ItemVectors { id: waiting[0], vector: vec![0.0, 1.0, 0.0], chunks: Vec::new() }])
+        .unwrap();
+    store
+        .write_batch(&[WriteOp::Delete {
+            id: waiting[1],
+            kind: None,
+            at: NOW + 1,
+            cascade: Cascade::DeleteLinks,
+        }])
+        .unwrap();
+    assert_eq!(store.unembedded(None, 10).unwrap(), waiting[2..], "embedded and deleted items leave");
+    assert_eq!(store.count_unembedded().unwrap(), 3);
 }
 
 fn chunk_vectors_are_kept_searched_and_replaced_with_their_item(db: &TestDb) {

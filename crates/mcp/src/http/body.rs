@@ -67,11 +67,15 @@ impl Budget {
         if declared > limit {
             return Err(Refused::TooLarge);
         }
-        self.grow(&mut held, declared)?;
+        let refused_up_front = self.grow(&mut held, declared).err();
         let deadline = tokio::time::Instant::now() + timeout;
         let mut stream = body.into_data_stream();
         let mut first: Option<Bytes> = None;
         let mut buffer: Vec<u8> = Vec::new();
+        if let Some(refused) = refused_up_front {
+            discard(stream, deadline).await;
+            return Err(refused);
+        }
         loop {
             let chunk = match tokio::time::timeout_at(deadline, stream.next()).await {
                 Err(_) => return Err(Refused::TimedOut),
@@ -83,7 +87,11 @@ impl Budget {
             if so_far > limit {
                 return Err(Refused::TooLarge);
             }
-            self.grow(&mut held, so_far)?;
+            if let Err(refused) = self.grow(&mut held, so_far) {
+                drop((first, buffer, held));
+                discard(stream, deadline).await;
+                return Err(refused);
+            }
             // Most bodies arrive as one chunk: keep it as it is, without a copy.
             match first.take() {
                 None if buffer.is_empty() => first = Some(chunk),
@@ -102,6 +110,12 @@ impl Budget {
         };
         Ok((bytes, held))
     }
+}
+
+/// Reads the rest of a refused body and lets it go (no memory kept), until its end or the
+/// deadline: a client still sending then gets the refusal, not a reset connection.
+async fn discard(mut stream: axum::body::BodyDataStream, deadline: tokio::time::Instant) {
+    let _ = tokio::time::timeout_at(deadline, async { while let Some(Ok(_)) = stream.next().await {} }).await;
 }
 
 #[cfg(test)]

@@ -235,6 +235,12 @@ mod tests {
         );
         assert_eq!(o.max_body_bytes, MAX_MESSAGE_BYTES);
         assert_eq!(o.call_timeout, Duration::from_millis(DEFAULT_CALL_TIMEOUT_MS));
+        assert_eq!(
+            (o.header_timeout, o.body_timeout, o.idle_timeout),
+            (Duration::from_secs(10), Duration::from_secs(60), Duration::from_secs(60))
+        );
+        assert_eq!((o.max_connections, o.max_connections_per_ip, o.max_sessions_per_key), (4096, 256, 100));
+        assert!(o.max_bytes_in_flight >= o.max_body_bytes);
         assert!(!resolve("0.0.0.0:8787", &[], &[]).unwrap().is_loopback());
         assert!(resolve("localhost:0", &[], &[]).unwrap().is_loopback());
     }
@@ -259,6 +265,25 @@ mod tests {
             resolve("127.0.0.1:1", &[], &[("CORTEX_HTTP_CALL_TIMEOUT_MS", "1e3")]).unwrap_err().name,
             "CORTEX_HTTP_CALL_TIMEOUT_MS"
         );
+        for name in [
+            "CORTEX_HTTP_HEADER_TIMEOUT_MS",
+            "CORTEX_HTTP_BODY_TIMEOUT_MS",
+            "CORTEX_HTTP_IDLE_TIMEOUT_MS",
+            "CORTEX_HTTP_MAX_CONNECTIONS",
+            "CORTEX_HTTP_MAX_CONNECTIONS_PER_IP",
+            "CORTEX_HTTP_MAX_SESSIONS_PER_KEY",
+            "CORTEX_HTTP_MAX_BYTES_IN_FLIGHT",
+        ] {
+            assert_eq!(resolve("127.0.0.1:1", &[], &[(name, "0")]).unwrap_err().name, name);
+        }
+        let below_body = resolve(
+            "127.0.0.1:1",
+            &[],
+            &[("CORTEX_HTTP_MAX_BYTES_IN_FLIGHT", "4096"), ("CORTEX_HTTP_MAX_BODY_BYTES", "8192")],
+        )
+        .unwrap_err();
+        assert_eq!(below_body.name, "CORTEX_HTTP_MAX_BYTES_IN_FLIGHT");
+        assert!(below_body.hint.contains("CORTEX_HTTP_MAX_BODY_BYTES"), "{}", below_body.hint);
         let o =
             resolve("127.0.0.1:1", &["HTTPS://App.Example.com/"], &[("CORTEX_HTTP_MAX_BODY_BYTES", "2048")])
                 .unwrap();

@@ -173,6 +173,7 @@ def test_an_idle_keep_alive_connection_is_closed_after_the_idle_timeout(db, serv
     conn.request("GET", "/health")
     response = conn.getresponse()
     assert response.status == 200 and response.getheader("Connection") != "close"
+    assert response.getheader("Keep-Alive") == "timeout=1", "clients are told when it closes"
     response.read()
     conn.sock.settimeout(30)
     t0 = time.monotonic()

@@ -9,6 +9,7 @@ use super::gate::hold_until_sent;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
+use axum::http::{HeaderName, HeaderValue, header};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
@@ -107,19 +108,28 @@ async fn serve_connection(
             }
         }
     };
+    // Clients that honour it (Node's fetch does) stop reusing a connection before the
+    // server closes it for idling, rather than sending a request into a closing socket.
+    let keep_alive = HeaderValue::try_from(format!("timeout={}", policy.idle_timeout.as_secs().max(1))).ok();
     let service = hyper::service::service_fn({
         let conn = conn.clone();
         move |mut request: hyper::Request<Incoming>| {
+            let keep_alive = keep_alive.clone();
             request.extensions_mut().insert(ConnectInfo(peer));
             conn.begin();
             let answering = Answering(conn.clone());
             let mut router = router.clone();
             async move {
                 // Router is always ready: no `poll_ready` needed.
-                let response = match router.call(request.map(Body::new)).await {
+                let mut response = match router.call(request.map(Body::new)).await {
                     Ok(response) => response,
                     Err(never) => match never {},
                 };
+                if let Some(value) = keep_alive
+                    && !response.headers().contains_key(header::CONNECTION)
+                {
+                    response.headers_mut().insert(HeaderName::from_static("keep-alive"), value);
+                }
                 Ok::<_, Infallible>(hold_until_sent(response, answering))
             }
         }

@@ -370,3 +370,40 @@ def test_stalled_tls_handshakes_are_closed_within_the_header_timeout(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def sessions_open(server) -> int:
+    status, _, text = server.request("GET", "/metrics")
+    assert status == 200
+    return int(re.search(r"^cortex_http_sessions_open (\d+)$", text, re.M).group(1))
+
+
+def test_sessions_idle_past_their_timeout_end_and_are_let_go(db, serve):
+    token = make_key(db, "forgetful", "write", "--rate", "100000/s")
+    server = serve(env={"CORTEX_HTTP_SESSION_IDLE_TIMEOUT_MS": "3000", "CORTEX_HTTP_MAX_SESSIONS_PER_KEY": "5000"})
+    pid = server.proc.pid
+    conn = connection(server)
+    post(conn, INIT, token)
+    before = resident_mb(pid)
+
+    def wave() -> list[str]:
+        opened = []
+        for _ in range(1000):
+            status, head, text = post(conn, INIT, token)
+            assert status == 200, text
+            opened.append(head["Mcp-Session-Id"])
+        return opened
+
+    first = wave()
+    after_first = resident_mb(pid) - before
+    assert sessions_open(server) > 0, "the sessions opened last are open"
+    deadline = time.monotonic() + 30
+    while sessions_open(server) > 0 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert sessions_open(server) == 0, "every idle session ended and was let go"
+    listing = {"jsonrpc": "2.0", "id": 9, "method": "tools/list"}
+    assert post(conn, listing, token, first[0])[0] == 404
+    wave()
+    after_second = resident_mb(pid) - before
+    print(f"RSS +{after_first:.0f} MB after 1,000 sessions, +{after_second:.0f} MB after 1,000 more"
+          " once the first had expired")

@@ -90,7 +90,11 @@ pub fn router(
     let metrics = Arc::new(Metrics::default());
     let app = App {
         limits: Arc::new(limits::Limits::new(options.max_concurrent_per_key)),
-        sessions: Arc::new(sessions::KeyedSessions::new(options.max_sessions_per_key)),
+        sessions: Arc::new(sessions::KeyedSessions::new(
+            options.max_sessions_per_key,
+            options.session_idle_timeout,
+            metrics.clone(),
+        )),
         budget: Arc::new(body::Budget::new(options.max_bytes_in_flight)),
         options: Arc::new(options),
         keys_exist: Arc::new(AtomicBool::new(false)),

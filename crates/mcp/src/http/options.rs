@@ -17,6 +17,7 @@ pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 60_000;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 256;
 pub const DEFAULT_MAX_SESSIONS_PER_KEY: usize = 100;
+pub const DEFAULT_SESSION_IDLE_TIMEOUT_MS: u64 = 300_000;
 pub const DEFAULT_MAX_BYTES_IN_FLIGHT: usize = 128 * 1024 * 1024;
 /// How long a stopping server waits for calls in flight before it leaves anyway.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -48,6 +49,8 @@ pub struct HttpOptions {
     pub max_connections_per_ip: usize,
     /// MCP sessions one key may hold; a new one past it ends the key's oldest.
     pub max_sessions_per_key: usize,
+    /// How long an MCP session may go without a request before it ends.
+    pub session_idle_timeout: Duration,
     /// Request bytes being read or held by calls at once, over all keys.
     pub max_bytes_in_flight: usize,
 }
@@ -104,6 +107,11 @@ impl HttpOptions {
                 1,
             )?,
             max_sessions_per_key: count("CORTEX_HTTP_MAX_SESSIONS_PER_KEY", DEFAULT_MAX_SESSIONS_PER_KEY, 1)?,
+            session_idle_timeout: millis(
+                "CORTEX_HTTP_SESSION_IDLE_TIMEOUT_MS",
+                DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+                86_400_000,
+            )?,
             max_bytes_in_flight: number(
                 &env,
                 "CORTEX_HTTP_MAX_BYTES_IN_FLIGHT",
@@ -273,6 +281,7 @@ mod tests {
             "CORTEX_HTTP_MAX_CONNECTIONS_PER_IP",
             "CORTEX_HTTP_MAX_SESSIONS_PER_KEY",
             "CORTEX_HTTP_MAX_BYTES_IN_FLIGHT",
+            "CORTEX_HTTP_SESSION_IDLE_TIMEOUT_MS",
         ] {
             assert_eq!(resolve("127.0.0.1:1", &[], &[(name, "0")]).unwrap_err().name, name);
         }

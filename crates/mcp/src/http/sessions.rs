@@ -5,6 +5,7 @@
 //! `DELETE` cannot grow the server's memory, and one that does keeps working (an MCP client
 //! whose session ended gets 404 and initializes again).
 
+use super::Metrics;
 use futures::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::SessionId;
@@ -15,6 +16,7 @@ use rmcp::transport::streamable_http_server::session::local::{
 };
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 #[derive(Default)]
 struct Owners {
@@ -41,11 +43,15 @@ pub struct KeyedSessions {
     inner: LocalSessionManager,
     owners: Mutex<Owners>,
     max_per_key: usize,
+    metrics: Arc<Metrics>,
 }
 
 impl KeyedSessions {
-    pub fn new(max_per_key: usize) -> KeyedSessions {
-        KeyedSessions { inner: LocalSessionManager::default(), owners: Mutex::default(), max_per_key }
+    /// At most `max_per_key` sessions per key, each ended after `idle` without a request.
+    pub fn new(max_per_key: usize, idle: Duration, metrics: Arc<Metrics>) -> KeyedSessions {
+        let mut inner = LocalSessionManager::default();
+        inner.session_config.keep_alive = Some(idle);
+        KeyedSessions { inner, owners: Mutex::default(), max_per_key, metrics }
     }
 
     fn owners(&self) -> std::sync::MutexGuard<'_, Owners> {
@@ -72,6 +78,7 @@ impl KeyedSessions {
             for old in &evicted {
                 owners.forget(old);
             }
+            self.metrics.set_sessions_open(owners.by_id.len());
             evicted
         };
         for old in evicted {
@@ -113,7 +120,11 @@ impl SessionManager for KeyedSessions {
 
     /// By `DELETE`, and by rmcp when a session's worker ended (it expired): the owner goes too.
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        self.owners().forget(id);
+        {
+            let mut owners = self.owners();
+            owners.forget(id);
+            self.metrics.set_sessions_open(owners.by_id.len());
+        }
         self.inner.close_session(id).await
     }
 
@@ -151,7 +162,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_key_past_its_cap_loses_its_oldest_session_and_other_keys_keep_theirs() {
-        let sessions = Arc::new(KeyedSessions::new(2));
+        let sessions =
+            Arc::new(KeyedSessions::new(2, Duration::from_secs(300), Arc::new(Metrics::default())));
         sessions.bind("a1", "alice");
         sessions.bind("b1", "bob");
         sessions.bind("a2", "alice");

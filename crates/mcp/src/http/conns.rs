@@ -7,6 +7,7 @@
 //!
 //! Times are milliseconds since the registry was made, so a connection's state is atomics.
 
+use super::Metrics;
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -135,11 +136,20 @@ pub struct Connections {
     policy: Policy,
     epoch: Instant,
     open: Mutex<Open>,
+    metrics: Arc<Metrics>,
+    /// Connections shed whose task has not closed the socket yet: each still holds a descriptor.
+    closing: AtomicUsize,
 }
 
 impl Connections {
-    pub fn new(policy: Policy) -> Connections {
-        Connections { policy, epoch: Instant::now(), open: Mutex::default() }
+    pub fn new(policy: Policy, metrics: Arc<Metrics>) -> Connections {
+        Connections {
+            policy,
+            epoch: Instant::now(),
+            open: Mutex::default(),
+            metrics,
+            closing: AtomicUsize::new(0),
+        }
     }
 
     pub fn policy(&self) -> &Policy {
@@ -153,12 +163,19 @@ impl Connections {
     /// Room for a connection from `ip`, shedding the oldest waiting one at a cap.
     pub fn admit(self: &Arc<Self>, ip: IpAddr) -> Result<Registered, Full> {
         let mut open = self.lock();
-        if open.per_ip.get(&ip).copied().unwrap_or(0) >= self.policy.max_per_ip && !open.shed_oldest(Some(ip))
-        {
-            return Err(Full::Address);
+        if open.per_ip.get(&ip).copied().unwrap_or(0) >= self.policy.max_per_ip {
+            if !open.shed_oldest(Some(ip)) {
+                self.metrics.connection_closed("full");
+                return Err(Full::Address);
+            }
+            self.on_shed();
         }
-        if open.conns.len() >= self.policy.max_total && !open.shed_oldest(None) {
-            return Err(Full::Server);
+        if open.conns.len() >= self.policy.max_total {
+            if !open.shed_oldest(None) {
+                self.metrics.connection_closed("full");
+                return Err(Full::Server);
+            }
+            self.on_shed();
         }
         let id = open.next_id;
         open.next_id += 1;
@@ -174,13 +191,29 @@ impl Connections {
         });
         open.conns.insert(id, conn.clone());
         *open.per_ip.entry(ip).or_default() += 1;
+        self.metrics.set_connections_open(open.conns.len());
         Ok(Registered { conn, registry: self.clone() })
     }
 
     /// Out of descriptors anyway (files the store opened, say): close the oldest waiting
     /// connection so the next accept can succeed.
     pub fn shed_one(&self) -> bool {
-        self.lock().shed_oldest(None)
+        let shed = self.lock().shed_oldest(None);
+        if shed {
+            self.on_shed();
+        }
+        shed
+    }
+
+    fn on_shed(&self) {
+        self.closing.fetch_add(1, Ordering::AcqRel);
+        self.metrics.connection_closed("shed");
+    }
+
+    /// Sockets shed but not closed yet: the accept loop waits while there are many, or a
+    /// burst of new connections would run out of descriptors before the shed ones are freed.
+    pub fn closing(&self) -> usize {
+        self.closing.load(Ordering::Acquire)
     }
 
     pub fn open(&self) -> usize {
@@ -198,11 +231,20 @@ impl Registered {
     pub fn policy(&self) -> &Policy {
         self.registry.policy()
     }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.registry.metrics
+    }
 }
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        self.registry.lock().remove(self.conn.id);
+        let mut open = self.registry.lock();
+        open.remove(self.conn.id);
+        self.registry.metrics.set_connections_open(open.conns.len());
+        if self.conn.shed.is_cancelled() {
+            self.registry.closing.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 }
 
@@ -233,7 +275,7 @@ mod tests {
 
     #[test]
     fn at_the_address_cap_the_oldest_waiting_connection_of_that_address_makes_room() {
-        let registry = Arc::new(Connections::new(policy(100, 2)));
+        let registry = Arc::new(Connections::new(policy(100, 2), Arc::new(Metrics::default())));
         let first = registry.admit(A).unwrap();
         let second = registry.admit(A).unwrap();
         let other = registry.admit(B).unwrap();
@@ -251,18 +293,21 @@ mod tests {
 
     #[test]
     fn at_the_total_cap_the_oldest_waiting_connection_of_any_address_makes_room() {
-        let registry = Arc::new(Connections::new(policy(2, 10)));
+        let registry = Arc::new(Connections::new(policy(2, 10), Arc::new(Metrics::default())));
         let first = registry.admit(A).unwrap();
         let _second = registry.admit(B).unwrap();
         let _third = registry.admit(B).unwrap();
         assert!(first.conn.shed.is_cancelled());
+        assert_eq!(registry.closing(), 1, "shed, its socket not closed yet");
+        drop(first);
+        assert_eq!(registry.closing(), 0);
         assert!(registry.shed_one());
         assert_eq!(registry.open(), 1);
     }
 
     #[test]
     fn headers_not_finished_in_time_are_overdue_a_call_never_is() {
-        let registry = Arc::new(Connections::new(policy(10, 10)));
+        let registry = Arc::new(Connections::new(policy(10, 10), Arc::new(Metrics::default())));
         let slow = registry.admit(A).unwrap();
         slow.conn.on_read();
         let busy = registry.admit(A).unwrap();

@@ -29,6 +29,10 @@ use tower_service::Service;
 /// How often a connection checks whether it waited too long.
 const TICK: Duration = Duration::from_millis(250);
 
+/// Shed sockets not closed yet that the accept loop lets pile up: well within the descriptors
+/// the connection cap keeps back.
+const MAX_CLOSING: usize = 16;
+
 /// Accepts until `stop` is cancelled; then each connection finishes its answer and closes
 /// (a connection still open is left to the caller's deadline).
 pub async fn accept_loop(
@@ -39,6 +43,9 @@ pub async fn accept_loop(
     stop: CancellationToken,
 ) {
     loop {
+        while registry.closing() > MAX_CLOSING {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         let accepted = tokio::select! {
             accepted = tcp.accept() => accepted,
             () = stop.cancelled() => break,
@@ -65,7 +72,7 @@ pub async fn accept_loop(
                     Full::Address => "connections from this address",
                     Full::Server => "connections",
                 };
-                tracing::warn!(%peer, "refused a connection: every one of the server's {cap} has a call running");
+                tracing::debug!(%peer, "refused a connection: every one of the server's {cap} has a call running");
                 continue;
             }
         };
@@ -102,7 +109,10 @@ async fn serve_connection(
                 done = handshake => match done {
                     Ok(Ok(tls)) => Either::Right(tls),
                     Ok(Err(e)) => return tracing::debug!(%peer, "TLS handshake failed: {e}"),
-                    Err(_) => return tracing::debug!(%peer, "TLS handshake not finished in time: closed"),
+                    Err(_) => {
+                        registered.metrics().connection_closed("timeout");
+                        return tracing::debug!(%peer, "TLS handshake not finished in time: closed");
+                    }
                 },
                 () = conn.shed.cancelled() => return,
             }
@@ -157,6 +167,7 @@ async fn serve_connection(
             }
             _ = ticks.tick() => {
                 if conn.overdue(&policy) {
+                    registered.metrics().connection_closed("timeout");
                     tracing::debug!(%peer, "connection closed: no complete request in time");
                     break;
                 }

@@ -176,7 +176,7 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
     );
     // The address goes to stderr as the line a script can wait for.
     tracing::info!(addr = %local, auth = if loopback && !keys { "none (loopback, no keys)" } else { "API keys" }, "cortex serving MCP over HTTP at {scheme}://{local}/mcp");
-    let registry = Arc::new(conns::Connections::new(policy));
+    let registry = Arc::new(conns::Connections::new(policy, in_flight.clone()));
     let signalled = CancellationToken::new();
     let server = {
         let (registry, signalled) = (registry.clone(), signalled.clone());

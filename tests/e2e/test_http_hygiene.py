@@ -86,11 +86,18 @@ def resident_mb(pid: int, field: str = "VmRSS") -> float:
     return int(status_of(pid)[field].split()[0]) / 1024
 
 
+def connections_open(server) -> int:
+    _, _, metrics = server.request("GET", "/metrics")
+    return int(re.search(r"^cortex_http_connections_open (\d+)$", metrics, re.M).group(1))
+
+
 def test_slow_header_sockets_under_a_descriptor_limit_leave_health_and_a_keyed_find_answering(db, serve):
     token = make_key(db, "worker", "write")
     # The descriptor limit is what must hold here: the per-address cap (all these sockets come
     # from 127.0.0.1) is lifted above the flood.
-    server = serve(env={"CORTEX_HTTP_HEADER_TIMEOUT_MS": "2000", "CORTEX_HTTP_MAX_CONNECTIONS_PER_IP": "5000"},
+    # The header timeout (20 s) outlasts the flood's start: the cap, not the timeout, must keep
+    # room for the legitimate requests.
+    server = serve(env={"CORTEX_HTTP_HEADER_TIMEOUT_MS": "20000", "CORTEX_HTTP_MAX_CONNECTIONS_PER_IP": "5000"},
                    prefix=("prlimit", "--nofile=512"))
     session = open_session(server, token)
     conn = connection(server)
@@ -139,7 +146,11 @@ def test_slow_header_sockets_under_a_descriptor_limit_leave_health_and_a_keyed_f
     flood = threading.Thread(target=trickle, daemon=True)
     flood.start()
     try:
-        time.sleep(0.5)
+        # Until the server holds as many connections as its descriptors allow.
+        deadline = time.monotonic() + 20
+        while connections_open(server) < 380 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert connections_open(server) >= 380
         # Legitimate requests, with the slow sockets open.
         t0 = time.monotonic()
         status, _, body = server.request("GET", "/health")
@@ -164,6 +175,13 @@ def test_slow_header_sockets_under_a_descriptor_limit_leave_health_and_a_keyed_f
             s.close()
     status, _, _ = server.request("GET", "/health")
     assert status == 200
+    _, _, metrics = server.request("GET", "/metrics")
+    closed = {reason: int(n) for reason, n in
+              re.findall(r'^cortex_http_connections_closed_total\{reason="(\w+)"\} (\d+)$', metrics, re.M)}
+    # Each slow socket was closed by the server: shed for a newer one at the cap of 384 (a
+    # quarter of 512 descriptors kept back), or out of time.
+    assert closed.get("shed", 0) >= 600 - 384 and closed.get("shed", 0) + closed.get("timeout", 0) >= 600, closed
+    assert connections_open(server) <= 2
     assert server.stop() == 0
 
 

@@ -39,10 +39,10 @@ class HttpServer:
     """`cortex serve --http 127.0.0.1:0` on the test's database; the port is read from the line
     the server logs when it listens. stderr is kept for assertions about the access log."""
 
-    def __init__(self, db, args=(), env=None, addr="127.0.0.1:0"):
+    def __init__(self, db, args=(), env=None, addr="127.0.0.1:0", prefix=()):
         self.db = db
         self.proc = subprocess.Popen(
-            [BIN, "serve", "--http", addr, *args],
+            [*prefix, BIN, "serve", "--http", addr, *args],
             env=server_env(db, **{"CORTEX_LOG": "info", **(env or {})}),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
@@ -98,8 +98,9 @@ def serve(db):
     """Starts HTTP servers on the test's database (`serve(args=..., env=...)`); stopped at the end."""
     servers: list[HttpServer] = []
 
-    def start(args=(), env=None, addr="127.0.0.1:0") -> HttpServer:
-        server = HttpServer(db, args, env, addr)
+    def start(args=(), env=None, addr="127.0.0.1:0", prefix=()) -> HttpServer:
+        """`prefix` runs the server under another command (`prlimit --nofile=512`)."""
+        server = HttpServer(db, args, env, addr, prefix)
         servers.append(server)
         return server
 

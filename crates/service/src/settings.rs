@@ -16,7 +16,7 @@ const fn setting(name: &'static str, default: &'static str) -> Setting {
     Setting { name, default }
 }
 
-pub const SETTINGS: [Setting; 34] = [
+pub const SETTINGS: [Setting; 42] = [
     setting("CORTEX_DB", "<user data dir>/cortex/memory.db"),
     setting("CORTEX_DB_POOL_SIZE", "8"),
     setting("CORTEX_DB_READ_URL", "none: finds read the primary"),
@@ -44,6 +44,14 @@ pub const SETTINGS: [Setting; 34] = [
     setting("CORTEX_HTTP_MAX_BODY_BYTES", "67108864"),
     setting("CORTEX_HTTP_CALL_TIMEOUT_MS", "30000"),
     setting("CORTEX_HTTP_MAX_CONCURRENT", "16 calls per key"),
+    setting("CORTEX_HTTP_HEADER_TIMEOUT_MS", "10000"),
+    setting("CORTEX_HTTP_BODY_TIMEOUT_MS", "60000"),
+    setting("CORTEX_HTTP_IDLE_TIMEOUT_MS", "60000"),
+    setting("CORTEX_HTTP_MAX_CONNECTIONS", "4096, lowered to fit the open-file limit"),
+    setting("CORTEX_HTTP_MAX_CONNECTIONS_PER_IP", "256"),
+    setting("CORTEX_HTTP_MAX_SESSIONS_PER_KEY", "100"),
+    setting("CORTEX_HTTP_SESSION_IDLE_TIMEOUT_MS", "300000"),
+    setting("CORTEX_HTTP_MAX_BYTES_IN_FLIGHT", "134217728"),
     setting("CORTEX_HTTP_TLS_CERT", "none: plain HTTP"),
     setting("CORTEX_HTTP_TLS_KEY", "none: plain HTTP"),
     setting("CORTEX_OAUTH_ISSUER", "none: API keys only"),

@@ -5,11 +5,12 @@
 //! answer saying which rule refused it.
 
 use super::App;
+use super::body;
 use super::principal::{AccessNote, Principal};
 use super::problem::{problem, too_many, unauthorized};
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use cortex_domain::api_key::{self, MAX_RATE_PER_SECOND, Rate, Role};
@@ -17,6 +18,9 @@ use cortex_service::Caller;
 use cortex_service::keys::AuthFailure;
 use futures::StreamExt;
 use std::time::Instant;
+
+/// The header that names an MCP session.
+const SESSION_ID: &str = "mcp-session-id";
 
 /// A refusal to answer with, boxed: a response is large for an `Err`.
 type Refusal = Box<Response>;
@@ -59,6 +63,20 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
     };
     if let Some(note) = request.extensions().get::<AccessNote>() {
         note.update(|n| n.key = Some(principal.key.clone()));
+    }
+    // Another key's session is answered as an unknown one: its id says nothing, and the
+    // request neither ends nor touches it.
+    let session = request.headers().get(SESSION_ID).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    if let Some(id) = &session
+        && app.sessions.owner(id).is_some_and(|owner| owner != principal.key)
+    {
+        app.metrics.refused("foreign_session");
+        return problem(
+            StatusCode::NOT_FOUND,
+            "session_not_found",
+            format!("no session {id:?} is open for the key `{}`", principal.key),
+            "send initialize without Mcp-Session-Id to open a session of your own",
+        );
     }
     if let Err(wait) = app.limits.admit(&principal.key, principal.rate, Instant::now()) {
         app.metrics.refused("rate_limited");
@@ -107,11 +125,82 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
     } else {
         None
     };
+    let key = principal.key.clone();
     request.extensions_mut().insert(principal);
     let Some(permit) = permit else { return next.run(request).await };
+    let (parts, body) = request.into_parts();
+    let read = app.budget.read(body, length, app.options.max_body_bytes, app.options.body_timeout).await;
+    let (bytes, held) = match read {
+        Ok(read) => read,
+        Err(refused) => return body_refused(&app, refused),
+    };
+    let request = Request::from_parts(parts, Body::from(bytes));
     app.metrics.call_started();
-    let guard = InFlight { app: app.clone(), _permit: permit };
-    hold_until_sent(next.run(request).await, guard)
+    let guard = InFlight { app: app.clone(), _permit: permit, _bytes: held };
+    let response = next.run(request).await;
+    // A session just opened belongs to the key that opened it.
+    if session.is_none()
+        && let Some(id) = response.headers().get(SESSION_ID).and_then(|v| v.to_str().ok())
+    {
+        app.sessions.bind(id, &key);
+    }
+    hold_until_sent(response, guard)
+}
+
+/// The answer to a body that could not be read whole; the connection closes after it, as
+/// the rest of the body may still be on its way.
+fn body_refused(app: &App, refused: body::Refused) -> Response {
+    let mut response = match refused {
+        body::Refused::TimedOut => {
+            app.metrics.refused("body_timeout");
+            problem(
+                StatusCode::REQUEST_TIMEOUT,
+                "body_timeout",
+                format!("the request body did not arrive within {} ms", app.options.body_timeout.as_millis()),
+                "send the whole body at once; CORTEX_HTTP_BODY_TIMEOUT_MS sets the limit",
+            )
+        }
+        body::Refused::Busy => {
+            app.metrics.refused("busy");
+            return too_many_bytes(app);
+        }
+        body::Refused::TooLarge => {
+            app.metrics.refused("too_large");
+            problem(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "too_large",
+                format!(
+                    "the request body is over this server's limit of {} bytes",
+                    app.options.max_body_bytes
+                ),
+                "send fewer or smaller items per memory_store call (CORTEX_HTTP_MAX_BODY_BYTES sets the limit)",
+            )
+        }
+        body::Refused::Broken(why) => problem(
+            StatusCode::BAD_REQUEST,
+            "body_broken",
+            format!("the request body could not be read: {why}"),
+            "send the body again, with a Content-Length that matches it",
+        ),
+    };
+    response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// 503 with `Retry-After`: the server holds as many request bytes as it may at once.
+fn too_many_bytes(app: &App) -> Response {
+    let mut response = problem(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "busy",
+        format!(
+            "the server is reading or working on {} bytes of requests already, the most it holds at once",
+            app.options.max_bytes_in_flight
+        ),
+        "retry after Retry-After seconds, or send smaller calls; the admin sets the budget with CORTEX_HTTP_MAX_BYTES_IN_FLIGHT",
+    );
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(1u64));
+    response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// Reads what the client already sent of a refused request's body (a little, briefly) before
@@ -155,6 +244,7 @@ pub async fn metrics(State(app): State<App>, request: Request, next: Next) -> Re
 struct InFlight {
     app: App,
     _permit: tokio::sync::OwnedSemaphorePermit,
+    _bytes: body::Held,
 }
 
 impl Drop for InFlight {

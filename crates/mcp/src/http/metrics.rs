@@ -12,7 +12,7 @@ use std::time::Duration;
 const BUCKETS: [f64; 11] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1.0, 2.5, 5.0, 10.0];
 
 /// `(name, type, help)` of every metric, in the order they are printed.
-const FAMILIES: [(&str, &str, &str); 9] = [
+const FAMILIES: [(&str, &str, &str); 12] = [
     (
         "cortex_tool_calls_total",
         "counter",
@@ -31,6 +31,13 @@ const FAMILIES: [(&str, &str, &str); 9] = [
     ("cortex_http_requests_total", "counter", "HTTP requests by path and status"),
     ("cortex_http_refused_total", "counter", "HTTP requests refused before reaching MCP, by reason"),
     ("cortex_http_calls_in_flight", "gauge", "MCP requests being answered now"),
+    ("cortex_http_sessions_open", "gauge", "MCP sessions open, over all keys"),
+    ("cortex_http_connections_open", "gauge", "Client connections open now"),
+    (
+        "cortex_http_connections_closed_total",
+        "counter",
+        "Client connections the server closed or refused, by reason (shed: closed for a new one at a cap; timeout: headers or next request late; full: refused, every connection busy)",
+    ),
     (
         "cortex_db_pool_connections",
         "gauge",
@@ -63,6 +70,8 @@ struct Series {
 pub struct Metrics {
     series: Mutex<Series>,
     in_flight: std::sync::atomic::AtomicI64,
+    sessions_open: std::sync::atomic::AtomicUsize,
+    connections_open: std::sync::atomic::AtomicUsize,
 }
 
 impl Metrics {
@@ -118,6 +127,19 @@ impl Metrics {
         self.in_flight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 
+    pub fn set_connections_open(&self, n: usize) {
+        self.connections_open.store(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// A connection the server closed (or refused) on its own: `shed`, `timeout` or `full`.
+    pub fn connection_closed(&self, reason: &'static str) {
+        self.add("cortex_http_connections_closed_total", vec![("reason", reason.to_string())], 1);
+    }
+
+    pub fn set_sessions_open(&self, n: usize) {
+        self.sessions_open.store(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
     pub fn in_flight(&self) -> i64 {
         self.in_flight.load(std::sync::atomic::Ordering::SeqCst)
     }
@@ -132,6 +154,20 @@ impl Metrics {
             match name {
                 "cortex_http_calls_in_flight" => {
                     let _ = writeln!(out, "{name} {}", self.in_flight());
+                }
+                "cortex_http_connections_open" => {
+                    let _ = writeln!(
+                        out,
+                        "{name} {}",
+                        self.connections_open.load(std::sync::atomic::Ordering::Relaxed)
+                    );
+                }
+                "cortex_http_sessions_open" => {
+                    let _ = writeln!(
+                        out,
+                        "{name} {}",
+                        self.sessions_open.load(std::sync::atomic::Ordering::Relaxed)
+                    );
                 }
                 "cortex_db_pool_connections" => {
                     for p in pools {

@@ -4,23 +4,30 @@
 //! `/ready` and `/metrics`.
 //!
 //! - `options`: where it listens and the limits (flags and environment)
-//! - `gate`: origin, API key, rate, body size, calls at once; `limits`: their state per key
+//! - `gate`: origin, API key, rate, body size, calls at once, sessions of other keys;
+//!   `limits`: their state per key; `body`: reading bodies in time and within the byte budget
+//! - `sessions`: MCP sessions bound to their key, capped per key
 //! - `principal`: who a request comes from, as the MCP server reads it
 //! - `access`: one log line per request; `metrics`: the Prometheus figures
 //! - `ops`: health, readiness, metrics; `problem`: refusals as JSON
+//! - `listen`: accepting and serving connections, with their timeouts; `conns`: their caps
 //! - `tls`: HTTPS (`--tls-cert` / `--tls-key`)
 //! - `oauth`: OAuth access tokens beside API keys, and the resource's metadata
 //! - `ui`: the web UI (`/`, `/items/<id>`; see docs/UI.md)
 
 mod access;
+mod body;
+mod conns;
 mod gate;
 mod limits;
+mod listen;
 mod metrics;
 mod oauth;
 mod ops;
 mod options;
 pub(crate) mod principal;
 mod problem;
+mod sessions;
 mod tls;
 mod ui;
 
@@ -33,11 +40,8 @@ use crate::CortexServer;
 use axum::Router;
 use axum::middleware::from_fn_with_state;
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use cortex_service::MemoryService;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,6 +55,10 @@ pub(crate) struct App {
     options: Arc<HttpOptions>,
     limits: Arc<limits::Limits>,
     metrics: Arc<Metrics>,
+    /// Who owns each MCP session.
+    sessions: Arc<sessions::KeyedSessions>,
+    /// Request bytes in flight, over all keys.
+    budget: Arc<body::Budget>,
     /// Set once any key exists (keys are never deleted): then every request needs one.
     keys_exist: Arc<AtomicBool>,
     /// The schema version the store was opened at: `/ready` compares against it.
@@ -93,6 +101,12 @@ pub fn router(
     }
     let app = App {
         limits: Arc::new(limits::Limits::new(options.max_concurrent_per_key)),
+        sessions: Arc::new(sessions::KeyedSessions::new(
+            options.max_sessions_per_key,
+            options.session_idle_timeout,
+            metrics.clone(),
+        )),
+        budget: Arc::new(body::Budget::new(options.max_bytes_in_flight)),
         options: Arc::new(options),
         keys_exist: Arc::new(AtomicBool::new(false)),
         metrics: metrics.clone(),
@@ -116,11 +130,7 @@ pub fn router(
         config = config.with_allowed_hosts(hosts);
     }
     let server = CortexServer::for_http(service, metrics.clone(), app.options.call_timeout);
-    let mcp = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let mcp = StreamableHttpService::new(move || Ok(server.clone()), app.sessions.clone(), config);
     let router = Router::new()
         .route_service("/mcp", mcp)
         .route_layer(from_fn_with_state(app.clone(), gate::mcp))
@@ -141,7 +151,8 @@ pub fn router(
 }
 
 /// Serves until SIGTERM or SIGINT; then stops accepting, lets calls in flight finish (for at
-/// most [`options::SHUTDOWN_GRACE`]), ends sessions and returns.
+/// most [`options::SHUTDOWN_GRACE`]), ends sessions and returns. Connections are capped and
+/// timed (`conns`, `listen`).
 pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<(), String> {
     let addr = options.addr;
     let loopback = options.is_loopback();
@@ -163,37 +174,57 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
     let local = tcp.local_addr().map_err(|e| e.to_string())?;
     let options = options.with_own_origins(scheme, local);
     let oauth = options.oauth.is_some();
-    let (router, in_flight) = router(service.clone(), options, stop.clone(), schema_version);
-    let listener = match tls {
-        Some(config) => {
-            tls::ServerListener::Tls(tls::TlsListener::new(tcp, config).map_err(|e| e.to_string())?)
-        }
-        None => tls::ServerListener::Plain(tcp),
+    let descriptors = listen::descriptor_limit();
+    let policy = conns::Policy {
+        max_total: conns::cap_for_descriptors(options.max_connections, descriptors),
+        max_per_ip: options.max_connections_per_ip,
+        header_timeout: options.header_timeout,
+        idle_timeout: options.idle_timeout,
     };
+    let (router, in_flight) = router(service.clone(), options, stop.clone(), schema_version);
     let open = loopback && !keys && !oauth;
     if open {
         tracing::warn!(
             "no API keys exist: serving without authentication, as the local user, to this machine only. Make keys with `cortex keys create` to require them"
         );
     }
-    // The address goes to stderr as the first line a script can wait for.
+    tracing::info!(
+        connections = policy.max_total,
+        per_address = policy.max_per_ip,
+        descriptor_limit = descriptors.map_or_else(|| "unknown".to_string(), |n| n.to_string()),
+        "connections open at once: at most {} ({} per client address)",
+        policy.max_total,
+        policy.max_per_ip
+    );
+    // The address goes to stderr as the line a script can wait for.
     tracing::info!(addr = %local, auth = match (open, oauth) {
         (true, _) => "none (loopback, no keys)",
         (false, true) => "API keys and OAuth access tokens",
         (false, false) => "API keys",
     }, "cortex serving MCP over HTTP at {scheme}://{local}/mcp");
+    let registry = Arc::new(conns::Connections::new(policy, in_flight.clone()));
     let signalled = CancellationToken::new();
-    // `tap_io` (doing nothing) gives either listener the peer address as connect info.
-    let server =
-        axum::serve(listener.tap_io(|_| {}), router.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown({
-                let signalled = signalled.clone();
-                async move {
-                    shutdown.await;
-                    tracing::info!("stopping: no new connections; finishing the calls in flight");
-                    signalled.cancel();
-                }
-            });
+    let server = {
+        let (registry, signalled) = (registry.clone(), signalled.clone());
+        async move {
+            let accepting = listen::accept_loop(
+                tcp,
+                tls.map(tokio_rustls::TlsAcceptor::from),
+                router,
+                registry.clone(),
+                signalled.clone(),
+            );
+            let watching = async {
+                shutdown.await;
+                tracing::info!("stopping: no new connections; finishing the calls in flight");
+                signalled.cancel();
+            };
+            tokio::join!(accepting, watching);
+            while registry.open() > 0 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
     // Once signalled: wait for the calls in flight (bounded), then end sessions and their
     // streams, which lets the connections that carry them close.
     let drain = {
@@ -216,7 +247,7 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
         }
     };
     tokio::select! {
-        result = server => result.map_err(|e| format!("the HTTP server failed: {e}")),
+        () = server => Ok(()),
         () = drain => Ok(()),
     }
 }
@@ -224,7 +255,7 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
 /// SIGINT (Ctrl-C) or SIGTERM (a service manager stopping the server), watched from this call
 /// on: a signal that comes before the server first polls the future still stops it cleanly
 /// instead of killing the process (an `async fn` would register only at that first poll, and
-/// axum polls it on a task of its own, after the first requests may have been answered).
+/// the server polls it on a task of its own, after the first requests may have been answered).
 fn shutdown_signal() -> Pin<Box<dyn Future<Output = ()> + Send>> {
     #[cfg(unix)]
     {

@@ -11,6 +11,14 @@ use std::time::Duration;
 pub const DEFAULT_RATE: &str = "50/s";
 pub const DEFAULT_CALL_TIMEOUT_MS: u64 = 30_000;
 pub const DEFAULT_MAX_CONCURRENT: usize = 16;
+pub const DEFAULT_HEADER_TIMEOUT_MS: u64 = 10_000;
+pub const DEFAULT_BODY_TIMEOUT_MS: u64 = 60_000;
+pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 60_000;
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 256;
+pub const DEFAULT_MAX_SESSIONS_PER_KEY: usize = 100;
+pub const DEFAULT_SESSION_IDLE_TIMEOUT_MS: u64 = 300_000;
+pub const DEFAULT_MAX_BYTES_IN_FLIGHT: usize = 128 * 1024 * 1024;
 /// How long a stopping server waits for calls in flight before it leaves anyway.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
@@ -30,6 +38,23 @@ pub struct HttpOptions {
     pub tls: Option<super::TlsFiles>,
     /// OAuth access tokens accepted beside API keys when set (`CORTEX_OAUTH_ISSUER`).
     pub oauth: Option<super::oauth::OAuthOptions>,
+    /// How long a client may take to send a request's headers (and its TLS handshake),
+    /// counted from the connection's opening or the first byte after an answer.
+    pub header_timeout: Duration,
+    /// How long a client may take to send a request's body.
+    pub body_timeout: Duration,
+    /// How long a kept-alive connection may wait for its next request.
+    pub idle_timeout: Duration,
+    /// Connections open at once, in all (the descriptor limit may lower it at start).
+    pub max_connections: usize,
+    /// Connections open at once from one client address.
+    pub max_connections_per_ip: usize,
+    /// MCP sessions one key may hold; a new one past it ends the key's oldest.
+    pub max_sessions_per_key: usize,
+    /// How long an MCP session may go without a request before it ends.
+    pub session_idle_timeout: Duration,
+    /// Request bytes being read or held by calls at once, over all keys.
+    pub max_bytes_in_flight: usize,
 }
 
 impl HttpOptions {
@@ -44,7 +69,11 @@ impl HttpOptions {
         let rate_text = env("CORTEX_HTTP_RATE").unwrap_or_else(|| DEFAULT_RATE.to_string());
         let default_rate = Rate::parse(&rate_text, "CORTEX_HTTP_RATE")
             .map_err(|e| ConfigError::new("CORTEX_HTTP_RATE", &rate_text, e.message, e.human_hint))?;
-        Ok(HttpOptions {
+        let millis = |name, default, max| number(&env, name, default, 100, max).map(Duration::from_millis);
+        let count = |name, default: usize, min| {
+            number(&env, name, default as u64, min, 1_000_000).map(|n| n as usize)
+        };
+        let options = HttpOptions {
             addr: parse_addr(addr)?,
             allowed_origins: origins.iter().map(|o| parse_origin(o)).collect::<Result<_, _>>()?,
             default_rate,
@@ -71,7 +100,40 @@ impl HttpOptions {
             )? as usize,
             tls: None,
             oauth: super::oauth::OAuthOptions::resolve(env)?,
-        })
+            header_timeout: millis("CORTEX_HTTP_HEADER_TIMEOUT_MS", DEFAULT_HEADER_TIMEOUT_MS, 600_000)?,
+            body_timeout: millis("CORTEX_HTTP_BODY_TIMEOUT_MS", DEFAULT_BODY_TIMEOUT_MS, 3_600_000)?,
+            idle_timeout: millis("CORTEX_HTTP_IDLE_TIMEOUT_MS", DEFAULT_IDLE_TIMEOUT_MS, 3_600_000)?,
+            max_connections: count("CORTEX_HTTP_MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS, 16)?,
+            max_connections_per_ip: count(
+                "CORTEX_HTTP_MAX_CONNECTIONS_PER_IP",
+                DEFAULT_MAX_CONNECTIONS_PER_IP,
+                1,
+            )?,
+            max_sessions_per_key: count("CORTEX_HTTP_MAX_SESSIONS_PER_KEY", DEFAULT_MAX_SESSIONS_PER_KEY, 1)?,
+            session_idle_timeout: millis(
+                "CORTEX_HTTP_SESSION_IDLE_TIMEOUT_MS",
+                DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+                86_400_000,
+            )?,
+            max_bytes_in_flight: number(
+                &env,
+                "CORTEX_HTTP_MAX_BYTES_IN_FLIGHT",
+                DEFAULT_MAX_BYTES_IN_FLIGHT as u64,
+                1024,
+                1 << 40,
+            )? as usize,
+        };
+        // A body as large as the server accepts must fit in what may be in flight, or it
+        // could never be read.
+        if options.max_bytes_in_flight < options.max_body_bytes {
+            return Err(ConfigError::new(
+                "CORTEX_HTTP_MAX_BYTES_IN_FLIGHT",
+                &options.max_bytes_in_flight.to_string(),
+                format!("is below the largest body accepted ({} bytes)", options.max_body_bytes),
+                "raise it, or lower CORTEX_HTTP_MAX_BODY_BYTES to at most it",
+            ));
+        }
+        Ok(options)
     }
 
     /// Admits pages served by this server itself: its own origin (same scheme, address and
@@ -184,6 +246,12 @@ mod tests {
         );
         assert_eq!(o.max_body_bytes, MAX_MESSAGE_BYTES);
         assert_eq!(o.call_timeout, Duration::from_millis(DEFAULT_CALL_TIMEOUT_MS));
+        assert_eq!(
+            (o.header_timeout, o.body_timeout, o.idle_timeout),
+            (Duration::from_secs(10), Duration::from_secs(60), Duration::from_secs(60))
+        );
+        assert_eq!((o.max_connections, o.max_connections_per_ip, o.max_sessions_per_key), (4096, 256, 100));
+        assert!(o.max_bytes_in_flight >= o.max_body_bytes);
         assert!(!resolve("0.0.0.0:8787", &[], &[]).unwrap().is_loopback());
         assert!(resolve("localhost:0", &[], &[]).unwrap().is_loopback());
     }
@@ -208,6 +276,26 @@ mod tests {
             resolve("127.0.0.1:1", &[], &[("CORTEX_HTTP_CALL_TIMEOUT_MS", "1e3")]).unwrap_err().name,
             "CORTEX_HTTP_CALL_TIMEOUT_MS"
         );
+        for name in [
+            "CORTEX_HTTP_HEADER_TIMEOUT_MS",
+            "CORTEX_HTTP_BODY_TIMEOUT_MS",
+            "CORTEX_HTTP_IDLE_TIMEOUT_MS",
+            "CORTEX_HTTP_MAX_CONNECTIONS",
+            "CORTEX_HTTP_MAX_CONNECTIONS_PER_IP",
+            "CORTEX_HTTP_MAX_SESSIONS_PER_KEY",
+            "CORTEX_HTTP_MAX_BYTES_IN_FLIGHT",
+            "CORTEX_HTTP_SESSION_IDLE_TIMEOUT_MS",
+        ] {
+            assert_eq!(resolve("127.0.0.1:1", &[], &[(name, "0")]).unwrap_err().name, name);
+        }
+        let below_body = resolve(
+            "127.0.0.1:1",
+            &[],
+            &[("CORTEX_HTTP_MAX_BYTES_IN_FLIGHT", "4096"), ("CORTEX_HTTP_MAX_BODY_BYTES", "8192")],
+        )
+        .unwrap_err();
+        assert_eq!(below_body.name, "CORTEX_HTTP_MAX_BYTES_IN_FLIGHT");
+        assert!(below_body.hint.contains("CORTEX_HTTP_MAX_BODY_BYTES"), "{}", below_body.hint);
         let o =
             resolve("127.0.0.1:1", &["HTTPS://App.Example.com/"], &[("CORTEX_HTTP_MAX_BODY_BYTES", "2048")])
                 .unwrap();

@@ -18,6 +18,7 @@ mod error;
 mod expand;
 mod ingest;
 pub mod keys;
+pub mod lanes;
 pub mod lexical;
 pub mod purge;
 mod recall;
@@ -55,6 +56,8 @@ pub struct MemoryService {
     /// The tenant bound of the caller this service serves (`for_caller`); `None` for the
     /// local user. The store is then seen through `tenant::BoundedStore` as well.
     bound: Option<cortex_domain::tenant::Bound>,
+    /// Store calls using the database at once (shared by every caller's view).
+    write_lanes: Arc<lanes::WriteLanes>,
 }
 
 impl MemoryService {
@@ -66,6 +69,7 @@ impl MemoryService {
     /// A service over a store the caller opened already (`config.db` is not opened again).
     pub fn with_store(store: Arc<dyn Store>, config: &Config) -> MemoryService {
         let lexical = Arc::new(lexical::Lexical::new(store.clone(), config.lexical.as_ref()));
+        let write_lanes = Arc::new(lanes::WriteLanes::for_connections(store.connections()));
         MemoryService {
             db_label: store.label(),
             lexical,
@@ -75,6 +79,7 @@ impl MemoryService {
             near_duplicate_policy: config.near_duplicates,
             find_deadline: config.find_deadline,
             bound: None,
+            write_lanes,
         }
     }
 

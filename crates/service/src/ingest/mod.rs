@@ -42,6 +42,7 @@ impl MemoryService {
     /// When another writer changed one in between, the whole request is checked again against
     /// the new state, a few times at most.
     pub fn store(&self, args: &serde_json::Value) -> Result<StoreResponse> {
+        let _lane = self.write_lane();
         let mut attempt = 1;
         loop {
             match self.store_once(args) {

@@ -15,6 +15,7 @@ impl MemoryService {
     /// outside the caller's reach, are left out.
     pub fn audit_refused_store(&self, args: &Value, actor: &str, reason: &str) -> Result<usize> {
         let Ok(items) = parse_store_request(args) else { return Ok(0) };
+        let _lane = self.write_lane();
         let now = self.now()?;
         let source = Some(json!({"actor": actor, "tool": "memory_store"}));
         let mut ops = Vec::new();

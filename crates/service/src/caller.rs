@@ -53,6 +53,7 @@ impl MemoryService {
             find_deadline: self.find_deadline,
             bound: caller.bound.clone(),
             write_lanes: self.write_lanes.clone(),
+            refusals: self.refusals.clone(),
         }
     }
 }

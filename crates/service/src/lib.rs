@@ -58,6 +58,8 @@ pub struct MemoryService {
     bound: Option<cortex_domain::tenant::Bound>,
     /// Store calls using the database at once (shared by every caller's view).
     write_lanes: Arc<lanes::WriteLanes>,
+    /// Refused stores recorded lately, per actor (shared by every caller's view).
+    refusals: Arc<std::sync::Mutex<ingest::RefusalBudget>>,
 }
 
 impl MemoryService {
@@ -80,6 +82,7 @@ impl MemoryService {
             find_deadline: config.find_deadline,
             bound: None,
             write_lanes,
+            refusals: Arc::default(),
         }
     }
 

@@ -18,6 +18,7 @@ mod bound;
 mod govern;
 mod natural_keys;
 mod references;
+mod refusal_budget;
 mod refused;
 mod results;
 mod vectors;
@@ -32,6 +33,8 @@ use cortex_domain::lifecycle;
 use cortex_domain::{dedupe, graph};
 use cortex_store::{Record, StoreError, WriteOp};
 use uuid::Uuid;
+
+pub(crate) use refusal_budget::RefusalBudget;
 
 impl MemoryService {
     /// Handles one `memory_store` request. A request-level problem is an `Err`; problems of

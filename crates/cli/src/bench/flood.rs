@@ -118,6 +118,10 @@ pub fn bench_one(
             ms(percentile(&sorted, 99.0)),
             outcome.errors,
         ));
+        if outcome.empty_finds > 0 {
+            // Such finds also build suggestions: a path of its own, with its own costs.
+            output::line(&format!("{backend}, {phase}: {} finds found nothing", outcome.empty_finds));
+        }
         if let Some(e) = &outcome.first_error {
             output::line(&format!("{backend}, {phase}: first error of the other tenant's finds: {e}"));
         }

@@ -66,9 +66,18 @@ pub fn bench_one(
     // Items of its own (the corpus' first items again would be duplicates of acme's).
     let mut rng = Rng::new(7);
     for first in (0..OTHER_ITEMS).step_by(ITEMS_PER_STORE) {
-        let items: Vec<Value> =
-            (first..first + ITEMS_PER_STORE).map(|i| corpus::item(5_000_000 + i, &mut rng)).collect();
-        other.store(&json!({"items": items})).map_err(|e| e.to_string())?;
+        let items: Vec<Value> = (first..first + ITEMS_PER_STORE)
+            .map(|i| {
+                let mut item = corpus::item(5_000_000 + i, &mut rng);
+                // The corpus names acme's scope on every item.
+                item["scope"] = json!({"org": "globex", "project": "web", "branch": "main"});
+                item
+            })
+            .collect();
+        let stored = other.store(&json!({"items": items})).map_err(|e| e.to_string())?;
+        if stored.summary.inserted == 0 {
+            return Err(format!("the other tenant's items were not stored: {:?}", stored.results.first()));
+        }
     }
     drop(other);
     if backend == "postgres" {

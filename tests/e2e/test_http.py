@@ -394,6 +394,36 @@ def test_a_header_names_the_project_within_the_keys_bound(db, serve):
     run(body_fn)
 
 
+def test_an_org_wide_key_is_told_which_header_names_the_project_and_is_briefed_on_its_org(db, serve):
+    """Issue 33: a key bound to an org but no project, storing without `X-Cortex-Project`, is
+    told exactly which header (or scope field) to send; its briefing names the org, not `acme/?`."""
+    key = make_key(db, "org-wide", "write")
+    server = serve()
+
+    async def body():
+        async with http_session(server.url, key) as c:
+            stored = await c.store({"kind": "todo", "content": "where does this go"})
+            assert stored["summary"]["validation_error"] == 1, stored
+            error = stored["results"][0]["error"]
+            assert (error["code"], error["field"]) == ("missing_field", "items[0].scope.project")
+            assert "every project of org `acme`" in error["message"], error
+            assert "X-Cortex-Project: <project>" in error["human_hint"], error
+            assert '"scope": {"project": "<project>"}' in error["human_hint"], error
+            briefing = (await c.session.read_resource("cortex://context")).contents[0].text
+            assert briefing.startswith("# Project memory: org acme @ main (no project chosen"), briefing
+            assert "X-Cortex-Project" in briefing and "/?" not in briefing, briefing
+            # The field the hint names works, and so does the header.
+            stored = await c.store({"kind": "todo", "content": "named in the item", "scope": {"project": "api"}})
+            assert stored["summary"]["inserted"] == 1, stored
+        async with http_session(server.url, key, headers={"X-Cortex-Project": "api"}) as c:
+            stored = await c.store({"kind": "todo", "content": "named by the header"})
+            assert stored["summary"]["inserted"] == 1, stored
+            briefing = (await c.session.read_resource("cortex://context")).contents[0].text
+            assert briefing.startswith("# Project memory: acme/api @ main"), briefing
+
+    run(body)
+
+
 def test_sigterm_stops_the_server_with_exit_0(db, serve):
     server = serve()
     status, _, _ = server.request("GET", "/health")

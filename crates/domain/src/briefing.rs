@@ -59,6 +59,19 @@ pub struct Entry {
 
 /// The briefing for `place` (e.g. `acme/api @ main`): `found[i]` holds the items of
 /// `SECTIONS[i]`, in any order.
+/// Who the briefing is for: `org/project @ branch`; the org alone when the caller stands in no
+/// project (an org-wide API key without `X-Cortex-Project`), saying how to choose one.
+pub fn place(org: Option<&str>, project: Option<&str>, branch: Option<&str>) -> String {
+    let branch = branch.unwrap_or("?");
+    match (org, project) {
+        (Some(org), Some(project)) => format!("{org}/{project} @ {branch}"),
+        (Some(org), None) => format!(
+            "org {org} @ {branch} (no project chosen: send the header `X-Cortex-Project: <project>`, or set CORTEX_PROJECT, to brief one project)"
+        ),
+        (None, project) => format!("{}/{} @ {branch}", "?", project.unwrap_or("?")),
+    }
+}
+
 pub fn render(place: &str, mut found: Vec<Vec<Entry>>, budget_tokens: usize) -> String {
     let budget = budget_tokens.saturating_mul(3);
     let mut out = format!("# Project memory: {place}\n");
@@ -169,5 +182,13 @@ mod tests {
     fn an_empty_memory_says_so_in_one_line() {
         let text = render("acme/api @ main", vec![vec![], vec![], vec![], vec![]], DEFAULT_BUDGET_TOKENS);
         assert_eq!(text.lines().count(), 2);
+    }
+
+    #[test]
+    fn a_caller_in_no_project_is_briefed_on_its_org_and_told_how_to_choose_one() {
+        assert_eq!(place(Some("acme"), Some("api"), Some("main")), "acme/api @ main");
+        let org_wide = place(Some("acme"), None, Some("main"));
+        assert!(org_wide.starts_with("org acme @ main (no project chosen"), "{org_wide}");
+        assert!(org_wide.contains("X-Cortex-Project") && !org_wide.contains('?'), "{org_wide}");
     }
 }

@@ -34,15 +34,7 @@ impl Bound {
             return Err(self.forbidden(&format!("{field}.org"), "org", scope.org.as_deref()));
         }
         let Some(project) = scope.project.as_deref() else {
-            return Err(ValidationError::new(
-                ErrorCode::MissingField,
-                format!("{field}.project"),
-                "no project: the item names none and the request has no default project",
-                format!(
-                    "name one in `scope.project` ({}), or set the header X-Cortex-Project in the client's config",
-                    self.projects_text()
-                ),
-            ));
+            return Err(self.no_project(field));
         };
         if !self.admits_project(Some(project)) {
             return Err(self.forbidden(&format!("{field}.project"), "project", Some(project)));
@@ -96,6 +88,23 @@ impl Bound {
             field,
             format!("{what} `{value}` is outside what this API key may reach"),
             format!("use org `{}` and {}", self.org, self.projects_text()),
+        )
+    }
+
+    /// A write that names no project, from a key that has no single one: which header or
+    /// field would name it, and which projects it may name.
+    fn no_project(&self, field: &str) -> ValidationError {
+        let reach = match self.projects.as_slice() {
+            [] => format!("every project of org `{}`", self.org),
+            projects => format!("the projects {} of org `{}`", projects.join(", "), self.org),
+        };
+        ValidationError::new(
+            ErrorCode::MissingField,
+            format!("{field}.project"),
+            format!(
+                "no project: this API key reaches {reach} and stands in none, and neither the item nor the request named one"
+            ),
+            "send the HTTP header `X-Cortex-Project: <project>` with every request (in the MCP client's server config, beside the Authorization header), or give the item `\"scope\": {\"project\": \"<project>\"}`",
         )
     }
 

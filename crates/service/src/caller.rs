@@ -56,6 +56,21 @@ impl MemoryService {
             find_deadline: self.find_deadline,
             bound: caller.bound.clone(),
             actor: caller.actor.clone(),
+            write_lanes: self.write_lanes.clone(),
+            refusals: self.refusals.clone(),
         }
+    }
+}
+
+impl MemoryService {
+    /// A lane for one store call of this caller's tenant (its org; the local user is one
+    /// tenant too), waiting for one if need be: see [`crate::lanes`].
+    pub(crate) fn write_lane(&self) -> crate::lanes::Lane {
+        self.write_lanes.take(self.bound.as_ref().map_or("", |b| b.org.as_str()))
+    }
+
+    /// What the store calls are doing with their lanes now.
+    pub fn write_load(&self) -> crate::lanes::LaneLoad {
+        self.write_lanes.load()
     }
 }

@@ -51,11 +51,10 @@ impl MemoryService {
             }
             found.push(entries);
         }
-        let place = format!(
-            "{}/{} @ {}",
-            filter.caller.org.as_deref().unwrap_or("?"),
-            filter.caller.project.as_deref().unwrap_or("?"),
-            branch.as_deref().unwrap_or("?")
+        let place = briefing::place(
+            filter.caller.org.as_deref(),
+            filter.caller.project.as_deref(),
+            branch.as_deref(),
         );
         Ok(briefing::render(&place, found, budget_tokens))
     }

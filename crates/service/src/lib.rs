@@ -18,6 +18,7 @@ mod error;
 mod expand;
 mod ingest;
 pub mod keys;
+pub mod lanes;
 pub mod lexical;
 pub mod purge;
 mod recall;
@@ -57,6 +58,10 @@ pub struct MemoryService {
     bound: Option<cortex_domain::tenant::Bound>,
     /// The audit trail's actor for this caller's changes (`Caller::actor`).
     actor: Option<String>,
+    /// Store calls using the database at once (shared by every caller's view).
+    write_lanes: Arc<lanes::WriteLanes>,
+    /// Refused stores recorded lately, per actor (shared by every caller's view).
+    refusals: Arc<std::sync::Mutex<ingest::RefusalBudget>>,
 }
 
 impl MemoryService {
@@ -68,6 +73,7 @@ impl MemoryService {
     /// A service over a store the caller opened already (`config.db` is not opened again).
     pub fn with_store(store: Arc<dyn Store>, config: &Config) -> MemoryService {
         let lexical = Arc::new(lexical::Lexical::new(store.clone(), config.lexical.as_ref()));
+        let write_lanes = Arc::new(lanes::WriteLanes::for_connections(store.connections()));
         MemoryService {
             db_label: store.label(),
             lexical,
@@ -78,6 +84,8 @@ impl MemoryService {
             find_deadline: config.find_deadline,
             bound: None,
             actor: None,
+            write_lanes,
+            refusals: Arc::default(),
         }
     }
 

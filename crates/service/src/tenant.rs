@@ -328,6 +328,10 @@ impl Maintenance for BoundedStore {
         Ok(Vec::new())
     }
 
+    fn connections(&self) -> usize {
+        self.inner.connections()
+    }
+
     fn label(&self) -> String {
         self.inner.label()
     }

@@ -214,6 +214,10 @@ pub trait Maintenance: Send + Sync {
     fn pool_state(&self) -> Vec<PoolState> {
         Vec::new()
     }
+    /// How many calls the database serves at once: the primary pool's size (PostgreSQL), the
+    /// readers (SQLite, whose one writer takes turns). The service keeps a share of them that
+    /// writes cannot take, so finds are answered under any write load.
+    fn connections(&self) -> usize;
 }
 
 /// The store's own key-value metadata (e.g. the embedding model its vectors come from).

@@ -173,6 +173,9 @@ impl Maintenance for Interleaved {
     fn integrity_problems(&self, full: bool) -> Result<Vec<String>> {
         self.inner.integrity_problems(full)
     }
+    fn connections(&self) -> usize {
+        self.inner.connections()
+    }
 }
 
 impl Metadata for Interleaved {

@@ -122,6 +122,56 @@ impl TestDb {
     }
 }
 
+/// The database's write lock, held from a connection of its own until dropped: every writing
+/// transaction of the store waits for it (SQLite: `BEGIN IMMEDIATE`, each writer up to its
+/// busy timeout; PostgreSQL: `LOCK TABLE items IN EXCLUSIVE MODE`, which still lets reads
+/// through). For tests of what the server does while its writes are stuck in the database.
+pub struct WritesBlocked {
+    // Held only for what dropping it does: the connection's open transaction ends.
+    _held: Held,
+}
+
+#[allow(dead_code)]
+enum Held {
+    Sqlite(rusqlite::Connection),
+    Postgres(Box<postgres::Client>),
+}
+
+impl TestDb {
+    pub fn block_writes(&self) -> WritesBlocked {
+        let held = match &self.target {
+            DbTarget::Sqlite(path) => {
+                let conn = rusqlite::Connection::open(path).expect("a connection to the test file");
+                conn.execute_batch("BEGIN IMMEDIATE").expect("the write lock of the test file");
+                Held::Sqlite(conn)
+            }
+            DbTarget::Postgres { url, .. } => {
+                let mut client = admin(url);
+                client
+                    .batch_execute("BEGIN; LOCK TABLE items IN EXCLUSIVE MODE")
+                    .expect("an exclusive lock on the test database's items");
+                Held::Postgres(Box::new(client))
+            }
+        };
+        WritesBlocked { _held: held }
+    }
+
+    /// PostgreSQL: how many of this database's sessions wait for a lock now (the writers
+    /// [`TestDb::block_writes`] stopped, each holding its pooled connection); `None` on SQLite,
+    /// whose waiting writers hold no connection of a pool.
+    pub fn sessions_waiting_on_locks(&self) -> Option<i64> {
+        let DbTarget::Postgres { url, .. } = &self.target else { return None };
+        let row = admin(url)
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+                 AND wait_event_type = 'Lock'",
+                &[],
+            )
+            .expect("pg_stat_activity of the test database");
+        Some(row.get(0))
+    }
+}
+
 struct Dropper {
     server: String,
     name: String,

@@ -34,17 +34,30 @@ pub fn run(
     postgres: Option<&str>,
     load: &Load,
 ) -> Result<(), String> {
-    let rows = on_each_backend("http", sizes, dir, postgres, |backend, db, size| {
+    tables("http", http_load::HEADER, sizes, dir, postgres, |backend, db, size| {
         bench_one(backend, db, size, load)
-    })?;
-    output::line(http_load::HEADER);
-    let mut gates = Vec::new();
-    for (table, gate) in rows {
+    })
+}
+
+/// Runs `bench` on each backend at each size (`on_each_backend`), then prints the rows of
+/// every run under `header` and each run's line below the table.
+pub(super) fn tables(
+    name: &str,
+    header: &str,
+    sizes: &[usize],
+    dir: &std::path::Path,
+    postgres: Option<&str>,
+    bench: impl FnMut(&'static str, &str, usize) -> Result<(Vec<String>, String), String>,
+) -> Result<(), String> {
+    let runs = on_each_backend(name, sizes, dir, postgres, bench)?;
+    output::line(header);
+    let mut lines = Vec::new();
+    for (table, line) in runs {
         table.iter().for_each(|row| output::line(row));
-        gates.push(gate);
+        lines.push(line);
     }
     output::line("");
-    gates.iter().for_each(|gate| output::line(gate));
+    lines.iter().for_each(|line| output::line(line));
     Ok(())
 }
 
@@ -115,14 +128,14 @@ fn bench_one(
     };
     let mut rows = Vec::new();
     {
-        let server = Server::start(db, load.semantic)?;
+        let server = Server::start(db, load.semantic, UNLIMITED)?;
         let outcome = http_load::apply(&team, &Target { url: server.url.clone(), key: None });
         rows.extend(http_load::rows(backend, size, &team, &outcome, server.pid(), "none"));
     }
     let key = create_key(db)?;
     let gate = time_gate(backend, db, &key)?;
     {
-        let server = Server::start(db, load.semantic)?;
+        let server = Server::start(db, load.semantic, UNLIMITED)?;
         let target = Target { url: server.url.clone(), key: Some(key) };
         let outcome = http_load::apply(&team, &target);
         rows.extend(http_load::rows(backend, size, &team, &outcome, server.pid(), "API key"));
@@ -135,17 +148,18 @@ fn bench_one(
 /// A key for the benchmark's scope, with a rate no run reaches: the run measures the checks,
 /// not refusals.
 fn create_key(db: &str) -> Result<String, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let scope = bench_scope().scope;
+    let org = scope.org.as_deref().unwrap_or_default();
+    let project = scope.project.as_deref().unwrap_or_default();
+    create_key_for(db, &["--role", "write", "--org", org, "--project", project, "--rate", "100000/s"])
+}
+
+/// A new key made by `cortex keys create` with these flags (role, scope, rate): its token.
+pub(super) fn create_key_for(db: &str, flags: &[&str]) -> Result<String, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let out = Command::new(exe)
-        .args(["keys", "create", "--name", &format!("bench-{}", uuid::Uuid::now_v7()), "--role", "write"])
-        .args([
-            "--org",
-            scope.org.as_deref().unwrap_or_default(),
-            "--project",
-            scope.project.as_deref().unwrap_or_default(),
-        ])
-        .args(["--rate", "100000/s"])
+        .args(["keys", "create", "--name", &format!("bench-{}", uuid::Uuid::now_v7())])
+        .args(flags)
         .env("CORTEX_DB", db)
         .env("CORTEX_LOG", "error")
         .output()
@@ -161,13 +175,19 @@ fn create_key(db: &str) -> Result<String, String> {
 }
 
 /// `cortex serve --http` on a free loopback port, stopped (SIGTERM, then kill) when dropped.
-struct Server {
+pub(super) struct Server {
     child: Child,
-    url: String,
+    pub url: String,
 }
 
+/// The limits `--http` serves under: none that its load reaches (it measures the server, not
+/// refusals).
+const UNLIMITED: &[(&str, &str)] =
+    &[("CORTEX_HTTP_MAX_CONCURRENT", "4096"), ("CORTEX_HTTP_RATE", "100000/s")];
+
 impl Server {
-    fn start(db: &str, semantic: bool) -> Result<Server, String> {
+    /// Started on `db` with these settings beside the benchmark's scope.
+    pub(super) fn start(db: &str, semantic: bool, settings: &[(&str, &str)]) -> Result<Server, String> {
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -182,8 +202,7 @@ impl Server {
             .env("CORTEX_ORG", "acme")
             .env("CORTEX_PROJECT", "api")
             .env("CORTEX_BRANCH", "main")
-            .env("CORTEX_HTTP_MAX_CONCURRENT", "4096")
-            .env("CORTEX_HTTP_RATE", "100000/s")
+            .envs(settings.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -221,7 +240,7 @@ impl Server {
         Ok(Server { child, url })
     }
 
-    fn pid(&self) -> u32 {
+    pub(super) fn pid(&self) -> u32 {
         self.child.id()
     }
 }

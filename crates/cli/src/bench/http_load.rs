@@ -166,9 +166,22 @@ fn send(agent: &ureq::Agent, target: &Target, call: Call, seed: u64) -> Result<O
             ("memory_store", json!({ "items": items }))
         }
     };
+    let answer = call_tool(agent, target, tool, arguments, seed)?;
+    Ok(answer["hits"].as_array().map(Vec::len))
+}
+
+/// One `tools/call` of `tool` as a stateless POST: the tool's structured answer; `Err` says
+/// what failed (transport, HTTP status, a JSON-RPC error or a tool error).
+pub fn call_tool(
+    agent: &ureq::Agent,
+    target: &Target,
+    tool: &str,
+    arguments: Value,
+    id: u64,
+) -> Result<Value, String> {
     let body = json!({
         "jsonrpc": "2.0",
-        "id": seed,
+        "id": id,
         "method": "tools/call",
         // A stateless request carries what a session's handshake would have said.
         "params": {"name": tool, "arguments": arguments, "_meta": {
@@ -201,7 +214,7 @@ fn send(agent: &ureq::Agent, target: &Target, call: Call, seed: u64) -> Result<O
     if message["result"]["isError"] == json!(true) {
         return Err(format!("tool error: {}", message["result"]["structuredContent"]));
     }
-    Ok(message["result"]["structuredContent"]["hits"].as_array().map(Vec::len))
+    Ok(message["result"]["structuredContent"].clone())
 }
 
 /// The JSON-RPC message of an answer sent as JSON, or as a server-sent event stream (the last

@@ -6,12 +6,14 @@
 //! worst-case finds and whether the session answers other calls meanwhile (`adversarial.rs`),
 //! `--responses` the size of find answers on real prose (`responses.rs`), `--concurrent` finds of
 //! 1, 2 and 4 clients at once (`concurrency.rs`), `--http` the team server under an open-loop
-//! load of many HTTP clients (`http.rs`, `http_load.rs`), `--prose` `fast` (and `auto`) finds
+//! load of many HTTP clients (`http.rs`, `http_load.rs`), `--flood` another tenant's finds
+//! under one key's flood of stores (`flood.rs`), `--prose` `fast` (and `auto`) finds
 //! with natural-language queries over real prose (`prose.rs`), `--recall` fresh `cortex recall`
 //! processes as a prompt-submit hook runs them (`recall.rs`).
 
 mod adversarial;
 mod concurrency;
+mod flood;
 mod graph;
 mod http;
 mod http_load;
@@ -98,6 +100,12 @@ pub struct BenchArgs {
     /// a second, instead of the store and find benchmark. `--semantic` serves with the model.
     #[arg(long, conflicts_with_all = ["reuse", "purge", "graph", "vectors", "adversarial", "concurrent"])]
     http: bool,
+    /// Measure whether one tenant starves another: a real `cortex serve --http` with its
+    /// default limits; another org's finds alone, then while a write key runs 16 parallel
+    /// 100-item stores (`--seconds` each), against the bound p95 ≤ 10× alone and ≤ 1 s,
+    /// instead of the store and find benchmark. `--semantic` serves with the model.
+    #[arg(long, conflicts_with_all = ["reuse", "purge", "graph", "vectors", "adversarial", "concurrent", "http"])]
+    flood: bool,
     /// Time fresh `cortex recall` processes (the prompt-submit hook) from spawn to exit over
     /// items recombined from this BEIR dataset's abstracts (as --prose), prompted with its test
     /// claims and with unrelated prompts, instead of the store and find benchmark.
@@ -109,8 +117,8 @@ pub struct BenchArgs {
     /// `--http`: requests per second the clients are asked to send.
     #[arg(long, default_value_t = 400.0, requires = "http")]
     rate: f64,
-    /// `--http`: seconds each load runs.
-    #[arg(long, default_value_t = 60, requires = "http")]
+    /// `--http`, `--flood`: seconds each load runs.
+    #[arg(long, default_value_t = 60)]
     seconds: u64,
 }
 
@@ -172,6 +180,11 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
             semantic: args.semantic,
         };
         Some(http::run(sizes, &dir, postgres, &load))
+    } else if args.flood {
+        let load = flood::Load { duration: Duration::from_secs(args.seconds), semantic: args.semantic };
+        Some(http::tables("flood", flood::HEADER, sizes, &dir, postgres, |backend, db, size| {
+            flood::bench_one(backend, db, size, &load)
+        }))
     } else {
         None
     };

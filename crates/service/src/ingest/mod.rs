@@ -18,6 +18,7 @@ mod bound;
 mod govern;
 mod natural_keys;
 mod references;
+mod refusal_budget;
 mod refused;
 mod results;
 mod vectors;
@@ -35,6 +36,8 @@ use cortex_domain::{dedupe, graph};
 use cortex_store::{Record, StoreError, WriteOp};
 use uuid::Uuid;
 
+pub(crate) use refusal_budget::RefusalBudget;
+
 impl MemoryService {
     /// Handles one `memory_store` request. A request-level problem is an `Err`; problems of
     /// single items are results of their own, and never stop the valid items.
@@ -44,6 +47,7 @@ impl MemoryService {
     /// When another writer changed one in between, the whole request is checked again against
     /// the new state, a few times at most.
     pub fn store(&self, args: &serde_json::Value) -> Result<StoreResponse> {
+        let _lane = self.write_lane();
         let mut attempt = 1;
         loop {
             match self.store_once(args) {
@@ -82,6 +86,7 @@ impl MemoryService {
         self.attach_vectors(&mut batch);
         self.drop_near_duplicates(&mut batch, now);
         self.write(&mut batch, now)?;
+        self.lexical.after_write();
         Ok(batch.finish())
     }
 

@@ -79,6 +79,21 @@ impl Lexical {
         }
     }
 
+    /// Reads a store call's own write into the index, on the writer's time: else the next find
+    /// (maybe another tenant's) pays for indexing every write since its last one, and under a
+    /// flood of stores that is most of its time. A failure is left to that find, which logs it
+    /// (and sets a damaged index aside).
+    pub fn after_write(&self) {
+        if self.health.set_aside().is_some() {
+            return;
+        }
+        if let Some(index) = self.opened()
+            && let Err(e) = index.catch_up(&self.store)
+        {
+            tracing::debug!("the lexical index is left to the next find to bring up to date: {e}");
+        }
+    }
+
     /// Brings the index up to date on a thread of its own, so that the first find does not
     /// wait for it (`serve` calls it at start: building a million items takes a minute; finds
     /// meanwhile ask the database), then checks its files against their checksums: damage

@@ -17,6 +17,7 @@ per_backend!(
     rows_cannot_be_deleted_or_changed_but_by_revoking,
     a_key_holder_cannot_see_or_make_keys,
     a_store_refused_for_its_role_is_audited_on_the_items_it_named,
+    a_read_keys_flood_of_refused_stores_adds_a_bounded_number_of_audit_rows,
 );
 
 fn spec(name: &str, role: &str) -> KeySpec {
@@ -169,13 +170,66 @@ fn a_store_refused_for_its_role_is_audited_on_the_items_it_named(db: &TestDb) {
         {"operation": "delete", "id": "not-an-id"},
     ]});
     let recorded = under_key.audit_refused_store(&request, "key:reader", "refused: role read").unwrap();
-    assert_eq!(recorded, 2, "the item inside the key's bound and the would-be new item; nothing outside");
+    assert_eq!(recorded, 1, "one record for the call");
     let trail = |id: &str| s.audit(Some(uuid::Uuid::parse_str(id).unwrap()), None, 10).unwrap();
     let inside_trail = trail(&inside);
     assert_eq!(inside_trail.iter().map(|r| r.operation.as_str()).collect::<Vec<_>>(), ["insert", "blocked"]);
-    assert_eq!(inside_trail[1].actor.as_deref(), Some("key:reader"));
-    assert!(inside_trail[1].summary.contains("role read"), "{}", inside_trail[1].summary);
+    let record = &inside_trail[1];
+    assert_eq!(record.actor.as_deref(), Some("key:reader"));
+    assert_eq!(
+        record.summary,
+        format!(
+            "refused: role read; 4 items: update section {inside}, delete an item out of reach, insert todo, an invalid item"
+        )
+    );
+    assert!(!record.summary.contains(&outside), "nothing outside the bound is named");
     assert_eq!(trail(&outside).len(), 1, "nothing recorded outside the bound");
+    let v = s.verify_audit(&VerifyOptions { full: true, anchor: None }).unwrap();
+    assert!(v.ok, "{:?}", v.problems);
+}
+
+/// Issue 33, item 5: a read key sending 100 refused stores of 100 items each used to append
+/// 10,000 audit rows; now each refused call is at most one short row, and past the key's
+/// records of the minute only a count, carried by its next record.
+fn a_read_keys_flood_of_refused_stores_adds_a_bounded_number_of_audit_rows(db: &TestDb) {
+    let s = open_at(db, "main");
+    let stored = s
+        .store(&serde_json::json!({"items": [crate::common::section("Target", "what a reader tried to change")]}))
+        .unwrap();
+    let target = stored.results[0].id.clone().unwrap();
+    let holder =
+        s.authenticate(&s.create_key(&spec("flooding-reader", "read")).unwrap().token).unwrap().unwrap();
+    let under_key = s.for_caller(&Caller::for_key(holder.bound, Some("api"), None).unwrap());
+    let rows = |s: &cortex_service::MemoryService| s.audit(None, None, 10_000).unwrap().len();
+    let before = rows(&s);
+    let items: Vec<serde_json::Value> = (0..100)
+        .map(|i| match i {
+            0 => serde_json::json!({"kind": "section", "id": target, "data": {"title": "Target", "body": "changed"}}),
+            i => crate::common::section(&format!("Item {i}"), &"a long body ".repeat(200)),
+        })
+        .collect();
+    let request = serde_json::json!({ "items": items });
+    let mut recorded = 0;
+    for _ in 0..100 {
+        recorded +=
+            under_key.audit_refused_store(&request, "key:flooding-reader", "refused: role read").unwrap();
+    }
+    let added = rows(&s) - before;
+    assert!(added <= 200, "100 refused 100-item stores added {added} audit rows");
+    assert_eq!(added, recorded);
+    assert!(recorded >= 1, "the refusals are in the trail");
+    let records = s.audit(Some(uuid::Uuid::parse_str(&target).unwrap()), None, 1_000).unwrap();
+    let blocked: Vec<_> = records.iter().filter(|r| r.operation == "blocked").collect();
+    assert_eq!(blocked.len(), recorded);
+    for record in &blocked {
+        assert!(
+            record.summary.starts_with("refused: role read; 100 items: update section "),
+            "{}",
+            record.summary
+        );
+        assert!(record.summary.ends_with(" and 90 more"), "{}", record.summary);
+        assert!(record.summary.len() < 1_000, "a record stays short: {} bytes", record.summary.len());
+    }
     let v = s.verify_audit(&VerifyOptions { full: true, anchor: None }).unwrap();
     assert!(v.ok, "{:?}", v.problems);
 }

@@ -8,6 +8,7 @@ mod chunking;
 mod common;
 mod concurrent_checks;
 mod export_markdown;
+mod fairness;
 mod flows;
 mod fuzz;
 mod governance;

@@ -359,6 +359,10 @@ impl Maintenance for PostgresStore {
         }
         out
     }
+
+    fn connections(&self) -> usize {
+        self.primary.max_size() as usize
+    }
 }
 
 impl Metadata for PostgresStore {

@@ -283,6 +283,10 @@ impl Maintenance for SqliteStore {
     fn integrity_problems(&self, full: bool) -> Result<Vec<String>> {
         read::integrity_problems(&*self.reader()?, full)
     }
+
+    fn connections(&self) -> usize {
+        connect::READERS as usize
+    }
 }
 
 impl Metadata for SqliteStore {

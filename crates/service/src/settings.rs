@@ -16,7 +16,7 @@ const fn setting(name: &'static str, default: &'static str) -> Setting {
     Setting { name, default }
 }
 
-pub const SETTINGS: [Setting; 25] = [
+pub const SETTINGS: [Setting; 26] = [
     setting("CORTEX_DB", "<user data dir>/cortex/memory.db"),
     setting("CORTEX_DB_POOL_SIZE", "8"),
     setting("CORTEX_DB_READ_URL", "none: finds read the primary"),
@@ -29,6 +29,7 @@ pub const SETTINGS: [Setting; 25] = [
     setting("CORTEX_OPENAI_MODEL", "text-embedding-3-small"),
     setting("CORTEX_OPENAI_API_KEY_ENV", "OPENAI_API_KEY"),
     setting("CORTEX_MODEL_DIR", "<user cache dir>/cortex/models/all-MiniLM-L6-v2"),
+    setting("CORTEX_EMBED_PRECISION", "auto"),
     setting("CORTEX_PURGE_INTERVAL_SECS", "3600"),
     setting("CORTEX_NEAR_DUP_THRESHOLD", "0.85"),
     setting("CORTEX_NEAR_DUP_WINDOW_DAYS", "30"),
@@ -170,6 +171,9 @@ mod tests {
                 }
             }
         }
-        assert!(unknown.is_empty(), "declare these in SETTINGS (and docs/CONFIGURATION.md) or as plumbing: {unknown:?}");
+        assert!(
+            unknown.is_empty(),
+            "declare these in SETTINGS (and docs/CONFIGURATION.md) or as plumbing: {unknown:?}"
+        );
     }
 }

@@ -68,7 +68,7 @@ fn main() {
     let (exact, bf16) = (&vectors[0], &vectors[1]);
     let mut cosines: Vec<f32> = exact.iter().zip(bf16).map(|(a, b)| dot(a, b)).collect();
     cosines.sort_by(f32::total_cmp);
-    let mean = cosines.iter().sum::<f32>() / cosines.len() as f32;
+    let mean = cosines.iter().map(|&c| c as f64).sum::<f64>() / cosines.len() as f64;
     println!(
         "cosine(f32, bf16) per document: min {:.6}, p1 {:.6}, median {:.6}, mean {mean:.6}",
         cosines[0],

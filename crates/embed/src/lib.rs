@@ -12,12 +12,14 @@ mod install;
 mod local;
 mod model_files;
 mod openai;
+mod precision;
 mod python_package;
 
 pub use install::install_model;
-pub use local::LocalModel;
+pub use local::{LocalModel, pack_model};
 pub use model_files::{MODEL_FILES, ModelLocation, default_model_dir, locate_model, model_install_dir};
 pub use openai::{OpenAiConfig, OpenAiEmbedder};
+pub use precision::{PRECISION_VALUES, Precision, Resolved};
 
 use thiserror::Error;
 

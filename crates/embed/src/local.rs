@@ -3,6 +3,7 @@
 use crate::EmbedError;
 use crate::bert::{Config, Encoder};
 use crate::model_files::check_files;
+use crate::precision::{Precision, Resolved};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokenizers::{Tokenizer, TruncationParams};
@@ -27,12 +28,28 @@ fn load_error(dir: &Path, reason: impl std::fmt::Display) -> EmbedError {
     EmbedError::ModelLoad { dir: dir.display().to_string(), reason: reason.to_string() }
 }
 
+fn read_config(dir: &Path) -> Result<Config, EmbedError> {
+    std::fs::read_to_string(dir.join("config.json"))
+        .map_err(|e| load_error(dir, e))
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| load_error(dir, e)))
+}
+
+/// Writes the packed model for `precision` (`auto`: this CPU's choice) beside the model in
+/// `dir`, so that loads map it instead of making it; returns its path.
+pub fn pack_model(dir: &Path, precision: Precision) -> Result<std::path::PathBuf, EmbedError> {
+    check_files(dir)?;
+    Encoder::pack(&read_config(dir)?, dir, precision.resolve()).map_err(|e| load_error(dir, e))
+}
+
 impl LocalModel {
+    /// The model in `dir`, computing in this CPU's best precision (`auto`).
     pub fn load(dir: &Path) -> Result<LocalModel, EmbedError> {
+        LocalModel::load_with(dir, Precision::Auto)
+    }
+
+    pub fn load_with(dir: &Path, precision: Precision) -> Result<LocalModel, EmbedError> {
         check_files(dir)?;
-        let config: Config = std::fs::read_to_string(dir.join("config.json"))
-            .map_err(|e| load_error(dir, e))
-            .and_then(|text| serde_json::from_str(&text).map_err(|e| load_error(dir, e)))?;
+        let config = read_config(dir)?;
         let mut tokenizer =
             Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| load_error(dir, e))?;
         // The shipped tokenizer pads and truncates at 128: texts are not padded here (see
@@ -51,13 +68,17 @@ impl LocalModel {
                 ),
             ));
         }
-        let weights = std::fs::read(dir.join("model.safetensors")).map_err(|e| load_error(dir, e))?;
-        let encoder = Encoder::new(config, &weights).map_err(|e| load_error(dir, e))?;
+        let encoder = Encoder::load(config, dir, precision.resolve()).map_err(|e| load_error(dir, e))?;
         if encoder.max_tokens() < MAX_TOKENS {
             return Err(load_error(dir, format!("the model has only {} positions", encoder.max_tokens())));
         }
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
         Ok(LocalModel { encoder, tokenizer, workers })
+    }
+
+    /// The number format its matrix products run in.
+    pub fn precision(&self) -> Resolved {
+        self.encoder.precision()
     }
 
     /// The vector of one short text (a query), on the calling thread.

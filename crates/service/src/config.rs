@@ -8,7 +8,7 @@ use crate::scope_inference::{self, InferredScope};
 use crate::semantic::EmbedderChoice;
 use cortex_domain::limits::FIND_DEADLINE_MS;
 use cortex_domain::near_duplicate::NearDuplicatePolicy;
-use cortex_embed::OpenAiConfig;
+use cortex_embed::{OpenAiConfig, PRECISION_VALUES, Precision};
 use cortex_lexical::Place;
 use cortex_store::{DbTarget, PoolConfig};
 use sha2::Digest;
@@ -245,6 +245,19 @@ fn embedder_from_vars(var: impl Fn(&str) -> Option<String>) -> Result<EmbedderCh
         }
         None | Some("local") => EmbedderChoice::Local {
             model_dir: cortex_embed::locate_model(read("CORTEX_MODEL_DIR").map(PathBuf::from)).dir,
+            precision: match read("CORTEX_EMBED_PRECISION") {
+                None => Precision::Auto,
+                Some(v) => Precision::parse(&v).ok_or_else(|| {
+                    ConfigError::new(
+                        "CORTEX_EMBED_PRECISION",
+                        &v,
+                        "is not a precision",
+                        format!(
+                            "use {PRECISION_VALUES} (auto: bf16 where the CPU has AVX-512 BF16, else f32)"
+                        ),
+                    )
+                })?,
+            },
         },
         Some(_) => {
             return Err(ConfigError::new(
@@ -339,7 +352,14 @@ mod tests {
             move |key: &str| pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| v.to_string())
         };
         assert!(matches!(embedder_from_vars(vars(&[("CORTEX_EMBEDDER", "none")])), Ok(EmbedderChoice::None)));
-        assert!(matches!(embedder_from_vars(vars(&[])), Ok(EmbedderChoice::Local { .. })));
+        assert!(matches!(
+            embedder_from_vars(vars(&[])),
+            Ok(EmbedderChoice::Local { precision: Precision::Auto, .. })
+        ));
+        assert!(matches!(
+            embedder_from_vars(vars(&[("CORTEX_EMBED_PRECISION", "f32")])),
+            Ok(EmbedderChoice::Local { precision: Precision::F32, .. })
+        ));
         let remote = embedder_from_vars(vars(&[
             ("CORTEX_EMBEDDER", "OpenAI"),
             ("CORTEX_OPENAI_BASE_URL", "http://localhost:11434/v1"),
@@ -364,6 +384,10 @@ mod tests {
             embedder_from_vars(|k| (k == "CORTEX_EMBEDDER").then(|| "garbage".to_string())).unwrap_err();
         assert_eq!(garbage.name, "CORTEX_EMBEDDER");
         assert!(garbage.hint.contains("local") && garbage.hint.contains("none"), "{garbage}");
+        let precision =
+            embedder_from_vars(|k| (k == "CORTEX_EMBED_PRECISION").then(|| "int4".to_string())).unwrap_err();
+        assert_eq!(precision.name, "CORTEX_EMBED_PRECISION");
+        assert!(precision.hint.contains("f32") && precision.hint.contains("bf16"), "{precision}");
         let not_http = embedder_from_vars(|k| match k {
             "CORTEX_EMBEDDER" => Some("openai".into()),
             "CORTEX_OPENAI_BASE_URL" => Some("localhost:11434".into()),

@@ -16,7 +16,7 @@ const fn setting(name: &'static str, default: &'static str) -> Setting {
     Setting { name, default }
 }
 
-pub const SETTINGS: [Setting; 42] = [
+pub const SETTINGS: [Setting; 43] = [
     setting("CORTEX_DB", "<user data dir>/cortex/memory.db"),
     setting("CORTEX_DB_POOL_SIZE", "8"),
     setting("CORTEX_DB_READ_URL", "none: finds read the primary"),
@@ -30,6 +30,7 @@ pub const SETTINGS: [Setting; 42] = [
     setting("CORTEX_OPENAI_MODEL", "text-embedding-3-small"),
     setting("CORTEX_OPENAI_API_KEY_ENV", "OPENAI_API_KEY"),
     setting("CORTEX_MODEL_DIR", "<user cache dir>/cortex/models/all-MiniLM-L6-v2"),
+    setting("CORTEX_EMBED_PRECISION", "auto"),
     setting("CORTEX_PURGE_INTERVAL_SECS", "3600"),
     setting("CORTEX_NEAR_DUP_THRESHOLD", "0.85"),
     setting("CORTEX_NEAR_DUP_WINDOW_DAYS", "30"),

@@ -69,7 +69,7 @@ pub fn run(options: &Options) -> Result<(), String> {
     let prose = Prose::read(options.dataset)?;
     let claims = prose_corpus::claims(options.dataset, options.queries)?;
     let vectors = if options.semantic {
-        let EmbedderChoice::Local { model_dir } =
+        let EmbedderChoice::Local { model_dir, .. } =
             cortex_service::config::embedder_from_env().map_err(|e| e.to_string())?
         else {
             return Err(

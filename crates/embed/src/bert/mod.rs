@@ -11,11 +11,18 @@
 //! the tokens of all texts of a group stacked into one matrix, and attention, the only step
 //! that mixes tokens, runs per text.
 
+mod kernel;
+mod load;
 mod math;
+mod pack;
+mod raw;
 mod weights;
 
+use crate::precision::Resolved;
+pub use kernel::has_bf16_kernel;
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis, Slice, linalg::general_mat_mul};
 use std::ops::Range;
+use std::path::{Path, PathBuf};
 pub use weights::Config;
 use weights::{Linear, Norm, Weights};
 
@@ -25,11 +32,23 @@ pub struct Encoder {
 }
 
 impl Encoder {
-    /// Builds the encoder from `config.json`'s settings and `model.safetensors`' bytes.
-    pub fn new(config: Config, safetensors: &[u8]) -> Result<Encoder, String> {
+    /// Builds the encoder from `config.json`'s settings and the model in `dir`, computing in
+    /// `precision` (see [`load`]).
+    pub fn load(config: Config, dir: &Path, precision: Resolved) -> Result<Encoder, String> {
         config.check()?;
-        let weights = weights::load(safetensors, &config)?;
+        let weights = load::load(dir, &config, precision)?;
         Ok(Encoder { config, weights })
+    }
+
+    /// Writes the packed model of `precision` beside the model in `dir` (`cortex model
+    /// install` does, so that the first load is as quick as the others).
+    pub fn pack(config: &Config, dir: &Path, precision: Resolved) -> Result<PathBuf, String> {
+        config.check()?;
+        load::pack_into(dir, config, precision)
+    }
+
+    pub fn precision(&self) -> Resolved {
+        self.weights.precision
     }
 
     /// The longest text, in tokens, the position table covers.
@@ -56,14 +75,15 @@ impl Encoder {
     /// Word + position + token-type embeddings of every token, normalized.
     fn embed_tokens(&self, texts: &[&[u32]], tokens: usize) -> Array2<f32> {
         let w = &self.weights;
-        let mut hidden = Array2::zeros((tokens, self.config.hidden_size));
+        let size = self.config.hidden_size;
+        let mut hidden = Array2::zeros((tokens, size));
         let mut rows = hidden.rows_mut().into_iter();
         for text in texts {
             for (position, &id) in text.iter().enumerate() {
                 let mut row = rows.next().expect("one row per token");
                 let out = row.as_slice_mut().expect("rows of a new matrix are contiguous");
-                let word = w.word.row(id as usize);
-                let place = w.position.row(position);
+                let word = w.word_row(id as usize, size);
+                let place = &w.position[position * size..(position + 1) * size];
                 for (((o, a), b), c) in out.iter_mut().zip(word).zip(place).zip(&w.token_type) {
                     *o = a + b + c;
                 }
@@ -75,13 +95,13 @@ impl Encoder {
 
     fn layer(&self, hidden: &mut Array2<f32>, layer: &weights::Layer, spans: &[Range<usize>]) {
         let eps = self.config.layer_norm_eps;
-        let qkv = linear(hidden.view(), &layer.qkv);
+        let qkv = self.linear(hidden, &layer.qkv);
         let context = self.attention(&qkv, spans);
-        let attended = linear(context.view(), &layer.attention_out);
+        let attended = self.linear(&context, &layer.attention_out);
         add_and_norm(hidden, &attended, &layer.attention_norm, eps);
-        let mut inner = linear(hidden.view(), &layer.up);
+        let mut inner = self.linear(hidden, &layer.up);
         math::gelu(inner.as_slice_mut().expect("a new matrix is contiguous"));
-        let out = linear(inner.view(), &layer.down);
+        let out = self.linear(&inner, &layer.down);
         add_and_norm(hidden, &out, &layer.output_norm, eps);
     }
 
@@ -125,14 +145,33 @@ fn block_mut(m: &mut Array2<f32>, rows: Range<usize>, columns: Range<usize>) -> 
     m.slice_axis_mut(Axis(0), Slice::from(rows)).slice_axis_move(Axis(1), Slice::from(columns))
 }
 
-/// `x · weight + bias`, the bias written first and the product added onto it.
-fn linear(x: ArrayView2<f32>, linear: &Linear) -> Array2<f32> {
-    let mut out = Array2::zeros((x.nrows(), linear.bias.len()));
-    for mut row in out.rows_mut() {
-        row.assign(&linear.bias);
+impl Encoder {
+    /// `x · weight + bias` in the model's precision. f32: the bias written first and
+    /// matrixmultiply's product added onto it; bf16: the kernel ([`kernel::matmul`]).
+    fn linear(&self, x: &Array2<f32>, linear: &Linear) -> Array2<f32> {
+        let (m, k, n) = (x.nrows(), linear.input, linear.output);
+        let mut out = Array2::zeros((m, n));
+        match self.weights.precision {
+            Resolved::F32 => {
+                let weight = ArrayView2::from_shape((k, n), self.weights.f32_weight(linear))
+                    .expect("shape checked at load");
+                for mut row in out.rows_mut() {
+                    row.assign(&ndarray::ArrayView1::from(&linear.bias));
+                }
+                general_mat_mul(1.0, x, &weight, 1.0, &mut out);
+            }
+            Resolved::Bf16 => kernel::matmul(
+                x.as_slice().expect("the encoder's matrices are contiguous"),
+                m,
+                k,
+                self.weights.bf16_weight(linear),
+                n,
+                &linear.bias,
+                out.as_slice_mut().expect("a new matrix is contiguous"),
+            ),
+        }
+        out
     }
-    general_mat_mul(1.0, &x, &linear.weight, 1.0, &mut out);
-    out
 }
 
 /// `hidden = LayerNorm(hidden + residual)`, row by row.

@@ -1,9 +1,12 @@
 //! The model's configuration and weights, read from `config.json` and `model.safetensors`
-//! (sentence-transformers' layout, with or without the `bert.` prefix), shapes checked.
+//! (sentence-transformers' layout, with or without the `bert.` prefix), shapes checked, and
+//! as the forward pass reads them from the packed model ([`super::pack`]).
 
-use ndarray::{Array1, Array2, Axis, concatenate};
-use safetensors::{Dtype, SafeTensors};
+use super::pack::{Dtype, Packed, Tensor};
+use crate::precision::Resolved;
+use safetensors::{Dtype as SafeDtype, SafeTensors};
 use serde::Deserialize;
+use std::ops::Range;
 
 /// The fields of `config.json` the forward pass reads.
 #[derive(Debug, Clone, Deserialize)]
@@ -38,12 +41,16 @@ impl Config {
     }
 }
 
-/// `x · weight + bias`. `weight` is `[in, out]`, row-major: PyTorch stores `[out, in]`, and
-/// the matrix product copies (packs) its right operand row by row, which for a query of ten
-/// tokens is most of the work: 6 ms a query from this layout, 10 ms from PyTorch's.
+/// `x · weight + bias`: `weight` is `[in, out]` (PyTorch stores `[out, in]`): in f32,
+/// row-major, since the matrix product copies (packs) its right operand row by row, which for a
+/// query of ten tokens is most of the work (6 ms a query from this layout, 10 ms from
+/// PyTorch's); in bf16, in the kernel's order ([`super::kernel::pack`]).
 pub struct Linear {
-    pub weight: Array2<f32>,
-    pub bias: Array1<f32>,
+    /// Bytes of the weight in the packed model.
+    pub weight: Range<usize>,
+    pub input: usize,
+    pub output: usize,
+    pub bias: Vec<f32>,
 }
 
 pub struct Norm {
@@ -62,12 +69,72 @@ pub struct Layer {
 }
 
 pub struct Weights {
-    pub word: Array2<f32>,
-    pub position: Array2<f32>,
+    pub precision: Resolved,
+    pub packed: Packed,
+    /// Bytes of the word embedding table, `[vocab, hidden]` f32 (only the rows of the tokens
+    /// seen are ever read, so a mapped table costs only those pages).
+    pub word: Range<usize>,
+    pub position: Vec<f32>,
     /// Row 0 of the token-type table: every token is of type 0 (single sentences).
     pub token_type: Vec<f32>,
     pub embedding_norm: Norm,
     pub layers: Vec<Layer>,
+}
+
+impl Weights {
+    /// Row `id` of the word embedding table.
+    pub fn word_row(&self, id: usize, hidden: usize) -> &[f32] {
+        let table = self.packed.slice::<f32>(self.word.clone()).expect("checked at load");
+        &table[id * hidden..(id + 1) * hidden]
+    }
+
+    pub fn f32_weight(&self, linear: &Linear) -> &[f32] {
+        self.packed.slice::<f32>(linear.weight.clone()).expect("checked at load")
+    }
+
+    pub fn bf16_weight(&self, linear: &Linear) -> &[u16] {
+        self.packed.slice::<u16>(linear.weight.clone()).expect("checked at load")
+    }
+
+    /// Every weight of a packed model, shapes checked against `config`.
+    pub fn from_packed(packed: Packed, config: &Config, precision: Resolved) -> Result<Weights, String> {
+        let (hidden, inner) = (config.hidden_size, config.intermediate_size);
+        let weight_dtype = match precision {
+            Resolved::F32 => Dtype::F32,
+            Resolved::Bf16 => Dtype::Bf16Packed,
+        };
+        let linear = |name: &str, input: usize, output: usize| -> Result<Linear, String> {
+            Ok(Linear {
+                weight: packed.range(&format!("{name}.weight"), weight_dtype, &[input, output])?,
+                input,
+                output,
+                bias: packed.vec(&format!("{name}.bias"), &[output])?,
+            })
+        };
+        let norm = |name: &str| -> Result<Norm, String> {
+            Ok(Norm {
+                weight: packed.vec(&format!("{name}.weight"), &[hidden])?,
+                bias: packed.vec(&format!("{name}.bias"), &[hidden])?,
+            })
+        };
+        let layers = (0..config.num_hidden_layers)
+            .map(|i| {
+                Ok(Layer {
+                    qkv: linear(&format!("{i}.qkv"), hidden, 3 * hidden)?,
+                    attention_out: linear(&format!("{i}.attention_out"), hidden, hidden)?,
+                    attention_norm: norm(&format!("{i}.attention_norm"))?,
+                    up: linear(&format!("{i}.up"), hidden, inner)?,
+                    down: linear(&format!("{i}.down"), inner, hidden)?,
+                    output_norm: norm(&format!("{i}.output_norm"))?,
+                })
+            })
+            .collect::<Result<Vec<Layer>, String>>()?;
+        let word = packed.range("word", Dtype::F32, &[config.vocab_size, hidden])?;
+        let position = packed.vec("position", &[config.max_position_embeddings, hidden])?;
+        let token_type = packed.vec("token_type", &[hidden])?;
+        let embedding_norm = norm("embedding_norm")?;
+        Ok(Weights { precision, word, position, token_type, embedding_norm, layers, packed })
+    }
 }
 
 struct Tensors<'a>(SafeTensors<'a>);
@@ -79,7 +146,7 @@ impl Tensors<'_> {
             .tensor(name)
             .or_else(|_| self.0.tensor(&format!("bert.{name}")))
             .map_err(|_| format!("model.safetensors has no tensor {name}"))?;
-        if view.dtype() != Dtype::F32 || view.shape() != shape {
+        if view.dtype() != SafeDtype::F32 || view.shape() != shape {
             return Err(format!(
                 "tensor {name} is {:?} {:?}, expected F32 {shape:?}",
                 view.dtype(),
@@ -89,68 +156,86 @@ impl Tensors<'_> {
         Ok(view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
     }
 
-    fn matrix(&self, name: &str, rows: usize, cols: usize) -> Result<Array2<f32>, String> {
-        Array2::from_shape_vec((rows, cols), self.get(name, &[rows, cols])?).map_err(|e| e.to_string())
-    }
-
-    fn linear(&self, prefix: &str, out: usize, input: usize) -> Result<Linear, String> {
-        Ok(Linear {
-            weight: self
-                .matrix(&format!("{prefix}.weight"), out, input)?
-                .reversed_axes()
-                .as_standard_layout()
-                .into_owned(),
-            bias: Array1::from(self.get(&format!("{prefix}.bias"), &[out])?),
-        })
-    }
-
-    fn norm(&self, prefix: &str, size: usize) -> Result<Norm, String> {
-        Ok(Norm {
-            weight: self.get(&format!("{prefix}.weight"), &[size])?,
-            bias: self.get(&format!("{prefix}.bias"), &[size])?,
-        })
+    /// A PyTorch `[out, in]` weight as `[in, out]`.
+    fn transposed(&self, name: &str, output: usize, input: usize) -> Result<Vec<f32>, String> {
+        let w = self.get(name, &[output, input])?;
+        let mut t = vec![0.0; w.len()];
+        for o in 0..output {
+            for i in 0..input {
+                t[i * output + o] = w[o * input + i];
+            }
+        }
+        Ok(t)
     }
 }
 
-fn stack(parts: [Linear; 3]) -> Result<Linear, String> {
-    let weights: Vec<_> = parts.iter().map(|p| p.weight.view()).collect();
-    let biases: Vec<_> = parts.iter().map(|p| p.bias.view()).collect();
-    Ok(Linear {
-        weight: concatenate(Axis(1), &weights).map_err(|e| e.to_string())?.as_standard_layout().into_owned(),
-        bias: concatenate(Axis(0), &biases).map_err(|e| e.to_string())?,
-    })
+fn tensor(name: String, shape: Vec<usize>, values: Vec<f32>, product: bool) -> Tensor {
+    Tensor { name, shape, values, product }
 }
 
-/// Reads every weight the forward pass uses from the bytes of a safetensors file.
-pub fn load(bytes: &[u8], config: &Config) -> Result<Weights, String> {
-    let tensors = Tensors(SafeTensors::deserialize(bytes).map_err(|e| e.to_string())?);
+/// Every weight the forward pass uses, read from the bytes of `model.safetensors` and named
+/// and shaped for the packed model: products' weights `[in, out]`, the query, key and value
+/// projections side by side.
+pub fn from_safetensors(bytes: &[u8], config: &Config) -> Result<Vec<Tensor>, String> {
+    let t = Tensors(SafeTensors::deserialize(bytes).map_err(|e| e.to_string())?);
     let (hidden, inner) = (config.hidden_size, config.intermediate_size);
-    let layers = (0..config.num_hidden_layers)
-        .map(|i| {
-            let p = format!("encoder.layer.{i}");
-            let attention =
-                |part: &str| tensors.linear(&format!("{p}.attention.self.{part}"), hidden, hidden);
-            Ok(Layer {
-                qkv: stack([attention("query")?, attention("key")?, attention("value")?])?,
-                attention_out: tensors.linear(&format!("{p}.attention.output.dense"), hidden, hidden)?,
-                attention_norm: tensors.norm(&format!("{p}.attention.output.LayerNorm"), hidden)?,
-                up: tensors.linear(&format!("{p}.intermediate.dense"), inner, hidden)?,
-                down: tensors.linear(&format!("{p}.output.dense"), hidden, inner)?,
-                output_norm: tensors.norm(&format!("{p}.output.LayerNorm"), hidden)?,
-            })
-        })
-        .collect::<Result<Vec<Layer>, String>>()?;
-    let token_type =
-        tensors.get("embeddings.token_type_embeddings.weight", &[config.type_vocab_size, hidden])?;
-    Ok(Weights {
-        word: tensors.matrix("embeddings.word_embeddings.weight", config.vocab_size, hidden)?,
-        position: tensors.matrix(
-            "embeddings.position_embeddings.weight",
-            config.max_position_embeddings,
+    let mut out = Vec::new();
+    // A bias or a norm's weights: a vector of `len`, as stored.
+    let plain = |name: &str, from: &str, len: usize| -> Result<Tensor, String> {
+        Ok(tensor(name.to_string(), vec![len], t.get(from, &[len])?, false))
+    };
+    let linear = |out: &mut Vec<Tensor>, name: String, from: &str, output: usize, input: usize| {
+        let weight = t.transposed(&format!("{from}.weight"), output, input)?;
+        out.push(tensor(format!("{name}.weight"), vec![input, output], weight, true));
+        out.push(plain(&format!("{name}.bias"), &format!("{from}.bias"), output)?);
+        Ok::<(), String>(())
+    };
+    let norm = |out: &mut Vec<Tensor>, name: String, from: &str| {
+        for part in ["weight", "bias"] {
+            out.push(plain(&format!("{name}.{part}"), &format!("{from}.{part}"), hidden)?);
+        }
+        Ok::<(), String>(())
+    };
+    for i in 0..config.num_hidden_layers {
+        let p = format!("encoder.layer.{i}");
+        let (mut weight, mut bias) = (vec![0.0; hidden * 3 * hidden], Vec::with_capacity(3 * hidden));
+        for (part, name) in ["query", "key", "value"].iter().enumerate() {
+            let from = format!("{p}.attention.self.{name}");
+            let w = t.transposed(&format!("{from}.weight"), hidden, hidden)?;
+            for row in 0..hidden {
+                weight[row * 3 * hidden + part * hidden..][..hidden]
+                    .copy_from_slice(&w[row * hidden..][..hidden]);
+            }
+            bias.extend(t.get(&format!("{from}.bias"), &[hidden])?);
+        }
+        out.push(tensor(format!("{i}.qkv.weight"), vec![hidden, 3 * hidden], weight, true));
+        out.push(tensor(format!("{i}.qkv.bias"), vec![3 * hidden], bias, false));
+        linear(
+            &mut out,
+            format!("{i}.attention_out"),
+            &format!("{p}.attention.output.dense"),
             hidden,
-        )?,
-        token_type: token_type[..hidden].to_vec(),
-        embedding_norm: tensors.norm("embeddings.LayerNorm", hidden)?,
-        layers,
-    })
+            hidden,
+        )?;
+        norm(&mut out, format!("{i}.attention_norm"), &format!("{p}.attention.output.LayerNorm"))?;
+        linear(&mut out, format!("{i}.up"), &format!("{p}.intermediate.dense"), inner, hidden)?;
+        linear(&mut out, format!("{i}.down"), &format!("{p}.output.dense"), hidden, inner)?;
+        norm(&mut out, format!("{i}.output_norm"), &format!("{p}.output.LayerNorm"))?;
+    }
+    let token_type = t.get("embeddings.token_type_embeddings.weight", &[config.type_vocab_size, hidden])?;
+    out.push(tensor("token_type".into(), vec![hidden], token_type[..hidden].to_vec(), false));
+    out.push(tensor(
+        "word".into(),
+        vec![config.vocab_size, hidden],
+        t.get("embeddings.word_embeddings.weight", &[config.vocab_size, hidden])?,
+        false,
+    ));
+    out.push(tensor(
+        "position".into(),
+        vec![config.max_position_embeddings, hidden],
+        t.get("embeddings.position_embeddings.weight", &[config.max_position_embeddings, hidden])?,
+        false,
+    ));
+    norm(&mut out, "embedding_norm".into(), "embeddings.LayerNorm")?;
+    Ok(out)
 }

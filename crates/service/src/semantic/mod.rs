@@ -13,7 +13,7 @@ mod nearest;
 
 pub(crate) use inputs::{EmbeddingInputs, vectors_for};
 
-use cortex_embed::{EmbedError, Embedder, LocalModel, MINILM_ID, OpenAiConfig, OpenAiEmbedder};
+use cortex_embed::{EmbedError, Embedder, LocalModel, MINILM_ID, OpenAiConfig, OpenAiEmbedder, Precision};
 use cortex_store::{Filters, ItemFacts, Result as StoreResult, Store};
 use index::IndexState;
 pub(crate) use nearest::best_similarity;
@@ -28,7 +28,7 @@ use uuid::Uuid;
 /// `openai`, or `none`).
 #[derive(Debug, Clone)]
 pub enum EmbedderChoice {
-    Local { model_dir: PathBuf },
+    Local { model_dir: PathBuf, precision: Precision },
     OpenAi(OpenAiConfig),
     None,
 }
@@ -139,10 +139,15 @@ impl Semantic {
             EmbedderChoice::None => {
                 Err("the embedder is `none` (CORTEX_EMBEDDER=none): set CORTEX_EMBEDDER=local and install the model to enable semantic search".to_string())
             }
-            EmbedderChoice::Local { model_dir } => {
+            EmbedderChoice::Local { model_dir, precision } => {
                 let started = std::time::Instant::now();
-                let model = LocalModel::load(model_dir).map_err(|e: EmbedError| e.to_string())?;
-                tracing::info!(ms = started.elapsed().as_millis() as u64, "embedding model loaded");
+                let model =
+                    LocalModel::load_with(model_dir, *precision).map_err(|e: EmbedError| e.to_string())?;
+                tracing::info!(
+                    ms = started.elapsed().as_millis() as u64,
+                    precision = model.precision().name(),
+                    "embedding model loaded"
+                );
                 Ok(Arc::new(Embedder::Local(Box::new(model))))
             }
             EmbedderChoice::OpenAi(config) => {

@@ -32,7 +32,7 @@ fn open(db: &TestDb, embedder: EmbedderChoice) -> MemoryService {
 
 fn local() -> EmbedderChoice {
     let choice = embedder_from_env().unwrap();
-    if let EmbedderChoice::Local { model_dir } = &choice {
+    if let EmbedderChoice::Local { model_dir, .. } = &choice {
         assert!(
             model_dir.join("model.safetensors").is_file(),
             "model missing in {}: run scripts/test",
@@ -201,7 +201,10 @@ fn the_none_embedder_works_end_to_end_and_says_so(db: &TestDb) {
 
 fn a_missing_model_is_a_clear_note_not_a_crash(db: &TestDb) {
     let dir = tempfile::tempdir().unwrap();
-    let m = open(db, EmbedderChoice::Local { model_dir: dir.path().join("no-model") });
+    let m = open(
+        db,
+        EmbedderChoice::Local { model_dir: dir.path().join("no-model"), precision: Default::default() },
+    );
     let r = m.store(&json!({"items": [{"kind": "section", "content": SESSIONS}]})).unwrap();
     assert_eq!(r.results[0].status, ItemStatus::Inserted, "storing works without vectors");
     let found = m.find(&json!({"query": "redis sessions"})).unwrap();

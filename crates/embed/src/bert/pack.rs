@@ -1,0 +1,267 @@
+//! The packed model: every weight the forward pass reads, already in the layout and number
+//! format its matrix products take, in one file beside `model.safetensors`
+//! (`cortex-<precision>.pack`). Made once from the safetensors file (parse, transpose, stack,
+//! round to bf16: most of a load's time before), it is then mapped at every load.
+//!
+//! Layout: `CORTEXPK`, the header's length (u64, little-endian), the header (JSON), then each
+//! tensor's bytes at a 64-byte-aligned offset from the file's start, in this machine's byte
+//! order (the file is a cache made where it is used; the header names the byte order). The
+//! header also records the length and modification time of the `model.safetensors` it was
+//! made from: a different model file makes it stale, and it is made again.
+
+use super::kernel;
+use super::raw::{Bytes, Plain, cast};
+use crate::precision::Resolved;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+const MAGIC: &[u8; 8] = b"CORTEXPK";
+/// Bumped whenever the layout of any tensor changes: an older file is then made again.
+const FORMAT: u32 = 1;
+const ALIGN: usize = 64;
+
+/// How a tensor's numbers are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dtype {
+    F32,
+    /// bf16 in [`kernel::pack`]'s order; `shape` is the `[k, n]` of the product.
+    Bf16Packed,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Entry {
+    pub dtype: Dtype,
+    pub shape: Vec<usize>,
+    pub offset: usize,
+    pub len: usize,
+}
+
+/// Which `model.safetensors` a packed file was made from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    pub len: u64,
+    pub modified_ns: u128,
+}
+
+impl Stamp {
+    pub fn of(path: &Path) -> std::io::Result<Stamp> {
+        let meta = std::fs::metadata(path)?;
+        let modified_ns = meta.modified()?.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        Ok(Stamp { len: meta.len(), modified_ns })
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Header {
+    format: u32,
+    little_endian: bool,
+    precision: String,
+    source: Stamp,
+    tensors: BTreeMap<String, Entry>,
+}
+
+/// A weight as read from the model, in the forward pass's orientation (a product's weight
+/// `[in, out]`, row-major).
+pub struct Tensor {
+    pub name: String,
+    pub shape: Vec<usize>,
+    pub values: Vec<f32>,
+    /// A matrix product's right operand: packed for the kernel under bf16.
+    pub product: bool,
+}
+
+/// The packed file's name in the model folder.
+pub fn file_name(precision: Resolved) -> String {
+    format!("cortex-{}.pack", precision.name())
+}
+
+/// The bytes of a packed file holding `tensors` in `precision`.
+pub fn encode(tensors: &[Tensor], precision: Resolved, source: Stamp) -> Vec<u8> {
+    let mut entries = BTreeMap::new();
+    let mut blobs: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut offset = 0;
+    for t in tensors {
+        let (dtype, bytes): (Dtype, Vec<u8>) = match (precision, t.product) {
+            (Resolved::Bf16, true) => {
+                let packed = kernel::pack(&t.values, t.shape[0], t.shape[1]);
+                (Dtype::Bf16Packed, packed.iter().flat_map(|h| h.to_ne_bytes()).collect())
+            }
+            _ => (Dtype::F32, t.values.iter().flat_map(|x| x.to_ne_bytes()).collect()),
+        };
+        entries.insert(t.name.clone(), Entry { dtype, shape: t.shape.clone(), offset, len: bytes.len() });
+        offset += bytes.len().next_multiple_of(ALIGN);
+        blobs.push((bytes.len(), bytes));
+    }
+    let header = Header {
+        format: FORMAT,
+        little_endian: cfg!(target_endian = "little"),
+        precision: precision.name().to_string(),
+        source,
+        tensors: entries,
+    };
+    let json = serde_json::to_vec(&header).expect("the header is plain data");
+    let data_start = (MAGIC.len() + 8 + json.len()).next_multiple_of(ALIGN);
+    let mut out = Vec::with_capacity(data_start + offset);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&(json.len() as u64).to_le_bytes());
+    out.extend_from_slice(&json);
+    out.resize(data_start, b' ');
+    // Offsets in the header are from the data's start; rebase them on the file's start once
+    // read (see `Packed::parse`), so the header need not know its own length.
+    for (len, bytes) in blobs {
+        out.extend_from_slice(&bytes);
+        out.resize(out.len() + len.next_multiple_of(ALIGN) - len, 0);
+    }
+    out
+}
+
+/// Writes `bytes` to `path` under a temporary name, then renames: a reader (or a process that
+/// has the old file mapped) never sees half a file.
+pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let partial = PathBuf::from(format!("{}.partial-{}", path.display(), std::process::id()));
+    std::fs::write(&partial, bytes)?;
+    std::fs::rename(&partial, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&partial);
+    })
+}
+
+/// A packed model, mapped or in memory, its header checked.
+pub struct Packed {
+    bytes: Bytes,
+    data_start: usize,
+    tensors: BTreeMap<String, Entry>,
+}
+
+impl Packed {
+    /// Maps the packed file at `path` if it is there, of this format and precision, and made
+    /// from `source`; `Ok(None)` if it is missing or stale.
+    pub fn open(path: &Path, precision: Resolved, source: &Stamp) -> Result<Option<Packed>, String> {
+        let file = match File::open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        let bytes = Bytes::map(&file).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Packed::parse(bytes, precision, source).ok())
+    }
+
+    /// Checks the header of `bytes` against what this build and model expect.
+    pub fn parse(bytes: Bytes, precision: Resolved, source: &Stamp) -> Result<Packed, String> {
+        if bytes.len() < 16 || &bytes[..8] != MAGIC {
+            return Err("not a packed model".into());
+        }
+        let header_len = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes")) as usize;
+        let json = bytes.get(16..16 + header_len).ok_or("the header is cut short")?;
+        let header: Header = serde_json::from_slice(json).map_err(|e| e.to_string())?;
+        if header.format != FORMAT
+            || header.little_endian != cfg!(target_endian = "little")
+            || header.precision != precision.name()
+            || &header.source != source
+        {
+            return Err("made by another version, for another precision or from another model".into());
+        }
+        let data_start = (16 + header_len).next_multiple_of(ALIGN);
+        for (name, entry) in &header.tensors {
+            if data_start + entry.offset + entry.len > bytes.len() {
+                return Err(format!("tensor {name} lies past the end of the file"));
+            }
+        }
+        Ok(Packed { bytes, data_start, tensors: header.tensors })
+    }
+
+    /// The byte range of tensor `name`, checked to be of `dtype` and `shape`.
+    pub fn range(&self, name: &str, dtype: Dtype, shape: &[usize]) -> Result<Range<usize>, String> {
+        let entry = self.tensors.get(name).ok_or_else(|| format!("the packed model has no tensor {name}"))?;
+        if entry.dtype != dtype || entry.shape != shape {
+            return Err(format!(
+                "tensor {name} is {:?} {:?}, expected {dtype:?} {shape:?}",
+                entry.dtype, entry.shape
+            ));
+        }
+        let start = self.data_start + entry.offset;
+        let range = start..start + entry.len;
+        let count = shape.iter().product::<usize>();
+        let fits = match dtype {
+            Dtype::F32 => self.slice::<f32>(range.clone()).map(<[f32]>::len),
+            Dtype::Bf16Packed => self.slice::<u16>(range.clone()).map(<[u16]>::len),
+        };
+        if fits != Some(count) {
+            return Err(format!("tensor {name} has the wrong length or alignment"));
+        }
+        Ok(range)
+    }
+
+    /// The numbers at `range`, if aligned and whole.
+    pub fn slice<T: Plain>(&self, range: Range<usize>) -> Option<&[T]> {
+        cast(&self.bytes[range])
+    }
+
+    /// A tensor of f32 copied out (the small ones: biases, norms).
+    pub fn vec(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, String> {
+        let range = self.range(name, Dtype::F32, shape)?;
+        Ok(self.slice::<f32>(range).expect("checked by range").to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tensors() -> Vec<Tensor> {
+        vec![
+            Tensor { name: "bias".into(), shape: vec![3], values: vec![1.0, 2.0, 3.0], product: false },
+            Tensor {
+                name: "w".into(),
+                shape: vec![2, 32],
+                values: (0..64).map(|i| i as f32 / 8.0).collect(),
+                product: true,
+            },
+        ]
+    }
+
+    #[test]
+    fn a_packed_file_reads_back_and_a_stale_one_is_refused() {
+        let stamp = Stamp { len: 10, modified_ns: 5 };
+        for precision in [Resolved::F32, Resolved::Bf16] {
+            let bytes = encode(&tensors(), precision, stamp.clone());
+            let packed = Packed::parse(Bytes::owned(&bytes), precision, &stamp).unwrap();
+            assert_eq!(packed.vec("bias", &[3]).unwrap(), vec![1.0, 2.0, 3.0]);
+            let w = match precision {
+                Resolved::F32 => {
+                    packed.slice::<f32>(packed.range("w", Dtype::F32, &[2, 32]).unwrap()).unwrap().to_vec()
+                }
+                Resolved::Bf16 => {
+                    let range = packed.range("w", Dtype::Bf16Packed, &[2, 32]).unwrap();
+                    let h = packed.slice::<u16>(range).unwrap();
+                    assert_eq!(h, &kernel::pack(&tensors()[1].values, 2, 32)[..]);
+                    h.iter().map(|&x| kernel::from_bf16(x)).collect()
+                }
+            };
+            assert_eq!(w.len(), 64);
+            assert!(packed.range("bias", Dtype::F32, &[4]).is_err(), "a wrong shape is refused");
+            assert!(packed.range("missing", Dtype::F32, &[1]).is_err());
+            let other = Stamp { len: 10, modified_ns: 6 };
+            assert!(Packed::parse(Bytes::owned(&bytes), precision, &other).is_err(), "another model file");
+        }
+        let bf16 = encode(&tensors(), Resolved::Bf16, stamp.clone());
+        assert!(Packed::parse(Bytes::owned(&bf16), Resolved::F32, &stamp).is_err(), "another precision");
+        assert!(Packed::parse(Bytes::owned(&bf16[..40]), Resolved::Bf16, &stamp).is_err(), "cut short");
+    }
+
+    #[test]
+    fn a_written_file_is_mapped_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let stamp = Stamp { len: 1, modified_ns: 2 };
+        let path = dir.path().join(file_name(Resolved::Bf16));
+        assert!(Packed::open(&path, Resolved::Bf16, &stamp).unwrap().is_none(), "missing");
+        write(&path, &encode(&tensors(), Resolved::Bf16, stamp.clone())).unwrap();
+        let packed = Packed::open(&path, Resolved::Bf16, &stamp).unwrap().expect("fresh");
+        assert_eq!(packed.vec("bias", &[3]).unwrap(), vec![1.0, 2.0, 3.0]);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no partial file left");
+    }
+}

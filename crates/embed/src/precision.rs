@@ -1,0 +1,73 @@
+//! `CORTEX_EMBED_PRECISION`: the number format of the encoder's matrix products.
+
+use crate::bert::has_bf16_kernel;
+
+/// What the user asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Precision {
+    /// bf16 where the CPU has AVX-512 BF16, else f32.
+    #[default]
+    Auto,
+    /// f32 throughout: the reference, and the fallback everywhere.
+    F32,
+    /// Weights and activations rounded to bf16 in the matrix products, sums in f32. On a CPU
+    /// without AVX-512 BF16 this runs a scalar kernel, correct but several times slower than f32.
+    Bf16,
+}
+
+/// The format a loaded model computes in: [`Precision`] with `auto` decided for this CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolved {
+    F32,
+    Bf16,
+}
+
+/// The values `CORTEX_EMBED_PRECISION` accepts, for messages and docs.
+pub const PRECISION_VALUES: &str = "auto, f32 or bf16";
+
+impl Precision {
+    /// Parses a setting's value (case-insensitive); `None` for anything else.
+    pub fn parse(value: &str) -> Option<Precision> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(Precision::Auto),
+            "f32" => Some(Precision::F32),
+            "bf16" => Some(Precision::Bf16),
+            _ => None,
+        }
+    }
+
+    pub fn resolve(self) -> Resolved {
+        match self {
+            Precision::F32 => Resolved::F32,
+            Precision::Bf16 => Resolved::Bf16,
+            Precision::Auto if has_bf16_kernel() => Resolved::Bf16,
+            Precision::Auto => Resolved::F32,
+        }
+    }
+}
+
+impl Resolved {
+    pub fn name(self) -> &'static str {
+        match self {
+            Resolved::F32 => "f32",
+            Resolved::Bf16 => "bf16",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_documented_value_parses_and_others_do_not() {
+        assert_eq!(Precision::parse(" BF16 "), Some(Precision::Bf16));
+        assert_eq!(Precision::parse("f32"), Some(Precision::F32));
+        assert_eq!(Precision::parse("auto"), Some(Precision::Auto));
+        assert_eq!(Precision::parse("int8"), None);
+        assert_eq!(Precision::parse("fp16"), None);
+        assert_eq!(Precision::F32.resolve(), Resolved::F32);
+        let auto = Precision::Auto.resolve();
+        assert_eq!(auto == Resolved::Bf16, has_bf16_kernel(), "auto takes bf16 exactly when the CPU has it");
+    }
+}

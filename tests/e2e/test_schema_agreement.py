@@ -1,4 +1,4 @@
-"""The published input schemas and the server agree: over the README's examples and a sample
+"""The published input schemas and the server agree: over the tool reference's examples and a sample
 of real and malformed arguments, a JSON Schema 2020-12 validator accepts an argument object
 exactly when the server does — except where listed below, each for a stated reason.
 
@@ -22,11 +22,12 @@ import jsonschema
 from conftest import ROOT, connect, run
 
 
-def readme_examples():
-    """Every kind's example item in the README, as one memory_store call, after the entity the
-    relation's example links to (the README shows one entity, `billing`)."""
-    readme = (ROOT / "README.md").read_text()
-    examples = [json.loads(b) for b in re.findall(r'```json\n(\{"kind".*?)\n```', readme, re.S)]
+def documented_examples():
+    """Every kind's example item in the tool reference (docs/TOOLS.md), as one memory_store
+    call, after the entity the relation's example links to (the reference shows one entity,
+    `billing`)."""
+    reference = (ROOT / "docs" / "TOOLS.md").read_text()
+    examples = [json.loads(b) for b in re.findall(r'```json\n(\{"kind".*?)\n```', reference, re.S)]
     assert len(examples) == 16, "one example per kind"
     ledger = {"kind": "entity", "data": {"entity_type": "service", "name": "ledger"}}
     return [{"items": [ledger] + examples}]
@@ -141,7 +142,7 @@ def test_the_input_schemas_accept_exactly_what_the_server_accepts(db):
             disagreements = []
             for tool, accepted, refused in [
                 ("memory_find", FIND_ACCEPTED, FIND_REFUSED),
-                ("memory_store", STORE_ACCEPTED + readme_examples(), STORE_REFUSED),
+                ("memory_store", STORE_ACCEPTED + documented_examples(), STORE_REFUSED),
             ]:
                 validator = jsonschema.Draft202012Validator(tools[tool].input_schema)
                 samples = ([(a, True, True) for a in accepted] + [(a, False, False) for a in refused]

@@ -46,7 +46,9 @@ impl MemoryService {
     /// with a result naming that item (`near_duplicates`).
     pub(super) fn drop_near_duplicates(&self, batch: &mut Batch, now: i64) {
         let ops: Vec<&WriteOp> = batch.pending.iter().map(|p| &p.op).collect();
-        let found = self.near_duplicates(&ops, now);
+        let replaced: Vec<Option<Uuid>> =
+            batch.pending.iter().map(|p| p.replaces.map(|r| r.target)).collect();
+        let found = self.near_duplicates(&ops, &replaced, now);
         let settled: Vec<(usize, ItemResult)> = batch
             .pending
             .iter()
@@ -65,7 +67,14 @@ impl MemoryService {
     /// For each op, the live item it nearly duplicates and the similarity: same kind, same full
     /// scope, updated within the policy's window, cosine at or above its threshold — or an
     /// earlier item of the same batch. Only inserts that allow dedupe and have a vector qualify.
-    fn near_duplicates(&self, ops: &[&WriteOp], now: i64) -> Vec<Option<(Uuid, f64)>> {
+    /// The item an op supersedes (`replaced`) is never its duplicate: a new version is meant to
+    /// read like the one it replaces, and skipping it would leave the old one in force.
+    fn near_duplicates(
+        &self,
+        ops: &[&WriteOp],
+        replaced: &[Option<Uuid>],
+        now: i64,
+    ) -> Vec<Option<(Uuid, f64)>> {
         let policy = self.near_duplicate_policy;
         let mut found: Vec<Option<(Uuid, f64)>> = vec![None; ops.len()];
         for (i, &op) in ops.iter().enumerate() {
@@ -91,8 +100,10 @@ impl MemoryService {
                 bound: self.bound.clone(),
             };
             let stored =
-                match self.semantic.nearest(&*self.store, vector, 1, &same_place, Compare::WholeTexts) {
-                    Ok(hits) => hits.first().map(|h| (h.id, f64::from(h.score))),
+                match self.semantic.nearest(&*self.store, vector, 2, &same_place, Compare::WholeTexts) {
+                    Ok(hits) => {
+                        hits.iter().find(|h| Some(h.id) != replaced[i]).map(|h| (h.id, f64::from(h.score)))
+                    }
                     Err(e) => {
                         tracing::warn!("near-duplicate check skipped: {e}");
                         None

@@ -19,6 +19,7 @@ per_backend!(
     unrelated_queries_find_nothing_densely,
     a_paraphrase_of_a_stored_item_is_a_near_duplicate_and_unrelated_text_is_not,
     near_duplicates_inside_one_batch_are_caught,
+    a_new_version_that_reads_like_the_item_it_supersedes_replaces_it,
     a_near_duplicate_of_a_batch_item_that_was_itself_a_duplicate_names_the_stored_item,
     a_find_past_its_deadline_answers_with_what_it_has_and_says_so,
     the_reply_to_a_matching_turn_comes_with_it_in_auto_not_in_fast,
@@ -248,6 +249,29 @@ fn a_paraphrase_of_a_stored_item_is_a_near_duplicate_and_unrelated_text_is_not(d
     assert_eq!(r.results[0].existing_id.as_deref(), Some(first.as_str()));
     assert!(r.results[0].similarity.unwrap() >= 0.85);
     assert!(r.results[0].reason.as_deref().unwrap().contains("near-duplicate"));
+}
+
+/// A new version is meant to read like the item it replaces: it is not that item's
+/// near-duplicate, or the old version would stay in force.
+fn a_new_version_that_reads_like_the_item_it_supersedes_replaces_it(db: &TestDb) {
+    let m = open(db, local());
+    let old = store(
+        &m,
+        json!([{"kind": "decision", "content": "We moved user sessions from Redis to PostgreSQL."}]),
+    )
+    .remove(0);
+    let r = m
+        .store(&json!({"items": [{"kind": "decision", "supersedes": old,
+            "content": "User sessions were moved from Redis to PostgreSQL, with a one-day TTL."}]}))
+        .unwrap();
+    assert_eq!(r.results[0].status, ItemStatus::Inserted, "{:?}", r.results[0]);
+    let new = r.results[0].id.clone().unwrap();
+    // The old version left the live items: the next paraphrase duplicates the new one.
+    let again = m
+        .store(&json!({"items": [{"kind": "decision", "content": "User sessions were moved from Redis to PostgreSQL."}]}))
+        .unwrap();
+    assert_eq!(again.results[0].status, ItemStatus::SkippedDedupe);
+    assert_eq!(again.results[0].existing_id.as_deref(), Some(new.as_str()));
 }
 
 fn near_duplicates_inside_one_batch_are_caught(db: &TestDb) {

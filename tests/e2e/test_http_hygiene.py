@@ -320,8 +320,8 @@ def test_a_dozen_concurrent_26_mb_bodies_stay_within_the_byte_budget(db, serve):
         if status == 503:
             assert json.loads(text)["error"]["code"] == "busy" and int(retry_after) >= 1
     assert any(status == 503 for status, _, _ in answers), "12 × 26 MB is over the default budget of 128 MiB"
-    # Not ~1 GB, as the probe saw: the peak varies with how the bodies overlap (143-212 MB in a
-    # debug build on the machine of BENCHMARKS.md), the budget keeps it well below.
+    # Not ~1 GB, as the probe saw: the peak varies with how the bodies overlap (BENCHMARKS.md has
+    # the range), the budget keeps it well below.
     assert peak <= 400, f"peak RSS grew {peak:.0f} MB"
     assert server.request("GET", "/health")[0] == 200
 

@@ -43,8 +43,8 @@ impl Config {
 
 /// `x · weight + bias`: `weight` is `[in, out]` (PyTorch stores `[out, in]`): in f32,
 /// row-major, since the matrix product copies (packs) its right operand row by row, which for a
-/// query of ten tokens is most of the work (6 ms a query from this layout, 10 ms from
-/// PyTorch's); in bf16, in the kernel's order ([`super::kernel::pack`]).
+/// query of ten tokens is most of the work; in bf16, in the kernel's order
+/// ([`super::kernel::pack`]).
 pub struct Linear {
     /// Bytes of the weight in the packed model.
     pub weight: Range<usize>,

@@ -188,7 +188,7 @@ fn a_store_refused_for_its_role_is_audited_on_the_items_it_named(db: &TestDb) {
     assert!(v.ok, "{:?}", v.problems);
 }
 
-/// Issue 33, item 5: a read key sending 100 refused stores of 100 items each used to append
+/// A read key sending 100 refused stores of 100 items each used to append
 /// 10,000 audit rows; now each refused call is at most one short row, and past the key's
 /// records of the minute only a count, carried by its next record.
 fn a_read_keys_flood_of_refused_stores_adds_a_bounded_number_of_audit_rows(db: &TestDb) {

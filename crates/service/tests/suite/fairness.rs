@@ -1,4 +1,4 @@
-//! No tenant starves another (issue 33, item 1): one tenant's stores use at most their share
+//! No tenant starves another: one tenant's stores use at most their share
 //! of the database's connections, so another tenant's find is answered while that tenant's
 //! writes are all stuck in the database — on every backend.
 

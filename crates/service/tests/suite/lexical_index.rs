@@ -265,7 +265,7 @@ fn committed_note(db: &TestDb, dir: &Path) -> String {
     ids[0].clone()
 }
 
-/// Issue 33, item 6: the index's segment files overwritten while the server runs. A find still
+/// The index's segment files overwritten while the server runs. A find still
 /// finds the stored word (the database answers), a new process opens the folder (built again),
 /// and `reindex --lexical` rebuilds it whatever state it is in.
 fn a_corrupted_index_never_answers_empty(db: &TestDb) {
@@ -299,7 +299,7 @@ fn flip_a_norm(index: &Path) {
     }
 }
 
-/// Issue 33, item 6: damage that leaves the files readable. `doctor` names it by the files'
+/// Damage that leaves the files readable. `doctor` names it by the files'
 /// checksums with its fix, `serve`'s start sets such an index aside (finds ask the database,
 /// and say so), and `reindex --lexical` repairs it.
 fn a_readable_but_damaged_index_is_named_and_repaired(db: &TestDb) {

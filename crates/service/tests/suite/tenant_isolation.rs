@@ -377,7 +377,7 @@ fn session_neighbours_stay_inside_the_tenant(db: &TestDb) {
     }
 }
 
-/// Issue 36: an OAuth token's holder is a bounded caller with an actor (its subject and
+/// An OAuth token's holder is a bounded caller with an actor (its subject and
 /// client): the audit trail records it for every change, unless the item names its own.
 fn a_callers_actor_is_recorded_unless_the_item_names_its_own(db: &TestDb) {
     let s = seed(db, EmbedderChoice::None);

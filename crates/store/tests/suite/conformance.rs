@@ -423,7 +423,7 @@ fn new_vectors_change_nothing_else(db: &TestDb) {
     }
 }
 
-/// Issue 33: what the background embedding reads: live items without a vector, by id, in
+/// What the background embedding reads: live items without a vector, by id, in
 /// pages; embedded or deleted, an item leaves the list.
 fn live_items_without_vectors_are_listed_until_embedded(db: &TestDb) {
     let store = db.open();

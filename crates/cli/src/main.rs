@@ -114,10 +114,10 @@ fn verify_options(full: bool, anchor: Option<String>) -> Result<VerifyOptions, C
 fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Serve { http, allow_origin, tls_cert, tls_key } => {
-            let tls = cortex_mcp::http::TlsFiles::resolve(tls_cert, tls_key)?;
+            let tls = cortex_server::TlsFiles::resolve(tls_cert, tls_key)?;
             let http = http
                 .map(|addr| {
-                    cortex_mcp::http::HttpOptions::resolve(&addr, &allow_origin, |k| std::env::var(k).ok())
+                    cortex_server::HttpOptions::resolve(&addr, &allow_origin, |k| std::env::var(k).ok())
                         .map(|options| options.with_tls(tls))
                 })
                 .transpose()?;
@@ -142,7 +142,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 .build()
                 .map_err(|e| CliError::Run(format!("cannot start the async runtime: {e}")))?;
             let result = match http {
-                Some(options) => runtime.block_on(cortex_mcp::http::serve(service.clone(), options)),
+                Some(options) => runtime.block_on(cortex_server::serve(service.clone(), options)),
                 None => runtime.block_on(cortex_mcp::serve_stdio(service.clone())),
             };
             // A blocked stdin read must not hold the process after the client is gone.

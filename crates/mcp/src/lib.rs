@@ -1,14 +1,17 @@
-//! MCP protocol adapter: exposes the memory service as the tools `memory_store` and
-//! `memory_find` over stdio and, for a team, over Streamable HTTP ([`http`]), using the
-//! official `rmcp` SDK.
+//! MCP protocol adapter: maps the tools `memory_store` and `memory_find`, the resources and the
+//! prompt onto the memory service, whatever the transport, using the official `rmcp` SDK. It
+//! serves stdio itself; the team application (`cortex-server`) serves the same handler over
+//! Streamable HTTP, telling it who asks ([`principal`]) and keeping its figures ([`CallFigures`]).
 
+mod figures;
 pub mod frame;
-pub mod http;
+pub mod principal;
 mod resources;
 mod schema;
 mod server;
 pub mod transport;
 
+pub use figures::CallFigures;
 pub use resources::{HISTORY_TEMPLATE, templates as resource_templates};
 pub use schema::{FIND_TOOL, STORE_TOOL, tools};
 pub use server::CortexServer;

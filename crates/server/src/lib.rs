@@ -1,5 +1,8 @@
-//! The HTTP team server (`cortex serve --http ADDR`): MCP at `/mcp` through rmcp's Streamable
-//! HTTP service (both eras: `initialize` sessions with `Mcp-Session-Id`, ended by `DELETE`,
+//! The team application (`cortex serve --http ADDR`): everything a shared server needs around
+//! the MCP adapter (`cortex-mcp`), which changes for other reasons — who may ask (API keys,
+//! OAuth), how much (limits), the ops endpoints and the web UI.
+//!
+//! MCP at `/mcp` through rmcp's Streamable HTTP service (both eras: `initialize` sessions with `Mcp-Session-Id`, ended by `DELETE`,
 //! and stateless 2026-07-28 requests), mounted in axum behind the gate, plus `/health`,
 //! `/ready` and `/metrics`.
 //!
@@ -7,7 +10,7 @@
 //! - `gate`: origin, API key, rate, body size, calls at once, sessions of other keys;
 //!   `limits`: their state per key; `body`: reading bodies in time and within the byte budget
 //! - `sessions`: MCP sessions bound to their key, capped per key
-//! - `principal`: who a request comes from, as the MCP server reads it
+//! - `principal` (the adapter's): who a request comes from, as the MCP server reads it
 //! - `access`: one log line per request; `metrics`: the Prometheus figures
 //! - `ops`: health, readiness, metrics; `problem`: refusals as JSON
 //! - `listen`: accepting and serving connections, with their timeouts; `conns`: their caps
@@ -25,7 +28,6 @@ mod metrics;
 mod oauth;
 mod ops;
 mod options;
-pub(crate) mod principal;
 mod problem;
 mod sessions;
 mod tls;
@@ -36,10 +38,12 @@ pub use metrics::Metrics;
 pub use options::HttpOptions;
 pub use tls::TlsFiles;
 
-use crate::CortexServer;
+use cortex_mcp::CortexServer;
+// Who a request comes from: the gate writes it, the MCP adapter reads it.
 use axum::Router;
 use axum::middleware::from_fn_with_state;
 use axum::routing::get;
+pub(crate) use cortex_mcp::principal;
 use cortex_service::MemoryService;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::pin::Pin;

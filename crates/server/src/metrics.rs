@@ -201,6 +201,17 @@ impl Metrics {
     }
 }
 
+/// The MCP adapter counts its tool calls here (inherent methods: the figures' tests use them).
+impl cortex_mcp::CallFigures for Metrics {
+    fn tool_call(&self, tool: &str, mode: &str, outcome: &str, took: Duration) {
+        Metrics::tool_call(self, tool, mode, outcome, took);
+    }
+
+    fn store_items(&self, outcome: &str, n: u64) {
+        Metrics::store_items(self, outcome, n);
+    }
+}
+
 /// `{a="x",b="y"}` with values escaped as the format asks (backslash, quote, newline).
 fn label_text(labels: &Labels, le: Option<&str>) -> String {
     let mut parts: Vec<String> = labels

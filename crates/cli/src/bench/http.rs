@@ -71,7 +71,7 @@ const GATE_CALLS: usize = 5_000;
 fn time_gate(backend: &str, db: &str, key: &str) -> Result<String, String> {
     let config = Config::new(DbTarget::parse(db), bench_scope(), EmbedderChoice::None);
     let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
-    let limits = cortex_mcp::http::Limits::new(16);
+    let limits = cortex_server::Limits::new(16);
     let mut times = Vec::with_capacity(GATE_CALLS);
     for _ in 0..GATE_CALLS {
         let started = Instant::now();

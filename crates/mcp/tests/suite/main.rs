@@ -1,6 +1,5 @@
 //! The MCP adapter's integration tests, one binary (one link): the tool definitions every client
-//! accepts, the framing under fuzzing, and the HTTP gate.
+//! accepts, and the framing under fuzzing.
 
 mod fuzz_framing;
-mod http_gate;
 mod tool_definitions;

@@ -7,7 +7,7 @@
 use super::Ui;
 use super::page::{self, Chrome};
 use super::signin::{Viewer, viewer};
-use crate::http::ops;
+use crate::ops;
 use askama::Template;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};

@@ -6,8 +6,8 @@
 use super::Ui;
 use super::page::{self, Chrome, Problem};
 use super::session::{self, Session};
-use crate::http::gate::who;
-use crate::http::principal::Principal;
+use crate::gate::who;
+use crate::principal::Principal;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};

@@ -8,7 +8,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode};
-use cortex_mcp::http::{HttpOptions, router};
+use cortex_server::{HttpOptions, router};
 use cortex_service::keys::KeySpec;
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;

@@ -1,5 +1,6 @@
 //! The MCP adapter's integration tests, one binary (one link): the tool definitions every client
-//! accepts, and the framing under fuzzing.
+//! accepts, the framing under fuzzing, and no HTTP server among its dependencies.
 
+mod dependencies;
 mod fuzz_framing;
 mod tool_definitions;

@@ -18,6 +18,7 @@ pub use server::CortexServer;
 
 use cortex_service::MemoryService;
 use rmcp::ServiceExt;
+use rmcp::service::ServerInitializeError;
 use std::sync::Arc;
 
 /// Serves MCP on stdin/stdout until the client leaves. Returns `Ok` on a clean exit,
@@ -28,14 +29,11 @@ pub async fn serve_stdio(service: Arc<MemoryService>) -> Result<(), String> {
     let transport = transport::LineTransport::new(stdin, tokio::io::stdout());
     let running = match server.serve(transport).await {
         Ok(running) => running,
-        Err(e) => {
-            let text = e.to_string();
-            if text.contains("connection closed") {
-                tracing::info!("client left before initializing: {text}");
-                return Ok(());
-            }
-            return Err(format!("MCP session failed to start: {text}"));
+        Err(ServerInitializeError::ConnectionClosed(waiting_for)) => {
+            tracing::info!("client left before initializing (while waiting for the {waiting_for})");
+            return Ok(());
         }
+        Err(e) => return Err(format!("MCP session failed to start: {e}")),
     };
     match running.waiting().await {
         Ok(reason) => {

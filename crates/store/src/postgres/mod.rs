@@ -340,6 +340,10 @@ impl Maintenance for PostgresStore {
         self.label.clone()
     }
 
+    fn engine(&self) -> crate::Engine {
+        crate::Engine::Postgres
+    }
+
     fn now(&self) -> Result<i64> {
         Ok(self.primary()?.query_one(NOW_MS, &[])?.try_get(0)?)
     }

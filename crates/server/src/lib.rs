@@ -2,9 +2,9 @@
 //! the MCP adapter (`cortex-mcp`), which changes for other reasons — who may ask (API keys,
 //! OAuth), how much (limits), the ops endpoints and the web UI.
 //!
-//! MCP at `/mcp` through rmcp's Streamable HTTP service (both eras: `initialize` sessions with `Mcp-Session-Id`, ended by `DELETE`,
-//! and stateless 2026-07-28 requests), mounted in axum behind the gate, plus `/health`,
-//! `/ready` and `/metrics`.
+//! MCP at `/mcp` through rmcp's Streamable HTTP service (both eras: `initialize` sessions with
+//! `Mcp-Session-Id`, ended by `DELETE`, and stateless 2026-07-28 requests), mounted in axum
+//! behind the gate, plus `/health`, `/ready` and `/metrics`.
 //!
 //! - `options`: where it listens and the limits (flags and environment)
 //! - `gate`: origin, API key, rate, body size, calls at once, sessions of other keys;
@@ -38,11 +38,11 @@ pub use metrics::Metrics;
 pub use options::HttpOptions;
 pub use tls::TlsFiles;
 
-use cortex_mcp::CortexServer;
-// Who a request comes from: the gate writes it, the MCP adapter reads it.
 use axum::Router;
 use axum::middleware::from_fn_with_state;
 use axum::routing::get;
+use cortex_mcp::CortexServer;
+/// Who a request comes from: the gate writes it, the MCP adapter reads it.
 pub(crate) use cortex_mcp::principal;
 use cortex_service::MemoryService;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};

@@ -2,11 +2,8 @@
 //! the MCP tools.
 
 mod args;
-mod bench;
 mod context;
-mod corpus;
 mod error;
-mod eval;
 mod hook;
 mod ingest;
 mod install;
@@ -335,12 +332,10 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             output::json(&report);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench(args) => bench::run(args).map_err(CliError::Run),
         Command::Context(args) => Ok(context::run(open(cli.db), args)),
         Command::Recall(args) => Ok(recall::run(cli.db, args)),
         Command::Install(args) => install::run(args, cli.db),
         Command::Hook(command) => Ok(hook::run(command)),
-        Command::Eval(args) => eval::run(args).map_err(CliError::Run),
         Command::Keys(keys::KeysCommand::List) => respond(open(cli.db)?.keys(), |r| {
             output::json(&json!({ "keys": r }));
             ExitCode::SUCCESS

@@ -87,7 +87,7 @@ pub fn run(dataset: &Path, sizes: &[usize], queries: usize, dir: &Path) -> Resul
 
 /// One `cortex recall --prompt` process on `db`: its time from spawn to exit, and its stdout.
 fn recall(db: &str, prompt: &str) -> Result<(Duration, String), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = super::cortex::exe()?;
     let started = Instant::now();
     let out = Command::new(exe)
         .args(["recall", "--prompt", prompt])

@@ -200,6 +200,12 @@ pub enum Command {
     /// The embedding model: where it is looked for, and installing it.
     #[command(subcommand)]
     Model(ModelCommand),
+    /// Gone to `cortex-bench bench`; hidden, and kept so that the old command says where.
+    #[command(hide = true, disable_help_flag = true)]
+    Bench(Moved),
+    /// Gone to `cortex-bench eval`; hidden, and kept so that the old command says where.
+    #[command(hide = true, disable_help_flag = true)]
+    Eval(Moved),
     /// API keys for `serve --http`: create (prints the token once), list, revoke.
     #[command(subcommand)]
     Keys(keys::KeysCommand),
@@ -219,4 +225,11 @@ pub enum ModelCommand {
     },
     /// Where the model is looked for and whether it is there.
     Status,
+}
+
+/// Whatever a moved command is given: it answers the same refusal.
+#[derive(clap::Args)]
+pub struct Moved {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub args: Vec<String>,
 }

@@ -336,6 +336,8 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Recall(args) => Ok(recall::run(cli.db, args)),
         Command::Install(args) => install::run(args, cli.db),
         Command::Hook(command) => Ok(hook::run(command)),
+        Command::Bench(_) => Err(moved("bench")),
+        Command::Eval(_) => Err(moved("eval")),
         Command::Keys(keys::KeysCommand::List) => respond(open(cli.db)?.keys(), |r| {
             output::json(&json!({ "keys": r }));
             ExitCode::SUCCESS
@@ -369,6 +371,17 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The benchmarks and the evaluation are not shipped in `cortex`: the refusal names the
+/// binary that runs them now.
+fn moved(command: &str) -> CliError {
+    CliError::argument(
+        &format!("cortex {command}"),
+        format!(
+            "the benchmarks and the evaluation are their own binary: run `cortex-bench {command}` with the same arguments (`cargo build --release` builds it beside cortex)"
+        ),
+    )
 }
 
 /// Purges expired items every `every` on a thread of its own (the first run right away), for

@@ -76,8 +76,9 @@ pub const AGREEMENT_FULL: usize = 3;
 /// Spread between the first and the tenth dense similarity from which dense is trusted fully.
 pub const SPREAD_FULL: f64 = 0.2;
 
-/// How a find fuses its routes. Not an argument agents send: finds use [`Fusion::TUNED`];
-/// `cortex eval` compares it with fixed weights.
+/// How a find fuses its routes. Not part of a find request (no agent chooses it): finds use
+/// [`Fusion::TUNED`]; the evaluation harness (`cortex-bench eval`) compares it with other rules
+/// through the service's `find_with_fusion`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fusion {
     /// Share of the lexical relevance; the dense part has the rest, times the query's trust.

@@ -75,19 +75,19 @@ enum RouteName {
 struct Route {
     name: String,
     mode: Mode,
-    /// The fusion to use instead of the tuned one.
-    fusion: Option<Fusion>,
+    /// How its finds fuse their routes (the service's own rule is `Fusion::TUNED`).
+    fusion: Fusion,
 }
 
 impl Route {
     fn of(name: RouteName) -> Route {
         let (label, mode, fusion) = match name {
-            RouteName::Fast => ("fast", Mode::Fast, None),
-            RouteName::Dense => ("dense", Mode::Auto, Some(Fusion::fixed(0.0))),
-            RouteName::Auto => ("auto", Mode::Auto, None),
-            RouteName::Deep => ("deep", Mode::Deep, None),
+            RouteName::Fast => ("fast", Mode::Fast, Fusion::TUNED),
+            RouteName::Dense => ("dense", Mode::Auto, Fusion::fixed(0.0)),
+            RouteName::Auto => ("auto", Mode::Auto, Fusion::TUNED),
+            RouteName::Deep => ("deep", Mode::Deep, Fusion::TUNED),
             RouteName::AutoAlone => {
-                ("auto without neighbours", Mode::Auto, Some(Fusion { neighbours: false, ..Fusion::TUNED }))
+                ("auto without neighbours", Mode::Auto, Fusion { neighbours: false, ..Fusion::TUNED })
             }
         };
         Route { name: label.into(), mode, fusion }
@@ -148,7 +148,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
     routes.extend(args.weights.iter().map(|w| Route {
         name: format!("auto w={w:.2}"),
         mode: Mode::Auto,
-        fusion: Some(Fusion::fixed(*w)),
+        fusion: Fusion::fixed(*w),
     }));
     if let Some(path) = &args.dump {
         dump_routes(&service, &queries, &doc_of, args.dump_pool, path)?;
@@ -246,9 +246,6 @@ fn request_for(q: &Judged, route: &Route) -> FindRequest {
     let text: String = q.text.chars().take(1000).collect();
     let mut request = FindRequest::query(&text);
     request.mode = route.mode;
-    if let Some(fusion) = route.fusion {
-        request.fusion = fusion;
-    }
     match &q.conversation {
         Some(conversation) => {
             request.scope = Some(Scope { project: Some(conversation.clone()), ..Scope::default() })
@@ -274,7 +271,7 @@ fn evaluate(
         // Every route's timing includes its own query embedding, as a fresh agent query would.
         service.forget_query_embeddings();
         let started = Instant::now();
-        let response = service.find_request(&request).map_err(|e| e.to_string())?;
+        let response = service.find_with_fusion(&request, &route.fusion).map_err(|e| e.to_string())?;
         let elapsed = started.elapsed();
         let ranked: Vec<&str> = response
             .hits

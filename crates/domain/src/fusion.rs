@@ -49,7 +49,7 @@
 //! query word.
 //!
 //! [`Fusion::TUNED`] was chosen on locomo-dev and the SciFact **train** queries together
-//! (`cortex eval --dump`, then every rule replayed offline over the dumped lists), keeping only
+//! (`cortex-bench eval --dump`, then every rule replayed offline over the dumped lists), keeping only
 //! settings under which no locomo-dev category fell below the lexical route
 //! (`scripts/fusion_replay.py` replays this rule over the dumps). BENCHMARKS.md has the
 //! figures, before and after, with SciFact reported on its test queries.

@@ -1,4 +1,4 @@
-//! `cortex bench --http`: the team server under load, on each backend at each size. The corpus
+//! `cortex-bench bench --http`: the team server under load, on each backend at each size. The corpus
 //! is stored first; then a real `cortex serve --http` answers the load of `http_load`:
 //! 1. the team profile without keys (the local user on loopback);
 //! 2. the same with an API key on every request (auth and rate limiting are the difference);
@@ -20,7 +20,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The load options `cortex bench --http` takes.
+/// The load options `cortex-bench bench --http` takes.
 pub struct Load {
     pub duration: Duration,
     pub clients: usize,

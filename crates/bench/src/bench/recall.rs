@@ -1,4 +1,4 @@
-//! `cortex bench --recall DATASET`: `cortex recall` timed as an agent's prompt-submit hook runs
+//! `cortex-bench bench --recall DATASET`: `cortex recall` timed as an agent's prompt-submit hook runs
 //! it — a fresh process per prompt, from spawn to exit, opening the store and the lexical index
 //! each time. The store holds `size` items of 3 sentences recombined from the dataset's
 //! abstracts (`prose_corpus.rs`, as `--prose`), stored in the caller's project; the prompts are

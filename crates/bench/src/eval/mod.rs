@@ -1,4 +1,4 @@
-//! `cortex eval`: retrieval quality on a BEIR-layout dataset (corpus.jsonl, queries.jsonl,
+//! `cortex-bench eval`: retrieval quality on a BEIR-layout dataset (corpus.jsonl, queries.jsonl,
 //! qrels/<split>.tsv), loaded through the service as a user's items would be. Reports nDCG@10,
 //! Recall@5, Recall@10, MRR@10 and latency per route, overall and per query category. Tune on
 //! `train` (and locomo-dev), report on `test`.
@@ -43,7 +43,7 @@ pub struct EvalArgs {
     #[arg(long, value_delimiter = ',')]
     weights: Vec<f64>,
     /// Keep the loaded corpus in this SQLite file and reuse it on the next run [default: a
-    /// temporary file]. Never the memory of `--db`/`CORTEX_DB`, which eval does not touch.
+    /// temporary file]. Never the memory `CORTEX_DB` names, which eval does not touch.
     #[arg(long)]
     corpus_db: Option<PathBuf>,
     /// Write each query's raw route lists (conjunctive and disjunctive BM25, cosine, and the
@@ -102,7 +102,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
     let embedder = cortex_service::config::embedder_from_env().map_err(|e| e.to_string())?;
     if let (EmbedderChoice::None, false) = (&embedder, args.recall_hook) {
         return Err(
-            "cortex eval compares lexical, dense and hybrid routes: unset CORTEX_EMBEDDER=none".into()
+            "cortex-bench eval compares lexical, dense and hybrid routes: unset CORTEX_EMBEDDER=none".into(),
         );
     }
     let mut config = Config::new(cortex_store::DbTarget::Sqlite(db.clone()), scope, embedder);

@@ -174,6 +174,8 @@ fn remove_temporary(args: &EvalArgs, temp: &std::path::Path) {
         for suffix in ["", "-wal", "-shm", ".ids.json"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", temp.display()));
         }
+        // The lexical index the service built beside the database.
+        let _ = std::fs::remove_dir_all(format!("{}.lexical", temp.display()));
     }
 }
 

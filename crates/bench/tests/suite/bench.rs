@@ -28,4 +28,5 @@ fn store_find_and_cold_start_are_timed_on_each_backend(db: &TestDb) {
         assert!(number(cells[9]) > 0.0, "the server's memory was read: {table}");
     }
     assert!(!env.memory().exists(), "the memory CORTEX_DB names was not touched");
+    assert_eq!(env.left_in_temp(), Vec::<String>::new(), "its temporary folder is removed");
 }

@@ -20,11 +20,27 @@ impl Env {
             .env("CORTEX_DB", self.memory())
             .env("CORTEX_LOG", "warn")
             .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
+            .env("TMPDIR", self.temp())
             .current_dir(self.dir.path())
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         out
+    }
+
+    /// The temporary folder the harness is given (`TMPDIR`), made empty.
+    pub fn temp(&self) -> std::path::PathBuf {
+        let temp = self.dir.path().join("tmp");
+        std::fs::create_dir_all(&temp).unwrap();
+        temp
+    }
+
+    /// What the harness left in its temporary folder.
+    pub fn left_in_temp(&self) -> Vec<String> {
+        std::fs::read_dir(self.temp())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into())
+            .collect()
     }
 
     /// The memory `CORTEX_DB` names.

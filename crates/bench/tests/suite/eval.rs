@@ -39,6 +39,7 @@ fn eval_scores_every_route_on_a_beir_set() {
         }
     }
     assert!(!env.memory().exists(), "the memory CORTEX_DB names was not touched");
+    assert_eq!(env.left_in_temp(), Vec::<String>::new(), "the corpus database and its index are removed");
 }
 
 /// nDCG@10, Recall@5, Recall@10, MRR@10 of one row of `cortex-bench eval`'s table.

@@ -2,11 +2,8 @@
 //! the MCP tools.
 
 mod args;
-mod bench;
 mod context;
-mod corpus;
 mod error;
-mod eval;
 mod hook;
 mod ingest;
 mod install;
@@ -335,12 +332,12 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             output::json(&report);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench(args) => bench::run(args).map_err(CliError::Run),
         Command::Context(args) => Ok(context::run(open(cli.db), args)),
         Command::Recall(args) => Ok(recall::run(cli.db, args)),
         Command::Install(args) => install::run(args, cli.db),
         Command::Hook(command) => Ok(hook::run(command)),
-        Command::Eval(args) => eval::run(args).map_err(CliError::Run),
+        Command::Bench(_) => Err(moved("bench")),
+        Command::Eval(_) => Err(moved("eval")),
         Command::Keys(keys::KeysCommand::List) => respond(open(cli.db)?.keys(), |r| {
             output::json(&json!({ "keys": r }));
             ExitCode::SUCCESS
@@ -374,6 +371,17 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The benchmarks and the evaluation are not shipped in `cortex`: the refusal names the
+/// binary that runs them now.
+fn moved(command: &str) -> CliError {
+    CliError::argument(
+        &format!("cortex {command}"),
+        format!(
+            "the benchmarks and the evaluation are their own binary: run `cortex-bench {command}` with the same arguments (`cargo build --release` builds it beside cortex)"
+        ),
+    )
 }
 
 /// Purges expired items every `every` on a thread of its own (the first run right away), for

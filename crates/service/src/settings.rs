@@ -165,7 +165,8 @@ mod tests {
     #[test]
     fn every_cortex_variable_the_code_reads_is_declared() {
         // Test and benchmark plumbing, not settings of the product.
-        const PLUMBING: [&str; 3] = ["CORTEX_TEST_DATABASE_URL", "CORTEX_BENCH_POSTGRES", "CORTEX_FUZZ"];
+        const PLUMBING: [&str; 4] =
+            ["CORTEX_TEST_DATABASE_URL", "CORTEX_BENCH_POSTGRES", "CORTEX_BIN", "CORTEX_FUZZ"];
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
         let mut unknown = Vec::new();
         for krate in std::fs::read_dir(root).unwrap() {

@@ -1,4 +1,4 @@
-//! `cortex bench --concurrent`: do finds of several clients run in parallel? One service (as
+//! `cortex-bench bench --concurrent`: do finds of several clients run in parallel? One service (as
 //! one `cortex serve` holds it, shared by its session's concurrent calls) on `size` corpus
 //! items; the same `fast` finds issued by 1, 2 and 4 client threads at once. With finds that
 //! serialize on a lock, throughput stays flat as clients are added; in parallel it grows with

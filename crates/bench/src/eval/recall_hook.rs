@@ -1,4 +1,4 @@
-//! `cortex eval --recall-hook`: how well `cortex recall` (the prompt-submit hook) chooses what
+//! `cortex-bench eval --recall-hook`: how well `cortex recall` (the prompt-submit hook) chooses what
 //! to inject, across candidate floors. Each question is the prompt, searched as the hook
 //! searches it (lexical, in the question's own scope). Per floor:
 //! - injected: the share of questions for which anything is printed;

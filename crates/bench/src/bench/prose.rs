@@ -1,4 +1,4 @@
-//! `cortex bench --prose DATASET`: lexical find on real prose with the queries agents ask
+//! `cortex-bench bench --prose DATASET`: lexical find on real prose with the queries agents ask
 //! (issue 19). The synthetic corpus of the store and find benchmark has a vocabulary of a few
 //! hundred words and is queried with 2–3 of them; agents ask questions of 10–20 words over
 //! text with a real vocabulary, which the lexical route answers very differently (few items

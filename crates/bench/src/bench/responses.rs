@@ -1,4 +1,4 @@
-//! `cortex bench --responses --dataset DIR`: what each kind of `memory_find` answer costs an
+//! `cortex-bench bench --responses --dataset DIR`: what each kind of `memory_find` answer costs an
 //! agent's context window, on real prose (a BEIR dataset's abstracts, e.g. SciFact) and the
 //! dataset's own natural-language queries. Claude Code hands the model
 //! `JSON.stringify(structuredContent)` and cuts tool output at 25,000 tokens, so the figure is

@@ -1,7 +1,7 @@
-//! `cortex bench`: store throughput, `fast` find latency, cold start to a `tools/list`
-//! answer, and memory, on the synthetic corpus at each requested size. Prints a Markdown
-//! table for BENCHMARKS.md. Measured on the machine it runs on; nothing here is assumed.
-//! `--purge` runs the purge benchmark (`purge.rs`) instead, `--graph` the graph expansion
+//! `cortex-bench bench`: store throughput, `fast` find latency, cold start to a `tools/list`
+//! answer, and memory, on the synthetic corpus at each requested size (`store_find.rs`). Prints
+//! a Markdown table for BENCHMARKS.md. Measured on the machine it runs on; nothing here is
+//! assumed. `--purge` runs the purge benchmark (`purge.rs`) instead, `--graph` the graph expansion
 //! benchmark (`graph.rs`), `--vectors` the vector index alone (`vectors.rs`), `--adversarial`
 //! worst-case finds and whether the session answers other calls meanwhile (`adversarial.rs`),
 //! `--responses` the size of find answers on real prose (`responses.rs`), `--concurrent` finds of
@@ -13,6 +13,7 @@
 
 mod adversarial;
 mod concurrency;
+mod cortex;
 mod flood;
 mod graph;
 mod http;
@@ -23,16 +24,13 @@ mod purge;
 mod recall;
 mod responses;
 mod session;
+mod store_find;
 mod vectors;
 
 use crate::corpus::{self, Rng};
-use crate::output;
+use cortex_service::MemoryService;
 use cortex_service::scope_inference::InferredScope;
-use cortex_service::semantic::EmbedderChoice;
-use cortex_service::{Config, MemoryService};
-use cortex_store::DbTarget;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
@@ -122,56 +120,35 @@ pub struct BenchArgs {
     seconds: u64,
 }
 
-/// How a benchmark database gets its corpus.
-enum Fill {
-    /// `memory_store` batches of 100, embedding when semantic.
-    Store,
-    /// Imported (items and vectors) from the SQLite benchmark database at this path.
-    ImportFrom(String),
-    /// Already there from an earlier run.
-    Reuse,
-}
-
-struct Row {
-    backend: &'static str,
-    imported: bool,
-    reused: bool,
-    size: usize,
-    store_per_sec: f64,
-    find_p50: Duration,
-    find_p95: Duration,
-    find_p99: Duration,
-    mean_hits: f64,
-    start_p50: Duration,
-    start_p95: Duration,
-    server_rss_kib: u64,
-    db_mib: f64,
-}
-
 pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
+    // Those that start `cortex` look for it first, not after minutes of filling a database.
+    if !(args.purge || args.vectors || args.graph || args.concurrent || args.responses.is_some()) {
+        cortex::exe()?;
+    }
     let temp = tempdir()?;
     let dir = args.dir.clone().unwrap_or_else(|| temp.clone());
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let (sizes, queries, postgres) = (&args.sizes, args.queries, args.postgres.as_deref());
-    // Each other benchmark instead of the store and find one; the temporary folder goes after.
-    let other = if args.purge {
-        Some(purge::run(sizes, queries, &dir, postgres))
+    // One benchmark, the store and find one unless another is asked for; the temporary folder
+    // goes after.
+    let outcome = if args.purge {
+        purge::run(sizes, queries, &dir, postgres)
     } else if args.vectors {
-        Some(vectors::run(sizes, queries))
+        vectors::run(sizes, queries)
     } else if let Some(dataset) = &args.prose {
         let options =
             prose::Options { dataset, sizes, queries, dir: &dir, postgres, semantic: args.semantic };
-        Some(prose::run(&options))
+        prose::run(&options)
     } else if let Some(dataset) = &args.recall {
-        Some(recall::run(dataset, sizes, queries, &dir))
+        recall::run(dataset, sizes, queries, &dir)
     } else if let Some(dataset) = &args.responses {
-        Some(responses::run(dataset, queries, &dir))
+        responses::run(dataset, queries, &dir)
     } else if args.concurrent {
-        Some(concurrency::run(sizes, queries, &dir, postgres))
+        concurrency::run(sizes, queries, &dir, postgres)
     } else if args.adversarial {
-        Some(adversarial::run(sizes, queries, &dir, postgres))
+        adversarial::run(sizes, queries, &dir, postgres)
     } else if args.graph {
-        Some(graph::run(sizes, queries, &dir, postgres))
+        graph::run(sizes, queries, &dir, postgres)
     } else if args.http {
         let load = http::Load {
             duration: Duration::from_secs(args.seconds),
@@ -179,74 +156,17 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
             per_second: args.rate,
             semantic: args.semantic,
         };
-        Some(http::run(sizes, &dir, postgres, &load))
+        http::run(sizes, &dir, postgres, &load)
     } else if args.flood {
         let load = flood::Load { duration: Duration::from_secs(args.seconds), semantic: args.semantic };
-        Some(http::tables("flood", flood::HEADER, sizes, &dir, postgres, |backend, db, size| {
+        http::tables("flood", flood::HEADER, sizes, &dir, postgres, |backend, db, size| {
             flood::bench_one(backend, db, size, &load)
-        }))
+        })
     } else {
-        None
+        store_find::run(&args, &dir)
     };
-    if let Some(outcome) = other {
-        let _ = std::fs::remove_dir_all(&temp);
-        return outcome.map(|()| ExitCode::SUCCESS);
-    }
-    let mut rows = Vec::new();
-    for &size in &args.sizes {
-        tracing::info!(size, "benchmarking on SQLite");
-        let mode = if args.semantic { "semantic" } else { "lexical" };
-        let file = dir.join(format!("bench-{mode}-{size}.db"));
-        // Written once the corpus is stored whole, so an interrupted run is never reused.
-        let complete = dir.join(format!("bench-{mode}-{size}.complete"));
-        let reuse = args.reuse && complete.exists();
-        if !reuse {
-            let _ = std::fs::remove_file(&complete);
-            for suffix in ["", "-wal", "-shm"] {
-                let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
-            }
-        }
-        let fill = if reuse { Fill::Reuse } else { Fill::Store };
-        rows.push(bench_size("sqlite", size, &args, &file.display().to_string(), fill)?);
-        std::fs::write(&complete, b"").map_err(|e| e.to_string())?;
-        if let Some(url) = &args.postgres {
-            tracing::info!(size, "benchmarking on PostgreSQL");
-            empty_postgres(url)?;
-            // With embeddings, storing is the embedder's time, already measured on SQLite:
-            // PostgreSQL is filled by importing SQLite's items and vectors instead.
-            let fill = if args.semantic { Fill::ImportFrom(file.display().to_string()) } else { Fill::Store };
-            rows.push(bench_size("postgres", size, &args, url, fill)?);
-        }
-    }
     let _ = std::fs::remove_dir_all(&temp);
-    let mode = if args.semantic { "auto" } else { "fast" };
-    output::line(&format!(
-        "| backend | items | store items/s (batches of 100) | {mode} find p50 | p95 | p99 | mean hits | cold start to tools/list p50 | p95 | server RSS after finds | db size |"
-    ));
-    output::line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for r in rows {
-        output::line(&format!(
-            "| {} | {} | {} | {:.2} ms | {:.2} ms | {:.2} ms | {:.1} | {:.0} ms | {:.0} ms | {:.1} MiB | {:.1} MiB |",
-            r.backend,
-            r.size,
-            if r.reused {
-                "reused".to_string()
-            } else if r.imported {
-                format!("{:.0} (import)", r.store_per_sec)
-            } else {
-                format!("{:.0}", r.store_per_sec)
-            },
-            ms(r.find_p50),
-            ms(r.find_p95),
-            ms(r.find_p99),
-            r.mean_hits,
-            ms(r.start_p50),
-            ms(r.start_p95),
-            r.server_rss_kib as f64 / 1024.0,
-            r.db_mib,
-        ));
-    }
-    Ok(ExitCode::SUCCESS)
+    outcome.map(|()| ExitCode::SUCCESS)
 }
 
 /// `cortex serve` on a benchmark database, at the benchmarks' scope, speaking over pipes.
@@ -269,7 +189,7 @@ fn serve_command(exe: &std::path::Path, db: &str) -> Command {
 /// look for it (for PostgreSQL, a folder in the cache folder), so timed requests never meet a
 /// build in progress. Returns items indexed per second and the index's size on disk.
 pub(super) fn build_index(db: &str) -> Result<(f64, f64), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = cortex::exe()?;
     let out = std::process::Command::new(exe)
         .args(["reindex", "--lexical"])
         .env("CORTEX_DB", db)
@@ -348,139 +268,6 @@ fn scratch_postgres(url: &str) -> Result<cortex_store::PostgresStore, String> {
     cortex_store::PostgresStore::open(url, None, cortex_store::PoolConfig { size: 1 })
         .map_err(|e| e.to_string())
 }
-
-/// One backend at one size; `db` is what `--db` would be given (the database is empty).
-fn bench_size(
-    backend: &'static str,
-    size: usize,
-    args: &BenchArgs,
-    db: &str,
-    fill: Fill,
-) -> Result<Row, String> {
-    // Without --semantic, no embedder: the lexical path of issue 2 alone.
-    let embedder = if args.semantic {
-        cortex_service::config::embedder_from_env().map_err(|e| e.to_string())?
-    } else {
-        EmbedderChoice::None
-    };
-    let mode = if args.semantic { "auto" } else { "fast" };
-    let mut config = Config::new(DbTarget::parse(db), bench_scope(), embedder);
-    // `CORTEX_LEXICAL_INDEX=off` times the database's own search, for a before and after.
-    config.lexical = cortex_service::config::lexical_from_env(&config.db).map_err(|e| e.to_string())?;
-    let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
-
-    let imported = matches!(fill, Fill::ImportFrom(_));
-    let reused = matches!(fill, Fill::Reuse);
-    let stored_time = match fill {
-        Fill::Store => store_corpus(&service, size)?,
-        Fill::ImportFrom(source) => import_corpus(&service, &source)?,
-        Fill::Reuse => Duration::ZERO,
-    };
-
-    // Find: fast mode, default (branch) scope, default limit.
-    let mut rng = Rng::new(7);
-    let queries: Vec<String> = (0..args.queries).map(|_| corpus::query(&mut rng)).collect();
-    for q in queries.iter().take(20) {
-        service.find(&json!({ "query": q, "mode": mode })).map_err(|e| e.to_string())?;
-    }
-    let mut times = Vec::with_capacity(queries.len());
-    let mut hits = 0usize;
-    for q in &queries {
-        let t = Instant::now();
-        // The corpus repeats queries; every timed find pays for its query embedding.
-        service.forget_query_embeddings();
-        let response = service.find(&json!({ "query": q, "mode": mode })).map_err(|e| e.to_string())?;
-        times.push(t.elapsed());
-        hits += response.hits.len();
-    }
-    times.sort();
-    let db_mib = service.stats().map_err(|e| e.to_string())?.bytes as f64 / (1024.0 * 1024.0);
-    drop(service);
-
-    let (starts, server_rss_kib) = cold_starts(db, args.starts, &queries, mode)?;
-    Ok(Row {
-        backend,
-        imported,
-        reused,
-        size,
-        store_per_sec: size as f64 / stored_time.as_secs_f64(),
-        find_p50: percentile(&times, 50.0),
-        find_p95: percentile(&times, 95.0),
-        find_p99: percentile(&times, 99.0),
-        mean_hits: hits as f64 / queries.len().max(1) as f64,
-        start_p50: percentile(&starts, 50.0),
-        start_p95: percentile(&starts, 95.0),
-        server_rss_kib,
-        db_mib,
-    })
-}
-
-/// Starts `cortex serve` on the database `runs` times and times spawn → `tools/list` answer.
-/// On the last run, also sends finds and reads the server's peak RSS before it exits.
-fn cold_starts(
-    db: &str,
-    runs: usize,
-    queries: &[String],
-    mode: &str,
-) -> Result<(Vec<Duration>, u64), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut times = Vec::new();
-    let mut rss = 0;
-    for run in 0..runs.max(1) {
-        let t = Instant::now();
-        let mut child =
-            serve_command(&exe, db).spawn().map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
-        let mut stdin = child.stdin.take().ok_or("no stdin")?;
-        let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
-        let send = |stdin: &mut std::process::ChildStdin, v: Value| -> Result<(), String> {
-            writeln!(stdin, "{v}").map_err(|e| e.to_string())
-        };
-        let read_id = |stdout: &mut BufReader<std::process::ChildStdout>, id: i64| -> Result<Value, String> {
-            let mut line = String::new();
-            loop {
-                line.clear();
-                if stdout.read_line(&mut line).map_err(|e| e.to_string())? == 0 {
-                    return Err("the server closed stdout".into());
-                }
-                let v: Value =
-                    serde_json::from_str(&line).map_err(|e| format!("non-JSON on stdout: {e}: {line}"))?;
-                if v["id"] == id {
-                    return Ok(v);
-                }
-            }
-        };
-        send(
-            &mut stdin,
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}),
-        )?;
-        read_id(&mut stdout, 1)?;
-        send(&mut stdin, json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
-        send(&mut stdin, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))?;
-        read_id(&mut stdout, 2)?;
-        times.push(t.elapsed());
-        if run + 1 == runs.max(1) {
-            for (i, q) in queries.iter().take(100).enumerate() {
-                let id = 10 + i as i64;
-                send(
-                    &mut stdin,
-                    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                    "params": {"name": "memory_find", "arguments": {"query": q, "mode": mode}}}),
-                )?;
-                read_id(&mut stdout, id)?;
-            }
-            rss = peak_rss_kib(child.id());
-        }
-        drop(stdin);
-        let status = child.wait().map_err(|e| e.to_string())?;
-        if !status.success() {
-            return Err(format!("cortex serve exited with {status}"));
-        }
-    }
-    times.sort();
-    Ok((times, rss))
-}
-
 /// VmHWM (peak resident set) of a process, from /proc; 0 where /proc is absent.
 fn peak_rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
@@ -515,25 +302,4 @@ fn store_corpus(service: &MemoryService, size: usize) -> Result<Duration, String
         tracing::info!(skipped, "near-duplicates skipped at store");
     }
     Ok(stored_time)
-}
-
-/// Copies every item and vector of another benchmark database in; the time spent writing.
-fn import_corpus(service: &MemoryService, source: &str) -> Result<Duration, String> {
-    let scope = bench_scope();
-    let from = MemoryService::open(&Config::new(DbTarget::parse(source), scope, EmbedderChoice::None))
-        .map_err(|e| e.to_string())?;
-    service
-        .accept_embedding_model(from.embedding_model().map_err(|e| e.to_string())?.as_deref())
-        .map_err(|e| e.to_string())??;
-    let mut after = None;
-    let mut time = Duration::ZERO;
-    loop {
-        let page = from.export_page(after, 500).map_err(|e| e.to_string())?;
-        let Some(last) = page.last() else { break };
-        after = Some(last.id);
-        let t = Instant::now();
-        service.import_batch(page).map_err(|e| e.to_string())?;
-        time += t.elapsed();
-    }
-    Ok(time)
 }

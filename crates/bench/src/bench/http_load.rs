@@ -1,4 +1,4 @@
-//! `cortex bench --http`: the team server under load. A real `cortex serve --http` on `size`
+//! `cortex-bench bench --http`: the team server under load. A real `cortex serve --http` on `size`
 //! corpus items; many clients send MCP tool calls over HTTP (stateless requests of the
 //! 2026-07-28 era, each one POST) on a fixed schedule — open loop: a request's latency counts
 //! from when it was due, so a server that falls behind shows its queueing instead of hiding it

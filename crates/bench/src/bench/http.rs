@@ -1,4 +1,4 @@
-//! `cortex bench --http`: the team server under load, on each backend at each size. The corpus
+//! `cortex-bench bench --http`: the team server under load, on each backend at each size. The corpus
 //! is stored first; then a real `cortex serve --http` answers the load of `http_load`:
 //! 1. the team profile without keys (the local user on loopback);
 //! 2. the same with an API key on every request (auth and rate limiting are the difference);
@@ -20,7 +20,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The load options `cortex bench --http` takes.
+/// The load options `cortex-bench bench --http` takes.
 pub struct Load {
     pub duration: Duration,
     pub clients: usize,
@@ -156,7 +156,7 @@ fn create_key(db: &str) -> Result<String, String> {
 
 /// A new key made by `cortex keys create` with these flags (role, scope, rate): its token.
 pub(super) fn create_key_for(db: &str, flags: &[&str]) -> Result<String, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = super::cortex::exe()?;
     let out = Command::new(exe)
         .args(["keys", "create", "--name", &format!("bench-{}", uuid::Uuid::now_v7())])
         .args(flags)
@@ -188,7 +188,7 @@ const UNLIMITED: &[(&str, &str)] =
 impl Server {
     /// Started on `db` with these settings beside the benchmark's scope.
     pub(super) fn start(db: &str, semantic: bool, settings: &[(&str, &str)]) -> Result<Server, String> {
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let exe = super::cortex::exe()?;
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map_err(|e| e.to_string())?

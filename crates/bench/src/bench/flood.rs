@@ -1,4 +1,4 @@
-//! `cortex bench --flood`: no tenant starves another. A real `cortex serve --http`
+//! `cortex-bench bench --flood`: no tenant starves another. A real `cortex serve --http`
 //! with its default limits holds `size` corpus items of one org (acme) and a few hundred of
 //! another (globex). The other org's read key asks for finds on a fixed schedule (open loop,
 //! half `fast` and half `auto`): first alone, its baseline, then while a default-rate write key

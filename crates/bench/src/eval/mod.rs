@@ -1,4 +1,4 @@
-//! `cortex eval`: retrieval quality on a BEIR-layout dataset (corpus.jsonl, queries.jsonl,
+//! `cortex-bench eval`: retrieval quality on a BEIR-layout dataset (corpus.jsonl, queries.jsonl,
 //! qrels/<split>.tsv), loaded through the service as a user's items would be. Reports nDCG@10,
 //! Recall@5, Recall@10, MRR@10 and latency per route, overall and per query category. Tune on
 //! `train` (and locomo-dev), report on `test`.
@@ -43,7 +43,7 @@ pub struct EvalArgs {
     #[arg(long, value_delimiter = ',')]
     weights: Vec<f64>,
     /// Keep the loaded corpus in this SQLite file and reuse it on the next run [default: a
-    /// temporary file]. Never the memory of `--db`/`CORTEX_DB`, which eval does not touch.
+    /// temporary file]. Never the memory `CORTEX_DB` names, which eval does not touch.
     #[arg(long)]
     corpus_db: Option<PathBuf>,
     /// Write each query's raw route lists (conjunctive and disjunctive BM25, cosine, and the
@@ -75,19 +75,19 @@ enum RouteName {
 struct Route {
     name: String,
     mode: Mode,
-    /// The fusion to use instead of the tuned one.
-    fusion: Option<Fusion>,
+    /// How its finds fuse their routes (the service's own rule is `Fusion::TUNED`).
+    fusion: Fusion,
 }
 
 impl Route {
     fn of(name: RouteName) -> Route {
         let (label, mode, fusion) = match name {
-            RouteName::Fast => ("fast", Mode::Fast, None),
-            RouteName::Dense => ("dense", Mode::Auto, Some(Fusion::fixed(0.0))),
-            RouteName::Auto => ("auto", Mode::Auto, None),
-            RouteName::Deep => ("deep", Mode::Deep, None),
+            RouteName::Fast => ("fast", Mode::Fast, Fusion::TUNED),
+            RouteName::Dense => ("dense", Mode::Auto, Fusion::fixed(0.0)),
+            RouteName::Auto => ("auto", Mode::Auto, Fusion::TUNED),
+            RouteName::Deep => ("deep", Mode::Deep, Fusion::TUNED),
             RouteName::AutoAlone => {
-                ("auto without neighbours", Mode::Auto, Some(Fusion { neighbours: false, ..Fusion::TUNED }))
+                ("auto without neighbours", Mode::Auto, Fusion { neighbours: false, ..Fusion::TUNED })
             }
         };
         Route { name: label.into(), mode, fusion }
@@ -102,7 +102,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
     let embedder = cortex_service::config::embedder_from_env().map_err(|e| e.to_string())?;
     if let (EmbedderChoice::None, false) = (&embedder, args.recall_hook) {
         return Err(
-            "cortex eval compares lexical, dense and hybrid routes: unset CORTEX_EMBEDDER=none".into()
+            "cortex-bench eval compares lexical, dense and hybrid routes: unset CORTEX_EMBEDDER=none".into(),
         );
     }
     let mut config = Config::new(cortex_store::DbTarget::Sqlite(db.clone()), scope, embedder);
@@ -148,7 +148,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
     routes.extend(args.weights.iter().map(|w| Route {
         name: format!("auto w={w:.2}"),
         mode: Mode::Auto,
-        fusion: Some(Fusion::fixed(*w)),
+        fusion: Fusion::fixed(*w),
     }));
     if let Some(path) = &args.dump {
         dump_routes(&service, &queries, &doc_of, args.dump_pool, path)?;
@@ -174,6 +174,8 @@ fn remove_temporary(args: &EvalArgs, temp: &std::path::Path) {
         for suffix in ["", "-wal", "-shm", ".ids.json"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", temp.display()));
         }
+        // The lexical index the service built beside the database.
+        let _ = std::fs::remove_dir_all(format!("{}.lexical", temp.display()));
     }
 }
 
@@ -246,9 +248,6 @@ fn request_for(q: &Judged, route: &Route) -> FindRequest {
     let text: String = q.text.chars().take(1000).collect();
     let mut request = FindRequest::query(&text);
     request.mode = route.mode;
-    if let Some(fusion) = route.fusion {
-        request.fusion = fusion;
-    }
     match &q.conversation {
         Some(conversation) => {
             request.scope = Some(Scope { project: Some(conversation.clone()), ..Scope::default() })
@@ -274,7 +273,7 @@ fn evaluate(
         // Every route's timing includes its own query embedding, as a fresh agent query would.
         service.forget_query_embeddings();
         let started = Instant::now();
-        let response = service.find_request(&request).map_err(|e| e.to_string())?;
+        let response = service.find_with_fusion(&request, &route.fusion).map_err(|e| e.to_string())?;
         let elapsed = started.elapsed();
         let ranked: Vec<&str> = response
             .hits

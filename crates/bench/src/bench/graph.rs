@@ -1,4 +1,4 @@
-//! `cortex bench --graph`: graph expansion on a memory of `size` corpus items and 3 × `size`
+//! `cortex-bench bench --graph`: graph expansion on a memory of `size` corpus items and 3 × `size`
 //! relations between random items of one project (stored through `memory_store`, so every
 //! reference is resolved as an agent's would be). Times the walk alone at depth 1 and 2 from
 //! one random item, and a whole `fast` find that expands its hits at depth 2.

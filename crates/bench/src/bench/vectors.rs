@@ -1,4 +1,4 @@
-//! `cortex bench --vectors`: the in-process vector index alone (what SQLite's dense route
+//! `cortex-bench bench --vectors`: the in-process vector index alone (what SQLite's dense route
 //! scans), at sizes beyond what embedding a corpus allows here: `size` random unit vectors of
 //! all-MiniLM-L6-v2's 384 dimensions, a search for the best 100 (the `auto` candidate pool),
 //! over every entry and with a filter that keeps half of them.

@@ -1,4 +1,4 @@
-//! `cortex bench --purge`: the time to purge `size` expired items, and `fast` find latency
+//! `cortex-bench bench --purge`: the time to purge `size` expired items, and `fast` find latency
 //! on the live items before and while the purge runs (finds on another thread, as an agent
 //! would query a server whose periodic purge is running).
 

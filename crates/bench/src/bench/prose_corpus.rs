@@ -1,4 +1,4 @@
-//! The corpus and queries of `cortex bench --prose` (`prose.rs`), from a BEIR dataset's
+//! The corpus and queries of `cortex-bench bench --prose` (`prose.rs`), from a BEIR dataset's
 //! abstracts (e.g. SciFact): real vocabulary and term statistics, at any number of items.
 //!
 //! - An item is 3 sentences drawn at random (seed 42) from all the abstracts' sentences,

@@ -1,10 +1,10 @@
 //! The local model's vectors in bf16 against f32, on a corpus of JSON lines with `title` and
-//! `text` (SciFact's `corpus.jsonl`; each document embedded as `title\ntext`, as `cortex eval`
+//! `text` (SciFact's `corpus.jsonl`; each document embedded as `title\ntext`, as `cortex-bench eval`
 //! stores it): the cosine between each document's two vectors, how many near-duplicate
 //! decisions (cosine ≥ 0.85 between two documents) flip, and each precision's embedding rate
 //! in wall and CPU time. BENCHMARKS.md, section "Embedding in bf16".
 //!
-//! `cargo run --release --locked -p cortex-cli --example embed_precision -- <corpus.jsonl> [limit]`
+//! `cargo run --release --locked -p cortex-bench --example embed_precision -- <corpus.jsonl> [limit]`
 //! with `CORTEX_MODEL_DIR` set.
 
 // A measurement run from a terminal: its report is its output.

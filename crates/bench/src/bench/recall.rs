@@ -1,4 +1,4 @@
-//! `cortex bench --recall DATASET`: `cortex recall` timed as an agent's prompt-submit hook runs
+//! `cortex-bench bench --recall DATASET`: `cortex recall` timed as an agent's prompt-submit hook runs
 //! it — a fresh process per prompt, from spawn to exit, opening the store and the lexical index
 //! each time. The store holds `size` items of 3 sentences recombined from the dataset's
 //! abstracts (`prose_corpus.rs`, as `--prose`), stored in the caller's project; the prompts are
@@ -87,7 +87,7 @@ pub fn run(dataset: &Path, sizes: &[usize], queries: usize, dir: &Path) -> Resul
 
 /// One `cortex recall --prompt` process on `db`: its time from spawn to exit, and its stdout.
 fn recall(db: &str, prompt: &str) -> Result<(Duration, String), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = super::cortex::exe()?;
     let started = Instant::now();
     let out = Command::new(exe)
         .args(["recall", "--prompt", prompt])

@@ -22,7 +22,7 @@ impl Session {
     /// Starts the server on `db` and initializes the session; without `semantic`, the server
     /// runs with no embedder (`CORTEX_EMBEDDER=none`), else with the one the environment names.
     pub(super) fn start(db: &str, semantic: bool) -> Result<Session, String> {
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let exe = super::cortex::exe()?;
         let mut command = super::serve_command(&exe, db);
         if !semantic {
             command.env("CORTEX_EMBEDDER", "none");

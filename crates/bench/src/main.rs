@@ -1,0 +1,58 @@
+//! `cortex-bench`: the lab beside the product. `bench` measures speed and memory (store
+//! throughput, find latency, cold start, the team server under load, …) and `eval` retrieval
+//! quality on BEIR-layout datasets; BENCHMARKS.md reports what they print. None of this ships
+//! in `cortex`, the binary people install: the benchmarks open the memory service in-process
+//! or drive that binary as a user would.
+
+mod bench;
+mod corpus;
+mod eval;
+mod output;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "cortex-bench", version, about = "Benchmarks and retrieval evaluation of Cortex Memory")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Measure store throughput, find latency, cold start and memory on a synthetic corpus.
+    Bench(bench::BenchArgs),
+    /// Retrieval quality on a BEIR-layout dataset, per route (lexical, dense, hybrid).
+    Eval(eval::EvalArgs),
+}
+
+fn main() -> ExitCode {
+    if let Err(e) = init_logging() {
+        eprintln!("cortex-bench: {e}");
+        return ExitCode::from(2);
+    }
+    let outcome = match Cli::parse().command {
+        Command::Bench(args) => bench::run(args),
+        Command::Eval(args) => eval::run(args),
+    };
+    outcome.unwrap_or_else(|error| {
+        eprintln!("cortex-bench: {error}");
+        ExitCode::FAILURE
+    })
+}
+
+/// Progress goes to stderr, so stdout holds only the tables; `CORTEX_LOG` sets the level
+/// (default info), as for `cortex`.
+fn init_logging() -> Result<(), String> {
+    let level = match std::env::var("CORTEX_LOG").ok().filter(|l| !l.trim().is_empty()) {
+        None => tracing::Level::INFO,
+        Some(l) => l.trim().parse::<tracing::Level>().map_err(|_| {
+            format!(
+                "CORTEX_LOG={l:?} is not a log level: use error, warn, info (the default), debug or trace"
+            )
+        })?,
+    };
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).with_ansi(false).init();
+    Ok(())
+}

@@ -297,6 +297,12 @@ pub struct ExportedItem {
     pub chunks: Vec<ChunkVector>,
 }
 
+/// What a readiness probe learns: the database answers, at this schema version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Readiness {
+    pub schema_version: i64,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
     pub items: i64,

@@ -6,6 +6,7 @@
 
 use cortex_domain::tenant::Bound;
 use cortex_service::audit::VerifyOptions;
+use cortex_service::config::embedder_from_env;
 use cortex_service::keys::KeySpec;
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;
@@ -17,20 +18,31 @@ per_backend!(
     a_keys_view_cannot_report_a_damaged_store_healthy,
     a_keys_view_cannot_count_export_or_change_the_whole_store,
     readiness_is_the_schema_version_without_counting,
+    the_in_process_index_is_kept_from_the_whole_store_whoever_finds,
 );
 
-fn open(db: &TestDb) -> MemoryService {
+fn open_with(db: &TestDb, embedder: EmbedderChoice) -> MemoryService {
     let scope = InferredScope::fixed("acme", "api", "main");
-    MemoryService::open(&Config::new(db.target().clone(), scope, EmbedderChoice::None)).unwrap()
+    MemoryService::open(&Config::new(db.target().clone(), scope, embedder)).unwrap()
 }
 
 fn at(org: &str) -> Value {
     json!({"org": org, "project": "api", "branch": "main"})
 }
 
+fn acme_key(local: &MemoryService) -> MemoryService {
+    local.for_caller(
+        &Caller::for_key(Bound { org: "acme".into(), projects: vec!["api".into()] }, None, None).unwrap(),
+    )
+}
+
 /// Two tenants' items, stored by the local user; the service of a key bound to acme.
 fn seeded(db: &TestDb) -> (MemoryService, MemoryService) {
-    let local = open(db);
+    seeded_with(db, EmbedderChoice::None)
+}
+
+fn seeded_with(db: &TestDb, embedder: EmbedderChoice) -> (MemoryService, MemoryService) {
+    let local = open_with(db, embedder);
     let stored = local
         .store(&json!({"items": [
             {"kind": "decision", "scope": at("acme"), "data": {"component": "webhooks", "status": "accepted", "title": "Acme retries webhooks", "rationale": "receivers recover"}},
@@ -39,9 +51,7 @@ fn seeded(db: &TestDb) -> (MemoryService, MemoryService) {
         ]}))
         .unwrap();
     assert!(stored.results.iter().all(|r| r.id.is_some()), "{stored:?}");
-    let key = local.for_caller(
-        &Caller::for_key(Bound { org: "acme".into(), projects: vec!["api".into()] }, None, None).unwrap(),
-    );
+    let key = acme_key(&local);
     (local, key)
 }
 
@@ -111,4 +121,32 @@ fn readiness_is_the_schema_version_without_counting(db: &TestDb) {
     let ready = local.ready().unwrap();
     assert!(ready.schema_version > 0);
     assert_eq!(ready.schema_version, local.stats().unwrap().schema_version);
+}
+
+/// A key's find brings the in-process vector index up to date from the whole store's change
+/// feed, not from its own view: the index then holds every tenant's vectors (its bound is a
+/// filter of each search), so the local user's next find and the key's both see what changed.
+fn the_in_process_index_is_kept_from_the_whole_store_whoever_finds(db: &TestDb) {
+    let (local, key) = seeded_with(db, embedder_from_env().unwrap());
+    let found = key.find(&json!({"query": "webhook retries", "mode": "auto", "widen": "all"})).unwrap();
+    assert!(found.hits.iter().any(|h| h.title.starts_with("Acme")), "{found:?}");
+    assert!(found.hits.iter().all(|h| !h.title.contains("globex")), "{found:?}");
+    if db.backend() == Backend::Sqlite {
+        assert_eq!(local.vectors_in_process(), 3, "every tenant's item, read through a key's find");
+    }
+    local
+        .store(&json!({"items": [{"kind": "todo", "scope": at("globex"),
+            "data": {"title": "Retry the globex webhook deliveries by hand", "status": "open"}}]}))
+        .unwrap();
+    let seen = local
+        .find(&json!({"query": "retry globex webhook deliveries", "mode": "auto", "widen": "all"}))
+        .unwrap();
+    assert!(seen.hits.iter().any(|h| h.title.contains("by hand")), "{seen:?}");
+    let theirs = key
+        .find(&json!({"query": "retry globex webhook deliveries", "mode": "auto", "widen": "all"}))
+        .unwrap();
+    assert!(theirs.hits.iter().all(|h| !h.title.contains("globex")), "{theirs:?}");
+    if db.backend() == Backend::Sqlite {
+        assert_eq!(local.vectors_in_process(), 4);
+    }
 }

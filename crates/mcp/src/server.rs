@@ -118,6 +118,15 @@ impl CortexServer {
                     "error",
                 )
             }
+            Err(e @ ServiceError::AdminOnly(_)) => (
+                CallToolResult::structured_error(json!({ "error": {
+                    "code": "forbidden_role",
+                    "field": "",
+                    "message": e.to_string(),
+                    "human_hint": "this spans every tenant: ask the server's operator, who runs it with `cortex` on the server",
+                }})),
+                "refused",
+            ),
             Err(ServiceError::Embedder(message)) => (
                 CallToolResult::structured_error(json!({ "error": {
                     "code": "embedder_unavailable",

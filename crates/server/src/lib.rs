@@ -166,7 +166,7 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
     // The store does blocking I/O (PostgreSQL's client runs its own runtime): off the workers.
     let (keys, schema_version) = {
         let service = service.clone();
-        tokio::task::spawn_blocking(move || Ok::<_, String>((service.any_key(), service.stats())))
+        tokio::task::spawn_blocking(move || Ok::<_, String>((service.any_key(), service.ready())))
             .await
             .map_err(|e| e.to_string())??
     };

@@ -24,7 +24,7 @@ pub async fn health() -> Response {
 /// is reported but never makes the server unready: without it, finds run lexical only.
 pub async fn ready(State(app): State<App>) -> Response {
     let service = app.service.clone();
-    let stats = tokio::task::spawn_blocking(move || service.stats()).await;
+    let stats = tokio::task::spawn_blocking(move || service.ready()).await;
     let (embedder, embedder_detail) = app.service.embedder_state();
     let database = match stats {
         Ok(Ok(s)) if s.schema_version == app.schema_version => Ok(s.schema_version),

@@ -22,7 +22,7 @@ impl MemoryService {
         limit: usize,
     ) -> crate::Result<Vec<AuditRecord>> {
         let query = AuditQuery { item, since, limit: limit.clamp(1, MAX_AUDIT_RECORDS) };
-        Ok(self.store.audit(&query)?)
+        Ok(self.view.audit(&query)?)
     }
 }
 
@@ -96,7 +96,7 @@ impl MemoryService {
     /// Checks the audit trail: its triggers, its hash chain, an anchor, and (full) every item
     /// against its last record.
     pub fn verify_audit(&self, options: &VerifyOptions) -> crate::Result<AuditVerification> {
-        let store = &*self.store;
+        let store = self.admin("verifying the audit trail")?;
         let mut problems = Vec::new();
         let schema_drift = store.schema_drift()?;
         problems.extend(schema_drift.iter().map(|d| format!("audit schema: {d}")));

@@ -7,6 +7,7 @@ use crate::MemoryService;
 use crate::tenant::BoundedStore;
 use cortex_domain::Scope;
 use cortex_domain::tenant::Bound;
+use cortex_store::TenantStore;
 use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,31 +34,25 @@ impl Caller {
 impl MemoryService {
     /// The local user: the inferred scope, no bound.
     pub fn local_caller(&self) -> Caller {
-        Caller { scope: self.inferred.scope.clone(), bound: None, actor: None }
+        Caller { scope: self.shared.inferred.scope.clone(), bound: None, actor: None }
     }
 
     /// This service as `caller` is served: standing at the caller's scope and, for a key's
-    /// holder, seeing only what the bound admits. Cheap (shared parts are reference-counted);
-    /// made once per request.
+    /// holder, seeing only what the bound admits. Cheap (the shared parts are one
+    /// reference-counted whole); made once per request.
     pub fn for_caller(&self, caller: &Caller) -> MemoryService {
-        let store = match &caller.bound {
-            Some(bound) => Arc::new(BoundedStore::new(self.store.clone(), bound.clone())) as Arc<_>,
-            None => self.store.clone(),
+        let view: Arc<dyn TenantStore> = match &caller.bound {
+            Some(bound) => Arc::new(BoundedStore::new(self.shared.store.clone(), bound.clone())),
+            None => self.shared.store.clone(),
         };
-        let mut inferred = self.inferred.clone();
+        let mut inferred = self.shared.inferred.clone();
         inferred.scope = caller.scope.clone();
         MemoryService {
-            store,
+            shared: self.shared.clone(),
+            view,
             inferred,
-            db_label: self.db_label.clone(),
-            semantic: self.semantic.clone(),
-            lexical: self.lexical.clone(),
-            near_duplicate_policy: self.near_duplicate_policy,
-            find_deadline: self.find_deadline,
             bound: caller.bound.clone(),
             actor: caller.actor.clone(),
-            write_lanes: self.write_lanes.clone(),
-            refusals: self.refusals.clone(),
         }
     }
 }
@@ -66,11 +61,11 @@ impl MemoryService {
     /// A lane for one store call of this caller's tenant (its org; the local user is one
     /// tenant too), waiting for one if need be: see [`crate::lanes`].
     pub(crate) fn write_lane(&self) -> crate::lanes::Lane {
-        self.write_lanes.take(self.bound.as_ref().map_or("", |b| b.org.as_str()))
+        self.shared.write_lanes.take(self.bound.as_ref().map_or("", |b| b.org.as_str()))
     }
 
     /// What the store calls are doing with their lanes now.
     pub fn write_load(&self) -> crate::lanes::LaneLoad {
-        self.write_lanes.load()
+        self.shared.write_lanes.load()
     }
 }

@@ -36,7 +36,7 @@ impl MemoryService {
                         now,
                         ..Filters::default()
                     };
-                    for item in self.store.recent(&filters, READ_PER_QUERY)? {
+                    for item in self.view.recent(&filters, READ_PER_QUERY)? {
                         let r = item.record;
                         entries.push(Entry {
                             id: r.id.to_string(),

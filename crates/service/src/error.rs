@@ -20,4 +20,11 @@ pub enum ServiceError {
     /// the database's own search.
     #[error("{0}")]
     Lexical(String),
+    /// What spans every tenant (counting, checking, purging, exporting the whole store, API
+    /// keys, the audit chain), asked by the holder of an API key, whose view stops at its
+    /// tenant's bound.
+    #[error(
+        "{0} spans every tenant, so it is the server operator's: run the `cortex` command on the server, as its local user, not under an API key"
+    )]
+    AdminOnly(&'static str),
 }

@@ -19,7 +19,7 @@ impl MemoryService {
     /// The citations part of the score for each of `ids` that live relations point at.
     pub(crate) fn citations(&self, ids: &[Uuid], now: i64) -> Result<HashMap<Uuid, f64>> {
         Ok(self
-            .store
+            .view
             .incoming_links(ids, now)?
             .into_iter()
             .map(|(id, n)| (id, ranking::citations(n)))
@@ -44,7 +44,7 @@ impl MemoryService {
             cap,
             |frontier| -> Result<Vec<Edge>> {
                 Ok(self
-                    .store
+                    .view
                     .links(frontier)?
                     .into_iter()
                     .filter(|link| filters.admits(&link.facts))
@@ -53,7 +53,7 @@ impl MemoryService {
             },
             |new| -> Result<Vec<Uuid>> {
                 let mut admitted = Vec::with_capacity(new.len());
-                for item in self.store.get(new)? {
+                for item in self.view.get(new)? {
                     if filters.admits(&ItemFacts::of(&item)) {
                         admitted.push(item.record.id);
                         items.insert(item.record.id, item);
@@ -134,7 +134,7 @@ impl MemoryService {
     /// entities, so one lookup shows what an item is connected to.
     pub(crate) fn attach_links(&self, hits: &mut [Hit]) -> Result<()> {
         let ids: Vec<Uuid> = hits.iter().map(|h| h.id).collect();
-        let links = self.store.links(&ids)?;
+        let links = self.view.links(&ids)?;
         if links.is_empty() {
             return Ok(());
         }
@@ -146,7 +146,7 @@ impl MemoryService {
             }
         }
         let items: HashMap<Uuid, StoredItem> = self
-            .store
+            .view
             .get(&wanted)?
             .into_iter()
             .filter(|i| i.deleted_at.is_none())

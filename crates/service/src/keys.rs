@@ -77,6 +77,7 @@ pub struct KeyHolder {
 impl MemoryService {
     /// Makes a key. The token is in the answer and nowhere else.
     pub fn create_key(&self, spec: &KeySpec) -> Result<CreatedKey> {
+        let store = self.admin("making an API key")?;
         let name = api_key::check_name(spec.name.trim(), "--name")?;
         let org = cortex_domain::scope::check_value("--org", &spec.org)?;
         let mut projects = Vec::new();
@@ -104,7 +105,7 @@ impl MemoryService {
             expires_at,
             revoked_at: None,
         };
-        if !self.store.create_key(&row)? {
+        if !store.create_key(&row)? {
             return Err(ValidationError::new(
                 ErrorCode::InvalidValue,
                 "--name",
@@ -123,14 +124,15 @@ impl MemoryService {
     /// Every key, oldest first, with its state now.
     pub fn keys(&self) -> Result<Vec<KeyInfo>> {
         let now = crate::now_ms();
-        Ok(self.store.keys()?.iter().map(|k| info(k, now)).collect())
+        Ok(self.admin("listing the API keys")?.keys()?.iter().map(|k| info(k, now)).collect())
     }
 
     /// Revokes the key named `name`: from now on every request with it is refused.
     pub fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
+        let store = self.admin("revoking an API key")?;
         let at = self.now()?;
-        if !self.store.revoke_key(name.trim(), at)? {
-            let known = self.store.keys()?.into_iter().find(|k| k.name == name.trim());
+        if !store.revoke_key(name.trim(), at)? {
+            let known = store.keys()?.into_iter().find(|k| k.name == name.trim());
             let (problem, hint) = match known {
                 Some(_) => (format!("the key `{}` is revoked already", name.trim()), "nothing to do"),
                 None => (
@@ -140,7 +142,7 @@ impl MemoryService {
             };
             return Err(ValidationError::new(ErrorCode::NotFound, "name", problem, hint).into());
         }
-        let key = self.store.keys()?.into_iter().find(|k| k.name == name.trim()).ok_or_else(|| {
+        let key = store.keys()?.into_iter().find(|k| k.name == name.trim()).ok_or_else(|| {
             ServiceError::Internal(StoreError::Corrupt(format!(
                 "the key `{name}` went missing as it was revoked"
             )))
@@ -150,17 +152,18 @@ impl MemoryService {
 
     /// Whether any key was ever made: from then on the HTTP server asks every request for one.
     pub fn any_key(&self) -> Result<bool> {
-        Ok(self.store.any_key()?)
+        Ok(self.admin("asking whether API keys exist")?.any_key()?)
     }
 
     /// The holder of `token`, or why it is refused. The secret is compared with the stored
     /// hash in constant time; expiry by this machine's clock (a key's end is a date, not a
     /// race).
     pub fn authenticate(&self, token: &str) -> Result<std::result::Result<KeyHolder, AuthFailure>> {
+        let store = self.admin("authenticating an API key")?;
         let Some((lookup, secret)) = api_key::parse_token(token) else {
             return Ok(Err(AuthFailure::Malformed));
         };
-        let Some(row) = self.store.key_by_lookup(lookup)? else {
+        let Some(row) = store.key_by_lookup(lookup)? else {
             return Ok(Err(AuthFailure::Unknown));
         };
         let presented = secret_hash(secret);

@@ -39,29 +39,43 @@ pub use config::Config;
 pub use error::{Result, ServiceError};
 pub use search::RouteLists;
 
-use cortex_store::Store;
+use cortex_store::{Store, TenantStore};
 use scope_inference::InferredScope;
 use std::sync::Arc;
 
+/// The service as one caller is served: the parts every caller shares, and the caller's own
+/// view of the store. Flows reach items only through `view`; what spans every tenant goes
+/// through [`MemoryService::admin`], which a key's holder is refused.
 pub struct MemoryService {
+    shared: Arc<Shared>,
+    /// The store as this caller sees it: the whole store for the local user, a
+    /// `tenant::BoundedStore` (which has no admin part at all) for a key's holder.
+    view: Arc<dyn TenantStore>,
+    /// Where this caller stands: the server's inferred scope, at the caller's scope.
+    inferred: InferredScope,
+    /// The caller's tenant bound; `None` for the local user.
+    bound: Option<cortex_domain::tenant::Bound>,
+    /// The audit trail's actor for this caller's changes (`Caller::actor`).
+    actor: Option<String>,
+}
+
+/// What every caller's service shares: made once, at open.
+struct Shared {
+    /// The whole store, unbounded: what the derived indexes are kept from and what the admin
+    /// paths use. Never handed to a caller's flow.
     store: Arc<dyn Store>,
+    /// The scope the server inferred where it started.
     inferred: InferredScope,
     db_label: String,
     /// Shared with a find's dense route, which may outlive the find's deadline.
     semantic: Arc<semantic::Semantic>,
-    /// The lexical route, over the whole store (shared by every caller's view).
     lexical: Arc<lexical::Lexical>,
     near_duplicate_policy: cortex_domain::near_duplicate::NearDuplicatePolicy,
     find_deadline: std::time::Duration,
-    /// The tenant bound of the caller this service serves (`for_caller`); `None` for the
-    /// local user. The store is then seen through `tenant::BoundedStore` as well.
-    bound: Option<cortex_domain::tenant::Bound>,
-    /// The audit trail's actor for this caller's changes (`Caller::actor`).
-    actor: Option<String>,
-    /// Store calls using the database at once (shared by every caller's view).
+    /// Store calls using the database at once.
     write_lanes: Arc<lanes::WriteLanes>,
-    /// Refused stores recorded lately, per actor (shared by every caller's view).
-    refusals: Arc<std::sync::Mutex<ingest::RefusalBudget>>,
+    /// Refused stores recorded lately, per actor.
+    refusals: std::sync::Mutex<ingest::RefusalBudget>,
 }
 
 impl MemoryService {
@@ -70,49 +84,57 @@ impl MemoryService {
         Ok(MemoryService::with_store(cortex_store::open(&config.db)?, config))
     }
 
-    /// A service over a store the caller opened already (`config.db` is not opened again).
+    /// A service over a store the caller opened already (`config.db` is not opened again),
+    /// serving the local user.
     pub fn with_store(store: Arc<dyn Store>, config: &Config) -> MemoryService {
-        let lexical = Arc::new(lexical::Lexical::new(store.clone(), config.lexical.as_ref()));
-        let write_lanes = Arc::new(lanes::WriteLanes::for_connections(store.connections()));
-        MemoryService {
+        let shared = Arc::new(Shared {
             db_label: store.label(),
-            lexical,
-            store,
+            lexical: Arc::new(lexical::Lexical::new(store.clone(), config.lexical.as_ref())),
+            semantic: Arc::new(semantic::Semantic::new(config.embedder.clone(), store.clone())),
+            write_lanes: Arc::new(lanes::WriteLanes::for_connections(store.connections())),
+            store: store.clone(),
             inferred: config.scope.clone(),
-            semantic: Arc::new(semantic::Semantic::new(config.embedder.clone())),
             near_duplicate_policy: config.near_duplicates,
             find_deadline: config.find_deadline,
-            bound: None,
-            actor: None,
-            write_lanes,
-            refusals: Arc::default(),
+            refusals: Default::default(),
+        });
+        MemoryService { view: store, inferred: shared.inferred.clone(), shared, bound: None, actor: None }
+    }
+
+    /// The whole store, for what spans every tenant (counts, integrity, purge, export, keys,
+    /// the audit chain, re-embedding). Refused to a key's holder: its view stops at its bound,
+    /// and these answers would either leak other tenants or, answered from the view, lie.
+    pub(crate) fn admin(&self, what: &'static str) -> Result<&dyn Store> {
+        match self.bound {
+            None => Ok(self.shared.store.as_ref()),
+            Some(_) => Err(ServiceError::AdminOnly(what)),
         }
     }
 
     /// Brings the lexical index up to date in the background (`serve` at start).
     pub fn prepare_lexical_index(&self) {
-        self.lexical.prepare_in_background();
+        self.shared.lexical.prepare_in_background();
     }
 
     /// Embeds the items stored without vectors in the background (`serve` at start).
     pub fn embed_missing_in_background(&self) {
-        self.semantic.embed_missing_in_background(self.store.clone());
+        self.shared.semantic.embed_missing_in_background();
     }
 
     /// Empties the query-embedding cache, so a benchmark times every embedding.
     pub fn forget_query_embeddings(&self) {
-        self.semantic.forget_query_embeddings();
+        self.shared.semantic.forget_query_embeddings();
     }
 
     pub fn inferred_scope(&self) -> &InferredScope {
         &self.inferred
     }
 
-    /// Now, by the clock every writer of the store shares: a PostgreSQL server's (issue 15,
-    /// item 14: a client with a fast clock must not stamp items in the future or purge
-    /// everyone's items early), this machine's for a SQLite file.
+    /// Now, by the clock every writer of the store shares: a PostgreSQL server's (a client
+    /// with a fast clock must not stamp items in the future or purge everyone's items early),
+    /// this machine's for a SQLite file.
     pub(crate) fn now(&self) -> Result<i64> {
-        Ok(self.store.now()?)
+        Ok(self.view.now()?)
     }
 }
 

@@ -25,11 +25,11 @@ pub struct PurgeReport {
 impl MemoryService {
     /// Removes every item expired by now (or, with `dry_run`, counts them).
     pub fn purge(&self, dry_run: bool) -> crate::Result<PurgeReport> {
+        let store = self.admin("purging expired items")?;
         let now = self.now()?;
         let mut counts: BTreeMap<String, i64> = BTreeMap::new();
         loop {
-            let batch =
-                self.store.purge_expired(now, PURGE_BATCH, dry_run, cortex_domain::graph::ON_REMOVAL)?;
+            let batch = store.purge_expired(now, PURGE_BATCH, dry_run, cortex_domain::graph::ON_REMOVAL)?;
             let removed: i64 = batch.iter().map(|(_, n)| n).sum();
             for (kind, n) in batch {
                 *counts.entry(kind).or_default() += n;

@@ -45,9 +45,9 @@ impl MemoryService {
         };
         let query =
             LexicalQuery { query: parsed.clone(), combine: Combine::Any, filters, pool: recall::POOL };
-        let matches = self.lexical.search(&query, self.store.as_ref(), Cores::Any)?;
+        let matches = self.shared.lexical.search(&query, self.view.as_ref(), Cores::Any)?;
         let ids: Vec<_> = matches.iter().map(|m| m.id).collect();
-        let items = self.store.get(&ids)?;
+        let items = self.view.get(&ids)?;
         let words = parsed.words();
         let terms = SnippetTerms::of(&parsed);
         let mut out = Vec::with_capacity(ids.len());

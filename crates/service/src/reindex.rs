@@ -39,14 +39,14 @@ impl MemoryService {
     /// their total as it goes. Without an index (`CORTEX_LEXICAL_INDEX=off`), says so.
     pub fn reindex_lexical(&self, progress: cortex_lexical::Progress<'_>) -> Result<LexicalReindexReport> {
         let started = std::time::Instant::now();
-        let (index, items, bytes) = self.lexical.rebuild(progress)?;
+        let (index, items, bytes) = self.shared.lexical.rebuild(progress)?;
         Ok(LexicalReindexReport { index, items, bytes, seconds: started.elapsed().as_secs_f64() })
     }
 
     /// Fails with what to do when the configured embedder cannot serve this store; commands
     /// that store or find call it before starting.
     pub fn ensure_embedder_fits(&self) -> Result<()> {
-        match self.semantic.conflict(&*self.store)? {
+        match self.shared.semantic.conflict()? {
             Some(conflict) => Err(ServiceError::Embedder(conflict)),
             None => Ok(()),
         }
@@ -54,17 +54,18 @@ impl MemoryService {
 
     /// Embeds every live item again; `progress(done, total)` after each page.
     pub fn reindex(&self, mut progress: impl FnMut(usize, usize)) -> Result<ReindexReport> {
+        let store = self.admin("embedding every item again")?;
         let started = std::time::Instant::now();
-        let embedder = self.semantic.embedder().map_err(ServiceError::Embedder)?;
+        let embedder = self.shared.semantic.embedder().map_err(ServiceError::Embedder)?;
         let model_id = embedder.model_id().ok_or_else(|| {
             ServiceError::Embedder("the embedder is `none`: there is nothing to embed with".into())
         })?;
-        let total = self.store.stats()?.items as usize;
+        let total = store.stats()?.items as usize;
         let mut done = 0;
         let mut dimension = None;
         let mut after: Option<Uuid> = None;
         loop {
-            let page = self.store.export_page(after, PAGE)?;
+            let page = store.export_page(after, PAGE)?;
             let Some(last) = page.last() else { break };
             after = Some(last.item.record.id);
             // The same texts as at store time (`ingest`).
@@ -72,7 +73,7 @@ impl MemoryService {
                 page.iter().filter(|e| e.item.deleted_at.is_none()).map(|e| &e.item.record).collect();
             let rows = vectors_for(&embedder, &live).map_err(|e| ServiceError::Embedder(e.to_string()))?;
             dimension = dimension.or_else(|| rows.first().map(|r| r.vector.len()));
-            self.store.set_vectors(&rows)?;
+            store.set_vectors(&rows)?;
             done += rows.len();
             progress(done, total);
         }
@@ -81,7 +82,7 @@ impl MemoryService {
             None => embedder.dimension().map_err(|e| ServiceError::Embedder(e.to_string()))?,
         };
         let model = format!("{model_id}:{dimension}");
-        self.store.set_meta(MODEL_KEY, &model)?;
+        store.set_meta(MODEL_KEY, &model)?;
         Ok(ReindexReport { model, items: done, seconds: started.elapsed().as_secs_f64() })
     }
 }

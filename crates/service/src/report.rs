@@ -2,6 +2,7 @@
 
 use crate::scope_inference::InferredScope;
 use crate::{MemoryService, Result};
+use cortex_store::Store;
 use serde::Serialize;
 
 #[derive(Debug, Serialize)]
@@ -55,13 +56,13 @@ impl DoctorReport {
 
 impl MemoryService {
     /// Whether `auto`/`deep` can run dense search, and if not, how to enable it.
-    fn semantic_status(&self) -> Result<String> {
-        if let Some(conflict) = self.semantic.conflict(&*self.store)? {
+    fn semantic_status(&self, store: &dyn Store) -> Result<String> {
+        if let Some(conflict) = self.shared.semantic.conflict()? {
             return Ok(format!("refused: {conflict}"));
         }
-        Ok(match self.semantic.embedder() {
+        Ok(match self.shared.semantic.embedder() {
             Ok(embedder) => {
-                let (count, bytes) = self.semantic.indexed(&*self.store)?;
+                let (count, bytes) = self.shared.semantic.indexed()?;
                 let dimension = match embedder.dimension() {
                     Ok(d) => format!("{d}-d"),
                     Err(e) => format!("dimension unknown: {e}"),
@@ -70,19 +71,22 @@ impl MemoryService {
                     "enabled: {} ({dimension}), {count} vectors indexed ({:.1} MiB){}",
                     embedder.model_id().unwrap_or_else(|| "?".into()),
                     bytes as f64 / 1_048_576.0,
-                    self.embedded_share()?
+                    self.embedded_share(store)?
                 )
             }
             Err(reason) => {
-                format!("disabled, modes auto and deep run lexical only: {reason}{}", self.embedded_share()?)
+                format!(
+                    "disabled, modes auto and deep run lexical only: {reason}{}",
+                    self.embedded_share(store)?
+                )
             }
         })
     }
 
     /// How many live items have their vectors, and a warning when some do not.
-    fn embedded_share(&self) -> Result<String> {
-        let items = self.store.stats()?.items.max(0);
-        let missing = self.store.count_unembedded()?.clamp(0, items);
+    fn embedded_share(&self, store: &dyn Store) -> Result<String> {
+        let items = store.stats()?.items.max(0);
+        let missing = store.count_unembedded()?.clamp(0, items);
         Ok(if missing == 0 {
             format!("; {items} of {items} items embedded")
         } else {
@@ -96,24 +100,31 @@ impl MemoryService {
     /// The embedder's state (`none`, `not_loaded`, `ready`, `unavailable`) and a detail, without
     /// loading it.
     pub fn embedder_state(&self) -> (&'static str, String) {
-        self.semantic.embedder_state()
+        self.shared.semantic.embedder_state()
     }
 
-    /// The database connection pools as they are now (PostgreSQL), for the server's figures.
     /// Vectors in the in-process index as it is now (0 before the first dense search, and on
     /// PostgreSQL, which searches its own index).
     pub fn vectors_in_process(&self) -> usize {
-        self.semantic.indexed_now()
+        self.shared.semantic.indexed_now()
     }
 
+    /// The database connection pools as they are now (PostgreSQL), for the server's figures:
+    /// the process's own, the same whoever asks, and naming no tenant's data.
     pub fn pool_state(&self) -> Vec<cortex_store::PoolState> {
-        self.store.pool_state()
+        self.shared.store.pool_state()
     }
 
+    /// Whether the database answers, at which schema version: one cheap query, for `/ready`.
+    pub fn ready(&self) -> Result<cortex_store::Readiness> {
+        Ok(self.admin("probing the database")?.ready()?)
+    }
+
+    /// What the whole store holds, per kind.
     pub fn stats(&self) -> Result<StatsReport> {
-        let s = self.store.stats()?;
+        let s = self.admin("counting the whole store")?.stats()?;
         Ok(StatsReport {
-            database: self.db_label.clone(),
+            database: self.shared.db_label.clone(),
             schema_version: s.schema_version,
             items: s.items,
             deleted: s.deleted,
@@ -125,11 +136,12 @@ impl MemoryService {
     /// The setup, the database's integrity and the audit trail's; `options.full` runs the
     /// thorough checks (every index, the whole chain, every item against its trail).
     pub fn doctor(&self, options: &crate::audit::VerifyOptions) -> Result<DoctorReport> {
-        let mut problems = self.store.integrity_problems(options.full)?;
+        let store = self.admin("checking the database")?;
+        let mut problems = store.integrity_problems(options.full)?;
         // On a damaged file any later read may fail, depending on where the damage lies: what
         // cannot be read joins the problems instead of ending the report that names the damage.
         let damaged = !problems.is_empty();
-        let s = match self.store.stats() {
+        let s = match store.stats() {
             Err(e) if damaged => {
                 problems.push(format!("counting items failed: {e}"));
                 cortex_store::Stats::default()
@@ -140,18 +152,18 @@ impl MemoryService {
             Err(e) if damaged => crate::audit::AuditVerification::unreadable(e.to_string()),
             other => other?,
         };
-        let semantic_search = match self.semantic_status() {
+        let semantic_search = match self.semantic_status(store) {
             Err(e) if damaged => format!("unknown: {e}"),
             other => other?,
         };
         let integrity =
             IntegrityReport { ok: !damaged, check: if options.full { "full" } else { "quick" }, problems };
         Ok(DoctorReport {
-            database: self.db_label.clone(),
+            database: self.shared.db_label.clone(),
             schema_version: s.schema_version,
             items: s.items,
             scope: self.inferred.clone(),
-            lexical_search: self.lexical.status(),
+            lexical_search: self.shared.lexical.status(),
             semantic_search,
             backends: "sqlite (embedded, the default); postgresql ≥ 18 with pgvector and pg_trgm (--db postgres://…)",
             integrity,

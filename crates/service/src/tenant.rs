@@ -11,16 +11,19 @@
 //!
 //! The flows check scopes too, for the clear per-item error (`forbidden_scope`); this view is
 //! what holds when a flow forgets.
+//!
+//! It is a [`cortex_store::TenantStore`] and nothing more: what spans every tenant (the change feed, counts,
+//! integrity, purge, export, metadata, keys, the audit chain) is not part of it, so a flow
+//! holding it cannot reach those at all; the service reaches them through `MemoryService::admin`,
+//! which a key's holder is refused.
 
+use cortex_domain::Scope;
 use cortex_domain::query::{ParsedQuery, Term};
 use cortex_domain::tenant::Bound;
-use cortex_domain::{Scope, graph::Cascade};
-use cortex_store::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use cortex_store::{
-    ApiKeyRow, ApiKeys, AuditQuery, AuditRecord, AuditTrail, ChangeCursor, Changes, Combine, DenseMatch,
-    ExportedItem, Filters, GraphLinks, ItemReads, ItemVectors, ItemWrites, LexicalMatch, LexicalQuery,
-    LexicalSearch, Link, Maintenance, Metadata, Neighbour, Result, Stats, Store, StoredItem, VectorRow,
-    VectorSource, WriteContext, WriteOp, WriteOutcome,
+    AuditQuery, AuditRecord, Combine, DenseMatch, DenseSearch, Filters, GraphLinks, ItemReads, ItemVectors,
+    ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link, Neighbour, Result, Store, StoredItem,
+    WriteContext, WriteOp, WriteOutcome,
 };
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -30,6 +33,7 @@ use uuid::Uuid;
 const SPELLING_CANDIDATES: usize = 40;
 
 pub struct BoundedStore {
+    /// The whole store: the view reads it and filters what comes back.
     inner: Arc<dyn Store>,
     bound: Bound,
 }
@@ -146,6 +150,10 @@ impl ItemWrites for BoundedStore {
         }
         Ok(out)
     }
+
+    fn now(&self) -> Result<i64> {
+        self.inner.now()
+    }
 }
 
 impl ItemReads for BoundedStore {
@@ -175,6 +183,11 @@ impl ItemReads for BoundedStore {
     /// caller's own hits.
     fn session_neighbours(&self, ids: &[Uuid], filters: &Filters, window: usize) -> Result<Vec<Neighbour>> {
         self.inner.session_neighbours(ids, &self.bounded(filters), window)
+    }
+
+    /// Records about items outside the bound, and about no item (keys), are left out.
+    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
+        Ok(self.inner.audit(query)?.into_iter().filter(|r| self.admits(&r.scope)).collect())
     }
 }
 
@@ -217,44 +230,10 @@ impl LexicalSearch for BoundedStore {
     }
 }
 
-impl VectorSource for BoundedStore {
-    // The in-process index loads every item; its searches carry the bound in their filters.
-    fn vector_rows(&self, ids: Option<&[Uuid]>) -> Result<Vec<VectorRow>> {
-        self.inner.vector_rows(ids)
-    }
-
-    fn change_head(&self) -> Result<ChangeCursor> {
-        self.inner.change_head()
-    }
-
-    fn changes_since(&self, cursor: ChangeCursor, limit: usize) -> Result<Changes> {
-        self.inner.changes_since(cursor, limit)
-    }
-
-    fn change_counter(&self) -> Result<i64> {
-        self.inner.change_counter()
-    }
-
+impl DenseSearch for BoundedStore {
     fn vectors_of(&self, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
         let inside = self.inside(ids)?;
         Ok(self.inner.vectors_of(ids)?.into_iter().filter(|v| inside.contains(&v.id)).collect())
-    }
-
-    fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()> {
-        let ids: Vec<Uuid> = vectors.iter().map(|v| v.id).collect();
-        let inside = self.inside(&ids)?;
-        let kept: Vec<ItemVectors> = vectors.iter().filter(|v| inside.contains(&v.id)).cloned().collect();
-        self.inner.set_vectors(&kept)
-    }
-
-    // What the background embedding and `doctor` read: they work on the whole store, never
-    // through a caller's bound.
-    fn unembedded(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<Uuid>> {
-        self.inner.unembedded(after, limit)
-    }
-
-    fn count_unembedded(&self) -> Result<i64> {
-        self.inner.count_unembedded()
     }
 
     fn search_dense(&self, vector: &[f32], filters: &Filters, k: usize) -> Result<Option<Vec<DenseMatch>>> {
@@ -278,114 +257,5 @@ impl GraphLinks for BoundedStore {
 
     fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
         self.inner.incoming_links(ids, now)
-    }
-}
-
-impl AuditTrail for BoundedStore {
-    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
-        Ok(self.inner.audit(query)?.into_iter().filter(|r| self.admits(&r.scope)).collect())
-    }
-
-    // The hash chain spans every tenant: verifying it is the local user's (`cortex audit`).
-    fn audit_chain(&self, _after: i64, _limit: usize) -> Result<Vec<ChainRecord>> {
-        Ok(Vec::new())
-    }
-
-    fn audit_record(&self, _seq: i64) -> Result<Option<ChainRecord>> {
-        Ok(None)
-    }
-
-    fn audit_record_before_last(&self, _n: usize) -> Result<Option<ChainRecord>> {
-        Ok(None)
-    }
-
-    fn audit_trail_mismatches(&self, _limit: usize) -> Result<Vec<TrailMismatch>> {
-        Ok(Vec::new())
-    }
-
-    fn schema_drift(&self) -> Result<Vec<SchemaDrift>> {
-        Ok(Vec::new())
-    }
-}
-
-/// Whole-store work is the local user's: a key's holder purges, counts and exports nothing.
-impl Maintenance for BoundedStore {
-    fn purge_expired(
-        &self,
-        _now: i64,
-        _limit: usize,
-        _dry_run: bool,
-        _cascade: Cascade,
-    ) -> Result<Vec<(String, i64)>> {
-        Ok(Vec::new())
-    }
-
-    fn stats(&self) -> Result<Stats> {
-        Ok(Stats::default())
-    }
-
-    fn export_page(&self, _after: Option<Uuid>, _limit: usize) -> Result<Vec<ExportedItem>> {
-        Ok(Vec::new())
-    }
-
-    fn connections(&self) -> usize {
-        self.inner.connections()
-    }
-
-    fn label(&self) -> String {
-        self.inner.label()
-    }
-
-    fn engine(&self) -> cortex_store::Engine {
-        self.inner.engine()
-    }
-
-    fn now(&self) -> Result<i64> {
-        self.inner.now()
-    }
-
-    fn integrity_problems(&self, _full: bool) -> Result<Vec<String>> {
-        Ok(Vec::new())
-    }
-}
-
-impl Metadata for BoundedStore {
-    fn meta(&self, key: &str) -> Result<Option<String>> {
-        self.inner.meta(key)
-    }
-
-    fn set_meta(&self, key: &str, value: &str) -> Result<()> {
-        self.inner.set_meta(key, value)
-    }
-}
-
-/// Keys are the local user's (`cortex keys` on the server): a key's holder sees none and may
-/// make or revoke none.
-impl ApiKeys for BoundedStore {
-    fn create_key(&self, _key: &ApiKeyRow) -> Result<bool> {
-        Err(keys_are_local())
-    }
-
-    fn keys(&self) -> Result<Vec<ApiKeyRow>> {
-        Ok(Vec::new())
-    }
-
-    fn key_by_lookup(&self, _lookup: &str) -> Result<Option<ApiKeyRow>> {
-        Ok(None)
-    }
-
-    fn revoke_key(&self, _name: &str, _at: i64) -> Result<bool> {
-        Err(keys_are_local())
-    }
-
-    fn any_key(&self) -> Result<bool> {
-        self.inner.any_key()
-    }
-}
-
-fn keys_are_local() -> cortex_store::StoreError {
-    cortex_store::StoreError::Unsupported {
-        what: "managing API keys under an API key".into(),
-        fix: "keys are made and revoked on the server, with `cortex keys`".into(),
     }
 }

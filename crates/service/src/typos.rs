@@ -25,16 +25,16 @@ impl MemoryService {
         let mut changes = Vec::new();
         for term in &mut corrected.include {
             let Term::Word(word) = term else { continue };
-            if self.store.knows_word(word)? {
+            if self.view.knows_word(word)? {
                 continue;
             }
-            let candidates = self.store.words_like(word)?;
+            let candidates = self.view.words_like(word)?;
             let closest = closest_words(word, candidates.iter().map(|(t, n)| (t.as_str(), *n)));
             // Equally close stems are told apart by their words as written, the most common
             // few only (each is one look-up).
             let mut written = Vec::new();
             for (stem, _) in closest.iter().take(MOST_TIED) {
-                written.push(self.store.surface_word(stem)?);
+                written.push(self.view.surface_word(stem)?);
             }
             let Some(pick) = closest_as_written(word, &written) else { continue };
             let surface = written.swap_remove(pick);

@@ -3,12 +3,13 @@
 //! supersede writes into a status, which links go with a deleted item) carried by the values
 //! of [`model`](WriteOp), and every filter as the [`Clause`]s of one rule ([`filter`](Filters)).
 //!
-//! The contract is split into small roles, so a new backend or a derived index implements only
-//! what it serves: [`ItemWrites`], [`ItemReads`], [`LexicalSearch`], [`VectorSource`],
-//! [`GraphLinks`], [`AuditTrail`], [`Maintenance`], [`Metadata`], [`ApiKeys`]. [`Store`] is all of them at
-//! once, what the service holds. Every backend passes the same conformance tests
-//! (`tests/conformance.rs`, `tests/filters.rs`). Raw SQL is not part of the contract: tests
-//! reach it through `cortex-testdb`.
+//! The contract is split by who may call it. [`TenantStore`] is what a request may do with
+//! items — [`ItemWrites`], [`ItemReads`], [`LexicalSearch`], [`DenseSearch`], [`GraphLinks`] —
+//! every call of which a tenant's view can answer within its bound. [`AdminStore`] is what spans
+//! every tenant — [`ChangeFeed`], [`Reembedding`], [`AuditChain`], [`Maintenance`],
+//! [`Metadata`], [`ApiKeys`] — held only by the service's own paths. [`Store`] is both: the
+//! whole, unbounded store. Every backend passes the same conformance tests (`tests/suite`).
+//! Raw SQL is not part of the contract: tests reach it through `cortex-testdb`.
 
 pub mod audit_chain;
 mod error;
@@ -34,33 +35,25 @@ use uuid::Uuid;
 /// `0009_change_log.sql` prune older ones, 1,024 at a time).
 pub const CHANGE_LOG_RETENTION: i64 = 100_000;
 
-/// Every role at once: what the service holds. A backend implements each role; `Store` comes
-/// with them.
-pub trait Store:
-    ItemWrites
-    + ItemReads
-    + LexicalSearch
-    + VectorSource
-    + GraphLinks
-    + AuditTrail
-    + Maintenance
-    + Metadata
-    + ApiKeys
-{
-}
+/// Every role at once: the whole, unbounded store, which only the service's own paths hold
+/// (the derived indexes, maintenance, the operator's commands). A backend implements each role;
+/// `Store` comes with them. A caller's view of it is a [`TenantStore`] only.
+pub trait Store: TenantStore + AdminStore {}
 
-impl<T> Store for T where
-    T: ItemWrites
-        + ItemReads
-        + LexicalSearch
-        + VectorSource
-        + GraphLinks
-        + AuditTrail
-        + Maintenance
-        + Metadata
-        + ApiKeys
-{
-}
+impl<T> Store for T where T: TenantStore + AdminStore {}
+
+/// What a request may do with items, and nothing else: every call is one a tenant's view can
+/// answer within its bound (`cortex_service`'s `BoundedStore` implements exactly this part).
+pub trait TenantStore: ItemWrites + ItemReads + LexicalSearch + DenseSearch + GraphLinks {}
+
+impl<T> TenantStore for T where T: ItemWrites + ItemReads + LexicalSearch + DenseSearch + GraphLinks {}
+
+/// What spans every tenant: the change feed the derived indexes read, whole-store upkeep and
+/// checks, the audit trail's hash chain, metadata and API keys. No tenant's view implements it,
+/// so code holding only a view cannot reach it.
+pub trait AdminStore: ChangeFeed + Reembedding + AuditChain + Maintenance + Metadata + ApiKeys {}
+
+impl<T> AdminStore for T where T: ChangeFeed + Reembedding + AuditChain + Maintenance + Metadata + ApiKeys {}
 
 /// Writing items: a batch of writes in one transaction, audited.
 pub trait ItemWrites: Send + Sync {
@@ -71,9 +64,14 @@ pub trait ItemWrites: Send + Sync {
     fn write_batch(&self, ops: &[WriteOp]) -> Result<Vec<WriteOutcome>> {
         self.write_batch_as(ops, &WriteContext::default())
     }
+    /// The time, in epoch ms, every writer of this store agrees on: PostgreSQL's clock for a
+    /// shared server (clients' clocks differ), this machine's for a SQLite file.
+    fn now(&self) -> Result<i64> {
+        Ok(chrono::Utc::now().timestamp_millis())
+    }
 }
 
-/// Reading items by id, and finding the item that holds a key.
+/// Reading items by id, finding the item that holds a key, and the items' audit records.
 pub trait ItemReads: Send + Sync {
     /// Items by id, including soft-deleted ones (the caller decides what to show).
     fn get(&self, ids: &[Uuid]) -> Result<Vec<StoredItem>>;
@@ -94,6 +92,8 @@ pub trait ItemReads: Send + Sync {
         let _ = (ids, filters, window);
         Ok(Vec::new())
     }
+    /// Audit records (the database writes them), oldest first.
+    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>>;
 }
 
 /// Lexical search and the index vocabulary behind spelling suggestions.
@@ -113,14 +113,30 @@ pub trait LexicalSearch: Send + Sync {
     fn top_terms(&self, limit: usize) -> Result<Vec<(String, i64)>>;
 }
 
-/// The items' vectors, for an index kept outside the database, and the search of a backend
-/// that indexes vectors itself.
-pub trait VectorSource: Send + Sync {
+/// The dense route's reads: the database's own vector search, and the exact vectors behind an
+/// in-process one.
+pub trait DenseSearch: Send + Sync {
+    /// The vectors of these items, those that have one (in no particular order): the exact
+    /// values behind an approximate in-process search.
+    fn vectors_of(&self, ids: &[Uuid]) -> Result<Vec<ItemVectors>>;
+    /// The `k` nearest whole texts of live items to `vector` and the `k` nearest chunks, that
+    /// pass `filters`, best first, when the backend searches vectors itself (PostgreSQL:
+    /// pgvector HNSW); `None` when the caller must keep its own index (SQLite). One item may
+    /// come back more than once (its whole text and chunks).
+    fn search_dense(&self, vector: &[f32], filters: &Filters, k: usize) -> Result<Option<Vec<DenseMatch>>> {
+        let _ = (vector, filters, k);
+        Ok(None)
+    }
+}
+
+/// The change feed every index kept outside the database reads (the lexical index, the
+/// in-process vector index): the database's own record of every change, by any process.
+pub trait ChangeFeed: Send + Sync {
     /// The items `ids` with their vectors (every item, with `None`), deleted ones too; an id
     /// not returned is not in the store (purged). What an in-process index loads.
     fn vector_rows(&self, ids: Option<&[Uuid]>) -> Result<Vec<VectorRow>>;
     /// Where a reader that is about to load everything starts reading the change log: every
-    /// change after it shows up in [`VectorSource::changes_since`].
+    /// change after it shows up in [`ChangeFeed::changes_since`].
     fn change_head(&self) -> Result<ChangeCursor>;
     /// Up to `limit` entries of the change log after `cursor` (the database's own record of
     /// every insert, update and delete of items and of their vectors, by any process), as the
@@ -132,9 +148,11 @@ pub trait VectorSource: Send + Sync {
     /// check before reading the change log. Unchanged, it promises that the log holds no entry
     /// a reader who read it at the previous value could still be missing.
     fn change_counter(&self) -> Result<i64>;
-    /// The vectors of these items, those that have one (in no particular order): the exact
-    /// values behind an approximate in-process search.
-    fn vectors_of(&self, ids: &[Uuid]) -> Result<Vec<ItemVectors>>;
+}
+
+/// Vectors made after the fact: the background embedding of items stored without one, and
+/// `cortex reindex`.
+pub trait Reembedding: Send + Sync {
     /// Replaces the vectors (and chunk vectors) of these items: a re-embedding (`cortex
     /// reindex`), so nothing else about them changes — not `updated_at`, not the audit trail.
     /// Unknown ids are skipped.
@@ -144,14 +162,6 @@ pub trait VectorSource: Send + Sync {
     fn unembedded(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<Uuid>>;
     /// How many live items have no vector of their whole text.
     fn count_unembedded(&self) -> Result<i64>;
-    /// The `k` nearest whole texts of live items to `vector` and the `k` nearest chunks, that
-    /// pass `filters`, best first, when the backend searches vectors itself (PostgreSQL:
-    /// pgvector HNSW); `None` when the caller must keep its own index (SQLite). One item may
-    /// come back more than once (its whole text and chunks).
-    fn search_dense(&self, vector: &[f32], filters: &Filters, k: usize) -> Result<Option<Vec<DenseMatch>>> {
-        let _ = (vector, filters, k);
-        Ok(None)
-    }
 }
 
 /// The knowledge graph's links, by their indexed ends.
@@ -163,11 +173,9 @@ pub trait GraphLinks: Send + Sync {
     fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>>;
 }
 
-/// The audit trail the database writes, and what verifying its hash chain
-/// ([`audit_chain`]) reads: `cortex audit --verify` and `doctor`.
-pub trait AuditTrail: Send + Sync {
-    /// Audit records, oldest first.
-    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>>;
+/// What verifying the audit trail's hash chain ([`audit_chain`]) reads: `cortex audit
+/// --verify` and `doctor`. The chain spans every tenant.
+pub trait AuditChain: Send + Sync {
     /// Up to `limit` audit records after seq `after`, oldest first, with their hashes.
     fn audit_chain(&self, after: i64, limit: usize) -> Result<Vec<audit_chain::ChainRecord>>;
     /// The audit record with this seq.
@@ -181,7 +189,7 @@ pub trait AuditTrail: Send + Sync {
     fn schema_drift(&self) -> Result<Vec<audit_chain::SchemaDrift>>;
 }
 
-/// Whole-store work: purging, counting, exporting, naming.
+/// Whole-store work: purging, counting, exporting, checking, naming.
 pub trait Maintenance: Send + Sync {
     /// Removes for good up to `limit` items that expired at or before `now` (deleted ones too),
     /// in one transaction, each audited as `purge`; or, with `dry_run`, only counts all of
@@ -202,12 +210,9 @@ pub trait Maintenance: Send + Sync {
     fn label(&self) -> String;
     /// Which database this is.
     fn engine(&self) -> Engine;
-
-    /// The time, in epoch ms, every writer of this store agrees on: PostgreSQL's clock for a
-    /// shared server (clients' clocks differ), this machine's for a SQLite file.
-    fn now(&self) -> Result<i64> {
-        Ok(chrono::Utc::now().timestamp_millis())
-    }
+    /// The database answers, and at which schema version: one cheap query, for a readiness
+    /// probe asked every few seconds (unlike [`Maintenance::stats`], which counts every item).
+    fn ready(&self) -> Result<Readiness>;
     /// What the database's own consistency check finds wrong (empty when all is well);
     /// `full` runs the slow, thorough check.
     fn integrity_problems(&self, full: bool) -> Result<Vec<String>>;

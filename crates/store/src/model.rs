@@ -223,9 +223,9 @@ pub struct VectorRow {
     pub chunks: Vec<ChunkVector>,
 }
 
-/// Where a reader of the change log stands ([`crate::VectorSource::changes_since`]): it has
+/// Where a reader of the change log stands ([`crate::ChangeFeed::changes_since`]): it has
 /// seen every change before this point. Opaque to readers: they start from
-/// [`crate::VectorSource::change_head`] and keep what [`Changes::next`] gives them.
+/// [`crate::ChangeFeed::change_head`] and keep what [`Changes::next`] gives them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ChangeCursor {
     /// PostgreSQL: changes of transactions below this id have all been seen (0 on SQLite,
@@ -247,7 +247,7 @@ pub struct Changes {
     /// Whether the page held everything there was (else read again from `next`).
     pub complete: bool,
     /// The log no longer holds everything after the cursor (it is pruned to its newest
-    /// entries): the reader must reload everything, from a new [`crate::VectorSource::change_head`].
+    /// entries): the reader must reload everything, from a new [`crate::ChangeFeed::change_head`].
     pub behind: bool,
 }
 
@@ -295,6 +295,12 @@ pub struct ExportedItem {
     pub item: StoredItem,
     pub vector: Option<Vec<f32>>,
     pub chunks: Vec<ChunkVector>,
+}
+
+/// What a readiness probe learns: the database answers, at this schema version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Readiness {
+    pub schema_version: i64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

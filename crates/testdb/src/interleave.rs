@@ -42,6 +42,9 @@ impl ItemWrites for Interleaved {
         }
         self.inner.write_batch_as(ops, context)
     }
+    fn now(&self) -> Result<i64> {
+        self.inner.now()
+    }
 }
 
 impl ItemReads for Interleaved {
@@ -64,6 +67,9 @@ impl ItemReads for Interleaved {
         window: usize,
     ) -> Result<Vec<cortex_store::Neighbour>> {
         self.inner.session_neighbours(ids, filters, window)
+    }
+    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
+        self.inner.audit(query)
     }
 }
 
@@ -88,7 +94,7 @@ impl LexicalSearch for Interleaved {
     }
 }
 
-impl VectorSource for Interleaved {
+impl ChangeFeed for Interleaved {
     fn vector_rows(&self, ids: Option<&[Uuid]>) -> Result<Vec<VectorRow>> {
         self.inner.vector_rows(ids)
     }
@@ -101,9 +107,18 @@ impl VectorSource for Interleaved {
     fn change_counter(&self) -> Result<i64> {
         self.inner.change_counter()
     }
+}
+
+impl DenseSearch for Interleaved {
     fn vectors_of(&self, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
         self.inner.vectors_of(ids)
     }
+    fn search_dense(&self, vector: &[f32], filters: &Filters, k: usize) -> Result<Option<Vec<DenseMatch>>> {
+        self.inner.search_dense(vector, filters, k)
+    }
+}
+
+impl Reembedding for Interleaved {
     fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()> {
         self.inner.set_vectors(vectors)
     }
@@ -112,9 +127,6 @@ impl VectorSource for Interleaved {
     }
     fn count_unembedded(&self) -> Result<i64> {
         self.inner.count_unembedded()
-    }
-    fn search_dense(&self, vector: &[f32], filters: &Filters, k: usize) -> Result<Option<Vec<DenseMatch>>> {
-        self.inner.search_dense(vector, filters, k)
     }
 }
 
@@ -127,10 +139,7 @@ impl GraphLinks for Interleaved {
     }
 }
 
-impl AuditTrail for Interleaved {
-    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
-        self.inner.audit(query)
-    }
+impl AuditChain for Interleaved {
     fn audit_chain(&self, after: i64, limit: usize) -> Result<Vec<ChainRecord>> {
         self.inner.audit_chain(after, limit)
     }
@@ -170,14 +179,14 @@ impl Maintenance for Interleaved {
     fn engine(&self) -> cortex_store::Engine {
         self.inner.engine()
     }
-    fn now(&self) -> Result<i64> {
-        self.inner.now()
-    }
     fn integrity_problems(&self, full: bool) -> Result<Vec<String>> {
         self.inner.integrity_problems(full)
     }
     fn connections(&self) -> usize {
         self.inner.connections()
+    }
+    fn ready(&self) -> Result<Readiness> {
+        self.inner.ready()
     }
 }
 

@@ -19,7 +19,7 @@ impl MemoryService {
                 _ => None,
             })
             .collect();
-        let stored = if updated.is_empty() { Vec::new() } else { self.store.get(&updated)? };
+        let stored = if updated.is_empty() { Vec::new() } else { self.view.get(&updated)? };
         let mut refused = Vec::new();
         for pending in &batch.pending {
             let scope = match &pending.op {

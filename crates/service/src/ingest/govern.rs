@@ -40,7 +40,7 @@ impl MemoryService {
         if ids.is_empty() {
             return Ok(());
         }
-        let stored = self.store.get(&ids)?;
+        let stored = self.view.get(&ids)?;
         for item in &stored {
             batch.seen.saw(item);
         }
@@ -89,7 +89,7 @@ impl MemoryService {
         if ids.is_empty() {
             return Ok(());
         }
-        let stored = self.store.get(&ids)?;
+        let stored = self.view.get(&ids)?;
         let mut refused = Vec::new();
         for pending in &mut batch.pending {
             let index = pending.index;

@@ -86,7 +86,7 @@ impl MemoryService {
         self.attach_vectors(&mut batch);
         self.drop_near_duplicates(&mut batch, now);
         self.write(&mut batch, now)?;
-        self.lexical.after_write();
+        self.shared.lexical.after_write();
         Ok(batch.finish())
     }
 

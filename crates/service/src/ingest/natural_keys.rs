@@ -36,7 +36,7 @@ impl MemoryService {
                 .map(|(_, _, id)| *id);
             let owner = match earlier {
                 Some(id) => Some(id),
-                None => self.store.natural_key_owner(&record.scope, &key)?,
+                None => self.view.natural_key_owner(&record.scope, &key)?,
             };
             let Some(owner) = owner else {
                 in_batch.push((record.scope.clone(), key, record.id));
@@ -48,7 +48,7 @@ impl MemoryService {
                     updated.id = owner;
                     if record.kind == Kind::Entity
                         && earlier.is_none()
-                        && let Some(current) = self.store.get(&[owner])?.first()
+                        && let Some(current) = self.view.get(&[owner])?.first()
                     {
                         // The merge is written only over the state it was made from.
                         batch.seen.saw(current);
@@ -60,7 +60,7 @@ impl MemoryService {
                     *op = WriteOp::Update { record: updated };
                 }
                 OnMatch::SameChecksum => {
-                    let stored = self.store.get(&[owner])?;
+                    let stored = self.view.get(&[owner])?;
                     let Some(current) = stored.first() else { continue };
                     let Some(error) = natural_key::migration_changed(
                         &current.record.data,

@@ -48,7 +48,7 @@ impl MemoryService {
                                 .find(|(scope, k, _)| *k == key && scope.same_project(&record.scope));
                             match earlier {
                                 Some(&(_, _, owner)) => Ok(Some(owner)),
-                                None => self.store.idempotency_owner(&record.scope, key),
+                                None => self.view.idempotency_owner(&record.scope, key),
                             }
                         }
                         // Inserts whose natural key a stored item holds became updates of it
@@ -95,7 +95,7 @@ impl MemoryService {
             .flat_map(|r| graph::reference_fields(r.kind).iter().filter_map(|f| r.data.get(*f)?.as_str()))
             .filter_map(|text| Uuid::parse_str(text).ok())
             .collect();
-        let stored = self.store.get(&by_id)?;
+        let stored = self.view.get(&by_id)?;
         let mut refused = Vec::new();
         for pending in &mut batch.pending {
             let (index, op) = (pending.index, &mut pending.op);
@@ -175,7 +175,7 @@ impl MemoryService {
                     .iter()
                     .find(|e| e.key == key && e.org == scope.org && e.project == scope.project)
                     .map(|e| e.id);
-                match in_batch.map(Some).map_or_else(|| self.store.natural_key_owner(scope, &key), Ok)? {
+                match in_batch.map(Some).map_or_else(|| self.view.natural_key_owner(scope, &key), Ok)? {
                     Some(id) => (id, Kind::Entity, scope.clone()),
                     None => {
                         let show = |f: &str| named.get(f).and_then(Value::as_str).unwrap_or("?").to_string();

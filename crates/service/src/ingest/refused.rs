@@ -34,7 +34,7 @@ impl MemoryService {
         let items = parse_store_request(args).unwrap_or_default();
         let count = args.get("items").and_then(Value::as_array).map_or(items.len(), Vec::len);
         let now = self.now()?;
-        let budget = || self.refusals.lock().unwrap_or_else(|e| e.into_inner());
+        let budget = || self.shared.refusals.lock().unwrap_or_else(|e| e.into_inner());
         let Some(carried) = budget().admit(actor, count as u64, now) else { return Ok(0) };
         let written = self.record_refused(&items, count, actor, reason, carried, now);
         if !matches!(written, Ok(1)) {
@@ -82,7 +82,7 @@ impl MemoryService {
         };
         let context =
             WriteContext { request_id: Some(Uuid::now_v7().to_string()), ..WriteContext::default() };
-        let outcomes = self.store.write_batch_as(&[WriteOp::Blocked(Box::new(attempt))], &context)?;
+        let outcomes = self.view.write_batch_as(&[WriteOp::Blocked(Box::new(attempt))], &context)?;
         Ok(outcomes.iter().filter(|o| matches!(o, cortex_store::WriteOutcome::Blocked { .. })).count())
     }
 
@@ -96,7 +96,7 @@ impl MemoryService {
             ItemOp::Delete { id, kind } => (Some(*id), "delete", *kind),
         };
         let stored = match id {
-            Some(id) => self.store.get(&[id])?.into_iter().next(),
+            Some(id) => self.view.get(&[id])?.into_iter().next(),
             None => None,
         };
         Ok(match stored {

@@ -28,8 +28,8 @@ impl MemoryService {
             })
             .collect();
         let refs: Vec<&str> = inputs.iter().flat_map(EmbeddingInputs::texts).collect();
-        let vectors = self.semantic.embed_for_store(&*self.store, &refs);
-        self.semantic.resume_backfill();
+        let vectors = self.shared.semantic.embed_for_store(&refs);
+        self.shared.semantic.resume_backfill();
         let Some(vectors) = vectors else { return };
         let mut vectors = vectors.into_iter();
         let mut inputs = inputs.iter();
@@ -75,7 +75,7 @@ impl MemoryService {
         replaced: &[Option<Uuid>],
         now: i64,
     ) -> Vec<Option<(Uuid, f64)>> {
-        let policy = self.near_duplicate_policy;
+        let policy = self.shared.near_duplicate_policy;
         let mut found: Vec<Option<(Uuid, f64)>> = vec![None; ops.len()];
         for (i, &op) in ops.iter().enumerate() {
             // An insert that skips the exact check (`dedupe: false`, a link) skips this one too.
@@ -99,16 +99,21 @@ impl MemoryService {
                 include_expired: false,
                 bound: self.bound.clone(),
             };
-            let stored =
-                match self.semantic.nearest(&*self.store, vector, 2, &same_place, Compare::WholeTexts) {
-                    Ok(hits) => {
-                        hits.iter().find(|h| Some(h.id) != replaced[i]).map(|h| (h.id, f64::from(h.score)))
-                    }
-                    Err(e) => {
-                        tracing::warn!("near-duplicate check skipped: {e}");
-                        None
-                    }
-                };
+            let stored = match self.shared.semantic.nearest(
+                &*self.view,
+                vector,
+                2,
+                &same_place,
+                Compare::WholeTexts,
+            ) {
+                Ok(hits) => {
+                    hits.iter().find(|h| Some(h.id) != replaced[i]).map(|h| (h.id, f64::from(h.score)))
+                }
+                Err(e) => {
+                    tracing::warn!("near-duplicate check skipped: {e}");
+                    None
+                }
+            };
             let in_batch = ops[..i]
                 .iter()
                 .zip(&found)

@@ -34,7 +34,7 @@ impl MemoryService {
             expected: std::mem::take(&mut batch.seen.0),
             ..WriteContext::default()
         };
-        let outcomes = self.store.write_batch_as(&ops, &context)?;
+        let outcomes = self.view.write_batch_as(&ops, &context)?;
         // A near-duplicate of an earlier item of this batch must name the item that holds the
         // knowledge in the end: that item's stored duplicate, if it was one.
         let mut replaced: Vec<(String, String)> = Vec::new();

@@ -13,7 +13,7 @@
 mod repair;
 
 use cortex_lexical::{LexicalIndex, Place};
-use cortex_store::{LexicalMatch, LexicalQuery, Store};
+use cortex_store::{LexicalMatch, LexicalQuery, Store, TenantStore};
 use repair::Health;
 use std::sync::{Arc, PoisonError, RwLock};
 
@@ -137,7 +137,7 @@ impl Lexical {
     pub fn search(
         self: &Arc<Self>,
         query: &LexicalQuery,
-        view: &dyn Store,
+        view: &dyn TenantStore,
         cores: Cores,
     ) -> cortex_store::Result<Vec<LexicalMatch>> {
         if let Some(index) = self.current() {
@@ -166,7 +166,7 @@ impl Lexical {
         self: &Arc<Self>,
         query: &LexicalQuery,
         cap: usize,
-        view: &dyn Store,
+        view: &dyn TenantStore,
     ) -> cortex_store::Result<usize> {
         if let Some(index) = self.current() {
             match index.count(query, cap) {

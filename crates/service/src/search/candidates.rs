@@ -38,7 +38,7 @@ impl MemoryService {
         if ids.is_empty() {
             return LexicalVectors(Vec::new());
         }
-        match self.store.vectors_of(&ids) {
+        match self.view.vectors_of(&ids) {
             Ok(vectors) => LexicalVectors(vectors),
             Err(e) => {
                 tracing::warn!("cannot read the lexical candidates' vectors, fusing them at 0: {e}");

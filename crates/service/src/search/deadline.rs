@@ -5,7 +5,7 @@
 
 use crate::semantic::{DenseHit, Semantic};
 use cortex_domain::fusion;
-use cortex_store::{Filters, Store};
+use cortex_store::{Filters, TenantStore};
 use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -54,7 +54,7 @@ pub(crate) struct DenseRoute(mpsc::Receiver<Result<DenseFound, String>>);
 impl DenseRoute {
     pub fn spawn(
         semantic: Arc<Semantic>,
-        store: Arc<dyn Store>,
+        view: Arc<dyn TenantStore>,
         text: &str,
         filters: &Filters,
         k: usize,
@@ -63,7 +63,7 @@ impl DenseRoute {
         let (text, filters) = (text.to_string(), filters.clone());
         let started = std::thread::Builder::new().name("dense-route".into()).spawn(move || {
             // The find may have stopped waiting; then nobody reads this.
-            let _ = answer.send(dense_matches(&semantic, &*store, &text, &filters, k));
+            let _ = answer.send(dense_matches(&semantic, &*view, &text, &filters, k));
         });
         if let Err(e) = started {
             tracing::warn!("cannot start the dense route: {e}");
@@ -93,14 +93,14 @@ impl DenseRoute {
 /// cannot run.
 fn dense_matches(
     semantic: &Semantic,
-    store: &dyn Store,
+    view: &dyn TenantStore,
     text: &str,
     filters: &Filters,
     k: usize,
 ) -> Result<DenseFound, String> {
     let query = semantic.embed_query(text)?;
     let mut hits = semantic
-        .nearest(store, &query, k, filters, crate::semantic::Compare::Everything)
+        .nearest(view, &query, k, filters, crate::semantic::Compare::Everything)
         .map_err(|e| e.to_string())?;
     hits.retain(|s| f64::from(s.score) >= fusion::MIN_DENSE_SIMILARITY);
     Ok(DenseFound { query, hits })

@@ -50,21 +50,23 @@ impl MemoryService {
         {
             let query = LexicalQuery { query: parsed.clone(), combine, filters: filters.clone(), pool };
             *out = self
+                .shared
                 .lexical
-                .search(&query, self.store.as_ref(), Cores::Any)?
+                .search(&query, self.view.as_ref(), Cores::Any)?
                 .into_iter()
                 .map(|m| (m.id, m.score))
                 .collect();
         }
-        if let Ok(vector) = self.semantic.embed_query(text) {
+        if let Ok(vector) = self.shared.semantic.embed_query(text) {
             let found = self
+                .shared
                 .semantic
-                .nearest(&*self.store, &vector, pool, &filters, Compare::Everything)
+                .nearest(&*self.view, &vector, pool, &filters, Compare::Everything)
                 .map_err(|e| crate::ServiceError::Embedder(e.to_string()))?;
             lists.dense = found.into_iter().map(|d| (d.id, f64::from(d.score))).collect();
             let ids: Vec<Uuid> = lists.lexical_any.iter().map(|(id, _)| *id).collect();
             lists.lexical_cosines = self
-                .store
+                .view
                 .vectors_of(&ids)?
                 .iter()
                 .filter_map(|v| Some((v.id, f64::from(best_similarity(v, &vector)?))))

@@ -79,7 +79,7 @@ impl MemoryService {
             truncated: false,
             graph: None,
         };
-        let deadline = Deadline::start(self.find_deadline);
+        let deadline = Deadline::start(self.shared.find_deadline);
         if !req.ids.is_empty() {
             self.lookup(req, &filter, &mut response)?;
         } else if let Some(text) = &req.query {
@@ -111,7 +111,7 @@ impl MemoryService {
     fn lookup(&self, req: &FindRequest, filter: &ScopeFilter, response: &mut FindResponse) -> Result<()> {
         response.route_used = Route::Ids;
         let now = self.now()?;
-        let found = self.store.get(&req.ids)?;
+        let found = self.view.get(&req.ids)?;
         let cited = self.citations(&req.ids, now)?;
         for id in &req.ids {
             match found.iter().find(|i| i.record.id == *id && i.deleted_at.is_none()) {
@@ -144,7 +144,7 @@ impl MemoryService {
         let now = self.now()?;
         let filters = filters_for(req, filter, now, self.bound.as_ref());
         let wanted = (req.offset + req.limit + 1).min(MAX_POOL);
-        let items = self.store.recent(&filters, wanted)?;
+        let items = self.view.recent(&filters, wanted)?;
         for item in items.iter().skip(req.offset).take(req.limit) {
             let parts = parts_for(item, 1.0, filter, now);
             let snippet = best_passage(&item.record.body, &SnippetTerms::none());
@@ -208,16 +208,17 @@ impl MemoryService {
         // The two routes run side by side: the query's embedding costs about as much as the
         // lexical search, and neither needs the other. The dense route counts only if it
         // answers by the deadline.
-        let dense = (req.mode != Mode::Fast)
-            .then(|| DenseRoute::spawn(self.semantic.clone(), self.store.clone(), text, &filters, pool));
+        let dense = (req.mode != Mode::Fast).then(|| {
+            DenseRoute::spawn(self.shared.semantic.clone(), self.view.clone(), text, &filters, pool)
+        });
         let cores = if dense.is_some() { Cores::One } else { Cores::Any };
         let lexical = self.lexical_matches(&parsed, &filters, pool, req.offset + req.limit, cores)?;
-        if let Some(note) = self.lexical.unavailable() {
+        if let Some(note) = self.shared.lexical.unavailable() {
             response.notes.push(note);
         }
         // Read while the dense route is still embedding the query; not at all without an
         // embedder (a lexical-only memory), whose dense route answers "unavailable".
-        let embeds = !matches!(self.semantic.choice(), EmbedderChoice::None);
+        let embeds = !matches!(self.shared.semantic.choice(), EmbedderChoice::None);
         let lexical_vectors =
             (dense.is_some() && embeds && fusion.fill_dense).then(|| self.lexical_vectors(&lexical));
         let dense = match dense.map(|route| route.wait(deadline)) {
@@ -232,10 +233,10 @@ impl MemoryService {
                 None
             }
         };
-        self.semantic.resume_backfill();
+        self.shared.semantic.resume_backfill();
         if dense.is_some() {
             response.route_used = Route::Hybrid;
-            let waiting = self.semantic.waiting_for_vectors();
+            let waiting = self.shared.semantic.waiting_for_vectors();
             if waiting > 0 {
                 // A caller bounded to some projects is not told a count of the whole store.
                 let items =
@@ -260,8 +261,7 @@ impl MemoryService {
             } else {
                 let anchors: Vec<Uuid> =
                     candidates.iter().take(neighbours::anchors(wanted)).map(|c| c.id).collect();
-                let found =
-                    self.store.session_neighbours(&anchors, &filters, neighbours::NEIGHBOUR_WINDOW)?;
+                let found = self.view.session_neighbours(&anchors, &filters, neighbours::NEIGHBOUR_WINDOW)?;
                 candidates = with_neighbours(candidates, &found);
             }
         }
@@ -302,7 +302,7 @@ impl MemoryService {
         let terms = SnippetTerms::of(&parsed);
         let ids: Vec<Uuid> = page.iter().map(|(_, c)| c.id).collect();
         let fetched: Vec<StoredItem> =
-            self.store.get(&ids)?.into_iter().filter(|item| item.deleted_at.is_none()).collect();
+            self.view.get(&ids)?.into_iter().filter(|item| item.deleted_at.is_none()).collect();
         for (parts, c) in &page {
             // A match deleted between the two phases is simply left out.
             let Some(item) = fetched.iter().find(|item| item.record.id == c.id) else {
@@ -346,13 +346,13 @@ impl MemoryService {
         cores: Cores,
     ) -> Result<Vec<LexicalMatch>> {
         let query = |combine| LexicalQuery { query: parsed.clone(), combine, filters: filters.clone(), pool };
-        if !self.lexical.indexed() && parsed.include.len() > 1 {
-            let all = self.lexical.search(&query(Combine::All), self.store.as_ref(), cores)?;
+        if !self.shared.lexical.indexed() && parsed.include.len() > 1 {
+            let all = self.shared.lexical.search(&query(Combine::All), self.view.as_ref(), cores)?;
             if all.len() >= needed {
                 return Ok(all);
             }
         }
-        Ok(self.lexical.search(&query(Combine::Any), self.store.as_ref(), cores)?)
+        Ok(self.shared.lexical.search(&query(Combine::Any), self.view.as_ref(), cores)?)
     }
 }
 

@@ -22,7 +22,7 @@ impl MemoryService {
         let mut out = Vec::new();
         let count = |filters: Filters| -> Result<usize> {
             let query = LexicalQuery { query: parsed.clone(), combine: Combine::Any, filters, pool: 0 };
-            Ok(self.lexical.count(&query, COUNT_CAP, self.store.as_ref())?)
+            Ok(self.shared.lexical.count(&query, COUNT_CAP, self.view.as_ref())?)
         };
         let show = |n: usize| {
             if n >= COUNT_CAP { format!("{COUNT_CAP}+") } else { n.to_string() }
@@ -75,13 +75,13 @@ impl MemoryService {
         }
         let mut unknown = Vec::new();
         for word in parsed.words().into_iter().take(8) {
-            if self.store.knows_word(word)? {
+            if self.view.knows_word(word)? {
                 continue;
             }
             unknown.push(word);
-            let candidates = self.store.words_like(word)?;
+            let candidates = self.view.words_like(word)?;
             if let Some(term) = best_correction(word, candidates.iter().map(|(t, n)| (t.as_str(), *n))) {
-                let surface = self.store.surface_word(term)?;
+                let surface = self.view.surface_word(term)?;
                 out.push(format!("did you mean \"{surface}\" instead of \"{word}\"?"));
             }
         }
@@ -107,11 +107,11 @@ impl MemoryService {
 
     fn common_words(&self) -> Result<Vec<String>> {
         let mut words = Vec::new();
-        for (term, _) in self.store.top_terms(60)? {
+        for (term, _) in self.view.top_terms(60)? {
             if term.chars().count() < 4 || is_stopword(&term) || term.chars().all(|c| c.is_ascii_digit()) {
                 continue;
             }
-            let word = self.store.surface_word(&term)?;
+            let word = self.view.surface_word(&term)?;
             if !words.contains(&word) {
                 words.push(word);
             }

@@ -33,7 +33,7 @@ impl MemoryService {
                 (_, None) => filters.scope_equals.push((field, String::new())),
             }
         }
-        let items = self.store.recent(&filters, EXPORTED_AT_MOST)?;
+        let items = self.view.recent(&filters, EXPORTED_AT_MOST)?;
         let items: Vec<ExportItem> = items
             .into_iter()
             .map(|item| {

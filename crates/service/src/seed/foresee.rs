@@ -56,7 +56,7 @@ impl MemoryService {
             .iter()
             .filter_map(|(w, _)| w.item.get("id")?.as_str().and_then(|id| Uuid::parse_str(id).ok()))
             .collect();
-        let stored = if ids.is_empty() { Vec::new() } else { self.store.get(&ids)? };
+        let stored = if ids.is_empty() { Vec::new() } else { self.view.get(&ids)? };
         for (w, outcome) in writes {
             let parsed = parse_store_request(&json!({ "items": [w.item.clone()] }))?.pop();
             let verdict = match parsed {

@@ -12,7 +12,7 @@ use uuid::Uuid;
 impl MemoryService {
     /// Marks `old` as replaced by `by`. `None` when made; else why not.
     pub(super) fn supersede_stored(&self, old: Uuid, by: Uuid) -> Result<Option<String>> {
-        let stored = self.store.get(&[old, by])?;
+        let stored = self.view.get(&[old, by])?;
         let find = |id: Uuid| stored.iter().find(|s| s.record.id == id);
         if find(by).is_none_or(|s| s.deleted_at.is_some()) {
             return Ok(Some("the replacing record is not stored".into()));
@@ -32,7 +32,7 @@ impl MemoryService {
             tool: Some("cortex ingest".into()),
             ..WriteContext::default()
         };
-        Ok(match self.store.write_batch_as(&[op], &context)?.pop() {
+        Ok(match self.view.write_batch_as(&[op], &context)?.pop() {
             Some(WriteOutcome::Updated { .. }) => None,
             other => Some(format!("the memory did not make it ({other:?})")),
         })

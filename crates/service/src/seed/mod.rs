@@ -144,7 +144,7 @@ impl MemoryService {
         if ids.is_empty() {
             return Ok(());
         }
-        let stored = self.store.get(&ids)?;
+        let stored = self.view.get(&ids)?;
         let scope = &self.inferred.scope;
         let ours = |s: &cortex_store::StoredItem| {
             s.record.scope.org == scope.org && s.record.scope.project == scope.project

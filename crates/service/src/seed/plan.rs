@@ -104,7 +104,7 @@ impl MemoryService {
                 filters.scope_equals.push((field, value.clone()));
             }
         }
-        let items = self.store.recent(&filters, LISTED_AT_MOST)?;
+        let items = self.view.recent(&filters, LISTED_AT_MOST)?;
         Ok(items
             .into_iter()
             .filter_map(|item| {

@@ -11,9 +11,8 @@
 //! wait for the next start.
 
 use super::{Semantic, model_fits, vectors_for};
-use cortex_store::Store;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use uuid::Uuid;
 
@@ -24,8 +23,9 @@ const PAUSE: Duration = Duration::from_millis(20);
 
 #[derive(Default)]
 pub(super) struct Backfill {
-    /// The whole store, as `serve` handed it at start: what a later run embeds.
-    store: OnceLock<Arc<dyn Store>>,
+    /// Whether `serve` started a run: only then does an embedder becoming available start
+    /// another.
+    started: AtomicBool,
     running: AtomicBool,
     /// Items without vectors when the run started, and those embedded since.
     missing: AtomicU64,
@@ -50,17 +50,17 @@ impl Drop for Done<'_> {
 }
 
 impl Semantic {
-    /// Embeds, on a thread of its own, every live item of `store` that has no vector (none
+    /// Embeds, on a thread of its own, every live item of the store that has no vector (none
     /// when the embedder is `none`, or a run is going already).
-    pub fn embed_missing_in_background(self: &Arc<Self>, store: Arc<dyn Store>) {
-        let _ = self.backfill.store.set(store.clone());
+    pub fn embed_missing_in_background(self: &Arc<Self>) {
+        self.backfill.started.store(true, Ordering::Release);
         if self.choice.model_id().is_none() || self.backfill.running.swap(true, Ordering::AcqRel) {
             return;
         }
         let semantic = self.clone();
         let spawned = std::thread::Builder::new().name("embed-missing".into()).spawn(move || {
             let _done = Done(&semantic.backfill.running);
-            if let Err(e) = semantic.embed_missing(store.as_ref()) {
+            if let Err(e) = semantic.embed_missing() {
                 tracing::warn!(
                     "embedding the items stored without vectors stopped; the next start tries again: {e}"
                 );
@@ -73,15 +73,14 @@ impl Semantic {
     }
 
     /// Runs the background embedding again once the embedder has become available (a local
-    /// model installed while `serve` runs), on the store `serve` started it on; nothing in a
-    /// process that never started one.
+    /// model installed while `serve` runs); nothing in a process that never started one.
     pub fn resume_backfill(self: &Arc<Self>) {
         if !self.became_available.swap(false, Ordering::AcqRel) {
             return;
         }
-        if let Some(store) = self.backfill.store.get() {
+        if self.backfill.started.load(Ordering::Acquire) {
             tracing::info!("the embedder is available now; embedding the items stored without vectors");
-            self.embed_missing_in_background(store.clone());
+            self.embed_missing_in_background();
         }
     }
 
@@ -91,7 +90,8 @@ impl Semantic {
         self.backfill.waiting()
     }
 
-    fn embed_missing(&self, store: &dyn Store) -> Result<(), String> {
+    fn embed_missing(&self) -> Result<(), String> {
+        let store = self.store.as_ref();
         let missing = store.count_unembedded().map_err(|e| e.to_string())?.max(0) as u64;
         if missing == 0 {
             return Ok(());
@@ -103,7 +103,7 @@ impl Semantic {
                 return Ok(());
             }
         };
-        if let Some(conflict) = self.conflict(store).map_err(|e| e.to_string())? {
+        if let Some(conflict) = self.conflict().map_err(|e| e.to_string())? {
             tracing::warn!(items = missing, "items without vectors are not embedded: {conflict}");
             return Ok(());
         }

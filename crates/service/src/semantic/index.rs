@@ -12,7 +12,7 @@ use super::Span;
 use super::entry_facts::{CompactFacts, FactTable};
 use super::nearest::Nearest;
 use cortex_embed::MINILM_DIMENSION;
-use cortex_store::{ChangeCursor, Filters, Result as StoreResult, Store, VectorRow};
+use cortex_store::{ChangeCursor, ChangeFeed, Filters, Result as StoreResult, VectorRow};
 use cortex_vector::VectorIndex;
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -86,7 +86,7 @@ impl IndexState {
     }
 
     /// Reads what changed in the store since the last refresh, if anything did.
-    pub fn refresh(&mut self, store: &dyn Store) -> StoreResult<()> {
+    pub fn refresh(&mut self, store: &dyn ChangeFeed) -> StoreResult<()> {
         // Read the counter before the log: a write landing in between is read next time.
         let counter = store.change_counter()?;
         if self.counter == Some(counter) {
@@ -126,7 +126,7 @@ impl IndexState {
 
     /// Empties the index and reads every vector; the change log is read from where it stood
     /// before, so a change made during the load is read again, not lost.
-    fn reload(&mut self, store: &dyn Store) -> StoreResult<()> {
+    fn reload(&mut self, store: &dyn ChangeFeed) -> StoreResult<()> {
         let head = store.change_head()?;
         let rows = store.vector_rows(None)?;
         *self = IndexState::new();

@@ -14,7 +14,7 @@ mod nearest;
 pub(crate) use inputs::{EmbeddingInputs, vectors_for};
 
 use cortex_embed::{EmbedError, Embedder, LocalModel, MINILM_ID, OpenAiConfig, OpenAiEmbedder, Precision};
-use cortex_store::{Filters, ItemFacts, Result as StoreResult, Store};
+use cortex_store::{Filters, ItemFacts, Result as StoreResult, Store, TenantStore};
 use index::IndexState;
 pub(crate) use nearest::best_similarity;
 use nearest::{RESCORE_MARGIN, group_by_item, rescore};
@@ -73,6 +73,9 @@ pub struct DenseHit {
 
 pub struct Semantic {
     choice: EmbedderChoice,
+    /// The whole store, unbounded: what the in-process index is kept from (its change feed),
+    /// where the vectors' model is recorded, and what the background embedding fills in.
+    store: Arc<dyn Store>,
     embedder: Mutex<Loaded>,
     /// Set when a local model loads after it had failed to: the items stored meanwhile wait
     /// for the background embedding (`resume_backfill`).
@@ -101,9 +104,11 @@ const QUERY_CACHE_SIZE: usize = 512;
 pub(crate) const MODEL_KEY: &str = "embedding_model";
 
 impl Semantic {
-    pub fn new(choice: EmbedderChoice) -> Semantic {
+    /// The semantic side of the service over the whole `store`.
+    pub fn new(choice: EmbedderChoice, store: Arc<dyn Store>) -> Semantic {
         Semantic {
             choice,
+            store,
             embedder: Mutex::new(Loaded::default()),
             became_available: AtomicBool::new(false),
             state: RwLock::new(IndexState::new()),
@@ -171,7 +176,7 @@ impl Semantic {
     /// Vectors for texts about to be stored, or `None` (with the reason logged) when the
     /// embedder is unavailable or the store's vectors came from another model. Storing never
     /// fails for want of vectors: the item stays findable lexically.
-    pub fn embed_for_store(&self, store: &dyn Store, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
+    pub fn embed_for_store(&self, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
         if texts.is_empty() {
             return None;
         }
@@ -190,14 +195,14 @@ impl Semantic {
             }
         };
         let model = format!("{}:{}", embedder.model_id()?, vectors.first()?.len());
-        model_fits(store, &model).then_some(vectors)
+        model_fits(self.store.as_ref(), &model).then_some(vectors)
     }
 
     /// Why the configured embedder cannot serve this store, if it cannot: its vectors came
     /// from another model.
-    pub fn conflict(&self, store: &dyn Store) -> StoreResult<Option<String>> {
+    pub fn conflict(&self) -> StoreResult<Option<String>> {
         let Some(configured) = self.choice.model_id() else { return Ok(None) };
-        let Some(recorded) = store.meta(MODEL_KEY)? else { return Ok(None) };
+        let Some(recorded) = self.store.meta(MODEL_KEY)? else { return Ok(None) };
         let recorded_model = recorded.rsplit_once(':').map_or(recorded.as_str(), |(model, _)| model);
         if recorded_model == configured {
             return Ok(None);
@@ -238,10 +243,11 @@ impl Semantic {
 
     /// The `k` nearest live items to `query` that pass `filters`, best first: searched by the
     /// database when it can (PostgreSQL's HNSW indexes), else by the in-process index, brought
-    /// up to date first.
+    /// up to date first. `view` is the store as the caller sees it: the database's search and
+    /// the exact vectors are read through it; the index is kept from the whole store.
     pub fn nearest(
         &self,
-        store: &dyn Store,
+        view: &dyn TenantStore,
         query: &[f32],
         k: usize,
         filters: &Filters,
@@ -249,13 +255,13 @@ impl Semantic {
     ) -> Result<Vec<DenseHit>, NearestError> {
         let whole_only = compare == Compare::WholeTexts;
         // A database answers its best `k` whole texts and its best `k` chunks.
-        if let Some(found) = store.search_dense(query, filters, k)? {
+        if let Some(found) = view.search_dense(query, filters, k)? {
             let found = found.into_iter().filter(|m| !(whole_only && m.chunk.is_some()));
             return Ok(group_by_item(found.map(|m| (m.id, m.score, m.chunk, m.facts)), k));
         }
         // Refreshing takes the index alone, briefly (usually only the change counter is read);
         // scans share it, so concurrent finds scan side by side.
-        self.state.write().unwrap_or_else(|e| e.into_inner()).refresh(store)?;
+        self.state.write().unwrap_or_else(|e| e.into_inner()).refresh(self.store.as_ref())?;
         let (mut found, fetch) = {
             let state = self.state.read().unwrap_or_else(|e| e.into_inner());
             // Chunks of one item may fill several places: look further, then group.
@@ -267,7 +273,7 @@ impl Semantic {
         let mut ids: Vec<Uuid> = found.iter().map(|n| n.0).collect();
         ids.sort_unstable();
         ids.dedup();
-        rescore(&mut found, &store.vectors_of(&ids)?, query);
+        rescore(&mut found, &view.vectors_of(&ids)?, query);
         found.truncate(fetch);
         Ok(group_by_item(found.into_iter(), k))
     }
@@ -279,9 +285,9 @@ impl Semantic {
     }
 
     /// Entries in the index (after a refresh), for `stats` and `doctor`.
-    pub fn indexed(&self, store: &dyn Store) -> StoreResult<(usize, usize)> {
+    pub fn indexed(&self) -> StoreResult<(usize, usize)> {
         let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
-        state.refresh(store)?;
+        state.refresh(self.store.as_ref())?;
         Ok(state.size())
     }
 }

@@ -30,26 +30,32 @@ pub struct ImportReport {
 impl MemoryService {
     /// The `model:dimension` of the vectors stored, if any.
     pub fn embedding_model(&self) -> crate::Result<Option<String>> {
-        Ok(self.store.meta(MODEL_KEY)?)
+        Ok(self.admin("reading the embedding model")?.meta(MODEL_KEY)?)
     }
 
     /// Up to `limit` items (deleted ones too) with ids after `after`, in id order.
     pub fn export_page(&self, after: Option<Uuid>, limit: usize) -> crate::Result<Vec<ItemLine>> {
-        Ok(self.store.export_page(after, limit)?.into_iter().map(ItemLine::from).collect())
+        Ok(self
+            .admin("exporting the memory")?
+            .export_page(after, limit)?
+            .into_iter()
+            .map(ItemLine::from)
+            .collect())
     }
 
     /// Prepares the store for vectors of `model`: records it when the store has none yet;
     /// `Ok(Err(why))` when the store holds another model's vectors (searches would compare
     /// incomparable vectors).
     pub fn accept_embedding_model(&self, model: Option<&str>) -> crate::Result<Result<(), String>> {
+        let store = self.admin("importing a memory")?;
         let Some(model) = model else { return Ok(Ok(())) };
-        match self.store.meta(MODEL_KEY)? {
+        match store.meta(MODEL_KEY)? {
             Some(here) if here != model => Ok(Err(format!(
                 "the file holds vectors of {model}, but this store's vectors come from {here}: import into an empty store instead"
             ))),
             Some(_) => Ok(Ok(())),
             None => {
-                self.store.set_meta(MODEL_KEY, model)?;
+                store.set_meta(MODEL_KEY, model)?;
                 Ok(Ok(()))
             }
         }
@@ -61,7 +67,7 @@ impl MemoryService {
         let mut imported = 0;
         let mut present = 0;
         let context = WriteContext { tool: Some("cortex import".into()), ..WriteContext::default() };
-        for outcome in self.store.write_batch_as(&ops, &context)? {
+        for outcome in self.admin("importing a memory")?.write_batch_as(&ops, &context)? {
             match outcome {
                 WriteOutcome::Inserted { .. } => imported += 1,
                 _ => present += 1,
@@ -72,6 +78,6 @@ impl MemoryService {
 
     /// How many of `ids` the store holds (deleted or not).
     pub fn count_present(&self, ids: &[Uuid]) -> crate::Result<u64> {
-        Ok(self.store.get(ids)?.len() as u64)
+        Ok(self.admin("importing a memory")?.get(ids)?.len() as u64)
     }
 }

@@ -2,6 +2,7 @@
 //! the graph, chunking, the semantic route, API keys, tenant isolation, ingest, the audit's tamper checks,
 //! each on both backends (`per_backend!`), with the helpers they share in `common`.
 
+mod admin_paths;
 mod api_keys;
 mod audit_tamper;
 mod chunking;

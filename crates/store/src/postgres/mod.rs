@@ -31,10 +31,10 @@ mod write;
 
 use crate::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use crate::{
-    ApiKeyRow, ApiKeys, AuditQuery, AuditRecord, AuditTrail, ChangeCursor, Changes, DenseMatch, ExportedItem,
-    Filters, GraphLinks, ItemReads, ItemVectors, ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link,
-    Maintenance, Metadata, Neighbour, PoolConfig, Result, Stats, StoreError, StoredItem, VectorRow,
-    VectorSource, WriteContext, WriteOp, WriteOutcome,
+    ApiKeyRow, ApiKeys, AuditChain, AuditQuery, AuditRecord, ChangeCursor, ChangeFeed, Changes, DenseMatch,
+    DenseSearch, ExportedItem, Filters, GraphLinks, ItemReads, ItemVectors, ItemWrites, LexicalMatch,
+    LexicalQuery, LexicalSearch, Link, Maintenance, Metadata, Neighbour, PoolConfig, Reembedding, Result,
+    Stats, StoreError, StoredItem, VectorRow, WriteContext, WriteOp, WriteOutcome,
 };
 use cortex_domain::graph::Cascade;
 use r2d2_postgres::PostgresConnectionManager;
@@ -180,6 +180,10 @@ impl ItemWrites for PostgresStore {
         vector_index::ensure_vector_indexes(&mut conn, ops, &self.indexed_dimensions)?;
         write::apply_batch(&mut conn, ops, context)
     }
+
+    fn now(&self) -> Result<i64> {
+        Ok(self.primary()?.query_one(NOW_MS, &[])?.try_get(0)?)
+    }
 }
 
 impl ItemReads for PostgresStore {
@@ -204,6 +208,10 @@ impl ItemReads for PostgresStore {
 
     fn session_neighbours(&self, ids: &[Uuid], filters: &Filters, window: usize) -> Result<Vec<Neighbour>> {
         neighbours::session_neighbours(&mut *self.reads()?, ids, filters, window)
+    }
+
+    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
+        chain::audit(&mut *self.reads()?, query)
     }
 }
 
@@ -234,7 +242,7 @@ impl LexicalSearch for PostgresStore {
     }
 }
 
-impl VectorSource for PostgresStore {
+impl ChangeFeed for PostgresStore {
     fn vector_rows(&self, ids: Option<&[Uuid]>) -> Result<Vec<VectorRow>> {
         read::vector_rows(&mut *self.primary()?, ids)
     }
@@ -252,11 +260,19 @@ impl VectorSource for PostgresStore {
     fn change_counter(&self) -> Result<i64> {
         changes::counter(&mut *self.primary()?)
     }
+}
 
+impl DenseSearch for PostgresStore {
     fn vectors_of(&self, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
         read::vectors_of(&mut *self.reads()?, ids)
     }
 
+    fn search_dense(&self, vector: &[f32], filters: &Filters, k: usize) -> Result<Option<Vec<DenseMatch>>> {
+        read::search_dense(&mut *self.reads()?, vector, filters, k).map(Some)
+    }
+}
+
+impl Reembedding for PostgresStore {
     fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()> {
         let mut conn = self.primary()?;
         let dims = vectors.iter().map(|r| r.vector.len()).collect();
@@ -272,10 +288,6 @@ impl VectorSource for PostgresStore {
     fn count_unembedded(&self) -> Result<i64> {
         unembedded::count(&mut *self.primary()?)
     }
-
-    fn search_dense(&self, vector: &[f32], filters: &Filters, k: usize) -> Result<Option<Vec<DenseMatch>>> {
-        read::search_dense(&mut *self.reads()?, vector, filters, k).map(Some)
-    }
 }
 
 impl GraphLinks for PostgresStore {
@@ -288,11 +300,7 @@ impl GraphLinks for PostgresStore {
     }
 }
 
-impl AuditTrail for PostgresStore {
-    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
-        chain::audit(&mut *self.reads()?, query)
-    }
-
+impl AuditChain for PostgresStore {
     fn audit_chain(&self, after: i64, limit: usize) -> Result<Vec<ChainRecord>> {
         chain::chain_page(&mut *self.primary()?, after, limit)
     }
@@ -344,8 +352,8 @@ impl Maintenance for PostgresStore {
         crate::Engine::Postgres
     }
 
-    fn now(&self) -> Result<i64> {
-        Ok(self.primary()?.query_one(NOW_MS, &[])?.try_get(0)?)
+    fn ready(&self) -> Result<crate::Readiness> {
+        Ok(crate::Readiness { schema_version: migrate::current_version(&mut *self.primary()?)? })
     }
 
     fn integrity_problems(&self, _full: bool) -> Result<Vec<String>> {

@@ -22,10 +22,10 @@ mod write;
 
 use crate::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use crate::{
-    ApiKeyRow, ApiKeys, AuditQuery, AuditRecord, AuditTrail, ChangeCursor, Changes, ExportedItem, GraphLinks,
-    ItemReads, ItemVectors, ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link, Maintenance,
-    Metadata, Result, Stats, StoreError, StoredItem, VectorRow, VectorSource, WriteContext, WriteOp,
-    WriteOutcome,
+    ApiKeyRow, ApiKeys, AuditChain, AuditQuery, AuditRecord, ChangeCursor, ChangeFeed, Changes, DenseSearch,
+    ExportedItem, GraphLinks, ItemReads, ItemVectors, ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch,
+    Link, Maintenance, Metadata, Reembedding, Result, Stats, StoreError, StoredItem, VectorRow, WriteContext,
+    WriteOp, WriteOutcome,
 };
 use connect::{ReadMode, Reader, ReaderPool};
 use cortex_domain::graph::Cascade;
@@ -151,6 +151,10 @@ impl ItemReads for SqliteStore {
     ) -> Result<Vec<crate::Neighbour>> {
         neighbours::session_neighbours(&*self.reader()?, ids, filters, window)
     }
+
+    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
+        chain::audit(&*self.reader()?, query)
+    }
 }
 
 impl LexicalSearch for SqliteStore {
@@ -179,7 +183,7 @@ impl LexicalSearch for SqliteStore {
     }
 }
 
-impl VectorSource for SqliteStore {
+impl ChangeFeed for SqliteStore {
     fn vector_rows(&self, ids: Option<&[Uuid]>) -> Result<Vec<VectorRow>> {
         read::vector_rows(&*self.reader()?, ids)
     }
@@ -198,11 +202,15 @@ impl VectorSource for SqliteStore {
         let watch = self.watch.lock().unwrap_or_else(|e| e.into_inner());
         Ok(watch.query_row("PRAGMA data_version", [], |r| r.get(0))?)
     }
+}
 
+impl DenseSearch for SqliteStore {
     fn vectors_of(&self, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
         read::vectors_of(&*self.reader()?, ids)
     }
+}
 
+impl Reembedding for SqliteStore {
     fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()> {
         let mut conn = self.writer()?;
         write::set_vectors(&mut conn, vectors)
@@ -227,11 +235,7 @@ impl GraphLinks for SqliteStore {
     }
 }
 
-impl AuditTrail for SqliteStore {
-    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
-        chain::audit(&*self.reader()?, query)
-    }
-
+impl AuditChain for SqliteStore {
     fn audit_chain(&self, after: i64, limit: usize) -> Result<Vec<ChainRecord>> {
         chain::chain_page(&*self.reader()?, after, limit)
     }
@@ -282,6 +286,10 @@ impl Maintenance for SqliteStore {
 
     fn engine(&self) -> crate::Engine {
         crate::Engine::Sqlite
+    }
+
+    fn ready(&self) -> Result<crate::Readiness> {
+        Ok(crate::Readiness { schema_version: migrate::current_version(&*self.reader()?)? })
     }
 
     fn integrity_problems(&self, full: bool) -> Result<Vec<String>> {

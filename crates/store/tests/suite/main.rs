@@ -5,4 +5,5 @@ mod change_log;
 mod conformance;
 mod corrupt_rows;
 mod filters;
+mod readiness;
 mod shared_database;

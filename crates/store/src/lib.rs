@@ -23,7 +23,7 @@ pub mod sqlite;
 pub use error::{Result, StoreError};
 pub use filter::{Clause, Filters, ItemFacts};
 pub use model::*;
-pub use open::{DbTarget, PoolConfig, open};
+pub use open::{DEFAULT_POOL_SIZE, DbTarget, PoolConfig, open};
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 

@@ -108,8 +108,8 @@ impl MemoryService {
         &self.inferred
     }
 
-    /// Now, by the clock every writer of the store shares: a PostgreSQL server's (issue 15,
-    /// item 14: a client with a fast clock must not stamp items in the future or purge
+    /// Now, by the clock every writer of the store shares: a PostgreSQL server's (a client
+    /// with a fast clock must not stamp items in the future or purge
     /// everyone's items early), this machine's for a SQLite file.
     pub(crate) fn now(&self) -> Result<i64> {
         Ok(self.store.now()?)

@@ -195,6 +195,9 @@ mod tests {
     #[test]
     fn every_default_is_accepted_and_every_example_of_a_bad_value_refused() {
         for s in SETTINGS.iter() {
+            if s.default_is_value() {
+                s.check(&s.default_text()).unwrap_or_else(|e| panic!("the default of {}: {e}", s.name()));
+            }
             for bad in s.refuses() {
                 let e = s.check(&bad).expect_err(&format!("{}={bad:?} accepted", s.name()));
                 assert_eq!(e.name, s.name());

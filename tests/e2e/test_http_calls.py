@@ -45,6 +45,22 @@ def wait_for(condition, what: str):
         time.sleep(0.01)
 
 
+async def while_a_store_is_held(c, embeddings, meanwhile) -> dict:
+    """Stores a todo the embedder holds, runs `meanwhile` once it is held, then releases it:
+    returns the store's answer."""
+    result = {}
+    async with anyio.create_task_group() as tasks:
+
+        async def held_store():
+            result["out"] = await c.store({"kind": "todo", "content": "slowpoke task"})
+
+        tasks.start_soon(held_store)
+        assert await anyio.to_thread.run_sync(embeddings.held.wait, TIMEOUT)
+        await meanwhile()
+        embeddings.release()
+    return result["out"]
+
+
 def test_a_call_over_the_time_limit_is_answered_with_timeout(db, serve):
     with held_embedder() as (embeddings, env):
         server = serve(env={**env, "CORTEX_HTTP_CALL_TIMEOUT_MS": "300"})
@@ -67,20 +83,14 @@ def test_a_key_at_its_cap_of_calls_gets_429_until_one_is_answered(db, serve):
         server = serve(env={**env, "CORTEX_HTTP_MAX_CONCURRENT": "1"})
 
         async def body():
+            async def refused_at_the_cap():
+                status, head, refused = await anyio.to_thread.run_sync(server.post_mcp, INIT)
+                assert (status, refused["error"]["code"]) == (429, "too_many_calls"), refused
+                assert int(head["Retry-After"]) >= 1
+
             async with http_session(server.url) as c:
-                async with anyio.create_task_group() as tasks:
-                    result = {}
-
-                    async def held_store():
-                        result["out"] = await c.store({"kind": "todo", "content": "slowpoke task"})
-
-                    tasks.start_soon(held_store)
-                    assert await anyio.to_thread.run_sync(embeddings.held.wait, TIMEOUT)
-                    status, head, refused = await anyio.to_thread.run_sync(server.post_mcp, INIT)
-                    assert (status, refused["error"]["code"]) == (429, "too_many_calls"), refused
-                    assert int(head["Retry-After"]) >= 1
-                    embeddings.release()
-                assert result["out"]["summary"]["inserted"] == 1
+                stored = await while_a_store_is_held(c, embeddings, refused_at_the_cap)
+                assert stored["summary"]["inserted"] == 1
                 # The answer was sent: the key's place is free again.
                 status, _, _ = await anyio.to_thread.run_sync(server.post_mcp, INIT)
                 assert status == 200
@@ -92,26 +102,20 @@ def test_sigterm_lets_a_call_in_flight_finish_then_exits_0(db, serve):
     with held_embedder() as (embeddings, env):
         server = serve(env=env)
 
+        async def stopped_taking_connections():
+            server.proc.send_signal(signal.SIGTERM)
+            await anyio.to_thread.run_sync(
+                wait_for, lambda: "stopping: no new connections" in "".join(server.stderr_lines), "stop")
+            with pytest.raises(OSError):
+                urllib.request.urlopen(server.base + "/health", timeout=TIMEOUT)
+
         async def body():
             async with http_session(server.url) as c:
                 # The client checks results against the tools' output schemas, which it lists
                 # once: before the server stops taking requests.
                 await c.session.list_tools()
-                async with anyio.create_task_group() as tasks:
-                    result = {}
-
-                    async def held_store():
-                        result["out"] = await c.store({"kind": "todo", "content": "slowpoke task"})
-
-                    tasks.start_soon(held_store)
-                    assert await anyio.to_thread.run_sync(embeddings.held.wait, TIMEOUT)
-                    server.proc.send_signal(signal.SIGTERM)
-                    await anyio.to_thread.run_sync(
-                        wait_for, lambda: "stopping: no new connections" in "".join(server.stderr_lines), "stop")
-                    with pytest.raises(OSError):
-                        urllib.request.urlopen(server.base + "/health", timeout=TIMEOUT)
-                    embeddings.release()
-                assert result["out"]["summary"]["inserted"] == 1
+                stored = await while_a_store_is_held(c, embeddings, stopped_taking_connections)
+                assert stored["summary"]["inserted"] == 1
 
         run(body)
         assert server.proc.wait(timeout=TIMEOUT) == 0

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Replay `auto`'s fusion offline over `cortex eval --dump` files, to tune `Fusion::TUNED`.
+"""Replay `auto`'s fusion offline over `cortex-bench eval --dump` files, to tune `Fusion::TUNED`.
 
-    cortex eval --dataset ../shared/evals/locomo-dev --corpus-db <db> --dump locomo.jsonl
-    cortex eval --dataset ../shared/evals/scifact --split train --corpus-db <db> --dump scifact.jsonl
+    cortex-bench eval --dataset ../shared/evals/locomo-dev --corpus-db <db> --dump locomo.jsonl
+    cortex-bench eval --dataset ../shared/evals/scifact --split train --corpus-db <db> --dump scifact.jsonl
     python3 scripts/fusion_replay.py --locomo locomo.jsonl --locomo-corpus ../shared/evals/locomo-dev/corpus.jsonl \
         --scifact scifact.jsonl [--grid]
 

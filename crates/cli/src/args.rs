@@ -1,7 +1,7 @@
 //! The command line: every subcommand and flag of `cortex`, as clap reads them (with the
 //! `CORTEX_*` variable each flag falls back to). What each command does is in `main.rs`.
 
-use crate::{bench, context, eval, hook, install, keys, recall};
+use crate::{context, hook, install, keys, recall};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -181,8 +181,6 @@ pub enum Command {
         /// The export file.
         file: PathBuf,
     },
-    /// Measure store throughput, find latency, cold start and memory on a synthetic corpus.
-    Bench(bench::BenchArgs),
     /// The session briefing for this project as Markdown (decisions in force, open work,
     /// active incidents, recent changes), for an agent's session-start hook. Always exits 0.
     Context(context::ContextArgs),
@@ -199,11 +197,15 @@ pub enum Command {
     /// Wire an agent to this cortex: the MCP server entry (and for Claude Code the
     /// session-start hook) in that client's config, keeping what else it holds.
     Install(install::InstallArgs),
-    /// Retrieval quality on a BEIR-layout dataset, per route (lexical, dense, hybrid).
-    Eval(eval::EvalArgs),
     /// The embedding model: where it is looked for, and installing it.
     #[command(subcommand)]
     Model(ModelCommand),
+    /// Gone to `cortex-bench bench`; hidden, and kept so that the old command says where.
+    #[command(hide = true, disable_help_flag = true)]
+    Bench(Moved),
+    /// Gone to `cortex-bench eval`; hidden, and kept so that the old command says where.
+    #[command(hide = true, disable_help_flag = true)]
+    Eval(Moved),
     /// API keys for `serve --http`: create (prints the token once), list, revoke.
     #[command(subcommand)]
     Keys(keys::KeysCommand),
@@ -230,4 +232,11 @@ pub enum ModelCommand {
     },
     /// Where the model is looked for and whether it is there.
     Status,
+}
+
+/// Whatever a moved command is given: it answers the same refusal.
+#[derive(clap::Args)]
+pub struct Moved {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub args: Vec<String>,
 }

@@ -31,7 +31,7 @@ pub enum CliError {
     /// The embedding model cannot be installed or loaded.
     #[error("{0}")]
     Model(String),
-    /// A benchmark or an evaluation failed; the message says where.
+    /// A run failed (the server, an export); the message says where.
     #[error("{0}")]
     Run(String),
 }
@@ -69,13 +69,6 @@ impl CliError {
             ),
             _ => None,
         }
-    }
-}
-
-/// The benchmarks and the evaluation report their failures as text of their own.
-impl From<String> for CliError {
-    fn from(message: String) -> CliError {
-        CliError::Run(message)
     }
 }
 

@@ -2,11 +2,8 @@
 //! the MCP tools.
 
 mod args;
-mod bench;
 mod context;
-mod corpus;
 mod error;
-mod eval;
 mod hook;
 mod ingest;
 mod install;
@@ -102,10 +99,10 @@ fn verify_options(full: bool, anchor: Option<String>) -> Result<VerifyOptions, C
 fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Serve { http, allow_origin, tls_cert, tls_key } => {
-            let tls = cortex_mcp::http::TlsFiles::resolve(tls_cert, tls_key)?;
+            let tls = cortex_server::TlsFiles::resolve(tls_cert, tls_key)?;
             let http = http
                 .map(|addr| {
-                    cortex_mcp::http::HttpOptions::resolve(&addr, &allow_origin, env)
+                    cortex_server::HttpOptions::resolve(&addr, &allow_origin, env)
                         .map(|options| options.with_tls(tls))
                 })
                 .transpose()?;
@@ -130,7 +127,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 .build()
                 .map_err(|e| CliError::Run(format!("cannot start the async runtime: {e}")))?;
             let result = match http {
-                Some(options) => runtime.block_on(cortex_mcp::http::serve(service.clone(), options)),
+                Some(options) => runtime.block_on(cortex_server::serve(service.clone(), options)),
                 None => runtime.block_on(cortex_mcp::serve_stdio(service.clone())),
             };
             // A blocked stdin read must not hold the process after the client is gone.
@@ -323,12 +320,12 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             output::json(&report);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench(args) => bench::run(args).map_err(CliError::Run),
         Command::Context(args) => Ok(context::run(open(cli.db), args)),
         Command::Recall(args) => Ok(recall::run(cli.db, args)),
         Command::Install(args) => install::run(args, cli.db),
         Command::Hook(command) => Ok(hook::run(command)),
-        Command::Eval(args) => eval::run(args).map_err(CliError::Run),
+        Command::Bench(_) => Err(moved("bench")),
+        Command::Eval(_) => Err(moved("eval")),
         Command::Keys(keys::KeysCommand::List) => respond(open(cli.db)?.keys(), |r| {
             output::json(&json!({ "keys": r }));
             ExitCode::SUCCESS
@@ -360,6 +357,17 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The benchmarks and the evaluation are not shipped in `cortex`: the refusal names the
+/// binary that runs them now.
+fn moved(command: &str) -> CliError {
+    CliError::argument(
+        &format!("cortex {command}"),
+        format!(
+            "the benchmarks and the evaluation are their own binary: run `cortex-bench {command}` with the same arguments (`cargo build --release` builds it beside cortex)"
+        ),
+    )
 }
 
 /// Purges expired items every `every` on a thread of its own (the first run right away), for

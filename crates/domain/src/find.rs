@@ -71,9 +71,6 @@ pub struct FindRequest {
     pub depth: u8,
     /// Items expansion adds at most.
     pub expand_limit: usize,
-    /// How the routes are fused. Not an argument agents send: the default is the tuned rule;
-    /// `cortex eval` compares it with fixed weights.
-    pub fusion: crate::fusion::Fusion,
 }
 
 /// The arguments `memory_find` takes; the tool's input schema lists the same (a test in
@@ -123,7 +120,6 @@ impl FindRequest {
             expand: None,
             depth: DEFAULT_DEPTH,
             expand_limit: DEFAULT_EXPAND_LIMIT,
-            fusion: crate::fusion::Fusion::TUNED,
         }
     }
 
@@ -254,7 +250,6 @@ impl FindRequest {
             expand,
             depth,
             expand_limit,
-            fusion: crate::fusion::Fusion::TUNED,
         };
         if let Some(cursor) = text_arg(args, "cursor")? {
             request.offset = decode_cursor(&cursor, request.fingerprint())?;

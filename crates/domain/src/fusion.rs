@@ -36,7 +36,7 @@
 //! dense-only items (the reverse) added nothing: few of them hold any query word.
 //!
 //! [`Fusion::TUNED`] was chosen on locomo-dev and the SciFact **train** queries together
-//! (`cortex eval --dump`, then every rule replayed offline over the dumped lists), keeping only
+//! (`cortex-bench eval --dump`, then every rule replayed offline over the dumped lists), keeping only
 //! settings under which no locomo-dev category fell below the lexical route
 //! (`scripts/fusion_replay.py` replays this rule over the dumps). BENCHMARKS.md has the
 //! figures, before and after, with SciFact reported on its test queries.
@@ -63,8 +63,9 @@ pub const AGREEMENT_FULL: usize = 3;
 /// Spread between the first and the tenth dense similarity from which dense is trusted fully.
 pub const SPREAD_FULL: f64 = 0.2;
 
-/// How a find fuses its routes. Not an argument agents send: finds use [`Fusion::TUNED`];
-/// `cortex eval` compares it with fixed weights.
+/// How a find fuses its routes. Not part of a find request (no agent chooses it): finds use
+/// [`Fusion::TUNED`]; the evaluation harness (`cortex-bench eval`) compares it with other rules
+/// through the service's `find_with_fusion`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fusion {
     /// Share of the lexical relevance; the dense part has the rest, times the query's trust.

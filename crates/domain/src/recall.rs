@@ -17,7 +17,7 @@ pub const DEFAULT_BUDGET_TOKENS: usize = 400;
 /// The default floor on [`strength`]: all of a prompt's three or four meaningful words, four
 /// of five, five of six. The lowest floor at which prompts about nothing stored inject
 /// nothing on the conversational and the scientific dev sets alike (BENCHMARKS.md has the
-/// table, from `cortex eval --recall-hook`): below it, generic prompts drag memories in.
+/// table, from `cortex-bench eval --recall-hook`): below it, generic prompts drag memories in.
 pub const DEFAULT_FLOOR: f64 = 0.8;
 /// At most this many memories per prompt.
 pub const MAX_RECALLED: usize = 3;

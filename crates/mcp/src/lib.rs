@@ -1,20 +1,24 @@
-//! MCP protocol adapter: exposes the memory service as the tools `memory_store` and
-//! `memory_find` over stdio and, for a team, over Streamable HTTP ([`http`]), using the
-//! official `rmcp` SDK.
+//! MCP protocol adapter: maps the tools `memory_store` and `memory_find`, the resources and the
+//! prompt onto the memory service, whatever the transport, using the official `rmcp` SDK. It
+//! serves stdio itself; the team application (`cortex-server`) serves the same handler over
+//! Streamable HTTP, telling it who asks ([`principal`]) and keeping its figures ([`CallFigures`]).
 
+mod figures;
 pub mod frame;
-pub mod http;
+pub mod principal;
 mod resources;
 mod schema;
 mod server;
 pub mod transport;
 
+pub use figures::CallFigures;
 pub use resources::{HISTORY_TEMPLATE, templates as resource_templates};
 pub use schema::{FIND_TOOL, STORE_TOOL, tools};
 pub use server::CortexServer;
 
 use cortex_service::MemoryService;
 use rmcp::ServiceExt;
+use rmcp::service::ServerInitializeError;
 use std::sync::Arc;
 
 /// Serves MCP on stdin/stdout until the client leaves. Returns `Ok` on a clean exit,
@@ -25,14 +29,11 @@ pub async fn serve_stdio(service: Arc<MemoryService>) -> Result<(), String> {
     let transport = transport::LineTransport::new(stdin, tokio::io::stdout());
     let running = match server.serve(transport).await {
         Ok(running) => running,
-        Err(e) => {
-            let text = e.to_string();
-            if text.contains("connection closed") {
-                tracing::info!("client left before initializing: {text}");
-                return Ok(());
-            }
-            return Err(format!("MCP session failed to start: {text}"));
+        Err(ServerInitializeError::ConnectionClosed(waiting_for)) => {
+            tracing::info!("client left before initializing (while waiting for the {waiting_for})");
+            return Ok(());
         }
+        Err(e) => return Err(format!("MCP session failed to start: {e}")),
     };
     match running.waiting().await {
         Ok(reason) => {

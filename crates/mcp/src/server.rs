@@ -3,8 +3,8 @@
 //! (the gate's [`Principal`]): through the service as that caller sees it, with the key's
 //! role checked per tool, a time limit per call, and the figures `/metrics` shows.
 
-use crate::http::Metrics;
-use crate::http::principal::{self, AccessNote, Principal, Source};
+use crate::figures::CallFigures;
+use crate::principal::{self, AccessNote, Principal, Source};
 use crate::resources;
 use crate::schema::{FIND_TOOL, STORE_TOOL, tools};
 use cortex_domain::api_key::role_for_tool;
@@ -30,7 +30,7 @@ pub struct CortexServer {
     service: Arc<MemoryService>,
     tools: Arc<Vec<Tool>>,
     /// The HTTP server's: the figures of `/metrics` and the time a call may take.
-    http: Option<(Arc<Metrics>, Duration)>,
+    http: Option<(Arc<dyn CallFigures>, Duration)>,
 }
 
 /// What a tool call came to, for the figures and the access log.
@@ -49,9 +49,11 @@ impl CortexServer {
         CortexServer { service, tools: Arc::new(tools()), http: None }
     }
 
-    pub(crate) fn for_http(
+    /// The handler the team application serves over HTTP: each request as the principal its
+    /// gate put on it, within `timeout`, its calls counted in `metrics`.
+    pub fn for_http(
         service: Arc<MemoryService>,
-        metrics: Arc<Metrics>,
+        metrics: Arc<dyn CallFigures>,
         timeout: Duration,
     ) -> CortexServer {
         CortexServer { http: Some((metrics, timeout)), ..CortexServer::new(service) }

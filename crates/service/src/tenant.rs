@@ -336,6 +336,10 @@ impl Maintenance for BoundedStore {
         self.inner.label()
     }
 
+    fn engine(&self) -> cortex_store::Engine {
+        self.inner.engine()
+    }
+
     fn now(&self) -> Result<i64> {
         self.inner.now()
     }

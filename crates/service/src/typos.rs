@@ -7,7 +7,7 @@
 //! too ([`with_words_replaced`], called by `search`). The lexical index weighs a corrected word
 //! below a typed one (`cortex_domain::spelling::CORRECTED_WEIGHT`).
 //! What is not corrected, because it is more often a real word or name the memory lacks than a
-//! slip (measured on locomo-dev and SciFact train, `cortex eval --per-query`): a longer form of
+//! slip (measured on locomo-dev and SciFact train, `cortex-bench eval --per-query`): a longer form of
 //! a known word, a word holding a digit, a word of four letters or fewer.
 
 use crate::{MemoryService, Result};

@@ -23,7 +23,7 @@ pub mod sqlite;
 pub use error::{Result, StoreError};
 pub use filter::{Clause, Filters, ItemFacts};
 pub use model::*;
-pub use open::{DEFAULT_POOL_SIZE, DbTarget, PoolConfig, open};
+pub use open::{DEFAULT_POOL_SIZE, DbTarget, Engine, PoolConfig, open};
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
@@ -200,6 +200,8 @@ pub trait Maintenance: Send + Sync {
     fn export_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>>;
     /// Where the data lives, for humans (a path, or a URL without its password).
     fn label(&self) -> String;
+    /// Which database this is.
+    fn engine(&self) -> Engine;
 
     /// The time, in epoch ms, every writer of this store agrees on: PostgreSQL's clock for a
     /// shared server (clients' clocks differ), this machine's for a SQLite file.

@@ -4,6 +4,24 @@ use crate::{PostgresStore, Result, SqliteStore, Store};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// Which database a store is, for what differs between them beyond the contract (the name of
+/// its own text search, for `doctor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+}
+
+impl Engine {
+    /// The database's own lexical search, which answers finds when there is no index.
+    pub fn text_search(self) -> &'static str {
+        match self {
+            Engine::Sqlite => "SQLite FTS5 BM25",
+            Engine::Postgres => "PostgreSQL tsvector, ts_rank",
+        }
+    }
+}
+
 /// Where the memory lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DbTarget {

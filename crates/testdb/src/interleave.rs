@@ -167,6 +167,9 @@ impl Maintenance for Interleaved {
     fn label(&self) -> String {
         self.inner.label()
     }
+    fn engine(&self) -> cortex_store::Engine {
+        self.inner.engine()
+    }
     fn now(&self) -> Result<i64> {
         self.inner.now()
     }

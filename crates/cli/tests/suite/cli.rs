@@ -366,103 +366,34 @@ fn keys_are_created_once_listed_without_secrets_and_revoked(db: &TestDb) {
     assert_eq!(ops, ["key_create", "key_revoke"]);
 }
 
-/// `cortex eval` on a four-document BEIR-layout set: it loads the corpus into its own file
-/// (never the memory `CORTEX_DB` names) and scores every route.
+/// The benchmarks and the evaluation are not shipped in `cortex`: its help lists neither, and
+/// the old commands are refused (exit 2), naming `cortex-bench`, with whatever arguments.
 #[test]
-fn eval_scores_every_route_on_a_beir_set() {
-    let db = TestDb::sqlite();
-    let env = Env::new(&db);
-    let set = env.dir.path().join("tiny");
-    std::fs::create_dir_all(set.join("qrels")).unwrap();
-    let docs = [
-        ("d1", "Sessions", "User sessions moved from Redis to PostgreSQL to cut hosting costs."),
-        ("d2", "Billing", "The billing worker charges customers every night at two."),
-        ("d3", "Certificates", "TLS certificates for the gateway are renewed by certbot monthly."),
-        ("d4", "Pods", "Kubernetes pods restart when they exceed their memory limits."),
-    ];
-    let corpus: String = docs
-        .iter()
-        .map(|(id, title, text)| format!("{}\n", json!({"_id": id, "title": title, "text": text})))
-        .collect();
-    std::fs::write(set.join("corpus.jsonl"), corpus).unwrap();
-    let queries =
-        [("q1", "where do login sessions live now"), ("q2", "containers killed for using too much RAM")];
-    let queries: String =
-        queries.iter().map(|(id, text)| format!("{}\n", json!({"_id": id, "text": text}))).collect();
-    std::fs::write(set.join("queries.jsonl"), queries).unwrap();
-    std::fs::write(set.join("qrels/test.tsv"), "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td4\t1\n").unwrap();
-
-    let out = env.run(&["eval", "--dataset", set.to_str().unwrap()], None);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let table = String::from_utf8_lossy(&out.stdout);
-    for route in ["fast", "dense", "auto", "deep"] {
-        let [ndcg, ..] = eval_row(&table, route, "all");
-        assert!((0.0..=1.0).contains(&ndcg), "{table}");
-        if route != "fast" {
-            assert!(ndcg > 0.9, "paraphrases are found by meaning: {table}");
-        }
-    }
-    let memory = env.run(&["stats"], None);
-    assert_eq!(stdout_json(&memory)["items"], 0, "the memory CORTEX_DB names was not touched");
-}
-
-/// nDCG@10, Recall@5, Recall@10, MRR@10 of one row of `cortex eval`'s table.
-fn eval_row(table: &str, route: &str, category: &str) -> [f64; 4] {
-    let row = table
+fn bench_and_eval_are_left_to_cortex_bench() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_cortex")).args(args).current_dir(dir.path()).output().unwrap()
+    };
+    let help = String::from_utf8(run(&["--help"]).stdout).unwrap();
+    let commands: Vec<&str> = help
         .lines()
-        .find(|l| l.starts_with(&format!("| {route} | {category} |")))
-        .unwrap_or_else(|| panic!("no {route}/{category} row in {table}"));
-    let cells: Vec<f64> = row.split('|').skip(4).take(4).map(|c| c.trim().parse().unwrap()).collect();
-    [cells[0], cells[1], cells[2], cells[3]]
-}
-
-/// A conversational set: each conversation is its own scope, so a query finds its answer
-/// even when another conversation says the same words more often; figures per category.
-#[test]
-fn eval_searches_each_conversation_in_its_own_scope() {
-    let db = TestDb::sqlite();
-    let env = Env::new(&db);
-    let set = env.dir.path().join("talk");
-    std::fs::create_dir_all(set.join("qrels")).unwrap();
-    let mut turns = vec![
-        (
-            "a:D1:1",
-            "a",
-            "Ann: yesterday the animal shelter near the station finally let me take home a small cat.",
-        ),
-        ("a:D1:2", "a", "Bob: That is lovely news, Ann."),
-    ];
-    let loud: Vec<String> =
-        (1..=6).map(|i| format!("Cid: shelter cat, shelter cat, shelter cat {i}")).collect();
-    for (i, text) in loud.iter().enumerate() {
-        turns.push((["b:D1:1", "b:D1:2", "b:D1:3", "b:D1:4", "b:D1:5", "b:D1:6"][i], "b", text));
-    }
-    let corpus: String = turns
-        .iter()
-        .map(|(id, conv, text)| {
-            format!("{}\n", json!({"_id": id, "title": "", "text": text, "conversation": conv}))
-        })
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_whitespace().next())
         .collect();
-    std::fs::write(set.join("corpus.jsonl"), corpus).unwrap();
-    let queries = [
-        json!({"_id": "q1", "text": "the shelter cat", "conversation": "a",
-               "category_name": "single-hop"}),
-        json!({"_id": "q2", "text": "Who told Ann the news was lovely?", "conversation": "a",
-               "category_name": "adversarial"}),
-    ];
-    let queries: String = queries.iter().map(|q| format!("{q}\n")).collect();
-    std::fs::write(set.join("queries.jsonl"), queries).unwrap();
-    std::fs::write(set.join("qrels/test.tsv"), "query-id\tcorpus-id\tscore\nq1\ta:D1:1\t1\nq2\ta:D1:2\t1\n")
-        .unwrap();
-
-    let out = env.run(&["eval", "--dataset", set.to_str().unwrap(), "--routes", "fast,auto"], None);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let table = String::from_utf8_lossy(&out.stdout);
-    assert!(table.contains("queries of 1 conversations, each searched in its own scope"), "{table}");
-    for route in ["fast", "auto"] {
-        assert_eq!(eval_row(&table, route, "single-hop")[3], 1.0, "found first in its own scope: {table}");
-        assert_eq!(eval_row(&table, route, "all")[2], 1.0, "{table}");
-        eval_row(&table, route, "adversarial");
+    assert!(commands.contains(&"serve") && commands.contains(&"find"), "{help}");
+    assert!(!commands.contains(&"bench") && !commands.contains(&"eval"), "{help}");
+    for (command, args) in
+        [("bench", vec!["--semantic", "--sizes", "10", "--help"]), ("eval", vec!["--dataset", "x"])]
+    {
+        let out = run(&[&[command], args.as_slice()].concat());
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("run `cortex-bench {command}` with the same arguments")),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{out:?}");
     }
-    assert!(!table.contains("| dense |"), "only the routes asked for: {table}");
 }

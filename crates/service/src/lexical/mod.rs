@@ -211,11 +211,7 @@ impl Lexical {
     /// its items, its size), or the database's search and why; a damaged index is named with
     /// its fix.
     pub fn status(&self) -> String {
-        let database = if self.store.label().starts_with("postgres") {
-            "PostgreSQL tsvector, ts_rank"
-        } else {
-            "SQLite FTS5 BM25"
-        };
+        let database = self.store.engine().text_search();
         let Some(index) = self.opened() else {
             return format!("enabled: {database} ({NO_INDEX})");
         };

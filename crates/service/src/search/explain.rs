@@ -1,5 +1,5 @@
 //! What each route of a find sees before fusion, for tuning the fusion offline
-//! (`cortex eval --dump`): the conjunctive and the disjunctive lexical lists and the dense
+//! (`cortex-bench eval --dump`): the conjunctive and the disjunctive lexical lists and the dense
 //! list, each with its raw scores (BM25 as the backend gives it, cosine), over a pool the
 //! caller chooses. Nothing here is on a find's path.
 

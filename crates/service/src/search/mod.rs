@@ -24,6 +24,7 @@ use crate::semantic::EmbedderChoice;
 use crate::{MemoryService, Result};
 use candidates::{Candidate, fused_candidates, with_neighbours};
 use cortex_domain::find::Detail;
+use cortex_domain::fusion::Fusion;
 use cortex_domain::neighbours;
 use cortex_domain::query::{ParsedQuery, parse_query};
 use cortex_domain::ranking::{self, ScoreParts};
@@ -53,6 +54,13 @@ impl MemoryService {
     }
 
     pub fn find_request(&self, req: &FindRequest) -> Result<FindResponse> {
+        self.find_with_fusion(req, &Fusion::TUNED)
+    }
+
+    /// A find whose routes are fused by `fusion` instead of the tuned rule: for the evaluation
+    /// harness, which compares rules. No agent chooses the fusion, so it is no part of the
+    /// request.
+    pub fn find_with_fusion(&self, req: &FindRequest, fusion: &Fusion) -> Result<FindResponse> {
         if let (Some(bound), Some(scope)) = (&self.bound, &req.scope) {
             bound.check_read(scope)?;
         }
@@ -75,7 +83,7 @@ impl MemoryService {
         if !req.ids.is_empty() {
             self.lookup(req, &filter, &mut response)?;
         } else if let Some(text) = &req.query {
-            self.search(req, text, &filter, &deadline, &mut response)?;
+            self.search(req, text, &filter, fusion, &deadline, &mut response)?;
         } else {
             self.list_newest(req, &filter, &mut response)?;
         }
@@ -158,6 +166,7 @@ impl MemoryService {
         req: &FindRequest,
         text: &str,
         filter: &ScopeFilter,
+        fusion: &Fusion,
         deadline: &Deadline,
         response: &mut FindResponse,
     ) -> Result<()> {
@@ -209,7 +218,7 @@ impl MemoryService {
         // embedder (a lexical-only memory), whose dense route answers "unavailable".
         let embeds = !matches!(self.semantic.choice(), EmbedderChoice::None);
         let lexical_vectors =
-            (dense.is_some() && embeds && req.fusion.fill_dense).then(|| self.lexical_vectors(&lexical));
+            (dense.is_some() && embeds && fusion.fill_dense).then(|| self.lexical_vectors(&lexical));
         let dense = match dense.map(|route| route.wait(deadline)) {
             None => None,
             Some(DenseOutcome::Found(found)) => Some(found),
@@ -241,10 +250,10 @@ impl MemoryService {
             _ => Vec::new(),
         };
         let dense_hits = dense.as_ref().map(|d| d.hits.as_slice());
-        let mut candidates = fused_candidates(&lexical, dense_hits, &dense_of_lexical, &req.fusion);
+        let mut candidates = fused_candidates(&lexical, dense_hits, &dense_of_lexical, fusion);
         // `fast` stays the lexical route alone; `auto` and `deep` bring the best hits' session
         // neighbours (the reply to the turn that matched).
-        if req.mode != Mode::Fast && req.fusion.neighbours && !candidates.is_empty() {
+        if req.mode != Mode::Fast && fusion.neighbours && !candidates.is_empty() {
             if deadline.passed() {
                 response.notes.push(deadline.note("session neighbours were not looked up"));
             } else {

@@ -23,6 +23,7 @@ per_backend!(
     a_closing_service_commits_what_its_finds_read,
     a_corrupted_index_never_answers_empty,
     a_readable_but_damaged_index_is_named_and_repaired,
+    without_an_index_doctor_names_the_databases_own_search,
 );
 
 /// A service as a new process would open it, with the lexical index at `place` (`None`: the
@@ -315,4 +316,15 @@ fn a_readable_but_damaged_index_is_named_and_repaired(db: &TestDb) {
     let status = damaged.doctor(&Default::default()).unwrap().lexical_search;
     assert!(status.starts_with("enabled: BM25 index"), "{status}");
     assert_eq!(found(&damaged, json!({"query": "webhook"})), set(&[&ids[0]]));
+}
+
+/// With no index, finds ask the database: `doctor` names that database's own search.
+fn without_an_index_doctor_names_the_databases_own_search(db: &TestDb) {
+    let status = open(db, None).doctor(&Default::default()).unwrap().lexical_search;
+    let (own, other) = match db.backend() {
+        Backend::Sqlite => ("SQLite FTS5 BM25", "PostgreSQL"),
+        Backend::Postgres => ("PostgreSQL tsvector, ts_rank", "SQLite"),
+    };
+    assert!(status.starts_with(&format!("enabled: {own}")), "{status}");
+    assert!(!status.contains(other), "{status}");
 }

@@ -113,7 +113,7 @@ impl PostgresStore {
     }
 
     /// Removes every item, vector, lexicon word and recorded embedding model: for a scratch
-    /// database, which `cortex bench --postgres` empties before each size. On this type only,
+    /// database, which `cortex-bench bench --postgres` empties before each size. On this type only,
     /// not on the store's roles: no service path may empty a store.
     pub fn empty_scratch_database(&self) -> Result<()> {
         // A key left by an earlier run would make the next run's keyless server refuse every
@@ -338,6 +338,10 @@ impl Maintenance for PostgresStore {
 
     fn label(&self) -> String {
         self.label.clone()
+    }
+
+    fn engine(&self) -> crate::Engine {
+        crate::Engine::Postgres
     }
 
     fn now(&self) -> Result<i64> {

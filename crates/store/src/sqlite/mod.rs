@@ -280,6 +280,10 @@ impl Maintenance for SqliteStore {
         self.path.display().to_string()
     }
 
+    fn engine(&self) -> crate::Engine {
+        crate::Engine::Sqlite
+    }
+
     fn integrity_problems(&self, full: bool) -> Result<Vec<String>> {
         read::integrity_problems(&*self.reader()?, full)
     }

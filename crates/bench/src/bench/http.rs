@@ -1,0 +1,261 @@
+//! `cortex-bench bench --http`: the team server under load, on each backend at each size. The corpus
+//! is stored first; then a real `cortex serve --http` answers the load of `http_load`:
+//! 1. the team profile without keys (the local user on loopback);
+//! 2. the same with an API key on every request (auth and rate limiting are the difference);
+//! 3. the design's acceptance profile with the key: 100 clients asking for 1,000 `fast` finds
+//!    a second.
+//!
+//! The server runs without an embedder (`CORTEX_EMBEDDER=none`) unless `--semantic`: on this
+//! 2-core machine the model embeds ~90 items/s, below what 10% stores of 1–10 items ask at
+//! 400 requests/s, so the lexical run measures the server and the semantic run what the model
+//! allows. `auto` finds without an embedder run lexical only, and say so.
+
+use super::http_load::{self, Plan, Target};
+use super::{bench_scope, on_each_backend, store_corpus};
+use crate::output;
+use cortex_service::semantic::EmbedderChoice;
+use cortex_service::{Config, MemoryService};
+use cortex_store::DbTarget;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The load options `cortex-bench bench --http` takes.
+pub struct Load {
+    pub duration: Duration,
+    pub clients: usize,
+    pub per_second: f64,
+    pub semantic: bool,
+}
+
+pub fn run(
+    sizes: &[usize],
+    dir: &std::path::Path,
+    postgres: Option<&str>,
+    load: &Load,
+) -> Result<(), String> {
+    tables("http", http_load::HEADER, sizes, dir, postgres, |backend, db, size| {
+        bench_one(backend, db, size, load)
+    })
+}
+
+/// Runs `bench` on each backend at each size (`on_each_backend`), then prints the rows of
+/// every run under `header` and each run's line below the table.
+pub(super) fn tables(
+    name: &str,
+    header: &str,
+    sizes: &[usize],
+    dir: &std::path::Path,
+    postgres: Option<&str>,
+    bench: impl FnMut(&'static str, &str, usize) -> Result<(Vec<String>, String), String>,
+) -> Result<(), String> {
+    let runs = on_each_backend(name, sizes, dir, postgres, bench)?;
+    output::line(header);
+    let mut lines = Vec::new();
+    for (table, line) in runs {
+        table.iter().for_each(|row| output::line(row));
+        lines.push(line);
+    }
+    output::line("");
+    lines.iter().for_each(|line| output::line(line));
+    Ok(())
+}
+
+/// Requests whose gate is timed alone.
+const GATE_CALLS: usize = 5_000;
+
+/// What the gate adds to a request that carries a key, timed alone in this process: the key's
+/// lookup by its id and the check of its secret (`authenticate`), then its rate bucket. The
+/// load runs with and without a key differ by more than this from run to run on 2 shared
+/// cores, so their difference cannot show a cost this small.
+fn time_gate(backend: &str, db: &str, key: &str) -> Result<String, String> {
+    let config = Config::new(DbTarget::parse(db), bench_scope(), EmbedderChoice::None);
+    let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
+    let limits = cortex_server::Limits::new(16);
+    let mut times = Vec::with_capacity(GATE_CALLS);
+    for _ in 0..GATE_CALLS {
+        let started = Instant::now();
+        let holder = service
+            .authenticate(key)
+            .map_err(|e| e.to_string())?
+            .map_err(|why| format!("the benchmark's key was refused: {why:?}"))?;
+        let rate = holder.rate.ok_or("the benchmark's key has no rate of its own")?;
+        limits
+            .admit(&holder.name, rate, Instant::now())
+            .map_err(|_| "the benchmark's key was rate limited")?;
+        times.push(started.elapsed().as_secs_f64() * 1e6);
+    }
+    times.sort_by(f64::total_cmp);
+    let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
+    Ok(format!(
+        "{backend}: the gate of a keyed request alone (key lookup, SHA-256 of the secret, constant-time compare, rate bucket), {GATE_CALLS} requests: p50 {:.0} µs, p95 {:.0} µs, p99 {:.0} µs",
+        at(0.5),
+        at(0.95),
+        at(0.99)
+    ))
+}
+
+fn bench_one(
+    backend: &'static str,
+    db: &str,
+    size: usize,
+    load: &Load,
+) -> Result<(Vec<String>, String), String> {
+    let config = Config::new(DbTarget::parse(db), bench_scope(), EmbedderChoice::None);
+    let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
+    store_corpus(&service, size)?;
+    drop(service);
+    if backend == "postgres" {
+        // Else autovacuum catches up with the 100k rows just written during the first profile.
+        super::settle_postgres(db)?;
+    }
+    super::build_index(db)?;
+    let team = Plan {
+        name: "team",
+        clients: load.clients,
+        per_second: load.per_second,
+        duration: load.duration,
+        store_percent: 10,
+        auto_percent: 50,
+    };
+    let acceptance = Plan {
+        name: "acceptance",
+        clients: 100,
+        per_second: 1_000.0,
+        duration: load.duration,
+        store_percent: 0,
+        auto_percent: 0,
+    };
+    let mut rows = Vec::new();
+    {
+        let server = Server::start(db, load.semantic, UNLIMITED)?;
+        let outcome = http_load::apply(&team, &Target { url: server.url.clone(), key: None });
+        rows.extend(http_load::rows(backend, size, &team, &outcome, server.pid(), "none"));
+    }
+    let key = create_key(db)?;
+    let gate = time_gate(backend, db, &key)?;
+    {
+        let server = Server::start(db, load.semantic, UNLIMITED)?;
+        let target = Target { url: server.url.clone(), key: Some(key) };
+        let outcome = http_load::apply(&team, &target);
+        rows.extend(http_load::rows(backend, size, &team, &outcome, server.pid(), "API key"));
+        let outcome = http_load::apply(&acceptance, &target);
+        rows.extend(http_load::rows(backend, size, &acceptance, &outcome, server.pid(), "API key"));
+    }
+    Ok((rows, gate))
+}
+
+/// A key for the benchmark's scope, with a rate no run reaches: the run measures the checks,
+/// not refusals.
+fn create_key(db: &str) -> Result<String, String> {
+    let scope = bench_scope().scope;
+    let org = scope.org.as_deref().unwrap_or_default();
+    let project = scope.project.as_deref().unwrap_or_default();
+    create_key_for(db, &["--role", "write", "--org", org, "--project", project, "--rate", "100000/s"])
+}
+
+/// A new key made by `cortex keys create` with these flags (role, scope, rate): its token.
+pub(super) fn create_key_for(db: &str, flags: &[&str]) -> Result<String, String> {
+    let exe = super::cortex::exe()?;
+    let out = Command::new(exe)
+        .args(["keys", "create", "--name", &format!("bench-{}", uuid::Uuid::now_v7())])
+        .args(flags)
+        .env("CORTEX_DB", db)
+        .env("CORTEX_LOG", "error")
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!("cortex keys create failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let created: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
+    created["token"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("no token in what cortex keys create printed: {created}"))
+}
+
+/// `cortex serve --http` on a free loopback port, stopped (SIGTERM, then kill) when dropped.
+pub(super) struct Server {
+    child: Child,
+    pub url: String,
+}
+
+/// The limits `--http` serves under: none that its load reaches (it measures the server, not
+/// refusals).
+const UNLIMITED: &[(&str, &str)] =
+    &[("CORTEX_HTTP_MAX_CONCURRENT", "4096"), ("CORTEX_HTTP_RATE", "100000/s")];
+
+impl Server {
+    /// Started on `db` with these settings beside the benchmark's scope.
+    pub(super) fn start(db: &str, semantic: bool, settings: &[(&str, &str)]) -> Result<Server, String> {
+        let exe = super::cortex::exe()?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| e.to_string())?
+            .port();
+        let mut command = Command::new(exe);
+        command
+            .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+            .env("CORTEX_DB", db)
+            .env("CORTEX_LOG", "warn")
+            // The local user stands where the benchmark's queries look, as a key's holder does.
+            .env("CORTEX_ORG", "acme")
+            .env("CORTEX_PROJECT", "api")
+            .env("CORTEX_BRANCH", "main")
+            .envs(settings.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if !semantic {
+            command.env("CORTEX_EMBEDDER", "none");
+        }
+        let mut child = command.spawn().map_err(|e| e.to_string())?;
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        // Ready once /health answers.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let health = format!("http://127.0.0.1:{port}/health");
+        while ureq::get(&health).call().is_err() {
+            if Instant::now() > deadline || child.try_wait().map_err(|e| e.to_string())?.is_some() {
+                let _ = child.kill();
+                let mut said = String::new();
+                if let Some(mut stderr) = child.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut stderr, &mut said);
+                }
+                return Err(format!("cortex serve --http did not come up: {}", said.trim()));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // The server's log (slow calls are WARN) is drained so it never blocks on a full pipe.
+        if let Some(stderr) = child.stderr.take() {
+            std::thread::spawn(move || {
+                let mut slow = 0u64;
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    if line.contains("WARN") {
+                        slow += 1;
+                    }
+                }
+                tracing::debug!(slow, "server log drained");
+            });
+        }
+        Ok(Server { child, url })
+    }
+
+    pub(super) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg(self.child.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

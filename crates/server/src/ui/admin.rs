@@ -1,0 +1,121 @@
+//! The admin page, `GET /admin`, for admin keys (and the local user): readiness as `/ready`
+//! answers it, the figures `/metrics` exposes, and — for the local user, who owns the whole
+//! store — the API keys (never a secret) and a quick verification of the audit trail. A key's
+//! holder sees neither: keys and the trail's hash chain span every tenant, and stay the
+//! business of the server's machine (`cortex keys`, `cortex audit --verify`).
+
+use super::Ui;
+use super::page::{self, Chrome};
+use super::signin::{Viewer, viewer};
+use crate::ops;
+use askama::Template;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use cortex_domain::api_key::Role;
+use cortex_service::audit::{AuditVerification, VerifyOptions};
+use cortex_service::keys::KeyInfo;
+
+pub struct Readiness {
+    pub ready: bool,
+    pub schema_version: String,
+    pub problem: String,
+    pub embedder: String,
+}
+
+/// A Prometheus sample line: its series and value.
+pub struct Figure {
+    pub series: String,
+    pub value: String,
+}
+
+/// The figures of the `/metrics` text, comment lines left out.
+pub fn figures(text: &str) -> Vec<Figure> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| l.rsplit_once(' '))
+        .map(|(series, value)| Figure { series: series.to_string(), value: value.to_string() })
+        .collect()
+}
+
+#[derive(Template)]
+#[template(path = "ui/admin.html")]
+struct AdminPage {
+    chrome: Option<Chrome>,
+    readiness: Readiness,
+    figures: Vec<Figure>,
+    /// `None`: a key's holder, who does not see them.
+    keys: Option<Vec<KeyInfo>>,
+    audit: Option<AuditVerification>,
+}
+
+pub async fn page(State(ui): State<Ui>, headers: HeaderMap) -> Response {
+    let viewer = match viewer(&ui, &headers).await {
+        Ok(v) => v,
+        Err(answer) => return answer,
+    };
+    if let Some(refused) = viewer.lacks(Role::Admin, "the admin page") {
+        return viewer.answer(refused);
+    }
+    let readiness = readiness(&ui).await;
+    let app = &ui.app;
+    let figures = figures(&app.metrics.render(&app.service.pool_state(), app.service.vectors_in_process()));
+    let (keys, audit) = if viewer.principal.caller.bound.is_none() {
+        let service = app.service.clone();
+        let read = tokio::task::spawn_blocking(move || {
+            (service.keys(), service.verify_audit(&VerifyOptions::default()))
+        })
+        .await;
+        match read {
+            Ok((Ok(keys), Ok(audit))) => (Some(keys), Some(audit)),
+            Ok((Err(e), _)) | Ok((_, Err(e))) => return failed(&viewer, e.to_string()),
+            Err(e) => return failed(&viewer, e.to_string()),
+        }
+    } else {
+        (None, None)
+    };
+    let page = AdminPage { chrome: Some(viewer.chrome()), readiness, figures, keys, audit };
+    viewer.answer(page::html(StatusCode::OK, &page))
+}
+
+/// `/ready`'s answer, read from the same handler.
+async fn readiness(ui: &Ui) -> Readiness {
+    let answer = ops::ready(State(ui.app.clone())).await;
+    let body = axum::body::to_bytes(answer.into_body(), 64 * 1024).await.unwrap_or_default();
+    let value: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    let text = |v: &serde_json::Value| match v {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    Readiness {
+        ready: value["ready"].as_bool().unwrap_or(false),
+        schema_version: text(&value["schema_version"]),
+        problem: text(&value["problem"]),
+        embedder: [text(&value["embedder"]["state"]), text(&value["embedder"]["detail"])]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(": "),
+    }
+}
+
+fn failed(viewer: &Viewer, e: String) -> Response {
+    page::server_error("the admin page", e, Some(viewer.chrome()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::figures;
+
+    #[test]
+    fn samples_are_read_and_comments_left_out() {
+        let text = "# HELP x y\n# TYPE x counter\nx_total{path=\"/mcp\",status=\"200\"} 3\nup 1\n\n";
+        let f = figures(text);
+        assert_eq!(f.len(), 2);
+        assert_eq!(
+            (f[0].series.as_str(), f[0].value.as_str()),
+            ("x_total{path=\"/mcp\",status=\"200\"}", "3")
+        );
+    }
+}

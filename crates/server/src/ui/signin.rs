@@ -1,0 +1,229 @@
+//! Who a UI request is shown to. A session's API key is checked on every request exactly as
+//! `/mcp` checks it (the gate's `who`), so a revoked or expired key ends the session at once;
+//! on a keyless loopback server the local user is shown the memory without signing in. Also
+//! `POST /login`, `POST /logout`, and the CSRF check every other form passes.
+
+use super::Ui;
+use super::page::{self, Chrome, Problem};
+use super::session::{self, Session};
+use crate::gate::who;
+use crate::principal::Principal;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use cortex_domain::api_key::Role;
+use std::time::Instant;
+use subtle::ConstantTimeEq;
+
+/// A request the UI answers: who it is for, and the session it belongs to.
+pub struct Viewer {
+    pub principal: Principal,
+    pub session: Session,
+    /// A session this request started (the keyless local user's): its cookie goes out with
+    /// the answer.
+    new_cookie: Option<String>,
+}
+
+impl Viewer {
+    /// The 403 page when the viewer's role does not cover `needed` for `what`.
+    pub fn lacks(&self, needed: Role, what: &str) -> Option<Response> {
+        if self.principal.role.covers(needed) {
+            return None;
+        }
+        Some(page::message(
+            StatusCode::FORBIDDEN,
+            "Refused",
+            Problem::new(
+                format!(
+                    "{what} needs a key with role {}; the key `{}` has role {}",
+                    needed.as_str(),
+                    self.principal.key,
+                    self.principal.role.as_str()
+                ),
+                format!("sign in with a key of role {} or higher", needed.as_str()),
+            ),
+            Some(self.chrome()),
+        ))
+    }
+
+    pub fn chrome(&self) -> Chrome {
+        Chrome {
+            who: self.principal.key.clone(),
+            role: self.principal.role.as_str(),
+            csrf: self.session.csrf.clone(),
+            signed_in: self.session.token.is_some(),
+        }
+    }
+
+    /// The answer, with the session's cookie if this request started it.
+    pub fn answer(&self, response: Response) -> Response {
+        match &self.new_cookie {
+            Some(cookie) => page::with_cookie(response, cookie),
+            None => response,
+        }
+    }
+}
+
+/// The viewer of a page; otherwise the answer to give instead (the sign-in form, why).
+pub async fn viewer(ui: &Ui, headers: &HeaderMap) -> Result<Viewer, Response> {
+    let now = Instant::now();
+    if let Some(session) = session::cookie_id(headers).and_then(|id| ui.sessions.touch(&id, now)) {
+        return match principal_of(ui, session.token.as_deref()).await {
+            Ok(principal) => Ok(Viewer { principal, session, new_cookie: None }),
+            Err((status, problem)) => Err(ended(ui, &session, status, problem)),
+        };
+    }
+    match principal_of(ui, None).await {
+        Ok(principal) => {
+            let session = ui.sessions.start(None, now).map_err(internal)?;
+            let new_cookie = Some(session::set_cookie(&session.id, ui.secure()));
+            Ok(Viewer { principal, session, new_cookie })
+        }
+        Err((StatusCode::UNAUTHORIZED, _)) => Err(page::sign_in(StatusCode::OK, None)),
+        Err((status, problem)) => Err(page::message(status, "Not available", problem, None)),
+    }
+}
+
+/// The principal for a session's token (or none: the local user), as the gate finds it; else
+/// the status and words of the gate's refusal.
+async fn principal_of(ui: &Ui, token: Option<&str>) -> Result<Principal, (StatusCode, Problem)> {
+    let mut headers = HeaderMap::new();
+    if let Some(token) = token {
+        let value = HeaderValue::from_str(&format!("Bearer {}", token.trim())).map_err(|_| {
+            (
+                StatusCode::UNAUTHORIZED,
+                Problem::new(
+                    "this is not a Cortex token",
+                    "paste the whole token `cortex keys create` printed: cortex_<16 hex>_<64 hex>",
+                ),
+            )
+        })?;
+        headers.insert(header::AUTHORIZATION, value);
+    }
+    match who(&ui.app, &headers).await {
+        Ok(principal) => Ok(principal),
+        Err(refusal) => Err(refusal_words(*refusal).await),
+    }
+}
+
+/// The gate's JSON refusal as words for a page.
+async fn refusal_words(refusal: Response) -> (StatusCode, Problem) {
+    let status = refusal.status();
+    let body = axum::body::to_bytes(refusal.into_body(), 64 * 1024).await.unwrap_or_default();
+    let error = serde_json::from_slice::<serde_json::Value>(&body).ok().and_then(|v| v.get("error").cloned());
+    let text = |field: &str| {
+        error.as_ref().and_then(|e| e.get(field)).and_then(|v| v.as_str()).unwrap_or_default().to_string()
+    };
+    (status, Problem::new(text("message"), text("human_hint")))
+}
+
+/// `POST /login` with the form field `token`: a session for the key, or the sign-in form again
+/// saying why not.
+pub async fn login(State(ui): State<Ui>, request: Request) -> Response {
+    let fields = match form(&ui, request.into_body()).await {
+        Ok(fields) => fields,
+        Err(response) => return response,
+    };
+    let token = field(&fields, "token").trim().to_string();
+    if token.is_empty() {
+        return page::sign_in(
+            StatusCode::UNAUTHORIZED,
+            Some(Problem::new("no token was given", "paste the token of your API key into the field")),
+        );
+    }
+    match principal_of(&ui, Some(&token)).await {
+        Ok(principal) => match ui.sessions.start(Some(token), Instant::now()) {
+            Ok(session) => {
+                tracing::info!(target: "cortex::access", key = %principal.key, "signed in to the web UI");
+                page::with_cookie(page::see_other("/"), &session::set_cookie(&session.id, ui.secure()))
+            }
+            Err(e) => internal(e),
+        },
+        Err((status, problem)) => page::sign_in(status, Some(problem)),
+    }
+}
+
+/// `POST /logout` (with the session's CSRF token): the session ends.
+pub async fn logout(State(ui): State<Ui>, request: Request) -> Response {
+    let (headers, body) = split(request);
+    match checked_form(&ui, &headers, body).await {
+        Ok((viewer, _)) => {
+            ui.sessions.end(&viewer.session.id);
+            page::with_cookie(page::see_other("/"), &ui.clear_cookie())
+        }
+        Err(response) => response,
+    }
+}
+
+pub fn split(request: Request) -> (HeaderMap, Body) {
+    let (parts, body) = request.into_parts();
+    (parts.headers, body)
+}
+
+/// A form POST of a live session: its fields, once its `csrf` field matches the session's
+/// token; 403 (changing nothing) otherwise.
+pub async fn checked_form(
+    ui: &Ui,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(Viewer, Vec<(String, String)>), Response> {
+    let forbidden = |why: &str| {
+        page::message(
+            StatusCode::FORBIDDEN,
+            "Refused",
+            Problem::new(why, "reload the page from this server and submit its form again"),
+            None,
+        )
+    };
+    let Some(session) = session::cookie_id(headers).and_then(|id| ui.sessions.touch(&id, Instant::now()))
+    else {
+        return Err(forbidden("this form was not sent from a live session of this server"));
+    };
+    let fields = form(ui, body).await?;
+    let sent = field(&fields, "csrf");
+    if sent.is_empty() || !bool::from(sent.as_bytes().ct_eq(session.csrf.as_bytes())) {
+        return Err(forbidden("this form does not carry this session's CSRF token"));
+    }
+    let viewer = match principal_of(ui, session.token.as_deref()).await {
+        Ok(principal) => Viewer { principal, session, new_cookie: None },
+        Err((status, problem)) => return Err(ended(ui, &session, status, problem)),
+    };
+    Ok((viewer, fields))
+}
+
+/// The answer when a session's key no longer passes the gate: the session ends (a revoked or
+/// expired key) and the sign-in form says why; a server-side failure ends nothing.
+fn ended(ui: &Ui, session: &Session, status: StatusCode, problem: Problem) -> Response {
+    if status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN {
+        return page::message(status, "Not available", problem, None);
+    }
+    ui.sessions.end(&session.id);
+    let problem = Problem::new(format!("Your session ended: {}", problem.message), problem.hint);
+    page::with_cookie(page::sign_in(StatusCode::UNAUTHORIZED, Some(problem)), &ui.clear_cookie())
+}
+
+/// A form-encoded body, within the server's body limit.
+async fn form(ui: &Ui, body: Body) -> Result<Vec<(String, String)>, Response> {
+    let bytes = axum::body::to_bytes(body, ui.app.options.max_body_bytes).await.map_err(|_| {
+        page::message(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "Too large",
+            Problem::new(
+                format!("the form is over this server's limit of {} bytes", ui.app.options.max_body_bytes),
+                "send less text (CORTEX_HTTP_MAX_BODY_BYTES sets the limit)",
+            ),
+            None,
+        )
+    })?;
+    Ok(form_urlencoded::parse(&bytes).into_owned().collect())
+}
+
+/// The first value of a form field; empty when absent.
+pub fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
+    fields.iter().find(|(n, _)| n == name).map_or("", |(_, v)| v.as_str())
+}
+
+fn internal(e: String) -> Response {
+    page::server_error("signing in", e, None)
+}

@@ -1,0 +1,4 @@
+//! The team application's integration tests, one binary (one link): the HTTP gate, for what a
+//! test over loopback cannot show (tests/e2e drives the rest through the real binary).
+
+mod http_gate;

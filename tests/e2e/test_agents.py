@@ -13,7 +13,7 @@ import pytest
 
 from conftest import BIN, CACHE, ROOT, TIMEOUT, server_env
 from model_standins import Anthropic, Responses, anthropic_tool_results, responses_tool_outputs, tool_result_text
-from test_http import HttpServer
+from http_server import HttpServer
 
 AGENTS = ROOT / "tests" / "e2e" / "agents"
 MODULES = AGENTS / "node_modules"

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from conftest import ROOT
-from test_http import serve  # noqa: F401  (the fixture)
+from http_server import serve  # noqa: F401  (the fixture)
 
 SUITE = ROOT / "tests" / "e2e" / "conformance"
 BIN_DIR = SUITE / "node_modules" / ".bin"

@@ -18,7 +18,7 @@ from pathlib import Path
 import trustme
 
 from conftest import BIN, server_env
-from test_http import INIT, make_key, serve  # noqa: F401 (serve is a fixture)
+from http_server import INIT, make_key, serve  # noqa: F401 (serve is a fixture)
 
 PROTOCOL = "2025-06-18"
 

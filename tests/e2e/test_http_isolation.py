@@ -15,7 +15,7 @@ import pytest
 
 from conftest import BIN, run, server_env
 from oauth_issuer import LocalIssuer
-from test_http import cortex, error_code, http_session, serve  # noqa: F401 (serve is a fixture)
+from http_server import cortex, error_code, http_session, serve  # noqa: F401 (serve is a fixture)
 from test_oauth import oauth_server
 
 

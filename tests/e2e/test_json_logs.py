@@ -7,7 +7,7 @@ real binary, over stdio and HTTP, on each backend."""
 import json
 
 from conftest import run
-from test_http import http_session, make_key, serve  # noqa: F401 (a fixture)
+from http_server import http_session, make_key, serve  # noqa: F401 (a fixture)
 
 IDEMPOTENCY_KEY = "idem-5f0c1e-never-logged"
 ACTOR = "actor-3b9d7a-never-logged"

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import BIN, TIMEOUT, server_env
 from oauth_issuer import LocalIssuer
-from test_http import INIT, HttpServer, cortex, error_code, http_session, make_key, serve  # noqa: F401 (serve is a fixture)
+from http_server import INIT, HttpServer, cortex, error_code, http_session, make_key, serve  # noqa: F401 (serve is a fixture)
 
 
 def free_port() -> int:

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from conftest import TIMEOUT
-from test_http import INIT, cortex, http_session, serve  # noqa: F401 (serve is a fixture)
+from http_server import INIT, cortex, http_session, serve  # noqa: F401 (serve is a fixture)
 from test_oauth import free_port
 
 OIDC = Path(__file__).resolve().parent / "oidc"

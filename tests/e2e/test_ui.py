@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from conftest import TIMEOUT
-from test_http import cortex, make_key, serve  # noqa: F401 (serve is a fixture)
+from http_server import cortex, make_key, serve  # noqa: F401 (serve is a fixture)
 from test_https import https_server  # noqa: F401 (a fixture)
 from test_http_isolation import export
 

@@ -18,7 +18,7 @@ import pytest
 import websocket
 
 from conftest import TIMEOUT
-from test_http import make_key, serve  # noqa: F401 (serve is a fixture)
+from http_server import make_key, serve  # noqa: F401 (serve is a fixture)
 from test_ui import EVIL, at, store_as_local
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -42,17 +42,11 @@ fn main() -> ExitCode {
     })
 }
 
-/// Progress goes to stderr, so stdout holds only the tables; `CORTEX_LOG` sets the level
-/// (default info), as for `cortex`.
+/// Progress goes to stderr, so stdout holds only the tables; `CORTEX_LOG` sets the level, as
+/// for `cortex` (read through the same settings table).
 fn init_logging() -> Result<(), String> {
-    let level = match std::env::var("CORTEX_LOG").ok().filter(|l| !l.trim().is_empty()) {
-        None => tracing::Level::INFO,
-        Some(l) => l.trim().parse::<tracing::Level>().map_err(|_| {
-            format!(
-                "CORTEX_LOG={l:?} is not a log level: use error, warn, info (the default), debug or trace"
-            )
-        })?,
-    };
+    let level = cortex_service::settings::LOG.get(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
+    let level = level.parse::<tracing::Level>().unwrap_or(tracing::Level::INFO);
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).with_ansi(false).init();
     Ok(())
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 pub struct Cli {
     /// A SQLite file path, or a PostgreSQL URL (postgres://user:password@host:port/database)
     /// [default: <user data dir>/cortex/memory.db]. With PostgreSQL, CORTEX_DB_READ_URL sends
-    /// finds to a read replica and CORTEX_DB_POOL_SIZE sets connections per pool (default 8).
+    /// finds to a read replica and CORTEX_DB_POOL_SIZE sets connections per pool.
     #[arg(long, global = true, env = "CORTEX_DB")]
     pub db: Option<String>,
     #[command(subcommand)]
@@ -209,6 +209,13 @@ pub enum Command {
     /// API keys for `serve --http`: create (prints the token once), list, revoke.
     #[command(subcommand)]
     Keys(keys::KeysCommand),
+}
+
+impl Command {
+    /// The commands an agent's hooks run: they exit 0 whatever happens.
+    pub fn is_hook(&self) -> bool {
+        matches!(self, Command::Context(_) | Command::Recall(_) | Command::Hook(_))
+    }
 }
 
 #[derive(Subcommand)]

@@ -16,8 +16,8 @@ mod transfer;
 use args::{Cli, Command, ModelCommand};
 use clap::Parser;
 use cortex_service::audit::VerifyOptions;
-use cortex_service::config::ConfigError;
 use cortex_service::report::DoctorReport;
+use cortex_service::settings;
 use cortex_service::{Config, MemoryService, ServiceError};
 use error::CliError;
 use serde_json::{Value, json};
@@ -27,11 +27,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 fn main() -> ExitCode {
-    if let Err(e) = init_logging() {
-        eprintln!("cortex: {e}");
-        return ExitCode::FAILURE;
-    }
     let cli = Cli::parse();
+    // Every setting is parsed before any command runs, so a bad value is refused whichever
+    // command meets it first. A hook still exits 0 (an agent would stop on anything else).
+    if let Err(e) = settings::check_environment(env) {
+        eprintln!("cortex: {e}");
+        return if cli.command.is_hook() { ExitCode::SUCCESS } else { CliError::Config(e).exit_code() };
+    }
+    init_logging();
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
@@ -44,39 +47,21 @@ fn main() -> ExitCode {
     }
 }
 
-/// Logs go to stderr only: in `serve`, stdout is the protocol channel.
-/// `CORTEX_LOG` sets the level (error, warn, info, debug, trace; default info);
-/// `CORTEX_LOG_FORMAT` the shape of a line: `text` (the default, for people) or `json` (one
-/// object per line, its fields at the top level, for a log shipper).
-fn init_logging() -> Result<(), ConfigError> {
-    let level = match std::env::var("CORTEX_LOG").ok().filter(|l| !l.trim().is_empty()) {
-        None => tracing::Level::INFO,
-        Some(l) => l.trim().parse::<tracing::Level>().map_err(|_| {
-            ConfigError::new(
-                "CORTEX_LOG",
-                &l,
-                "is not a log level",
-                "use error, warn, info (the default), debug or trace",
-            )
-        })?,
-    };
-    let json = match std::env::var("CORTEX_LOG_FORMAT").ok().filter(|f| !f.trim().is_empty()) {
-        None => false,
-        Some(f) => match f.trim() {
-            "text" => false,
-            "json" => true,
-            _ => {
-                return Err(ConfigError::new(
-                    "CORTEX_LOG_FORMAT",
-                    &f,
-                    "is not a log format",
-                    "use text (the default) or json (one JSON object per line)",
-                ));
-            }
-        },
-    };
-    let builder =
-        tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).with_ansi(false);
+/// A variable of the process's environment, for the settings' getters.
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Logs go to stderr only: in `serve`, stdout is the protocol channel. `CORTEX_LOG` sets the
+/// level, `CORTEX_LOG_FORMAT` the shape of a line: `text` for people, or `json` (one object per
+/// line, its fields at the top level, for a log shipper). Both were checked in `main`.
+fn init_logging() {
+    let level = settings::LOG.get(env).ok().and_then(|l| l.parse::<tracing::Level>().ok());
+    let json = settings::LOG_FORMAT.get(env).is_ok_and(|f| f == "json");
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level.unwrap_or(tracing::Level::INFO))
+        .with_ansi(false);
     if json {
         builder.json().flatten_event(true).with_current_span(false).with_span_list(false).init();
         // A panic (one a find survives, say: a damaged lexical index) would otherwise print
@@ -85,11 +70,14 @@ fn init_logging() -> Result<(), ConfigError> {
     } else {
         builder.init();
     }
-    Ok(())
+}
+
+fn model_dir() -> Option<PathBuf> {
+    settings::MODEL_DIR.get(env).ok().flatten()
 }
 
 fn model_location() -> cortex_embed::ModelLocation {
-    cortex_embed::locate_model(std::env::var_os("CORTEX_MODEL_DIR").map(PathBuf::from))
+    cortex_embed::locate_model(model_dir())
 }
 
 fn open(db: Option<String>) -> Result<MemoryService, CliError> {
@@ -114,7 +102,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             let tls = cortex_server::TlsFiles::resolve(tls_cert, tls_key)?;
             let http = http
                 .map(|addr| {
-                    cortex_server::HttpOptions::resolve(&addr, &allow_origin, |k| std::env::var(k).ok())
+                    cortex_server::HttpOptions::resolve(&addr, &allow_origin, env)
                         .map(|options| options.with_tls(tls))
                 })
                 .transpose()?;
@@ -237,7 +225,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Doctor { full, anchor } => {
             let options = verify_options(full, anchor)?;
-            let settings = cortex_service::settings::in_force(|k| std::env::var(k).ok(), cli.db.as_deref());
+            let settings = settings::in_force(env, cli.db.as_deref());
             let service = open(cli.db)?;
             let report = service.doctor(&options).map(|r| DoctorReport { settings, ..r });
             respond(report, |r| {
@@ -353,9 +341,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             })
         }
         Command::Model(ModelCommand::Install { from, to }) => {
-            let to = to.unwrap_or_else(|| {
-                cortex_embed::model_install_dir(std::env::var_os("CORTEX_MODEL_DIR").map(PathBuf::from))
-            });
+            let to = to.unwrap_or_else(|| cortex_embed::model_install_dir(model_dir()));
             let installed =
                 cortex_embed::install_model(&from, &to).map_err(|e| CliError::Model(e.to_string()))?;
             output::json(&json!({ "installed": installed, "model": cortex_embed::MINILM_ID }));

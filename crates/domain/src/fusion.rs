@@ -10,43 +10,30 @@
 //! Each list is scaled by its own best score, so both lie in 0–1 whatever BM25's magnitude. A
 //! lexical candidate the dense list left out is scored at its own cosine (read from its stored
 //! vectors by the caller, `dense_of_lexical`), scaled like the list; only a dense-only item
-//! scores 0 in the lexical part. Score fusion keeps how much better the best hit is,
-//! which reciprocal-rank fusion throws away (k = 60, it lost on both dev sets: locomo-dev
-//! Recall@5 0.51–0.55 and SciFact train nDCG@10 0.72, against 0.57–0.59 and 0.733 for score
-//! fusion at fixed weights).
+//! scores 0 in the lexical part. Score fusion keeps how much better the best hit is, which
+//! reciprocal-rank fusion throws away; RRF lost to it on both dev sets.
 //!
 //! Why the dense share depends on the query: all-MiniLM-L6-v2 is a good second opinion on
-//! abstracts (SciFact) and a poor one on short dialogue turns (locomo-dev: dense alone recalls
-//! 0.41 at 5, lexical 0.57). A fixed weight tuned on one set pulls the other down. Two signals,
-//! measured per query on both sets, said when dense helps:
+//! abstracts (SciFact) and a poor one on short dialogue turns (locomo-dev, where dense alone
+//! recalls far less than lexical). A fixed weight tuned on one set pulls the other down. Two
+//! signals, measured per query on both sets, said when dense helps:
 //! - **agreement**: when the lexical and dense top 10s share no item, fusing at a fixed weight
-//!   lowered Recall@5 on locomo-dev and nDCG@10 on SciFact; with two or more shared it raised
-//!   both. Dense that disagrees with every one of lexical's best is more often wrong.
+//!   lowered the scores on both sets; with two or more shared it raised them. Dense that
+//!   disagrees with every one of lexical's best is more often wrong.
 //! - **distinctness**: when the dense similarities are flat (the first and the tenth within a
 //!   few hundredths), the model does not tell the candidates apart; fusing them added nothing
 //!   on either set.
 //!
 //! Dense cosines are measured from [`DENSE_ZERO`], not from 0: every English text resembles
-//! every other a little (unrelated ones score ~0.0–0.2), so scaling from 0 gave the whole dense
-//! list most of the weight for being in it. It was the similarity floor itself (0.25) while
-//! lexical candidates outside the dense pool counted 0: pools of 300 instead of 100 then
-//! lowered SciFact train nDCG@10 at 0.2 (the weak dense hits they add). With every lexical
-//! candidate at its own cosine (below) the pools no longer matter, and 0.2 — with a lexical
-//! weight of 0.4 and full trust from three shared items — did better on both dev sets
-//! (measured, not only replayed: locomo-dev Recall@5 0.6436 → 0.6511, SciFact train nDCG@10
-//! 0.7441 → 0.7447; every locomo-dev category still above the lexical route).
+//! every other a little, so scaling from 0 gave the whole dense list most of the weight for
+//! being in it.
 //!
-//! Why the cosine of every lexical candidate (issue 20, after the tantivy re-tune): the dense
-//! pool (100; `deep` ranked 300 until it took `auto`'s pools) ends somewhere, and a lexical
+//! Why the cosine of every lexical candidate: the dense pool ends somewhere, and a lexical
 //! match just past it resembles the query about as much as the last item in it; counting it
-//! as 0 made the ranking depend on where the pool ended. Filled in, locomo-dev Recall@5 rose 0.6366 → 0.6436 (adversarial and
-//! single-hop; no category fell), SciFact train stayed 0.7443 → 0.7441, and pools of 100 and
-//! 300 give the same figures to 0.001 on both sets (they differed by 0.008 on locomo-dev), so
-//! `deep`'s larger pools hardly reordered `auto`'s ranking (the near-ties they did reorder
-//! lost as many queries as they won, so `deep` now ranks `auto`'s pools). The trust is still measured on
-//! the dense route's own list: it says how far that route's judgement is worth following.
-//! BM25 for dense-only items (the reverse) added nothing in the replay: few of them hold any
-//! query word.
+//! as 0 made the ranking depend on where the pool ended. Filled in, the pool's size no longer
+//! changes the ranking, so `deep` ranks `auto`'s pools. The trust is still measured on the
+//! dense route's own list: it says how far that route's judgement is worth following. BM25 for
+//! dense-only items (the reverse) added nothing: few of them hold any query word.
 //!
 //! [`Fusion::TUNED`] was chosen on locomo-dev and the SciFact **train** queries together
 //! (`cortex-bench eval --dump`, then every rule replayed offline over the dumped lists), keeping only
@@ -104,7 +91,7 @@ impl Fusion {
     };
 
     /// A fixed lexical weight, each list scaled by its best, no neighbours, no filled cosines:
-    /// the rule before issue 20 (0.5 then), kept to compare against. `fixed(0.0)` is the dense route alone,
+    /// the earlier rule, kept to compare against. `fixed(0.0)` is the dense route alone,
     /// `fixed(1.0)` the lexical one.
     pub const fn fixed(lexical_weight: f64) -> Fusion {
         Fusion { lexical_weight, dense_zero: 0.0, adaptive: false, neighbours: false, fill_dense: false }

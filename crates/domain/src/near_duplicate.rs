@@ -22,6 +22,12 @@ pub fn applies_to(kind: Kind) -> bool {
     !matches!(kind, Kind::Entity | Kind::Relation | Kind::Observation)
 }
 
+/// The default threshold: rewordings of one fact score above it for all-MiniLM-L6-v2,
+/// different facts about the same component below it (see the module doc).
+pub const DEFAULT_THRESHOLD: f64 = 0.85;
+/// The default window, in days (see the module doc).
+pub const DEFAULT_WINDOW_DAYS: i64 = 30;
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NearDuplicatePolicy {
     pub threshold: f64,
@@ -30,7 +36,7 @@ pub struct NearDuplicatePolicy {
 
 impl Default for NearDuplicatePolicy {
     fn default() -> Self {
-        NearDuplicatePolicy { threshold: 0.85, window_days: 30 }
+        NearDuplicatePolicy { threshold: DEFAULT_THRESHOLD, window_days: DEFAULT_WINDOW_DAYS }
     }
 }
 

@@ -12,9 +12,8 @@
 //! either side (storage order is creation order), so a session interleaved with many other
 //! writes loses them; items without a session have none.
 //!
-//! Measured on locomo-dev (turns stored per session, in order, with `source.session`):
-//! Recall@5 of `auto` 0.594 without neighbours, 0.642 with; the shares were chosen there
-//! (0.7–0.9 after, 0.5–0.7 before gave 0.63–0.65; the reply counts more than the turn before).
+//! The shares were chosen on locomo-dev (turns stored per session, in order, with
+//! `source.session`; figures in BENCHMARKS.md): the reply counts more than the turn before.
 //! Items with no session (SciFact's abstracts) are untouched.
 
 use std::collections::HashMap;

@@ -15,7 +15,7 @@ pub fn parse_instant(text: &str) -> Result<i64, String> {
     Err("use an RFC 3339 timestamp like 2026-11-22T09:30:00Z or a date like 2026-11-22".to_string())
 }
 
-/// Formats epoch milliseconds as RFC 3339 UTC (`2026-11-22T16:40:00.123Z`).
+/// Formats epoch milliseconds as RFC 3339 UTC, to the millisecond.
 pub fn format_instant(millis: i64) -> String {
     DateTime::<Utc>::from_timestamp_millis(millis)
         .unwrap_or_default()

@@ -3,22 +3,11 @@
 //! HTTP variables of `cortex_service::settings`); a bad value stops start-up naming it.
 
 use cortex_domain::api_key::Rate;
-use cortex_domain::limits::MAX_MESSAGE_BYTES;
 use cortex_service::config::ConfigError;
+use cortex_service::settings::{self, Setting, Whole};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-pub const DEFAULT_RATE: &str = "50/s";
-pub const DEFAULT_CALL_TIMEOUT_MS: u64 = 30_000;
-pub const DEFAULT_MAX_CONCURRENT: usize = 16;
-pub const DEFAULT_HEADER_TIMEOUT_MS: u64 = 10_000;
-pub const DEFAULT_BODY_TIMEOUT_MS: u64 = 60_000;
-pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 60_000;
-pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
-pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 256;
-pub const DEFAULT_MAX_SESSIONS_PER_KEY: usize = 100;
-pub const DEFAULT_SESSION_IDLE_TIMEOUT_MS: u64 = 300_000;
-pub const DEFAULT_MAX_BYTES_IN_FLIGHT: usize = 128 * 1024 * 1024;
 /// How long a stopping server waits for calls in flight before it leaves anyway.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
@@ -65,63 +54,26 @@ impl HttpOptions {
         origins: &[String],
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<HttpOptions, ConfigError> {
-        let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
-        let rate_text = env("CORTEX_HTTP_RATE").unwrap_or_else(|| DEFAULT_RATE.to_string());
-        let default_rate = Rate::parse(&rate_text, "CORTEX_HTTP_RATE")
-            .map_err(|e| ConfigError::new("CORTEX_HTTP_RATE", &rate_text, e.message, e.human_hint))?;
-        let millis = |name, default, max| number(&env, name, default, 100, max).map(Duration::from_millis);
-        let count = |name, default: usize, min| {
-            number(&env, name, default as u64, min, 1_000_000).map(|n| n as usize)
-        };
+        // Each number's default and range is in the settings table; its bounds fit a usize.
+        let millis = |s: &Setting<Whole>| s.get(&env).map(Duration::from_millis);
+        let count = |s: &Setting<Whole>| s.get(&env).map(|n| n as usize);
         let options = HttpOptions {
             addr: parse_addr(addr)?,
             allowed_origins: origins.iter().map(|o| parse_origin(o)).collect::<Result<_, _>>()?,
-            default_rate,
-            max_body_bytes: number(
-                &env,
-                "CORTEX_HTTP_MAX_BODY_BYTES",
-                MAX_MESSAGE_BYTES as u64,
-                1024,
-                MAX_MESSAGE_BYTES as u64,
-            )? as usize,
-            call_timeout: Duration::from_millis(number(
-                &env,
-                "CORTEX_HTTP_CALL_TIMEOUT_MS",
-                DEFAULT_CALL_TIMEOUT_MS,
-                100,
-                3_600_000,
-            )?),
-            max_concurrent_per_key: number(
-                &env,
-                "CORTEX_HTTP_MAX_CONCURRENT",
-                DEFAULT_MAX_CONCURRENT as u64,
-                1,
-                4096,
-            )? as usize,
+            default_rate: settings::HTTP_RATE.get(&env)?,
+            max_body_bytes: count(&settings::HTTP_MAX_BODY_BYTES)?,
+            call_timeout: millis(&settings::HTTP_CALL_TIMEOUT_MS)?,
+            max_concurrent_per_key: count(&settings::HTTP_MAX_CONCURRENT)?,
             tls: None,
-            oauth: super::oauth::OAuthOptions::resolve(env)?,
-            header_timeout: millis("CORTEX_HTTP_HEADER_TIMEOUT_MS", DEFAULT_HEADER_TIMEOUT_MS, 600_000)?,
-            body_timeout: millis("CORTEX_HTTP_BODY_TIMEOUT_MS", DEFAULT_BODY_TIMEOUT_MS, 3_600_000)?,
-            idle_timeout: millis("CORTEX_HTTP_IDLE_TIMEOUT_MS", DEFAULT_IDLE_TIMEOUT_MS, 3_600_000)?,
-            max_connections: count("CORTEX_HTTP_MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS, 16)?,
-            max_connections_per_ip: count(
-                "CORTEX_HTTP_MAX_CONNECTIONS_PER_IP",
-                DEFAULT_MAX_CONNECTIONS_PER_IP,
-                1,
-            )?,
-            max_sessions_per_key: count("CORTEX_HTTP_MAX_SESSIONS_PER_KEY", DEFAULT_MAX_SESSIONS_PER_KEY, 1)?,
-            session_idle_timeout: millis(
-                "CORTEX_HTTP_SESSION_IDLE_TIMEOUT_MS",
-                DEFAULT_SESSION_IDLE_TIMEOUT_MS,
-                86_400_000,
-            )?,
-            max_bytes_in_flight: number(
-                &env,
-                "CORTEX_HTTP_MAX_BYTES_IN_FLIGHT",
-                DEFAULT_MAX_BYTES_IN_FLIGHT as u64,
-                1024,
-                1 << 40,
-            )? as usize,
+            oauth: super::oauth::OAuthOptions::resolve(&env)?,
+            header_timeout: millis(&settings::HTTP_HEADER_TIMEOUT_MS)?,
+            body_timeout: millis(&settings::HTTP_BODY_TIMEOUT_MS)?,
+            idle_timeout: millis(&settings::HTTP_IDLE_TIMEOUT_MS)?,
+            max_connections: count(&settings::HTTP_MAX_CONNECTIONS)?,
+            max_connections_per_ip: count(&settings::HTTP_MAX_CONNECTIONS_PER_IP)?,
+            max_sessions_per_key: count(&settings::HTTP_MAX_SESSIONS_PER_KEY)?,
+            session_idle_timeout: millis(&settings::HTTP_SESSION_IDLE_TIMEOUT_MS)?,
+            max_bytes_in_flight: count(&settings::HTTP_MAX_BYTES_IN_FLIGHT)?,
         };
         // A body as large as the server accepts must fit in what may be in flight, or it
         // could never be read.
@@ -198,25 +150,6 @@ fn parse_origin(text: &str) -> Result<String, ConfigError> {
     Ok(origin)
 }
 
-fn number(
-    env: &impl Fn(&str) -> Option<String>,
-    name: &'static str,
-    default: u64,
-    min: u64,
-    max: u64,
-) -> Result<u64, ConfigError> {
-    let Some(text) = env(name) else { return Ok(default) };
-    match text.trim().parse::<u64>() {
-        Ok(n) if (min..=max).contains(&n) => Ok(n),
-        _ => Err(ConfigError::new(
-            name,
-            &text,
-            "is not a whole number in range",
-            format!("use {min} to {max} (default {default})"),
-        )),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,8 +177,8 @@ mod tests {
             o.clone().with_own_origins("https", anywhere).allowed_origins.is_empty(),
             "no own name is known"
         );
-        assert_eq!(o.max_body_bytes, MAX_MESSAGE_BYTES);
-        assert_eq!(o.call_timeout, Duration::from_millis(DEFAULT_CALL_TIMEOUT_MS));
+        assert_eq!(o.max_body_bytes, cortex_domain::limits::MAX_MESSAGE_BYTES);
+        assert_eq!(o.call_timeout, Duration::from_secs(30));
         assert_eq!(
             (o.header_timeout, o.body_timeout, o.idle_timeout),
             (Duration::from_secs(10), Duration::from_secs(60), Duration::from_secs(60))

@@ -6,9 +6,10 @@
 
 use crate::scope_inference::{self, InferredScope};
 use crate::semantic::EmbedderChoice;
+use crate::settings;
 use cortex_domain::limits::FIND_DEADLINE_MS;
 use cortex_domain::near_duplicate::NearDuplicatePolicy;
-use cortex_embed::{OpenAiConfig, PRECISION_VALUES, Precision};
+use cortex_embed::OpenAiConfig;
 use cortex_lexical::Place;
 use cortex_store::{DbTarget, PoolConfig};
 use sha2::Digest;
@@ -17,7 +18,7 @@ use std::time::Duration;
 
 /// A setting that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{name}={value} {problem}: {hint}")]
+#[error("{name}={value}: {problem}; {hint}")]
 pub struct ConfigError {
     /// The variable or flag, e.g. `CORTEX_EMBEDDER`.
     pub name: &'static str,
@@ -106,7 +107,7 @@ fn lexical_from_vars(
     db: &DbTarget,
     var: impl Fn(&str) -> Option<String>,
 ) -> Result<Option<Place>, ConfigError> {
-    let Some(v) = var("CORTEX_LEXICAL_INDEX").filter(|v| !v.trim().is_empty()) else {
+    let Some(v) = settings::LEXICAL_INDEX.get(var)? else {
         return Ok(Some(match db {
             DbTarget::Sqlite(path) => Place::Dir(index_beside(path)),
             DbTarget::Postgres { url, .. } => {
@@ -125,12 +126,6 @@ fn lexical_from_vars(
     match v.trim() {
         "off" => Ok(None),
         "memory" => Ok(Some(Place::Memory)),
-        dir if dir.chars().any(char::is_control) => Err(ConfigError::new(
-            "CORTEX_LEXICAL_INDEX",
-            &v,
-            "contains a control character",
-            "give a folder, `memory` or `off`, or leave it unset for the default",
-        )),
         dir => Ok(Some(Place::Dir(PathBuf::from(dir)))),
     }
 }
@@ -167,8 +162,8 @@ pub fn db_target(text: &str) -> Result<DbTarget, ConfigError> {
 }
 
 /// For a PostgreSQL target: `CORTEX_DB_READ_URL` (finds go to this replica; writes and
-/// reads-after-write stay on the primary) and `CORTEX_DB_POOL_SIZE` (connections per pool,
-/// default 8). Other targets are returned as they are.
+/// reads-after-write stay on the primary) and `CORTEX_DB_POOL_SIZE` (connections per pool).
+/// Other targets are returned as they are.
 pub fn postgres_from_env(target: DbTarget) -> Result<DbTarget, ConfigError> {
     postgres_from_vars(target, |key| std::env::var(key).ok())
 }
@@ -178,32 +173,9 @@ fn postgres_from_vars(
     var: impl Fn(&str) -> Option<String>,
 ) -> Result<DbTarget, ConfigError> {
     let DbTarget::Postgres { url, .. } = target else { return Ok(target) };
-    let read = |key: &str| var(key).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-    let mut pool = PoolConfig::default();
-    if let Some(v) = read("CORTEX_DB_POOL_SIZE") {
-        pool.size = v.parse::<u32>().ok().filter(|n| (1..=1000).contains(n)).ok_or_else(|| {
-            ConfigError::new(
-                "CORTEX_DB_POOL_SIZE",
-                &v,
-                "is not a number of connections",
-                "use a whole number from 1 to 1000 (default 8)",
-            )
-        })?;
-    }
-    let read_url = match read("CORTEX_DB_READ_URL") {
-        Some(v) => match DbTarget::parse(&v) {
-            DbTarget::Postgres { url, .. } => Some(url),
-            DbTarget::Sqlite(_) => {
-                return Err(ConfigError::new(
-                    "CORTEX_DB_READ_URL",
-                    &v,
-                    "is not a PostgreSQL URL",
-                    "give the read replica as postgres://…, or unset it to read from the primary",
-                ));
-            }
-        },
-        None => None,
-    };
+    // The table bounds the size to what a u32 holds.
+    let pool = PoolConfig { size: settings::DB_POOL_SIZE.get(&var)? as u32 };
+    let read_url = settings::DB_READ_URL.get(&var)?;
     Ok(DbTarget::Postgres { url, read_url, pool })
 }
 
@@ -213,81 +185,38 @@ pub fn default_db_path() -> PathBuf {
     dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("cortex").join("memory.db")
 }
 
-/// `CORTEX_EMBEDDER`: `local` (default: the model folder from `CORTEX_MODEL_DIR`, else the
-/// user's cache dir), `openai` (`CORTEX_OPENAI_BASE_URL`, default `https://api.openai.com/v1`;
-/// `CORTEX_OPENAI_MODEL`, default `text-embedding-3-small`; the key from the variable named by
-/// `CORTEX_OPENAI_API_KEY_ENV`, default `OPENAI_API_KEY`, none when unset), or `none`.
+/// `CORTEX_EMBEDDER`: `local` (the model folder from `CORTEX_MODEL_DIR`, else the user's cache
+/// dir), `openai` (`CORTEX_OPENAI_BASE_URL`, `CORTEX_OPENAI_MODEL`, the key from the variable
+/// named by `CORTEX_OPENAI_API_KEY_ENV`, none when that is unset), or `none`.
 pub fn embedder_from_env() -> Result<EmbedderChoice, ConfigError> {
     embedder_from_vars(|key| std::env::var(key).ok())
 }
 
 fn embedder_from_vars(var: impl Fn(&str) -> Option<String>) -> Result<EmbedderChoice, ConfigError> {
-    let read = |key: &str| var(key).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-    let choice = read("CORTEX_EMBEDDER");
-    Ok(match choice.as_deref().map(str::to_ascii_lowercase).as_deref() {
-        Some("none") => EmbedderChoice::None,
-        Some("openai") => {
-            let base_url =
-                read("CORTEX_OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into());
-            if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-                return Err(ConfigError::new(
-                    "CORTEX_OPENAI_BASE_URL",
-                    &base_url,
-                    "is not an http(s) URL",
-                    "give the embedding server's base URL, e.g. http://localhost:11434/v1",
-                ));
-            }
+    Ok(match settings::EMBEDDER.get(&var)? {
+        "none" => EmbedderChoice::None,
+        "openai" => {
+            let key_variable = settings::OPENAI_API_KEY_ENV.get(&var)?;
             EmbedderChoice::OpenAi(OpenAiConfig {
-                base_url,
-                model: read("CORTEX_OPENAI_MODEL").unwrap_or_else(|| "text-embedding-3-small".into()),
-                api_key: read(&read("CORTEX_OPENAI_API_KEY_ENV").unwrap_or_else(|| "OPENAI_API_KEY".into())),
+                base_url: settings::OPENAI_BASE_URL.get(&var)?,
+                model: settings::OPENAI_MODEL.get(&var)?,
+                api_key: var(&key_variable).map(|v| v.trim().to_string()).filter(|v| !v.is_empty()),
             })
         }
-        None | Some("local") => EmbedderChoice::Local {
-            model_dir: cortex_embed::locate_model(read("CORTEX_MODEL_DIR").map(PathBuf::from)).dir,
-            precision: match read("CORTEX_EMBED_PRECISION") {
-                None => Precision::Auto,
-                Some(v) => Precision::parse(&v).ok_or_else(|| {
-                    ConfigError::new(
-                        "CORTEX_EMBED_PRECISION",
-                        &v,
-                        "is not a precision",
-                        format!(
-                            "use {PRECISION_VALUES} (auto: bf16 where the CPU has AVX-512 BF16, else f32)"
-                        ),
-                    )
-                })?,
-            },
+        _ => EmbedderChoice::Local {
+            model_dir: cortex_embed::locate_model(settings::MODEL_DIR.get(&var)?).dir,
+            precision: settings::EMBED_PRECISION.get(&var)?,
         },
-        Some(_) => {
-            return Err(ConfigError::new(
-                "CORTEX_EMBEDDER",
-                choice.as_deref().unwrap_or_default(),
-                "is not an embedder",
-                "use local (the default, the bundled model), openai (an OpenAI-compatible server) or none (lexical search only)",
-            ));
-        }
     })
 }
 
 /// `CORTEX_FIND_DEADLINE_MS`, for tests and benchmarks that need a find to run out of time;
 /// the default is [`FIND_DEADLINE_MS`].
 pub fn find_deadline_from_env() -> Result<Duration, ConfigError> {
-    let Some(v) = std::env::var("CORTEX_FIND_DEADLINE_MS").ok().filter(|v| !v.trim().is_empty()) else {
-        return Ok(Duration::from_millis(FIND_DEADLINE_MS));
-    };
-    v.trim().parse::<u64>().map(Duration::from_millis).map_err(|_| {
-        ConfigError::new(
-            "CORTEX_FIND_DEADLINE_MS",
-            &v,
-            "is not a whole number of milliseconds",
-            format!("use a whole number such as {FIND_DEADLINE_MS} (the default), or leave it unset"),
-        )
-    })
+    settings::FIND_DEADLINE.get(|key| std::env::var(key).ok()).map(Duration::from_millis)
 }
 
-/// `CORTEX_NEAR_DUP_THRESHOLD` (cosine, default 0.85) and `CORTEX_NEAR_DUP_WINDOW_DAYS`
-/// (default 30).
+/// `CORTEX_NEAR_DUP_THRESHOLD` (cosine) and `CORTEX_NEAR_DUP_WINDOW_DAYS`.
 pub fn near_duplicates_from_env() -> Result<NearDuplicatePolicy, ConfigError> {
     near_duplicates_from_vars(|key| std::env::var(key).ok())
 }
@@ -295,34 +224,18 @@ pub fn near_duplicates_from_env() -> Result<NearDuplicatePolicy, ConfigError> {
 fn near_duplicates_from_vars(
     var: impl Fn(&str) -> Option<String>,
 ) -> Result<NearDuplicatePolicy, ConfigError> {
-    let mut policy = NearDuplicatePolicy::default();
-    let read = |key: &str| var(key).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-    if let Some(v) = read("CORTEX_NEAR_DUP_THRESHOLD") {
-        policy.threshold = v.parse::<f64>().ok().filter(|t| (0.0..=1.0).contains(t)).ok_or_else(|| {
-            ConfigError::new(
-                "CORTEX_NEAR_DUP_THRESHOLD",
-                &v,
-                "is not a cosine similarity",
-                "use a number from 0 to 1 (default 0.85; 1 turns near-duplicate detection off for all but identical vectors)",
-            )
-        })?;
-    }
-    if let Some(v) = read("CORTEX_NEAR_DUP_WINDOW_DAYS") {
-        policy.window_days = v.parse::<i64>().ok().filter(|d| *d >= 0).ok_or_else(|| {
-            ConfigError::new(
-                "CORTEX_NEAR_DUP_WINDOW_DAYS",
-                &v,
-                "is not a number of days",
-                "use a whole number ≥ 0 (default 30)",
-            )
-        })?;
-    }
+    let policy = NearDuplicatePolicy {
+        threshold: settings::NEAR_DUP_THRESHOLD.get(&var)?,
+        // The table bounds the window far below what an i64 holds.
+        window_days: settings::NEAR_DUP_WINDOW_DAYS.get(&var)? as i64,
+    };
     Ok(policy)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cortex_embed::Precision;
 
     #[test]
     fn postgres_reads_its_replica_and_pool_size_from_the_environment() {

@@ -11,8 +11,6 @@ use std::time::Duration;
 
 /// Items removed per transaction: short enough that a concurrent write waits milliseconds.
 pub const PURGE_BATCH: usize = 1_000;
-/// The default interval of the purge inside `cortex serve`.
-pub const DEFAULT_PURGE_INTERVAL: Duration = Duration::from_secs(3600);
 
 #[derive(Debug, Serialize)]
 pub struct PurgeReport {
@@ -46,24 +44,9 @@ impl MemoryService {
     }
 }
 
-/// `CORTEX_PURGE_INTERVAL_SECS`: how often `cortex serve` purges (default 3600; `0` turns the
-/// periodic purge off). `None` when off.
+/// `CORTEX_PURGE_INTERVAL_SECS`: how often `cortex serve` purges (`0` turns the periodic purge
+/// off). `None` when off.
 pub fn interval_from_env() -> Result<Option<Duration>, ConfigError> {
-    match std::env::var("CORTEX_PURGE_INTERVAL_SECS")
-        .ok()
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-    {
-        None => Ok(Some(DEFAULT_PURGE_INTERVAL)),
-        Some(v) => match v.parse::<u64>() {
-            Ok(0) => Ok(None),
-            Ok(secs) => Ok(Some(Duration::from_secs(secs))),
-            Err(_) => Err(ConfigError::new(
-                "CORTEX_PURGE_INTERVAL_SECS",
-                &v,
-                "is not a number of seconds",
-                "use a whole number of seconds (default 3600; 0 turns the periodic purge off)",
-            )),
-        },
-    }
+    let secs = crate::settings::PURGE_INTERVAL_SECS.get(|key| std::env::var(key).ok())?;
+    Ok((secs > 0).then(|| Duration::from_secs(secs)))
 }

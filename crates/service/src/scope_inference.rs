@@ -6,6 +6,7 @@
 //! binary is needed.
 
 use crate::config::ConfigError;
+use crate::settings;
 use cortex_domain::Scope;
 use cortex_domain::git_remote::org_and_project;
 use cortex_domain::scope::check_value;
@@ -48,19 +49,8 @@ impl InferredScope {
 /// same check is passed over for the next source.
 pub fn infer(workdir: &Path, env: impl Fn(&str) -> Option<String>) -> Result<InferredScope, ConfigError> {
     let git = GitFacts::read(workdir);
-    let from_env = |name: &'static str, field: &str| -> Result<Option<String>, ConfigError> {
-        match env(name).filter(|v| !v.trim().is_empty()) {
-            None => Ok(None),
-            Some(v) => check_value(field, &v).map(Some).map_err(|e| {
-                ConfigError::new(name, &v, e.message.replace(&format!("scope `{field}` "), ""), e.human_hint)
-            }),
-        }
-    };
-    let (env_org, env_project, env_branch) = (
-        from_env("CORTEX_ORG", "org")?,
-        from_env("CORTEX_PROJECT", "project")?,
-        from_env("CORTEX_BRANCH", "branch")?,
-    );
+    let (env_org, env_project, env_branch) =
+        (settings::ORG.get(&env)?, settings::PROJECT.get(&env)?, settings::BRANCH.get(&env)?);
     let remote = git.as_ref().and_then(|g| g.origin_url.as_deref()).and_then(org_and_project);
     let top_name = git
         .as_ref()

@@ -24,7 +24,7 @@ pub mod sqlite;
 pub use error::{Result, StoreError};
 pub use filter::{Clause, Filters, ItemFacts};
 pub use model::*;
-pub use open::{DbTarget, Engine, PoolConfig, open};
+pub use open::{DEFAULT_POOL_SIZE, DbTarget, Engine, PoolConfig, open};
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 

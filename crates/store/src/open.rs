@@ -31,6 +31,9 @@ pub enum DbTarget {
     Postgres { url: String, read_url: Option<String>, pool: PoolConfig },
 }
 
+/// Connections per pool unless `CORTEX_DB_POOL_SIZE` says otherwise.
+pub const DEFAULT_POOL_SIZE: u32 = 8;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PoolConfig {
     /// Connections kept per pool (writes, and reads when there is no replica).
@@ -39,7 +42,7 @@ pub struct PoolConfig {
 
 impl Default for PoolConfig {
     fn default() -> PoolConfig {
-        PoolConfig { size: 8 }
+        PoolConfig { size: DEFAULT_POOL_SIZE }
     }
 }
 

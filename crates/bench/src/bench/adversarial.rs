@@ -1,4 +1,4 @@
-//! `cortex-bench bench --adversarial`: worst-case finds (issue 15) over the synthetic corpus at each
+//! `cortex-bench bench --adversarial`: worst-case finds over the synthetic corpus at each
 //! size, through one real `cortex serve` session: one word repeated 50,000 times in an item,
 //! items of 256 KiB, a page of 100 × 30 KB hits, and 1,000-tag queries. Each adversarial find
 //! is sent, then a light probe find on the same session; the table shows the adversarial

@@ -1,5 +1,5 @@
-//! `cortex-bench bench --prose DATASET`: lexical find on real prose with the queries agents ask
-//! (issue 19). The synthetic corpus of the store and find benchmark has a vocabulary of a few
+//! `cortex-bench bench --prose DATASET`: lexical find on real prose with the queries agents ask.
+//! The synthetic corpus of the store and find benchmark has a vocabulary of a few
 //! hundred words and is queried with 2–3 of them; agents ask questions of 10–20 words over
 //! text with a real vocabulary, which the lexical route answers very differently (few items
 //! hold every word of a long question, many hold some). So: items of 3 sentences recombined

@@ -3,7 +3,7 @@
 //! dataset's own natural-language queries. Claude Code hands the model
 //! `JSON.stringify(structuredContent)` and cuts tool output at 25,000 tokens, so the figure is
 //! the characters of that JSON, and tokens counted conservatively as characters / 3. Each
-//! case runs brief (the default for a search) and full (every field: the shape before issue 17).
+//! case runs brief (the default for a search) and full (every field: the earlier shape).
 
 use crate::eval::dataset::lines;
 use crate::output;

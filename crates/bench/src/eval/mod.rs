@@ -39,7 +39,7 @@ pub struct EvalArgs {
     #[arg(long, value_delimiter = ',', default_value = "fast,dense,auto,deep")]
     routes: Vec<RouteName>,
     /// Also score `auto` with each of these fixed lexical weights (0–1), comma separated: the
-    /// fusion before issue 20 (each list scaled by its best, no neighbours), to compare.
+    /// earlier fusion (each list scaled by its best, no neighbours), to compare.
     #[arg(long, value_delimiter = ',')]
     weights: Vec<f64>,
     /// Keep the loaded corpus in this SQLite file and reuse it on the next run [default: a

@@ -35,7 +35,7 @@ impl Launcher {
         let mut caches: Vec<PathBuf> = var("UV_CACHE_DIR").into_iter().collect();
         caches.extend(var("XDG_CACHE_HOME").map(|d| d.join("uv")));
         caches.push(home.join(".cache").join("uv"));
-        let model = cortex_embed::locate_model(std::env::var_os("CORTEX_MODEL_DIR").map(PathBuf::from));
+        let model = cortex_embed::locate_model(crate::model_dir());
         Launcher::of(exe, &caches, model.from.starts_with("the Python package"))
     }
 

@@ -3,7 +3,7 @@
 //! may start its servers with a cleared environment (Codex does), or from another folder, so
 //! the entry spells them out, with relative paths made absolute.
 
-use cortex_service::settings::SETTINGS;
+use cortex_service::settings::{self, SETTINGS};
 use std::path::Path;
 
 /// Settings that describe where a request comes from, not the server: the scope is inferred
@@ -26,16 +26,16 @@ pub fn server_env(
 ) -> Vec<(String, String)> {
     SETTINGS
         .iter()
-        .filter(|s| carried(s.name))
+        .filter(|s| carried(s.name()))
         .filter_map(|s| {
-            let value = if s.name == "CORTEX_DB" { db.map(str::to_string) } else { env(s.name) };
+            let value = if s.name() == "CORTEX_DB" { db.map(str::to_string) } else { env(s.name()) };
             let value = value.filter(|v| !v.trim().is_empty())?;
-            let value = match s.name {
+            let value = match s.name() {
                 "CORTEX_DB" => absolute_db(&value, here),
                 name if PATHS.contains(&name) => absolute(&value, here),
                 _ => value,
             };
-            Some((s.name.to_string(), value))
+            Some((s.name().to_string(), value))
         })
         .collect()
 }
@@ -43,14 +43,11 @@ pub fn server_env(
 /// Names of variables the entry must let through without writing their value: the embedding
 /// server's API key, which belongs in the environment, not in a config file.
 pub fn passed_through(env: impl Fn(&str) -> Option<String>) -> Vec<String> {
-    if env("CORTEX_EMBEDDER").as_deref() != Some("openai") {
-        return Vec::new();
+    // `main` checked both already; a value they refuse carries nothing.
+    match settings::EMBEDDER.get(&env) {
+        Ok("openai") => settings::OPENAI_API_KEY_ENV.get(&env).into_iter().collect(),
+        _ => Vec::new(),
     }
-    vec![
-        env("CORTEX_OPENAI_API_KEY_ENV")
-            .filter(|v| !v.trim().is_empty())
-            .unwrap_or_else(|| "OPENAI_API_KEY".into()),
-    ]
 }
 
 /// A SQLite path (bare or `sqlite:`) made absolute; a URL as it is.

@@ -1,4 +1,4 @@
-//! `cortex context` run as an agent's session-start hook runs it (issue 17, item 3): the
+//! `cortex context` run as an agent's session-start hook runs it: the
 //! briefing on stdout within its budget, exit 0 — also when there is nothing to brief on or the
 //! database cannot be read, since a failing hook must not break the session starting.
 

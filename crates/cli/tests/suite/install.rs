@@ -1,4 +1,4 @@
-//! `cortex install` against temporary config homes (issue 17, item 4): a fresh config gets
+//! `cortex install` against temporary config homes: a fresh config gets
 //! the entry, a config with other servers keeps them, a second run changes nothing,
 //! `--dry-run` writes nothing, and a malformed file is named in the error and left untouched;
 //! the entry carries the database and server settings the user named, and a project install

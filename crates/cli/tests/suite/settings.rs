@@ -1,7 +1,9 @@
-//! Settings are validated like requests (issue 15, item 8): a bad flag or `CORTEX_*` value
-//! stops the binary before it touches a database, with a message naming the variable and what
-//! is accepted; nothing is stored under a bad scope, no folder is created for a bad URL.
+//! Settings are validated like requests: a bad flag or `CORTEX_*` value stops the binary
+//! before it touches a database, with a message naming the variable and what is accepted;
+//! nothing is stored under a bad scope, no folder is created for a bad URL. Every command checks
+//! every setting, each bad value tried here comes from the settings table itself.
 
+use cortex_service::settings::SETTINGS;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -77,4 +79,58 @@ fn bad_values_of_the_other_settings_are_refused_with_what_is_accepted() {
     // The same binary with sound settings stores.
     let ok = store_with(dir.path(), &[], None);
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+}
+
+/// `cortex <args>` in `dir` with one setting set to `value` (and a sound environment else).
+fn run_with(dir: &Path, name: &str, value: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cortex"))
+        .current_dir(dir)
+        .env("CORTEX_DB", dir.join("memory.db"))
+        .env("CORTEX_EMBEDDER", "none")
+        .env("CORTEX_LOG", "warn")
+        .env(name, value)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn every_bad_value_the_settings_table_names_is_refused_by_stats_naming_the_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut refused_names = Vec::new();
+    for setting in SETTINGS.iter() {
+        for bad in setting.refuses() {
+            let out = run_with(dir.path(), setting.name(), &bad, &["stats"]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{}={bad:?}: {stderr}", setting.name());
+            assert!(out.stdout.is_empty(), "{}={bad:?} printed a result", setting.name());
+            assert!(stderr.starts_with(&format!("cortex: {}=", setting.name())), "{stderr}");
+            assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+            refused_names.push(setting.name());
+        }
+    }
+    for name in ["CORTEX_PURGE_INTERVAL_SECS", "CORTEX_HTTP_RATE", "CORTEX_DB_POOL_SIZE", "CORTEX_LOG_FORMAT"]
+    {
+        assert!(refused_names.contains(&name), "{name} was not tried");
+    }
+    let created: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(created.is_empty(), "no command got as far as the database: {created:?}");
+}
+
+#[test]
+fn a_bad_value_is_said_with_what_is_expected_and_every_command_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [&["stats"][..], &["find", "deploy"], &["keys", "list"], &["serve"]] {
+        let out = run_with(dir.path(), "CORTEX_PURGE_INTERVAL_SECS", "often", args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).trim(),
+            "cortex: CORTEX_PURGE_INTERVAL_SECS=\"often\": is not a whole number; expected a whole number from 0 to 31536000 (default 3600)"
+        );
+    }
+    // A hook still exits 0 (an agent stops on anything else), saying why on stderr.
+    let hook = run_with(dir.path(), "CORTEX_HTTP_RATE", "fast", &["context"]);
+    assert_eq!(hook.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&hook.stderr).contains("CORTEX_HTTP_RATE"));
+    assert!(hook.stdout.is_empty());
 }

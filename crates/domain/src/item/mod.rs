@@ -1,7 +1,8 @@
 //! Parsing one `memory_store` request into per-item operations.
 //!
 //! The request is taken as raw JSON on purpose: a typed deserializer would reject the whole
-//! batch on the first bad item, while every item here gets its own result and a field path.//!
+//! batch on the first bad item, while every item here gets its own result and a field path.
+//!
 //! - [`derive`]: an item's title, searchable body and content hash
 //! - [`fields`]: the optional fields every kind shares (tags, metadata, source, idempotency key)
 

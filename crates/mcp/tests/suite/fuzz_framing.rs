@@ -1,4 +1,4 @@
-//! The JSON-RPC framing under arbitrary bytes (issue 15's property suite): every line is either
+//! The JSON-RPC framing under arbitrary bytes: every line is either
 //! a message for rmcp, nothing to answer, or exactly one well-formed JSON-RPC error line with a
 //! standard code, a message and a hint; the framer splits any stream back into its lines, and
 //! reports every over-long one with its length. Bounded for CI; `CORTEX_FUZZ_CASES` runs longer.

@@ -4,10 +4,8 @@
 
 use super::issuer::ClientCredentials;
 use cortex_service::config::ConfigError;
+use cortex_service::settings;
 use std::net::IpAddr;
-
-pub const DEFAULT_ORG_CLAIM: &str = "org";
-pub const DEFAULT_PROJECTS_CLAIM: &str = "projects";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OAuthOptions {
@@ -32,10 +30,9 @@ pub struct OAuthOptions {
 impl OAuthOptions {
     /// `None` when no issuer is configured (API keys only).
     pub fn resolve(env: impl Fn(&str) -> Option<String>) -> Result<Option<OAuthOptions>, ConfigError> {
-        let env = |name: &str| env(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-        let Some(issuer) = env("CORTEX_OAUTH_ISSUER") else { return Ok(None) };
+        let Some(issuer) = settings::OAUTH_ISSUER.get(&env)? else { return Ok(None) };
         check_issuer(&issuer)?;
-        let Some(public) = env("CORTEX_PUBLIC_URL") else {
+        let Some(public) = settings::PUBLIC_URL.get(&env)? else {
             return Err(ConfigError::new(
                 "CORTEX_PUBLIC_URL",
                 "",
@@ -45,13 +42,11 @@ impl OAuthOptions {
         };
         let public_url = check_public_url(&public)?;
         let resource = format!("{public_url}/mcp");
-        let fixed_org = env("CORTEX_OAUTH_ORG")
-            .map(|org| {
-                cortex_domain::scope::check_value("org", &org)
-                    .map_err(|e| ConfigError::new("CORTEX_OAUTH_ORG", &org, e.message, e.human_hint))
-            })
-            .transpose()?;
-        let introspection = match (env("CORTEX_OAUTH_CLIENT_ID"), env("CORTEX_OAUTH_CLIENT_SECRET")) {
+        let fixed_org = settings::OAUTH_ORG.get(&env)?;
+        let introspection = match (
+            settings::OAUTH_CLIENT_ID.get(&env)?,
+            settings::OAUTH_CLIENT_SECRET.get(&env)?,
+        ) {
             (Some(id), Some(secret)) => Some(ClientCredentials { id, secret }),
             (None, None) => None,
             (Some(_), None) | (None, Some(_)) => {
@@ -65,13 +60,12 @@ impl OAuthOptions {
         };
         Ok(Some(OAuthOptions {
             introspection,
-            audience: env("CORTEX_OAUTH_AUDIENCE").unwrap_or_else(|| resource.clone()),
+            audience: settings::OAUTH_AUDIENCE.get(&env)?.unwrap_or_else(|| resource.clone()),
             issuer,
             resource,
             public_url,
-            org_claim: env("CORTEX_OAUTH_ORG_CLAIM").unwrap_or_else(|| DEFAULT_ORG_CLAIM.into()),
-            projects_claim: env("CORTEX_OAUTH_PROJECTS_CLAIM")
-                .unwrap_or_else(|| DEFAULT_PROJECTS_CLAIM.into()),
+            org_claim: settings::OAUTH_ORG_CLAIM.get(&env)?,
+            projects_claim: settings::OAUTH_PROJECTS_CLAIM.get(&env)?,
             fixed_org,
         }))
     }

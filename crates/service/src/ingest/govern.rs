@@ -25,8 +25,8 @@ impl MemoryService {
     /// Replaces each update or delete that a governance rule refuses with a `Blocked` op, so
     /// the attempt is audited in the batch's transaction; notes the refusals in
     /// `batch.blocked`. Each verdict is made against the stored item as read here, which joins
-    /// `seen`: the batch is written only if the item is still in that state (issue 15, item
-    /// 12: a decision accepted by another process in between must not let an edit through).
+    /// `seen`: the batch is written only if the item is still in that state (a
+    /// decision accepted by another process in between must not let an edit through).
     pub(super) fn govern(&self, batch: &mut Batch, now: i64) -> Result<()> {
         let ids: Vec<Uuid> = batch
             .pending

@@ -1,4 +1,4 @@
-//! A find's deadline (issue 15, item 13): past it, a find answers with what it has. The dense
+//! A find's deadline: past it, a find answers with what it has. The dense
 //! route runs on its own thread and is left behind when it has not answered in time (a remote
 //! embedder may take up to its own timeout); later optional stages (suggestions, graph
 //! expansion) are skipped. Each omission is said in `notes`.

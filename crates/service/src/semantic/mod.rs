@@ -221,8 +221,7 @@ impl Semantic {
 
     /// The embedding of a query, from a small cache: agents repeat queries within a session.
     /// The cache is locked only to look up and to insert, never while embedding: a remote
-    /// embedder may take up to its timeout, and other finds must not wait behind it (issue 15,
-    /// item 13). Two finds of one new query may both embed it; the second insert is harmless.
+    /// embedder may take up to its timeout, and other finds must not wait behind it. Two finds of one new query may both embed it; the second insert is harmless.
     pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {
         if let Some(v) = self.query_cache.lock().unwrap_or_else(|e| e.into_inner()).get(text) {
             return Ok(v.clone());

@@ -1,5 +1,6 @@
 //! `cortex export` / `cortex import`: a whole memory as JSON Lines, to move it between backends
-//! (SQLite ⇄ PostgreSQL) or machines, keeping ids, timestamps, scopes, deletions and vectors.//! The file format lives in [`format`]; the CLI reads and writes the file around these methods.
+//! (SQLite ⇄ PostgreSQL) or machines, keeping ids, timestamps, scopes, deletions and vectors.
+//! The file format lives in [`format`]; the CLI reads and writes the file around these methods.
 //! Import verifies at the end that every item of the file is in the target store.
 
 pub mod format;

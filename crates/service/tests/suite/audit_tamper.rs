@@ -102,7 +102,7 @@ fn a_record_cannot_be_replaced_in_place(db: &TestDb) {
     let (m, _) = history(db);
     let before = db.open().audit_record(1).unwrap().unwrap();
     match db.backend() {
-        // REPLACE deletes the old row without firing a DELETE trigger (issue 15, item 3).
+        // REPLACE deletes the old row without firing a DELETE trigger.
         Backend::Sqlite => {
             let e = refused(
                 db,
@@ -387,7 +387,7 @@ fn sqlite_refuses_to_lose_its_audit_context() {
     let e = refused(&db, "DELETE FROM audit_context");
     assert!(e.contains("cannot be deleted"), "{e}");
     // Even with its guard dropped, losing the context stops item changes instead of letting
-    // them through unaudited (issue 15, item 2).
+    // them through unaudited.
     raw(&db, "DROP TRIGGER audit_context_no_delete");
     raw(&db, "DELETE FROM audit_context");
     let e = refused(&db, "UPDATE items SET body = 'unaudited', content_hash = 'x'");

@@ -1,4 +1,4 @@
-//! The property/fuzz suite over the request parsers (issue 15): store items, find arguments,
+//! The property/fuzz suite over the request parsers: store items, find arguments,
 //! the query parser and cursors, then whole requests through the service on both backends.
 //! Arbitrary and mutated input never panics and always gives either a valid result or a clear
 //! refusal: a code, the field it names, a message and a hint (no empty field name in the text).

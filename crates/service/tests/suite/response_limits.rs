@@ -1,4 +1,4 @@
-//! What a find answers when hits are huge or many (issue 15, items 1 and 9), on each backend:
+//! What a find answers when hits are huge or many, on each backend:
 //! snippets stay short however often a word repeats, and a response cut to its budget keeps
 //! whole hits, says what it left out and how to get it.
 

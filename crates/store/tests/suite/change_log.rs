@@ -1,4 +1,4 @@
-//! The change log (issue 15, item 11) on every backend: each insert, update, delete, import,
+//! The change log on every backend: each insert, update, delete, import,
 //! re-embedding and purge of an item, by any process, names the item to `changes_since`;
 //! readers page through it; the log is bounded and a reader left behind is told to reload;
 //! on PostgreSQL a change committed out of seq order is not skipped.

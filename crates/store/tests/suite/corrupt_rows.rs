@@ -1,4 +1,4 @@
-//! Damaged rows read back as errors that name what is wrong (issue 15, item 15), never as
+//! Damaged rows read back as errors that name what is wrong, never as
 //! another value: an id that is no UUID is not the nil id, an unknown kind is not `section`,
 //! a failing query is not "no result".
 

@@ -1,33 +1,46 @@
-//! Parsing and checking one `memory_find` request.
+//! One `memory_find` request: what it asks for, typed.
+//!
+//! - [`args`]: its arguments, one definition each (schema and parse), and the checks across them
+//! - [`cursor`]: the cursor of the next page, bound to the query it came from
 
-use crate::error::{ErrorCode, ValidationError, json_type_name, shown};
-use crate::graph::{DEFAULT_DEPTH, DEFAULT_EXPAND_LIMIT, Expand, MAX_DEPTH, MAX_EXPAND_LIMIT};
+pub mod args;
+mod cursor;
+
+use crate::args::Word;
+use crate::graph::{DEFAULT_DEPTH, DEFAULT_EXPAND_LIMIT, Expand};
 use crate::kind::Kind;
 use crate::limits::*;
-use crate::query::validate_query;
 use crate::scope::{Scope, ScopeLevel};
-use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 /// Which retrievers run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
     /// Lexical only.
     Fast,
     /// Lexical and dense, fused (the default).
+    #[default]
     Auto,
     /// Auto plus typo tolerance (the same candidate pools) and graph expansion.
     Deep,
 }
 
-impl Mode {
-    pub fn as_str(self) -> &'static str {
+impl Word for Mode {
+    const ALL: &'static [Mode] = &[Mode::Fast, Mode::Auto, Mode::Deep];
+
+    fn as_str(self) -> &'static str {
         match self {
             Mode::Fast => "fast",
             Mode::Auto => "auto",
             Mode::Deep => "deep",
         }
+    }
+}
+
+impl Mode {
+    /// The word of the mode (also [`Word::as_str`], here so callers need not import the trait).
+    pub fn as_str(self) -> &'static str {
+        Word::as_str(self)
     }
 }
 
@@ -41,6 +54,17 @@ pub enum Detail {
     Brief,
     /// Also content, data, metadata, tags, scores, scope, relations and observations.
     Full,
+}
+
+impl Word for Detail {
+    const ALL: &'static [Detail] = &[Detail::Brief, Detail::Full];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Detail::Brief => "brief",
+            Detail::Full => "full",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -76,30 +100,6 @@ pub struct FindRequest {
     pub fusion: crate::fusion::Fusion,
 }
 
-/// The arguments `memory_find` takes; the tool's input schema lists the same (a test in
-/// `crates/mcp` holds them together).
-pub const FIND_FIELDS: &[&str] = &[
-    "query",
-    "ids",
-    "mode",
-    "types",
-    "scope",
-    "widen",
-    "since",
-    "until",
-    "tags",
-    "status",
-    "include_superseded",
-    "include_expired",
-    "limit",
-    "cursor",
-    "max_content_chars",
-    "detail",
-    "expand",
-    "depth",
-    "expand_limit",
-];
-
 impl FindRequest {
     /// A plain query with defaults, for the CLI and tests.
     pub fn query(text: &str) -> FindRequest {
@@ -127,336 +127,16 @@ impl FindRequest {
         }
     }
 
-    pub fn from_json(args: &Value) -> Result<FindRequest, ValidationError> {
-        let Value::Object(args) = args else {
-            return Err(ValidationError::wrong_type("arguments", "an object with `query` or `ids`", args));
-        };
-        if let Some(key) = args.keys().find(|k| !FIND_FIELDS.contains(&k.as_str())) {
-            let key = shown(key);
-            return Err(ValidationError::new(
-                ErrorCode::UnknownField,
-                key.clone(),
-                format!("`{key}` is not a memory_find argument"),
-                format!("memory_find takes: {}", FIND_FIELDS.join(", ")),
-            ));
-        }
-        let query = match args.get("query") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(q)) => {
-                validate_query(q)?;
-                Some(q.clone())
-            }
-            Some(other) => return Err(ValidationError::wrong_type("query", "a string", other)),
-        };
-        let ids = parse_ids(args.get("ids"))?;
-        let types = parse_types(args.get("types"))?;
-        if query.is_none() && ids.is_empty() && types.is_empty() {
-            return Err(ValidationError::missing(
-                "query",
-                "pass `query` with a few words to search, `ids` to fetch items by id, or `types` alone to list the newest items of those kinds",
-            ));
-        }
-        let mode = match text_arg(args, "mode")?.as_deref() {
-            None | Some("auto") => Mode::Auto,
-            Some("fast") => Mode::Fast,
-            Some("deep") => Mode::Deep,
-            Some(other) => return Err(invalid("mode", other, "use fast, auto or deep")),
-        };
-        let scope = match args.get("scope") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(Scope::from_json(v).map_err(|e| e.under("scope"))?),
-        };
-        let widen = match text_arg(args, "widen")? {
-            None => None,
-            Some(w) => Some(
-                ScopeLevel::parse(&w)
-                    .ok_or_else(|| invalid("widen", &w, "use branch, project, org or all"))?,
-            ),
-        };
-        let since = date_arg(args, "since")?;
-        let until = date_arg(args, "until")?;
-        let tags = match args.get("tags") {
-            None | Some(Value::Null) => Vec::new(),
-            // An item holds at most MAX_TAGS tags and a hit must carry every tag asked for,
-            // so a longer list can match nothing; refusing it also bounds the filter's SQL.
-            Some(Value::Array(list)) if list.len() > MAX_TAGS => {
-                return Err(ValidationError::new(
-                    ErrorCode::TooMany,
-                    "tags",
-                    format!("{} tags; at most {MAX_TAGS}", list.len()),
-                    format!(
-                        "a hit must carry every tag given and items hold at most {MAX_TAGS}: pass the few tags that matter"
-                    ),
-                ));
-            }
-            Some(Value::Array(list)) => list
-                .iter()
-                .enumerate()
-                .map(|(i, t)| match t {
-                    Value::String(s) if !s.trim().is_empty() => Ok(s.trim().to_lowercase()),
-                    other => {
-                        Err(ValidationError::wrong_type(format!("tags[{i}]"), "a non-empty string", other))
-                    }
-                })
-                .collect::<Result<_, _>>()?,
-            Some(other) => {
-                return Err(ValidationError::wrong_type("tags", "an array of strings", other));
-            }
-        };
-        let status = text_arg(args, "status")?.map(|s| s.replace([' ', '-'], "_"));
-        let include_superseded = bool_arg(args, "include_superseded")?;
-        let include_expired = bool_arg(args, "include_expired")?;
-        let limit = int_arg(args, "limit", 1, MAX_LIMIT, DEFAULT_LIMIT)? as usize;
-        let by_ids = query.is_none() && !ids.is_empty();
-        let default_chars = if by_ids { DEFAULT_LOOKUP_CONTENT_CHARS } else { DEFAULT_HIT_CONTENT_CHARS };
-        let max_content_chars =
-            int_arg(args, "max_content_chars", 0, MAX_HIT_CONTENT_CHARS as i64, default_chars as i64)?
-                as usize;
-        let detail = match text_arg(args, "detail")?.as_deref() {
-            None if by_ids || args.contains_key("max_content_chars") => Detail::Full,
-            None | Some("brief") => Detail::Brief,
-            Some("full") => Detail::Full,
-            Some(other) => {
-                return Err(invalid(
-                    "detail",
-                    other,
-                    "use brief (id, title, snippet: the default for a search) or full (content, data, scores: the default for `ids`)",
-                ));
-            }
-        };
-        let expand = match text_arg(args, "expand")? {
-            None => None,
-            Some(e) => Some(
-                Expand::parse(&e)
-                    .ok_or_else(|| invalid("expand", &e, "use none, relations, parents, children or all"))?,
-            ),
-        };
-        let depth = int_arg(args, "depth", 1, MAX_DEPTH.into(), DEFAULT_DEPTH.into())? as u8;
-        let expand_limit =
-            int_arg(args, "expand_limit", 1, MAX_EXPAND_LIMIT as i64, DEFAULT_EXPAND_LIMIT as i64)? as usize;
-        let mut request = FindRequest {
-            query,
-            ids,
-            mode,
-            types,
-            scope,
-            widen,
-            since,
-            until,
-            tags,
-            status,
-            include_superseded,
-            include_expired,
-            limit,
-            offset: 0,
-            max_content_chars,
-            detail,
-            expand,
-            depth,
-            expand_limit,
-            fusion: crate::fusion::Fusion::TUNED,
-        };
-        if let Some(cursor) = text_arg(args, "cursor")? {
-            request.offset = decode_cursor(&cursor, request.fingerprint())?;
-        }
-        Ok(request)
-    }
-
     /// The links to follow from the hits: as asked, else all of them in deep mode, else none.
     pub fn expansion(&self) -> Expand {
         self.expand.unwrap_or(if self.mode == Mode::Deep { Expand::All } else { Expand::None })
-    }
-
-    /// A hash of everything that shapes the result list (not the page), so a cursor cannot be
-    /// replayed against another query.
-    pub fn fingerprint(&self) -> u64 {
-        let text = format!(
-            "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{}",
-            self.query,
-            self.ids,
-            self.mode,
-            self.types,
-            self.scope,
-            self.widen,
-            self.since,
-            self.until,
-            self.tags,
-            self.status,
-            self.include_superseded,
-            self.include_expired
-        );
-        let digest = Sha256::digest(text.as_bytes());
-        u64::from_be_bytes(digest[..8].try_into().unwrap_or_default())
-    }
-
-    /// The cursor for the page after the one ending at `next_offset`.
-    pub fn cursor_at(&self, next_offset: usize) -> String {
-        format!("{next_offset:x}.{:016x}", self.fingerprint())
-    }
-}
-
-fn decode_cursor(cursor: &str, fingerprint: u64) -> Result<usize, ValidationError> {
-    let bad = || {
-        ValidationError::new(
-            ErrorCode::BadCursor,
-            "cursor",
-            "`cursor` does not belong to this query",
-            "pass the `next_cursor` of the previous page with the same query and filters, or drop `cursor` to start over",
-        )
-    };
-    let (offset, fp) = cursor.split_once('.').ok_or_else(bad)?;
-    let offset = usize::from_str_radix(offset, 16).map_err(|_| bad())?;
-    let fp = u64::from_str_radix(fp, 16).map_err(|_| bad())?;
-    if fp != fingerprint || offset > 10_000 {
-        return Err(bad());
-    }
-    Ok(offset)
-}
-
-fn invalid(field: &str, value: &str, hint: &str) -> ValidationError {
-    ValidationError::new(
-        ErrorCode::InvalidValue,
-        field,
-        format!("`{field}` cannot be `{}`", shown(value)),
-        hint,
-    )
-}
-
-fn text_arg(args: &Map<String, Value>, field: &str) -> Result<Option<String>, ValidationError> {
-    match args.get(field) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.trim().to_ascii_lowercase())),
-        Some(other) => Err(ValidationError::wrong_type(field, "a string", other)),
-    }
-}
-
-fn int_arg(
-    args: &Map<String, Value>,
-    field: &str,
-    min: i64,
-    max: i64,
-    default: i64,
-) -> Result<i64, ValidationError> {
-    let value = match args.get(field) {
-        None | Some(Value::Null) => return Ok(default),
-        Some(v) => v,
-    };
-    let range_error = || {
-        ValidationError::new(
-            ErrorCode::InvalidValue,
-            field,
-            format!("`{field}` must be a whole number from {min} to {max}, got {value}"),
-            format!("send `{field}` as a number between {min} and {max} (default {default})"),
-        )
-    };
-    match value {
-        Value::Number(n) => match n.as_i64() {
-            Some(i) if (min..=max).contains(&i) => Ok(i),
-            _ => Err(range_error()),
-        },
-        other => Err(ValidationError::new(
-            ErrorCode::WrongType,
-            field,
-            format!("`{field}` must be a number, got {}", json_type_name(other)),
-            format!("send `{field}` as a number between {min} and {max}, without quotes"),
-        )),
-    }
-}
-
-fn date_arg(args: &Map<String, Value>, field: &str) -> Result<Option<i64>, ValidationError> {
-    match args.get(field) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => crate::time::parse_instant(s).map(Some).map_err(|hint| {
-            ValidationError::new(
-                ErrorCode::InvalidValue,
-                field,
-                format!("`{field}` is not a date: `{}`", shown(s)),
-                hint,
-            )
-        }),
-        Some(other) => Err(ValidationError::wrong_type(field, "a date string", other)),
-    }
-}
-
-fn parse_ids(value: Option<&Value>) -> Result<Vec<Uuid>, ValidationError> {
-    let list = match value {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Array(list)) => list,
-        Some(other) => {
-            return Err(ValidationError::wrong_type("ids", "an array of item ids", other));
-        }
-    };
-    if list.len() > MAX_IDS {
-        return Err(ValidationError::new(
-            ErrorCode::TooMany,
-            "ids",
-            format!("{} ids; at most {MAX_IDS}", list.len()),
-            "fetch at most 100 items per call",
-        ));
-    }
-    list.iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let field = format!("ids[{i}]");
-            match v {
-                Value::String(s) => Uuid::parse_str(s.trim()).map_err(|_| {
-                    ValidationError::new(
-                        ErrorCode::InvalidValue,
-                        field,
-                        format!("`{}` is not an item id", shown(s)),
-                        "use ids returned by memory_store or memory_find",
-                    )
-                }),
-                other => Err(ValidationError::wrong_type(field, "a UUID string", other)),
-            }
-        })
-        .collect()
-}
-
-fn parse_types(value: Option<&Value>) -> Result<Vec<Kind>, ValidationError> {
-    let list = match value {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Array(list)) => list,
-        Some(Value::String(one)) => {
-            return parse_types(Some(&Value::Array(vec![Value::String(one.clone())])));
-        }
-        Some(other) => {
-            return Err(ValidationError::wrong_type("types", "an array of kind names", other));
-        }
-    };
-    let mut kinds = Vec::new();
-    for (i, v) in list.iter().enumerate() {
-        let field = format!("types[{i}]");
-        let Value::String(name) = v else {
-            return Err(ValidationError::wrong_type(field, "a kind name", v));
-        };
-        let kind = Kind::parse(name).ok_or_else(|| {
-            ValidationError::new(
-                ErrorCode::UnknownKind,
-                field,
-                format!("`{}` is not a knowledge kind", shown(name)),
-                format!("use one of: {}", Kind::names()),
-            )
-        })?;
-        if !kinds.contains(&kind) {
-            kinds.push(kind);
-        }
-    }
-    Ok(kinds)
-}
-
-/// An optional boolean argument, false when absent.
-fn bool_arg(args: &serde_json::Map<String, Value>, name: &str) -> Result<bool, ValidationError> {
-    match args.get(name) {
-        None | Some(Value::Null) => Ok(false),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(other) => Err(ValidationError::wrong_type(name, "true or false", other)),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
     use serde_json::json;
 
     #[test]

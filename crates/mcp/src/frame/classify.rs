@@ -1,98 +1,12 @@
-//! Line framing of the stdio transport, and what each line is: a message for rmcp, or an error
-//! answered right here. rmcp's own stdio codec drops lines over its limit and ignores lines it
-//! cannot parse, so a client waits for an answer that never comes; here every line that could
-//! be a request gets exactly one answer (JSON-RPC 2.0 §5.1: -32700 for unparsable text, -32600
-//! for an invalid request, -32602 for a known method with malformed params).
+//! What one line is: a message for rmcp, nothing to answer, or an error answered right here.
 
-use cortex_domain::limits::MAX_MESSAGE_BYTES;
+use super::leading_id;
 use rmcp::model::ClientJsonRpcMessage;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
-
-/// Bytes kept from the start of an oversized line, to read its `id` from.
-const HEAD_BYTES: usize = 4096;
 
 pub const PARSE_ERROR: i32 = -32700;
 pub const INVALID_REQUEST: i32 = -32600;
 pub const INVALID_PARAMS: i32 = -32602;
-
-/// One line read from the client.
-#[derive(Debug, PartialEq)]
-pub enum Frame {
-    /// A whole line, without its newline.
-    Line(Vec<u8>),
-    /// A line longer than the limit: its first bytes and its full length. The rest was read
-    /// and discarded, so the next frame starts at the next line.
-    TooLarge { head: Vec<u8>, bytes: usize },
-}
-
-/// Splits a byte stream into lines of at most `limit` bytes.
-///
-/// Cancel-safe: rmcp polls `receive` inside a `select!` and drops it whenever something else is
-/// ready first, so the part of a line read so far lives here, not in the future; the only await
-/// is `fill_buf`, which reads nothing when it is dropped.
-pub struct LineFramer<R> {
-    reader: R,
-    limit: usize,
-    /// The current line so far (only its head once it is over the limit).
-    line: Vec<u8>,
-    /// Bytes of the current line so far.
-    bytes: usize,
-    over: bool,
-}
-
-impl<R: AsyncBufRead + Unpin> LineFramer<R> {
-    pub fn new(reader: R) -> LineFramer<R> {
-        LineFramer::with_limit(reader, MAX_MESSAGE_BYTES)
-    }
-
-    pub fn with_limit(reader: R, limit: usize) -> LineFramer<R> {
-        LineFramer { reader, limit, line: Vec::new(), bytes: 0, over: false }
-    }
-
-    /// The next line, or `None` at the end of the stream. A last line without a newline
-    /// still counts.
-    pub async fn next(&mut self) -> std::io::Result<Option<Frame>> {
-        loop {
-            let buf = self.reader.fill_buf().await?;
-            if buf.is_empty() {
-                if self.bytes == 0 {
-                    return Ok(None);
-                }
-                return Ok(Some(self.take()));
-            }
-            let (chunk, used, done) = match buf.iter().position(|b| *b == b'\n') {
-                Some(i) => (&buf[..i], i + 1, true),
-                None => (buf, buf.len(), false),
-            };
-            self.bytes += chunk.len();
-            if !self.over && self.bytes > self.limit {
-                self.over = true;
-                self.line.truncate(HEAD_BYTES);
-            }
-            if self.over {
-                let room = HEAD_BYTES.saturating_sub(self.line.len());
-                self.line.extend_from_slice(&chunk[..room.min(chunk.len())]);
-            } else {
-                self.line.extend_from_slice(chunk);
-            }
-            self.reader.consume(used);
-            if done {
-                return Ok(Some(self.take()));
-            }
-        }
-    }
-
-    fn take(&mut self) -> Frame {
-        let line = std::mem::take(&mut self.line);
-        let bytes = std::mem::replace(&mut self.bytes, 0);
-        if std::mem::replace(&mut self.over, false) {
-            Frame::TooLarge { head: line, bytes }
-        } else {
-            Frame::Line(line)
-        }
-    }
-}
 
 /// What a line turned out to be.
 #[derive(Debug)]
@@ -296,108 +210,6 @@ fn reject(id: Value, code: i32, kind: &'static str, message: String, hint: &'sta
     Inbound::Reject(Rejection::new(id, code, kind, message, hint))
 }
 
-/// The top-level `id` of a JSON object whose text is cut off, when it appears in the part
-/// that was kept (clients write it before the large `params`).
-pub fn leading_id(head: &[u8]) -> Option<Value> {
-    let mut s = Scanner { bytes: head, at: 0 };
-    s.whitespace();
-    s.eat(b'{')?;
-    loop {
-        s.whitespace();
-        let key_start = s.at;
-        s.string()?;
-        let is_id = &head[key_start..s.at] == b"\"id\"";
-        s.whitespace();
-        s.eat(b':')?;
-        s.whitespace();
-        let start = s.at;
-        s.value()?;
-        if is_id {
-            return match serde_json::from_slice::<Value>(&head[start..s.at]).ok()? {
-                id @ (Value::String(_) | Value::Number(_)) => Some(id),
-                _ => None,
-            };
-        }
-        s.whitespace();
-        s.eat(b',')?;
-    }
-}
-
-/// A forward-only scanner over a prefix of JSON text; every step fails (`None`) where the
-/// prefix ends.
-struct Scanner<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl Scanner<'_> {
-    fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.at).copied()
-    }
-
-    fn whitespace(&mut self) {
-        while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
-            self.at += 1;
-        }
-    }
-
-    fn eat(&mut self, byte: u8) -> Option<()> {
-        (self.peek()? == byte).then(|| self.at += 1)
-    }
-
-    /// A string, quotes included.
-    fn string(&mut self) -> Option<()> {
-        self.eat(b'"')?;
-        loop {
-            match self.peek()? {
-                b'"' => {
-                    self.at += 1;
-                    return Some(());
-                }
-                b'\\' => self.at += 2,
-                _ => self.at += 1,
-            }
-        }
-    }
-
-    /// Any value; nested containers are skipped by counting brackets outside strings, so deep
-    /// nesting costs no stack.
-    fn value(&mut self) -> Option<()> {
-        match self.peek()? {
-            b'"' => self.string(),
-            b'{' | b'[' => {
-                let mut depth = 0usize;
-                loop {
-                    match self.peek()? {
-                        b'"' => {
-                            self.string()?;
-                            continue;
-                        }
-                        b'{' | b'[' => depth += 1,
-                        b'}' | b']' => depth -= 1,
-                        _ => {}
-                    }
-                    self.at += 1;
-                    if depth == 0 {
-                        return Some(());
-                    }
-                }
-            }
-            _ => {
-                let start = self.at;
-                while self
-                    .peek()
-                    .is_some_and(|b| !matches!(b, b',' | b'}' | b']') && !b.is_ascii_whitespace())
-                {
-                    self.at += 1;
-                }
-                // A scalar cut off by the end of the prefix is not known whole.
-                (self.at > start && self.at < self.bytes.len()).then_some(())
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,49 +278,5 @@ mod tests {
         }
         let fine = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_find","arguments":{"query":"x"}}}"#;
         assert!(matches!(classify(fine.as_bytes()), Inbound::Message(_)));
-    }
-
-    #[test]
-    fn the_id_is_read_from_the_head_of_a_cut_off_message() {
-        assert_eq!(
-            leading_id(br#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"x":"aaaa"#),
-            Some(json!(12))
-        );
-        assert_eq!(
-            leading_id(br#" { "method" : "a", "params": {"id": 3, "s": "}\""}, "id" : "k-1", "x"#),
-            Some(json!("k-1"))
-        );
-        assert_eq!(leading_id(br#"{"jsonrpc":"2.0","params":{"x":"aaaa"#), None);
-        assert_eq!(leading_id(br#"{"id":12"#), None, "a number cut off may be longer");
-        assert_eq!(leading_id(b"[1,2]"), None);
-    }
-
-    #[tokio::test]
-    async fn a_read_dropped_midway_loses_nothing() {
-        use tokio::io::AsyncWriteExt;
-        let (mut client, server) = tokio::io::duplex(64);
-        let mut framer = LineFramer::new(tokio::io::BufReader::new(server));
-        client.write_all(b"{\"first\": ").await.unwrap();
-        // Poll once (it reads the half line, then waits for more), then drop the read, as
-        // rmcp's select! does when another event comes first.
-        tokio::select! {
-            biased;
-            _ = framer.next() => panic!("half a line is not a frame"),
-            _ = std::future::ready(()) => {}
-        }
-        client.write_all(b"1}\nsecond\n").await.unwrap();
-        assert_eq!(framer.next().await.unwrap(), Some(Frame::Line(br#"{"first": 1}"#.to_vec())));
-        assert_eq!(framer.next().await.unwrap(), Some(Frame::Line(b"second".to_vec())));
-    }
-
-    #[tokio::test]
-    async fn lines_over_the_limit_are_reported_whole_and_the_next_line_is_intact() {
-        let input = b"short\nxxxxxxxxxxxxxxxxxxxx\n\nlast".to_vec();
-        let mut framer = LineFramer::with_limit(&input[..], 10);
-        assert_eq!(framer.next().await.unwrap(), Some(Frame::Line(b"short".to_vec())));
-        assert_eq!(framer.next().await.unwrap(), Some(Frame::TooLarge { head: vec![b'x'; 20], bytes: 20 }));
-        assert_eq!(framer.next().await.unwrap(), Some(Frame::Line(Vec::new())));
-        assert_eq!(framer.next().await.unwrap(), Some(Frame::Line(b"last".to_vec())));
-        assert_eq!(framer.next().await.unwrap(), None);
     }
 }

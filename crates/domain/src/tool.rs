@@ -40,7 +40,7 @@ impl Tool {
     /// ([`crate::find::args`], [`crate::item::args`]), in the subset every model API accepts.
     pub fn input_schema(self) -> serde_json::Value {
         match self {
-            Tool::Store => crate::item::args::store_schema(),
+            Tool::Store => crate::item::store_schema(),
             Tool::Find => crate::find::args::find_schema(),
         }
     }

@@ -10,7 +10,7 @@ use crate::args::{self, Arg, Field, Word};
 use crate::error::{ErrorCode, ValidationError, shown};
 use crate::item::{Derived, derive};
 use crate::kind::{self, Kind};
-use crate::limits::{MAX_BATCH_ITEMS, MAX_CONTENT_BYTES};
+use crate::limits::MAX_CONTENT_BYTES;
 use crate::scope::Scope;
 use crate::text;
 use crate::ttl::TtlPolicy;
@@ -167,19 +167,6 @@ pub static ARGS: [&dyn Arg<Draft>; 14] = [
 /// The schema of one item in a batch: a closed object of [`ARGS`].
 pub fn item_schema() -> Value {
     json!({ "type": "object", "properties": args::properties(&ARGS), "additionalProperties": false })
-}
-
-/// `memory_store`'s input schema: one argument, `items`, a batch of 1 to
-/// [`MAX_BATCH_ITEMS`] items.
-pub fn store_schema() -> Value {
-    json!({
-        "additionalProperties": false,
-        "required": ["items"],
-        "type": "object",
-        "properties": {
-            "items": { "type": "array", "items": item_schema(), "minItems": 1, "maxItems": MAX_BATCH_ITEMS },
-        },
-    })
 }
 
 /// Validates one item. Field paths in errors are relative to the item.

@@ -4,19 +4,20 @@
 //! batch on the first bad item, while every item here gets its own result and a field path.
 //!
 //! - [`args`]: an item's fields, one definition each (schema and parse), and the checks across them
+//! - [`batch`]: `memory_store`'s one argument, `items`: the batch and its limits
 //! - [`derive`]: an item's title, searchable body and content hash
 //! - [`fields`]: the optional fields every kind shares (tags, metadata, source, idempotency key)
 
 pub mod args;
+mod batch;
 mod derive;
 mod fields;
 
 pub use args::{Operation, parse_item};
+pub use batch::{parse_store_request, store_schema};
 pub use derive::{Derived, derive, field_texts};
 
-use crate::error::{ErrorCode, ValidationError, json_type_name, shown};
 use crate::kind::Kind;
-use crate::limits::*;
 use crate::scope::Scope;
 use crate::ttl::TtlPolicy;
 use serde_json::{Map, Value};
@@ -67,58 +68,12 @@ pub struct NewItem {
     pub supersedes: Option<Uuid>,
 }
 
-/// Validates the request envelope (`items` present, an array, 1..=100) and each item.
-/// The outer error is a request-level refusal; inner errors are per item, with paths like
-/// `items[2].data.rationale`.
-pub fn parse_store_request(args: &Value) -> Result<Vec<Result<ItemOp, ValidationError>>, ValidationError> {
-    let example =
-        "send {\"items\": [{\"kind\": \"section\", \"data\": {\"title\": \"...\", \"body\": \"...\"}}]}";
-    let Value::Object(args) = args else {
-        return Err(ValidationError::wrong_type("arguments", "an object with `items`", args));
-    };
-    if let Some(key) = args.keys().find(|k| k.as_str() != "items") {
-        let key = shown(key);
-        return Err(ValidationError::new(
-            ErrorCode::UnknownField,
-            key.clone(),
-            format!("`{key}` is not a memory_store argument"),
-            "memory_store takes only `items`; per-item options (idempotency_key, ttl, dedupe, ...) go inside each item",
-        ));
-    }
-    let items = match args.get("items") {
-        None | Some(Value::Null) => return Err(ValidationError::missing("items", example)),
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            return Err(ValidationError::new(
-                ErrorCode::WrongType,
-                "items",
-                format!("`items` must be an array, got {}", json_type_name(other)),
-                example,
-            ));
-        }
-    };
-    if items.is_empty() {
-        return Err(ValidationError::new(ErrorCode::Empty, "items", "`items` is empty", example));
-    }
-    if items.len() > MAX_BATCH_ITEMS {
-        return Err(ValidationError::new(
-            ErrorCode::TooMany,
-            "items",
-            format!("{} items sent; at most {MAX_BATCH_ITEMS} fit in one call", items.len()),
-            format!("split the batch into calls of at most {MAX_BATCH_ITEMS} items"),
-        ));
-    }
-    Ok(items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| parse_item(item).map_err(|e| e.under(&format!("items[{i}]"))))
-        .collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::fields::json_depth;
     use super::*;
+    use crate::error::{ErrorCode, ValidationError};
+    use crate::limits::*;
     use serde_json::json;
 
     fn one(item: Value) -> Result<ItemOp, ValidationError> {

@@ -1,12 +1,48 @@
 //! What one line is: a message for rmcp, nothing to answer, or an error answered right here.
 
 use super::leading_id;
+use cortex_domain::ErrorCode;
 use rmcp::model::ClientJsonRpcMessage;
 use serde_json::{Value, json};
 
 pub const PARSE_ERROR: i32 = -32700;
 pub const INVALID_REQUEST: i32 = -32600;
 pub const INVALID_PARAMS: i32 = -32602;
+
+/// Why the transport answered a line itself: each reason ties its JSON-RPC error code to the
+/// code in the error's `data`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineError {
+    /// Not JSON text (or not UTF-8).
+    Parse,
+    /// JSON, but not a JSON-RPC request.
+    InvalidRequest,
+    /// A known method whose params do not fit it.
+    InvalidParams,
+    /// Longer than the message limit.
+    TooLarge,
+}
+
+impl LineError {
+    /// The JSON-RPC error code (JSON-RPC 2.0 §5.1).
+    pub fn code(self) -> i32 {
+        match self {
+            LineError::Parse => PARSE_ERROR,
+            LineError::InvalidRequest | LineError::TooLarge => INVALID_REQUEST,
+            LineError::InvalidParams => INVALID_PARAMS,
+        }
+    }
+
+    /// The code in the error's `data`, as a client matches on it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LineError::Parse => "parse_error",
+            LineError::InvalidRequest => "invalid_request",
+            LineError::InvalidParams => "invalid_params",
+            LineError::TooLarge => ErrorCode::TooLarge.as_str(),
+        }
+    }
+}
 
 /// What a line turned out to be.
 #[derive(Debug)]
@@ -24,8 +60,8 @@ pub struct Rejection {
     /// The request's id when it could be read; `null` otherwise.
     pub id: Value,
     pub code: i32,
-    /// Our error code (`parse_error`, `invalid_request`, `invalid_params`, `too_large`).
-    pub kind: &'static str,
+    /// Why: `code` is its JSON-RPC code, and its name goes in the error's `data`.
+    pub kind: LineError,
     pub message: String,
     pub human_hint: &'static str,
     /// The limit a `too_large` line broke.
@@ -33,8 +69,8 @@ pub struct Rejection {
 }
 
 impl Rejection {
-    fn new(id: Value, code: i32, kind: &'static str, message: String, human_hint: &'static str) -> Rejection {
-        Rejection { id, code, kind, message, human_hint, limit_bytes: None }
+    fn new(id: Value, kind: LineError, message: String, human_hint: &'static str) -> Rejection {
+        Rejection { id, code: kind.code(), kind, message, human_hint, limit_bytes: None }
     }
 
     /// The answer for a line over the message limit.
@@ -43,8 +79,7 @@ impl Rejection {
             limit_bytes: Some(limit),
             ..Rejection::new(
                 leading_id(head).unwrap_or(Value::Null),
-                INVALID_REQUEST,
-                "too_large",
+                LineError::TooLarge,
                 format!("message of {bytes} bytes exceeds the limit of {limit} bytes per message"),
                 "split the work into smaller calls (for example fewer items per memory_store)",
             )
@@ -53,7 +88,7 @@ impl Rejection {
 
     /// The JSON-RPC error response, one line with its newline.
     pub fn to_line(&self) -> Vec<u8> {
-        let mut data = json!({ "code": self.kind, "field": "", "human_hint": self.human_hint });
+        let mut data = json!({ "code": self.kind.name(), "field": "", "human_hint": self.human_hint });
         if let Some(limit) = self.limit_bytes {
             data["limit_bytes"] = json!(limit);
         }
@@ -81,13 +116,7 @@ pub fn classify(line: &[u8]) -> Inbound {
         Ok(text) => text,
         Err(e) => {
             let at = e.valid_up_to();
-            return reject(
-                Value::Null,
-                PARSE_ERROR,
-                "parse_error",
-                format!("invalid UTF-8 at byte {at}"),
-                LINE_HINT,
-            );
+            return reject(Value::Null, LineError::Parse, format!("invalid UTF-8 at byte {at}"), LINE_HINT);
         }
     };
     // serde_json refuses lone surrogates, trailing text (two messages on one line) and nesting
@@ -95,7 +124,7 @@ pub fn classify(line: &[u8]) -> Inbound {
     let value: Value = match serde_json::from_str(text) {
         Ok(value) => value,
         Err(e) => {
-            return reject(Value::Null, PARSE_ERROR, "parse_error", format!("parse error: {e}"), LINE_HINT);
+            return reject(Value::Null, LineError::Parse, format!("parse error: {e}"), LINE_HINT);
         }
     };
     let object = match &value {
@@ -103,8 +132,7 @@ pub fn classify(line: &[u8]) -> Inbound {
         Value::Array(_) => {
             return reject(
                 Value::Null,
-                INVALID_REQUEST,
-                "invalid_request",
+                LineError::InvalidRequest,
                 "batches are not supported: MCP sends one message per line".into(),
                 "send each request as its own line",
             );
@@ -112,8 +140,7 @@ pub fn classify(line: &[u8]) -> Inbound {
         _ => {
             return reject(
                 Value::Null,
-                INVALID_REQUEST,
-                "invalid_request",
+                LineError::InvalidRequest,
                 "a JSON-RPC message must be an object".into(),
                 LINE_HINT,
             );
@@ -125,8 +152,7 @@ pub fn classify(line: &[u8]) -> Inbound {
         Some(_) => {
             return reject(
                 Value::Null,
-                INVALID_REQUEST,
-                "invalid_request",
+                LineError::InvalidRequest,
                 "`id` must be a string or a number".into(),
                 "give each request a string or integer id",
             );
@@ -139,8 +165,7 @@ pub fn classify(line: &[u8]) -> Inbound {
         }
         return reject(
             answer_id,
-            INVALID_REQUEST,
-            "invalid_request",
+            LineError::InvalidRequest,
             "`jsonrpc` must be \"2.0\"".into(),
             "add \"jsonrpc\": \"2.0\" to every message",
         );
@@ -155,8 +180,7 @@ pub fn classify(line: &[u8]) -> Inbound {
     {
         return reject(
             answer_id,
-            INVALID_PARAMS,
-            "invalid_params",
+            LineError::InvalidParams,
             format!("invalid params for `{method}`: {problem}"),
             "check the params against the method's schema",
         );
@@ -167,16 +191,14 @@ pub fn classify(line: &[u8]) -> Inbound {
         Err(e) => match method {
             Some(method) => reject(
                 answer_id,
-                INVALID_PARAMS,
-                "invalid_params",
+                LineError::InvalidParams,
                 format!("invalid params for `{method}`: {e}"),
                 "check the params against the method's schema",
             ),
             None if is_response => Inbound::Skip(format!("malformed response: {e}")),
             None => reject(
                 answer_id,
-                INVALID_REQUEST,
-                "invalid_request",
+                LineError::InvalidRequest,
                 format!("not a JSON-RPC request: {e}"),
                 "a request needs a string `method`",
             ),
@@ -206,8 +228,8 @@ fn params_problem(method: &str, params: Option<&Value>) -> Option<String> {
     }
 }
 
-fn reject(id: Value, code: i32, kind: &'static str, message: String, hint: &'static str) -> Inbound {
-    Inbound::Reject(Rejection::new(id, code, kind, message, hint))
+fn reject(id: Value, kind: LineError, message: String, hint: &'static str) -> Inbound {
+    Inbound::Reject(Rejection::new(id, kind, message, hint))
 }
 
 #[cfg(test)]
@@ -233,7 +255,7 @@ mod tests {
         ];
         for line in cases {
             let r = rejection(line);
-            assert_eq!((r.code, r.kind, &r.id), (PARSE_ERROR, "parse_error", &Value::Null), "{r:?}");
+            assert_eq!((r.code, r.kind, &r.id), (PARSE_ERROR, LineError::Parse, &Value::Null), "{r:?}");
         }
     }
 

@@ -10,7 +10,7 @@
 mod classify;
 mod leading_id;
 
-pub use classify::{INVALID_PARAMS, INVALID_REQUEST, Inbound, PARSE_ERROR, Rejection, classify};
+pub use classify::{INVALID_PARAMS, INVALID_REQUEST, Inbound, LineError, PARSE_ERROR, Rejection, classify};
 pub use leading_id::leading_id;
 
 use cortex_domain::limits::MAX_MESSAGE_BYTES;

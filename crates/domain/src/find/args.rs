@@ -176,8 +176,7 @@ impl FindRequest {
             return Err(ValidationError::wrong_type("arguments", "an object with `query` or `ids`", value));
         };
         let mut draft =
-            Draft { request: FindRequest::query(""), max_content_chars: None, detail: None, cursor: None };
-        draft.request.query = None;
+            Draft { request: FindRequest::defaults(), max_content_chars: None, detail: None, cursor: None };
         args::parse_object(&ARGS, object, &mut draft, unknown)?;
         let Draft { mut request, max_content_chars, detail, cursor } = draft;
         if request.query.is_none() && request.ids.is_empty() && request.types.is_empty() {

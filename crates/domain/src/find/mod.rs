@@ -103,8 +103,13 @@ pub struct FindRequest {
 impl FindRequest {
     /// A plain query with defaults, for the CLI and tests.
     pub fn query(text: &str) -> FindRequest {
+        FindRequest { query: Some(text.to_string()), ..FindRequest::defaults() }
+    }
+
+    /// Every argument at its default, no query: what the arguments' parse starts from.
+    pub(crate) fn defaults() -> FindRequest {
         FindRequest {
-            query: Some(text.to_string()),
+            query: None,
             ids: Vec::new(),
             mode: Mode::Auto,
             types: Vec::new(),

@@ -114,6 +114,13 @@ def test_roles_a_read_key_finds_but_may_not_store(db, serve):
             written = found["hits"][0]["id"]
             is_error, out = await r.call("memory_store", {"items": [{"operation": "delete", "id": written}]})
             assert is_error and error_code(out) == "forbidden_role"
+            # A name that is not exactly a tool's is no tool at all: refused before any role
+            # question, so it cannot reach a write by falling through to a reader's default.
+            for name in ["Memory_Store", "memory_store ", "memory_delete", "memory_store\u0000"]:
+                with pytest.raises(MCPError) as refused:
+                    await r.session.call_tool(name, {"items": [{"kind": "todo", "content": "sneaked in"}]})
+                assert "unknown tool" in str(refused.value) and "memory_store" in str(refused.value), name
+            assert (await r.find(query="sneaked", mode="fast"))["hits"] == [], "no name variant wrote"
             return written
 
     written = anyio.run(body)

@@ -2,8 +2,23 @@
 //! `CORTEX_*` variable each flag falls back to). What each command does is in `main.rs`.
 
 use crate::{context, hook, install, keys, recall};
+use clap::builder::PossibleValuesParser;
 use clap::{Parser, Subcommand};
+use cortex_domain::args::{Arg, Word};
+use cortex_domain::find::{Mode, args as find};
+use cortex_domain::graph::Expand;
+use cortex_domain::scope::ScopeLevel;
 use std::path::PathBuf;
+
+/// A flag's help: the description of the tool argument it mirrors.
+fn doc<T>(arg: &dyn Arg<T>) -> &'static str {
+    arg.doc().unwrap_or_default()
+}
+
+/// A flag's choices: the words of the tool argument it mirrors.
+fn choices<W: Word>() -> PossibleValuesParser {
+    PossibleValuesParser::new(W::words())
+}
 
 #[derive(Parser)]
 #[command(name = "cortex", version, about = "Cortex Memory: a memory server for AI coding agents (MCP)")]
@@ -51,11 +66,11 @@ pub enum Command {
         #[arg(long)]
         file: Option<PathBuf>,
     },
-    /// Find stored knowledge.
+    /// Find stored knowledge. Flags that mirror a memory_find argument take its description
+    /// and its words from the argument's definition (docs/TOOLS.md).
     Find {
         query: String,
-        /// fast, auto or deep
-        #[arg(long)]
+        #[arg(long, help = doc(&find::MODE), value_parser = choices::<Mode>(), ignore_case = true)]
         mode: Option<String>,
         /// Kinds to keep (repeatable).
         #[arg(long = "kind")]
@@ -66,18 +81,15 @@ pub enum Command {
         project: Option<String>,
         #[arg(long)]
         branch: Option<String>,
-        /// branch, project, org or all
-        #[arg(long)]
+        #[arg(long, help = doc(&find::WIDEN), value_parser = choices::<ScopeLevel>(), ignore_case = true)]
         widen: Option<String>,
-        #[arg(long)]
+        #[arg(long, help = doc(&find::LIMIT))]
         limit: Option<i64>,
-        #[arg(long)]
+        #[arg(long, help = doc(&find::CURSOR))]
         cursor: Option<String>,
-        /// Also show items linked to the hits: relations, children, parents, all, none.
-        #[arg(long)]
+        #[arg(long, help = doc(&find::EXPAND), value_parser = choices::<Expand>(), ignore_case = true)]
         expand: Option<String>,
-        /// Links away to follow when expanding, 1–3.
-        #[arg(long)]
+        #[arg(long, help = doc(&find::DEPTH))]
         depth: Option<i64>,
         /// Print the full JSON response.
         #[arg(long)]

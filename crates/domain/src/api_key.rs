@@ -46,11 +46,6 @@ impl Role {
     }
 }
 
-/// The role a tool needs: `memory_store` changes the memory, everything else reads it.
-pub fn role_for_tool(tool: &str) -> Role {
-    if tool == "memory_store" { Role::Write } else { Role::Read }
-}
-
 /// Requests per second a key may make on average; a burst of up to one second's worth
 /// (at least one request) is allowed on top of an idle bucket.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -154,8 +149,6 @@ mod tests {
     fn roles_include_the_ones_before_them() {
         assert!(Role::Admin.covers(Role::Write) && Role::Write.covers(Role::Read));
         assert!(!Role::Read.covers(Role::Write));
-        assert_eq!(role_for_tool("memory_store"), Role::Write);
-        assert_eq!(role_for_tool("memory_find"), Role::Read);
         assert_eq!(Role::parse(" write ", "--role").unwrap(), Role::Write);
         let e = Role::parse("owner", "--role").unwrap_err();
         assert_eq!((e.field.as_str(), e.code), ("--role", ErrorCode::InvalidValue));

@@ -27,13 +27,19 @@ pub enum ErrorCode {
     BusinessRuleBlocked,
     /// A scope (or an item named by id) outside what the caller's API key may reach.
     ForbiddenScope,
+    /// A tool the caller's API key's role does not include (`memory_store` with a read key).
+    ForbiddenRole,
+    /// A call that ran past the server's time limit and was abandoned.
+    Timeout,
+    /// The server's embedder cannot be loaded or reached: its configuration, not the input.
+    EmbedderUnavailable,
     /// Not the caller's input: the server failed (the message says how).
     Internal,
 }
 
 impl ErrorCode {
     /// Every code, in the order the tool contract lists them.
-    pub const ALL: [ErrorCode; 16] = [
+    pub const ALL: [ErrorCode; 19] = [
         ErrorCode::MissingField,
         ErrorCode::WrongType,
         ErrorCode::InvalidValue,
@@ -49,6 +55,9 @@ impl ErrorCode {
         ErrorCode::BadCursor,
         ErrorCode::BusinessRuleBlocked,
         ErrorCode::ForbiddenScope,
+        ErrorCode::ForbiddenRole,
+        ErrorCode::Timeout,
+        ErrorCode::EmbedderUnavailable,
         ErrorCode::Internal,
     ];
 
@@ -88,6 +97,16 @@ impl ErrorCode {
             ErrorCode::ForbiddenScope => {
                 ("forbidden_scope", "a scope outside what the caller's API key may reach")
             }
+            ErrorCode::ForbiddenRole => {
+                ("forbidden_role", "a tool the caller's API key's role does not include")
+            }
+            ErrorCode::Timeout => {
+                ("timeout", "a call that ran past the server's time limit and was abandoned")
+            }
+            ErrorCode::EmbedderUnavailable => (
+                "embedder_unavailable",
+                "the server's embedder is misconfigured or unreachable, not the input",
+            ),
             ErrorCode::Internal => ("internal", "a server-side failure, not the caller's input"),
         }
     }

@@ -41,6 +41,15 @@ pub enum Expand {
     All,
 }
 
+impl crate::args::Word for Expand {
+    const ALL: &'static [Expand] =
+        &[Expand::None, Expand::Relations, Expand::Parents, Expand::Children, Expand::All];
+
+    fn as_str(self) -> &'static str {
+        Expand::as_str(self)
+    }
+}
+
 impl Expand {
     pub fn parse(text: &str) -> Option<Expand> {
         match text.trim().to_ascii_lowercase().as_str() {

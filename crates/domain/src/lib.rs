@@ -4,7 +4,8 @@
 //! - [`briefing`]: the session briefing: which items, in which order, within a budget
 //! - [`kind`]: the 16 knowledge kinds and their field rules (one table)
 //! - [`item`]: parsing a `memory_store` request into validated item operations
-//! - [`find`]: parsing a `memory_find` request
+//! - [`args`]: one definition per tool argument: its schema and its parse
+//! - [`find`]: a `memory_find` request, its arguments and its cursor
 //! - [`scope`]: scope values, find scope resolution, scope matching
 //! - [`query`]: the lexical query parser
 //! - [`ranking`]: the score formula and its parts
@@ -21,9 +22,11 @@
 //! - [`sources`]: decision records, changelogs, docs and commits read into items (`cortex ingest`)
 //! - [`tenant`]: how far an API key's holder may reach (one org, some projects)
 //! - [`api_key`]: what a key may do (role), how fast (rate), its name and token shape
+//! - [`tool`]: the tools the server offers and the role each needs
 //! - [`text`], [`time`], [`ttl`], [`limits`], [`git_remote`]: small shared rules
 
 pub mod api_key;
+pub mod args;
 pub mod briefing;
 pub mod chunking;
 pub mod dedupe;
@@ -50,6 +53,7 @@ pub mod spelling;
 pub mod tenant;
 pub mod text;
 pub mod time;
+pub mod tool;
 pub mod ttl;
 
 pub use error::{ErrorCode, ValidationError};
@@ -57,3 +61,4 @@ pub use find::{FindRequest, Mode};
 pub use item::{ItemOp, NewItem};
 pub use kind::Kind;
 pub use scope::{Scope, ScopeFilter, ScopeLevel, ScopeMatch};
+pub use tool::Tool;

@@ -153,6 +153,15 @@ pub enum ScopeLevel {
     All,
 }
 
+impl crate::args::Word for ScopeLevel {
+    const ALL: &'static [ScopeLevel] =
+        &[ScopeLevel::Branch, ScopeLevel::Project, ScopeLevel::Org, ScopeLevel::All];
+
+    fn as_str(self) -> &'static str {
+        ScopeLevel::as_str(self)
+    }
+}
+
 impl ScopeLevel {
     pub fn parse(text: &str) -> Option<ScopeLevel> {
         match text.trim().to_ascii_lowercase().as_str() {

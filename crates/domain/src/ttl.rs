@@ -12,6 +12,15 @@ pub enum TtlPolicy {
     Permanent,
 }
 
+impl crate::args::Word for TtlPolicy {
+    const ALL: &'static [TtlPolicy] =
+        &[TtlPolicy::Short, TtlPolicy::Default, TtlPolicy::Long, TtlPolicy::Permanent];
+
+    fn as_str(self) -> &'static str {
+        TtlPolicy::as_str(self)
+    }
+}
+
 impl TtlPolicy {
     pub fn from_json(value: &Value) -> Result<TtlPolicy, ValidationError> {
         let hint = "use one of: short (30 days), default (90 days), long (365 days), permanent";

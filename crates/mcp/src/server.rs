@@ -6,15 +6,17 @@
 use crate::figures::CallFigures;
 use crate::principal::{self, AccessNote, Principal, Source};
 use crate::resources;
-use crate::schema::{FIND_TOOL, STORE_TOOL, tools};
-use cortex_domain::api_key::role_for_tool;
-use cortex_service::response::ErrorBody;
+use crate::schema::tools;
+use cortex_domain::args::Word;
+use cortex_domain::find::Mode;
+use cortex_domain::{ErrorCode, Tool};
+use cortex_service::response::{ErrorBody, FindResponse, ItemStatus, StoreResponse};
 use cortex_service::{MemoryService, ServiceError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams, GetPromptResponse,
     GetPromptResult, Implementation, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptMessage, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ResourceContents, Role, ServerCapabilities, ServerConfig, Tool,
+    ReadResourceResponse, ReadResourceResult, ResourceContents, Role, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -28,7 +30,7 @@ const INSTRUCTIONS: &str = include_str!("instructions.md");
 #[derive(Clone)]
 pub struct CortexServer {
     service: Arc<MemoryService>,
-    tools: Arc<Vec<Tool>>,
+    tools: Arc<Vec<rmcp::model::Tool>>,
     /// The HTTP server's: the figures of `/metrics` and the time a call may take.
     http: Option<(Arc<dyn CallFigures>, Duration)>,
 }
@@ -81,9 +83,9 @@ impl CortexServer {
         &self,
         service: Arc<MemoryService>,
         work: F,
-    ) -> Result<(CallToolResult, Outcome), McpError>
+    ) -> Result<(CallToolResult, Outcome, Option<Tally>), McpError>
     where
-        T: Serialize + Send + 'static,
+        T: Answer + Send + 'static,
         F: FnOnce(&MemoryService) -> Result<T, ServiceError> + Send + 'static,
     {
         let task = tokio::task::spawn_blocking(move || work(&service));
@@ -92,62 +94,46 @@ impl CortexServer {
                 Ok(joined) => joined,
                 // The blocking work cannot be stopped; it finishes unseen (a store it was
                 // making is written, or not, as a whole).
-                Err(_) => return Ok((timed_out(*limit), "timeout")),
+                Err(_) => return Ok((timed_out(*limit), "timeout", None)),
             },
             None => task.await,
         };
         let outcome = joined.map_err(|e| McpError::internal_error(format!("tool task failed: {e}"), None))?;
         Ok(match outcome {
-            Ok(value) => {
-                let value = serde_json::to_value(value)
+            Ok(answer) => {
+                let tally = answer.tally();
+                let value = serde_json::to_value(answer)
                     .map_err(|e| McpError::internal_error(format!("cannot encode result: {e}"), None))?;
-                (CallToolResult::structured(value), "ok")
+                (CallToolResult::structured(value), "ok", Some(tally))
             }
             Err(ServiceError::Invalid(e)) => {
-                (CallToolResult::structured_error(json!({ "error": ErrorBody::from(&e) })), "refused")
+                (CallToolResult::structured_error(json!({ "error": ErrorBody::from(&e) })), "refused", None)
             }
             Err(e @ (ServiceError::Internal(_) | ServiceError::Lexical(_))) => {
                 tracing::error!(error = %e, "tool call failed");
-                (
-                    CallToolResult::structured_error(json!({ "error": {
-                        "code": cortex_domain::ErrorCode::Internal.as_str(),
-                        "field": "",
-                        "message": e.to_string(),
-                        "human_hint": "this is a server-side failure, not your input; retry, and if it persists run `cortex doctor`",
-                    }})),
-                    "error",
-                )
+                let hint = "this is a server-side failure, not your input; retry, and if it persists run `cortex doctor`";
+                (refusal(ErrorCode::Internal, e.to_string(), hint), "error", None)
             }
-            Err(e @ ServiceError::AdminOnly(_)) => (
-                CallToolResult::structured_error(json!({ "error": {
-                    "code": "forbidden_role",
-                    "field": "",
-                    "message": e.to_string(),
-                    "human_hint": "this spans every tenant: ask the server's operator, who runs it with `cortex` on the server",
-                }})),
-                "refused",
-            ),
-            Err(ServiceError::Embedder(message)) => (
-                CallToolResult::structured_error(json!({ "error": {
-                    "code": "embedder_unavailable",
-                    "field": "",
-                    "message": message,
-                    "human_hint": "the server's embedder is misconfigured, not your input: tell the user to run `cortex doctor`",
-                }})),
-                "error",
-            ),
+            Err(ServiceError::Embedder(message)) => {
+                let hint = "the server's embedder is misconfigured, not your input: tell the user to run `cortex doctor`";
+                (refusal(ErrorCode::EmbedderUnavailable, message, hint), "error", None)
+            }
+            Err(e @ ServiceError::AdminOnly(_)) => {
+                let hint = "this spans every tenant: ask the server's operator, who runs it with `cortex` on the server";
+                (refusal(ErrorCode::ForbiddenRole, e.to_string(), hint), "refused", None)
+            }
         })
     }
 
     /// Counts a finished call for `/metrics` and notes it for the access log (over HTTP), or
     /// logs it (on stdio, where there is no access log): tool, mode, outcome, duration and
     /// items, never the call's arguments (an idempotency key, an actor, the content).
-    fn record(&self, call: Call<'_>, note: Option<&AccessNote>, result: &CallToolResult) {
+    fn record(&self, call: Call<'_>, note: Option<&AccessNote>, tally: Option<&Tally>) {
         let Call { request_id, tool, mode, outcome, took } = call;
-        let items = items_of(tool, result);
+        let items = tally.map(|t| t.items);
         match note {
             Some(note) => note.update(|n| {
-                n.tool = Some(tool.to_string());
+                n.tool = Some(tool.name().to_string());
                 n.mode = Some(mode);
                 n.outcome = Some(outcome);
                 n.items = items;
@@ -157,7 +143,7 @@ impl CortexServer {
                 target: "cortex::call",
                 request_id,
                 key = "local",
-                tool,
+                tool = tool.name(),
                 mode,
                 outcome,
                 duration_ms = took.as_millis() as u64,
@@ -166,56 +152,89 @@ impl CortexServer {
             ),
         }
         let Some((metrics, _)) = &self.http else { return };
-        metrics.tool_call(tool, mode, outcome, took);
-        if let Some(summary) = result.structured_content.as_ref().and_then(|v| v.get("summary"))
-            && tool == STORE_TOOL
-        {
-            for status in [
-                "inserted",
-                "updated",
-                "deleted",
-                "skipped_dedupe",
-                "business_rule_blocked",
-                "validation_error",
-            ] {
-                metrics.store_items(status, summary.get(status).and_then(Value::as_u64).unwrap_or(0));
-            }
+        metrics.tool_call(tool.name(), mode, outcome, took);
+        for (status, n) in tally.map(|t| t.statuses.as_slice()).unwrap_or_default() {
+            metrics.store_items(status.as_str(), *n);
         }
     }
 }
 
+/// What a call's answer held, read from the typed answer before it becomes JSON: how many
+/// items it handled (a store's results, a find's hits) and, for a store, how many came to
+/// each status.
+struct Tally {
+    items: u64,
+    statuses: Vec<(ItemStatus, u64)>,
+}
+
+/// A tool's typed answer.
+trait Answer: Serialize {
+    fn tally(&self) -> Tally;
+}
+
+impl Answer for StoreResponse {
+    fn tally(&self) -> Tally {
+        let statuses = ItemStatus::ALL.iter().map(|s| (*s, self.summary.count(*s).max(0) as u64)).collect();
+        Tally { items: self.results.len() as u64, statuses }
+    }
+}
+
+impl Answer for FindResponse {
+    fn tally(&self) -> Tally {
+        Tally { items: self.hits.len() as u64, statuses: Vec::new() }
+    }
+}
+
+/// A tool error that is not a refusal of one field: `field` is empty, the code says why.
+fn refusal(code: ErrorCode, message: String, hint: impl Into<String>) -> CallToolResult {
+    let body = ErrorBody::from(&cortex_domain::ValidationError::new(code, "", message, hint));
+    CallToolResult::structured_error(json!({ "error": body }))
+}
+
 /// A call that outlived the HTTP server's limit.
 fn timed_out(limit: Duration) -> CallToolResult {
-    CallToolResult::structured_error(json!({ "error": {
-        "code": "timeout",
-        "field": "",
-        "message": format!("the call took longer than this server's limit of {} ms and was abandoned", limit.as_millis()),
-        "human_hint": "a memory_store may still have been written: find before storing again; narrow a slow find (mode fast, fewer kinds)",
-    }}))
+    refusal(
+        ErrorCode::Timeout,
+        format!(
+            "the call took longer than this server's limit of {} ms and was abandoned",
+            limit.as_millis()
+        ),
+        "a memory_store may still have been written: find before storing again; narrow a slow find (mode fast, fewer kinds)",
+    )
 }
 
 /// A tool the caller's key may not use: what was refused and which role it needs.
-fn forbidden(principal: &Principal, tool: &str) -> CallToolResult {
-    let needed = role_for_tool(tool);
-    CallToolResult::structured_error(json!({ "error": {
-        "code": "forbidden_role",
-        "field": "",
-        "message": format!(
+fn forbidden(principal: &Principal, tool: Tool) -> CallToolResult {
+    let needed = tool.role();
+    refusal(
+        ErrorCode::ForbiddenRole,
+        format!(
             "{tool} needs an API key with role {} or above; the key `{}` has role {}",
-            needed.as_str(), principal.key, principal.role.as_str()
+            needed.as_str(),
+            principal.key,
+            principal.role.as_str()
         ),
-        "human_hint": format!("this key may only read: use memory_find, or ask the server's admin for a key with role {0} (signed in with OAuth: sign in again asking for the scope memory:{0})", needed.as_str()),
-    }}))
+        format!(
+            "this key may only read: use memory_find, or ask the server's admin for a key with role {0} (signed in with OAuth: sign in again asking for the scope memory:{0})",
+            needed.as_str()
+        ),
+    )
 }
 
-/// A store refused by role, recorded in the audit trail as blocked attempts (what was tried,
-/// by which key or token holder, why); a failure to record is logged, never the caller's answer.
-async fn audit_refused_store(
+/// A call refused by role. A store is recorded in the audit trail as blocked attempts (what
+/// was tried, by which key or token holder, why); a failure to record is logged, never the
+/// caller's answer. A tool that only reads changes nothing, so there is nothing to record.
+async fn audit_refused(
     service: Arc<MemoryService>,
+    tool: Tool,
     args: Value,
     principal: &Principal,
     refusal: &CallToolResult,
 ) {
+    match tool {
+        Tool::Store => {}
+        Tool::Find => return,
+    }
     let reason = refusal
         .structured_content
         .as_ref()
@@ -232,34 +251,25 @@ async fn audit_refused_store(
     }
 }
 
-/// The find mode a call asked for (the label of its figures); `store` for memory_store.
 /// A finished tool call, as it is counted and logged.
 struct Call<'a> {
     /// The JSON-RPC request's id.
     request_id: &'a str,
-    tool: &'a str,
+    tool: Tool,
     mode: &'static str,
     outcome: Outcome,
     took: Duration,
 }
 
-/// The items a call handled, for the log: a store's items (one result each, whatever became
-/// of it), a find's hits; none for a refusal.
-fn items_of(tool: &str, result: &CallToolResult) -> Option<u64> {
-    let content = result.structured_content.as_ref()?;
-    let list = if tool == STORE_TOOL { "results" } else { "hits" };
-    Some(content.get(list)?.as_array()?.len() as u64)
-}
-
-fn mode_label(tool: &str, args: &Value) -> &'static str {
-    if tool != FIND_TOOL {
-        return "store";
-    }
-    match args.get("mode").and_then(Value::as_str) {
-        Some("fast") => "fast",
-        Some("deep") => "deep",
-        None | Some("auto") => "auto",
-        Some(_) => "invalid",
+/// The find mode a call asked for (the label of its figures); `store` for memory_store.
+fn mode_label(tool: Tool, args: &Value) -> &'static str {
+    match tool {
+        Tool::Store => "store",
+        Tool::Find => match args.get("mode") {
+            None | Some(Value::Null) => Mode::default().as_str(),
+            Some(Value::String(word)) => Mode::parse_word(word).map_or("invalid", Mode::as_str),
+            Some(_) => "invalid",
+        },
     }
 }
 
@@ -292,7 +302,7 @@ impl ServerHandler for CortexServer {
         Ok(ListToolsResult::with_all_items((*self.tools).clone()))
     }
 
-    fn get_tool(&self, name: &str) -> Option<Tool> {
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
         self.tools.iter().find(|t| t.name == name).cloned()
     }
 
@@ -304,28 +314,28 @@ impl ServerHandler for CortexServer {
         let started = Instant::now();
         let Served { service, principal, note } = self.served(&context)?;
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let tool = request.name.as_ref();
-        if tool != STORE_TOOL && tool != FIND_TOOL {
+        // An unknown name is refused before any role question: it has no role to default to.
+        let Some(tool) = Tool::parse(request.name.as_ref()) else {
             return Err(McpError::invalid_params(
-                format!("unknown tool `{tool}`: this server has {STORE_TOOL} and {FIND_TOOL}"),
+                format!("unknown tool `{}`: this server has {}", request.name, Tool::names()),
                 None,
             ));
-        }
+        };
         let mode = mode_label(tool, &args);
-        let (result, outcome) = match principal {
-            Some(p) if !p.role.covers(role_for_tool(tool)) => {
+        let (result, outcome, tally) = match principal {
+            Some(p) if !p.role.covers(tool.role()) => {
                 let refusal = forbidden(p, tool);
-                if tool == STORE_TOOL {
-                    audit_refused_store(service.clone(), args, p, &refusal).await;
-                }
-                (refusal, "forbidden")
+                audit_refused(service.clone(), tool, args, p, &refusal).await;
+                (refusal, "forbidden", None)
             }
-            _ if tool == STORE_TOOL => self.run(service, move |s| s.store(&args)).await?,
-            _ => self.run(service, move |s| s.find(&args)).await?,
+            _ => match tool {
+                Tool::Store => self.run(service, move |s| s.store(&args)).await?,
+                Tool::Find => self.run(service, move |s| s.find(&args)).await?,
+            },
         };
         let request_id = context.id.to_string();
         let call = Call { request_id: &request_id, tool, mode, outcome, took: started.elapsed() };
-        self.record(call, note, &result);
+        self.record(call, note, tally.as_ref());
         Ok(result.into())
     }
 

@@ -48,7 +48,7 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> LineTransport<R> {
     }
 
     fn answer(&mut self, rejection: Rejection) {
-        tracing::warn!(code = rejection.code, id = %rejection.id, "{}: {}", rejection.kind, rejection.message);
+        tracing::warn!(code = rejection.code, id = %rejection.id, "{}: {}", rejection.kind.name(), rejection.message);
         self.unsent.push_back(rejection.to_line());
     }
 

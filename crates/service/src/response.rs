@@ -20,6 +20,29 @@ pub enum ItemStatus {
     ValidationError,
 }
 
+impl ItemStatus {
+    pub const ALL: [ItemStatus; 6] = [
+        ItemStatus::Inserted,
+        ItemStatus::Updated,
+        ItemStatus::Deleted,
+        ItemStatus::SkippedDedupe,
+        ItemStatus::BusinessRuleBlocked,
+        ItemStatus::ValidationError,
+    ];
+
+    /// The status as it is sent (and as `/metrics` labels it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemStatus::Inserted => "inserted",
+            ItemStatus::Updated => "updated",
+            ItemStatus::Deleted => "deleted",
+            ItemStatus::SkippedDedupe => "skipped_dedupe",
+            ItemStatus::BusinessRuleBlocked => "business_rule_blocked",
+            ItemStatus::ValidationError => "validation_error",
+        }
+    }
+}
+
 /// A refusal with the field it concerns and how to fix it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ErrorBody {
@@ -73,6 +96,32 @@ pub struct StoreSummary {
     pub skipped_dedupe: i64,
     pub business_rule_blocked: i64,
     pub validation_error: i64,
+}
+
+impl StoreSummary {
+    /// The items that came to `status`.
+    pub fn count(&self, status: ItemStatus) -> i64 {
+        match status {
+            ItemStatus::Inserted => self.inserted,
+            ItemStatus::Updated => self.updated,
+            ItemStatus::Deleted => self.deleted,
+            ItemStatus::SkippedDedupe => self.skipped_dedupe,
+            ItemStatus::BusinessRuleBlocked => self.business_rule_blocked,
+            ItemStatus::ValidationError => self.validation_error,
+        }
+    }
+
+    /// The counter of `status`.
+    pub fn count_mut(&mut self, status: ItemStatus) -> &mut i64 {
+        match status {
+            ItemStatus::Inserted => &mut self.inserted,
+            ItemStatus::Updated => &mut self.updated,
+            ItemStatus::Deleted => &mut self.deleted,
+            ItemStatus::SkippedDedupe => &mut self.skipped_dedupe,
+            ItemStatus::BusinessRuleBlocked => &mut self.business_rule_blocked,
+            ItemStatus::ValidationError => &mut self.validation_error,
+        }
+    }
 }
 
 /// The answer to `memory_store`: one result per input item, in order, and the counts.
@@ -354,4 +403,16 @@ pub struct FindResponse {
     /// Present when links were followed from the hits (`expand`, or `deep` mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub graph: Option<GraphView>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_item_status_is_sent_as_its_name() {
+        for status in ItemStatus::ALL {
+            assert_eq!(serde_json::to_value(status).unwrap(), status.as_str());
+        }
+    }
 }

@@ -103,6 +103,9 @@ pub(super) fn json_depth(value: &Value) -> usize {
     max
 }
 
+/// The fields of an item's `source`.
+pub const SOURCE_FIELDS: [&str; 3] = ["actor", "tool", "session"];
+
 pub(super) fn parse_source(value: Option<&Value>) -> Result<Option<Value>, ValidationError> {
     let map = match value {
         None | Some(Value::Null) => return Ok(None),
@@ -114,13 +117,13 @@ pub(super) fn parse_source(value: Option<&Value>) -> Result<Option<Value>, Valid
     let mut out = Map::new();
     for (key, v) in map {
         let field = format!("source.{}", crate::error::shown(key));
-        if !["actor", "tool", "session"].contains(&key.as_str()) {
+        if !SOURCE_FIELDS.contains(&key.as_str()) {
             let key = crate::error::shown(key);
             return Err(ValidationError::new(
                 ErrorCode::UnknownField,
                 field,
                 format!("`{key}` is not a source field"),
-                "source has: actor, tool, session",
+                format!("source has: {}", SOURCE_FIELDS.join(", ")),
             ));
         }
         let Value::String(text) = v else {

@@ -46,26 +46,45 @@ fn the_server_instructions_stay_under_2200_characters() {
     }
 }
 
-/// The domain's lists of what each tool takes and the published input schemas name the same
-/// fields: one can never accept what the other does not know.
+/// Every argument a published input schema names is one the server parses, and nothing else
+/// is: the parser refuses a name the schema does not list (both come from one definition per
+/// argument; this holds the published JSON to the parser, whatever generates it).
 #[test]
 fn the_schemas_name_exactly_the_fields_the_domain_parses() {
+    use cortex_domain::ErrorCode;
+    use cortex_domain::find::FindRequest;
+    use cortex_domain::item::parse_item;
+    use serde_json::json;
     let tools = serde_json::to_value(cortex_mcp::tools()).unwrap();
-    let keys = |schema: &serde_json::Value| {
-        let mut keys: Vec<String> = schema["properties"].as_object().unwrap().keys().cloned().collect();
-        keys.sort();
-        keys
+    let names = |schema: &serde_json::Value| -> Vec<String> {
+        schema["properties"].as_object().unwrap().keys().cloned().collect()
     };
-    let sorted = |list: &[&str]| {
-        let mut list: Vec<String> = list.iter().map(|s| s.to_string()).collect();
-        list.sort();
-        list
-    };
-    assert_eq!(keys(&tools[1]["inputSchema"]), sorted(cortex_domain::find::FIND_FIELDS));
-    assert_eq!(
-        keys(&tools[0]["inputSchema"]["properties"]["items"]["items"]),
-        sorted(cortex_domain::item::ITEM_FIELDS)
-    );
+    let find = names(&tools[1]["inputSchema"]);
+    assert_eq!(find.len(), 19, "{find:?}");
+    for name in &find {
+        let mut args = json!({ "query": "x" });
+        args[name.as_str()] = serde_json::Value::Null;
+        let parsed = FindRequest::from_json(&args);
+        assert!(
+            parsed.as_ref().err().is_none_or(|e| e.code != ErrorCode::UnknownField),
+            "memory_find refuses its own `{name}`: {parsed:?}"
+        );
+    }
+    let err = FindRequest::from_json(&json!({ "query": "x", "colour": 1 })).unwrap_err();
+    assert_eq!((err.code, err.field.as_str()), (ErrorCode::UnknownField, "colour"));
+    let item = names(&tools[0]["inputSchema"]["properties"]["items"]["items"]);
+    assert_eq!(item.len(), 14, "{item:?}");
+    for name in &item {
+        let mut value = json!({ "kind": "todo", "content": "x" });
+        value[name.as_str()] = serde_json::Value::Null;
+        let parsed = parse_item(&value);
+        assert!(
+            parsed.as_ref().err().is_none_or(|e| e.code != ErrorCode::UnknownField),
+            "an item refuses its own `{name}`: {parsed:?}"
+        );
+    }
+    let err = parse_item(&json!({ "kind": "todo", "content": "x", "colour": 1 })).unwrap_err();
+    assert_eq!((err.code, err.field.as_str()), (ErrorCode::UnknownField, "colour"));
 }
 
 /// The keywords an input schema may use: those the Anthropic API, OpenAI function calling

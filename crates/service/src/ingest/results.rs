@@ -129,15 +129,7 @@ pub(super) fn result_of(index: usize, op: &WriteOp, outcome: WriteOutcome) -> It
 pub(super) fn summarize(results: &[ItemResult]) -> StoreSummary {
     let mut s = StoreSummary { total: results.len() as i64, ..StoreSummary::default() };
     for r in results {
-        let counter = match r.status {
-            ItemStatus::Inserted => &mut s.inserted,
-            ItemStatus::Updated => &mut s.updated,
-            ItemStatus::Deleted => &mut s.deleted,
-            ItemStatus::SkippedDedupe => &mut s.skipped_dedupe,
-            ItemStatus::BusinessRuleBlocked => &mut s.business_rule_blocked,
-            ItemStatus::ValidationError => &mut s.validation_error,
-        };
-        *counter += 1;
+        *s.count_mut(r.status) += 1;
     }
     s
 }

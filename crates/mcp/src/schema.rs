@@ -67,7 +67,7 @@ fn detail_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 fn operation_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    words(&["upsert", "delete"])
+    words(&["upsert", "delete", "restore"])
 }
 
 fn ttl_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -130,9 +130,9 @@ struct ItemArg {
     expires_at: Option<String>,
     /// Id of the item this new one replaces (it leaves finds)
     supersedes: Option<String>,
-    /// With upsert: update this item. With delete: the item to delete.
+    /// With upsert: update this item. With delete/restore: the item to delete/undelete.
     id: Option<String>,
-    /// upsert (default) or delete
+    /// upsert (default), delete or restore
     #[serde(default)]
     #[schemars(schema_with = "operation_schema")]
     operation: Option<String>,
@@ -320,7 +320,7 @@ fn strip(schema: &mut JsonObject, keys: &[&str]) {
 pub fn tools() -> Vec<Tool> {
     let store = Tool::new(
         STORE_TOOL,
-        "Store knowledge items (batch of 1–100). Each item gets its own result: inserted, updated, deleted, skipped_dedupe (with existing_id), business_rule_blocked or validation_error (with field and human_hint). operation \"delete\" with id soft-deletes.",
+        "Store knowledge items (batch of 1–100). Each item gets its own result: inserted, updated, deleted, skipped_dedupe (with existing_id), business_rule_blocked or validation_error (with field and human_hint). operation \"delete\" with id soft-deletes; \"restore\" undoes it.",
         input_schema::<StoreArgs>(),
     )
     .with_title("Store memory")

@@ -24,14 +24,22 @@ use uuid::Uuid;
 #[derive(Debug, Clone, PartialEq)]
 pub enum ItemOp {
     Upsert(Box<NewItem>),
-    Delete { id: Uuid, kind: Option<Kind> },
+    Delete {
+        id: Uuid,
+        kind: Option<Kind>,
+    },
+    /// Undoes a soft delete: the item is live again, as it was when deleted.
+    Restore {
+        id: Uuid,
+        kind: Option<Kind>,
+    },
 }
 
 impl ItemOp {
     pub fn kind(&self) -> Option<Kind> {
         match self {
             ItemOp::Upsert(item) => Some(item.kind),
-            ItemOp::Delete { kind, .. } => *kind,
+            ItemOp::Delete { kind, .. } | ItemOp::Restore { kind, .. } => *kind,
         }
     }
 }
@@ -154,7 +162,11 @@ pub fn parse_item(value: &Value) -> Result<ItemOp, ValidationError> {
         None | Some(Value::Null) => "upsert".to_string(),
         Some(Value::String(op)) => op.trim().to_ascii_lowercase(),
         Some(other) => {
-            return Err(ValidationError::wrong_type("operation", "\"upsert\" or \"delete\"", other));
+            return Err(ValidationError::wrong_type(
+                "operation",
+                "\"upsert\", \"delete\" or \"restore\"",
+                other,
+            ));
         }
     };
     let kind = match item.get("kind") {
@@ -176,6 +188,12 @@ pub fn parse_item(value: &Value) -> Result<ItemOp, ValidationError> {
             })?;
             Ok(ItemOp::Delete { id, kind })
         }
+        "restore" => {
+            let id = id.ok_or_else(|| {
+                ValidationError::missing("id", "a restore names the deleted item to bring back by its `id`")
+            })?;
+            Ok(ItemOp::Restore { id, kind })
+        }
         "upsert" => {
             let kind = kind.ok_or_else(|| {
                 ValidationError::missing(
@@ -189,7 +207,7 @@ pub fn parse_item(value: &Value) -> Result<ItemOp, ValidationError> {
             ErrorCode::InvalidValue,
             "operation",
             format!("`{}` is not an operation", shown(other)),
-            "use \"upsert\" (the default: insert, or update when `id` is given) or \"delete\" with an `id`",
+            "use \"upsert\" (the default: insert, or update when `id` is given), or \"delete\" or \"restore\" with an `id`",
         )),
     }
 }
@@ -424,6 +442,7 @@ mod tests {
             (json!({"kind": "section", "content": "x", "colour": 1}), "items[0].colour"),
             (json!({"kind": "section", "content": "x".repeat(MAX_CONTENT_BYTES + 1)}), "items[0].content"),
             (json!({"operation": "delete"}), "items[0].id"),
+            (json!({"operation": "restore"}), "items[0].id"),
             (json!({"kind": "section", "content": "x", "ttl": "forever"}), "items[0].ttl"),
             (json!("just text"), "items[0]"),
         ];
@@ -459,6 +478,10 @@ mod tests {
         assert_eq!(
             one(json!({"operation": "delete", "id": id.to_string()})).unwrap(),
             ItemOp::Delete { id, kind: None }
+        );
+        assert_eq!(
+            one(json!({"operation": "Restore", "id": id.to_string(), "kind": "todo"})).unwrap(),
+            ItemOp::Restore { id, kind: Some(Kind::Todo) }
         );
     }
 

@@ -9,11 +9,13 @@
 //! - [`report`]: `stats` and `doctor`
 //! - [`seed`]: `cortex ingest`: decision records, changelogs, docs and commits into memory
 //! - [`transfer`]: `export` / `import`; `audit`: the audit trail; [`reindex`]: embedding again
+//! - [`deleted`]: the caller's deleted items, to restore
 
 pub mod audit;
 mod caller;
 pub mod config;
 mod context;
+pub mod deleted;
 mod error;
 mod expand;
 mod ingest;

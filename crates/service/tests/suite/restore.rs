@@ -28,6 +28,11 @@ fn a_deleted_item_is_restored_and_audited(db: &TestDb) {
     let deleted = alice.store(&json!({"items": [{"operation": "delete", "id": id}]})).unwrap();
     assert_eq!(deleted.results[0].status, ItemStatus::Deleted);
     assert!(m.ids(json!({"query": "quokka"})).is_empty());
+    let listed = m.service.recently_deleted(0, 10).unwrap();
+    assert_eq!(listed.items.len(), 1);
+    let item = &listed.items[0];
+    assert_eq!((item.id.to_string(), item.title.as_str()), (id.clone(), "Quokka rotation"));
+    assert_eq!(item.deleted_by.as_deref(), Some("alice"));
 
     let restored = alice.store(&json!({"items": [{"operation": "restore", "id": id}]})).unwrap();
     let result = &restored.results[0];
@@ -37,6 +42,7 @@ fn a_deleted_item_is_restored_and_audited(db: &TestDb) {
     let hit = &m.find(json!({"ids": [id], "detail": "full"})).hits[0];
     assert_eq!(hit.title, "Quokka rotation");
     assert_eq!(m.operations(&id), ["insert", "delete", "restore"]);
+    assert!(m.service.recently_deleted(0, 10).unwrap().items.is_empty(), "restored: no longer listed");
     let uuid = uuid::Uuid::parse_str(&id).unwrap();
     let actors: Vec<Option<String>> =
         m.service.audit(Some(uuid), None, 10).unwrap().into_iter().map(|r| r.actor).collect();
@@ -118,5 +124,10 @@ fn a_key_cannot_restore_what_it_cannot_see(db: &TestDb) {
     let missing = key.store(&json!({"items": [{"operation": "restore", "id": unknown}]})).unwrap();
     let (a, b) = (refused.results[0].error.as_ref().unwrap(), missing.results[0].error.as_ref().unwrap());
     assert_eq!(a.code, b.code, "the same answer as for an id that names nothing");
+    assert!(
+        key.recently_deleted(0, 10).unwrap().items.is_empty(),
+        "another tenant's deletions are not listed"
+    );
+    assert_eq!(m.service.recently_deleted(0, 10).unwrap().items.len(), 1);
     assert_eq!(m.operations(&other), ["insert", "delete"], "nothing written");
 }

@@ -5,7 +5,7 @@
 //!
 //! - `session`: sign-in sessions in server memory, cookies
 //! - `signin`: who a request is shown to (the gate's check), sign-in and -out, the CSRF check
-//! - `search`, `item`, `graph`, `activity`, `admin`, `curate`: the pages and forms
+//! - `search`, `item`, `graph`, `activity`, `admin`, `curate`, `restore`: the pages and forms
 //! - `markdown`: stored content as safe HTML; `page`: templates, headers, the stylesheet
 //! - `rebinding`: a loopback server's pages answer only its loopback names
 
@@ -17,6 +17,7 @@ mod item;
 mod markdown;
 mod page;
 mod rebinding;
+mod restore;
 mod search;
 mod session;
 mod signin;
@@ -60,6 +61,8 @@ pub(super) fn routes(app: App) -> Router<App> {
         .route("/items/{id}/edit", post(curate::edit))
         .route("/items/{id}/supersede", post(curate::supersede))
         .route("/items/{id}/delete", post(curate::delete))
+        .route("/items/{id}/restore", post(restore::restore))
+        .route("/trash", get(restore::page))
         .route("/ui/style.css", get(page::style))
         .layer(from_fn_with_state(ui.clone(), rebinding::guard))
         .layer(from_fn(page::secure))

@@ -5,7 +5,8 @@
 //!
 //! - `session`: sign-in sessions in server memory, cookies
 //! - `signin`: who a request is shown to (the gate's check), sign-in and -out, the CSRF check
-//! - `search`, `item`, `graph`, `activity`, `admin`, `curate`, `restore`: the pages and forms
+//! - `search`, `item`, `graph`, `activity`, `admin`, `keys`, `curate`, `restore`: the pages and
+//!   forms
 //! - `markdown`: stored content as safe HTML; `page`: templates, headers, the stylesheet
 //! - `rebinding`: a loopback server's pages answer only its loopback names
 
@@ -14,6 +15,7 @@ mod admin;
 mod curate;
 mod graph;
 mod item;
+mod keys;
 mod markdown;
 mod page;
 mod rebinding;
@@ -56,6 +58,8 @@ pub(super) fn routes(app: App) -> Router<App> {
         .route("/logout", post(signin::logout))
         .route("/activity", get(activity::page))
         .route("/admin", get(admin::page))
+        .route("/admin/keys", post(keys::create))
+        .route("/admin/keys/revoke", post(keys::revoke))
         .route("/items/{id}", get(item::page))
         .route("/items/{id}/graph", get(graph::page))
         .route("/items/{id}/edit", post(curate::edit))

@@ -10,10 +10,11 @@
 //! - [`report`]: `stats` and `doctor`
 //! - [`seed`]: `cortex ingest`: decision records, changelogs, docs and commits into memory
 //! - [`transfer`]: `export` / `import`; `audit`: the audit trail; [`reindex`]: embedding again
-//! - [`deleted`]: the caller's deleted items, to restore
+//! - [`deleted`]: the caller's deleted items, to restore; [`chunks`]: a long document's chunks
 
 pub mod audit;
 mod caller;
+pub mod chunks;
 pub mod config;
 mod context;
 pub mod deleted;

@@ -16,6 +16,7 @@ mod curate;
 mod graph;
 mod item;
 mod keys;
+mod kind_chart;
 mod markdown;
 mod page;
 mod rebinding;

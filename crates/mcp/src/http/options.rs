@@ -55,6 +55,8 @@ pub struct HttpOptions {
     pub session_idle_timeout: Duration,
     /// Request bytes being read or held by calls at once, over all keys.
     pub max_bytes_in_flight: usize,
+    /// The origin of `CORTEX_PUBLIC_URL`: the web UI's forms from it pass the Origin check.
+    pub public_origin: Option<String>,
 }
 
 impl HttpOptions {
@@ -74,6 +76,7 @@ impl HttpOptions {
             number(&env, name, default as u64, min, 1_000_000).map(|n| n as usize)
         };
         let options = HttpOptions {
+            public_origin: super::ui::public_origin(env),
             addr: parse_addr(addr)?,
             allowed_origins: origins.iter().map(|o| parse_origin(o)).collect::<Result<_, _>>()?,
             default_rate,

@@ -8,7 +8,8 @@
 //! - `search`, `item`, `graph`, `activity`, `admin`, `keys`, `curate`, `restore`: the pages and
 //!   forms
 //! - `markdown`: stored content as safe HTML; `page`: templates, headers, the stylesheet
-//! - `rebinding`: a loopback server's pages answer only its loopback names
+//! - `rebinding`: a loopback server's pages answer only its loopback names; `same_origin`:
+//!   their forms pass the Origin check from the server's public URL or the request's own Host
 
 mod activity;
 mod admin;
@@ -21,6 +22,7 @@ mod markdown;
 mod page;
 mod rebinding;
 mod restore;
+mod same_origin;
 mod search;
 mod session;
 mod signin;
@@ -29,6 +31,7 @@ use super::App;
 use axum::Router;
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::{get, post};
+pub(super) use same_origin::{admits as same_origin, public_origin};
 use session::Sessions;
 use std::sync::Arc;
 

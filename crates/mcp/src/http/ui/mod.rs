@@ -19,6 +19,7 @@ mod item;
 mod keys;
 mod kind_chart;
 mod markdown;
+mod oauth_signin;
 mod page;
 mod rebinding;
 mod restore;
@@ -40,6 +41,7 @@ use std::sync::Arc;
 pub(super) struct Ui {
     app: App,
     sessions: Arc<Sessions>,
+    oauth_pending: Arc<oauth_signin::Pending>,
 }
 
 impl Ui {
@@ -55,7 +57,8 @@ impl Ui {
 
 /// The UI's routes, for the server's router to merge (behind its Origin check).
 pub(super) fn routes(app: App) -> Router<App> {
-    let ui = Ui { app, sessions: Arc::new(Sessions::default()) };
+    oauth_signin::offer(app.oauth.as_ref().is_some_and(|v| v.signs_in_people()));
+    let ui = Ui { app, sessions: Arc::new(Sessions::default()), oauth_pending: Arc::default() };
     Router::new()
         .route("/", get(search::page))
         .route("/login", post(signin::login))
@@ -72,6 +75,8 @@ pub(super) fn routes(app: App) -> Router<App> {
         .route("/items/{id}/restore", post(restore::restore))
         .route("/trash", get(restore::page))
         .route("/ui/style.css", get(page::style))
+        .route("/ui/oauth/start", get(oauth_signin::start))
+        .route("/ui/oauth/callback", get(oauth_signin::callback))
         .layer(from_fn_with_state(ui.clone(), rebinding::guard))
         .layer(from_fn(page::secure))
         .with_state(ui)

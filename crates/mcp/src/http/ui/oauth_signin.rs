@@ -4,7 +4,7 @@
 //! challenge (S256); `GET /ui/oauth/callback` takes the code back — only with the `state` this
 //! browser was given (kept in server memory and in a cookie), once — exchanges it for an
 //! access token, checks that token exactly as `/mcp` would, and starts a session with it as
-//! with an API key (every request checks it again, so an expired token ends the session).
+//! with an API key (answered by a page that moves on to `/`) (every request checks it again, so an expired token ends the session).
 
 use super::Ui;
 use super::page::{self, Problem};
@@ -26,6 +26,13 @@ const PENDING_FOR: Duration = Duration::from_secs(10 * 60);
 /// Sign-ins under way at most (bounds what anonymous visits can hold).
 const MAX_PENDING: usize = 1_000;
 const STATE_COOKIE: &str = "cortex_oauth_state";
+
+#[derive(askama::Template)]
+#[template(path = "ui/signed_in.html")]
+struct SignedIn {
+    chrome: Option<super::page::Chrome>,
+    who: String,
+}
 
 /// Sign-ins under way: `state` → the PKCE verifier and when it began.
 #[derive(Default)]
@@ -150,8 +157,12 @@ pub async fn callback(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Res
             Ok(session) => {
                 tracing::info!(target: "cortex::access", key = %principal.key, "signed in to the web UI through the identity provider");
                 let cleared = format!("{STATE_COOKIE}=; Path=/ui/oauth; HttpOnly; SameSite=Lax; Max-Age=0");
+                // A page of this site that moves on, not a redirect: the session cookie is
+                // SameSite=Strict, and a browser leaves it off every step of a redirect chain
+                // the provider's site started.
+                let page = SignedIn { chrome: None, who: principal.key.clone() };
                 let answer = page::with_cookie(
-                    page::see_other("/"),
+                    page::html(StatusCode::OK, &page),
                     &super::session::set_cookie(&session.id, ui.secure()),
                 );
                 page::with_cookie(answer, &cleared)

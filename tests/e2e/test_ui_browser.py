@@ -187,6 +187,20 @@ def test_sign_in_search_open_edit_in_chromium(db, serve, chromium, tmp_path):
     activity = base64.b64decode(chromium.call("Page.captureScreenshot", {"format": "png"})["data"])
     (tmp_path / "activity.png").write_bytes(activity)
 
+    assert chromium.js("document.querySelectorAll('svg.chart rect').length") >= 1, "the per-kind chart"
+
+    # Delete, find it among the deleted items, restore it.
+    chromium.go(server.base + f"/items/{ids[1]}")
+    chromium.loads(lambda: chromium.js("document.querySelector('form.delete').requestSubmit()"))
+    assert chromium.js("location.pathname") == "/"
+    chromium.loads(lambda: chromium.js("document.querySelector('nav a[href=\"/trash\"]').click()"))
+    assert "Webhook signatures (HMAC-SHA256)" in chromium.js("document.querySelector('table.deleted').textContent")
+    chromium.loads(lambda: chromium.js(
+        f"document.querySelector('form.restore[action=\"/items/{ids[1]}/restore\"]').requestSubmit()"))
+    assert chromium.js("location.pathname") == f"/items/{ids[1]}", chromium.js("document.body.innerText")
+    ops = chromium.js("[...document.querySelectorAll('.history .op')].map(td => td.textContent)")
+    assert ops == ["insert", "update", "delete", "restore"], ops
+
     assert not chromium.seen("Page.javascriptDialogOpening"), "no stored script ran"
     blocked = [e["params"]["entry"]["text"] for e in chromium.seen("Log.entryAdded")
                if "Content Security Policy" in e["params"]["entry"]["text"]]

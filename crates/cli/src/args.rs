@@ -58,6 +58,13 @@ pub enum Command {
         #[arg(long, env = "CORTEX_HTTP_TLS_KEY", value_name = "PEM", requires = "http")]
         tls_key: Option<PathBuf>,
     },
+    /// Open the web UI for one person on this machine: `serve --http ADDR` on the embedded
+    /// store (or --db), printing the URL; starts $BROWSER on it when that is set.
+    Ui {
+        /// A loopback address to serve on.
+        #[arg(default_value = crate::ui::DEFAULT_ADDR, value_name = "ADDR")]
+        addr: String,
+    },
     /// Store item(s): a JSON item, an array of items, or {"items": [...]}, from the argument,
     /// --file, or stdin.
     Store {

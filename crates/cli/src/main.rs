@@ -12,6 +12,7 @@ mod markdown;
 mod output;
 mod recall;
 mod transfer;
+mod ui;
 
 use args::{Cli, Command, ModelCommand};
 use clap::Parser;
@@ -136,6 +137,12 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             // connections blocks, which is forbidden on an async worker thread.
             drop(service);
             result.map(|()| ExitCode::SUCCESS).map_err(CliError::Run)
+        }
+        Command::Ui { addr } => {
+            ui::announce(&addr)?;
+            let serve =
+                Command::Serve { http: Some(addr), allow_origin: Vec::new(), tls_cert: None, tls_key: None };
+            run(Cli { db: cli.db, command: serve })
         }
         Command::Store { json, file } => {
             let text = match (json, file) {

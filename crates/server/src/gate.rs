@@ -31,7 +31,9 @@ pub async fn origin(State(app): State<App>, request: Request, next: Next) -> Res
     if let Some(origin) = request.headers().get(header::ORIGIN) {
         let text = origin.to_str().unwrap_or("");
         let normalized = text.trim_end_matches('/').to_ascii_lowercase();
-        if !app.options.allowed_origins.contains(&normalized) {
+        if !app.options.allowed_origins.contains(&normalized)
+            && !super::ui::same_origin(&app, request.headers(), request.uri().path(), &normalized)
+        {
             app.metrics.refused("origin");
             return problem(
                 StatusCode::FORBIDDEN,

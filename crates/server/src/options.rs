@@ -44,6 +44,8 @@ pub struct HttpOptions {
     pub session_idle_timeout: Duration,
     /// Request bytes being read or held by calls at once, over all keys.
     pub max_bytes_in_flight: usize,
+    /// The origin of `CORTEX_PUBLIC_URL`: the web UI's forms from it pass the Origin check.
+    pub public_origin: Option<String>,
 }
 
 impl HttpOptions {
@@ -58,6 +60,7 @@ impl HttpOptions {
         let millis = |s: &Setting<Whole>| s.get(&env).map(Duration::from_millis);
         let count = |s: &Setting<Whole>| s.get(&env).map(|n| n as usize);
         let options = HttpOptions {
+            public_origin: super::ui::public_origin(settings::PUBLIC_URL.get(&env)?.as_deref()),
             addr: parse_addr(addr)?,
             allowed_origins: origins.iter().map(|o| parse_origin(o)).collect::<Result<_, _>>()?,
             default_rate: settings::HTTP_RATE.get(&env)?,

@@ -5,18 +5,23 @@
 //! - [`search`]: the find flow (`memory_find`); `expand`: graph expansion and citations
 //! - [`config`], [`scope_inference`]: where the server stands
 //! - `caller`, `tenant`: who a request comes from, and the store as an API key's holder sees it
-//! - [`keys`]: API keys (`cortex keys`), and the holder of the token a request presents
+//! - [`keys`]: API keys (`cortex keys`), and the holder of the token a request presents;
+//!   [`key_admin`]: the same kept inside an admin key's bound
 //! - [`report`]: `stats` and `doctor`
 //! - [`seed`]: `cortex ingest`: decision records, changelogs, docs and commits into memory
 //! - [`transfer`]: `export` / `import`; `audit`: the audit trail; [`reindex`]: embedding again
+//! - [`deleted`]: the caller's deleted items, to restore; [`chunks`]: a long document's chunks
 
 pub mod audit;
 mod caller;
+pub mod chunks;
 pub mod config;
 mod context;
+pub mod deleted;
 mod error;
 mod expand;
 mod ingest;
+pub mod key_admin;
 pub mod keys;
 pub mod lanes;
 pub mod lexical;

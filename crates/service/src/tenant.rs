@@ -93,7 +93,9 @@ impl BoundedStore {
                         .find(|s| s.record.id == record.id)
                         .is_some_and(|s| self.admits(&record.scope.or(&s.record.scope)))
             }
-            WriteOp::Delete { id, .. } | WriteOp::Supersede { id, .. } => inside.contains(id),
+            WriteOp::Delete { id, .. } | WriteOp::Restore { id, .. } | WriteOp::Supersede { id, .. } => {
+                inside.contains(id)
+            }
             // A refusal recorded about a stored item must be about one inside; one about an
             // item never stored must be scoped inside.
             WriteOp::Blocked(attempt) => {
@@ -112,7 +114,7 @@ impl BoundedStore {
 fn target(op: &WriteOp) -> Option<Uuid> {
     match op {
         WriteOp::Update { record } => Some(record.id),
-        WriteOp::Delete { id, .. } | WriteOp::Supersede { id, .. } => Some(*id),
+        WriteOp::Delete { id, .. } | WriteOp::Restore { id, .. } | WriteOp::Supersede { id, .. } => Some(*id),
         WriteOp::Blocked(attempt) => Some(attempt.id),
         WriteOp::Insert { .. } | WriteOp::Import { .. } => None,
     }
@@ -121,7 +123,7 @@ fn target(op: &WriteOp) -> Option<Uuid> {
 fn op_id(op: &WriteOp) -> Uuid {
     match op {
         WriteOp::Insert { record, .. } | WriteOp::Update { record } => record.id,
-        WriteOp::Delete { id, .. } | WriteOp::Supersede { id, .. } => *id,
+        WriteOp::Delete { id, .. } | WriteOp::Restore { id, .. } | WriteOp::Supersede { id, .. } => *id,
         WriteOp::Blocked(attempt) => attempt.id,
         WriteOp::Import { item, .. } => item.record.id,
     }

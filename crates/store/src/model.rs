@@ -75,6 +75,10 @@ pub enum WriteOp {
     /// Soft delete: hidden from finds, kept for audit. `cascade` (`cortex_domain::graph`) says
     /// whether the links whose end the item is go too.
     Delete { id: Uuid, kind: Option<Kind>, at: i64, cascade: Cascade },
+    /// Undoes a soft delete: the item is live again as it was (the links deleted with it stay
+    /// deleted: each is an item of its own to restore). Not when another live item of its org
+    /// and project holds its natural key by now: two live items would then name one thing.
+    Restore { id: Uuid, kind: Option<Kind>, at: i64 },
     /// An item moved from another store as it was (id, times, deletion, vector); an item
     /// with the same id already here is left alone.
     Import { item: Box<StoredItem>, vector: Option<Vec<f32>>, chunks: Vec<ChunkVector> },
@@ -119,6 +123,11 @@ pub enum WriteOutcome {
         already: bool,
         /// Relations and observations attached to the item, deleted with it.
         cascaded: u64,
+    },
+    /// A [`WriteOp::Restore`]; `already`: the item was not deleted.
+    Restored {
+        id: Uuid,
+        already: bool,
     },
     Duplicate {
         existing_id: Uuid,

@@ -24,15 +24,18 @@ pub enum Operation {
     #[default]
     Upsert,
     Delete,
+    /// Bring back a deleted item.
+    Restore,
 }
 
 impl Word for Operation {
-    const ALL: &'static [Operation] = &[Operation::Upsert, Operation::Delete];
+    const ALL: &'static [Operation] = &[Operation::Upsert, Operation::Delete, Operation::Restore];
 
     fn as_str(self) -> &'static str {
         match self {
             Operation::Upsert => "upsert",
             Operation::Delete => "delete",
+            Operation::Restore => "restore",
         }
     }
 }
@@ -129,13 +132,13 @@ pub const SUPERSEDES: ItemField<Custom<Uuid>> = Field {
 };
 pub const ID: ItemField<Custom<Uuid>> = Field {
     name: "id",
-    doc: Some("With upsert: update this item. With delete: the item to delete."),
+    doc: Some("With upsert: update this item. With delete/restore: the item to delete/undelete."),
     shape: Custom { schema: schemas::string, parse: parse_id },
     set: |d, v| d.id = Some(v),
 };
 pub const OPERATION: ItemField<Custom<Operation>> = Field {
     name: "operation",
-    doc: Some("upsert (default) or delete"),
+    doc: Some("upsert (default), delete or restore"),
     shape: Custom { schema: schemas::words::<Operation>, parse: parse_operation },
     set: |d, v| d.operation = v,
 };
@@ -182,6 +185,12 @@ pub fn parse_item(value: &Value) -> Result<ItemOp, ValidationError> {
                 ValidationError::missing("id", "a delete names the item to delete by its `id`")
             })?;
             Ok(ItemOp::Delete { id, kind: draft.kind })
+        }
+        Operation::Restore => {
+            let id = draft.id.ok_or_else(|| {
+                ValidationError::missing("id", "a restore names the deleted item to bring back by its `id`")
+            })?;
+            Ok(ItemOp::Restore { id, kind: draft.kind })
         }
         Operation::Upsert => upsert(draft).map(|i| ItemOp::Upsert(Box::new(i))),
     }
@@ -349,14 +358,14 @@ fn item_id(field: &str, value: &Value, hint: &str, expected: &str) -> Result<Uui
 
 fn parse_operation(value: &Value) -> Result<Operation, ValidationError> {
     let Value::String(text) = value else {
-        return Err(ValidationError::wrong_type("operation", "\"upsert\" or \"delete\"", value));
+        return Err(ValidationError::wrong_type("operation", "\"upsert\", \"delete\" or \"restore\"", value));
     };
     Operation::parse_word(text).ok_or_else(|| {
         ValidationError::new(
             ErrorCode::InvalidValue,
             "operation",
             format!("`{}` is not an operation", shown(&text.trim().to_ascii_lowercase())),
-            "use \"upsert\" (the default: insert, or update when `id` is given) or \"delete\" with an `id`",
+            "use \"upsert\" (the default: insert, or update when `id` is given), or \"delete\" or \"restore\" with an `id`",
         )
     })
 }

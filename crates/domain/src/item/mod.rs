@@ -27,14 +27,22 @@ use uuid::Uuid;
 #[derive(Debug, Clone, PartialEq)]
 pub enum ItemOp {
     Upsert(Box<NewItem>),
-    Delete { id: Uuid, kind: Option<Kind> },
+    Delete {
+        id: Uuid,
+        kind: Option<Kind>,
+    },
+    /// Undoes a soft delete: the item is live again, as it was when deleted.
+    Restore {
+        id: Uuid,
+        kind: Option<Kind>,
+    },
 }
 
 impl ItemOp {
     pub fn kind(&self) -> Option<Kind> {
         match self {
             ItemOp::Upsert(item) => Some(item.kind),
-            ItemOp::Delete { kind, .. } => *kind,
+            ItemOp::Delete { kind, .. } | ItemOp::Restore { kind, .. } => *kind,
         }
     }
 }
@@ -162,6 +170,7 @@ mod tests {
             (json!({"kind": "section", "content": "x", "colour": 1}), "items[0].colour"),
             (json!({"kind": "section", "content": "x".repeat(MAX_CONTENT_BYTES + 1)}), "items[0].content"),
             (json!({"operation": "delete"}), "items[0].id"),
+            (json!({"operation": "restore"}), "items[0].id"),
             (json!({"kind": "section", "content": "x", "ttl": "forever"}), "items[0].ttl"),
             (json!("just text"), "items[0]"),
         ];
@@ -197,6 +206,10 @@ mod tests {
         assert_eq!(
             one(json!({"operation": "delete", "id": id.to_string()})).unwrap(),
             ItemOp::Delete { id, kind: None }
+        );
+        assert_eq!(
+            one(json!({"operation": "Restore", "id": id.to_string(), "kind": "todo"})).unwrap(),
+            ItemOp::Restore { id, kind: Some(Kind::Todo) }
         );
     }
 

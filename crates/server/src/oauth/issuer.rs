@@ -16,6 +16,9 @@ const MAX_DOCUMENT_BYTES: u64 = 1024 * 1024;
 pub struct Metadata {
     pub jwks_uri: String,
     pub introspection_endpoint: Option<String>,
+    /// Where the web UI sends a person to sign in, and exchanges the code it gets back.
+    pub authorization_endpoint: Option<String>,
+    pub token_endpoint: Option<String>,
 }
 
 /// How Cortex authenticates itself at the introspection endpoint (`client_secret_basic`).
@@ -82,6 +85,8 @@ impl Issuer {
             return Ok(Metadata {
                 jwks_uri: text("jwks_uri").ok_or_else(|| format!("{url} has no jwks_uri"))?,
                 introspection_endpoint: text("introspection_endpoint"),
+                authorization_endpoint: text("authorization_endpoint"),
+                token_endpoint: text("token_endpoint"),
             });
         }
         Err(format!("cannot read the issuer's metadata: {}", tried.join("; ")))
@@ -99,14 +104,37 @@ impl Issuer {
         client: &ClientCredentials,
         token: &str,
     ) -> Result<Value, String> {
+        self.post_form(endpoint, client, &[("token", token), ("token_type_hint", "access_token")])
+    }
+
+    /// A form POST to one of the issuer's endpoints as Cortex's client (`client_secret_basic`).
+    fn post_form(
+        &self,
+        endpoint: &str,
+        client: &ClientCredentials,
+        form: &[(&str, &str)],
+    ) -> Result<Value, String> {
         let response = self
             .agent
             .post(endpoint)
             .header("Authorization", &basic(client))
             .header("Accept", "application/json")
-            .send_form([("token", token), ("token_type_hint", "access_token")])
+            .send_form(form.iter().copied())
             .map_err(|e| format!("cannot reach {endpoint}: {e}"))?;
         read_json(endpoint, response)
+    }
+}
+
+impl Issuer {
+    /// RFC 6749 §4.1.3: the token endpoint's answer to an authorization code, Cortex
+    /// authenticating as its client (`client_secret_basic`).
+    pub fn exchange_code(
+        &self,
+        endpoint: &str,
+        client: &ClientCredentials,
+        form: &[(&str, &str)],
+    ) -> Result<Value, String> {
+        self.post_form(endpoint, client, form)
     }
 }
 

@@ -8,10 +8,12 @@
 //! - `keys`: the issuer's signing keys (JWKS), kept by `kid`
 //! - `token`: checking a JWT access token; `introspect`: an opaque one (RFC 7662);
 //!   `claims`: what a token's claims grant (role, tenant bound)
+//! - `code_flow`: the web UI's sign-in through the issuer (authorization code + PKCE)
 //!
 //! A token is read from the `Authorization` header only, and is passed on to nothing.
 
 mod claims;
+mod code_flow;
 mod introspect;
 mod issuer;
 mod keys;

@@ -33,7 +33,7 @@ pub fn invalid(code: &'static str, message: impl Into<String>) -> TokenError {
 
 pub struct Verifier {
     pub options: OAuthOptions,
-    issuer: Arc<Issuer>,
+    pub(super) issuer: Arc<Issuer>,
     keys: IssuerKeys,
 }
 

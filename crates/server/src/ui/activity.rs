@@ -100,6 +100,9 @@ struct ActivityPage {
     days: i64,
     /// The window held more changes than one read returns.
     cut: bool,
+    chart: super::kind_chart::KindChart,
+    chart_width: f64,
+    chart_height: f64,
 }
 
 pub async fn page(State(ui): State<Ui>, headers: HeaderMap) -> Response {
@@ -124,6 +127,9 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap) -> Response {
         chrome: Some(viewer.chrome()),
         operations,
         cut: records.len() >= MAX_AUDIT_RECORDS,
+        chart: super::kind_chart::chart(&records, now_ms, DAYS),
+        chart_width: super::kind_chart::WIDTH,
+        chart_height: super::kind_chart::HEIGHT,
         activity: summarize(&records, now_ms),
         days: DAYS,
     };
@@ -135,11 +141,11 @@ fn failed(viewer: &Viewer, e: String) -> Response {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use cortex_domain::Scope;
 
-    fn record(at: i64, operation: &str, kind: &str) -> AuditRecord {
+    pub(in crate::ui) fn record(at: i64, operation: &str, kind: &str) -> AuditRecord {
         AuditRecord {
             seq: at,
             at,

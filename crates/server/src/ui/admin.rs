@@ -1,8 +1,8 @@
 //! The admin page, `GET /admin`, for admin keys (and the local user): readiness as `/ready`
-//! answers it, the figures `/metrics` exposes, and — for the local user, who owns the whole
-//! store — the API keys (never a secret) and a quick verification of the audit trail. A key's
-//! holder sees neither: keys and the trail's hash chain span every tenant, and stay the
-//! business of the server's machine (`cortex keys`, `cortex audit --verify`).
+//! answers it, the figures `/metrics` exposes, the API keys within the admin's bound (never a
+//! secret) with the forms that make and revoke them (`keys`), and a quick verification of the
+//! audit trail. The trail's hash chain spans every tenant: a key's holder is told only whether
+//! it holds, the local user also what it checked and any problem found.
 
 use super::Ui;
 use super::page::{self, Chrome};
@@ -44,9 +44,13 @@ struct AdminPage {
     chrome: Option<Chrome>,
     readiness: Readiness,
     figures: Vec<Figure>,
-    /// `None`: a key's holder, who does not see them.
-    keys: Option<Vec<KeyInfo>>,
-    audit: Option<AuditVerification>,
+    keys: Vec<KeyInfo>,
+    audit: AuditVerification,
+    /// The whole verification (the local user); otherwise only whether it holds.
+    audit_detail: bool,
+    csrf: String,
+    /// The org a bound admin's new keys belong to; empty for the local user.
+    org: String,
 }
 
 pub async fn page(State(ui): State<Ui>, headers: HeaderMap) -> Response {
@@ -60,21 +64,28 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap) -> Response {
     let readiness = readiness(&ui).await;
     let app = &ui.app;
     let figures = figures(&app.metrics.render(&app.service.pool_state(), app.service.vectors_in_process()));
-    let (keys, audit) = if viewer.principal.caller.bound.is_none() {
-        let service = app.service.clone();
-        let read = tokio::task::spawn_blocking(move || {
-            (service.keys(), service.verify_audit(&VerifyOptions::default()))
-        })
-        .await;
-        match read {
-            Ok((Ok(keys), Ok(audit))) => (Some(keys), Some(audit)),
-            Ok((Err(e), _)) | Ok((_, Err(e))) => return failed(&viewer, e.to_string()),
-            Err(e) => return failed(&viewer, e.to_string()),
-        }
-    } else {
-        (None, None)
+    let bound = viewer.principal.caller.bound.clone();
+    let service = app.service.clone();
+    let read = tokio::task::spawn_blocking(move || {
+        (service.keys_within(bound.as_ref()), service.verify_audit(&VerifyOptions::default()))
+    })
+    .await;
+    let (keys, audit) = match read {
+        Ok((Ok(keys), Ok(audit))) => (keys, audit),
+        Ok((Err(e), _)) | Ok((_, Err(e))) => return failed(&viewer, e.to_string()),
+        Err(e) => return failed(&viewer, e.to_string()),
     };
-    let page = AdminPage { chrome: Some(viewer.chrome()), readiness, figures, keys, audit };
+    let bound = viewer.principal.caller.bound.as_ref();
+    let page = AdminPage {
+        chrome: Some(viewer.chrome()),
+        readiness,
+        figures,
+        keys,
+        audit,
+        audit_detail: bound.is_none(),
+        csrf: viewer.session.csrf.clone(),
+        org: bound.map(|b| b.org.clone()).unwrap_or_default(),
+    };
     viewer.answer(page::html(StatusCode::OK, &page))
 }
 

@@ -55,7 +55,7 @@ async fn curate(ui: Ui, id: String, request: Request, change: Change, done: &str
         Err(answer) => return answer,
     };
     let Ok(uuid) = Uuid::parse_str(&id) else { return not_found(&viewer) };
-    let service = ui.app.service.for_caller(&viewer.principal.caller);
+    let service = ui.app.service.for_caller(&super::restore::acting(&viewer));
     let actor = viewer.principal.key.clone();
     let outcome = tokio::task::spawn_blocking(move || {
         let Some((hit, _)) = read(&service, uuid)? else { return Ok(None) };
@@ -136,7 +136,7 @@ fn json_object(value: Value) -> Map<String, Value> {
 }
 
 /// A live session's form with the right CSRF token, from a key that may write.
-async fn writer(ui: &Ui, request: Request) -> Result<(Viewer, Vec<(String, String)>), Response> {
+pub(super) async fn writer(ui: &Ui, request: Request) -> Result<(Viewer, Vec<(String, String)>), Response> {
     let (headers, body) = split(request);
     let (viewer, fields) = checked_form(ui, &headers, body).await?;
     if let Some(refused) = viewer.lacks(Role::Write, "changing an item") {

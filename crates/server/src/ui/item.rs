@@ -85,6 +85,7 @@ pub struct ItemPage {
     pub edit: Option<Edit>,
     pub problem: Option<Problem>,
     pub notice: Option<String>,
+    pub chunks: Option<cortex_service::chunks::ItemChunks>,
 }
 
 /// An item and its history as `service` (the viewer's) sees them; `None` when out of reach.
@@ -118,8 +119,15 @@ pub async fn show(
 ) -> Response {
     let Ok(id) = Uuid::parse_str(id) else { return not_found(viewer) };
     let service = ui.app.service.for_caller(&viewer.principal.caller);
-    let read = tokio::task::spawn_blocking(move || read(&service, id)).await;
-    let (hit, history) = match read {
+    let read = tokio::task::spawn_blocking(move || {
+        let found = read(&service, id)?;
+        Ok::<_, cortex_service::ServiceError>(match found {
+            Some(found) => Some((found, service.item_chunks(id)?)),
+            None => None,
+        })
+    })
+    .await;
+    let ((hit, history), chunks) = match read {
         Ok(Ok(Some(found))) => found,
         Ok(Ok(None)) => return not_found(viewer),
         Ok(Err(e)) => return failed(viewer, e.to_string()),
@@ -145,6 +153,7 @@ pub async fn show(
         history: history.iter().map(history_line).collect(),
         problem,
         notice,
+        chunks,
     };
     page::html(status, &page)
 }

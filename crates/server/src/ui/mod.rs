@@ -5,18 +5,25 @@
 //!
 //! - `session`: sign-in sessions in server memory, cookies
 //! - `signin`: who a request is shown to (the gate's check), sign-in and -out, the CSRF check
-//! - `search`, `item`, `graph`, `activity`, `admin`, `curate`: the pages and forms
+//! - `search`, `item`, `graph`, `activity`, `admin`, `keys`, `curate`, `restore`: the pages and
+//!   forms
 //! - `markdown`: stored content as safe HTML; `page`: templates, headers, the stylesheet
-//! - `rebinding`: a loopback server's pages answer only its loopback names
+//! - `rebinding`: a loopback server's pages answer only its loopback names; `same_origin`:
+//!   their forms pass the Origin check from the server's public URL or the request's own Host
 
 mod activity;
 mod admin;
 mod curate;
 mod graph;
 mod item;
+mod keys;
+mod kind_chart;
 mod markdown;
+mod oauth_signin;
 mod page;
 mod rebinding;
+mod restore;
+mod same_origin;
 mod search;
 mod session;
 mod signin;
@@ -25,6 +32,7 @@ use super::App;
 use axum::Router;
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::{get, post};
+pub(super) use same_origin::{admits as same_origin, public_origin};
 use session::Sessions;
 use std::sync::Arc;
 
@@ -33,6 +41,7 @@ use std::sync::Arc;
 pub(super) struct Ui {
     app: App,
     sessions: Arc<Sessions>,
+    oauth_pending: Arc<oauth_signin::Pending>,
 }
 
 impl Ui {
@@ -48,19 +57,26 @@ impl Ui {
 
 /// The UI's routes, for the server's router to merge (behind its Origin check).
 pub(super) fn routes(app: App) -> Router<App> {
-    let ui = Ui { app, sessions: Arc::new(Sessions::default()) };
+    oauth_signin::offer(app.oauth.as_ref().is_some_and(|v| v.signs_in_people()));
+    let ui = Ui { app, sessions: Arc::new(Sessions::default()), oauth_pending: Arc::default() };
     Router::new()
         .route("/", get(search::page))
         .route("/login", post(signin::login))
         .route("/logout", post(signin::logout))
         .route("/activity", get(activity::page))
         .route("/admin", get(admin::page))
+        .route("/admin/keys", post(keys::create))
+        .route("/admin/keys/revoke", post(keys::revoke))
         .route("/items/{id}", get(item::page))
         .route("/items/{id}/graph", get(graph::page))
         .route("/items/{id}/edit", post(curate::edit))
         .route("/items/{id}/supersede", post(curate::supersede))
         .route("/items/{id}/delete", post(curate::delete))
+        .route("/items/{id}/restore", post(restore::restore))
+        .route("/trash", get(restore::page))
         .route("/ui/style.css", get(page::style))
+        .route("/ui/oauth/start", get(oauth_signin::start))
+        .route("/ui/oauth/callback", get(oauth_signin::callback))
         .layer(from_fn_with_state(ui.clone(), rebinding::guard))
         .layer(from_fn(page::secure))
         .with_state(ui)

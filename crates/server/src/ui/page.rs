@@ -48,6 +48,8 @@ impl From<&cortex_domain::ValidationError> for Problem {
 pub struct Login {
     pub chrome: Option<Chrome>,
     pub problem: Option<Problem>,
+    /// The identity provider's sign-in is offered too.
+    pub oauth: bool,
 }
 
 #[derive(Template)]
@@ -60,7 +62,7 @@ pub struct Message {
 
 /// The sign-in form, with why it is shown again when something went wrong.
 pub fn sign_in(status: StatusCode, problem: Option<Problem>) -> Response {
-    html(status, &Login { chrome: None, problem })
+    html(status, &Login { chrome: None, problem, oauth: super::oauth_signin::offered() })
 }
 
 /// A page that only says what went wrong and what to do.

@@ -77,7 +77,7 @@ impl Sessions {
 }
 
 /// 256 random bits as 64 hex digits.
-fn random_hex() -> Result<String, String> {
+pub fn random_hex() -> Result<String, String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| format!("the system's random source failed: {e}"))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
@@ -85,13 +85,18 @@ fn random_hex() -> Result<String, String> {
 
 /// The session id the request's `Cookie` header carries, if any.
 pub fn cookie_id(headers: &axum::http::HeaderMap) -> Option<String> {
+    cookie(headers, COOKIE)
+}
+
+/// The value of the cookie `name` the request carries, if any.
+pub fn cookie(headers: &axum::http::HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(axum::http::header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
+        .find(|(n, _)| *n == name)
         .map(|(_, value)| value.to_string())
 }
 

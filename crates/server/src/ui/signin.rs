@@ -87,7 +87,7 @@ pub async fn viewer(ui: &Ui, headers: &HeaderMap) -> Result<Viewer, Response> {
 
 /// The principal for a session's token (or none: the local user), as the gate finds it; else
 /// the status and words of the gate's refusal.
-async fn principal_of(ui: &Ui, token: Option<&str>) -> Result<Principal, (StatusCode, Problem)> {
+pub(super) async fn principal_of(ui: &Ui, token: Option<&str>) -> Result<Principal, (StatusCode, Problem)> {
     let mut headers = HeaderMap::new();
     if let Some(token) = token {
         let value = HeaderValue::from_str(&format!("Bearer {}", token.trim())).map_err(|_| {

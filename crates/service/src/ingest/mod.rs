@@ -72,7 +72,7 @@ impl MemoryService {
                     ItemOp::Upsert(item) => {
                         item.supersedes.map(|target| Replacement { target, status: None })
                     }
-                    ItemOp::Delete { .. } => None,
+                    ItemOp::Delete { .. } | ItemOp::Restore { .. } => None,
                 };
                 Ok(Pending { index, op: self.write_op(op, now), replaces })
             })
@@ -93,6 +93,7 @@ impl MemoryService {
     fn write_op(&self, op: ItemOp, now: i64) -> WriteOp {
         match op {
             ItemOp::Delete { id, kind } => WriteOp::Delete { id, kind, at: now, cascade: graph::ON_REMOVAL },
+            ItemOp::Restore { id, kind } => WriteOp::Restore { id, kind, at: now },
             ItemOp::Upsert(item) => match item.id {
                 // An update keeps the stored scope for fields the caller does not name.
                 Some(id) => WriteOp::Update { record: record(*item.clone(), id, item.scope.clone(), now) },

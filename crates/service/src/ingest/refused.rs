@@ -59,7 +59,7 @@ impl MemoryService {
             .collect::<Result<Vec<_>>>()?;
         let first_kind = items.iter().find_map(|op| match op.as_ref().ok()? {
             ItemOp::Upsert(item) => Some(item.kind),
-            ItemOp::Delete { kind, .. } => *kind,
+            ItemOp::Delete { kind, .. } | ItemOp::Restore { kind, .. } => *kind,
         });
         let (id, kind, scope, hash) = match named.iter().find_map(|n| n.stored.clone()) {
             Some((id, kind, scope, hash)) => (id, kind, scope, Some(hash)),
@@ -94,6 +94,7 @@ impl MemoryService {
                 (item.id, if item.id.is_some() { "update" } else { "insert" }, Some(item.kind))
             }
             ItemOp::Delete { id, kind } => (Some(*id), "delete", *kind),
+            ItemOp::Restore { id, kind } => (Some(*id), "restore", *kind),
         };
         let stored = match id {
             Some(id) => self.view.get(&[id])?.into_iter().next(),

@@ -10,7 +10,7 @@ use uuid::Uuid;
 pub(super) fn op_kind(op: &WriteOp) -> Option<String> {
     match op {
         WriteOp::Insert { record, .. } | WriteOp::Update { record } => Some(record.kind.to_string()),
-        WriteOp::Delete { kind, .. } => kind.map(|k| k.to_string()),
+        WriteOp::Delete { kind, .. } | WriteOp::Restore { kind, .. } => kind.map(|k| k.to_string()),
         WriteOp::Import { item, .. } => Some(item.record.kind.to_string()),
         WriteOp::Blocked(attempt) => Some(attempt.kind.to_string()),
         WriteOp::Supersede { .. } => None,
@@ -80,6 +80,16 @@ pub(super) fn result_of(index: usize, op: &WriteOp, outcome: WriteOutcome) -> It
                 })
             };
             done(ItemStatus::Deleted, id, reason)
+        }
+        // A restore changes the item from deleted to live: an update of it, said so.
+        WriteOutcome::Restored { id, already } => {
+            let reason = match already {
+                true => "the item was not deleted: nothing changed",
+                false => {
+                    "restored: finds see it again (relations deleted with it stay deleted until restored too)"
+                }
+            };
+            done(ItemStatus::Updated, id, Some(reason.to_string()))
         }
         WriteOutcome::Duplicate { existing_id, reason } => {
             let what = kind.as_deref().unwrap_or("item");

@@ -22,6 +22,7 @@ impl MemoryService {
                     Some(EmbeddingInputs::of(record))
                 }
                 WriteOp::Delete { .. }
+                | WriteOp::Restore { .. }
                 | WriteOp::Import { .. }
                 | WriteOp::Supersede { .. }
                 | WriteOp::Blocked(_) => None,

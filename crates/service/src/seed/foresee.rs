@@ -70,6 +70,8 @@ impl MemoryService {
                             &new.content_hash,
                         ),
                         (ItemOp::Delete { .. }, Some(current)) => check_delete(view_of(&current.record)),
+                        // A restore brings back what is deleted: no rule guards a live item from it.
+                        (ItemOp::Restore { .. }, Some(_)) => Ok(()),
                         (_, None) => Ok(()),
                     }
                 }

@@ -254,7 +254,7 @@ pub const PUBLIC_URL: Setting<Optional<String>> = Setting {
         parse: http_url,
         refuses: &["memory.example.com"],
     },
-    doc: "OAuth: the base URL clients reach this server at",
+    doc: "the base URL clients reach this server at: OAuth's resource URL, and the origin the web UI's forms may post from ([UI.md](UI.md))",
 };
 pub const OAUTH_AUDIENCE: Setting<Optional<String>> = Setting {
     name: "CORTEX_OAUTH_AUDIENCE",

@@ -17,5 +17,6 @@ mod graph;
 mod ingest_sources;
 mod lexical_index;
 mod response_limits;
+mod restore;
 mod semantic;
 mod tenant_isolation;

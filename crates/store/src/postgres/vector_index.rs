@@ -18,7 +18,10 @@ pub fn ensure_vector_indexes(client: &mut Client, ops: &[WriteOp], known: &Mutex
         .filter_map(|op| match op {
             WriteOp::Insert { record, .. } | WriteOp::Update { record } => record.vector.as_ref(),
             WriteOp::Import { vector, .. } => vector.as_ref(),
-            WriteOp::Delete { .. } | WriteOp::Supersede { .. } | WriteOp::Blocked(_) => None,
+            WriteOp::Delete { .. }
+            | WriteOp::Restore { .. }
+            | WriteOp::Supersede { .. }
+            | WriteOp::Blocked(_) => None,
         })
         .map(Vec::len)
         .collect();

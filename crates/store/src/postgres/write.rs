@@ -73,6 +73,7 @@ fn try_batch(client: &mut Client, ops: &[WriteOp], context: &WriteContext) -> Re
             WriteOp::Delete { id, kind, at, cascade } => {
                 delete(&mut tx, *id, *kind, *at, *cascade, &mut lexicon)?
             }
+            WriteOp::Restore { id, kind, at } => restore(&mut tx, *id, *kind, *at, &mut lexicon)?,
             WriteOp::Import { item, vector, chunks } => {
                 import(&mut tx, item, vector.as_deref(), chunks, &mut lexicon)?
             }
@@ -362,6 +363,38 @@ fn delete(
     lexicon.remove(&title, &body);
     let cascaded = delete_links_of(tx, &[id], at, cascade, lexicon)?;
     Ok(WriteOutcome::Deleted { id, already: false, cascaded })
+}
+
+/// Brings a deleted item back (see [`WriteOp::Restore`]); the audit trigger records `restore`.
+fn restore(
+    tx: &mut Transaction<'_>,
+    id: Uuid,
+    kind: Option<Kind>,
+    at: i64,
+    lexicon: &mut LexiconDelta,
+) -> Result<WriteOutcome> {
+    let Current { title, body, deleted_at } = match live_row(tx, id, kind)? {
+        Ok(found) => found,
+        Err(outcome) => return Ok(outcome),
+    };
+    if deleted_at.is_none() {
+        return Ok(WriteOutcome::Restored { id, already: true });
+    }
+    let holder = tx.query_opt(
+        "SELECT o.id FROM items i JOIN items o ON o.natural_key = i.natural_key AND o.org = i.org \
+           AND o.project = i.project AND o.deleted_at IS NULL AND o.id <> i.id \
+         WHERE i.id = $1 LIMIT 1",
+        &[&id],
+    )?;
+    if let Some(row) = holder {
+        return Ok(WriteOutcome::Duplicate {
+            existing_id: row.try_get(0)?,
+            reason: DuplicateReason::NaturalKey,
+        });
+    }
+    tx.execute("UPDATE items SET deleted_at = NULL, updated_at = $2 WHERE id = $1", &[&id, &at])?;
+    lexicon.add(&title, &body);
+    Ok(WriteOutcome::Restored { id, already: false })
 }
 
 /// Marks `id` replaced by `by`, if both are live, and writes the status the domain gave (see

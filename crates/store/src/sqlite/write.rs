@@ -43,6 +43,7 @@ pub fn apply_batch(
             WriteOp::Insert { record, checks } => insert(&tx, record, checks)?,
             WriteOp::Update { record } => update(&tx, record)?,
             WriteOp::Delete { id, kind, at, cascade } => delete(&tx, *id, *kind, *at, *cascade)?,
+            WriteOp::Restore { id, kind, at } => restore(&tx, *id, *kind, *at)?,
             WriteOp::Import { item, vector, chunks } => import(&tx, item, vector.as_deref(), chunks)?,
             WriteOp::Supersede { id, by, at, status } => supersede(&tx, *id, *by, *at, *status)?,
             WriteOp::Blocked(attempt) => record_blocked(&tx, attempt)?,
@@ -345,6 +346,32 @@ fn delete(
     tx.execute("UPDATE items SET deleted_at = ?2, updated_at = ?2 WHERE rowid = ?1", params![rowid, at])?;
     let cascaded = delete_links_of(tx, &[id], at, cascade)?;
     Ok(WriteOutcome::Deleted { id, already: false, cascaded })
+}
+
+/// Brings a deleted item back (see [`WriteOp::Restore`]); the audit trigger records `restore`.
+fn restore(tx: &Transaction<'_>, id: Uuid, kind: Option<Kind>, at: i64) -> Result<WriteOutcome> {
+    let (rowid, deleted_at) = match live_row(tx, id, kind)? {
+        Ok(found) => found,
+        Err(outcome) => return Ok(outcome),
+    };
+    if deleted_at.is_none() {
+        return Ok(WriteOutcome::Restored { id, already: true });
+    }
+    let holder: Option<String> = tx
+        .query_row(
+            "SELECT o.id FROM items i JOIN items o ON o.natural_key = i.natural_key AND o.org = i.org \
+               AND o.project = i.project AND o.deleted_at IS NULL AND o.rowid <> i.rowid \
+             WHERE i.rowid = ?1 LIMIT 1",
+            [rowid],
+            |row| row.get(0),
+        )
+        .optional()?;
+    if let Some(holder) = holder {
+        let existing_id = super::row::parse_id(&holder, "id")?;
+        return Ok(WriteOutcome::Duplicate { existing_id, reason: DuplicateReason::NaturalKey });
+    }
+    tx.execute("UPDATE items SET deleted_at = NULL, updated_at = ?2 WHERE rowid = ?1", params![rowid, at])?;
+    Ok(WriteOutcome::Restored { id, already: false })
 }
 
 /// Soft-deletes (audited) the live links whose end is one of `ids`, when `cascade` says they go

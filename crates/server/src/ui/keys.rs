@@ -1,0 +1,113 @@
+//! API keys from the admin page, for admin keys (and the local user): `POST /admin/keys` makes
+//! one — the token is shown on the answer page this once, never again, and never logged —
+//! and `POST /admin/keys/revoke` revokes one. Both are the calls `cortex keys` makes, kept
+//! inside the admin's tenant bound (`cortex_service::key_admin`), audited by the database
+//! (`key_create`, `key_revoke`), behind the session's CSRF check and the admin role (403).
+
+use super::Ui;
+use super::page::{self, Chrome, Problem};
+use super::signin::{Viewer, checked_form, field, split};
+use askama::Template;
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use cortex_domain::ErrorCode;
+use cortex_domain::api_key::Role;
+use cortex_service::ServiceError;
+use cortex_service::keys::{CreatedKey, KeySpec};
+
+#[derive(Template)]
+#[template(path = "ui/key_created.html")]
+struct Created {
+    chrome: Option<Chrome>,
+    key: CreatedKey,
+}
+
+/// The form's values as `cortex keys create` takes them (`projects` comma-separated; the org
+/// of a bound admin when left empty).
+fn spec(viewer: &Viewer, fields: &[(String, String)]) -> KeySpec {
+    let org = match (field(fields, "org").trim(), &viewer.principal.caller.bound) {
+        ("", Some(bound)) => bound.org.clone(),
+        (org, _) => org.to_string(),
+    };
+    let expires = field(fields, "expires").trim();
+    KeySpec {
+        name: field(fields, "name").to_string(),
+        org,
+        projects: field(fields, "projects")
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect(),
+        role: field(fields, "role").to_string(),
+        expires: (!expires.is_empty()).then(|| expires.to_string()),
+        rate: None,
+    }
+}
+
+pub async fn create(State(ui): State<Ui>, request: Request) -> Response {
+    let (viewer, fields) = match admin(&ui, request).await {
+        Ok(found) => found,
+        Err(answer) => return answer,
+    };
+    let spec = spec(&viewer, &fields);
+    let bound = viewer.principal.caller.bound.clone();
+    let service = ui.app.service.clone();
+    let made = tokio::task::spawn_blocking(move || service.create_key_within(bound.as_ref(), &spec)).await;
+    match made {
+        Ok(Ok(key)) => {
+            tracing::info!(target: "cortex::access", by = %viewer.principal.key, key = %key.key.name, "API key created from the web UI");
+            page::html(StatusCode::OK, &Created { chrome: Some(viewer.chrome()), key })
+        }
+        Ok(Err(e)) => refused(&viewer, "Key not made", e),
+        Err(e) => page::server_error("making a key", e.to_string(), Some(viewer.chrome())),
+    }
+}
+
+pub async fn revoke(State(ui): State<Ui>, request: Request) -> Response {
+    let (viewer, fields) = match admin(&ui, request).await {
+        Ok(found) => found,
+        Err(answer) => return answer,
+    };
+    let name = field(&fields, "name").to_string();
+    let bound = viewer.principal.caller.bound.clone();
+    let service = ui.app.service.clone();
+    let revoked = tokio::task::spawn_blocking(move || service.revoke_key_within(bound.as_ref(), &name)).await;
+    match revoked {
+        Ok(Ok(key)) => {
+            tracing::info!(target: "cortex::access", by = %viewer.principal.key, key = %key.name, "API key revoked from the web UI");
+            page::see_other("/admin")
+        }
+        Ok(Err(e)) => refused(&viewer, "Key not revoked", e),
+        Err(e) => page::server_error("revoking a key", e.to_string(), Some(viewer.chrome())),
+    }
+}
+
+/// A live session's form with the right CSRF token, from an admin key.
+async fn admin(ui: &Ui, request: Request) -> Result<(Viewer, Vec<(String, String)>), Response> {
+    let (headers, body) = split(request);
+    let (viewer, fields) = checked_form(ui, &headers, body).await?;
+    if let Some(refused) = viewer.lacks(Role::Admin, "managing API keys") {
+        return Err(refused);
+    }
+    Ok((viewer, fields))
+}
+
+/// A refusal of the key service as a page: what was wrong with which field, and what to do.
+fn refused(viewer: &Viewer, heading: &str, e: ServiceError) -> Response {
+    match e {
+        ServiceError::Invalid(e) => {
+            let status = if e.code == ErrorCode::NotFound {
+                StatusCode::NOT_FOUND
+            } else {
+                StatusCode::UNPROCESSABLE_ENTITY
+            };
+            let field = e.field.trim_start_matches("--");
+            let message =
+                if field.is_empty() { e.message.clone() } else { format!("{field}: {}", e.message) };
+            page::message(status, heading, Problem::new(message, e.human_hint.clone()), Some(viewer.chrome()))
+        }
+        other => page::server_error("managing keys", other.to_string(), Some(viewer.chrome())),
+    }
+}

@@ -33,6 +33,7 @@ pub mod settings;
 mod tenant;
 pub mod transfer;
 mod typos;
+mod vocabulary;
 
 pub use caller::Caller;
 pub use config::Config;

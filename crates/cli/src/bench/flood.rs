@@ -131,6 +131,17 @@ pub fn bench_one(
             // Such finds also build suggestions: a path of its own, with its own costs.
             output::line(&format!("{backend}, {phase}: {} finds found nothing", outcome.empty_finds));
         }
+        if !outcome.few_hits.is_empty() {
+            let mut few = outcome.few_hits.clone();
+            few.sort();
+            output::line(&format!(
+                "{backend}, {phase}: {} finds with fewer than 3 hits (suggestions built): p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+                few.len(),
+                ms(percentile(&few, 50.0)),
+                ms(percentile(&few, 95.0)),
+                ms(few[few.len() - 1]),
+            ));
+        }
         if let Some(e) = &outcome.first_error {
             output::line(&format!("{backend}, {phase}: first error of the other tenant's finds: {e}"));
         }

@@ -13,7 +13,9 @@
 
 mod adversarial;
 mod concurrency;
+mod cpu;
 mod flood;
+mod flood_hints;
 mod graph;
 mod http;
 mod http_load;

@@ -39,6 +39,9 @@ struct Remembered {
     terms: Arc<Vec<(String, u64)>>,
 }
 
+/// Postings of a widespread term looked at for an item of the caller's, at most.
+const COMMON_EXAMINED: usize = 50_000;
+
 /// Where an item holding a term was found.
 enum Holder<'a> {
     Delta(&'a DeltaDoc),
@@ -95,14 +98,33 @@ impl LexicalIndex {
         })
     }
 
-    /// Of the `scan` most widespread terms of the whole index, those some item passing
-    /// `filters` holds, most widespread first.
-    pub fn common_terms(&self, filters: &Filters, scan: usize) -> Result<Vec<String>> {
+    /// Of the `scan` most widespread terms of the whole index, up to `most` that are `wanted`
+    /// and that some item passing `filters` holds, most widespread first. A term is looked for
+    /// among its first [`COMMON_EXAMINED`] postings only: in a large memory of other tenants, a
+    /// word common there but held by none of those is no common word of the caller's.
+    pub fn common_terms(
+        &self,
+        filters: &Filters,
+        scan: usize,
+        wanted: &dyn Fn(&str) -> bool,
+        most: usize,
+    ) -> Result<Vec<String>> {
         guarded(|| {
             let view = self.searched();
             let mut out = Vec::new();
             for term in self.widespread(&view, scan)? {
-                if self.holders(&view, &term, filters, 1)? > 0 {
+                if out.len() == most {
+                    break;
+                }
+                if !wanted(&term) {
+                    continue;
+                }
+                let mut held = false;
+                self.each_holder(&view, &term, filters, COMMON_EXAMINED, &mut |_| {
+                    held = true;
+                    Ok(false)
+                })?;
+                if held {
                     out.push(term);
                 }
             }
@@ -117,7 +139,7 @@ impl LexicalIndex {
             let view = self.searched();
             let mut ids = Vec::new();
             let mut columns = None;
-            self.each_holder(&view, term, filters, &mut |holder| {
+            self.each_holder(&view, term, filters, usize::MAX, &mut |holder| {
                 match holder {
                     Holder::Delta(doc) => ids.push(doc.id),
                     Holder::Indexed(segment, doc) => {
@@ -170,7 +192,7 @@ impl LexicalIndex {
     /// How many items passing `filters` hold `term`, counting up to `cap`.
     fn holders(&self, view: &View, term: &str, filters: &Filters, cap: usize) -> Result<usize> {
         let mut count = 0;
-        self.each_holder(view, term, filters, &mut |_| {
+        self.each_holder(view, term, filters, usize::MAX, &mut |_| {
             count += 1;
             Ok(count < cap)
         })?;
@@ -178,12 +200,13 @@ impl LexicalIndex {
     }
 
     /// Each item passing `filters` that holds `term`, the delta's first, until `visit`
-    /// answers `false`.
+    /// answers `false` or `examined` postings of the index have been looked at.
     fn each_holder(
         &self,
         view: &View,
         term: &str,
         filters: &Filters,
+        mut examined: usize,
         visit: &mut dyn FnMut(Holder<'_>) -> Result<bool>,
     ) -> Result<()> {
         for doc in view.delta.docs() {
@@ -206,6 +229,10 @@ impl LexicalIndex {
             let stale = crate::delta::Stale::of(segment, &view.delta)?;
             let mut doc = postings.doc();
             while doc != TERMINATED {
+                if examined == 0 {
+                    return Ok(());
+                }
+                examined -= 1;
                 if !alive.is_some_and(|a| a.is_deleted(doc))
                     && !stale.masks(doc)
                     && filter.admits(doc)

@@ -82,8 +82,10 @@ impl Vocabulary<'_> {
         Ok(self.index.written_form(term, &texts).unwrap_or_else(|| term.to_string()))
     }
 
-    /// Of the `scan` most widespread terms of the whole memory, those the caller's items hold.
-    pub(crate) fn common(&self, scan: usize) -> Vec<String> {
-        logged("read the common words", self.index.common_terms(&self.filters, scan), Vec::new())
+    /// Of the `scan` most widespread terms of the whole memory, up to `most` that are `wanted`
+    /// and that the caller's items hold.
+    pub(crate) fn common(&self, scan: usize, wanted: &dyn Fn(&str) -> bool, most: usize) -> Vec<String> {
+        let common = self.index.common_terms(&self.filters, scan, wanted, most);
+        logged("read the common words", common, Vec::new())
     }
 }

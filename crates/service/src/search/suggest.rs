@@ -117,10 +117,11 @@ impl MemoryService {
 /// numbers.
 fn common_words(vocabulary: &Vocabulary<'_>) -> Result<Vec<String>> {
     let mut words = Vec::new();
-    for term in vocabulary.common(60) {
-        if term.chars().count() < 4 || is_stopword(&term) || term.chars().all(|c| c.is_ascii_digit()) {
-            continue;
-        }
+    let wanted = |term: &str| {
+        term.chars().count() >= 4 && !is_stopword(term) && !term.chars().all(|c| c.is_ascii_digit())
+    };
+    // A few more than shown: two stems may be written as one word.
+    for term in vocabulary.common(60, &wanted, 8) {
         let word = vocabulary.written(&term)?;
         if !words.contains(&word) {
             words.push(word);

@@ -303,3 +303,17 @@ fn most<'a>(terms: impl Iterator<Item = (&'a str, u64)>, n: usize) -> Vec<(&'a s
     all.truncate(n);
     all
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{LexicalIndex, Place};
+
+    #[test]
+    fn a_stem_is_written_as_the_word_it_was_cut_from_else_the_most_frequent() {
+        let index = LexicalIndex::open(&Place::Memory).unwrap();
+        let texts = ["Decisions decide", "the Decision was made; decisions stand"];
+        assert_eq!(index.written_form("decis", &texts).as_deref(), Some("decisions"));
+        assert_eq!(index.written_form("kubernet", &["Kubernetes upgrade"]).as_deref(), Some("kubernetes"));
+        assert_eq!(index.written_form("absent", &texts), None);
+    }
+}

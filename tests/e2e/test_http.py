@@ -13,6 +13,8 @@ import sqlite3
 import time
 
 import anyio
+import pytest
+from mcp.shared.exceptions import MCPError
 
 from conftest import run
 from http_server import INIT, cortex, error_code, http_session, make_key, serve  # noqa: F401 (serve is a fixture)

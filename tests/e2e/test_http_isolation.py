@@ -106,6 +106,10 @@ def test_a_holder_sees_and_changes_nothing_of_another_tenant(db, holders, tenant
                                          detail="full", expand="all", limit=50)
                     assert inside[0] in [h["id"] for h in found["hits"]], found
                     assert_nothing_of(outside, found)
+                    # Mistyped words of theirs: no spelling hint or correction names them.
+                    typo = await a.find(query="zanzibr relya", widen=widen, mode=mode)
+                    assert typo["suggestions"], typo
+                    assert_nothing_of(outside, typo)
             by_ids = await a.find(ids=inside + outside)
             assert sorted(by_ids["missing_ids"]) == sorted(outside)
             assert_nothing_of(outside, by_ids)

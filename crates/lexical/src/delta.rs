@@ -45,6 +45,11 @@ impl DeltaDoc {
         DeltaDoc { id: item.record.id, facts: ItemFacts::of(item), terms, tokens }
     }
 
+    /// Whether the document holds the index term `term`.
+    pub(crate) fn holds(&self, term: &str) -> bool {
+        self.terms.contains_key(term)
+    }
+
     fn freq(&self, term: &str) -> u32 {
         self.terms.get(term).map_or(0, |p| p.len() as u32)
     }
@@ -128,6 +133,16 @@ impl Delta {
     /// The live documents.
     pub(crate) fn docs(&self) -> impl Iterator<Item = &DeltaDoc> {
         self.changed.values().flatten().map(|doc| &**doc)
+    }
+
+    /// The terms the delta's live documents hold.
+    pub(crate) fn terms(&self) -> impl Iterator<Item = &str> {
+        self.doc_freq.keys().map(String::as_str)
+    }
+
+    /// The terms the delta's live documents hold, with how many hold each.
+    pub(crate) fn doc_freqs(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.doc_freq.iter().map(|(t, n)| (t.as_str(), *n))
     }
 
     /// The delta's terms starting with `prefix`, with the documents holding each.

@@ -23,6 +23,7 @@
 //! - [`sync`]: catching up with the store, building from it
 //! - [`fold`]: committing the delta, off the finds' path
 //! - [`health`]: a damaged index's files found, its panics caught, its folder made anew
+//! - [`vocab`]: the vocabulary behind spelling hints and common words, checked against filters
 
 mod delta;
 mod filter;
@@ -34,6 +35,7 @@ mod schema;
 mod search;
 mod stem;
 mod sync;
+mod vocab;
 
 pub use sync::Progress;
 
@@ -107,6 +109,7 @@ pub struct LexicalIndex {
     searching: AtomicUsize,
     /// Why the folder was emptied at opening, if it was (its files could not be read).
     found_damaged: Option<String>,
+    common: vocab::CommonTerms,
 }
 
 impl LexicalIndex {
@@ -150,6 +153,7 @@ impl LexicalIndex {
             building: AtomicBool::new(false),
             searching: AtomicUsize::new(0),
             found_damaged: None,
+            common: vocab::CommonTerms::default(),
         })
     }
 

@@ -38,6 +38,7 @@ pub mod settings;
 mod tenant;
 pub mod transfer;
 mod typos;
+mod vocabulary;
 
 pub use caller::Caller;
 pub use config::Config;

@@ -4,7 +4,8 @@
 //! - reads by id return only admitted items (a find by `ids`, update and delete targets,
 //!   `supersedes`, relation ends, the checks of governance and merges);
 //! - searches, counts and the briefing's reads carry the bound as a filter clause;
-//! - the index vocabulary (spelling, common words) offers only words of admitted items;
+//! - a word is known only when an admitted item holds it (the hints' and typo corrections'
+//!   vocabulary is the lexical index's, checked against the bound in `crate::vocabulary`);
 //! - links and audit records of items outside are left out;
 //! - a batch's update, delete or supersede of an item outside is answered as for an id that
 //!   names no item, and nothing of it is written.
@@ -28,9 +29,6 @@ use cortex_store::{
 use std::collections::HashSet;
 use std::sync::Arc;
 use uuid::Uuid;
-
-/// Candidates for a spelling correction checked against the bound, at most.
-const SPELLING_CANDIDATES: usize = 40;
 
 pub struct BoundedStore {
     /// The whole store: the view reads it and filters what comes back.
@@ -207,28 +205,8 @@ impl LexicalSearch for BoundedStore {
         Ok(self.inner.knows_word(word)? && self.term_inside(word)?)
     }
 
-    fn words_like(&self, word: &str) -> Result<Vec<(String, i64)>> {
-        let mut out = Vec::new();
-        for (term, count) in self.inner.words_like(word)?.into_iter().take(SPELLING_CANDIDATES) {
-            if self.term_inside(&term)? {
-                out.push((term, count));
-            }
-        }
-        Ok(out)
-    }
-
     fn surface_word(&self, term: &str) -> Result<String> {
         self.inner.surface_word(term)
-    }
-
-    fn top_terms(&self, limit: usize) -> Result<Vec<(String, i64)>> {
-        let mut out = Vec::new();
-        for (term, count) in self.inner.top_terms(limit)? {
-            if self.term_inside(&term)? {
-                out.push((term, count));
-            }
-        }
-        Ok(out)
     }
 }
 

@@ -1,6 +1,6 @@
 //! Typo tolerance for `deep` finds: a query word the index does not know at all is replaced by
-//! the closest word it does know (candidates from the index vocabulary — words sharing the
-//! first letter on SQLite, pg_trgm neighbours on PostgreSQL — chosen by edit distance, then,
+//! the closest word it does know (candidates from the lexical index's vocabulary as the caller
+//! may see it, `crate::vocabulary`, within the edits allowed of the word or its stem — chosen by edit distance, then,
 //! among equally close ones, by edit distance as written, then by how many items hold them;
 //! `cortex_domain::spelling`). Replacing rather than adding is safe:
 //! an unknown word matches nothing anyway; the dense route embeds the query with the corrections
@@ -14,8 +14,8 @@ use crate::{MemoryService, Result};
 use cortex_domain::query::{ParsedQuery, Term};
 use cortex_domain::spelling::{closest_as_written, closest_words};
 
-/// Equally close candidates compared as written, at most: each is one more query to the
-/// database (a stem read back as a word).
+/// Equally close candidates compared as written, at most: each is one more read of a few items
+/// (a stem spelled out as a word).
 const MOST_TIED: usize = 5;
 
 impl MemoryService {
@@ -23,18 +23,19 @@ impl MemoryService {
     pub(crate) fn correct_typos(&self, parsed: &ParsedQuery) -> Result<(ParsedQuery, Vec<(String, String)>)> {
         let mut corrected = parsed.clone();
         let mut changes = Vec::new();
+        let Some(vocabulary) = self.vocabulary() else { return Ok((corrected, changes)) };
         for term in &mut corrected.include {
             let Term::Word(word) = term else { continue };
-            if self.view.knows_word(word)? {
+            if vocabulary.knows(word) {
                 continue;
             }
-            let candidates = self.view.words_like(word)?;
+            let candidates = vocabulary.near(word);
             let closest = closest_words(word, candidates.iter().map(|(t, n)| (t.as_str(), *n)));
             // Equally close stems are told apart by their words as written, the most common
             // few only (each is one look-up).
             let mut written = Vec::new();
             for (stem, _) in closest.iter().take(MOST_TIED) {
-                written.push(self.view.surface_word(stem)?);
+                written.push(vocabulary.written(stem)?);
             }
             let Some(pick) = closest_as_written(word, &written) else { continue };
             let surface = written.swap_remove(pick);

@@ -104,13 +104,8 @@ pub trait LexicalSearch: Send + Sync {
     fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize>;
     /// Whether the index knows `word` at all.
     fn knows_word(&self, word: &str) -> Result<bool>;
-    /// Index terms sharing `word`'s first letter, with document counts, for spelling.
-    /// Terms may be stems; [`LexicalSearch::surface_word`] turns one back into a written word.
-    fn words_like(&self, word: &str) -> Result<Vec<(String, i64)>>;
     /// A word as it appears in some document for an index term.
     fn surface_word(&self, term: &str) -> Result<String>;
-    /// The most widespread index terms with their document counts.
-    fn top_terms(&self, limit: usize) -> Result<Vec<(String, i64)>>;
 }
 
 /// The dense route's reads: the database's own vector search, and the exact vectors behind an

@@ -83,14 +83,8 @@ impl LexicalSearch for Interleaved {
     fn knows_word(&self, word: &str) -> Result<bool> {
         self.inner.knows_word(word)
     }
-    fn words_like(&self, word: &str) -> Result<Vec<(String, i64)>> {
-        self.inner.words_like(word)
-    }
     fn surface_word(&self, term: &str) -> Result<String> {
         self.inner.surface_word(term)
-    }
-    fn top_terms(&self, limit: usize) -> Result<Vec<(String, i64)>> {
-        self.inner.top_terms(limit)
     }
 }
 

@@ -5,6 +5,7 @@
 //! of acme runs 16 parallel 100-item `memory_store` calls back to back. The bound the issue
 //! sets: under the flood, the other tenant's find p95 stays within 10× its baseline and 1 s.
 
+use super::flood_hints;
 use super::http::{Server, create_key_for};
 use super::http_load::{self, Plan, Target};
 use super::{ms, percentile, store_corpus};
@@ -98,8 +99,13 @@ pub fn bench_one(
     };
     let tenant = Target { url: server.url.clone(), key: Some(reader) };
     let alone = http_load::apply(&finds, &tenant);
+    let hints_alone = flood_hints::mistyped_finds(&tenant);
     let flooder = Target { url: server.url.clone(), key: Some(writer) };
-    let (flooded, flood) = under_flood(&flooder, || http_load::apply(&finds, &tenant));
+    let ((flooded, hints_flooded), flood) =
+        under_flood(&flooder, || (http_load::apply(&finds, &tenant), flood_hints::mistyped_finds(&tenant)));
+    for (phase, hints) in [("alone", &hints_alone), ("under the flood", &hints_flooded)] {
+        output::line(&hints_line(backend, phase, hints));
+    }
 
     let embedder = if load.semantic { "model" } else { "none" };
     let mut rows = Vec::new();
@@ -131,6 +137,17 @@ pub fn bench_one(
             // Such finds also build suggestions: a path of its own, with its own costs.
             output::line(&format!("{backend}, {phase}: {} finds found nothing", outcome.empty_finds));
         }
+        if !outcome.few_hits.is_empty() {
+            let mut few = outcome.few_hits.clone();
+            few.sort();
+            output::line(&format!(
+                "{backend}, {phase}: {} finds with fewer than 3 hits (suggestions built): p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+                few.len(),
+                ms(percentile(&few, 50.0)),
+                ms(percentile(&few, 95.0)),
+                ms(few[few.len() - 1]),
+            ));
+        }
         if let Some(e) = &outcome.first_error {
             output::line(&format!("{backend}, {phase}: first error of the other tenant's finds: {e}"));
         }
@@ -151,6 +168,28 @@ pub fn bench_one(
         }
     );
     Ok((rows, verdict))
+}
+
+/// What the mistyped finds of one phase measured, as a line.
+fn hints_line(backend: &str, phase: &str, hints: &flood_hints::Hints) -> String {
+    let mut few = hints.few.clone();
+    few.sort();
+    let timing = match few.last() {
+        Some(max) => format!(
+            "p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+            ms(percentile(&few, 50.0)),
+            ms(percentile(&few, 95.0)),
+            ms(*max)
+        ),
+        None => "none".to_string(),
+    };
+    let error = hints.first_error.as_ref().map(|e| format!("; first error: {e}")).unwrap_or_default();
+    format!(
+        "{backend}, {phase}: {} mistyped finds with fewer than 3 hits (suggestions built): {timing} ({} had 3 hits or more, {} errors{error})",
+        few.len(),
+        hints.more,
+        hints.errors,
+    )
 }
 
 /// Runs `measure` while `WRITERS` threads send 100-item stores of `flooder` back to back; what

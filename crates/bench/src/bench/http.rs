@@ -139,8 +139,16 @@ fn bench_one(
         let target = Target { url: server.url.clone(), key: Some(key) };
         let outcome = http_load::apply(&team, &target);
         rows.extend(http_load::rows(backend, size, &team, &outcome, server.pid(), "API key"));
+        let before = super::cpu::process_cpu(server.pid());
         let outcome = http_load::apply(&acceptance, &target);
         rows.extend(http_load::rows(backend, size, &acceptance, &outcome, server.pid(), "API key"));
+        if let (Some(before), Some(after)) = (before, super::cpu::process_cpu(server.pid())) {
+            let (user, system) = super::cpu::per_request(before, after, outcome.latencies.len());
+            output::line(&format!(
+                "{backend}, acceptance profile: the server's CPU per `fast` find {:.0} µs ({user:.0} user + {system:.0} system)",
+                user + system
+            ));
+        }
     }
     Ok((rows, gate))
 }

@@ -57,6 +57,8 @@ pub struct Outcome {
     /// Finds that found nothing: a benchmark whose queries miss its corpus measures the
     /// suggestions path instead of finds.
     pub empty_finds: usize,
+    /// Latencies of the finds answered with fewer than 3 hits: those also build suggestions.
+    pub few_hits: Vec<Duration>,
     pub latencies: Vec<(Call, Duration)>,
 }
 
@@ -98,6 +100,7 @@ pub fn apply(plan: &Plan, target: &Target) -> Outcome {
         errors: 0,
         first_error: None,
         empty_finds: 0,
+        few_hits: Vec::new(),
         latencies: Vec::with_capacity(total),
     }));
     let start = Instant::now() + Duration::from_millis(50);
@@ -116,6 +119,11 @@ pub fn apply(plan: &Plan, target: &Target) -> Outcome {
                     let Ok(mut r) = results.lock() else { break };
                     r.sent += 1;
                     r.latencies.push((call, latency));
+                    if let Ok(Some(hits)) = &outcome
+                        && *hits < 3
+                    {
+                        r.few_hits.push(latency);
+                    }
                     match outcome {
                         Ok(Some(0)) => r.empty_finds += 1,
                         Ok(_) => {}

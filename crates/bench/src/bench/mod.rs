@@ -14,7 +14,9 @@
 mod adversarial;
 mod concurrency;
 mod cortex;
+mod cpu;
 mod flood;
+mod flood_hints;
 mod graph;
 mod http;
 mod http_load;

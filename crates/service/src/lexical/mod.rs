@@ -60,7 +60,7 @@ impl Lexical {
     }
 
     /// The index, brought up to date; `None` when finds must ask the database.
-    fn current(self: &Arc<Self>) -> Option<Arc<LexicalIndex>> {
+    pub(crate) fn current(self: &Arc<Self>) -> Option<Arc<LexicalIndex>> {
         if self.health.set_aside().is_some() {
             return None;
         }

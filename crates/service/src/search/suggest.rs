@@ -2,6 +2,7 @@
 //! filters would give, close spellings of unknown query words, words common in this memory.
 
 use super::COUNT_CAP;
+use crate::vocabulary::Vocabulary;
 use crate::{MemoryService, Result};
 use cortex_domain::query::{ParsedQuery, is_stopword};
 use cortex_domain::spelling::best_correction;
@@ -73,16 +74,19 @@ impl MemoryService {
                 ));
             }
         }
+        let vocabulary = self.vocabulary();
         let mut unknown = Vec::new();
-        for word in parsed.words().into_iter().take(8) {
-            if self.view.knows_word(word)? {
-                continue;
-            }
-            unknown.push(word);
-            let candidates = self.view.words_like(word)?;
-            if let Some(term) = best_correction(word, candidates.iter().map(|(t, n)| (t.as_str(), *n))) {
-                let surface = self.view.surface_word(term)?;
-                out.push(format!("did you mean \"{surface}\" instead of \"{word}\"?"));
+        if let Some(vocabulary) = &vocabulary {
+            for word in parsed.words().into_iter().take(8) {
+                if vocabulary.knows(word) {
+                    continue;
+                }
+                unknown.push(word);
+                let candidates = vocabulary.near(word);
+                if let Some(term) = best_correction(word, candidates.iter().map(|(t, n)| (t.as_str(), *n))) {
+                    let surface = vocabulary.written(term)?;
+                    out.push(format!("did you mean \"{surface}\" instead of \"{word}\"?"));
+                }
             }
         }
         if out.is_empty() {
@@ -97,28 +101,34 @@ impl MemoryService {
                     filter.level.as_str()
                 ));
             }
-            let common = self.common_words()?;
+            let common = match &vocabulary {
+                Some(vocabulary) => common_words(vocabulary)?,
+                None => Vec::new(),
+            };
             if !common.is_empty() {
                 out.push(format!("words common in this memory: {}", common.join(", ")));
             }
         }
         Ok(out)
     }
+}
 
-    fn common_words(&self) -> Result<Vec<String>> {
-        let mut words = Vec::new();
-        for (term, _) in self.view.top_terms(60)? {
-            if term.chars().count() < 4 || is_stopword(&term) || term.chars().all(|c| c.is_ascii_digit()) {
-                continue;
-            }
-            let word = self.view.surface_word(&term)?;
-            if !words.contains(&word) {
-                words.push(word);
-            }
-            if words.len() == 5 {
-                break;
-            }
+/// Up to five words common in the caller's memory, as written: not short, not stopwords, not
+/// numbers.
+fn common_words(vocabulary: &Vocabulary<'_>) -> Result<Vec<String>> {
+    let mut words = Vec::new();
+    let wanted = |term: &str| {
+        term.chars().count() >= 4 && !is_stopword(term) && !term.chars().all(|c| c.is_ascii_digit())
+    };
+    // A few more than shown: two stems may be written as one word.
+    for term in vocabulary.common(60, &wanted, 8) {
+        let word = vocabulary.written(&term)?;
+        if !words.contains(&word) {
+            words.push(word);
         }
-        Ok(words)
+        if words.len() == 5 {
+            break;
+        }
     }
+    Ok(words)
 }

@@ -142,7 +142,7 @@ pub const LEXICAL_INDEX: Setting<Optional<String>> = Setting {
         parse: text,
         refuses: &[],
     },
-    doc: "where the lexical index lives: a folder, `memory` (built at each start) or `off` (the database's own full-text search). It is derived from the database and rebuilt from it when missing (`cortex reindex --lexical`)",
+    doc: "where the lexical index lives: a folder, `memory` (built at each start) or `off` (the database's own full-text search, and no spelling hints or typo correction: their words come from the index). It is derived from the database and rebuilt from it when missing (`cortex reindex --lexical`)",
 };
 pub const HTTP_ADDR: Setting<Optional<String>> = Setting {
     name: "CORTEX_HTTP_ADDR",

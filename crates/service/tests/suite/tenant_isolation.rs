@@ -21,6 +21,7 @@ per_backend!(
     writes_naming_another_tenant_change_nothing,
     duplicates_and_natural_keys_stay_inside_the_tenant,
     cursors_suggestions_and_spelling_stay_inside_the_tenant,
+    no_hint_names_a_word_only_another_tenant_or_a_deleted_item_holds,
     finds_by_meaning_never_show_another_tenant,
     a_key_with_several_projects_needs_a_project_to_write,
     session_neighbours_stay_inside_the_tenant,
@@ -301,6 +302,68 @@ fn cursors_suggestions_and_spelling_stay_inside_the_tenant(db: &TestDb) {
     // The same words do reach globex's own key.
     let theirs = find(&globex_key, json!({"query": "zanzibr", "mode": "deep"}));
     assert!(!theirs.hits.is_empty(), "{theirs:?}");
+}
+
+/// The hints' vocabulary is the lexical index's term dictionary, which holds every tenant's
+/// words and a deleted item's until a merge: each word must be checked against the caller's
+/// bound before it is offered. Words a typo away from the query, and words common enough to
+/// top the whole memory, held only by globex or only by a deleted item of acme's.
+fn no_hint_names_a_word_only_another_tenant_or_a_deleted_item_holds(db: &TestDb) {
+    let s = seed(db, EmbedderChoice::None);
+    let theirs: Vec<Value> = (0..12)
+        .map(|i| {
+            json!({"kind": "section", "scope": at("globex", "api"), "data": {"title": format!("Marmalade ledger {i}"),
+                   "body": "marmalade quokkaroo ledger reconciliation"}})
+        })
+        .collect();
+    let outside = ids(&store(&s.local, Value::Array(theirs)));
+    let deleted = ids(&store(
+        &s.local,
+        json!([{"kind": "section", "scope": at("acme", "api"), "data": {"title": "Wombatix rollout",
+                "body": "the wombatix rollout plan"}}]),
+    ));
+    let r = store(&s.local, json!([{"operation": "delete", "id": deleted[0]}]));
+    assert_eq!(r.results[0].status, ItemStatus::Deleted, "{:?}", r.results[0]);
+    let key = s.local.for_caller(&acme_api());
+    let secret = ["marmalade", "quokkaroo", "ledger", "reconciliation", "wombatix", "zanzibar"];
+    let leaks = |r: &FindResponse| -> Vec<String> {
+        let mut text = serde_json::to_value(r).unwrap();
+        text.as_object_mut().unwrap().remove("missing_ids");
+        // The caller's own words said back ("no stored item contains ...") are not a leak.
+        if let Some(suggestions) = text["suggestions"].as_array_mut() {
+            suggestions.retain(|s| !s.as_str().unwrap().starts_with("no stored item contains"));
+        }
+        let text = text.to_string().to_lowercase();
+        let mut found: Vec<String> =
+            secret.iter().filter(|w| text.contains(*w)).map(|w| w.to_string()).collect();
+        found.extend(outside.iter().filter(|id| text.contains(id.as_str())).cloned());
+        found
+    };
+    for mode in ["fast", "deep"] {
+        for query in ["marmalde", "quokaroo", "wombatx", "zanzibr", "reconcilation ledgr", "zzqxw vlorp"] {
+            let r = find(&key, json!({"query": query, "mode": mode, "widen": "all"}));
+            assert!(leaks(&r).is_empty(), "{query} ({mode}) told acme {:?}: {r:?}", leaks(&r));
+            assert!(!r.suggestions.is_empty(), "{query} ({mode}): a find with no hit gets hints");
+        }
+    }
+    // The common words acme is offered are its own.
+    let r = find(&key, json!({"query": "zzqxw vlorp", "widen": "all"}));
+    let common = r.suggestions.iter().find(|s| s.starts_with("words common")).expect("common words");
+    assert!(common.contains("webhook") || common.contains("retri"), "{common}");
+    // The same hints do reach globex's own key: the words are there to leak.
+    let globex = s.local.for_caller(
+        &Caller::for_key(Bound { org: "globex".into(), projects: vec!["api".into()] }, None, None).unwrap(),
+    );
+    let r = find(&globex, json!({"query": "quokaroo", "mode": "fast"}));
+    assert!(r.suggestions.iter().any(|s| s.contains("did you mean \"quokkaroo\"")), "{:?}", r.suggestions);
+    let r = find(&globex, json!({"query": "zzqxw vlorp"}));
+    assert!(r.suggestions.iter().any(|s| s.contains("marmalade")), "{:?}", r.suggestions);
+    let r = find(&globex, json!({"query": "marmalde", "mode": "deep"}));
+    assert!(!r.hits.is_empty(), "deep corrects globex's own word: {r:?}");
+    // The local user, who owns the whole store, is offered them too; never the deleted word.
+    let r = find(&s.local, json!({"query": "wombatx quokaroo", "widen": "all"}));
+    assert!(r.suggestions.iter().any(|s| s.contains("quokkaroo")), "{:?}", r.suggestions);
+    assert!(!r.suggestions.iter().any(|s| s.contains("wombatix")), "{:?}", r.suggestions);
 }
 
 fn finds_by_meaning_never_show_another_tenant(db: &TestDb) {

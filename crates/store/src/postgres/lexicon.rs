@@ -1,5 +1,7 @@
 //! The lexicon: every word as written in live items (stopwords left out), with how many items
-//! hold it, for spelling suggestions and typo tolerance.
+//! hold it. Spelling hints and typo tolerance read the lexical index's vocabulary now (the same
+//! on both backends, and cheap under a flood of stores); nothing reads this table, which is kept
+//! until a migration drops it.
 //!
 //! Kept by the store rather than by a trigger: a batch adds up its changes in memory and
 //! applies them in one statement, in word order, so concurrent batches lock lexicon rows in the
@@ -49,36 +51,4 @@ impl LexiconDelta {
         )?;
         Ok(())
     }
-}
-
-/// Candidate corrections for `word`, most widespread first: words sharing its first letter and
-/// about its length (as the SQLite backend offers), plus words pg_trgm finds similar by
-/// trigrams through its index, which also catches a typo in the first letter. The caller picks
-/// among them by edit distance.
-pub fn words_like(client: &mut impl GenericClient, word: &str) -> Result<Vec<(String, i64)>> {
-    let Some(first) = word.chars().next() else {
-        return Ok(Vec::new());
-    };
-    let low = first.to_string();
-    let high = char::from_u32(first as u32 + 1)
-        .map(|c| c.to_string())
-        .unwrap_or_else(|| format!("{first}\u{10FFFF}"));
-    let len = word.chars().count() as i32;
-    let rows = client.query(
-        "SELECT term, docs FROM lexicon WHERE term >= $1 AND term < $2 AND docs > 0 \
-           AND char_length(term) BETWEEN $3 AND $4 \
-         UNION \
-         SELECT term, docs FROM lexicon WHERE term % $5 AND docs > 0 \
-         ORDER BY docs DESC LIMIT 5000",
-        &[&low, &high, &(len - 3).max(0), &(len + 3), &word],
-    )?;
-    rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
-}
-
-pub fn top_terms(client: &mut impl GenericClient, limit: usize) -> Result<Vec<(String, i64)>> {
-    let rows = client.query(
-        "SELECT term, docs FROM lexicon WHERE docs > 0 ORDER BY docs DESC LIMIT $1",
-        &[&(limit as i64)],
-    )?;
-    rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect()
 }

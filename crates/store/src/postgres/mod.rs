@@ -228,17 +228,9 @@ impl LexicalSearch for PostgresStore {
         read::knows_word(&mut *self.reads()?, word)
     }
 
-    fn words_like(&self, word: &str) -> Result<Vec<(String, i64)>> {
-        lexicon::words_like(&mut *self.reads()?, word)
-    }
-
     fn surface_word(&self, term: &str) -> Result<String> {
         // The lexicon holds words as written, not stems.
         Ok(term.to_string())
-    }
-
-    fn top_terms(&self, limit: usize) -> Result<Vec<(String, i64)>> {
-        lexicon::top_terms(&mut *self.reads()?, limit)
     }
 }
 

@@ -170,16 +170,8 @@ impl LexicalSearch for SqliteStore {
         read::knows_word(&*self.reader()?, word)
     }
 
-    fn words_like(&self, word: &str) -> Result<Vec<(String, i64)>> {
-        read::words_like(&*self.reader()?, word)
-    }
-
     fn surface_word(&self, term: &str) -> Result<String> {
         read::surface_word(&*self.reader()?, term)
-    }
-
-    fn top_terms(&self, limit: usize) -> Result<Vec<(String, i64)>> {
-        read::top_terms(&*self.reader()?, limit)
     }
 }
 

@@ -157,28 +157,6 @@ pub fn knows_word(conn: &Connection, word: &str) -> Result<bool> {
     Ok(stmt.exists([expr])?)
 }
 
-/// Index terms sharing the word's first character, mapped back from stems to a word as it
-/// appears in a document (the index stores stems such as `kubernet`).
-pub fn words_like(conn: &Connection, word: &str) -> Result<Vec<(String, i64)>> {
-    let Some(first) = word.chars().next() else {
-        return Ok(Vec::new());
-    };
-    let low = first.to_string();
-    let high = char::from_u32(first as u32 + 1)
-        .map(|c| c.to_string())
-        .unwrap_or_else(|| format!("{first}\u{10FFFF}"));
-    let min_len = word.chars().count().saturating_sub(3) as i64;
-    let max_len = word.chars().count() as i64 + 3;
-    let mut stmt = conn.prepare_cached(
-        "SELECT term, doc FROM items_vocab WHERE term >= ?1 AND term < ?2 \
-         AND length(term) BETWEEN ?3 AND ?4 ORDER BY doc DESC LIMIT 5000",
-    )?;
-    let rows =
-        stmt.query_map(rusqlite::params![low, high, min_len, max_len], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-}
-
-/// A word as written in some document, for an index term (a stem). Falls back to the term.
 /// A word as written for a stem of the index (`decis` → `decision`). The stem is searched as
 /// a prefix: matched exactly, the query's own stemming would change it again (`decis` →
 /// `deci`) and find nothing. Among the words that prefix marks, one that starts with the stem
@@ -203,12 +181,6 @@ pub fn surface_word(conn: &Connection, term: &str) -> Result<String> {
         fallback.get_or_insert(word);
     }
     Ok(fallback.unwrap_or_else(|| term.to_string()))
-}
-
-pub fn top_terms(conn: &Connection, limit: usize) -> Result<Vec<(String, i64)>> {
-    let mut stmt = conn.prepare_cached("SELECT term, doc FROM items_vocab ORDER BY doc DESC LIMIT ?1")?;
-    let rows = stmt.query_map([limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
 pub fn stats(conn: &Connection) -> Result<Stats> {

@@ -86,27 +86,14 @@ fn counts_and_vocabulary(db: &TestDb) {
     assert_eq!(store.count_lexical(&query("kubernetes", filters()), 3).unwrap(), 3);
     assert!(store.knows_word("kubernetes").unwrap());
     assert!(!store.knows_word("zzqxw").unwrap());
-    let terms = store.words_like("kubernets").unwrap();
-    let term = terms.iter().map(|(t, _)| t.as_str()).find(|t| t.starts_with("kubern")).unwrap().to_string();
-    assert_eq!(store.surface_word(&term).unwrap(), "kubernetes");
-    if db.backend() == cortex_testdb::Backend::Postgres {
-        // pg_trgm also offers words whose first letter is the typo.
-        assert!(store.words_like("cubernetes").unwrap().iter().any(|(t, _)| t == "kubernetes"));
-    }
     let stats = store.stats().unwrap();
     assert_eq!((stats.items, stats.schema_version), (5, db.target().latest_schema_version()));
-    assert!(store.top_terms(5).unwrap().iter().any(|(t, n)| t.starts_with("kubern") && *n == 5));
-    // Each of the most common terms reads back as a word as written, not its stem (the
-    // stem of "decisions" searched whole is stemmed again and finds nothing).
+    // A stem of SQLite's index reads back as a word as written, not as the stem searched whole
+    // (which is stemmed again and finds nothing); PostgreSQL's terms are words as written.
     insert(&*store, &record("Decisions", "decisions decide the database", "main"));
-    for (term, _) in store.top_terms(40).unwrap() {
-        let word = store.surface_word(&term).unwrap();
-        assert!(
-            ["kubernetes", "note", "cluster", "upgrade", "decisions", "decide", "the", "database", "ops"]
-                .contains(&word.as_str())
-                || word.chars().all(|c| c.is_ascii_digit()),
-            "{term} read back as {word}"
-        );
+    let sqlite = db.backend() == cortex_testdb::Backend::Sqlite;
+    for (stem, word) in [("kubernet", "kubernetes"), ("decis", "decisions")] {
+        assert_eq!(store.surface_word(if sqlite { stem } else { word }).unwrap(), word);
     }
 }
 

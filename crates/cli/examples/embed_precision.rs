@@ -2,7 +2,7 @@
 //! `text` (SciFact's `corpus.jsonl`; each document embedded as `title\ntext`, as `cortex eval`
 //! stores it): the cosine between each document's two vectors, how many near-duplicate
 //! decisions (cosine ≥ 0.85 between two documents) flip, and each precision's embedding rate
-//! in wall and CPU time. BENCHMARKS.md, section "Embedding in bf16".
+//! in wall and CPU time. BENCHMARKS.md, "Embedding precision".
 //!
 //! `cargo run --release --locked -p cortex-cli --example embed_precision -- <corpus.jsonl> [limit]`
 //! with `CORTEX_MODEL_DIR` set.

@@ -1,8 +1,8 @@
-//! The local model's vectors in bf16 against f32, on a corpus of JSON lines with `title` and
+//! The local model's vectors in bf16 and int8 against f32, on a corpus of JSON lines with `title` and
 //! `text` (SciFact's `corpus.jsonl`; each document embedded as `title\ntext`, as `cortex-bench eval`
 //! stores it): the cosine between each document's two vectors, how many near-duplicate
 //! decisions (cosine ≥ 0.85 between two documents) flip, and each precision's embedding rate
-//! in wall and CPU time. BENCHMARKS.md, section "Embedding in bf16".
+//! in wall and CPU time. BENCHMARKS.md, "Embedding precision".
 //!
 //! `cargo run --release --locked -p cortex-bench --example embed_precision -- <corpus.jsonl> [limit]`
 //! with `CORTEX_MODEL_DIR` set.
@@ -46,7 +46,8 @@ fn main() {
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let dir = locate_model(std::env::var_os("CORTEX_MODEL_DIR").map(Into::into)).dir;
     let mut vectors = Vec::new();
-    for precision in [Precision::F32, Precision::Bf16] {
+    let precisions = [Precision::F32, Precision::Bf16, Precision::Int8];
+    for precision in precisions {
         let loading = Instant::now();
         let model = LocalModel::load_with(&dir, precision).expect("the model loads");
         let load_ms = loading.elapsed().as_secs_f64() * 1e3;
@@ -65,12 +66,18 @@ fn main() {
         );
         vectors.push(out);
     }
-    let (exact, bf16) = (&vectors[0], &vectors[1]);
-    let mut cosines: Vec<f32> = exact.iter().zip(bf16).map(|(a, b)| dot(a, b)).collect();
+    for (precision, other) in precisions.iter().zip(&vectors).skip(1) {
+        compare(&vectors[0], other, &format!("{precision:?}"));
+    }
+}
+
+/// How far `other`'s vectors are from f32's (`exact`), per document and per pair.
+fn compare(exact: &[Vec<f32>], other: &[Vec<f32>], name: &str) {
+    let mut cosines: Vec<f32> = exact.iter().zip(other).map(|(a, b)| dot(a, b)).collect();
     cosines.sort_by(f32::total_cmp);
     let mean = cosines.iter().map(|&c| c as f64).sum::<f64>() / cosines.len() as f64;
     println!(
-        "cosine(f32, bf16) per document: min {:.6}, p1 {:.6}, median {:.6}, mean {mean:.6}",
+        "cosine(f32, {name}) per document: min {:.6}, p1 {:.6}, median {:.6}, mean {mean:.6}",
         cosines[0],
         cosines[cosines.len() / 100],
         cosines[cosines.len() / 2]
@@ -78,7 +85,7 @@ fn main() {
     let (mut near, mut flips, mut worst) = (0usize, 0usize, 0f32);
     for i in 0..exact.len() {
         for j in i + 1..exact.len() {
-            let (e, b) = (dot(&exact[i], &exact[j]), dot(&bf16[i], &bf16[j]));
+            let (e, b) = (dot(&exact[i], &exact[j]), dot(&other[i], &other[j]));
             if (e - THRESHOLD).abs() <= 0.05 {
                 near += 1;
             }
@@ -89,7 +96,7 @@ fn main() {
         }
     }
     println!(
-        "near-duplicate pairs (cosine ≥ {THRESHOLD}): {flips} of {} pairs flip; {near} pairs lie within 0.05 of the threshold in f32; largest pair cosine change {worst:.5}",
+        "{name} near-duplicate pairs (cosine ≥ {THRESHOLD}): {flips} of {} pairs flip; {near} pairs lie within 0.05 of the threshold in f32; largest pair cosine change {worst:.5}",
         exact.len() * (exact.len() - 1) / 2
     );
 }

@@ -349,18 +349,28 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Model(ModelCommand::Install { from, to }) => {
             let to = to.unwrap_or_else(|| cortex_embed::model_install_dir(model_dir()));
-            let installed =
-                cortex_embed::install_model(&from, &to).map_err(|e| CliError::Model(e.to_string()))?;
+            let installed = cortex_embed::install_model(&from, &to, &cortex_embed::default_pack_dir())
+                .map_err(|e| CliError::Model(e.to_string()))?;
             output::json(&json!({ "installed": installed, "model": cortex_embed::MINILM_ID }));
             Ok(ExitCode::SUCCESS)
         }
         Command::Model(ModelCommand::Status) => {
             let location = model_location();
-            let status = match cortex_embed::LocalModel::load(&location.dir) {
-                Ok(_) => "ready".to_string(),
-                Err(e) => e.to_string(),
+            let (status, precision, pack) = match cortex_embed::LocalModel::load(&location.dir) {
+                Ok(model) => (
+                    "ready".to_string(),
+                    Some(model.precision().name()),
+                    model.pack_path().map(PathBuf::from),
+                ),
+                Err(e) => (e.to_string(), None, None),
             };
-            output::json(&json!({ "dir": location.dir, "from": location.from, "status": status }));
+            output::json(&json!({
+                "dir": location.dir,
+                "from": location.from,
+                "status": status,
+                "precision_auto": precision,
+                "pack": pack,
+            }));
             Ok(ExitCode::SUCCESS)
         }
     }

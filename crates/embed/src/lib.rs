@@ -8,6 +8,7 @@
 //! - [`Embedder::None`]: no vectors; search is lexical only.
 
 mod bert;
+pub use bert::default_pack_dir;
 mod install;
 mod local;
 mod model_files;

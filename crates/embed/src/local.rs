@@ -1,7 +1,7 @@
 //! all-MiniLM-L6-v2 in-process: the tokenizer, then [`Encoder`] on every core.
 
 use crate::EmbedError;
-use crate::bert::{Config, Encoder};
+use crate::bert::{Config, Encoder, default_pack_dir};
 use crate::model_files::check_files;
 use crate::precision::{Precision, Resolved};
 use std::path::Path;
@@ -34,11 +34,11 @@ fn read_config(dir: &Path) -> Result<Config, EmbedError> {
         .and_then(|text| serde_json::from_str(&text).map_err(|e| load_error(dir, e)))
 }
 
-/// Writes the packed model for `precision` (`auto`: this CPU's choice) beside the model in
-/// `dir`, so that loads map it instead of making it; returns its path.
-pub fn pack_model(dir: &Path, precision: Precision) -> Result<std::path::PathBuf, EmbedError> {
+/// Writes the packed model for `precision` (`auto`: this CPU's choice) of the model in `dir`
+/// into the folder `packs`, so that loads map it instead of making it; returns its path.
+pub fn pack_model(dir: &Path, packs: &Path, precision: Precision) -> Result<std::path::PathBuf, EmbedError> {
     check_files(dir)?;
-    Encoder::pack(&read_config(dir)?, dir, precision.resolve()).map_err(|e| load_error(dir, e))
+    Encoder::pack(&read_config(dir)?, dir, packs, precision.resolve()).map_err(|e| load_error(dir, e))
 }
 
 impl LocalModel {
@@ -47,7 +47,13 @@ impl LocalModel {
         LocalModel::load_with(dir, Precision::Auto)
     }
 
+    /// The model in `dir` in `precision`, its packed model kept in Cortex's cache folder.
     pub fn load_with(dir: &Path, precision: Precision) -> Result<LocalModel, EmbedError> {
+        LocalModel::load_in(dir, &default_pack_dir(), precision)
+    }
+
+    /// The model in `dir` in `precision`, its packed model kept in the folder `packs`.
+    pub fn load_in(dir: &Path, packs: &Path, precision: Precision) -> Result<LocalModel, EmbedError> {
         check_files(dir)?;
         let config = read_config(dir)?;
         let mut tokenizer =
@@ -68,7 +74,8 @@ impl LocalModel {
                 ),
             ));
         }
-        let encoder = Encoder::load(config, dir, precision.resolve()).map_err(|e| load_error(dir, e))?;
+        let encoder =
+            Encoder::load(config, dir, packs, precision.resolve()).map_err(|e| load_error(dir, e))?;
         if encoder.max_tokens() < MAX_TOKENS {
             return Err(load_error(dir, format!("the model has only {} positions", encoder.max_tokens())));
         }
@@ -79,6 +86,11 @@ impl LocalModel {
     /// The number format its matrix products run in.
     pub fn precision(&self) -> Resolved {
         self.encoder.precision()
+    }
+
+    /// The packed model it maps (`None`: made in memory, the cache folder was not writable).
+    pub fn pack_path(&self) -> Option<&Path> {
+        self.encoder.pack_path()
     }
 
     /// The vector of one short text (a query), on the calling thread.

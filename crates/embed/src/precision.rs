@@ -13,6 +13,9 @@ pub enum Precision {
     /// Weights and activations rounded to bf16 in the matrix products, sums in f32. On a CPU
     /// without AVX-512 BF16 this runs a scalar kernel, correct but several times slower than f32.
     Bf16,
+    /// Weights quantized to int8 per output column, activations to u8 per row, sums in i32.
+    /// On a CPU without AVX-512 VNNI this runs a scalar kernel, correct but slower than f32.
+    Int8,
 }
 
 /// The format a loaded model computes in: [`Precision`] with `auto` decided for this CPU.
@@ -20,10 +23,11 @@ pub enum Precision {
 pub enum Resolved {
     F32,
     Bf16,
+    Int8,
 }
 
 /// The values `CORTEX_EMBED_PRECISION` accepts, for messages and docs.
-pub const PRECISION_VALUES: &str = "auto, f32 or bf16";
+pub const PRECISION_VALUES: &str = "auto, f32, bf16 or int8";
 
 impl Precision {
     /// Parses a setting's value (case-insensitive); `None` for anything else.
@@ -32,6 +36,7 @@ impl Precision {
             "auto" => Some(Precision::Auto),
             "f32" => Some(Precision::F32),
             "bf16" => Some(Precision::Bf16),
+            "int8" => Some(Precision::Int8),
             _ => None,
         }
     }
@@ -40,6 +45,7 @@ impl Precision {
         match self {
             Precision::F32 => Resolved::F32,
             Precision::Bf16 => Resolved::Bf16,
+            Precision::Int8 => Resolved::Int8,
             Precision::Auto if has_bf16_kernel() => Resolved::Bf16,
             Precision::Auto => Resolved::F32,
         }
@@ -51,6 +57,7 @@ impl Resolved {
         match self {
             Resolved::F32 => "f32",
             Resolved::Bf16 => "bf16",
+            Resolved::Int8 => "int8",
         }
     }
 }
@@ -64,9 +71,11 @@ mod tests {
         assert_eq!(Precision::parse(" BF16 "), Some(Precision::Bf16));
         assert_eq!(Precision::parse("f32"), Some(Precision::F32));
         assert_eq!(Precision::parse("auto"), Some(Precision::Auto));
-        assert_eq!(Precision::parse("int8"), None);
+        assert_eq!(Precision::parse("Int8"), Some(Precision::Int8));
+        assert_eq!(Precision::parse("int4"), None);
         assert_eq!(Precision::parse("fp16"), None);
         assert_eq!(Precision::F32.resolve(), Resolved::F32);
+        assert_eq!(Precision::Int8.resolve(), Resolved::Int8);
         let auto = Precision::Auto.resolve();
         assert_eq!(auto == Resolved::Bf16, has_bf16_kernel(), "auto takes bf16 exactly when the CPU has it");
     }

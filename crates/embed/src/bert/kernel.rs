@@ -178,11 +178,11 @@ mod avx512 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A repeatable pseudo-random matrix in [-1, 1) (a 64-bit LCG; no test dependency).
-    fn random(len: usize, seed: u64) -> Vec<f32> {
+    pub(crate) fn random(len: usize, seed: u64) -> Vec<f32> {
         let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         (0..len)
             .map(|_| {
@@ -193,7 +193,7 @@ mod tests {
     }
 
     /// `bias + a · b` in f64 from the f32 inputs: the exact product the bf16 ones approximate.
-    fn reference(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, bias: &[f32]) -> Vec<f64> {
+    pub(crate) fn reference(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, bias: &[f32]) -> Vec<f64> {
         let mut out = vec![0.0; m * n];
         for i in 0..m {
             for j in 0..n {

@@ -1,50 +1,135 @@
-//! Loading the encoder's weights: the packed model beside `model.safetensors` when it is there
-//! and fresh (mapped: a few milliseconds), else made from `model.safetensors` and written there
-//! for the next load (or kept in memory when the folder is read-only, e.g. a pip package's).
+//! Loading the encoder's weights: the packed model in Cortex's cache folder when it is there and
+//! whole (mapped: a few milliseconds), else made from `model.safetensors` and written there for
+//! the next load (or kept in memory when the cache folder cannot be written).
+//!
+//! The cache, not the model's folder: that folder may be read-only or owned by pip (the
+//! `semantic` extra's package), and a pack written into it would be left behind by an
+//! uninstall. Packs are named by a fingerprint of the model's files, so the same model in two
+//! folders shares one pack and a changed model gets a new one.
 
 use super::pack::{self, Packed, Stamp};
 use super::raw::Bytes;
 use super::weights::{self, Config, Weights};
 use crate::precision::Resolved;
+use std::fs::File;
+use std::hash::Hasher;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 pub const SOURCE: &str = "model.safetensors";
 
-/// Where the packed model of `precision` lives for the model in `dir`.
-pub fn packed_path(dir: &Path, precision: Resolved) -> PathBuf {
-    dir.join(pack::file_name(precision))
+/// Where packs are kept: `<user cache dir>/cortex/packs`.
+pub fn default_pack_dir() -> PathBuf {
+    dirs::cache_dir().unwrap_or_else(|| PathBuf::from(".cache")).join("cortex").join("packs")
 }
 
-/// The weights of the model in `dir` in `precision`.
-pub fn load(dir: &Path, config: &Config, precision: Resolved) -> Result<Weights, String> {
-    let source = dir.join(SOURCE);
-    let stamp = Stamp::of(&source).map_err(|e| format!("{}: {e}", source.display()))?;
-    let path = packed_path(dir, precision);
+/// Bytes read from `model.safetensors` per sample, and samples taken.
+const SAMPLE: usize = 64 * 1024;
+const SAMPLES: u64 = 16;
+
+/// A fingerprint of the model in `dir`: `config.json`, the length of `model.safetensors`, its
+/// header (every tensor's name, type, shape and offset) and 16 samples of 64 KiB spread over
+/// its weights. A full hash of the weights would cost more than the whole load it guards; a
+/// different model (another training, another size) differs in every sample.
+pub fn fingerprint(dir: &Path) -> std::io::Result<Stamp> {
+    let mut hash = Fnv::default();
+    hash.write(&std::fs::read(dir.join("config.json"))?);
+    let mut file = File::open(dir.join(SOURCE))?;
+    let len = file.metadata()?.len();
+    hash.write_u64(len);
+    let mut buffer = vec![0u8; SAMPLE];
+    for i in 0..SAMPLES {
+        // Sample 0 is the start of the file: the header.
+        file.seek(SeekFrom::Start(len.saturating_sub(SAMPLE as u64) * i / (SAMPLES - 1)))?;
+        let read = read_up_to(&mut file, &mut buffer)?;
+        hash.write(&buffer[..read]);
+    }
+    Ok(Stamp { fingerprint: format!("{:016x}", hash.finish()) })
+}
+
+fn read_up_to(file: &mut File, buffer: &mut [u8]) -> std::io::Result<usize> {
+    let mut read = 0;
+    while read < buffer.len() {
+        match file.read(&mut buffer[read..])? {
+            0 => break,
+            n => read += n,
+        }
+    }
+    Ok(read)
+}
+
+/// FNV-1a over 8-byte words: stable across builds and platforms (unlike std's hasher, whose
+/// algorithm may change between Rust releases and would orphan every pack), and quick enough
+/// for the megabyte it reads.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            self.0 = (self.0 ^ u64::from_le_bytes(word.try_into().expect("8 bytes")))
+                .wrapping_mul(0x100_0000_01b3);
+        }
+        for &byte in words.remainder() {
+            self.0 = (self.0 ^ byte as u64).wrapping_mul(0x100_0000_01b3);
+        }
+        self.0 = (self.0 ^ bytes.len() as u64).wrapping_mul(0x100_0000_01b3);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+fn stamp(dir: &Path) -> Result<Stamp, String> {
+    fingerprint(dir).map_err(|e| format!("{}: {e}", dir.display()))
+}
+
+/// The weights of the model in `dir` in `precision`, and the pack they were mapped from
+/// (`None`: made in memory, the cache folder could not be written).
+pub fn load(
+    dir: &Path,
+    packs: &Path,
+    config: &Config,
+    precision: Resolved,
+) -> Result<(Weights, Option<PathBuf>), String> {
+    let stamp = stamp(dir)?;
+    let path = packs.join(pack::file_name(&stamp, precision));
     if let Some(packed) = Packed::open(&path, precision, &stamp)? {
-        return Weights::from_packed(packed, config, precision);
+        return Ok((Weights::from_packed(packed, config, precision)?, Some(path)));
     }
     let bytes = make(dir, config, precision, &stamp)?;
-    let packed = match pack::write(&path, &bytes) {
+    let packed = match std::fs::create_dir_all(packs).and_then(|()| pack::write(&path, &bytes)) {
         Ok(()) => Packed::open(&path, precision, &stamp)?,
         Err(e) => {
             tracing::info!(path = %path.display(), error = %e, "cannot keep the packed model; it is made again at every load");
             None
         }
     };
-    let packed = match packed {
-        Some(packed) => packed,
-        None => Packed::parse(Bytes::owned(&bytes), precision, &stamp)?,
-    };
-    Weights::from_packed(packed, config, precision)
+    match packed {
+        Some(packed) => Ok((Weights::from_packed(packed, config, precision)?, Some(path))),
+        None => {
+            let packed = Packed::parse(Bytes::owned(&bytes), precision, &stamp)?;
+            Ok((Weights::from_packed(packed, config, precision)?, None))
+        }
+    }
 }
 
-/// Makes (or remakes) the packed model of `precision` in `dir` and writes it there.
-pub fn pack_into(dir: &Path, config: &Config, precision: Resolved) -> Result<PathBuf, String> {
-    let source = dir.join(SOURCE);
-    let stamp = Stamp::of(&source).map_err(|e| format!("{}: {e}", source.display()))?;
-    let path = packed_path(dir, precision);
+/// Makes (or remakes) the packed model of `precision` for the model in `dir` and writes it
+/// under `packs`.
+pub fn pack_into(dir: &Path, packs: &Path, config: &Config, precision: Resolved) -> Result<PathBuf, String> {
+    let stamp = stamp(dir)?;
+    let path = packs.join(pack::file_name(&stamp, precision));
     let bytes = make(dir, config, precision, &stamp)?;
-    pack::write(&path, &bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::create_dir_all(packs)
+        .and_then(|()| pack::write(&path, &bytes))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
 }
 
@@ -53,4 +138,29 @@ fn make(dir: &Path, config: &Config, precision: Resolved, stamp: &Stamp) -> Resu
     let bytes = std::fs::read(&source).map_err(|e| format!("{}: {e}", source.display()))?;
     let tensors = weights::from_safetensors(&bytes, config)?;
     Ok(pack::encode(&tensors, precision, stamp.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fingerprint_follows_the_files_contents_not_their_place_or_time() {
+        let root = tempfile::tempdir().unwrap();
+        let (a, b) = (root.path().join("a"), root.path().join("b"));
+        let weights: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        for dir in [&a, &b] {
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::write(dir.join("config.json"), b"{}").unwrap();
+            std::fs::write(dir.join(SOURCE), &weights).unwrap();
+        }
+        assert_eq!(fingerprint(&a).unwrap(), fingerprint(&b).unwrap(), "the same files in two folders");
+        let mut changed = weights.clone();
+        changed[150_000] ^= 1;
+        std::fs::write(b.join(SOURCE), &changed).unwrap();
+        assert_ne!(fingerprint(&a).unwrap(), fingerprint(&b).unwrap(), "a byte in a sample changed");
+        std::fs::write(b.join(SOURCE), &weights).unwrap();
+        std::fs::write(b.join("config.json"), b"{ }").unwrap();
+        assert_ne!(fingerprint(&a).unwrap(), fingerprint(&b).unwrap(), "another config");
+    }
 }

@@ -11,6 +11,7 @@
 //! the tokens of all texts of a group stacked into one matrix, and attention, the only step
 //! that mixes tokens, runs per text.
 
+mod int8;
 mod kernel;
 mod load;
 mod math;
@@ -20,7 +21,9 @@ mod weights;
 
 use crate::precision::Resolved;
 pub use kernel::has_bf16_kernel;
+pub use load::default_pack_dir;
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis, Slice, linalg::general_mat_mul};
+use pack::Dtype;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 pub use weights::Config;
@@ -29,26 +32,32 @@ use weights::{Linear, Norm, Weights};
 pub struct Encoder {
     config: Config,
     weights: Weights,
+    /// The packed model it maps; `None` when it was made in memory.
+    pack: Option<PathBuf>,
 }
 
 impl Encoder {
     /// Builds the encoder from `config.json`'s settings and the model in `dir`, computing in
-    /// `precision` (see [`load`]).
-    pub fn load(config: Config, dir: &Path, precision: Resolved) -> Result<Encoder, String> {
+    /// `precision`, its packed model kept in the folder `packs` (see [`load`]).
+    pub fn load(config: Config, dir: &Path, packs: &Path, precision: Resolved) -> Result<Encoder, String> {
         config.check()?;
-        let weights = load::load(dir, &config, precision)?;
-        Ok(Encoder { config, weights })
+        let (weights, pack) = load::load(dir, packs, &config, precision)?;
+        Ok(Encoder { config, weights, pack })
     }
 
-    /// Writes the packed model of `precision` beside the model in `dir` (`cortex model
-    /// install` does, so that the first load is as quick as the others).
-    pub fn pack(config: &Config, dir: &Path, precision: Resolved) -> Result<PathBuf, String> {
+    /// Writes the packed model of `precision` for the model in `dir` into `packs` (`cortex
+    /// model install` does, so that the first load is as quick as the others).
+    pub fn pack(config: &Config, dir: &Path, packs: &Path, precision: Resolved) -> Result<PathBuf, String> {
         config.check()?;
-        load::pack_into(dir, config, precision)
+        load::pack_into(dir, packs, config, precision)
     }
 
     pub fn precision(&self) -> Resolved {
         self.weights.precision
+    }
+
+    pub fn pack_path(&self) -> Option<&Path> {
+        self.pack.as_deref()
     }
 
     /// The longest text, in tokens, the position table covers.
@@ -146,13 +155,15 @@ fn block_mut(m: &mut Array2<f32>, rows: Range<usize>, columns: Range<usize>) -> 
 }
 
 impl Encoder {
-    /// `x · weight + bias` in the model's precision. f32: the bias written first and
-    /// matrixmultiply's product added onto it; bf16: the kernel ([`kernel::matmul`]).
+    /// `x · weight + bias` in the weight's format. f32: the bias written first and
+    /// matrixmultiply's product added onto it; bf16 and int8: their kernels
+    /// ([`kernel::matmul`], [`int8::matmul`]).
     fn linear(&self, x: &Array2<f32>, linear: &Linear) -> Array2<f32> {
         let (m, k, n) = (x.nrows(), linear.input, linear.output);
         let mut out = Array2::zeros((m, n));
-        match self.weights.precision {
-            Resolved::F32 => {
+        let a = x.as_slice().expect("the encoder's matrices are contiguous");
+        match linear.format {
+            Dtype::F32 => {
                 let weight = ArrayView2::from_shape((k, n), self.weights.f32_weight(linear))
                     .expect("shape checked at load");
                 for mut row in out.rows_mut() {
@@ -160,8 +171,8 @@ impl Encoder {
                 }
                 general_mat_mul(1.0, x, &weight, 1.0, &mut out);
             }
-            Resolved::Bf16 => kernel::matmul(
-                x.as_slice().expect("the encoder's matrices are contiguous"),
+            Dtype::Bf16Packed => kernel::matmul(
+                a,
                 m,
                 k,
                 self.weights.bf16_weight(linear),
@@ -169,6 +180,16 @@ impl Encoder {
                 &linear.bias,
                 out.as_slice_mut().expect("a new matrix is contiguous"),
             ),
+            Dtype::I8Packed => int8::matmul(
+                a,
+                m,
+                k,
+                self.weights.int8_weight(linear),
+                n,
+                &linear.bias,
+                out.as_slice_mut().expect("a new matrix is contiguous"),
+            ),
+            Dtype::I32 => unreachable!("a weight is never i32 (checked at load)"),
         }
         out
     }

@@ -1,27 +1,27 @@
 //! The packed model: every weight the forward pass reads, already in the layout and number
-//! format its matrix products take, in one file beside `model.safetensors`
-//! (`cortex-<precision>.pack`). Made once from the safetensors file (parse, transpose, stack,
-//! round to bf16: most of a load's time before), it is then mapped at every load.
+//! format its matrix products take, in one file in Cortex's cache folder
+//! (`<fingerprint>-<precision>.pack`, see [`super::load`]). Made once from the safetensors
+//! file (parse, transpose, stack, round or quantize: most of a load's time otherwise), it is
+//! then mapped at every load.
 //!
 //! Layout: `CORTEXPK`, the header's length (u64, little-endian), the header (JSON), then each
-//! tensor's bytes at a 64-byte-aligned offset from the file's start, in this machine's byte
+//! tensor's bytes at a 64-byte-aligned offset from the data's start, in this machine's byte
 //! order (the file is a cache made where it is used; the header names the byte order). The
-//! header also records the length and modification time of the `model.safetensors` it was
-//! made from: a different model file makes it stale, and it is made again.
+//! header also records the fingerprint of the model files it was made from and the file's
+//! whole length: a pack of another model, or one cut short, is made again, never trusted.
 
-use super::kernel;
 use super::raw::{Bytes, Plain, cast};
+use super::{int8, kernel};
 use crate::precision::Resolved;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 const MAGIC: &[u8; 8] = b"CORTEXPK";
 /// Bumped whenever the layout of any tensor changes: an older file is then made again.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 const ALIGN: usize = 64;
 
 /// How a tensor's numbers are stored.
@@ -31,6 +31,15 @@ pub enum Dtype {
     F32,
     /// bf16 in [`kernel::pack`]'s order; `shape` is the `[k, n]` of the product.
     Bf16Packed,
+    /// int8 in [`int8::quantize`]'s order; `shape` is the `[k, n]` of the product. Its column
+    /// scales and sums follow as `<name>_scale` (f32) and `<name>_sum` (i32).
+    I8Packed,
+    I32,
+}
+
+/// The names of an int8 weight's column scales and column sums in the packed model.
+pub fn int8_parts(name: &str) -> (String, String) {
+    (format!("{name}_scale"), format!("{name}_sum"))
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -41,19 +50,10 @@ pub struct Entry {
     pub len: usize,
 }
 
-/// Which `model.safetensors` a packed file was made from.
+/// Which model files a packed file was made from ([`super::load::fingerprint`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamp {
-    pub len: u64,
-    pub modified_ns: u128,
-}
-
-impl Stamp {
-    pub fn of(path: &Path) -> std::io::Result<Stamp> {
-        let meta = std::fs::metadata(path)?;
-        let modified_ns = meta.modified()?.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        Ok(Stamp { len: meta.len(), modified_ns })
-    }
+    pub fingerprint: String,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -62,6 +62,8 @@ struct Header {
     little_endian: bool,
     precision: String,
     source: Stamp,
+    /// The whole file's length in bytes: a file cut short is refused.
+    file_len: usize,
     tensors: BTreeMap<String, Entry>,
 }
 
@@ -75,9 +77,9 @@ pub struct Tensor {
     pub product: bool,
 }
 
-/// The packed file's name in the model folder.
-pub fn file_name(precision: Resolved) -> String {
-    format!("cortex-{}.pack", precision.name())
+/// The packed file's name for the model of `source`.
+pub fn file_name(source: &Stamp, precision: Resolved) -> String {
+    format!("{}-{}.pack", source.fingerprint, precision.name())
 }
 
 /// The bytes of a packed file holding `tensors` in `precision`.
@@ -85,26 +87,58 @@ pub fn encode(tensors: &[Tensor], precision: Resolved, source: Stamp) -> Vec<u8>
     let mut entries = BTreeMap::new();
     let mut blobs: Vec<(usize, Vec<u8>)> = Vec::new();
     let mut offset = 0;
-    for t in tensors {
-        let (dtype, bytes): (Dtype, Vec<u8>) = match (precision, t.product) {
-            (Resolved::Bf16, true) => {
-                let packed = kernel::pack(&t.values, t.shape[0], t.shape[1]);
-                (Dtype::Bf16Packed, packed.iter().flat_map(|h| h.to_ne_bytes()).collect())
-            }
-            _ => (Dtype::F32, t.values.iter().flat_map(|x| x.to_ne_bytes()).collect()),
-        };
-        entries.insert(t.name.clone(), Entry { dtype, shape: t.shape.clone(), offset, len: bytes.len() });
+    let mut add = |name: String, dtype: Dtype, shape: Vec<usize>, bytes: Vec<u8>| {
+        entries.insert(name, Entry { dtype, shape, offset, len: bytes.len() });
         offset += bytes.len().next_multiple_of(ALIGN);
         blobs.push((bytes.len(), bytes));
+    };
+    let f32_bytes = |values: &[f32]| values.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
+    for t in tensors {
+        match (precision, t.product) {
+            (Resolved::Bf16, true) => {
+                let packed = kernel::pack(&t.values, t.shape[0], t.shape[1]);
+                let bytes = packed.iter().flat_map(|h| h.to_ne_bytes()).collect();
+                add(t.name.clone(), Dtype::Bf16Packed, t.shape.clone(), bytes);
+            }
+            (Resolved::Int8, true) => {
+                let q = int8::quantize(&t.values, t.shape[0], t.shape[1]);
+                let (scale, sum) = int8_parts(&t.name);
+                add(
+                    t.name.clone(),
+                    Dtype::I8Packed,
+                    t.shape.clone(),
+                    q.values.iter().map(|&v| v as u8).collect(),
+                );
+                add(scale, Dtype::F32, vec![q.scales.len()], f32_bytes(&q.scales));
+                add(
+                    sum,
+                    Dtype::I32,
+                    vec![q.sums.len()],
+                    q.sums.iter().flat_map(|s| s.to_ne_bytes()).collect(),
+                );
+            }
+            _ => add(t.name.clone(), Dtype::F32, t.shape.clone(), f32_bytes(&t.values)),
+        }
     }
-    let header = Header {
+    let mut header = Header {
         format: FORMAT,
         little_endian: cfg!(target_endian = "little"),
         precision: precision.name().to_string(),
         source,
+        file_len: 0,
         tensors: entries,
     };
-    let json = serde_json::to_vec(&header).expect("the header is plain data");
+    // The file's length depends on the header's, which holds it: settle it by trying lengths
+    // until the header's own length stops moving (twice at most: the number gains digits once).
+    let mut json = serde_json::to_vec(&header).expect("the header is plain data");
+    loop {
+        let data_start = (MAGIC.len() + 8 + json.len()).next_multiple_of(ALIGN);
+        if header.file_len == data_start + offset {
+            break;
+        }
+        header.file_len = data_start + offset;
+        json = serde_json::to_vec(&header).expect("the header is plain data");
+    }
     let data_start = (MAGIC.len() + 8 + json.len()).next_multiple_of(ALIGN);
     let mut out = Vec::with_capacity(data_start + offset);
     out.extend_from_slice(MAGIC);
@@ -117,6 +151,7 @@ pub fn encode(tensors: &[Tensor], precision: Resolved, source: Stamp) -> Vec<u8>
         out.extend_from_slice(&bytes);
         out.resize(out.len() + len.next_multiple_of(ALIGN) - len, 0);
     }
+    debug_assert_eq!(out.len(), header.file_len);
     out
 }
 
@@ -165,6 +200,9 @@ impl Packed {
         {
             return Err("made by another version, for another precision or from another model".into());
         }
+        if header.file_len != bytes.len() {
+            return Err(format!("{} bytes long, made as {}", bytes.len(), header.file_len));
+        }
         let data_start = (16 + header_len).next_multiple_of(ALIGN);
         for (name, entry) in &header.tensors {
             if data_start + entry.offset + entry.len > bytes.len() {
@@ -189,6 +227,8 @@ impl Packed {
         let fits = match dtype {
             Dtype::F32 => self.slice::<f32>(range.clone()).map(<[f32]>::len),
             Dtype::Bf16Packed => self.slice::<u16>(range.clone()).map(<[u16]>::len),
+            Dtype::I8Packed => self.slice::<i8>(range.clone()).map(<[i8]>::len),
+            Dtype::I32 => self.slice::<i32>(range.clone()).map(<[i32]>::len),
         };
         if fits != Some(count) {
             return Err(format!("tensor {name} has the wrong length or alignment"));
@@ -206,6 +246,12 @@ impl Packed {
         let range = self.range(name, Dtype::F32, shape)?;
         Ok(self.slice::<f32>(range).expect("checked by range").to_vec())
     }
+
+    /// A tensor of i32 copied out (an int8 weight's column sums).
+    pub fn vec_i32(&self, name: &str, shape: &[usize]) -> Result<Vec<i32>, String> {
+        let range = self.range(name, Dtype::I32, shape)?;
+        Ok(self.slice::<i32>(range).expect("checked by range").to_vec())
+    }
 }
 
 #[cfg(test)]
@@ -217,8 +263,8 @@ mod tests {
             Tensor { name: "bias".into(), shape: vec![3], values: vec![1.0, 2.0, 3.0], product: false },
             Tensor {
                 name: "w".into(),
-                shape: vec![2, 32],
-                values: (0..64).map(|i| i as f32 / 8.0).collect(),
+                shape: vec![4, 32],
+                values: (0..128).map(|i| i as f32 / 8.0).collect(),
                 product: true,
             },
         ]
@@ -226,38 +272,50 @@ mod tests {
 
     #[test]
     fn a_packed_file_reads_back_and_a_stale_one_is_refused() {
-        let stamp = Stamp { len: 10, modified_ns: 5 };
-        for precision in [Resolved::F32, Resolved::Bf16] {
+        let stamp = Stamp { fingerprint: "a1".into() };
+        for precision in [Resolved::F32, Resolved::Bf16, Resolved::Int8] {
             let bytes = encode(&tensors(), precision, stamp.clone());
             let packed = Packed::parse(Bytes::owned(&bytes), precision, &stamp).unwrap();
             assert_eq!(packed.vec("bias", &[3]).unwrap(), vec![1.0, 2.0, 3.0]);
             let w = match precision {
                 Resolved::F32 => {
-                    packed.slice::<f32>(packed.range("w", Dtype::F32, &[2, 32]).unwrap()).unwrap().to_vec()
+                    packed.slice::<f32>(packed.range("w", Dtype::F32, &[4, 32]).unwrap()).unwrap().to_vec()
                 }
                 Resolved::Bf16 => {
-                    let range = packed.range("w", Dtype::Bf16Packed, &[2, 32]).unwrap();
+                    let range = packed.range("w", Dtype::Bf16Packed, &[4, 32]).unwrap();
                     let h = packed.slice::<u16>(range).unwrap();
-                    assert_eq!(h, &kernel::pack(&tensors()[1].values, 2, 32)[..]);
+                    assert_eq!(h, &kernel::pack(&tensors()[1].values, 4, 32)[..]);
                     h.iter().map(|&x| kernel::from_bf16(x)).collect()
                 }
+                Resolved::Int8 => {
+                    let q = int8::quantize(&tensors()[1].values, 4, 32);
+                    let values =
+                        packed.slice::<i8>(packed.range("w", Dtype::I8Packed, &[4, 32]).unwrap()).unwrap();
+                    assert_eq!(values, &q.values[..]);
+                    let (scale, sum) = int8_parts("w");
+                    assert_eq!(packed.vec(&scale, &[32]).unwrap(), q.scales);
+                    assert_eq!(packed.vec_i32(&sum, &[32]).unwrap(), q.sums);
+                    values.iter().map(|&v| v as f32).collect()
+                }
             };
-            assert_eq!(w.len(), 64);
+            assert_eq!(w.len(), 128);
             assert!(packed.range("bias", Dtype::F32, &[4]).is_err(), "a wrong shape is refused");
             assert!(packed.range("missing", Dtype::F32, &[1]).is_err());
-            let other = Stamp { len: 10, modified_ns: 6 };
+            let other = Stamp { fingerprint: "b2".into() };
             assert!(Packed::parse(Bytes::owned(&bytes), precision, &other).is_err(), "another model file");
         }
         let bf16 = encode(&tensors(), Resolved::Bf16, stamp.clone());
         assert!(Packed::parse(Bytes::owned(&bf16), Resolved::F32, &stamp).is_err(), "another precision");
         assert!(Packed::parse(Bytes::owned(&bf16[..40]), Resolved::Bf16, &stamp).is_err(), "cut short");
+        let padding_lost = &bf16[..bf16.len() - 1];
+        assert!(Packed::parse(Bytes::owned(padding_lost), Resolved::Bf16, &stamp).is_err(), "one byte short");
     }
 
     #[test]
     fn a_written_file_is_mapped_back() {
         let dir = tempfile::tempdir().unwrap();
-        let stamp = Stamp { len: 1, modified_ns: 2 };
-        let path = dir.path().join(file_name(Resolved::Bf16));
+        let stamp = Stamp { fingerprint: "c3".into() };
+        let path = dir.path().join(file_name(&stamp, Resolved::Bf16));
         assert!(Packed::open(&path, Resolved::Bf16, &stamp).unwrap().is_none(), "missing");
         write(&path, &encode(&tensors(), Resolved::Bf16, stamp.clone())).unwrap();
         let packed = Packed::open(&path, Resolved::Bf16, &stamp).unwrap().expect("fresh");

@@ -55,10 +55,10 @@ impl Deref for Bytes {
 }
 
 /// Views `bytes` as numbers, when they are aligned and whole for them (every bit pattern of
-/// `u16` and `f32` is a value, so only alignment and length matter).
+/// `u16`, `f32`, `i8` and `i32` is a value, so only alignment and length matter).
 #[allow(unsafe_code)]
 pub fn cast<T: Plain>(bytes: &[u8]) -> Option<&[T]> {
-    // SAFETY: T is u16 or f32 (the sealed `Plain`), for which every bit pattern is a value;
+    // SAFETY: T is u16, f32, i8 or i32 (the sealed `Plain`), for which every bit pattern is a value;
     // align_to only hands back the part that is correctly aligned.
     let (head, middle, tail) = unsafe { bytes.align_to::<T>() };
     (head.is_empty() && tail.is_empty()).then_some(middle)
@@ -68,10 +68,14 @@ pub fn cast<T: Plain>(bytes: &[u8]) -> Option<&[T]> {
 pub trait Plain: private::Sealed + Copy {}
 impl Plain for u16 {}
 impl Plain for f32 {}
+impl Plain for i8 {}
+impl Plain for i32 {}
 mod private {
     pub trait Sealed {}
     impl Sealed for u16 {}
     impl Sealed for f32 {}
+    impl Sealed for i8 {}
+    impl Sealed for i32 {}
 }
 
 #[cfg(test)]

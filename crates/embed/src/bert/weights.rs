@@ -2,7 +2,8 @@
 //! (sentence-transformers' layout, with or without the `bert.` prefix), shapes checked, and
 //! as the forward pass reads them from the packed model ([`super::pack`]).
 
-use super::pack::{Dtype, Packed, Tensor};
+use super::int8;
+use super::pack::{Dtype, Packed, Tensor, int8_parts};
 use crate::precision::Resolved;
 use safetensors::{Dtype as SafeDtype, SafeTensors};
 use serde::Deserialize;
@@ -43,14 +44,18 @@ impl Config {
 
 /// `x · weight + bias`: `weight` is `[in, out]` (PyTorch stores `[out, in]`): in f32,
 /// row-major, since the matrix product copies (packs) its right operand row by row, which for a
-/// query of ten tokens is most of the work; in bf16, in the kernel's order
-/// ([`super::kernel::pack`]).
+/// query of ten tokens is most of the work; in bf16 or int8, in the kernel's order
+/// ([`super::kernel::pack`], [`super::int8::quantize`]).
 pub struct Linear {
     /// Bytes of the weight in the packed model.
     pub weight: Range<usize>,
+    pub format: Dtype,
     pub input: usize,
     pub output: usize,
     pub bias: Vec<f32>,
+    /// int8 only: each output column's scale and sum of quantized values.
+    pub column_scales: Vec<f32>,
+    pub column_sums: Vec<i32>,
 }
 
 pub struct Norm {
@@ -96,19 +101,39 @@ impl Weights {
         self.packed.slice::<u16>(linear.weight.clone()).expect("checked at load")
     }
 
+    pub fn int8_weight<'a>(&'a self, linear: &'a Linear) -> int8::Weight<'a> {
+        int8::Weight {
+            values: self.packed.slice::<i8>(linear.weight.clone()).expect("checked at load"),
+            scales: &linear.column_scales,
+            sums: &linear.column_sums,
+        }
+    }
+
     /// Every weight of a packed model, shapes checked against `config`.
     pub fn from_packed(packed: Packed, config: &Config, precision: Resolved) -> Result<Weights, String> {
         let (hidden, inner) = (config.hidden_size, config.intermediate_size);
-        let weight_dtype = match precision {
+        let format = match precision {
             Resolved::F32 => Dtype::F32,
             Resolved::Bf16 => Dtype::Bf16Packed,
+            Resolved::Int8 => Dtype::I8Packed,
         };
         let linear = |name: &str, input: usize, output: usize| -> Result<Linear, String> {
+            let weight = format!("{name}.weight");
+            let (column_scales, column_sums) = match format {
+                Dtype::I8Packed => {
+                    let (scale, sum) = int8_parts(&weight);
+                    (packed.vec(&scale, &[output])?, packed.vec_i32(&sum, &[output])?)
+                }
+                _ => (Vec::new(), Vec::new()),
+            };
             Ok(Linear {
-                weight: packed.range(&format!("{name}.weight"), weight_dtype, &[input, output])?,
+                weight: packed.range(&weight, format, &[input, output])?,
+                format,
                 input,
                 output,
                 bias: packed.vec(&format!("{name}.bias"), &[output])?,
+                column_scales,
+                column_sums,
             })
         };
         let norm = |name: &str| -> Result<Norm, String> {

@@ -21,6 +21,7 @@ mod migrate;
 mod neighbours;
 mod params;
 mod preflight;
+mod purge;
 mod read;
 mod row;
 mod tls;
@@ -325,7 +326,7 @@ impl Maintenance for PostgresStore {
         if dry_run {
             return read::expired_by_kind(&mut *self.primary()?, now);
         }
-        write::purge_expired(&mut *self.primary()?, now, limit, cascade)
+        purge::purge_expired(&mut *self.primary()?, now, limit, cascade)
     }
 
     fn stats(&self) -> Result<Stats> {

@@ -90,7 +90,7 @@ fn try_batch(client: &mut Client, ops: &[WriteOp], context: &WriteContext) -> Re
 /// Every audit record takes the chain's lock until commit (migration 0008); a writing
 /// transaction takes it before any other lock, so two writers never wait on each other in a
 /// cycle (one holding a row the other deletes, the other holding the chain).
-fn take_audit_lock(tx: &mut Transaction<'_>) -> Result<()> {
+pub(super) fn take_audit_lock(tx: &mut Transaction<'_>) -> Result<()> {
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&super::AUDIT_LOCK])?;
     Ok(())
 }
@@ -437,7 +437,7 @@ fn record_blocked(tx: &mut Transaction<'_>, a: &BlockedAttempt) -> Result<WriteO
 
 /// Soft-deletes (audited) the live links whose end is one of `ids`, when `cascade` says they go
 /// with it; how many.
-fn delete_links_of(
+pub(super) fn delete_links_of(
     tx: &mut Transaction<'_>,
     ids: &[Uuid],
     at: i64,
@@ -456,42 +456,6 @@ fn delete_links_of(
         lexicon.remove(row.try_get(0)?, row.try_get(1)?);
     }
     Ok(deleted.len() as u64)
-}
-
-/// Hard-deletes up to `limit` expired items in one transaction (the audit trigger records each
-/// as `purge`); rows another purge holds are skipped, not waited for.
-pub fn purge_expired(
-    client: &mut Client,
-    now: i64,
-    limit: usize,
-    cascade: Cascade,
-) -> Result<Vec<(String, i64)>> {
-    let mut tx = client.transaction()?;
-    take_audit_lock(&mut tx)?;
-    tx.execute(
-        "SELECT set_config('cortex.batch_id', $1, true), set_config('cortex.tool', 'purge', true)",
-        &[&Uuid::now_v7().to_string()],
-    )?;
-    let rows = tx.query(
-        "DELETE FROM items WHERE id IN (SELECT id FROM items WHERE expires_at IS NOT NULL AND expires_at <= $1 \
-           LIMIT $2 FOR UPDATE SKIP LOCKED) \
-         RETURNING kind, title, body, deleted_at IS NOT NULL, id",
-        &[&now, &(limit as i64)],
-    )?;
-    let mut lexicon = LexiconDelta::default();
-    let mut kinds = Vec::with_capacity(rows.len());
-    let purged: Vec<Uuid> = rows.iter().map(|r| r.try_get(4)).collect::<std::result::Result<_, _>>()?;
-    delete_links_of(&mut tx, &purged, now, cascade, &mut lexicon)?;
-    for row in &rows {
-        kinds.push(row.try_get::<_, String>(0)?);
-        // A deleted item's words already left the lexicon when it was deleted.
-        if !row.try_get::<_, bool>(3)? {
-            lexicon.remove(&row.try_get::<_, String>(1)?, &row.try_get::<_, String>(2)?);
-        }
-    }
-    lexicon.apply(&mut tx)?;
-    tx.commit()?;
-    Ok(crate::model::count_by_kind(kinds))
 }
 
 /// New vectors for stored items, in one transaction (see [`crate::Store::set_vectors`]).

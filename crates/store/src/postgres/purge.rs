@@ -1,0 +1,44 @@
+//! Purge: expired items removed for good, in transactions the audit trigger records.
+
+use super::lexicon::LexiconDelta;
+use super::write::{delete_links_of, take_audit_lock};
+use crate::Result;
+use cortex_domain::graph::Cascade;
+use postgres::Client;
+use uuid::Uuid;
+
+/// Hard-deletes up to `limit` expired items in one transaction (the audit trigger records each
+/// as `purge`); rows another purge holds are skipped, not waited for.
+pub fn purge_expired(
+    client: &mut Client,
+    now: i64,
+    limit: usize,
+    cascade: Cascade,
+) -> Result<Vec<(String, i64)>> {
+    let mut tx = client.transaction()?;
+    take_audit_lock(&mut tx)?;
+    tx.execute(
+        "SELECT set_config('cortex.batch_id', $1, true), set_config('cortex.tool', 'purge', true)",
+        &[&Uuid::now_v7().to_string()],
+    )?;
+    let rows = tx.query(
+        "DELETE FROM items WHERE id IN (SELECT id FROM items WHERE expires_at IS NOT NULL AND expires_at <= $1 \
+           LIMIT $2 FOR UPDATE SKIP LOCKED) \
+         RETURNING kind, title, body, deleted_at IS NOT NULL, id",
+        &[&now, &(limit as i64)],
+    )?;
+    let mut lexicon = LexiconDelta::default();
+    let mut kinds = Vec::with_capacity(rows.len());
+    let purged: Vec<Uuid> = rows.iter().map(|r| r.try_get(4)).collect::<std::result::Result<_, _>>()?;
+    delete_links_of(&mut tx, &purged, now, cascade, &mut lexicon)?;
+    for row in &rows {
+        kinds.push(row.try_get::<_, String>(0)?);
+        // A deleted item's words already left the lexicon when it was deleted.
+        if !row.try_get::<_, bool>(3)? {
+            lexicon.remove(&row.try_get::<_, String>(1)?, &row.try_get::<_, String>(2)?);
+        }
+    }
+    lexicon.apply(&mut tx)?;
+    tx.commit()?;
+    Ok(crate::model::count_by_kind(kinds))
+}

@@ -28,7 +28,7 @@ impl MemoryService {
 
     /// Walks the graph from `seeds` (see [`graph::walk`]): every link and item on the way must
     /// pass `filters` (scope, expiry, supersession). Returns what was reached and those items.
-    pub fn walk_graph(
+    pub(crate) fn walk_graph(
         &self,
         seeds: &[Uuid],
         expand: Expand,

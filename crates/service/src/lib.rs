@@ -23,6 +23,7 @@ mod expand;
 mod ingest;
 pub mod key_admin;
 pub mod keys;
+mod lab;
 pub mod lanes;
 pub mod lexical;
 pub mod purge;
@@ -43,6 +44,7 @@ mod vocabulary;
 pub use caller::Caller;
 pub use config::Config;
 pub use error::{Result, ServiceError};
+pub use lab::Lab;
 pub use search::RouteLists;
 
 use cortex_store::{Store, TenantStore};
@@ -128,7 +130,7 @@ impl MemoryService {
     }
 
     /// Empties the query-embedding cache, so a benchmark times every embedding.
-    pub fn forget_query_embeddings(&self) {
+    pub(crate) fn forget_query_embeddings(&self) {
         self.shared.semantic.forget_query_embeddings();
     }
 

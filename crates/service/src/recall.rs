@@ -23,7 +23,7 @@ impl MemoryService {
 
     /// The prompt's best lexical matches (at most [`recall::POOL`], in lexical order), each
     /// with its strength, in `scope` (else the inferred one) widened to `level`.
-    pub fn recall_candidates(
+    pub(crate) fn recall_candidates(
         &self,
         prompt: &str,
         scope: Option<&Scope>,

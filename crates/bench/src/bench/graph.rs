@@ -135,8 +135,10 @@ fn bench_one(backend: &'static str, db: &str, size: usize, queries: usize) -> Re
         .collect();
     let walk = |seed: uuid::Uuid, depth: u8| -> Result<(Duration, usize), String> {
         let t = Instant::now();
-        let (reached, _) =
-            service.walk_graph(&[seed], Expand::All, depth, WALK_CAP, &filters).map_err(|e| e.to_string())?;
+        let (reached, _) = service
+            .lab()
+            .walk_graph(&[seed], Expand::All, depth, WALK_CAP, &filters)
+            .map_err(|e| e.to_string())?;
         Ok((t.elapsed(), reached.len()))
     };
     for &seed in seeds.iter().take(20) {

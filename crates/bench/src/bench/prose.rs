@@ -204,7 +204,7 @@ fn bench_one(
         for (set, queries) in sets {
             let (mut timed, mut hits, mut no_hit) = (Vec::new(), 0, 0);
             for q in queries {
-                service.forget_query_embeddings();
+                service.lab().forget_query_embeddings();
                 let t = Instant::now();
                 let found = service.find(&json!({"query": q, "mode": mode})).map_err(|e| e.to_string())?;
                 timed.push((t.elapsed(), q));

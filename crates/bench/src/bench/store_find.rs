@@ -138,7 +138,7 @@ fn bench_size(
     for q in &queries {
         let t = Instant::now();
         // The corpus repeats queries; every timed find pays for its query embedding.
-        service.forget_query_embeddings();
+        service.lab().forget_query_embeddings();
         let response = service.find(&json!({ "query": q, "mode": mode })).map_err(|e| e.to_string())?;
         times.push(t.elapsed());
         hits += response.hits.len();

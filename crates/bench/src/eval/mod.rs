@@ -271,9 +271,9 @@ fn evaluate(
     for q in queries {
         let request = request_for(q, route);
         // Every route's timing includes its own query embedding, as a fresh agent query would.
-        service.forget_query_embeddings();
+        service.lab().forget_query_embeddings();
         let started = Instant::now();
-        let response = service.find_with_fusion(&request, &route.fusion).map_err(|e| e.to_string())?;
+        let response = service.lab().find_with_fusion(&request, &route.fusion).map_err(|e| e.to_string())?;
         let elapsed = started.elapsed();
         let ranked: Vec<&str> = response
             .hits
@@ -301,7 +301,7 @@ fn dump_routes(
     let auto = Route::of(RouteName::Auto);
     let mut out = String::new();
     for q in queries {
-        let lists = service.explain_routes(&request_for(q, &auto), pool).map_err(|e| e.to_string())?;
+        let lists = service.lab().explain_routes(&request_for(q, &auto), pool).map_err(|e| e.to_string())?;
         let docs = |list: &[(uuid::Uuid, f64)]| -> Vec<serde_json::Value> {
             list.iter()
                 .map(|(id, s)| json!([doc_of.get(&id.to_string()).map(String::as_str).unwrap_or(""), s]))

@@ -71,9 +71,9 @@ pub fn run(
         let result = match conversation {
             Some(c) => {
                 let scope = Scope { project: Some(c.to_string()), ..Scope::default() };
-                service.recall_candidates(prompt, Some(&scope), None)
+                service.lab().recall_candidates(prompt, Some(&scope), None)
             }
-            None => service.recall_candidates(prompt, None, Some(ScopeLevel::All)),
+            None => service.lab().recall_candidates(prompt, None, Some(ScopeLevel::All)),
         };
         result.map_err(|e| e.to_string())
     };

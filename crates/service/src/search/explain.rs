@@ -30,7 +30,7 @@ pub struct RouteLists {
 impl MemoryService {
     /// The route lists of `req`'s query, `pool` deep each. In `deep` mode the query is
     /// corrected for typos first, as a find does.
-    pub fn explain_routes(&self, req: &FindRequest, pool: usize) -> Result<RouteLists> {
+    pub(crate) fn explain_routes(&self, req: &FindRequest, pool: usize) -> Result<RouteLists> {
         let mut lists = RouteLists {
             lexical_all: Vec::new(),
             lexical_any: Vec::new(),

@@ -60,7 +60,7 @@ impl MemoryService {
     /// A find whose routes are fused by `fusion` instead of the tuned rule: for the evaluation
     /// harness, which compares rules. No agent chooses the fusion, so it is no part of the
     /// request.
-    pub fn find_with_fusion(&self, req: &FindRequest, fusion: &Fusion) -> Result<FindResponse> {
+    pub(crate) fn find_with_fusion(&self, req: &FindRequest, fusion: &Fusion) -> Result<FindResponse> {
         if let (Some(bound), Some(scope)) = (&self.bound, &req.scope) {
             bound.check_read(scope)?;
         }

@@ -107,7 +107,7 @@ fn bench_size(
     db: &str,
     fill: Fill,
 ) -> Result<Row, String> {
-    // Without --semantic, no embedder: the lexical path of issue 2 alone.
+    // Without --semantic, no embedder: the lexical path alone, its figures free of embedding.
     let embedder = if args.semantic {
         cortex_service::config::embedder_from_env().map_err(|e| e.to_string())?
     } else {

@@ -16,11 +16,13 @@ use std::collections::HashMap;
 use uuid::Uuid;
 
 impl MemoryService {
-    /// The citations part of the score for each of `ids` that live relations point at.
+    /// The citations part of the score for each of `ids` that live, unexpired relations
+    /// point at (superseded ones too: a relation is cited while it stands).
     pub(crate) fn citations(&self, ids: &[Uuid], now: i64) -> Result<HashMap<Uuid, f64>> {
+        let relations = Filters { now, include_superseded: true, ..Filters::default() };
         Ok(self
             .view
-            .incoming_links(ids, now)?
+            .incoming_links(ids, &relations)?
             .into_iter()
             .map(|(id, n)| (id, ranking::citations(n)))
             .collect())

@@ -6,7 +6,8 @@
 //! - searches, counts and the briefing's reads carry the bound as a filter clause;
 //! - a word is known only when an admitted item holds it (the hints' and typo corrections'
 //!   vocabulary is the lexical index's, checked against the bound in `crate::vocabulary`);
-//! - links and audit records of items outside are left out;
+//! - links and audit records of items outside are left out, and relations outside count for
+//!   no item's citations;
 //! - a batch's update, delete or supersede of an item outside is answered as for an id that
 //!   names no item, and nothing of it is written.
 //!
@@ -235,7 +236,9 @@ impl GraphLinks for BoundedStore {
             .collect())
     }
 
-    fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
-        self.inner.incoming_links(ids, now)
+    /// Only relations inside the bound count: another tenant's links to an item cannot lift
+    /// it in this tenant's ranking.
+    fn incoming_links(&self, ids: &[Uuid], relations: &Filters) -> Result<Vec<(Uuid, i64)>> {
+        self.inner.incoming_links(ids, &self.bounded(relations))
     }
 }

@@ -164,8 +164,10 @@ pub trait GraphLinks: Send + Sync {
     /// Live links touching any of `ids`: relations from or to them, observations of them (as
     /// entities), and those of `ids` that are observations themselves.
     fn links(&self, ids: &[Uuid]) -> Result<Vec<Link>>;
-    /// How many live, unexpired relations point at each of `ids` (ids with none left out).
-    fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>>;
+    /// How many live relations that pass `relations` point at each of `ids` (ids with none
+    /// left out): the filters say which count — unexpired at their `now`, and only those
+    /// inside a caller's bound, so another tenant's relations never weigh in its ranking.
+    fn incoming_links(&self, ids: &[Uuid], relations: &Filters) -> Result<Vec<(Uuid, i64)>>;
 }
 
 /// What verifying the audit trail's hash chain ([`audit_chain`]) reads: `cortex audit

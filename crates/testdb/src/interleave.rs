@@ -128,8 +128,8 @@ impl GraphLinks for Interleaved {
     fn links(&self, ids: &[Uuid]) -> Result<Vec<Link>> {
         self.inner.links(ids)
     }
-    fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
-        self.inner.incoming_links(ids, now)
+    fn incoming_links(&self, ids: &[Uuid], relations: &Filters) -> Result<Vec<(Uuid, i64)>> {
+        self.inner.incoming_links(ids, relations)
     }
 }
 

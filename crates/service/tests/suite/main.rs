@@ -19,4 +19,5 @@ mod lexical_index;
 mod response_limits;
 mod restore;
 mod semantic;
+mod tenant_citations;
 mod tenant_isolation;

@@ -1,7 +1,9 @@
 //! Reading the knowledge graph's links (relations and observations) by their indexed ends.
 
+use super::params::Params;
+use super::read::filter_sql;
 use super::row::{FACTS, facts_at};
-use crate::{Link, Result};
+use crate::{Filters, Link, Result};
 use postgres::Client;
 use uuid::Uuid;
 
@@ -36,16 +38,20 @@ pub fn links(client: &mut Client, ids: &[Uuid]) -> Result<Vec<Link>> {
         .collect()
 }
 
-pub fn incoming_links(client: &mut Client, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
+pub fn incoming_links(client: &mut Client, ids: &[Uuid], relations: &Filters) -> Result<Vec<(Uuid, i64)>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
+    let mut params = Params::default();
+    let ids = params.push(ids.to_vec());
+    let conditions = filter_sql(relations, &mut params);
     let rows = client.query(
-        "SELECT link_to, count(*) FROM items \
-         WHERE link_to = ANY($1) AND deleted_at IS NULL AND kind = 'relation' \
-           AND (expires_at IS NULL OR expires_at > $2) \
-         GROUP BY link_to",
-        &[&ids.to_vec(), &now],
+        &format!(
+            "SELECT i.link_to, count(*) FROM items i \
+             WHERE i.link_to = ANY({ids}) AND i.kind = 'relation'{conditions} \
+             GROUP BY i.link_to"
+        ),
+        &params.as_refs(),
     )?;
     rows.iter().map(|row| Ok((row.try_get(0)?, row.try_get(1)?))).collect()
 }

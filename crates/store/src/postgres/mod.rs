@@ -288,8 +288,8 @@ impl GraphLinks for PostgresStore {
         graph::links(&mut *self.reads()?, ids)
     }
 
-    fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
-        graph::incoming_links(&mut *self.reads()?, ids, now)
+    fn incoming_links(&self, ids: &[Uuid], relations: &Filters) -> Result<Vec<(Uuid, i64)>> {
+        graph::incoming_links(&mut *self.reads()?, ids, relations)
     }
 }
 

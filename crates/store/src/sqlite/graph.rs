@@ -1,8 +1,10 @@
 //! Reading the knowledge graph's links (relations and observations) by their indexed ends.
 
+use super::read::filter_sql;
 use super::row::{FACTS, facts_at};
-use crate::{Link, Result};
-use rusqlite::{Connection, Row, params};
+use crate::{Filters, Link, Result};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, Row, params_from_iter};
 use uuid::Uuid;
 
 fn id_list(ids: &[Uuid]) -> String {
@@ -48,17 +50,18 @@ fn link_at(row: &Row<'_>) -> Result<Link> {
     })
 }
 
-pub fn incoming_links(conn: &Connection, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
+pub fn incoming_links(conn: &Connection, ids: &[Uuid], relations: &Filters) -> Result<Vec<(Uuid, i64)>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut stmt = conn.prepare_cached(
-        "SELECT link_to, count(*) FROM items \
-         WHERE link_to IN (SELECT value FROM json_each(?1)) AND deleted_at IS NULL AND kind = 'relation' \
-           AND (expires_at IS NULL OR expires_at > ?2) \
-         GROUP BY link_to",
-    )?;
-    let mut rows = stmt.query(params![id_list(ids), now])?;
+    let mut params = vec![SqlValue::Text(id_list(ids))];
+    let conditions = filter_sql(relations, &mut params);
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT i.link_to, count(*) FROM items i \
+         WHERE i.link_to IN (SELECT value FROM json_each(?1)) AND i.kind = 'relation'{conditions} \
+         GROUP BY i.link_to"
+    ))?;
+    let mut rows = stmt.query(params_from_iter(params))?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
         out.push((uuid(&row.get::<_, String>(0)?)?, row.get(1)?));

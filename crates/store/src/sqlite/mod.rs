@@ -222,8 +222,8 @@ impl GraphLinks for SqliteStore {
         graph::links(&*self.reader()?, ids)
     }
 
-    fn incoming_links(&self, ids: &[Uuid], now: i64) -> Result<Vec<(Uuid, i64)>> {
-        graph::incoming_links(&*self.reader()?, ids, now)
+    fn incoming_links(&self, ids: &[Uuid], relations: &crate::Filters) -> Result<Vec<(Uuid, i64)>> {
+        graph::incoming_links(&*self.reader()?, ids, relations)
     }
 }
 

@@ -3,6 +3,7 @@
 use super::*;
 use cortex_domain::Kind;
 use cortex_domain::graph::Cascade;
+use cortex_domain::tenant::Bound;
 use cortex_store::*;
 use cortex_testdb::{TestDb, per_backend};
 use serde_json::json;
@@ -47,7 +48,15 @@ fn links_are_found_by_either_end_and_die_with_their_item(db: &TestDb) {
     assert_eq!(ends(&[obs.id]), vec![(obs.id, a.id, None)], "an observation finds itself");
     let link_of = store.links(&[b.id]).unwrap();
     assert!(link_of.iter().all(|l| l.title == "link" && l.facts.kind == Kind::Relation));
-    assert_eq!(store.incoming_links(&[a.id, b.id], NOW).unwrap(), vec![(b.id, 2)]);
+    let relations = Filters { now: NOW, include_superseded: true, ..Filters::default() };
+    assert_eq!(store.incoming_links(&[a.id, b.id], &relations).unwrap(), vec![(b.id, 2)]);
+    let bound =
+        |org: &str| Filters { bound: Some(Bound { org: org.into(), projects: vec![] }), ..relations.clone() };
+    assert_eq!(store.incoming_links(&[b.id], &bound("acme")).unwrap(), vec![(b.id, 2)]);
+    assert!(
+        store.incoming_links(&[b.id], &bound("globex")).unwrap().is_empty(),
+        "relations outside the bound"
+    );
 
     let out = store
         .write_batch(&[WriteOp::Delete { id: a.id, kind: None, at: NOW + 1, cascade: Cascade::DeleteLinks }])
@@ -55,5 +64,5 @@ fn links_are_found_by_either_end_and_die_with_their_item(db: &TestDb) {
     assert_eq!(out[0], WriteOutcome::Deleted { id: a.id, already: false, cascaded: 2 });
     assert!(store.get(&[ab.id, obs.id]).unwrap().iter().all(|i| i.deleted_at == Some(NOW + 1)));
     assert_eq!(ends(&[b.id]), vec![(cb.id, c.id, Some(b.id))]);
-    assert_eq!(store.incoming_links(&[b.id], NOW).unwrap(), vec![(b.id, 1)]);
+    assert_eq!(store.incoming_links(&[b.id], &relations).unwrap(), vec![(b.id, 1)]);
 }

@@ -179,8 +179,8 @@ pub fn check_link_target(
             "",
             format!(
                 "item {target} is in project {}, not in this item's project {}",
-                target_scope.project.as_deref().unwrap_or("(none)"),
-                scope.project.as_deref().unwrap_or("(none)")
+                project_label(target_scope),
+                project_label(scope)
             ),
             "links stay inside one project: store this item in the scope of the item it links to",
         ));
@@ -194,6 +194,12 @@ pub fn check_link_target(
         ));
     }
     Ok(())
+}
+
+/// A project named with its org (`acme/api`): two orgs may hold projects of the same name.
+fn project_label(scope: &crate::Scope) -> String {
+    let part = |value: &Option<String>| value.as_deref().unwrap_or("(none)").to_string();
+    format!("{}/{}", part(&scope.org), part(&scope.project))
 }
 
 /// The fields of `kind` that reference other items: a relation's `from` and `to`, an
@@ -391,6 +397,14 @@ mod tests {
         let other =
             check_link_target(Kind::Relation, &at("api"), target, Kind::Decision, &at("web")).unwrap_err();
         assert_eq!(other.code, ErrorCode::NotFound);
+        let globex = crate::Scope { org: Some("globex".into()), ..at("api") };
+        let other_org =
+            check_link_target(Kind::Relation, &at("api"), target, Kind::Decision, &globex).unwrap_err();
+        assert!(
+            other_org.message.contains("in project globex/api, not in this item's project acme/api"),
+            "two orgs' projects of one name are told apart: {}",
+            other_org.message
+        );
         let not_entity =
             check_link_target(Kind::Observation, &at("api"), target, Kind::Decision, &at("api")).unwrap_err();
         assert_eq!(not_entity.code, ErrorCode::KindMismatch);

@@ -4,8 +4,6 @@
 //! - reads by id return only admitted items (a find by `ids`, update and delete targets,
 //!   `supersedes`, relation ends, the checks of governance and merges);
 //! - searches, counts and the briefing's reads carry the bound as a filter clause;
-//! - a word is known only when an admitted item holds it (the hints' and typo corrections'
-//!   vocabulary is the lexical index's, checked against the bound in `crate::vocabulary`);
 //! - links and audit records of items outside are left out, and relations outside count for
 //!   no item's citations;
 //! - a batch's update, delete or supersede of an item outside is answered as for an id that
@@ -20,10 +18,9 @@
 //! which a key's holder is refused.
 
 use cortex_domain::Scope;
-use cortex_domain::query::{ParsedQuery, Term};
 use cortex_domain::tenant::Bound;
 use cortex_store::{
-    AuditQuery, AuditRecord, Combine, DenseMatch, DenseSearch, Filters, GraphLinks, ItemReads, ItemVectors,
+    AuditQuery, AuditRecord, DenseMatch, DenseSearch, Filters, GraphLinks, ItemReads, ItemVectors,
     ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link, Neighbour, Result, Store, StoredItem,
     WriteContext, WriteOp, WriteOutcome,
 };
@@ -62,22 +59,6 @@ impl BoundedStore {
             .filter(|i| self.admits(&i.record.scope))
             .map(|i| i.record.id)
             .collect())
-    }
-
-    /// Whether some item inside the bound (live or not) holds this index term.
-    fn term_inside(&self, term: &str) -> Result<bool> {
-        let query = LexicalQuery {
-            query: ParsedQuery { include: vec![Term::Word(term.to_string())], ..ParsedQuery::default() },
-            combine: Combine::All,
-            filters: Filters {
-                bound: Some(self.bound.clone()),
-                include_expired: true,
-                include_superseded: true,
-                ..Filters::default()
-            },
-            pool: 1,
-        };
-        Ok(self.inner.count_lexical(&query, 1)? > 0)
     }
 
     /// Whether a write op stays inside the bound: what it inserts is scoped inside, what it
@@ -200,14 +181,6 @@ impl LexicalSearch for BoundedStore {
     fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
         self.inner
             .count_lexical(&LexicalQuery { filters: self.bounded(&query.filters), ..query.clone() }, cap)
-    }
-
-    fn knows_word(&self, word: &str) -> Result<bool> {
-        Ok(self.inner.knows_word(word)? && self.term_inside(word)?)
-    }
-
-    fn surface_word(&self, term: &str) -> Result<String> {
-        self.inner.surface_word(term)
     }
 }
 

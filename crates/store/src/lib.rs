@@ -96,16 +96,13 @@ pub trait ItemReads: Send + Sync {
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>>;
 }
 
-/// Lexical search and the index vocabulary behind spelling suggestions.
+/// The database's own full-text search: what finds ask when the lexical index (`cortex_lexical`)
+/// is off, being built or failing, and the counts behind suggestions.
 pub trait LexicalSearch: Send + Sync {
     /// The best lexical matches, best first (phase 1 of a search: rank on light columns).
     fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>>;
     /// How many live items match (capped at `cap`), for suggestions.
     fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize>;
-    /// Whether the index knows `word` at all.
-    fn knows_word(&self, word: &str) -> Result<bool>;
-    /// A word as it appears in some document for an index term.
-    fn surface_word(&self, term: &str) -> Result<String>;
 }
 
 /// The dense route's reads: the database's own vector search, and the exact vectors behind an

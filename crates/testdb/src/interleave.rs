@@ -80,12 +80,6 @@ impl LexicalSearch for Interleaved {
     fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
         self.inner.count_lexical(query, cap)
     }
-    fn knows_word(&self, word: &str) -> Result<bool> {
-        self.inner.knows_word(word)
-    }
-    fn surface_word(&self, term: &str) -> Result<String> {
-        self.inner.surface_word(term)
-    }
 }
 
 impl ChangeFeed for Interleaved {

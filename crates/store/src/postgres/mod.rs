@@ -224,15 +224,6 @@ impl LexicalSearch for PostgresStore {
     fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
         read::count(&mut *self.reads()?, query, cap)
     }
-
-    fn knows_word(&self, word: &str) -> Result<bool> {
-        read::knows_word(&mut *self.reads()?, word)
-    }
-
-    fn surface_word(&self, term: &str) -> Result<String> {
-        // The lexicon holds words as written, not stems.
-        Ok(term.to_string())
-    }
 }
 
 impl ChangeFeed for PostgresStore {

@@ -3,7 +3,7 @@
 use super::migrate::current_version;
 use super::params::Params;
 use super::row::{COLUMN_COUNT, COLUMNS, FACTS, facts_at, from_row, scope_at};
-use super::tsquery::{CONFIG, expression};
+use super::tsquery::expression;
 use crate::model::scope_values;
 use crate::{
     ChunkVector, Clause, Combine, DenseMatch, ExportedItem, Filters, ItemVectors, LexicalMatch, LexicalQuery,
@@ -115,11 +115,6 @@ pub fn recent(client: &mut Client, filters: &Filters, limit: usize) -> Result<Ve
         "SELECT {COLUMNS} FROM items i WHERE true{conditions} ORDER BY i.updated_at DESC, i.id LIMIT {limit}"
     );
     client.query(&sql, &params.as_refs())?.iter().map(from_row).collect()
-}
-
-pub fn knows_word(client: &mut Client, word: &str) -> Result<bool> {
-    let sql = format!("SELECT EXISTS (SELECT 1 FROM items i WHERE i.tsv @@ plainto_tsquery({CONFIG}, $1))");
-    Ok(client.query_one(&sql, &[&word])?.try_get(0)?)
 }
 
 pub fn stats(client: &mut Client) -> Result<Stats> {

@@ -165,14 +165,6 @@ impl LexicalSearch for SqliteStore {
     fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
         read::count(&*self.reader()?, query, cap)
     }
-
-    fn knows_word(&self, word: &str) -> Result<bool> {
-        read::knows_word(&*self.reader()?, word)
-    }
-
-    fn surface_word(&self, term: &str) -> Result<String> {
-        read::surface_word(&*self.reader()?, term)
-    }
 }
 
 impl ChangeFeed for SqliteStore {

@@ -1,4 +1,4 @@
-//! Reading: lexical search, counts, lookups by id, vocabulary, stats.
+//! Reading: lexical search, counts, lookups by id, stats.
 
 use super::fts::match_expression;
 use super::migrate::current_version;
@@ -149,38 +149,6 @@ pub fn recent(conn: &Connection, filters: &Filters, limit: usize) -> Result<Vec<
         out.push(from_row(row)?);
     }
     Ok(out)
-}
-
-pub fn knows_word(conn: &Connection, word: &str) -> Result<bool> {
-    let expr = format!("\"{}\"", word.replace('"', "\"\""));
-    let mut stmt = conn.prepare_cached("SELECT 1 FROM items_fts WHERE items_fts MATCH ?1 LIMIT 1")?;
-    Ok(stmt.exists([expr])?)
-}
-
-/// A word as written for a stem of the index (`decis` → `decision`). The stem is searched as
-/// a prefix: matched exactly, the query's own stemming would change it again (`decis` →
-/// `deci`) and find nothing. Among the words that prefix marks, one that starts with the stem
-/// is the word it came from (`decis*` also marks `decide`).
-pub fn surface_word(conn: &Connection, term: &str) -> Result<String> {
-    let expr = format!("\"{}\"*", term.replace('"', "\"\""));
-    let mut stmt = conn.prepare_cached(
-        "SELECT highlight(items_fts, 0, char(2), char(3)) || ' ' || highlight(items_fts, 1, char(2), char(3)) \
-         FROM items_fts WHERE items_fts MATCH ?1 LIMIT 20",
-    )?;
-    let marked: Vec<String> = stmt.query_map([expr], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
-    let words = marked
-        .iter()
-        .flat_map(|m| m.split('\u{2}').skip(1))
-        .filter_map(|rest| rest.split_once('\u{3}'))
-        .map(|(word, _)| word.to_lowercase());
-    let mut fallback = None;
-    for word in words {
-        if word.starts_with(term) {
-            return Ok(word);
-        }
-        fallback.get_or_insert(word);
-    }
-    Ok(fallback.unwrap_or_else(|| term.to_string()))
 }
 
 pub fn stats(conn: &Connection) -> Result<Stats> {

@@ -75,13 +75,3 @@ fn a_damaged_id_is_an_error_not_the_nil_id() {
     let e = store.idempotency_owner(&keyed.scope, "k").unwrap_err().to_string();
     assert!(e.contains("\"also-damaged\""), "{e}");
 }
-
-#[test]
-fn a_failing_vocabulary_read_is_an_error_not_the_term_itself() {
-    let db = TestDb::sqlite();
-    let store = db.open();
-    insert(&*store, &record("restarting services"));
-    assert_eq!(store.surface_word("restart").unwrap(), "restarting");
-    db.execute_raw("ALTER TABLE items_fts RENAME TO items_fts_gone").unwrap();
-    assert!(store.surface_word("restart").is_err(), "the failure is reported, not read as 'no word'");
-}

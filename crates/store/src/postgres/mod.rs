@@ -4,7 +4,6 @@
 //!   GIN index, queried through parameters only (`tsquery.rs`), ranked by `ts_rank`.
 //! - Dense: pgvector HNSW (cosine), one partial index per vector dimension (`vector_index.rs`),
 //!   with iterative scans so a filtered `LIMIT` still returns `k` rows.
-//! - Spelling: `lexicon` holds written words and counts, with a pg_trgm index.
 //! - Concurrency: many processes share the database. Inserts that could duplicate each other
 //!   take transaction advisory locks in a fixed order, idempotency keys are decided by a unique
 //!   index, and a batch that loses a deadlock is retried whole.
@@ -16,7 +15,6 @@ mod changes;
 mod expected;
 mod graph;
 mod keys;
-mod lexicon;
 mod migrate;
 mod neighbours;
 mod params;
@@ -113,7 +111,7 @@ impl PostgresStore {
         Ok(self.reads.get()?)
     }
 
-    /// Removes every item, vector, lexicon word and recorded embedding model: for a scratch
+    /// Removes every item, vector and recorded embedding model: for a scratch
     /// database, which `cortex-bench bench --postgres` empties before each size. On this type only,
     /// not on the store's roles: no service path may empty a store.
     pub fn empty_scratch_database(&self) -> Result<()> {
@@ -122,7 +120,7 @@ impl PostgresStore {
         // are never deleted by design; a scratch database lifts its guard for that moment.
         self.primary()?.batch_execute(
             "BEGIN;
-             TRUNCATE items, item_chunks, lexicon; DELETE FROM store_meta;
+             TRUNCATE items, item_chunks; DELETE FROM store_meta;
              ALTER TABLE api_keys DISABLE TRIGGER api_keys_no_truncate;
              TRUNCATE api_keys;
              ALTER TABLE api_keys ENABLE TRIGGER api_keys_no_truncate;

@@ -1,6 +1,5 @@
 //! Purge: expired items removed for good, in transactions the audit trigger records.
 
-use super::lexicon::LexiconDelta;
 use super::write::{delete_links_of, take_audit_lock};
 use crate::Result;
 use cortex_domain::graph::Cascade;
@@ -24,21 +23,12 @@ pub fn purge_expired(
     let rows = tx.query(
         "DELETE FROM items WHERE id IN (SELECT id FROM items WHERE expires_at IS NOT NULL AND expires_at <= $1 \
            LIMIT $2 FOR UPDATE SKIP LOCKED) \
-         RETURNING kind, title, body, deleted_at IS NOT NULL, id",
+         RETURNING kind, id",
         &[&now, &(limit as i64)],
     )?;
-    let mut lexicon = LexiconDelta::default();
-    let mut kinds = Vec::with_capacity(rows.len());
-    let purged: Vec<Uuid> = rows.iter().map(|r| r.try_get(4)).collect::<std::result::Result<_, _>>()?;
-    delete_links_of(&mut tx, &purged, now, cascade, &mut lexicon)?;
-    for row in &rows {
-        kinds.push(row.try_get::<_, String>(0)?);
-        // A deleted item's words already left the lexicon when it was deleted.
-        if !row.try_get::<_, bool>(3)? {
-            lexicon.remove(&row.try_get::<_, String>(1)?, &row.try_get::<_, String>(2)?);
-        }
-    }
-    lexicon.apply(&mut tx)?;
+    let purged: Vec<Uuid> = rows.iter().map(|r| r.try_get(1)).collect::<std::result::Result<_, _>>()?;
+    delete_links_of(&mut tx, &purged, now, cascade)?;
+    let kinds: Vec<String> = rows.iter().map(|r| r.try_get(0)).collect::<std::result::Result<_, _>>()?;
     tx.commit()?;
     Ok(crate::model::count_by_kind(kinds))
 }

@@ -120,7 +120,7 @@ pub fn recent(client: &mut Client, filters: &Filters, limit: usize) -> Result<Ve
 pub fn stats(client: &mut Client) -> Result<Stats> {
     let row = client.query_one(
         "SELECT count(*) FILTER (WHERE deleted_at IS NULL), count(*) FILTER (WHERE deleted_at IS NOT NULL), \
-         pg_total_relation_size('items') + pg_total_relation_size('lexicon') + pg_total_relation_size('store_meta') \
+         pg_total_relation_size('items') + pg_total_relation_size('store_meta') \
          FROM items",
         &[],
     )?;

@@ -1,6 +1,5 @@
 //! Writing a batch in one transaction, safely beside other processes writing too.
 
-use super::lexicon::LexiconDelta;
 use super::read::{idempotency_owner, natural_key_owner};
 use crate::model::{link_ends, natural_key_of, scope_values};
 use crate::{
@@ -64,25 +63,19 @@ fn try_batch(client: &mut Client, ops: &[WriteOp], context: &WriteContext) -> Re
     )?;
     lock_dedupe_keys(&mut tx, ops)?;
     super::expected::check(&mut tx, &context.expected)?;
-    let mut lexicon = LexiconDelta::default();
     let mut outcomes = Vec::with_capacity(ops.len());
     for op in ops {
         let outcome = match op {
-            WriteOp::Insert { record, checks } => insert(&mut tx, record, checks, &mut lexicon)?,
-            WriteOp::Update { record } => update(&mut tx, record, &mut lexicon)?,
-            WriteOp::Delete { id, kind, at, cascade } => {
-                delete(&mut tx, *id, *kind, *at, *cascade, &mut lexicon)?
-            }
-            WriteOp::Restore { id, kind, at } => restore(&mut tx, *id, *kind, *at, &mut lexicon)?,
-            WriteOp::Import { item, vector, chunks } => {
-                import(&mut tx, item, vector.as_deref(), chunks, &mut lexicon)?
-            }
+            WriteOp::Insert { record, checks } => insert(&mut tx, record, checks)?,
+            WriteOp::Update { record } => update(&mut tx, record)?,
+            WriteOp::Delete { id, kind, at, cascade } => delete(&mut tx, *id, *kind, *at, *cascade)?,
+            WriteOp::Restore { id, kind, at } => restore(&mut tx, *id, *kind, *at)?,
+            WriteOp::Import { item, vector, chunks } => import(&mut tx, item, vector.as_deref(), chunks)?,
             WriteOp::Supersede { id, by, at, status } => supersede(&mut tx, *id, *by, *at, *status)?,
             WriteOp::Blocked(attempt) => record_blocked(&mut tx, attempt)?,
         };
         outcomes.push(outcome);
     }
-    lexicon.apply(&mut tx)?;
     tx.commit()?;
     Ok(outcomes)
 }
@@ -217,12 +210,7 @@ fn insert_row(
     Ok(!rows.is_empty())
 }
 
-fn insert(
-    tx: &mut Transaction<'_>,
-    r: &Record,
-    checks: DuplicateChecks,
-    lexicon: &mut LexiconDelta,
-) -> Result<WriteOutcome> {
+fn insert(tx: &mut Transaction<'_>, r: &Record, checks: DuplicateChecks) -> Result<WriteOutcome> {
     if let Some((existing_id, reason)) = find_duplicate(tx, r, checks)? {
         return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
@@ -234,7 +222,6 @@ fn insert(
         return Ok(WriteOutcome::Duplicate { existing_id: r.id, reason: DuplicateReason::SameId });
     }
     insert_chunks(tx, r.id, &r.chunks)?;
-    lexicon.add(&r.title, &r.body);
     Ok(WriteOutcome::Inserted { id: r.id })
 }
 
@@ -243,7 +230,6 @@ fn import(
     item: &StoredItem,
     vector: Option<&[f32]>,
     chunks: &[ChunkVector],
-    lexicon: &mut LexiconDelta,
 ) -> Result<WriteOutcome> {
     let r = &item.record;
     if let Some((existing_id, reason)) = find_duplicate(tx, r, dedupe::IMPORT)? {
@@ -253,28 +239,17 @@ fn import(
         return Ok(WriteOutcome::Duplicate { existing_id: r.id, reason: DuplicateReason::SameId });
     }
     insert_chunks(tx, r.id, chunks)?;
-    if item.deleted_at.is_none() {
-        lexicon.add(&r.title, &r.body);
-    }
     Ok(WriteOutcome::Inserted { id: r.id })
 }
 
-/// What an update or delete needs of the stored row: its text (for the lexicon) and deletion.
-struct Current {
-    title: String,
-    body: String,
-    deleted_at: Option<i64>,
-}
-
-/// The stored row of `id`, or the outcome that stops the write.
+/// When the stored row of `id` was deleted (`None`: live), or the outcome that stops the write.
 fn live_row(
     tx: &mut Transaction<'_>,
     id: Uuid,
     kind: Option<Kind>,
-) -> Result<std::result::Result<Current, WriteOutcome>> {
+) -> Result<std::result::Result<Option<i64>, WriteOutcome>> {
     // FOR UPDATE: a concurrent update or delete of the same item waits its turn.
-    let Some(row) =
-        tx.query_opt("SELECT kind, title, body, deleted_at FROM items WHERE id = $1 FOR UPDATE", &[&id])?
+    let Some(row) = tx.query_opt("SELECT kind, deleted_at FROM items WHERE id = $1 FOR UPDATE", &[&id])?
     else {
         return Ok(Err(WriteOutcome::NotFound { id }));
     };
@@ -284,11 +259,11 @@ fn live_row(
     {
         return Ok(Err(WriteOutcome::KindMismatch { id, stored }));
     }
-    Ok(Ok(Current { title: row.try_get(1)?, body: row.try_get(2)?, deleted_at: row.try_get(3)? }))
+    Ok(Ok(row.try_get(1)?))
 }
 
-fn update(tx: &mut Transaction<'_>, r: &Record, lexicon: &mut LexiconDelta) -> Result<WriteOutcome> {
-    let Current { title: old_title, body: old_body, deleted_at } = match live_row(tx, r.id, Some(r.kind))? {
+fn update(tx: &mut Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
+    let deleted_at = match live_row(tx, r.id, Some(r.kind))? {
         Ok(found) => found,
         Err(outcome) => return Ok(outcome),
     };
@@ -339,8 +314,6 @@ fn update(tx: &mut Transaction<'_>, r: &Record, lexicon: &mut LexiconDelta) -> R
         ],
     )?;
     replace_chunks(tx, r.id, &r.chunks)?;
-    lexicon.remove(&old_title, &old_body);
-    lexicon.add(&r.title, &r.body);
     Ok(WriteOutcome::Updated { id: r.id })
 }
 
@@ -350,9 +323,8 @@ fn delete(
     kind: Option<Kind>,
     at: i64,
     cascade: Cascade,
-    lexicon: &mut LexiconDelta,
 ) -> Result<WriteOutcome> {
-    let Current { title, body, deleted_at } = match live_row(tx, id, kind)? {
+    let deleted_at = match live_row(tx, id, kind)? {
         Ok(found) => found,
         Err(outcome) => return Ok(outcome),
     };
@@ -360,20 +332,13 @@ fn delete(
         return Ok(WriteOutcome::Deleted { id, already: true, cascaded: 0 });
     }
     tx.execute("UPDATE items SET deleted_at = $2, updated_at = $2 WHERE id = $1", &[&id, &at])?;
-    lexicon.remove(&title, &body);
-    let cascaded = delete_links_of(tx, &[id], at, cascade, lexicon)?;
+    let cascaded = delete_links_of(tx, &[id], at, cascade)?;
     Ok(WriteOutcome::Deleted { id, already: false, cascaded })
 }
 
 /// Brings a deleted item back (see [`WriteOp::Restore`]); the audit trigger records `restore`.
-fn restore(
-    tx: &mut Transaction<'_>,
-    id: Uuid,
-    kind: Option<Kind>,
-    at: i64,
-    lexicon: &mut LexiconDelta,
-) -> Result<WriteOutcome> {
-    let Current { title, body, deleted_at } = match live_row(tx, id, kind)? {
+fn restore(tx: &mut Transaction<'_>, id: Uuid, kind: Option<Kind>, at: i64) -> Result<WriteOutcome> {
+    let deleted_at = match live_row(tx, id, kind)? {
         Ok(found) => found,
         Err(outcome) => return Ok(outcome),
     };
@@ -393,7 +358,6 @@ fn restore(
         });
     }
     tx.execute("UPDATE items SET deleted_at = NULL, updated_at = $2 WHERE id = $1", &[&id, &at])?;
-    lexicon.add(&title, &body);
     Ok(WriteOutcome::Restored { id, already: false })
 }
 
@@ -442,20 +406,16 @@ pub(super) fn delete_links_of(
     ids: &[Uuid],
     at: i64,
     cascade: Cascade,
-    lexicon: &mut LexiconDelta,
 ) -> Result<u64> {
     if cascade == Cascade::KeepLinks || ids.is_empty() {
         return Ok(0);
     }
-    let deleted = tx.query(
+    let deleted = tx.execute(
         "UPDATE items SET deleted_at = $2, updated_at = $2 WHERE deleted_at IS NULL \
-           AND (link_from = ANY($1) OR link_to = ANY($1)) RETURNING title, body",
+           AND (link_from = ANY($1) OR link_to = ANY($1))",
         &[&ids, &at],
     )?;
-    for row in &deleted {
-        lexicon.remove(row.try_get(0)?, row.try_get(1)?);
-    }
-    Ok(deleted.len() as u64)
+    Ok(deleted)
 }
 
 /// New vectors for stored items, in one transaction (see [`crate::Store::set_vectors`]).

@@ -51,6 +51,16 @@ pub enum LinkTarget {
     Number(u32),
 }
 
+/// As a person names it in `cortex ingest`'s report: the file, or the record's number.
+impl std::fmt::Display for LinkTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LinkTarget::Path(path) => f.write_str(path),
+            LinkTarget::Number(n) => write!(f, "decision record {n}"),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SupersedeLink {
     pub direction: Direction,

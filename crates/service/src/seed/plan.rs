@@ -219,7 +219,7 @@ fn supersede_targets(
             let Some(target) = resolve_link(&w.path, &link.target, &decisions) else {
                 report.unlinked.push(Unlinked {
                     path: w.path.clone(),
-                    target: format!("{:?}", link.target),
+                    target: link.target.to_string(),
                     reason: "no ingested decision record is at that link".into(),
                 });
                 continue;

@@ -254,3 +254,9 @@ fn plain_documents_are_not_decisions() {
     assert!(!looks_like_decision("---\nstatus: draft\n---\n# Blog post\n\nText.\n"));
     assert!(!looks_like_decision("# Notes\n\nWe decided things.\n"));
 }
+
+#[test]
+fn a_link_target_reads_as_a_person_names_it() {
+    assert_eq!(LinkTarget::Path("0003-use-postgresql.md".into()).to_string(), "0003-use-postgresql.md");
+    assert_eq!(LinkTarget::Number(2).to_string(), "decision record 2");
+}

@@ -9,7 +9,7 @@
 Mirrors crates/domain/src/fusion.rs (fuse, dense_trust), neighbours.rs (lift: the first 5
 candidates lift the turn stored after them in their session to 0.8 of their relevance, the one
 before to 0.6) and the pools of crates/service/src/search (auto 100, deep 300; dense hits below
-MIN_DENSE_SIMILARITY dropped). With fill=True (as finds do since issue 20's fill-in), each
+MIN_DENSE_SIMILARITY dropped). With fill=True (as finds do), each
 lexical candidate the dense list left out is fused at its own cosine (the dump's `lexcos`).
 Experiments kept as options: rfill (BM25 of dense-only items from the deeper dumped lexical
 list), dscale (cosines on a fixed scale, not the query's best). Not replayed: deep's typo

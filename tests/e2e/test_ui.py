@@ -1,4 +1,4 @@
-"""The web UI of `cortex serve --http` (issue 35), driven from outside over real HTTP on each
+"""The web UI of `cortex serve --http` (docs/UI.md), driven from outside over real HTTP on each
 backend: the sign-in contract, search and item pages as the signed-in key sees them (another
 tenant's item is the same 404 as an unknown id), escaping of stored content, the CSRF and Origin
 checks of every form (a refused POST is 403 and changes nothing), a read key's pages without

@@ -405,7 +405,7 @@ mod tests {
         assert_eq!(index.len(), 2);
     }
 
-    /// Issue 15, item 15: a slice whose scan panicked used to count as a slice with no
+    /// A slice whose scan panicked used to count as a slice with no
     /// matches, so a search silently lost up to half its candidates.
     #[test]
     fn a_panicking_scan_fails_the_search_and_says_so() {

@@ -260,7 +260,7 @@ fn a_truncated_export_imports_nothing() {
     assert_eq!(items, 0);
 }
 
-/// Issue 15, item 15: a line that cannot be read (here: bytes that are not UTF-8) used to end
+/// A line that cannot be read (here: bytes that are not UTF-8) used to end
 /// the read quietly, and the import then blamed a file "cut short".
 #[test]
 fn an_unreadable_line_in_an_export_is_named() {

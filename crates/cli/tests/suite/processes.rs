@@ -133,7 +133,7 @@ fn killed_writers_leave_whole_batches_and_a_sound_audit_trail(db: &TestDb) {
     }
 }
 
-/// Issue 15, item 4: eight processes started together on a file that does not exist yet
+/// Eight processes started together on a file that does not exist yet
 /// all succeed, round after round.
 #[test]
 fn eight_processes_starting_on_a_new_file_all_succeed() {
@@ -203,7 +203,7 @@ fn seed(db: &TestDb, dir: &Path) {
     assert_ok(&finished(spawn_store(&db.db_arg(), dir, &file)), "seeding");
 }
 
-/// Issue 15, item 6: a find or stats in another process does not wait behind an open write
+/// A find or stats in another process does not wait behind an open write
 /// transaction (it used to wait the busy timeout, 10 s, then fail).
 #[test]
 fn reads_do_not_wait_behind_another_process_writing() {
@@ -219,7 +219,7 @@ fn reads_do_not_wait_behind_another_process_writing() {
     writer.execute_batch("ROLLBACK").unwrap();
 }
 
-/// Issue 15, item 6: a file and folder this process may only read: finds, stats, export,
+/// A file and folder this process may only read: finds, stats, export,
 /// audit and doctor work; a store says why it cannot.
 #[test]
 fn a_read_only_file_serves_every_read() {
@@ -288,7 +288,7 @@ fn chmod(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
-/// Issue 15, item 10: a damaged page is reported by `doctor` (exit 1), not only by the next
+/// A damaged page is reported by `doctor` (exit 1), not only by the next
 /// write that happens to touch it.
 #[test]
 fn doctor_reports_a_damaged_page() {

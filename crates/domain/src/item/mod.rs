@@ -178,7 +178,7 @@ mod tests {
             let err = one(item.clone()).unwrap_err();
             assert_eq!(err.field, field, "{item}");
             assert!(!err.human_hint.is_empty());
-            // Issue 15 item 10: no message or hint may name an empty field ("send `` as ...").
+            // No message or hint may name an empty field ("send `` as ...").
             assert!(!err.message.contains("``") && !err.human_hint.contains("``"), "{err:?}");
         }
     }

@@ -158,7 +158,7 @@ fn portability_problems(schema: &serde_json::Value, path: &str, problems: &mut V
     }
 }
 
-/// Issue 32: Claude Code 2.1.197 never offered `memory_find` to its model, because its input
+/// Claude Code 2.1.197 never offered `memory_find` to its model, because its input
 /// schema had a top-level `anyOf`. Both tools' input schemas are objects at the root and use
 /// only what every model API accepts, at every depth.
 #[test]

@@ -413,7 +413,7 @@ fn sqlite_items_cannot_be_changed_by_a_tool_without_the_chain_function() {
     assert!(e.contains("cortex_audit_hash"), "{e}");
 }
 
-/// Issue 15, item 11: the change log's tables and triggers are part of the schema the
+/// The change log's tables and triggers are part of the schema the
 /// verifier compares (a healthy store verifies clean), and a dropped change-log trigger, which
 /// would leave running servers' indexes stale, is named like an audit trigger.
 fn the_change_log_leaves_verification_clean_and_its_triggers_are_watched(db: &TestDb) {

@@ -1,4 +1,4 @@
-//! Issue 15, item 12: checks read stored items before the write transaction opens, so another
+//! Checks read stored items before the write transaction opens, so another
 //! process can change an item in between. The store writes a batch only over the state its
 //! checks saw (compare-and-set); otherwise the service checks the request again. Each test
 //! runs another process's write at exactly that point (`cortex_testdb::Interleaved`), on every

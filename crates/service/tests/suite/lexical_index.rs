@@ -1,4 +1,4 @@
-//! Issue 19: the lexical index is derived from the store and never disagrees with it. On every
+//! The lexical index is derived from the store and never disagrees with it. On every
 //! backend: an index deleted or damaged is built again, one left behind while another process wrote is
 //! caught up from the change log, two processes sharing one index folder each find the other's
 //! writes, deletes and purges leave the hits at once, an index built from another database is

@@ -116,7 +116,7 @@ const CERTS_QUERY: &str = "how often do we renew https certs";
 /// Long before any item a running server has read: an import keeps its items' timestamps.
 const LONG_AGO: i64 = 1_600_000_000_000;
 
-/// Issue 15, item 11: the index re-read only rows updated since its watermark (minus 10 s), so
+/// The index re-read only rows updated since its watermark (minus 10 s), so
 /// a running server never saw imported items (old timestamps), vectors rewritten by `cortex
 /// reindex` (no timestamp change), nor purged items leaving. The change log names them all.
 fn the_index_sees_imports_reembeddings_and_purges_by_other_processes(db: &TestDb) {
@@ -311,7 +311,7 @@ fn a_near_duplicate_of_a_batch_item_that_was_itself_a_duplicate_names_the_stored
     }
 }
 
-/// Issue 15, item 13: every find has a deadline. With none left (a zero budget, as a test sets
+/// Every find has a deadline. With none left (a zero budget, as a test sets
 /// it), the dense route's answer is not awaited, optional stages are skipped, and `notes` says
 /// what was left out; the lexical hits still come back.
 fn a_find_past_its_deadline_answers_with_what_it_has_and_says_so(db: &TestDb) {

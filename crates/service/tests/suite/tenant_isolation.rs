@@ -1,4 +1,4 @@
-//! Issue 18, item 4: the holder of an API key stays inside its tenant bound on every path that
+//! The holder of an API key stays inside its tenant bound on every path that
 //! reads or writes. Each test seeds two orgs and two projects as the local user, then tries,
 //! as a key bound to acme/api, to see or touch the other tenants' items — by query at every
 //! scope width, by id, by cursor, through suggestions, spelling, the graph, the history and the

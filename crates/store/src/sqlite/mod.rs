@@ -341,7 +341,7 @@ mod tests {
         );
     }
 
-    /// Issue 15, item 13: reads used to share one connection behind a mutex, so a slow find
+    /// Reads used to share one connection behind a mutex, so a slow find
     /// held every other. A read held open here does not stop others, on other threads.
     #[test]
     fn reads_run_beside_a_read_in_progress() {

@@ -167,7 +167,7 @@ fn random_filters_admit_the_same_items_through_sql_as_through_admits(db: &TestDb
     assert!(some > FILTERS / 4 && none > FILTERS / 20, "both outcomes exercised: {some} / {none}");
 }
 
-/// Issue 15, item 7: 1,000 tags once built an expression tree SQLite refused ("Expression tree
+/// 1,000 tags once built an expression tree SQLite refused ("Expression tree
 /// is too large"). Whatever list reaches the store, the filter is one condition of bounded size.
 fn a_filter_of_a_thousand_tags_is_answered_not_refused_by_the_sql_engine(db: &TestDb) {
     let store = db.open();

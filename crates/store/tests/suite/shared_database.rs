@@ -317,7 +317,7 @@ fn audit_records_cannot_be_changed_even_by_raw_sql(db: &TestDb) {
     assert_eq!(store.audit(&AuditQuery { limit: 10, ..AuditQuery::default() }).unwrap(), before);
 }
 
-/// Issue 15, item 13: the first HNSW index of a new dimension used to be built under the
+/// The first HNSW index of a new dimension used to be built under the
 /// store's mutex (and a plain CREATE INDEX, which blocks every writer). Here the build must
 /// wait for a transaction holding the table, and a write without vectors goes through
 /// meanwhile; the index is there once the transaction ends.
@@ -364,7 +364,7 @@ fn building_a_vector_index_does_not_hold_up_other_writes() {
     assert!(valid, "the index was built, and is valid");
 }
 
-/// Issue 15, item 14: on a shared server, time is the server's. Every client (and so every
+/// On a shared server, time is the server's. Every client (and so every
 /// item time and purge) reads the same clock, whatever its own says.
 #[test]
 fn a_shared_servers_clock_is_the_one_clients_use() {

@@ -5,8 +5,8 @@
 //! skipped everywhere. A natural-language question holds common words whose postings
 //! block-max WAND cannot skip until the threshold is high; at a million items one thread spends
 //! tens of milliseconds on such a query. Under concurrent finds the cores are busy already, and
-//! splitting only added threads to wait for them (the 1,000 finds/s load went from p95 10 ms to
-//! 640 ms when every search split).
+//! splitting only adds threads to wait for them: under a steady load of finds, splitting every
+//! search multiplied the tail latency (BENCHMARKS.md).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use tantivy::{Score, SegmentReader};

@@ -238,9 +238,9 @@ impl LexicalIndex {
 
     /// Merges the index into one segment per core a search may split across, the largest
     /// spread first. A build, or a bulk commit, leaves many segments (one per indexing heap
-    /// filled); a split search then walks several per thread, each from its start: at 1M items,
-    /// 7 segments merged into 2 took `fast`'s p50 from 5.5 to 4.7 ms and its p95 from 16.6 to
-    /// 14.9–15.9 ms. The merge commits nothing new: the payload stays the last commit's, and
+    /// filled); a split search then walks several per thread, each from its start, and every
+    /// fresh start pays WAND's low threshold again (docs/BENCHMARKS_HISTORY.md, "one segment per
+    /// core"). The merge commits nothing new: the payload stays the last commit's, and
     /// the merged-away files go at the next commit (or at once after a rebuild).
     pub(crate) fn merge_per_core(&self) -> Result<()> {
         let mut segments = self.index.searchable_segment_metas()?;

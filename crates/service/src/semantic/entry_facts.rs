@@ -1,8 +1,8 @@
 //! The facts the in-process vector index filters on, kept small. A scan tests every entry, so
 //! each entry holds numbers — its scope, status and tags as ids into a table of the distinct
 //! values — and a find compiles its filters once against that table. Testing the full
-//! [`ItemFacts`] of each of 100k entries (strings behind pointers) cost twice the dot products
-//! themselves: 5.7 ms against 2.9 ms per scan.
+//! [`ItemFacts`] of every entry (strings behind pointers) cost more than the dot products
+//! themselves (docs/BENCHMARKS_HISTORY.md has the measurement).
 //!
 //! [`FactTable::compile`] turns each [`Clause`] of the shared filter rule (`Filters::clauses`)
 //! into its compact test, so [`CompiledFilter::admits`] decides exactly as [`Filters::admits`]

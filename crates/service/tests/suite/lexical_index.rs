@@ -4,6 +4,7 @@
 //! writes, deletes and purges leave the hits at once, an index built from another database is
 //! not trusted, and the index finds what the database's own full-text search finds.
 
+use super::common::{section, stored_ids};
 use cortex_lexical::Place;
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;
@@ -39,15 +40,6 @@ fn folder(dir: &Path) -> Option<Place> {
     Some(Place::Dir(dir.join("lexical")))
 }
 
-fn store(service: &MemoryService, items: Value) -> Vec<String> {
-    let r = service.store(&json!({ "items": items })).unwrap();
-    r.results.iter().map(|x| x.id.clone().expect("stored")).collect()
-}
-
-fn note(title: &str, body: &str) -> Value {
-    json!({"kind": "section", "data": {"title": title, "body": body}})
-}
-
 /// The ids found, as a set (ranking may differ between engines; membership may not).
 fn found(service: &MemoryService, args: Value) -> BTreeSet<String> {
     let mut args = args;
@@ -63,11 +55,11 @@ fn set(ids: &[&String]) -> BTreeSet<String> {
 fn a_deleted_or_damaged_index_is_built_again(db: &TestDb) {
     let dir = tempfile::tempdir().unwrap();
     let first = open(db, folder(dir.path()));
-    let ids = store(
+    let ids = stored_ids(
         &first,
         json!([
-            note("Webhook retries", "billing retries failed webhook deliveries"),
-            note("Cache", "redis holds sessions")
+            section("Webhook retries", "billing retries failed webhook deliveries"),
+            section("Cache", "redis holds sessions")
         ]),
     );
     assert_eq!(found(&first, json!({"query": "webhook deliveries"})), set(&[&ids[0]]));
@@ -89,7 +81,8 @@ fn a_deleted_or_damaged_index_is_built_again(db: &TestDb) {
 fn opening_an_index_reads_it_and_builds_nothing(db: &TestDb) {
     let dir = tempfile::tempdir().unwrap();
     let first = open(db, folder(dir.path()));
-    let ids = store(&first, json!([note("Webhook retries", "billing retries failed webhook deliveries")]));
+    let ids =
+        stored_ids(&first, json!([section("Webhook retries", "billing retries failed webhook deliveries")]));
     assert_eq!(found(&first, json!({"query": "webhook"})), set(&[&ids[0]]));
     drop(first);
     let segments = || -> BTreeSet<String> {
@@ -114,11 +107,11 @@ fn opening_an_index_reads_it_and_builds_nothing(db: &TestDb) {
 fn an_index_left_behind_catches_up_from_the_change_log(db: &TestDb) {
     let dir = tempfile::tempdir().unwrap();
     let indexed = open(db, folder(dir.path()));
-    let ids = store(
+    let ids = stored_ids(
         &indexed,
         json!([
-            note("Kafka consumer lag", "the consumer falls behind"),
-            note("Old runbook", "restart the gateway")
+            section("Kafka consumer lag", "the consumer falls behind"),
+            section("Old runbook", "restart the gateway")
         ]),
     );
     assert_eq!(found(&indexed, json!({"query": "gateway"})), set(&[&ids[1]]));
@@ -126,7 +119,7 @@ fn an_index_left_behind_catches_up_from_the_change_log(db: &TestDb) {
     // Another process, without the index, writes: an insert, an update that changes the
     // words, a delete.
     let other = open(db, None);
-    let new = store(&other, json!([note("Gateway timeouts", "raise the gateway timeout to 30 s")]));
+    let new = stored_ids(&other, json!([section("Gateway timeouts", "raise the gateway timeout to 30 s")]));
     other
         .store(&json!({"items": [{"operation": "upsert", "id": ids[0], "kind": "section",
             "data": {"title": "Kafka partitions", "body": "rebalance the partitions"}}]}))
@@ -143,9 +136,9 @@ fn two_processes_on_one_index_find_each_others_writes(db: &TestDb) {
     let (a, b) = (open(db, folder(dir.path())), open(db, folder(dir.path())));
     assert!(found(&a, json!({"query": "flamingo"})).is_empty());
     assert!(found(&b, json!({"query": "flamingo"})).is_empty());
-    let first = store(&a, json!([note("Flamingo rollout", "the flamingo flag ships on Monday")]));
+    let first = stored_ids(&a, json!([section("Flamingo rollout", "the flamingo flag ships on Monday")]));
     assert_eq!(found(&b, json!({"query": "flamingo"})), set(&[&first[0]]), "b finds a's write");
-    let second = store(&b, json!([note("Flamingo rollback", "how to turn the flamingo flag off")]));
+    let second = stored_ids(&b, json!([section("Flamingo rollback", "how to turn the flamingo flag off")]));
     assert_eq!(found(&a, json!({"query": "flamingo"})), set(&[&first[0], &second[0]]), "a finds b's write");
     a.store(&json!({"items": [{"operation": "delete", "id": first[0]}]})).unwrap();
     assert_eq!(
@@ -163,9 +156,9 @@ fn a_closing_service_commits_what_its_finds_read(db: &TestDb) {
     let dir = tempfile::tempdir().unwrap();
     let service = open(db, folder(dir.path()));
     assert!(found(&service, json!({"query": "heron"})).is_empty());
-    let ids = store(
+    let ids = stored_ids(
         &service,
-        json!([note("Heron queue", "the heron queue drains at night"), note("Egret", "egret heron")]),
+        json!([section("Heron queue", "the heron queue drains at night"), section("Egret", "egret heron")]),
     );
     assert_eq!(found(&service, json!({"query": "heron"})), set(&[&ids[0], &ids[1]]));
     service.store(&json!({"items": [{"operation": "delete", "id": ids[1]}]})).unwrap();
@@ -183,13 +176,13 @@ fn an_index_of_another_database_is_not_trusted(db: &TestDb) {
     let dir = tempfile::tempdir().unwrap();
     let elsewhere = TestDb::new(db.backend());
     let theirs = open(&elsewhere, folder(dir.path()));
-    store(&theirs, json!([note("Platypus", "the platypus service of another database")]));
+    stored_ids(&theirs, json!([section("Platypus", "the platypus service of another database")]));
     assert_eq!(found(&theirs, json!({"query": "platypus"})).len(), 1);
     drop(theirs);
     // The same folder, now for this database: nothing of the other one may show.
     let ours = open(db, folder(dir.path()));
     assert!(found(&ours, json!({"query": "platypus"})).is_empty());
-    let mine = store(&ours, json!([note("Platypus", "our own platypus")]));
+    let mine = stored_ids(&ours, json!([section("Platypus", "our own platypus")]));
     assert_eq!(found(&ours, json!({"query": "platypus"})), set(&[&mine[0]]));
 }
 
@@ -215,7 +208,7 @@ fn the_index_finds_what_the_database_search_finds(db: &TestDb) {
         }
         items.push(item);
     }
-    store(&indexed, Value::Array(items));
+    stored_ids(&indexed, Value::Array(items));
     let database = open(db, None);
     for args in [
         json!({"query": "alpha"}),
@@ -261,7 +254,8 @@ fn corrupt_segments(index: &Path) -> usize {
 /// `dir` holds a commit with it, in segment files.
 fn committed_note(db: &TestDb, dir: &Path) -> String {
     let first = open(db, folder(dir));
-    let ids = store(&first, json!([note("Webhook retries", "billing retries failed webhook deliveries")]));
+    let ids =
+        stored_ids(&first, json!([section("Webhook retries", "billing retries failed webhook deliveries")]));
     assert_eq!(found(&first, json!({"query": "webhook"})), set(&[&ids[0]]));
     ids[0].clone()
 }
@@ -276,7 +270,7 @@ fn a_corrupted_index_never_answers_empty(db: &TestDb) {
     assert_eq!(found(&serving, json!({"query": "webhook"})), set(&[&ids[0]]), "read from its commit");
     assert!(corrupt_segments(&dir.path().join("lexical")) > 0, "the index has segment files");
     assert_eq!(found(&serving, json!({"query": "webhook"})), set(&[&ids[0]]), "while serving");
-    let more = store(&serving, json!([note("Pangolin", "nightly pangolin snapshot")]));
+    let more = stored_ids(&serving, json!([section("Pangolin", "nightly pangolin snapshot")]));
     assert_eq!(found(&serving, json!({"query": "pangolin"})), set(&[&more[0]]), "a new write too");
     let rebuilt = serving.reindex_lexical(&mut |_, _| {}).unwrap();
     assert_eq!(rebuilt.items, 2, "reindex --lexical rebuilt it: {rebuilt:?}");

@@ -1,7 +1,7 @@
 //! Citations count for ranking only inside the caller's tenant bound: relations another org
 //! stores pointing at my items must not lift them in my finds. On every backend.
 
-use super::common::{id_of, open_at, section};
+use super::common::{at, open_at, section, stored_ids};
 use cortex_domain::Scope;
 use cortex_domain::ranking;
 use cortex_domain::tenant::Bound;
@@ -20,15 +20,6 @@ fn org_only(org: &str) -> InferredScope {
         scope: Scope { org: Some(org.into()), ..Scope::default() },
         ..InferredScope::fixed(org, "-", "-")
     }
-}
-
-fn at(org: &str, project: &str) -> Value {
-    json!({"org": org, "project": project, "branch": "main"})
-}
-
-fn store(service: &MemoryService, items: Value) -> Vec<String> {
-    let r = service.store(&json!({ "items": items })).unwrap();
-    (0..r.results.len()).map(|i| id_of(&r, i)).collect()
 }
 
 fn relation(scope: Value, from: &str, to: &str, relation_type: &str) -> Value {
@@ -53,7 +44,7 @@ fn citations_of(hits: &[(String, f64, f64)], id: &str) -> f64 {
 
 fn another_orgs_relations_pointing_at_my_item_do_not_change_my_ranking(db: &TestDb) {
     let local = open_at(db, "main");
-    let mine = store(
+    let mine = stored_ids(
         &local,
         json!([
             section("Webhook retry policy", "Retries back off."),
@@ -63,14 +54,16 @@ fn another_orgs_relations_pointing_at_my_item_do_not_change_my_ranking(db: &Test
     );
     let (plain, cited, my_source) = (&mine[0], &mine[1], &mine[2]);
     // One relation of my own tenant pointing at `cited`.
-    store(&local, json!([relation(at("acme", "api"), my_source, cited, "cites")]));
+    stored_ids(&local, json!([relation(at("acme", "api"), my_source, cited, "cites")]));
     // Three of another org's: the local user may link from outside any project to anywhere.
     let globex =
         MemoryService::open(&Config::new(db.target().clone(), org_only("globex"), EmbedderChoice::None))
             .unwrap();
-    let theirs =
-        store(&globex, json!([{"kind": "entity", "data": {"entity_type": "service", "name": "gateway"}}]));
-    let foreign = store(
+    let theirs = stored_ids(
+        &globex,
+        json!([{"kind": "entity", "data": {"entity_type": "service", "name": "gateway"}}]),
+    );
+    let foreign = stored_ids(
         &globex,
         json!(["cites", "uses", "extends"].map(|t| relation(json!({"org": "globex"}), &theirs[0], cited, t))),
     );
@@ -93,7 +86,7 @@ fn another_orgs_relations_pointing_at_my_item_do_not_change_my_ranking(db: &Test
     // The other org takes its relations back: my order and every citations part stay as they
     // were. (Relevance may move a little: BM25 weighs words over the whole index.)
     let deletes: Vec<Value> = foreign.iter().map(|id| json!({"operation": "delete", "id": id})).collect();
-    store(&local, Value::from(deletes));
+    stored_ids(&local, Value::from(deletes));
     let without_theirs = ranked(&key, query);
     let parts = |hits: &[(String, f64, f64)]| hits.iter().map(|h| (h.0.clone(), h.2)).collect::<Vec<_>>();
     assert_eq!(parts(&with_theirs), parts(&without_theirs));

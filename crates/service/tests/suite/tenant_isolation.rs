@@ -6,6 +6,7 @@
 //! and shows that nothing of them comes back and nothing of them changes (the export of their
 //! items is the same before and after). On every backend.
 
+use super::common::at;
 use cortex_domain::tenant::Bound;
 use cortex_service::config::embedder_from_env;
 use cortex_service::response::{FindResponse, ItemStatus, StoreResponse};
@@ -48,10 +49,6 @@ fn store(service: &MemoryService, items: Value) -> StoreResponse {
 
 fn ids(r: &StoreResponse) -> Vec<String> {
     r.results.iter().map(|r| r.id.clone().unwrap_or_else(|| panic!("not stored: {r:?}"))).collect()
-}
-
-fn at(org: &str, project: &str) -> Value {
-    json!({"org": org, "project": project, "branch": "main"})
 }
 
 /// Two tenants' worth of webhook knowledge, alike in words so every search could mix them.

@@ -49,6 +49,17 @@ pub fn section(title: &str, body: &str) -> Value {
     json!({"kind": "section", "data": {"title": title, "body": body}})
 }
 
+/// A scope on `org`/`project`, branch main.
+pub fn at(org: &str, project: &str) -> Value {
+    json!({"org": org, "project": project, "branch": "main"})
+}
+
+/// Stores `items` through `service`; the id of each, every one of which must be stored.
+pub fn stored_ids(service: &MemoryService, items: Value) -> Vec<String> {
+    let r = service.store(&json!({ "items": items })).unwrap();
+    r.results.iter().map(|x| x.id.clone().unwrap_or_else(|| panic!("not stored: {x:?}"))).collect()
+}
+
 pub fn id_of(r: &StoreResponse, i: usize) -> String {
     r.results[i].id.clone().unwrap()
 }

@@ -8,6 +8,7 @@
 //! own words in the transcript say it was asked), and never a session that stored something
 //! or changed nothing.
 
+use cortex_domain::Tool;
 use serde_json::Value;
 
 /// Ends every reminder: finding it in a transcript means this session was asked already.
@@ -139,7 +140,8 @@ impl Activity {
 /// `memory_store` as the model calls it: bare, or behind a client's server prefix
 /// (`mcp__cortex__memory_store`, `mcp__plugin_cortex_cortex__memory_store`, `cortex__memory_store`).
 fn is_store(name: &str) -> bool {
-    name == "memory_store" || name.ends_with("__memory_store")
+    let bare = name.rsplit_once("__").map_or(name, |(_, tool)| tool);
+    Tool::parse(bare) == Some(Tool::Store)
 }
 
 /// What the hook answers.

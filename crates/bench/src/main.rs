@@ -46,7 +46,6 @@ fn main() -> ExitCode {
 /// for `cortex` (read through the same settings table).
 fn init_logging() -> Result<(), String> {
     let level = cortex_service::settings::LOG.get(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
-    let level = level.parse::<tracing::Level>().unwrap_or(tracing::Level::INFO);
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_max_level(level).with_ansi(false).init();
     Ok(())
 }

@@ -57,8 +57,8 @@ fn env(name: &str) -> Option<String> {
 /// level, `CORTEX_LOG_FORMAT` the shape of a line: `text` for people, or `json` (one object per
 /// line, its fields at the top level, for a log shipper). Both were checked in `main`.
 fn init_logging() {
-    let level = settings::LOG.get(env).ok().and_then(|l| l.parse::<tracing::Level>().ok());
-    let json = settings::LOG_FORMAT.get(env).is_ok_and(|f| f == "json");
+    let level = settings::LOG.get(env).ok();
+    let json = matches!(settings::LOG_FORMAT.get(env), Ok(settings::LogFormat::Json));
     let builder = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_max_level(level.unwrap_or(tracing::Level::INFO))

@@ -194,8 +194,8 @@ pub fn embedder_from_env() -> Result<EmbedderChoice, ConfigError> {
 
 fn embedder_from_vars(var: impl Fn(&str) -> Option<String>) -> Result<EmbedderChoice, ConfigError> {
     Ok(match settings::EMBEDDER.get(&var)? {
-        "none" => EmbedderChoice::None,
-        "openai" => {
+        settings::EmbedderKind::None => EmbedderChoice::None,
+        settings::EmbedderKind::OpenAi => {
             let key_variable = settings::OPENAI_API_KEY_ENV.get(&var)?;
             EmbedderChoice::OpenAi(OpenAiConfig {
                 base_url: settings::OPENAI_BASE_URL.get(&var)?,
@@ -203,7 +203,7 @@ fn embedder_from_vars(var: impl Fn(&str) -> Option<String>) -> Result<EmbedderCh
                 api_key: var(&key_variable).map(|v| v.trim().to_string()).filter(|v| !v.is_empty()),
             })
         }
-        _ => EmbedderChoice::Local {
+        settings::EmbedderKind::Local => EmbedderChoice::Local {
             model_dir: cortex_embed::locate_model(settings::MODEL_DIR.get(&var)?).dir,
             precision: settings::EMBED_PRECISION.get(&var)?,
         },

@@ -45,7 +45,7 @@ pub fn server_env(
 pub fn passed_through(env: impl Fn(&str) -> Option<String>) -> Vec<String> {
     // `main` checked both already; a value they refuse carries nothing.
     match settings::EMBEDDER.get(&env) {
-        Ok("openai") => settings::OPENAI_API_KEY_ENV.get(&env).into_iter().collect(),
+        Ok(settings::EmbedderKind::OpenAi) => settings::OPENAI_API_KEY_ENV.get(&env).into_iter().collect(),
         _ => Vec::new(),
     }
 }

@@ -132,30 +132,41 @@ impl Kind for Fraction {
     }
 }
 
-/// One word of a fixed list, compared without regard to case.
-pub struct Choice {
-    pub default: &'static str,
-    pub choices: &'static [&'static str],
+/// One word of a fixed list, compared without regard to case, read as the typed value it
+/// names: the code matches on the value, never on the word.
+pub struct Choice<T: 'static> {
+    pub default: T,
+    /// Each word and the value it stands for, in the order the hint lists them.
+    pub choices: &'static [(&'static str, T)],
 }
 
-impl Kind for Choice {
-    type Value = &'static str;
+impl<T: Copy + PartialEq> Choice<T> {
+    fn word_of(&self, value: T) -> &'static str {
+        self.choices.iter().find(|(_, v)| *v == value).map_or("?", |(word, _)| word)
+    }
+}
 
-    fn parse(&self, text: &str) -> Result<&'static str, Refusal> {
-        self.choices.iter().copied().find(|c| c.eq_ignore_ascii_case(text)).ok_or_else(|| {
-            Refusal::new(
-                "is not one of the choices",
-                format!("expected {} (default {})", self.choices.join(", "), self.default),
-            )
-        })
+impl<T: Copy + PartialEq> Kind for Choice<T> {
+    type Value = T;
+
+    fn parse(&self, text: &str) -> Result<T, Refusal> {
+        self.choices.iter().find(|(word, _)| word.eq_ignore_ascii_case(text)).map(|(_, v)| *v).ok_or_else(
+            || {
+                let words: Vec<&str> = self.choices.iter().map(|(word, _)| *word).collect();
+                Refusal::new(
+                    "is not one of the choices",
+                    format!("expected {} (default {})", words.join(", "), self.word_of(self.default)),
+                )
+            },
+        )
     }
 
-    fn default_value(&self) -> &'static str {
+    fn default_value(&self) -> T {
         self.default
     }
 
     fn default_text(&self) -> String {
-        self.default.to_string()
+        self.word_of(self.default).to_string()
     }
 
     fn refuses(&self) -> Vec<String> {
@@ -265,10 +276,11 @@ mod tests {
     }
 
     #[test]
-    fn a_choice_is_read_without_regard_to_case_and_given_back_as_listed() {
-        let kind = Choice { default: "a", choices: &["alpha", "beta"] };
-        assert_eq!(kind.parse("BETA"), Ok("beta"));
-        assert!(kind.parse("gamma").unwrap_err().hint.contains("alpha, beta"));
+    fn a_choice_is_read_without_regard_to_case_as_the_value_it_names() {
+        let kind = Choice { default: 1, choices: &[("alpha", 1), ("beta", 2)] };
+        assert_eq!(kind.parse("BETA"), Ok(2));
+        assert_eq!(kind.default_text(), "alpha");
+        assert!(kind.parse("gamma").unwrap_err().hint.contains("expected alpha, beta (default alpha)"));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use cortex_domain::near_duplicate::{DEFAULT_THRESHOLD, DEFAULT_WINDOW_DAYS};
 use cortex_embed::{PRECISION_VALUES, Precision};
 use cortex_store::{DEFAULT_POOL_SIZE, DbTarget};
 use std::path::PathBuf;
+use tracing::Level;
 
 pub const DB: Setting<Optional<DbTarget>> = Setting {
     name: "CORTEX_DB",
@@ -58,22 +59,56 @@ pub const BRANCH: Setting<Optional<String>> = Setting {
     kind: Optional { when_unset: "inferred: git HEAD, else main", parse: branch, refuses: &["a\tb"] },
     doc: "overrides the inferred branch",
 };
-pub const LOG: Setting<Choice> = Setting {
+pub const LOG: Setting<Choice<Level>> = Setting {
     name: "CORTEX_LOG",
     flag: None,
-    kind: Choice { default: "info", choices: &["error", "warn", "info", "debug", "trace"] },
+    kind: Choice {
+        default: Level::INFO,
+        choices: &[
+            ("error", Level::ERROR),
+            ("warn", Level::WARN),
+            ("info", Level::INFO),
+            ("debug", Level::DEBUG),
+            ("trace", Level::TRACE),
+        ],
+    },
     doc: "the log level; logs go to stderr only",
 };
-pub const LOG_FORMAT: Setting<Choice> = Setting {
+/// The shape of a log line (`CORTEX_LOG_FORMAT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+pub const LOG_FORMAT: Setting<Choice<LogFormat>> = Setting {
     name: "CORTEX_LOG_FORMAT",
     flag: None,
-    kind: Choice { default: "text", choices: &["text", "json"] },
+    kind: Choice {
+        default: LogFormat::Text,
+        choices: &[("text", LogFormat::Text), ("json", LogFormat::Json)],
+    },
     doc: "`text` for people, or `json`: one JSON object per line, for a log shipper (fields and redaction: [LOGGING.md](LOGGING.md))",
 };
-pub const EMBEDDER: Setting<Choice> = Setting {
+/// Which embedder computes vectors (`CORTEX_EMBEDDER`); its own settings are read with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmbedderKind {
+    Local,
+    OpenAi,
+    None,
+}
+
+pub const EMBEDDER: Setting<Choice<EmbedderKind>> = Setting {
     name: "CORTEX_EMBEDDER",
     flag: None,
-    kind: Choice { default: "local", choices: &["local", "openai", "none"] },
+    kind: Choice {
+        default: EmbedderKind::Local,
+        choices: &[
+            ("local", EmbedderKind::Local),
+            ("openai", EmbedderKind::OpenAi),
+            ("none", EmbedderKind::None),
+        ],
+    },
     doc: "`local`: all-MiniLM-L6-v2 in-process, loaded on first use; `openai`: an OpenAI-compatible endpoint; `none`: lexical only. Changing it on a memory that has vectors needs `cortex reindex`",
 };
 pub const OPENAI_BASE_URL: Setting<Parsed<String>> = Setting {

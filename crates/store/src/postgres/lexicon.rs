@@ -7,9 +7,9 @@
 //! applies them in one statement, in word order, so concurrent batches lock lexicon rows in the
 //! same order and cannot deadlock on them.
 
+use super::conn::Sql;
 use crate::Result;
 use cortex_domain::query::{is_stopword, words_of};
-use postgres::GenericClient;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Longer "words" are identifiers or noise, never worth suggesting.
@@ -39,7 +39,7 @@ impl LexiconDelta {
         }
     }
 
-    pub fn apply(self, client: &mut impl GenericClient) -> Result<()> {
+    pub fn apply(self, client: &mut impl Sql) -> Result<()> {
         let (terms, counts): (Vec<String>, Vec<i64>) = self.0.into_iter().filter(|(_, n)| *n != 0).unzip();
         if terms.is_empty() {
             return Ok(());

@@ -5,5 +5,6 @@ mod change_log;
 mod conformance;
 mod corrupt_rows;
 mod filters;
+mod kept_statements;
 mod readiness;
 mod shared_database;

@@ -12,7 +12,7 @@ use serde_json::json;
 use std::sync::{Arc, Barrier};
 use uuid::Uuid;
 
-fn record(i: usize, key: Option<&str>) -> Record {
+pub(crate) fn record(i: usize, key: Option<&str>) -> Record {
     Record {
         id: Uuid::now_v7(),
         kind: Kind::Todo,

@@ -13,6 +13,7 @@
 
 mod chain;
 mod changes;
+mod clock;
 mod conn;
 mod expected;
 mod graph;
@@ -62,6 +63,7 @@ pub struct PostgresStore {
     replica: bool,
     /// Vector dimensions known to have their HNSW index.
     indexed_dimensions: std::sync::Mutex<Vec<usize>>,
+    clock: clock::Clock,
 }
 
 impl PostgresStore {
@@ -99,6 +101,7 @@ impl PostgresStore {
             reads,
             replica: read_url.is_some(),
             indexed_dimensions: Default::default(),
+            clock: Default::default(),
         })
     }
 
@@ -210,7 +213,7 @@ impl ItemWrites for PostgresStore {
     }
 
     fn now(&self) -> Result<i64> {
-        self.on_primary(|c| Ok(c.query_one(NOW_MS, &[])?.try_get(0)?))
+        self.clock.now(|| self.on_primary(|c| Ok(c.query_one(NOW_MS, &[])?.try_get(0)?)))
     }
 }
 

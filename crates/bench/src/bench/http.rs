@@ -127,21 +127,29 @@ fn bench_one(
         auto_percent: 0,
     };
     let mut rows = Vec::new();
+    let mut costs = Vec::new();
     {
         let server = Server::start(db, load.semantic, UNLIMITED)?;
-        let outcome = http_load::apply(&team, &Target { url: server.url.clone(), key: None });
+        let target = Target { url: server.url.clone(), key: None };
+        let (outcome, cost) =
+            measured(backend, db, &server, "team profile, no key", || http_load::apply(&team, &target));
         rows.extend(http_load::rows(backend, size, &team, &outcome, server.pid(), "none"));
+        costs.extend(cost);
     }
     let key = create_key(db)?;
     let gate = time_gate(backend, db, &key)?;
     {
         let server = Server::start(db, load.semantic, UNLIMITED)?;
         let target = Target { url: server.url.clone(), key: Some(key) };
-        let outcome = http_load::apply(&team, &target);
+        let (outcome, cost) =
+            measured(backend, db, &server, "team profile, API key", || http_load::apply(&team, &target));
         rows.extend(http_load::rows(backend, size, &team, &outcome, server.pid(), "API key"));
+        costs.extend(cost);
         let before = super::cpu::process_cpu(server.pid());
-        let outcome = http_load::apply(&acceptance, &target);
+        let (outcome, cost) =
+            measured(backend, db, &server, "acceptance profile", || http_load::apply(&acceptance, &target));
         rows.extend(http_load::rows(backend, size, &acceptance, &outcome, server.pid(), "API key"));
+        costs.extend(cost);
         if let (Some(before), Some(after)) = (before, super::cpu::process_cpu(server.pid())) {
             let (user, system) = super::cpu::per_request(before, after, outcome.latencies.len());
             output::line(&format!(
@@ -150,7 +158,36 @@ fn bench_one(
             ));
         }
     }
+    costs.iter().for_each(|line| output::line(line));
     Ok((rows, gate))
+}
+
+/// Runs a load; on PostgreSQL, also what each request cost: the server's CPU and the database
+/// backends' (`pg_cost`), as a line to print after the table.
+fn measured(
+    backend: &str,
+    db: &str,
+    server: &Server,
+    what: &str,
+    run: impl FnOnce() -> http_load::Outcome,
+) -> (http_load::Outcome, Option<String>) {
+    if backend != "postgres" {
+        return (run(), None);
+    }
+    let (server_before, pg_before) = (super::cpu::process_cpu(server.pid()), super::pg_cost::read(db));
+    let outcome = run();
+    let (server_after, pg_after) = (super::cpu::process_cpu(server.pid()), super::pg_cost::read(db));
+    let requests = outcome.latencies.len();
+    let line = super::pg_cost::line(what, pg_before, pg_after, requests).map(|line| {
+        match server_before.zip(server_after) {
+            Some((before, after)) => {
+                let (user, system) = super::cpu::per_request(before, after, requests);
+                format!("{line}; the server's CPU {:.0} µs", user + system)
+            }
+            None => line,
+        }
+    });
+    (outcome, line)
 }
 
 /// A key for the benchmark's scope, with a rate no run reaches: the run measures the checks,

@@ -20,6 +20,7 @@ mod flood_hints;
 mod graph;
 mod http;
 mod http_load;
+mod pg_cost;
 mod prose;
 mod prose_corpus;
 mod purge;

@@ -2,10 +2,11 @@
 //! items against their last record) and the server's own report of damaged pages. The chain
 //! itself is written by the `audit_log_chain` trigger (migration 0008).
 
+use super::conn::{Conn, Sql};
 use crate::audit_chain::{ChainRecord, TrailMismatch};
 use crate::item_trail::{self, LastRecord, StoredColumns};
 use crate::{AuditQuery, AuditRecord, Result};
-use postgres::{Client, Row};
+use postgres::Row;
 
 /// The columns [`chain_record`] reads, in order.
 const CHAIN_COLUMNS: &str = "seq, at, operation, item_id::text, kind, org, project, branch, service, sprint, \
@@ -35,13 +36,13 @@ fn chain_record(row: &Row) -> Result<ChainRecord> {
 }
 
 /// Up to `limit` records after `after`, oldest first.
-pub fn chain_page(client: &mut Client, after: i64, limit: usize) -> Result<Vec<ChainRecord>> {
+pub fn chain_page(client: &mut Conn, after: i64, limit: usize) -> Result<Vec<ChainRecord>> {
     let sql = format!("SELECT {CHAIN_COLUMNS} FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2");
     client.query(&sql, &[&after, &(limit as i64)])?.iter().map(chain_record).collect()
 }
 
 /// Audit records, oldest first: one item's, or those at or after `since`.
-pub fn audit(client: &mut Client, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
+pub fn audit(client: &mut Conn, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
     let sql = format!(
         "SELECT {CHAIN_COLUMNS} FROM audit_log WHERE ($1::uuid IS NULL OR item_id = $1) \
          AND ($2::bigint IS NULL OR at >= $2) ORDER BY seq LIMIT $3"
@@ -51,13 +52,13 @@ pub fn audit(client: &mut Client, query: &AuditQuery) -> Result<Vec<AuditRecord>
 }
 
 /// The record just before the newest `n`.
-pub fn record_before_last(client: &mut Client, n: usize) -> Result<Option<ChainRecord>> {
+pub fn record_before_last(client: &mut Conn, n: usize) -> Result<Option<ChainRecord>> {
     let sql = format!("SELECT {CHAIN_COLUMNS} FROM audit_log ORDER BY seq DESC LIMIT 1 OFFSET $1");
     client.query_opt(&sql, &[&(n as i64)])?.as_ref().map(chain_record).transpose()
 }
 
 /// The record with this seq.
-pub fn chain_record_at(client: &mut Client, seq: i64) -> Result<Option<ChainRecord>> {
+pub fn chain_record_at(client: &mut Conn, seq: i64) -> Result<Option<ChainRecord>> {
     let sql = format!("SELECT {CHAIN_COLUMNS} FROM audit_log WHERE seq = $1");
     client.query_opt(&sql, &[&seq])?.as_ref().map(chain_record).transpose()
 }
@@ -68,7 +69,7 @@ const TRAIL_PAGE: i64 = 1_000;
 /// Items whose state their trail does not explain, at most `limit`: every item read page by
 /// page and checked column by column ([`item_trail::check`]), then the items that are gone
 /// without a purge record.
-pub fn trail_mismatches(client: &mut Client, limit: usize) -> Result<Vec<TrailMismatch>> {
+pub fn trail_mismatches(client: &mut Conn, limit: usize) -> Result<Vec<TrailMismatch>> {
     let mut found = Vec::new();
     let mut after = String::new();
     while found.len() < limit {
@@ -138,7 +139,7 @@ pub fn trail_mismatches(client: &mut Client, limit: usize) -> Result<Vec<TrailMi
 
 /// The server verifies its own pages (data checksums, when the cluster has them on): the
 /// checksum failures it counted in this database are what there is to report.
-pub fn integrity_problems(client: &mut Client) -> Result<Vec<String>> {
+pub fn integrity_problems(client: &mut Conn) -> Result<Vec<String>> {
     let row = client.query_one(
         "SELECT coalesce(checksum_failures, 0), current_setting('data_checksums') FROM pg_stat_database \
          WHERE datname = current_database()",

@@ -6,8 +6,9 @@
 //! of its entries are visible now); entries of younger transactions that were visible are
 //! returned and read again next time, with whatever those still running add once committed.
 
+use super::conn::{Conn, Sql};
 use crate::{ChangeCursor, Changes, Result};
-use postgres::{Client, IsolationLevel};
+use postgres::IsolationLevel;
 use uuid::Uuid;
 
 /// The oldest transaction still running, as of the current snapshot.
@@ -23,7 +24,7 @@ const XMIN: &str = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint
 /// transaction finished; a writer at or past it is running but not listed) are part of the
 /// counter, so it moves when any writer running at the read ends. Hashed into one number:
 /// equal counters mean equal (sequence, xmax, running set) but for a 2⁻⁶⁴ chance.
-pub fn counter(client: &mut Client) -> Result<i64> {
+pub fn counter(client: &mut Conn) -> Result<i64> {
     let row = client.query_one(
         "SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM items_changes), \
                 pg_snapshot_xmax(s)::text::bigint, \
@@ -40,15 +41,16 @@ pub fn counter(client: &mut Client) -> Result<i64> {
 }
 
 /// Where a reader that loads everything now starts: the oldest transaction still running.
-pub fn head(client: &mut Client) -> Result<ChangeCursor> {
+pub fn head(client: &mut Conn) -> Result<ChangeCursor> {
     let txn = client.query_one(XMIN, &[])?.try_get(0)?;
     Ok(ChangeCursor { txn, seq: 0 })
 }
 
 /// Up to `limit` entries after `cursor`, in one snapshot.
-pub fn since(client: &mut Client, cursor: ChangeCursor, limit: usize) -> Result<Changes> {
-    let mut tx =
-        client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start()?;
+pub fn since(client: &mut Conn, cursor: ChangeCursor, limit: usize) -> Result<Changes> {
+    let mut tx = client.build_transaction(|build| {
+        build.isolation_level(IsolationLevel::RepeatableRead).read_only(true).start()
+    })?;
     // The first statement takes the snapshot every later one reads.
     let xmin: i64 = tx.query_one(XMIN, &[])?.try_get(0)?;
     let pruned = tx.query_one("SELECT txn, seq FROM change_log_pruned WHERE id = 1", &[])?;

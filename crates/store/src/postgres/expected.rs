@@ -2,11 +2,11 @@
 //! so every other item writer has committed or waits), each item the batch was checked against
 //! must still be as the check saw it; its row stays locked until commit.
 
+use super::conn::{Sql, Tx};
 use crate::{ExpectedState, Result, StoreError};
-use postgres::Transaction;
 
 /// `Err(Conflict)` naming the first item that changed (or went) since it was checked.
-pub fn check(tx: &mut Transaction<'_>, expected: &[ExpectedState]) -> Result<()> {
+pub fn check(tx: &mut Tx<'_>, expected: &[ExpectedState]) -> Result<()> {
     for e in expected {
         let row = tx.query_opt(
             "SELECT content_hash, status, updated_at, deleted_at IS NOT NULL FROM items WHERE id = $1 FOR UPDATE",

@@ -1,13 +1,13 @@
 //! Reading the knowledge graph's links (relations and observations) by their indexed ends.
 
+use super::conn::{Conn, Sql};
 use super::params::Params;
 use super::read::filter_sql;
 use super::row::{FACTS, facts_at};
 use crate::{Filters, Link, Result};
-use postgres::Client;
 use uuid::Uuid;
 
-pub fn links(client: &mut Client, ids: &[Uuid]) -> Result<Vec<Link>> {
+pub fn links(client: &mut Conn, ids: &[Uuid]) -> Result<Vec<Link>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -38,7 +38,7 @@ pub fn links(client: &mut Client, ids: &[Uuid]) -> Result<Vec<Link>> {
         .collect()
 }
 
-pub fn incoming_links(client: &mut Client, ids: &[Uuid], relations: &Filters) -> Result<Vec<(Uuid, i64)>> {
+pub fn incoming_links(client: &mut Conn, ids: &[Uuid], relations: &Filters) -> Result<Vec<(Uuid, i64)>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }

@@ -2,9 +2,10 @@
 //! any change but one revocation, and write the audit records. A write takes the audit
 //! chain's lock first, as every audited transaction does (see `super::AUDIT_LOCK`).
 
+use super::conn::{Conn, Sql};
 use crate::{ApiKeyRow, Result, StoreError};
 use cortex_domain::api_key::Role;
-use postgres::{Client, Row};
+use postgres::Row;
 
 const COLUMNS: &str =
     "name, lookup, secret_hash, org, projects, role, rate_per_second, created_at, expires_at, revoked_at";
@@ -28,7 +29,7 @@ fn key(r: &Row) -> Result<ApiKeyRow> {
     })
 }
 
-pub fn create(client: &mut Client, k: &ApiKeyRow) -> Result<bool> {
+pub fn create(client: &mut Conn, k: &ApiKeyRow) -> Result<bool> {
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&super::AUDIT_LOCK])?;
     let inserted = tx.execute(
@@ -53,7 +54,7 @@ pub fn create(client: &mut Client, k: &ApiKeyRow) -> Result<bool> {
     Ok(inserted == 1)
 }
 
-pub fn all(client: &mut Client) -> Result<Vec<ApiKeyRow>> {
+pub fn all(client: &mut Conn) -> Result<Vec<ApiKeyRow>> {
     client
         .query(&format!("SELECT {COLUMNS} FROM api_keys ORDER BY created_at, name"), &[])?
         .iter()
@@ -61,7 +62,7 @@ pub fn all(client: &mut Client) -> Result<Vec<ApiKeyRow>> {
         .collect()
 }
 
-pub fn by_lookup(client: &mut Client, lookup: &str) -> Result<Option<ApiKeyRow>> {
+pub fn by_lookup(client: &mut Conn, lookup: &str) -> Result<Option<ApiKeyRow>> {
     client
         .query_opt(&format!("SELECT {COLUMNS} FROM api_keys WHERE lookup = $1"), &[&lookup])?
         .as_ref()
@@ -69,7 +70,7 @@ pub fn by_lookup(client: &mut Client, lookup: &str) -> Result<Option<ApiKeyRow>>
         .transpose()
 }
 
-pub fn revoke(client: &mut Client, name: &str, at: i64) -> Result<bool> {
+pub fn revoke(client: &mut Conn, name: &str, at: i64) -> Result<bool> {
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&super::AUDIT_LOCK])?;
     let changed = tx.execute(
@@ -80,6 +81,6 @@ pub fn revoke(client: &mut Client, name: &str, at: i64) -> Result<bool> {
     Ok(changed == 1)
 }
 
-pub fn any(client: &mut Client) -> Result<bool> {
+pub fn any(client: &mut Conn) -> Result<bool> {
     Ok(client.query_opt("SELECT 1 FROM api_keys LIMIT 1", &[])?.is_some())
 }

@@ -12,12 +12,15 @@
 
 mod chain;
 mod changes;
+mod clock;
+mod conn;
 mod expected;
 mod graph;
 mod keys;
 mod migrate;
 mod neighbours;
 mod params;
+mod pool;
 mod preflight;
 mod purge;
 mod read;
@@ -35,14 +38,12 @@ use crate::{
     LexicalQuery, LexicalSearch, Link, Maintenance, Metadata, Neighbour, PoolConfig, Reembedding, Result,
     Stats, StoreError, StoredItem, VectorRow, WriteContext, WriteOp, WriteOutcome,
 };
+use conn::{Conn, Sql};
 use cortex_domain::graph::Cascade;
-use r2d2_postgres::PostgresConnectionManager;
-use std::time::Duration;
+use pool::{Pool, Pooled};
 use uuid::Uuid;
 
 pub use migrate::MIGRATIONS;
-
-type Pool = r2d2::Pool<PostgresConnectionManager<tls::Tls>>;
 
 /// The database's clock in epoch ms: the one time every client of a shared server agrees on.
 pub(crate) const NOW_MS: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
@@ -50,9 +51,6 @@ pub(crate) const NOW_MS: &str = "SELECT (extract(epoch FROM clock_timestamp()) *
 /// The transaction lock the audit chain's trigger takes (migration 0008 repeats the value):
 /// a writing transaction takes it first, so writers never wait on each other in a cycle.
 pub(crate) const AUDIT_LOCK: i64 = 0x636f_7274_6175;
-
-/// How long a caller waits for a free pooled connection.
-const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct PostgresStore {
     label: String,
@@ -63,6 +61,7 @@ pub struct PostgresStore {
     replica: bool,
     /// Vector dimensions known to have their HNSW index.
     indexed_dimensions: std::sync::Mutex<Vec<usize>>,
+    clock: clock::Clock,
 }
 
 impl PostgresStore {
@@ -100,15 +99,50 @@ impl PostgresStore {
             reads,
             replica: read_url.is_some(),
             indexed_dimensions: Default::default(),
+            clock: Default::default(),
         })
     }
 
-    fn primary(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<tls::Tls>>> {
-        Ok(self.primary.get()?)
+    /// A connection of the primary for a write, asked whether it is alive even if it answered
+    /// lately: a write that fails part way through is not simply run again.
+    fn primary(&self) -> Result<Pooled> {
+        let mut last = None;
+        for _ in 0..=self.primary.max_size() {
+            let mut conn = self.primary.get()?;
+            match conn.ping() {
+                Ok(()) => return Ok(conn),
+                // Dropped, the broken connection leaves the pool.
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.map_or_else(|| StoreError::Corrupt("no connection".into()), StoreError::from))
     }
 
-    fn reads(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<tls::Tls>>> {
-        Ok(self.reads.get()?)
+    /// Runs a read on a connection of `pool`, again on another one while the connection it
+    /// ran on turns out closed (the server restarted, or ended its backend, since it last
+    /// answered): a read can be repeated, and the pool's other idle connections may be as dead.
+    fn read<T>(&self, pool: &Pool, read: impl Fn(&mut Conn) -> Result<T>) -> Result<T> {
+        let mut attempts = pool.max_size() + 1;
+        loop {
+            let mut conn = pool.get()?;
+            match read(&mut conn) {
+                Err(e) if conn.is_lost() && attempts > 1 => {
+                    tracing::debug!("a pooled connection was closed; reading on another: {e}");
+                    attempts -= 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// A read on the primary (see [`Self::read`]).
+    fn on_primary<T>(&self, read: impl Fn(&mut Conn) -> Result<T>) -> Result<T> {
+        self.read(&self.primary, read)
+    }
+
+    /// A read on the read pool (a replica when there is one; see [`Self::read`]).
+    fn on_reads<T>(&self, read: impl Fn(&mut Conn) -> Result<T>) -> Result<T> {
+        self.read(&self.reads, read)
     }
 
     /// Removes every item, vector and recorded embedding model: for a scratch
@@ -139,11 +173,7 @@ impl PostgresStore {
 }
 
 fn build_pool(config: postgres::Config, tls: tls::Tls, size: u32, label: &str) -> Result<Pool> {
-    r2d2::Pool::builder()
-        .max_size(size.max(1))
-        .min_idle(Some(1))
-        .connection_timeout(CHECKOUT_TIMEOUT)
-        .build(PostgresConnectionManager::new(config, tls))
+    pool::build(config, tls, size)
         .map_err(|e| StoreError::Open { path: label.to_string(), reason: e.to_string() })
 }
 
@@ -176,81 +206,81 @@ fn connect_reason(e: &postgres::Error) -> String {
 impl ItemWrites for PostgresStore {
     fn write_batch_as(&self, ops: &[WriteOp], context: &WriteContext) -> Result<Vec<WriteOutcome>> {
         let mut conn = self.primary()?;
-        vector_index::ensure_vector_indexes(&mut conn, ops, &self.indexed_dimensions)?;
+        vector_index::ensure_vector_indexes(conn.client(), ops, &self.indexed_dimensions)?;
         write::apply_batch(&mut conn, ops, context)
     }
 
     fn now(&self) -> Result<i64> {
-        Ok(self.primary()?.query_one(NOW_MS, &[])?.try_get(0)?)
+        self.clock.now(|| self.on_primary(|c| Ok(c.query_one(NOW_MS, &[])?.try_get(0)?)))
     }
 }
 
 impl ItemReads for PostgresStore {
     fn get(&self, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
         // The primary: a caller reading what it just wrote must see it.
-        read::get(&mut *self.primary()?, ids)
+        self.on_primary(|c| read::get(c, ids))
     }
 
     fn recent(&self, filters: &Filters, limit: usize) -> Result<Vec<StoredItem>> {
-        read::recent(&mut *self.reads()?, filters, limit)
+        self.on_reads(|c| read::recent(c, filters, limit))
     }
 
     fn natural_key_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
         // The primary: the answer decides a write.
-        read::natural_key_owner(&mut *self.primary()?, scope, key)
+        self.on_primary(|c| read::natural_key_owner(c, scope, key))
     }
 
     fn idempotency_owner(&self, scope: &cortex_domain::Scope, key: &str) -> Result<Option<Uuid>> {
         // The primary: the answer decides a write.
-        read::idempotency_owner(&mut *self.primary()?, scope, key)
+        self.on_primary(|c| read::idempotency_owner(c, scope, key))
     }
 
     fn session_neighbours(&self, ids: &[Uuid], filters: &Filters, window: usize) -> Result<Vec<Neighbour>> {
-        neighbours::session_neighbours(&mut *self.reads()?, ids, filters, window)
+        self.on_reads(|c| neighbours::session_neighbours(c, ids, filters, window))
     }
 
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
-        chain::audit(&mut *self.reads()?, query)
+        self.on_reads(|c| chain::audit(c, query))
     }
 }
 
 impl LexicalSearch for PostgresStore {
     fn search_lexical(&self, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
-        read::search(&mut *self.reads()?, query)
+        self.on_reads(|c| read::search(c, query))
     }
 
     fn count_lexical(&self, query: &LexicalQuery, cap: usize) -> Result<usize> {
-        read::count(&mut *self.reads()?, query, cap)
+        self.on_reads(|c| read::count(c, query, cap))
     }
 }
 
 impl ChangeFeed for PostgresStore {
     fn vector_rows(&self, ids: Option<&[Uuid]>) -> Result<Vec<VectorRow>> {
-        read::vector_rows(&mut *self.primary()?, ids)
+        self.on_primary(|c| read::vector_rows(c, ids))
     }
 
     // The primary, not a replica: a replica's snapshot does not say which transactions of the
     // primary are still running.
     fn change_head(&self) -> Result<ChangeCursor> {
-        changes::head(&mut *self.primary()?)
+        self.on_primary(changes::head)
     }
 
     fn changes_since(&self, cursor: ChangeCursor, limit: usize) -> Result<Changes> {
-        changes::since(&mut *self.primary()?, cursor, limit)
+        self.on_primary(|c| changes::since(c, cursor, limit))
     }
 
     fn change_counter(&self) -> Result<i64> {
-        changes::counter(&mut *self.primary()?)
+        self.on_primary(changes::counter)
     }
 }
 
 impl DenseSearch for PostgresStore {
     fn vectors_of(&self, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
-        read::vectors_of(&mut *self.reads()?, ids)
+        self.on_reads(|c| read::vectors_of(c, ids))
     }
 
     fn search_dense(&self, vector: &[f32], filters: &Filters, k: usize) -> Result<Option<Vec<DenseMatch>>> {
-        read::search_dense(&mut *self.reads()?, vector, filters, k).map(Some)
+        self.on_reads(|c| read::search_dense(c, vector, filters, k).map(Some))
     }
 }
 
@@ -258,49 +288,49 @@ impl Reembedding for PostgresStore {
     fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()> {
         let mut conn = self.primary()?;
         let dims = vectors.iter().map(|r| r.vector.len()).collect();
-        vector_index::ensure_dimension_indexes(&mut conn, dims, &self.indexed_dimensions)?;
+        vector_index::ensure_dimension_indexes(conn.client(), dims, &self.indexed_dimensions)?;
         write::set_vectors(&mut conn, vectors)
     }
 
     // The primary: what a replica has not yet received would be embedded twice.
     fn unembedded(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<Uuid>> {
-        unembedded::page(&mut *self.primary()?, after, limit)
+        self.on_primary(|c| unembedded::page(c, after, limit))
     }
 
     fn count_unembedded(&self) -> Result<i64> {
-        unembedded::count(&mut *self.primary()?)
+        self.on_primary(unembedded::count)
     }
 }
 
 impl GraphLinks for PostgresStore {
     fn links(&self, ids: &[Uuid]) -> Result<Vec<Link>> {
-        graph::links(&mut *self.reads()?, ids)
+        self.on_reads(|c| graph::links(c, ids))
     }
 
     fn incoming_links(&self, ids: &[Uuid], relations: &Filters) -> Result<Vec<(Uuid, i64)>> {
-        graph::incoming_links(&mut *self.reads()?, ids, relations)
+        self.on_reads(|c| graph::incoming_links(c, ids, relations))
     }
 }
 
 impl AuditChain for PostgresStore {
     fn audit_chain(&self, after: i64, limit: usize) -> Result<Vec<ChainRecord>> {
-        chain::chain_page(&mut *self.primary()?, after, limit)
+        self.on_primary(|c| chain::chain_page(c, after, limit))
     }
 
     fn audit_record(&self, seq: i64) -> Result<Option<ChainRecord>> {
-        chain::chain_record_at(&mut *self.primary()?, seq)
+        self.on_primary(|c| chain::chain_record_at(c, seq))
     }
 
     fn audit_record_before_last(&self, n: usize) -> Result<Option<ChainRecord>> {
-        chain::record_before_last(&mut *self.primary()?, n)
+        self.on_primary(|c| chain::record_before_last(c, n))
     }
 
     fn audit_trail_mismatches(&self, limit: usize) -> Result<Vec<TrailMismatch>> {
-        chain::trail_mismatches(&mut *self.primary()?, limit)
+        self.on_primary(|c| chain::trail_mismatches(c, limit))
     }
 
     fn schema_drift(&self) -> Result<Vec<SchemaDrift>> {
-        migrate::audit_schema_drift(&mut *self.primary()?)
+        self.on_primary(|c| migrate::audit_schema_drift(c.client()))
     }
 }
 
@@ -313,17 +343,17 @@ impl Maintenance for PostgresStore {
         cascade: Cascade,
     ) -> Result<Vec<(String, i64)>> {
         if dry_run {
-            return read::expired_by_kind(&mut *self.primary()?, now);
+            return self.on_primary(|c| read::expired_by_kind(c, now));
         }
         purge::purge_expired(&mut *self.primary()?, now, limit, cascade)
     }
 
     fn stats(&self) -> Result<Stats> {
-        read::stats(&mut *self.primary()?)
+        self.on_primary(read::stats)
     }
 
     fn export_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
-        read::export_page(&mut *self.primary()?, after, limit)
+        self.on_primary(|c| read::export_page(c, after, limit))
     }
 
     fn label(&self) -> String {
@@ -335,11 +365,11 @@ impl Maintenance for PostgresStore {
     }
 
     fn ready(&self) -> Result<crate::Readiness> {
-        Ok(crate::Readiness { schema_version: migrate::current_version(&mut *self.primary()?)? })
+        Ok(crate::Readiness { schema_version: self.on_primary(|c| migrate::current_version(c.client()))? })
     }
 
     fn integrity_problems(&self, _full: bool) -> Result<Vec<String>> {
-        chain::integrity_problems(&mut *self.primary()?)
+        self.on_primary(chain::integrity_problems)
     }
 
     fn pool_state(&self) -> Vec<crate::PoolState> {
@@ -361,8 +391,10 @@ impl Maintenance for PostgresStore {
 
 impl Metadata for PostgresStore {
     fn meta(&self, key: &str) -> Result<Option<String>> {
-        let row = self.primary()?.query_opt("SELECT value FROM store_meta WHERE key = $1", &[&key])?;
-        Ok(row.map(|r| r.try_get(0)).transpose()?)
+        self.on_primary(|c| {
+            let row = c.query_opt("SELECT value FROM store_meta WHERE key = $1", &[&key])?;
+            Ok(row.map(|r| r.try_get(0)).transpose()?)
+        })
     }
 
     fn set_meta(&self, key: &str, value: &str) -> Result<()> {
@@ -381,11 +413,11 @@ impl ApiKeys for PostgresStore {
     }
 
     fn keys(&self) -> Result<Vec<ApiKeyRow>> {
-        keys::all(&mut *self.primary()?)
+        self.on_primary(keys::all)
     }
 
     fn key_by_lookup(&self, lookup: &str) -> Result<Option<ApiKeyRow>> {
-        keys::by_lookup(&mut *self.primary()?, lookup)
+        self.on_primary(|c| keys::by_lookup(c, lookup))
     }
 
     fn revoke_key(&self, name: &str, at: i64) -> Result<bool> {
@@ -393,7 +425,7 @@ impl ApiKeys for PostgresStore {
     }
 
     fn any_key(&self) -> Result<bool> {
-        keys::any(&mut *self.primary()?)
+        self.on_primary(keys::any)
     }
 }
 

@@ -3,15 +3,15 @@
 //! order) through the primary key: one statement reads the items' sessions, then one per item
 //! that has a session.
 
+use super::conn::{Conn, Sql};
 use super::params::Params;
 use super::read::filter_sql;
 use super::row::scope_at;
 use crate::{Filters, Neighbour, Result};
-use postgres::Client;
 use uuid::Uuid;
 
 pub fn session_neighbours(
-    client: &mut Client,
+    client: &mut Conn,
     ids: &[Uuid],
     filters: &Filters,
     window: usize,
@@ -39,7 +39,7 @@ pub fn session_neighbours(
 }
 
 /// The items among `ids` that have a session, with it, in the order of `ids`.
-fn sessions_of(client: &mut Client, ids: &[Uuid]) -> Result<Vec<(Uuid, String)>> {
+fn sessions_of(client: &mut Conn, ids: &[Uuid]) -> Result<Vec<(Uuid, String)>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }

@@ -1,15 +1,15 @@
 //! Purge: expired items removed for good, in transactions the audit trigger records.
 
+use super::conn::{Conn, Sql};
 use super::write::{delete_links_of, take_audit_lock};
 use crate::Result;
 use cortex_domain::graph::Cascade;
-use postgres::Client;
 use uuid::Uuid;
 
 /// Hard-deletes up to `limit` expired items in one transaction (the audit trigger records each
 /// as `purge`); rows another purge holds are skipped, not waited for.
 pub fn purge_expired(
-    client: &mut Client,
+    client: &mut Conn,
     now: i64,
     limit: usize,
     cascade: Cascade,

@@ -1,5 +1,6 @@
 //! Reading: lexical and dense search, counts, lookups by id, stats, export pages.
 
+use super::conn::{Conn, Sql};
 use super::migrate::current_version;
 use super::params::Params;
 use super::row::{COLUMN_COUNT, COLUMNS, FACTS, facts_at, from_row, scope_at};
@@ -11,7 +12,6 @@ use crate::{
 };
 use cortex_domain::Scope;
 use pgvector::Vector;
-use postgres::{Client, GenericClient};
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -50,7 +50,7 @@ pub(super) fn filter_sql(filters: &Filters, params: &mut Params) -> String {
     sql
 }
 
-pub fn search(client: &mut Client, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
+pub fn search(client: &mut Conn, query: &LexicalQuery) -> Result<Vec<LexicalMatch>> {
     let mut params = Params::default();
     let Some(q) = expression(&query.query, query.combine == Combine::All, &mut params) else {
         return Ok(Vec::new());
@@ -87,7 +87,7 @@ fn in_order_of<T>(ids: &[Uuid], mut items: Vec<T>, id_of: impl Fn(&T) -> Uuid) -
     out
 }
 
-pub fn count(client: &mut Client, query: &LexicalQuery, cap: usize) -> Result<usize> {
+pub fn count(client: &mut Conn, query: &LexicalQuery, cap: usize) -> Result<usize> {
     let mut params = Params::default();
     let Some(q) = expression(&query.query, query.combine == Combine::All, &mut params) else {
         return Ok(0);
@@ -100,14 +100,14 @@ pub fn count(client: &mut Client, query: &LexicalQuery, cap: usize) -> Result<us
     Ok(n as usize)
 }
 
-pub fn get(client: &mut Client, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
+pub fn get(client: &mut Conn, ids: &[Uuid]) -> Result<Vec<StoredItem>> {
     let rows =
         client.query(&format!("SELECT {COLUMNS} FROM items i WHERE i.id = ANY($1)"), &[&ids.to_vec()])?;
     let found = rows.iter().map(from_row).collect::<Result<Vec<_>>>()?;
     Ok(in_order_of(ids, found, |item| item.record.id))
 }
 
-pub fn recent(client: &mut Client, filters: &Filters, limit: usize) -> Result<Vec<StoredItem>> {
+pub fn recent(client: &mut Conn, filters: &Filters, limit: usize) -> Result<Vec<StoredItem>> {
     let mut params = Params::default();
     let conditions = filter_sql(filters, &mut params);
     let limit = params.push(limit as i64);
@@ -117,7 +117,7 @@ pub fn recent(client: &mut Client, filters: &Filters, limit: usize) -> Result<Ve
     client.query(&sql, &params.as_refs())?.iter().map(from_row).collect()
 }
 
-pub fn stats(client: &mut Client) -> Result<Stats> {
+pub fn stats(client: &mut Conn) -> Result<Stats> {
     let row = client.query_one(
         "SELECT count(*) FILTER (WHERE deleted_at IS NULL), count(*) FILTER (WHERE deleted_at IS NOT NULL), \
          pg_total_relation_size('items') + pg_total_relation_size('store_meta') \
@@ -133,13 +133,13 @@ pub fn stats(client: &mut Client) -> Result<Stats> {
         items: row.try_get(0)?,
         deleted: row.try_get(1)?,
         by_kind,
-        schema_version: current_version(client)?,
+        schema_version: current_version(client.client())?,
         bytes: row.try_get(2)?,
     })
 }
 
 /// The items `ids` (every item, with `None`) with their vectors.
-pub fn vector_rows(client: &mut Client, ids: Option<&[Uuid]>) -> Result<Vec<VectorRow>> {
+pub fn vector_rows(client: &mut Conn, ids: Option<&[Uuid]>) -> Result<Vec<VectorRow>> {
     let rows = client.query(
         &format!(
             "SELECT i.id, i.deleted_at IS NOT NULL, i.embedding, {FACTS} FROM items i \
@@ -164,7 +164,7 @@ pub fn vector_rows(client: &mut Client, ids: Option<&[Uuid]>) -> Result<Vec<Vect
         .collect()
 }
 
-pub fn vectors_of(client: &mut Client, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
+pub fn vectors_of(client: &mut Conn, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
     let rows = client
         .query("SELECT id, embedding FROM items WHERE id = ANY($1) AND embedding IS NOT NULL", &[&ids])?;
     let mut chunks = chunks_of(client, ids)?;
@@ -178,7 +178,7 @@ pub fn vectors_of(client: &mut Client, ids: &[Uuid]) -> Result<Vec<ItemVectors>>
 }
 
 /// The chunk vectors of these items, in text order.
-fn chunks_of(client: &mut Client, ids: &[Uuid]) -> Result<HashMap<Uuid, Vec<ChunkVector>>> {
+fn chunks_of(client: &mut Conn, ids: &[Uuid]) -> Result<HashMap<Uuid, Vec<ChunkVector>>> {
     let mut out: HashMap<Uuid, Vec<ChunkVector>> = HashMap::new();
     if ids.is_empty() {
         return Ok(out);
@@ -204,7 +204,7 @@ fn chunks_of(client: &mut Client, ids: &[Uuid]) -> Result<HashMap<Uuid, Vec<Chun
 /// scan keeps walking the graph until `k` rows pass the filters (or its scan budget runs out),
 /// so a narrow scope still gets a full page.
 pub fn search_dense(
-    client: &mut Client,
+    client: &mut Conn,
     vector: &[f32],
     filters: &Filters,
     k: usize,
@@ -251,7 +251,7 @@ pub fn search_dense(
     Ok(found)
 }
 
-pub fn export_page(client: &mut Client, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
+pub fn export_page(client: &mut Conn, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
     let rows = client.query(
         &format!(
             "SELECT {COLUMNS}, i.embedding FROM items i WHERE $1::uuid IS NULL OR i.id > $1 ORDER BY i.id LIMIT $2"
@@ -271,7 +271,7 @@ pub fn export_page(client: &mut Client, after: Option<Uuid>, limit: usize) -> Re
 }
 
 /// Expired items per kind (deleted ones too): what a purge at `now` would remove.
-pub fn expired_by_kind(client: &mut Client, now: i64) -> Result<Vec<(String, i64)>> {
+pub fn expired_by_kind(client: &mut Conn, now: i64) -> Result<Vec<(String, i64)>> {
     let rows = client.query(
         "SELECT kind, count(*) FROM items WHERE expires_at IS NOT NULL AND expires_at <= $1 GROUP BY kind ORDER BY kind",
         &[&now],
@@ -280,7 +280,7 @@ pub fn expired_by_kind(client: &mut Client, now: i64) -> Result<Vec<(String, i64
 }
 
 /// The live item of `scope`'s org and project with this natural key (see `Store`).
-pub fn natural_key_owner(client: &mut impl GenericClient, scope: &Scope, key: &str) -> Result<Option<Uuid>> {
+pub fn natural_key_owner(client: &mut impl Sql, scope: &Scope, key: &str) -> Result<Option<Uuid>> {
     let s = scope_values(scope);
     let row = client.query_opt(
         "SELECT id FROM items WHERE natural_key = $1 AND org = $2 AND project = $3 AND deleted_at IS NULL LIMIT 1",
@@ -290,7 +290,7 @@ pub fn natural_key_owner(client: &mut impl GenericClient, scope: &Scope, key: &s
 }
 
 /// The item of `scope`'s org and project holding this idempotency key (see `Store`).
-pub fn idempotency_owner(client: &mut impl GenericClient, scope: &Scope, key: &str) -> Result<Option<Uuid>> {
+pub fn idempotency_owner(client: &mut impl Sql, scope: &Scope, key: &str) -> Result<Option<Uuid>> {
     let s = scope_values(scope);
     let row = client.query_opt(
         "SELECT id FROM items WHERE org = $1 AND project = $2 AND idempotency_key = $3",

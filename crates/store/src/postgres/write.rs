@@ -1,5 +1,6 @@
 //! Writing a batch in one transaction, safely beside other processes writing too.
 
+use super::conn::{Conn, Sql, Tx};
 use super::read::{idempotency_owner, natural_key_owner};
 use crate::model::{link_ends, natural_key_of, scope_values};
 use crate::{
@@ -12,17 +13,12 @@ use cortex_domain::graph::Cascade;
 use cortex_domain::lifecycle::StatusChange;
 use pgvector::Vector;
 use postgres::error::SqlState;
-use postgres::{Client, Transaction};
 use uuid::Uuid;
 
 /// A batch that loses a deadlock or a serialization conflict is retried whole this often.
 const ATTEMPTS: usize = 5;
 
-pub fn apply_batch(
-    client: &mut Client,
-    ops: &[WriteOp],
-    context: &WriteContext,
-) -> Result<Vec<WriteOutcome>> {
+pub fn apply_batch(client: &mut Conn, ops: &[WriteOp], context: &WriteContext) -> Result<Vec<WriteOutcome>> {
     let mut attempt = 1;
     loop {
         match try_batch(client, ops, context) {
@@ -41,7 +37,7 @@ pub fn apply_batch(
     }
 }
 
-fn try_batch(client: &mut Client, ops: &[WriteOp], context: &WriteContext) -> Result<Vec<WriteOutcome>> {
+fn try_batch(client: &mut Conn, ops: &[WriteOp], context: &WriteContext) -> Result<Vec<WriteOutcome>> {
     let mut tx = client.transaction()?;
     take_audit_lock(&mut tx)?;
     // The audit trigger reads who is writing from transaction-local settings.
@@ -83,7 +79,7 @@ fn try_batch(client: &mut Client, ops: &[WriteOp], context: &WriteContext) -> Re
 /// Every audit record takes the chain's lock until commit (migration 0008); a writing
 /// transaction takes it before any other lock, so two writers never wait on each other in a
 /// cycle (one holding a row the other deletes, the other holding the chain).
-pub(super) fn take_audit_lock(tx: &mut Transaction<'_>) -> Result<()> {
+pub(super) fn take_audit_lock(tx: &mut Tx<'_>) -> Result<()> {
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&super::AUDIT_LOCK])?;
     Ok(())
 }
@@ -91,7 +87,7 @@ pub(super) fn take_audit_lock(tx: &mut Transaction<'_>) -> Result<()> {
 /// Two processes inserting the same text, or the same idempotency key, must not both see "no
 /// duplicate": each takes a transaction lock per key before looking. Keys are locked sorted,
 /// so two batches never wait on each other in a cycle.
-fn lock_dedupe_keys(tx: &mut Transaction<'_>, ops: &[WriteOp]) -> Result<()> {
+fn lock_dedupe_keys(tx: &mut Tx<'_>, ops: &[WriteOp]) -> Result<()> {
     let mut keys: Vec<String> = Vec::new();
     for op in ops {
         if let WriteOp::Insert { record: r, .. } = op {
@@ -127,7 +123,7 @@ fn lock_dedupe_keys(tx: &mut Transaction<'_>, ops: &[WriteOp]) -> Result<()> {
 /// The item `r` duplicates: the owner found by the first of `checks` that finds one (the
 /// order is the domain's, `cortex_domain::dedupe`).
 fn find_duplicate(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     r: &Record,
     checks: DuplicateChecks,
 ) -> Result<Option<(Uuid, DuplicateReason)>> {
@@ -164,7 +160,7 @@ const INSERT: &str = "INSERT INTO items (id, kind, org, project, branch, service
 
 /// Inserts the row unless any unique key (id, idempotency key) is taken; whether it went in.
 fn insert_row(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     r: &Record,
     deleted_at: Option<i64>,
     superseded_by: Option<Uuid>,
@@ -210,7 +206,7 @@ fn insert_row(
     Ok(!rows.is_empty())
 }
 
-fn insert(tx: &mut Transaction<'_>, r: &Record, checks: DuplicateChecks) -> Result<WriteOutcome> {
+fn insert(tx: &mut Tx<'_>, r: &Record, checks: DuplicateChecks) -> Result<WriteOutcome> {
     if let Some((existing_id, reason)) = find_duplicate(tx, r, checks)? {
         return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
@@ -226,7 +222,7 @@ fn insert(tx: &mut Transaction<'_>, r: &Record, checks: DuplicateChecks) -> Resu
 }
 
 fn import(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     item: &StoredItem,
     vector: Option<&[f32]>,
     chunks: &[ChunkVector],
@@ -244,7 +240,7 @@ fn import(
 
 /// When the stored row of `id` was deleted (`None`: live), or the outcome that stops the write.
 fn live_row(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     id: Uuid,
     kind: Option<Kind>,
 ) -> Result<std::result::Result<Option<i64>, WriteOutcome>> {
@@ -262,7 +258,7 @@ fn live_row(
     Ok(Ok(row.try_get(1)?))
 }
 
-fn update(tx: &mut Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
+fn update(tx: &mut Tx<'_>, r: &Record) -> Result<WriteOutcome> {
     let deleted_at = match live_row(tx, r.id, Some(r.kind))? {
         Ok(found) => found,
         Err(outcome) => return Ok(outcome),
@@ -317,13 +313,7 @@ fn update(tx: &mut Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
     Ok(WriteOutcome::Updated { id: r.id })
 }
 
-fn delete(
-    tx: &mut Transaction<'_>,
-    id: Uuid,
-    kind: Option<Kind>,
-    at: i64,
-    cascade: Cascade,
-) -> Result<WriteOutcome> {
+fn delete(tx: &mut Tx<'_>, id: Uuid, kind: Option<Kind>, at: i64, cascade: Cascade) -> Result<WriteOutcome> {
     let deleted_at = match live_row(tx, id, kind)? {
         Ok(found) => found,
         Err(outcome) => return Ok(outcome),
@@ -337,7 +327,7 @@ fn delete(
 }
 
 /// Brings a deleted item back (see [`WriteOp::Restore`]); the audit trigger records `restore`.
-fn restore(tx: &mut Transaction<'_>, id: Uuid, kind: Option<Kind>, at: i64) -> Result<WriteOutcome> {
+fn restore(tx: &mut Tx<'_>, id: Uuid, kind: Option<Kind>, at: i64) -> Result<WriteOutcome> {
     let deleted_at = match live_row(tx, id, kind)? {
         Ok(found) => found,
         Err(outcome) => return Ok(outcome),
@@ -364,7 +354,7 @@ fn restore(tx: &mut Transaction<'_>, id: Uuid, kind: Option<Kind>, at: i64) -> R
 /// Marks `id` replaced by `by`, if both are live, and writes the status the domain gave (see
 /// [`WriteOp::Supersede`]).
 fn supersede(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     id: Uuid,
     by: Uuid,
     at: i64,
@@ -383,7 +373,7 @@ fn supersede(
 }
 
 /// Appends the audit record of a refused change (the item itself is not touched).
-fn record_blocked(tx: &mut Transaction<'_>, a: &BlockedAttempt) -> Result<WriteOutcome> {
+fn record_blocked(tx: &mut Tx<'_>, a: &BlockedAttempt) -> Result<WriteOutcome> {
     let s = scope_values(&a.scope);
     tx.execute(
         "INSERT INTO audit_log (at, operation, item_id, kind, org, project, branch, service, sprint, \
@@ -401,12 +391,7 @@ fn record_blocked(tx: &mut Transaction<'_>, a: &BlockedAttempt) -> Result<WriteO
 
 /// Soft-deletes (audited) the live links whose end is one of `ids`, when `cascade` says they go
 /// with it; how many.
-pub(super) fn delete_links_of(
-    tx: &mut Transaction<'_>,
-    ids: &[Uuid],
-    at: i64,
-    cascade: Cascade,
-) -> Result<u64> {
+pub(super) fn delete_links_of(tx: &mut Tx<'_>, ids: &[Uuid], at: i64, cascade: Cascade) -> Result<u64> {
     if cascade == Cascade::KeepLinks || ids.is_empty() {
         return Ok(0);
     }
@@ -419,11 +404,14 @@ pub(super) fn delete_links_of(
 }
 
 /// New vectors for stored items, in one transaction (see [`crate::Store::set_vectors`]).
-pub fn set_vectors(client: &mut Client, vectors: &[ItemVectors]) -> Result<()> {
+pub fn set_vectors(client: &mut Conn, vectors: &[ItemVectors]) -> Result<()> {
     let mut tx = client.transaction()?;
-    let stmt = tx.prepare("UPDATE items SET embedding = $2 WHERE id = $1")?;
     for r in vectors {
-        if tx.execute(&stmt, &[&r.id, &Vector::from(r.vector.clone())])? > 0 {
+        if tx.execute(
+            "UPDATE items SET embedding = $2 WHERE id = $1",
+            &[&r.id, &Vector::from(r.vector.clone())],
+        )? > 0
+        {
             replace_chunks(&mut tx, r.id, &r.chunks)?;
         }
     }
@@ -432,21 +420,21 @@ pub fn set_vectors(client: &mut Client, vectors: &[ItemVectors]) -> Result<()> {
 }
 
 /// The chunk vectors of a newly inserted item.
-fn insert_chunks(tx: &mut Transaction<'_>, id: Uuid, chunks: &[ChunkVector]) -> Result<()> {
+fn insert_chunks(tx: &mut Tx<'_>, id: Uuid, chunks: &[ChunkVector]) -> Result<()> {
     if chunks.is_empty() {
         return Ok(());
     }
-    let stmt = tx.prepare(
-        "INSERT INTO item_chunks (item_id, start_byte, end_byte, embedding) VALUES ($1, $2, $3, $4)",
-    )?;
     for c in chunks {
-        tx.execute(&stmt, &[&id, &(c.start as i32), &(c.end as i32), &Vector::from(c.vector.clone())])?;
+        tx.execute(
+            "INSERT INTO item_chunks (item_id, start_byte, end_byte, embedding) VALUES ($1, $2, $3, $4)",
+            &[&id, &(c.start as i32), &(c.end as i32), &Vector::from(c.vector.clone())],
+        )?;
     }
     Ok(())
 }
 
 /// Replaces an item's chunk vectors: whatever described its former text goes.
-fn replace_chunks(tx: &mut Transaction<'_>, id: Uuid, chunks: &[ChunkVector]) -> Result<()> {
+fn replace_chunks(tx: &mut Tx<'_>, id: Uuid, chunks: &[ChunkVector]) -> Result<()> {
     tx.execute("DELETE FROM item_chunks WHERE item_id = $1", &[&id])?;
     insert_chunks(tx, id, chunks)
 }

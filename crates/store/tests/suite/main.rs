@@ -4,6 +4,8 @@
 mod change_log;
 mod conformance;
 mod corrupt_rows;
+mod database_clock;
 mod filters;
+mod kept_statements;
 mod readiness;
 mod shared_database;

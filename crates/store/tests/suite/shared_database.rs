@@ -18,7 +18,7 @@ fn matches(store: &dyn Store, word: &str) -> usize {
     store.count_lexical(&query(word, filters()), 100).unwrap()
 }
 
-fn record(i: usize, key: Option<&str>) -> Record {
+pub(crate) fn record(i: usize, key: Option<&str>) -> Record {
     Record {
         id: Uuid::now_v7(),
         kind: Kind::Todo,

@@ -24,6 +24,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
 
 const INSTRUCTIONS: &str = include_str!("instructions.md");
 
@@ -33,7 +34,17 @@ pub struct CortexServer {
     tools: Arc<Vec<rmcp::model::Tool>>,
     /// The HTTP server's: the figures of `/metrics` and the time a call may take.
     http: Option<(Arc<dyn CallFigures>, Duration)>,
+    /// Finds running at once over HTTP (see [`FINDS_PER_CORE`]); `None` on stdio.
+    finds: Option<Arc<Semaphore>>,
 }
+
+/// Finds that run at once over HTTP, per core; the others wait their turn, first come first
+/// served. A find is CPU work (or, on PostgreSQL, a few round trips): a hundred of them on a
+/// hundred blocking threads only shared two cores among them, each answer as late as the
+/// last, and the switching between them (and their threads' allocator caches) cost CPU of its
+/// own. A few per core keep the cores busy while one waits for PostgreSQL. No caller starves:
+/// a key holds at most its calls-at-once cap of places in the queue, which is served in order.
+const FINDS_PER_CORE: usize = 4;
 
 /// What a tool call came to, for the figures and the access log.
 type Outcome = &'static str;
@@ -48,7 +59,7 @@ struct Served<'a> {
 
 impl CortexServer {
     pub fn new(service: Arc<MemoryService>) -> CortexServer {
-        CortexServer { service, tools: Arc::new(tools()), http: None }
+        CortexServer { service, tools: Arc::new(tools()), http: None, finds: None }
     }
 
     /// The handler the team application serves over HTTP: each request as the principal its
@@ -58,7 +69,12 @@ impl CortexServer {
         metrics: Arc<dyn CallFigures>,
         timeout: Duration,
     ) -> CortexServer {
-        CortexServer { http: Some((metrics, timeout)), ..CortexServer::new(service) }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        CortexServer {
+            http: Some((metrics, timeout)),
+            finds: Some(Arc::new(Semaphore::new(FINDS_PER_CORE * cores))),
+            ..CortexServer::new(service)
+        }
     }
 
     fn served<'a>(&self, context: &'a RequestContext<RoleServer>) -> Result<Served<'a>, McpError> {
@@ -76,19 +92,35 @@ impl CortexServer {
         }
     }
 
-    /// Runs one tool call on a blocking thread (the store does synchronous I/O), within the
-    /// HTTP server's time limit, and shapes the result: structured content plus its JSON text
-    /// mirror, `isError` for refusals.
+    /// Runs one tool call on a blocking thread (the store does synchronous I/O), once one of
+    /// `places` is free when given, within the HTTP server's time limit (the wait for a place
+    /// included), and shapes the result: structured content plus its JSON text mirror,
+    /// `isError` for refusals.
     async fn run<T, F>(
         &self,
         service: Arc<MemoryService>,
+        places: Option<&Arc<Semaphore>>,
         work: F,
     ) -> Result<(CallToolResult, Outcome, Option<Tally>), McpError>
     where
         T: Answer + Send + 'static,
         F: FnOnce(&MemoryService) -> Result<T, ServiceError> + Send + 'static,
     {
-        let task = tokio::task::spawn_blocking(move || work(&service));
+        let places = places.cloned();
+        let task = async move {
+            // The place goes with the work: a call abandoned at the time limit keeps it until
+            // its thread is done.
+            let place = match places {
+                Some(places) => Some(places.acquire_owned().await.map_err(|e| e.to_string())?),
+                None => None,
+            };
+            tokio::task::spawn_blocking(move || {
+                let _place = place;
+                work(&service)
+            })
+            .await
+            .map_err(|e| e.to_string())
+        };
         let joined = match &self.http {
             Some((_, limit)) => match tokio::time::timeout(*limit, task).await {
                 Ok(joined) => joined,
@@ -329,8 +361,8 @@ impl ServerHandler for CortexServer {
                 (refusal, "forbidden", None)
             }
             _ => match tool {
-                Tool::Store => self.run(service, move |s| s.store(&args)).await?,
-                Tool::Find => self.run(service, move |s| s.find(&args)).await?,
+                Tool::Store => self.run(service, None, move |s| s.store(&args)).await?,
+                Tool::Find => self.run(service, self.finds.as_ref(), move |s| s.find(&args)).await?,
             },
         };
         let request_id = context.id.to_string();

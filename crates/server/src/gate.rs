@@ -314,10 +314,14 @@ pub(super) async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Ref
         None => Err(AuthFailure::Malformed),
         Some(token) => {
             let service = app.service.clone();
-            tokio::task::spawn_blocking(move || service.authenticate(&token))
-                .await
-                .map_err(|e| internal(e.to_string()))?
-                .map_err(|e| internal(e.to_string()))?
+            let place = app.key_checks.clone().acquire_owned().await.map_err(internal)?;
+            tokio::task::spawn_blocking(move || {
+                let _place = place;
+                service.authenticate(&token)
+            })
+            .await
+            .map_err(|e| internal(e.to_string()))?
+            .map_err(|e| internal(e.to_string()))?
         }
     };
     let holder = holder.map_err(|failure| {

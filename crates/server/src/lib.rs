@@ -52,6 +52,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
+/// Key checks that run at once, per core; the others wait their turn, first come first
+/// served. A check is a lookup by the key's id (a few microseconds on SQLite, a round trip on
+/// PostgreSQL): a hundred requests at once each started a blocking thread of their own for
+/// it, threads the cores then switched between.
+const KEY_CHECKS_PER_CORE: usize = 4;
+
 /// What every request handler shares.
 #[derive(Clone)]
 pub(crate) struct App {
@@ -65,6 +71,8 @@ pub(crate) struct App {
     budget: Arc<body::Budget>,
     /// Set once any key exists (keys are never deleted): then every request needs one.
     keys_exist: Arc<AtomicBool>,
+    /// Key checks running at once, each on a blocking thread (see [`KEY_CHECKS_PER_CORE`]).
+    key_checks: Arc<tokio::sync::Semaphore>,
     /// The schema version the store was opened at: `/ready` compares against it.
     schema_version: i64,
     /// Checks OAuth access tokens, when an authorization server is configured.
@@ -113,6 +121,9 @@ pub fn router(
         budget: Arc::new(body::Budget::new(options.max_bytes_in_flight)),
         options: Arc::new(options),
         keys_exist: Arc::new(AtomicBool::new(false)),
+        key_checks: Arc::new(tokio::sync::Semaphore::new(
+            KEY_CHECKS_PER_CORE * std::thread::available_parallelism().map_or(1, |n| n.get()),
+        )),
         metrics: metrics.clone(),
         service: service.clone(),
         schema_version,

@@ -26,17 +26,50 @@ pub struct Load {
     pub clients: usize,
     pub per_second: f64,
     pub semantic: bool,
+    /// The acceptance profile alone.
+    pub acceptance_only: bool,
 }
 
+/// Each size on each backend; with `reuse`, a SQLite database a previous run filled whole is
+/// loaded again as it is (an acceptance run stores nothing, so it stays the same corpus).
 pub fn run(
     sizes: &[usize],
     dir: &std::path::Path,
     postgres: Option<&str>,
     load: &Load,
+    reuse: bool,
 ) -> Result<(), String> {
     tables("http", http_load::HEADER, sizes, dir, postgres, |backend, db, size| {
-        bench_one(backend, db, size, load)
+        let complete = dir.join(format!("bench-http-{size}.complete"));
+        let filled = reuse && backend == "sqlite" && complete.exists();
+        let reused = if filled { reused_copy(dir, size)? } else { None };
+        let db = reused.as_deref().unwrap_or(db);
+        let outcome = bench_one(backend, db, size, load, !filled)?;
+        if backend == "sqlite" && !filled && reuse {
+            keep_filled(db, dir, size)?;
+        }
+        Ok(outcome)
     })
+}
+
+/// The kept database of an earlier run, for `--reuse`.
+fn reused_copy(dir: &std::path::Path, size: usize) -> Result<Option<String>, String> {
+    let kept = dir.join(format!("bench-http-{size}-kept.db"));
+    Ok(kept.exists().then(|| kept.display().to_string()))
+}
+
+/// Keeps the database just filled (and its lexical index) under another name, which
+/// `on_each_backend` does not empty, and marks it complete.
+fn keep_filled(db: &str, dir: &std::path::Path, size: usize) -> Result<(), String> {
+    let kept = dir.join(format!("bench-http-{size}-kept.db"));
+    let io = |e: std::io::Error| e.to_string();
+    let _ = std::fs::remove_dir_all(format!("{}.lexical", kept.display()));
+    std::fs::rename(db, &kept).map_err(io)?;
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::rename(format!("{db}{suffix}"), format!("{}{suffix}", kept.display()));
+    }
+    std::fs::rename(format!("{db}.lexical"), format!("{}.lexical", kept.display())).map_err(io)?;
+    std::fs::write(dir.join(format!("bench-http-{size}.complete")), b"").map_err(io)
 }
 
 /// Runs `bench` on each backend at each size (`on_each_backend`), then prints the rows of
@@ -100,16 +133,19 @@ fn bench_one(
     db: &str,
     size: usize,
     load: &Load,
+    fill: bool,
 ) -> Result<(Vec<String>, String), String> {
-    let config = Config::new(DbTarget::parse(db), bench_scope(), EmbedderChoice::None);
-    let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
-    store_corpus(&service, size)?;
-    drop(service);
-    if backend == "postgres" {
-        // Else autovacuum catches up with the 100k rows just written during the first profile.
-        super::settle_postgres(db)?;
+    if fill {
+        let config = Config::new(DbTarget::parse(db), bench_scope(), EmbedderChoice::None);
+        let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
+        store_corpus(&service, size)?;
+        drop(service);
+        if backend == "postgres" {
+            // Else autovacuum catches up with the 100k rows just written during the first profile.
+            super::settle_postgres(db)?;
+        }
+        super::build_index(db)?;
     }
-    super::build_index(db)?;
     let team = Plan {
         name: "team",
         clients: load.clients,
@@ -128,7 +164,7 @@ fn bench_one(
     };
     let mut rows = Vec::new();
     let mut costs = Vec::new();
-    {
+    if !load.acceptance_only {
         let server = Server::start(db, load.semantic, UNLIMITED)?;
         let target = Target { url: server.url.clone(), key: None };
         let (outcome, cost) =
@@ -141,10 +177,12 @@ fn bench_one(
     {
         let server = Server::start(db, load.semantic, UNLIMITED)?;
         let target = Target { url: server.url.clone(), key: Some(key) };
-        let (outcome, cost) =
-            measured(backend, db, &server, "team profile, API key", || http_load::apply(&team, &target));
-        rows.extend(http_load::rows(backend, size, &team, &outcome, server.pid(), "API key"));
-        costs.extend(cost);
+        if !load.acceptance_only {
+            let (outcome, cost) =
+                measured(backend, db, &server, "team profile, API key", || http_load::apply(&team, &target));
+            rows.extend(http_load::rows(backend, size, &team, &outcome, server.pid(), "API key"));
+            costs.extend(cost);
+        }
         let before = super::cpu::process_cpu(server.pid());
         let (outcome, cost) =
             measured(backend, db, &server, "acceptance profile", || http_load::apply(&acceptance, &target));

@@ -56,7 +56,8 @@ pub struct BenchArgs {
     #[arg(long)]
     semantic: bool,
     /// Keep the SQLite databases in --dir and reuse one that a previous run filled completely:
-    /// only finds and starts are timed then (the store column says `reused`).
+    /// only finds and starts are timed then (the store column says `reused`); with --http
+    /// --acceptance, only the load runs.
     #[arg(long, requires = "dir")]
     reuse: bool,
     /// Also run every size on this PostgreSQL database, beside SQLite. It must be a scratch
@@ -99,8 +100,12 @@ pub struct BenchArgs {
     /// fixed schedule (open loop): 90% finds (`fast` and `auto`) and 10% stores of 1–10 items,
     /// without and with an API key, then the design's 100 clients asking for 1,000 `fast` finds
     /// a second, instead of the store and find benchmark. `--semantic` serves with the model.
-    #[arg(long, conflicts_with_all = ["reuse", "purge", "graph", "vectors", "adversarial", "concurrent"])]
+    #[arg(long, conflicts_with_all = ["purge", "graph", "vectors", "adversarial", "concurrent"])]
     http: bool,
+    /// `--http`: the acceptance profile alone (100 clients, 1,000 `fast` finds a second, with a
+    /// key), without the team profile's runs before it.
+    #[arg(long, requires = "http")]
+    acceptance: bool,
     /// Measure whether one tenant starves another: a real `cortex serve --http` with its
     /// default limits; another org's finds alone, then while a write key runs 16 parallel
     /// 100-item stores (`--seconds` each), against the bound p95 ≤ 10× alone and ≤ 1 s,
@@ -158,8 +163,12 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
             clients: args.clients,
             per_second: args.rate,
             semantic: args.semantic,
+            acceptance_only: args.acceptance,
         };
-        http::run(sizes, &dir, postgres, &load)
+        if args.reuse && !args.acceptance {
+            return Err("--http --reuse needs --acceptance: the team profile stores items".into());
+        }
+        http::run(sizes, &dir, postgres, &load, args.reuse)
     } else if args.flood {
         let load = flood::Load { duration: Duration::from_secs(args.seconds), semantic: args.semantic };
         http::tables("flood", flood::HEADER, sizes, &dir, postgres, |backend, db, size| {

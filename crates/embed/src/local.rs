@@ -1,7 +1,7 @@
 //! all-MiniLM-L6-v2 in-process: the tokenizer, then [`Encoder`] on every core.
 
 use crate::EmbedError;
-use crate::bert::{Config, Encoder, default_pack_dir};
+use crate::bert::{CALIBRATION_TEXT, Config, Encoder, default_pack_dir};
 use crate::model_files::check_files;
 use crate::precision::{Precision, Resolved};
 use std::path::Path;
@@ -38,7 +38,44 @@ fn read_config(dir: &Path) -> Result<Config, EmbedError> {
 /// into the folder `packs`, so that loads map it instead of making it; returns its path.
 pub fn pack_model(dir: &Path, packs: &Path, precision: Precision) -> Result<std::path::PathBuf, EmbedError> {
     check_files(dir)?;
-    Encoder::pack(&read_config(dir)?, dir, packs, precision.resolve()).map_err(|e| load_error(dir, e))
+    let config = read_config(dir)?;
+    let tokenizer = read_tokenizer(dir, &config)?;
+    Encoder::pack(&config, dir, packs, precision.resolve(), &|| calibration(&tokenizer))
+        .map_err(|e| load_error(dir, e))
+}
+
+/// The model's tokenizer, without padding, truncating at [`MAX_TOKENS`], checked against its
+/// configuration.
+fn read_tokenizer(dir: &Path, config: &Config) -> Result<Tokenizer, EmbedError> {
+    let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| load_error(dir, e))?;
+    // The shipped tokenizer pads and truncates at 128: texts are not padded here (see
+    // `bert`), and truncation is at MAX_TOKENS.
+    tokenizer.with_padding(None);
+    tokenizer
+        .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
+        .map_err(|e| load_error(dir, e))?;
+    if tokenizer.get_vocab_size(true) > config.vocab_size {
+        return Err(load_error(
+            dir,
+            format!(
+                "tokenizer.json has {} tokens but the model only {}: the files are from different models",
+                tokenizer.get_vocab_size(true),
+                config.vocab_size
+            ),
+        ));
+    }
+    Ok(tokenizer)
+}
+
+/// The token ids of the calibration text's lines ([`CALIBRATION_TEXT`]).
+fn calibration(tokenizer: &Tokenizer) -> Vec<Vec<u32>> {
+    CALIBRATION_TEXT
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .filter_map(|line| tokenizer.encode(line, true).ok())
+        .map(|encoding| encoding.get_ids().to_vec())
+        .filter(|ids| !ids.is_empty())
+        .collect()
 }
 
 impl LocalModel {
@@ -56,26 +93,9 @@ impl LocalModel {
     pub fn load_in(dir: &Path, packs: &Path, precision: Precision) -> Result<LocalModel, EmbedError> {
         check_files(dir)?;
         let config = read_config(dir)?;
-        let mut tokenizer =
-            Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| load_error(dir, e))?;
-        // The shipped tokenizer pads and truncates at 128: texts are not padded here (see
-        // `bert`), and truncation is at MAX_TOKENS.
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
+        let tokenizer = read_tokenizer(dir, &config)?;
+        let encoder = Encoder::load(config, dir, packs, precision.resolve(), &|| calibration(&tokenizer))
             .map_err(|e| load_error(dir, e))?;
-        if tokenizer.get_vocab_size(true) > config.vocab_size {
-            return Err(load_error(
-                dir,
-                format!(
-                    "tokenizer.json has {} tokens but the model only {}: the files are from different models",
-                    tokenizer.get_vocab_size(true),
-                    config.vocab_size
-                ),
-            ));
-        }
-        let encoder =
-            Encoder::load(config, dir, packs, precision.resolve()).map_err(|e| load_error(dir, e))?;
         if encoder.max_tokens() < MAX_TOKENS {
             return Err(load_error(dir, format!("the model has only {} positions", encoder.max_tokens())));
         }

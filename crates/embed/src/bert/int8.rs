@@ -70,10 +70,19 @@ pub struct Rows {
 
 /// Quantizes each row of `a` (`m × k`) over the range it takes (widened to hold 0, so the
 /// zero point is a step of the grid and in [0, 255]).
-pub fn quantize_rows(a: &[f32], m: usize, k: usize) -> Rows {
+pub fn quantize_rows(a: &[f32], m: usize, k: usize, smooth: &[f32]) -> Rows {
     let mut rows =
         Rows { values: vec![0; m * k], scales: Vec::with_capacity(m), zeros: Vec::with_capacity(m) };
+    let mut scaled = vec![0.0f32; if smooth.is_empty() { 0 } else { k }];
     for (row, out) in a.chunks_exact(k).zip(rows.values.chunks_exact_mut(k)) {
+        let row = if smooth.is_empty() {
+            row
+        } else {
+            for ((s, &x), &f) in scaled.iter_mut().zip(row).zip(smooth) {
+                *s = x * f;
+            }
+            &scaled[..]
+        };
         let (lo, hi) = row.iter().fold((0.0f32, 0.0f32), |(lo, hi), &x| (lo.min(x), hi.max(x)));
         let scale = if hi > lo { (hi - lo) / 255.0 } else { 1.0 };
         let zero = (-lo / scale).round();
@@ -106,6 +115,9 @@ pub struct Weight<'a> {
     pub values: &'a [i8],
     pub scales: &'a [f32],
     pub sums: &'a [i32],
+    /// Per input channel, the factor each activation is multiplied by before it is quantized
+    /// (the weight's rows were divided by it); empty: none.
+    pub smooth: &'a [f32],
 }
 
 /// `out (m × n) = bias + a (m × k) · b`, `b` as [`quantize`] made it; `a` and `out`
@@ -114,7 +126,8 @@ pub fn matmul(a: &[f32], m: usize, k: usize, b: Weight, n: usize, bias: &[f32], 
     assert!(packable(k, n), "a {k}×{n} product is not packed");
     assert!(a.len() == m * k && b.values.len() == k * n && bias.len() == n && out.len() == m * n);
     assert!(b.scales.len() == n && b.sums.len() == n);
-    let rows = quantize_rows(a, m, k);
+    assert!(b.smooth.is_empty() || b.smooth.len() == k);
+    let rows = quantize_rows(a, m, k, b.smooth);
     #[cfg(target_arch = "x86_64")]
     if has_int8_kernel() {
         #[allow(unsafe_code)]
@@ -276,7 +289,7 @@ mod tests {
     fn quantized_rows_and_weights_read_back_within_half_a_step() {
         let (m, k, n) = (5, 64, 32);
         let a: Vec<f32> = random(m * k, 11).iter().map(|x| x * 3.0 + 0.5).collect();
-        let rows = quantize_rows(&a, m, k);
+        let rows = quantize_rows(&a, m, k, &[]);
         for i in 0..m {
             for t in 0..k {
                 let back = rows.scales[i] * (rows.values[i * k + t] as i32 - rows.zeros[i]) as f32;
@@ -295,7 +308,7 @@ mod tests {
             }
             assert_eq!(sum, q.sums[j], "column {j}'s sum");
         }
-        let zeros = quantize_rows(&[0.0; 8], 1, 8);
+        let zeros = quantize_rows(&[0.0; 8], 1, 8, &[]);
         assert_eq!((zeros.values, zeros.zeros), (vec![0; 8], vec![0]), "a row of zeros stays zero");
     }
 
@@ -310,11 +323,11 @@ mod tests {
             let (a, b, bias) = (random(m * k, 1), random(k * n, 2), random(n, 3));
             let want = reference(&a, m, k, &b, n, &bias);
             let q = quantize(&b, k, n);
-            let weight = Weight { values: &q.values, scales: &q.scales, sums: &q.sums };
+            let weight = Weight { values: &q.values, scales: &q.scales, sums: &q.sums, smooth: &[] };
             let mut fast = vec![0.0; m * n];
             matmul(&a, m, k, weight, n, &bias, &mut fast);
             let mut scalar = vec![0.0; m * n];
-            matmul_scalar(&quantize_rows(&a, m, k), m, k, weight, n, &bias, &mut scalar);
+            matmul_scalar(&quantize_rows(&a, m, k, &[]), m, k, weight, n, &bias, &mut scalar);
             for i in 0..m {
                 let row = i * n..(i + 1) * n;
                 let c = cosine(&fast[row.clone()], &want[row.clone()]);

@@ -10,6 +10,7 @@
 use super::pack::{self, Packed, Stamp};
 use super::raw::Bytes;
 use super::weights::{self, Config, Weights};
+use super::{Calibration, Encoder, calibrate};
 use crate::precision::Resolved;
 use std::fs::File;
 use std::hash::Hasher;
@@ -98,13 +99,14 @@ pub fn load(
     packs: &Path,
     config: &Config,
     precision: Resolved,
+    calibration: Calibration,
 ) -> Result<(Weights, Option<PathBuf>), String> {
     let stamp = stamp(dir)?;
     let path = packs.join(pack::file_name(&stamp, precision));
     if let Some(packed) = Packed::open(&path, precision, &stamp)? {
         return Ok((Weights::from_packed(packed, config, precision)?, Some(path)));
     }
-    let bytes = make(dir, config, precision, &stamp)?;
+    let bytes = make(dir, config, precision, &stamp, calibration)?;
     let packed = match std::fs::create_dir_all(packs).and_then(|()| pack::write(&path, &bytes)) {
         Ok(()) => Packed::open(&path, precision, &stamp)?,
         Err(e) => {
@@ -123,20 +125,44 @@ pub fn load(
 
 /// Makes (or remakes) the packed model of `precision` for the model in `dir` and writes it
 /// under `packs`.
-pub fn pack_into(dir: &Path, packs: &Path, config: &Config, precision: Resolved) -> Result<PathBuf, String> {
+pub fn pack_into(
+    dir: &Path,
+    packs: &Path,
+    config: &Config,
+    precision: Resolved,
+    calibration: Calibration,
+) -> Result<PathBuf, String> {
     let stamp = stamp(dir)?;
     let path = packs.join(pack::file_name(&stamp, precision));
-    let bytes = make(dir, config, precision, &stamp)?;
+    let bytes = make(dir, config, precision, &stamp, calibration)?;
     std::fs::create_dir_all(packs)
         .and_then(|()| pack::write(&path, &bytes))
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
 }
 
-fn make(dir: &Path, config: &Config, precision: Resolved, stamp: &Stamp) -> Result<Vec<u8>, String> {
+fn make(
+    dir: &Path,
+    config: &Config,
+    precision: Resolved,
+    stamp: &Stamp,
+    calibration: Calibration,
+) -> Result<Vec<u8>, String> {
     let source = dir.join(SOURCE);
     let bytes = std::fs::read(&source).map_err(|e| format!("{}: {e}", source.display()))?;
-    let tensors = weights::from_safetensors(&bytes, config)?;
+    let mut tensors = weights::from_safetensors(&bytes, config)?;
+    if precision == Resolved::Int8 {
+        // The activations' ranges come from the f32 forward pass over the calibration text.
+        let exact = pack::encode(&tensors, Resolved::F32, stamp.clone());
+        let exact = Packed::parse(Bytes::owned(&exact), Resolved::F32, stamp)?;
+        let encoder = Encoder {
+            config: config.clone(),
+            weights: Weights::from_packed(exact, config, Resolved::F32)?,
+            pack: None,
+        };
+        let maxima = calibrate::activation_maxima(&encoder, &calibration());
+        calibrate::smooth(&mut tensors, &maxima);
+    }
     Ok(pack::encode(&tensors, precision, stamp.clone()))
 }
 

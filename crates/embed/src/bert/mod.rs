@@ -11,6 +11,7 @@
 //! the tokens of all texts of a group stacked into one matrix, and attention, the only step
 //! that mixes tokens, runs per text.
 
+mod calibrate;
 mod int8;
 mod kernel;
 mod load;
@@ -29,6 +30,11 @@ use std::path::{Path, PathBuf};
 pub use weights::Config;
 use weights::{Linear, Norm, Weights};
 
+/// The calibration text's token ids ([`calibrate::TEXT`], one list per line), asked for only
+/// when an int8 pack is made.
+pub type Calibration<'a> = &'a dyn Fn() -> Vec<Vec<u32>>;
+pub use calibrate::TEXT as CALIBRATION_TEXT;
+
 pub struct Encoder {
     config: Config,
     weights: Weights,
@@ -39,17 +45,29 @@ pub struct Encoder {
 impl Encoder {
     /// Builds the encoder from `config.json`'s settings and the model in `dir`, computing in
     /// `precision`, its packed model kept in the folder `packs` (see [`load`]).
-    pub fn load(config: Config, dir: &Path, packs: &Path, precision: Resolved) -> Result<Encoder, String> {
+    pub fn load(
+        config: Config,
+        dir: &Path,
+        packs: &Path,
+        precision: Resolved,
+        calibration: Calibration,
+    ) -> Result<Encoder, String> {
         config.check()?;
-        let (weights, pack) = load::load(dir, packs, &config, precision)?;
+        let (weights, pack) = load::load(dir, packs, &config, precision, calibration)?;
         Ok(Encoder { config, weights, pack })
     }
 
     /// Writes the packed model of `precision` for the model in `dir` into `packs` (`cortex
     /// model install` does, so that the first load is as quick as the others).
-    pub fn pack(config: &Config, dir: &Path, packs: &Path, precision: Resolved) -> Result<PathBuf, String> {
+    pub fn pack(
+        config: &Config,
+        dir: &Path,
+        packs: &Path,
+        precision: Resolved,
+        calibration: Calibration,
+    ) -> Result<PathBuf, String> {
         config.check()?;
-        load::pack_into(dir, packs, config, precision)
+        load::pack_into(dir, packs, config, precision, calibration)
     }
 
     pub fn precision(&self) -> Resolved {
@@ -68,6 +86,12 @@ impl Encoder {
     /// One unit-length vector per text: the mean of its last hidden states. Each text is a
     /// non-empty list of token ids, at most [`Self::max_tokens`] long, within the vocabulary.
     pub fn encode(&self, texts: &[&[u32]]) -> Vec<Vec<f32>> {
+        self.forward(texts, &mut |_, _| {})
+    }
+
+    /// [`Self::encode`], showing `observe` the input of every matrix product on the way
+    /// (with the product's weight name), as calibration needs.
+    fn forward(&self, texts: &[&[u32]], observe: &mut dyn FnMut(&str, &Array2<f32>)) -> Vec<Vec<f32>> {
         let mut spans = Vec::with_capacity(texts.len());
         let mut start = 0;
         for text in texts {
@@ -76,7 +100,7 @@ impl Encoder {
         }
         let mut hidden = self.embed_tokens(texts, start);
         for layer in &self.weights.layers {
-            self.layer(&mut hidden, layer, &spans);
+            self.layer(&mut hidden, layer, &spans, observe);
         }
         spans.into_iter().map(|span| mean_unit(hidden.slice_axis(Axis(0), Slice::from(span)))).collect()
     }
@@ -102,15 +126,25 @@ impl Encoder {
         hidden
     }
 
-    fn layer(&self, hidden: &mut Array2<f32>, layer: &weights::Layer, spans: &[Range<usize>]) {
+    fn layer(
+        &self,
+        hidden: &mut Array2<f32>,
+        layer: &weights::Layer,
+        spans: &[Range<usize>],
+        observe: &mut dyn FnMut(&str, &Array2<f32>),
+    ) {
         let eps = self.config.layer_norm_eps;
-        let qkv = self.linear(hidden, &layer.qkv);
+        let mut linear = |x: &Array2<f32>, linear: &Linear| {
+            observe(&linear.name, x);
+            self.linear(x, linear)
+        };
+        let qkv = linear(hidden, &layer.qkv);
         let context = self.attention(&qkv, spans);
-        let attended = self.linear(&context, &layer.attention_out);
+        let attended = linear(&context, &layer.attention_out);
         add_and_norm(hidden, &attended, &layer.attention_norm, eps);
-        let mut inner = self.linear(hidden, &layer.up);
+        let mut inner = linear(hidden, &layer.up);
         math::gelu(inner.as_slice_mut().expect("a new matrix is contiguous"));
-        let out = self.linear(&inner, &layer.down);
+        let out = linear(&inner, &layer.down);
         add_and_norm(hidden, &out, &layer.output_norm, eps);
     }
 

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"CORTEXPK";
 /// Bumped whenever the layout of any tensor changes: an older file is then made again.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 const ALIGN: usize = 64;
 
 /// How a tensor's numbers are stored.
@@ -40,6 +40,11 @@ pub enum Dtype {
 /// The names of an int8 weight's column scales and column sums in the packed model.
 pub fn int8_parts(name: &str) -> (String, String) {
     (format!("{name}_scale"), format!("{name}_sum"))
+}
+
+/// The name of an int8 weight's smoothing factors ([`super::calibrate`]) in the packed model.
+pub fn smooth_name(name: &str) -> String {
+    format!("{name}_smooth")
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -95,11 +100,6 @@ pub fn encode(tensors: &[Tensor], precision: Resolved, source: Stamp) -> Vec<u8>
     let f32_bytes = |values: &[f32]| values.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
     for t in tensors {
         match (precision, t.product) {
-            (Resolved::Bf16, true) => {
-                let packed = kernel::pack(&t.values, t.shape[0], t.shape[1]);
-                let bytes = packed.iter().flat_map(|h| h.to_ne_bytes()).collect();
-                add(t.name.clone(), Dtype::Bf16Packed, t.shape.clone(), bytes);
-            }
             (Resolved::Int8, true) => {
                 let q = int8::quantize(&t.values, t.shape[0], t.shape[1]);
                 let (scale, sum) = int8_parts(&t.name);
@@ -116,6 +116,11 @@ pub fn encode(tensors: &[Tensor], precision: Resolved, source: Stamp) -> Vec<u8>
                     vec![q.sums.len()],
                     q.sums.iter().flat_map(|s| s.to_ne_bytes()).collect(),
                 );
+            }
+            (Resolved::Bf16, true) => {
+                let packed = kernel::pack(&t.values, t.shape[0], t.shape[1]);
+                let bytes = packed.iter().flat_map(|h| h.to_ne_bytes()).collect();
+                add(t.name.clone(), Dtype::Bf16Packed, t.shape.clone(), bytes);
             }
             _ => add(t.name.clone(), Dtype::F32, t.shape.clone(), f32_bytes(&t.values)),
         }
@@ -234,6 +239,18 @@ impl Packed {
             return Err(format!("tensor {name} has the wrong length or alignment"));
         }
         Ok(range)
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.tensors.contains_key(name)
+    }
+
+    /// How tensor `name` is stored.
+    pub fn dtype(&self, name: &str) -> Result<Dtype, String> {
+        self.tensors
+            .get(name)
+            .map(|e| e.dtype)
+            .ok_or_else(|| format!("the packed model has no tensor {name}"))
     }
 
     /// The numbers at `range`, if aligned and whole.

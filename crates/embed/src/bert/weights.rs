@@ -3,7 +3,7 @@
 //! as the forward pass reads them from the packed model ([`super::pack`]).
 
 use super::int8;
-use super::pack::{Dtype, Packed, Tensor, int8_parts};
+use super::pack::{Dtype, Packed, Tensor, int8_parts, smooth_name};
 use crate::precision::Resolved;
 use safetensors::{Dtype as SafeDtype, SafeTensors};
 use serde::Deserialize;
@@ -47,6 +47,8 @@ impl Config {
 /// query of ten tokens is most of the work; in bf16 or int8, in the kernel's order
 /// ([`super::kernel::pack`], [`super::int8::quantize`]).
 pub struct Linear {
+    /// The weight's name in the packed model (`<layer>.<product>.weight`).
+    pub name: String,
     /// Bytes of the weight in the packed model.
     pub weight: Range<usize>,
     pub format: Dtype,
@@ -56,6 +58,9 @@ pub struct Linear {
     /// int8 only: each output column's scale and sum of quantized values.
     pub column_scales: Vec<f32>,
     pub column_sums: Vec<i32>,
+    /// int8 only: the activations' per-channel smoothing factors ([`super::calibrate`]), or
+    /// empty.
+    pub smooth: Vec<f32>,
 }
 
 pub struct Norm {
@@ -106,27 +111,33 @@ impl Weights {
             values: self.packed.slice::<i8>(linear.weight.clone()).expect("checked at load"),
             scales: &linear.column_scales,
             sums: &linear.column_sums,
+            smooth: &linear.smooth,
         }
     }
 
     /// Every weight of a packed model, shapes checked against `config`.
     pub fn from_packed(packed: Packed, config: &Config, precision: Resolved) -> Result<Weights, String> {
         let (hidden, inner) = (config.hidden_size, config.intermediate_size);
-        let format = match precision {
-            Resolved::F32 => Dtype::F32,
-            Resolved::Bf16 => Dtype::Bf16Packed,
-            Resolved::Int8 => Dtype::I8Packed,
-        };
         let linear = |name: &str, input: usize, output: usize| -> Result<Linear, String> {
             let weight = format!("{name}.weight");
-            let (column_scales, column_sums) = match format {
+            // Each product in the format its pack chose for it (a mixed pack keeps some in bf16).
+            let format = packed.dtype(&weight)?;
+            if format == Dtype::I32 {
+                return Err(format!("tensor {weight} is i32, not a weight"));
+            }
+            let (column_scales, column_sums, smooth) = match format {
                 Dtype::I8Packed => {
                     let (scale, sum) = int8_parts(&weight);
-                    (packed.vec(&scale, &[output])?, packed.vec_i32(&sum, &[output])?)
+                    let smooth = smooth_name(&weight);
+                    let smooth =
+                        if packed.has(&smooth) { packed.vec(&smooth, &[input])? } else { Vec::new() };
+                    (packed.vec(&scale, &[output])?, packed.vec_i32(&sum, &[output])?, smooth)
                 }
-                _ => (Vec::new(), Vec::new()),
+                _ => (Vec::new(), Vec::new(), Vec::new()),
             };
             Ok(Linear {
+                name: weight.clone(),
+                smooth,
                 weight: packed.range(&weight, format, &[input, output])?,
                 format,
                 input,

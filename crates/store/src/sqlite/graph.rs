@@ -55,18 +55,51 @@ pub fn incoming_links(conn: &Connection, ids: &[Uuid], relations: &Filters) -> R
         return Ok(Vec::new());
     }
     let mut params = vec![SqlValue::Text(id_list(ids))];
-    let conditions = filter_sql(relations, &mut params);
-    // The link_to index, named: with a caller's scope among the conditions SQLite otherwise
-    // picks the scope index and walks every item in the scope to count a page's citations.
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT i.link_to, count(*) FROM items i INDEXED BY items_link_to \
-         WHERE i.link_to IN (SELECT value FROM json_each(?1)) AND i.kind = 'relation'{conditions} \
-         GROUP BY i.link_to"
-    ))?;
+    let mut stmt = conn.prepare_cached(&incoming_sql(relations, &mut params))?;
     let mut rows = stmt.query(params_from_iter(params))?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
         out.push((uuid(&row.get::<_, String>(0)?)?, row.get(1)?));
     }
     Ok(out)
+}
+
+/// The count of relations pointing at each of the ids in `?1`, under `relations`' conditions.
+/// The link_to index is named: with a caller's scope among the conditions SQLite otherwise
+/// picks the scope index and walks every item in the scope to count a page's citations.
+fn incoming_sql(relations: &Filters, params: &mut Vec<SqlValue>) -> String {
+    let conditions = filter_sql(relations, params);
+    format!(
+        "SELECT i.link_to, count(*) FROM items i INDEXED BY items_link_to \
+         WHERE i.link_to IN (SELECT value FROM json_each(?1)) AND i.kind = 'relation'{conditions} \
+         GROUP BY i.link_to"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn citations_are_counted_through_the_link_to_index_under_a_scope() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::chain::register_functions(&conn).unwrap();
+        super::super::migrate::run(&mut conn).unwrap();
+        let relations = Filters {
+            now: 1,
+            include_superseded: true,
+            scope_equals: vec![("org", "acme".into()), ("project", "api".into())],
+            ..Filters::default()
+        };
+        let mut params = vec![SqlValue::Text(id_list(&[Uuid::nil()]))];
+        let sql = incoming_sql(&relations, &mut params);
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let plan: Vec<String> = stmt
+            .query_map(params_from_iter(params), |row| row.get::<_, String>(3))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        assert!(plan.iter().any(|step| step.contains("items_link_to")), "{plan:?}");
+        assert!(!plan.iter().any(|step| step.contains("items_scope")), "{plan:?}");
+    }
 }

@@ -75,6 +75,20 @@ impl Outcome {
     }
 }
 
+/// The design's bound on an acceptance run's latency.
+pub const ACCEPTANCE_P95: Duration = Duration::from_millis(100);
+
+/// Whether a run held its asked rate: every request answered without error, at least 98% of
+/// the asked rate sustained (a server that falls behind stretches the run, which lowers it) and
+/// p95 under `bound`.
+pub fn held(plan: &Plan, outcome: &Outcome, bound: Duration) -> bool {
+    let sorted = outcome.sorted(None);
+    !sorted.is_empty()
+        && outcome.errors == 0
+        && outcome.per_second() >= 0.98 * plan.per_second
+        && percentile(&sorted, 95.0) < bound
+}
+
 /// Where and as whom the clients call.
 pub struct Target {
     pub url: String,
@@ -282,6 +296,35 @@ pub const HEADER: &str = "| backend | items | profile | auth | calls | asked | s
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn outcome(sent: usize, seconds: u64, errors: usize, latency_ms: u64) -> Outcome {
+        Outcome {
+            sent,
+            elapsed: Duration::from_secs(seconds),
+            errors,
+            first_error: None,
+            empty_finds: 0,
+            few_hits: Vec::new(),
+            latencies: vec![(Call::FindFast, Duration::from_millis(latency_ms)); sent],
+        }
+    }
+
+    #[test]
+    fn a_run_holds_its_rate_only_at_that_rate_without_errors_and_under_the_bound() {
+        let plan = Plan {
+            name: "acceptance",
+            clients: 100,
+            per_second: 1_000.0,
+            duration: Duration::from_secs(10),
+            store_percent: 0,
+            auto_percent: 0,
+        };
+        assert!(held(&plan, &outcome(10_000, 10, 0, 20), ACCEPTANCE_P95));
+        assert!(!held(&plan, &outcome(10_000, 10, 0, 100), ACCEPTANCE_P95), "p95 at the bound");
+        assert!(!held(&plan, &outcome(10_000, 10, 1, 20), ACCEPTANCE_P95), "an error");
+        assert!(!held(&plan, &outcome(10_000, 12, 0, 20), ACCEPTANCE_P95), "833/s of 1,000 asked");
+        assert!(!held(&plan, &outcome(0, 10, 0, 20), ACCEPTANCE_P95), "nothing answered");
+    }
 
     #[test]
     fn an_answer_is_read_from_json_or_from_an_event_stream() {

@@ -102,8 +102,8 @@ pub struct BenchArgs {
     /// a second, instead of the store and find benchmark. `--semantic` serves with the model.
     #[arg(long, conflicts_with_all = ["purge", "graph", "vectors", "adversarial", "concurrent"])]
     http: bool,
-    /// `--http`: the acceptance profile alone (100 clients, 1,000 `fast` finds a second, with a
-    /// key), without the team profile's runs before it.
+    /// `--http`: the acceptance profile alone (100 clients, 1,000 `fast` finds a second or
+    /// `--rates`, with a key), without the team profile's runs before it.
     #[arg(long, requires = "http")]
     acceptance: bool,
     /// Measure whether one tenant starves another: a real `cortex serve --http` with its
@@ -117,6 +117,11 @@ pub struct BenchArgs {
     /// claims and with unrelated prompts, instead of the store and find benchmark.
     #[arg(long, value_name = "DATASET", conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors", "responses", "prose", "adversarial", "concurrent", "http", "postgres"])]
     recall: Option<std::path::PathBuf>,
+    /// `--http --acceptance`: the asked rates of `fast` finds a second (comma separated, 100
+    /// clients each), run in order on one server until one does not hold (an error, under 98%
+    /// of the rate sustained, or p95 ≥ 100 ms); the highest that held is printed.
+    #[arg(long, value_delimiter = ',', default_value = "1000", requires = "acceptance")]
+    rates: Vec<f64>,
     /// `--http`: clients sending at once.
     #[arg(long, default_value_t = 32, requires = "http")]
     clients: usize,
@@ -164,7 +169,13 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
             per_second: args.rate,
             semantic: args.semantic,
             acceptance_only: args.acceptance,
+            acceptance_rates: args.rates.clone(),
         };
+        if let Some(bad) = args.rates.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
+            return Err(format!(
+                "--rates: {bad} is not a rate; give positive finds a second, rising, e.g. --rates 600,800,1000"
+            ));
+        }
         if args.reuse && !args.acceptance {
             return Err("--http --reuse needs --acceptance: the team profile stores items".into());
         }

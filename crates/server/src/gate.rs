@@ -8,6 +8,7 @@ use super::App;
 use super::body;
 use super::principal::{AccessNote, Principal};
 use super::problem::{problem, too_many, unauthorized};
+use super::problem_code::ProblemCode;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -34,10 +35,10 @@ pub async fn origin(State(app): State<App>, request: Request, next: Next) -> Res
         if !app.options.allowed_origins.contains(&normalized)
             && !super::ui::same_origin(&app, request.headers(), request.uri().path(), &normalized)
         {
-            app.metrics.refused("origin");
+            app.metrics.refused(ProblemCode::ForbiddenOrigin);
             return problem(
                 StatusCode::FORBIDDEN,
-                "forbidden_origin",
+                ProblemCode::ForbiddenOrigin,
                 format!("requests from web pages at {text:?} are not accepted by this server"),
                 "MCP clients send no Origin header; for a browser page, start the server with --allow-origin <scheme://host:port> (or CORTEX_HTTP_ALLOW_ORIGIN)",
             );
@@ -72,19 +73,19 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
     if let Some(id) = &session
         && app.sessions.owner(id).is_some_and(|owner| owner != principal.key)
     {
-        app.metrics.refused("foreign_session");
+        app.metrics.refused(ProblemCode::SessionNotFound);
         return problem(
             StatusCode::NOT_FOUND,
-            "session_not_found",
+            ProblemCode::SessionNotFound,
             format!("no session {id:?} is open for the key `{}`", principal.key),
             "send initialize without Mcp-Session-Id to open a session of your own",
         );
     }
     if let Err(wait) = app.limits.admit(&principal.key, principal.rate, Instant::now()) {
-        app.metrics.refused("rate_limited");
+        app.metrics.refused(ProblemCode::RateLimited);
         drain(request).await;
         return too_many(
-            "rate_limited",
+            ProblemCode::RateLimited,
             format!("the key `{}` is over its rate of {}", principal.key, principal.rate),
             "wait for Retry-After seconds, then retry; the server's admin sets a key's rate with `cortex keys create --rate`",
             wait,
@@ -93,10 +94,10 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
     let length =
         request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if length.is_some_and(|n| n > app.options.max_body_bytes as u64) {
-        app.metrics.refused("too_large");
+        app.metrics.refused(ProblemCode::TooLarge);
         return problem(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "too_large",
+            ProblemCode::TooLarge,
             format!(
                 "the request body is {} bytes, over this server's limit of {} bytes",
                 length.unwrap_or(0),
@@ -111,10 +112,10 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
         match app.limits.call_permit(&principal.key, principal.rate) {
             Some(permit) => Some(permit),
             None => {
-                app.metrics.refused("too_many_calls");
+                app.metrics.refused(ProblemCode::TooManyCalls);
                 drain(request).await;
                 return too_many(
-                    "too_many_calls",
+                    ProblemCode::TooManyCalls,
                     format!(
                         "the key `{}` has {} calls running already, this server's limit per key",
                         principal.key, app.options.max_concurrent_per_key
@@ -154,23 +155,23 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
 fn body_refused(app: &App, refused: body::Refused) -> Response {
     let mut response = match refused {
         body::Refused::TimedOut => {
-            app.metrics.refused("body_timeout");
+            app.metrics.refused(ProblemCode::BodyTimeout);
             problem(
                 StatusCode::REQUEST_TIMEOUT,
-                "body_timeout",
+                ProblemCode::BodyTimeout,
                 format!("the request body did not arrive within {} ms", app.options.body_timeout.as_millis()),
                 "send the whole body at once; CORTEX_HTTP_BODY_TIMEOUT_MS sets the limit",
             )
         }
         body::Refused::Busy => {
-            app.metrics.refused("busy");
+            app.metrics.refused(ProblemCode::Busy);
             return too_many_bytes(app);
         }
         body::Refused::TooLarge => {
-            app.metrics.refused("too_large");
+            app.metrics.refused(ProblemCode::TooLarge);
             problem(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                "too_large",
+                ProblemCode::TooLarge,
                 format!(
                     "the request body is over this server's limit of {} bytes",
                     app.options.max_body_bytes
@@ -180,7 +181,7 @@ fn body_refused(app: &App, refused: body::Refused) -> Response {
         }
         body::Refused::Broken(why) => problem(
             StatusCode::BAD_REQUEST,
-            "body_broken",
+            ProblemCode::BodyBroken,
             format!("the request body could not be read: {why}"),
             "send the body again, with a Content-Length that matches it",
         ),
@@ -193,7 +194,7 @@ fn body_refused(app: &App, refused: body::Refused) -> Response {
 fn too_many_bytes(app: &App) -> Response {
     let mut response = problem(
         StatusCode::SERVICE_UNAVAILABLE,
-        "busy",
+        ProblemCode::Busy,
         format!(
             "the server is reading or working on {} bytes of requests already, the most it holds at once",
             app.options.max_bytes_in_flight
@@ -224,10 +225,10 @@ pub async fn metrics(State(app): State<App>, request: Request, next: Next) -> Re
         match who(&app, request.headers()).await {
             Ok(p) if p.role.covers(Role::Admin) => {}
             Ok(p) => {
-                app.metrics.refused("forbidden_role");
+                app.metrics.refused(ProblemCode::ForbiddenRole);
                 return problem(
                     StatusCode::FORBIDDEN,
-                    "forbidden_role",
+                    ProblemCode::ForbiddenRole,
                     format!(
                         "/metrics needs a key with role admin; the key `{}` has role {}",
                         p.key,
@@ -272,15 +273,15 @@ pub(super) async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Ref
     let branch = header_value(headers, "x-cortex-branch", "branch")?;
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         if app.auth_required().await.map_err(internal)? {
-            app.metrics.refused("missing_key");
+            app.metrics.refused(ProblemCode::MissingKey);
             return Err(Box::new(match app.oauth {
                 None => unauthorized(
-                    "missing_key",
+                    ProblemCode::MissingKey,
                     "this server asks every request for an API key, and this request has none",
                     "send the header `Authorization: Bearer <token>` with a token from the server's admin (`cortex keys create`)",
                 ),
                 Some(_) => unauthorized(
-                    "missing_key",
+                    ProblemCode::MissingKey,
                     "this server asks every request for an API key or an OAuth access token, and this request has neither",
                     "sign in through the authorization server this server's metadata names (/.well-known/oauth-protected-resource/mcp) and send `Authorization: Bearer <access token>`, or send an API key from the server's admin (`cortex keys create`)",
                 ),
@@ -327,26 +328,26 @@ pub(super) async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Ref
     let holder = holder.map_err(|failure| {
         let (code, message, hint) = match failure {
             AuthFailure::Malformed => (
-                "malformed_key",
+                ProblemCode::MalformedKey,
                 "the Authorization header is not `Bearer <token>` with a Cortex token",
                 "send the whole token `cortex keys create` printed: `Authorization: Bearer cortex_<16 hex>_<64 hex>`",
             ),
             AuthFailure::Unknown => (
-                "unknown_key",
+                ProblemCode::UnknownKey,
                 "no key has this token",
                 "check that the token was copied whole, or ask the server's admin for a key",
             ),
-            AuthFailure::Revoked => ("revoked_key", "this key was revoked", "ask the server's admin for a new key"),
-            AuthFailure::Expired => ("expired_key", "this key has expired", "ask the server's admin for a new key"),
+            AuthFailure::Revoked => (ProblemCode::RevokedKey, "this key was revoked", "ask the server's admin for a new key"),
+            AuthFailure::Expired => (ProblemCode::ExpiredKey, "this key has expired", "ask the server's admin for a new key"),
         };
         app.metrics.refused(code);
         Box::new(unauthorized(code, message, hint))
     })?;
     let caller = Caller::for_key(holder.bound, project.as_deref(), branch.as_deref()).map_err(|why| {
-        app.metrics.refused("forbidden_scope");
+        app.metrics.refused(ProblemCode::ForbiddenScope);
         problem(
             StatusCode::FORBIDDEN,
-            "forbidden_scope",
+            ProblemCode::ForbiddenScope,
             why,
             "set X-Cortex-Project to a project this key may reach, or leave it out",
         )
@@ -375,10 +376,10 @@ async fn token_holder(
     })?;
     let mut caller =
         Caller::for_key(identity.bound.clone(), project.as_deref(), branch.as_deref()).map_err(|why| {
-            app.metrics.refused("forbidden_scope");
+            app.metrics.refused(ProblemCode::ForbiddenScope);
             problem(
                 StatusCode::FORBIDDEN,
-                "forbidden_scope",
+                ProblemCode::ForbiddenScope,
                 why,
                 "set X-Cortex-Project to a project this token may reach (its projects claim), or leave it out",
             )
@@ -398,7 +399,7 @@ fn header_value(headers: &HeaderMap, name: &str, field: &str) -> Result<Option<S
     let text = value.to_str().map_err(|_| {
         Box::new(problem(
             StatusCode::BAD_REQUEST,
-            "invalid_header",
+            ProblemCode::InvalidHeader,
             format!("the header {name} is not text"),
             "send a plain ASCII name",
         ))
@@ -406,7 +407,7 @@ fn header_value(headers: &HeaderMap, name: &str, field: &str) -> Result<Option<S
     cortex_domain::scope::check_value(field, text).map(Some).map_err(|e| {
         Box::new(problem(
             StatusCode::BAD_REQUEST,
-            "invalid_header",
+            ProblemCode::InvalidHeader,
             format!("the header {name}: {}", e.message),
             e.human_hint,
         ))
@@ -417,7 +418,7 @@ fn internal(e: impl std::fmt::Display) -> Refusal {
     tracing::error!("cannot check the request's key: {e}");
     Box::new(problem(
         StatusCode::SERVICE_UNAVAILABLE,
-        "internal",
+        ProblemCode::Internal,
         format!("the server cannot check keys now: {e}"),
         "a server-side failure, not your request: retry; if it persists, the admin should run `cortex doctor`",
     ))

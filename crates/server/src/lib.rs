@@ -29,6 +29,7 @@ mod oauth;
 mod ops;
 mod options;
 mod problem;
+mod problem_code;
 mod sessions;
 mod tls;
 mod ui;

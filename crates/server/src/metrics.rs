@@ -2,6 +2,7 @@
 //! than the `metrics` crates: a handful of counters and two histograms, all recorded here,
 //! need a map and a formatter, not a recorder framework and its exporter's HTTP stack.
 
+use crate::problem_code::ProblemCode;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
@@ -115,8 +116,11 @@ impl Metrics {
         );
     }
 
-    pub fn refused(&self, reason: &str) {
-        self.add("cortex_http_refused_total", vec![("reason", reason.to_string())], 1);
+    /// A request the gate refused, counted under its code's reason (if it has one).
+    pub fn refused(&self, code: ProblemCode) {
+        if let Some(reason) = code.metric_reason() {
+            self.add("cortex_http_refused_total", vec![("reason", reason.to_string())], 1);
+        }
     }
 
     pub fn call_started(&self) {
@@ -245,7 +249,7 @@ mod tests {
         m.tool_call("memory_find", "fast", "ok", Duration::from_millis(300));
         m.store_items("inserted", 2);
         m.store_items("skipped_dedupe", 0);
-        m.refused("rate_limited");
+        m.refused(ProblemCode::RateLimited);
         m.http_request("/mcp", 200);
         let pools = [cortex_store::PoolState { pool: "primary", connections: 3, idle: 1 }];
         let text = m.render(&pools, 42);

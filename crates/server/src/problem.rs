@@ -1,6 +1,7 @@
 //! The answers of requests refused before they reach MCP: a status and a JSON body
 //! `{"error": {"code", "message", "human_hint"}}` that says what was wrong and how to fix it.
 
+use crate::problem_code::ProblemCode;
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -9,11 +10,12 @@ use std::time::Duration;
 
 pub fn problem(
     status: StatusCode,
-    code: &str,
+    code: ProblemCode,
     message: impl Into<String>,
     hint: impl Into<String>,
 ) -> Response {
-    let body = json!({ "error": { "code": code, "message": message.into(), "human_hint": hint.into() } });
+    let body =
+        json!({ "error": { "code": code.as_str(), "message": message.into(), "human_hint": hint.into() } });
     let mut response = Response::new(Body::from(body.to_string()));
     *response.status_mut() = status;
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -21,7 +23,7 @@ pub fn problem(
 }
 
 /// 401, with the challenge RFC 6750 asks for.
-pub fn unauthorized(code: &str, message: &str, hint: &str) -> Response {
+pub fn unauthorized(code: ProblemCode, message: &str, hint: &str) -> Response {
     let mut response = problem(StatusCode::UNAUTHORIZED, code, message, hint);
     response.headers_mut().insert(
         header::WWW_AUTHENTICATE,
@@ -32,7 +34,7 @@ pub fn unauthorized(code: &str, message: &str, hint: &str) -> Response {
 
 /// 429, with `Retry-After` in whole seconds (at least 1), and `Connection: close`: the
 /// request's body may not have been read, so the connection cannot carry another request.
-pub fn too_many(code: &str, message: String, hint: &str, retry_after: Duration) -> Response {
+pub fn too_many(code: ProblemCode, message: String, hint: &str, retry_after: Duration) -> Response {
     let mut response = problem(StatusCode::TOO_MANY_REQUESTS, code, message, hint);
     let seconds = retry_after.as_secs_f64().ceil().max(1.0) as u64;
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));

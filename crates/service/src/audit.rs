@@ -114,9 +114,9 @@ impl MemoryService {
             let Some(last) = page.last() else { break };
             after = last.seq;
             for record in &page {
-                if record.operation.starts_with("key_") {
+                if let Some(operation) = record.op().filter(|op| op.is_key_operation()) {
                     key_records.push(KeyRecord {
-                        operation: record.operation.clone(),
+                        operation,
                         org: record.scope[0].clone(),
                         summary: record.summary.clone(),
                     });

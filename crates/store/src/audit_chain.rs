@@ -45,6 +45,12 @@ pub struct ChainRecord {
 }
 
 impl ChainRecord {
+    /// The operation, or `None` for a text no version of Cortex writes (the chain still
+    /// covers it as stored).
+    pub fn op(&self) -> Option<crate::AuditOperation> {
+        crate::AuditOperation::parse(&self.operation)
+    }
+
     /// The record as `cortex audit` shows it; a stored item id that is no UUID is an error
     /// naming the record, not a record about no item.
     pub fn into_audit_record(self) -> crate::Result<crate::AuditRecord> {
@@ -248,7 +254,9 @@ impl TrailMismatch {
     ) -> TrailMismatch {
         match (operation.as_deref(), found) {
             (None, _) => TrailMismatch::NoRecord { item_id },
-            (Some("purge"), Some(_)) => TrailMismatch::PurgedButPresent { item_id },
+            (Some(op), Some(_)) if op == crate::AuditOperation::Purge.as_str() => {
+                TrailMismatch::PurgedButPresent { item_id }
+            }
             (Some(_), None) => TrailMismatch::RemovedWithoutRecord { item_id },
             (Some(_), Some(found)) => TrailMismatch::ChangedWithoutRecord { item_id, recorded, found },
         }

@@ -40,7 +40,7 @@ pub fn check(item: &StoredColumns, last: Option<&LastRecord>) -> Option<TrailMis
     let Some(last) = last else {
         return Some(TrailMismatch::NoRecord { item_id: item_id() });
     };
-    if last.operation == "purge" {
+    if last.operation == crate::AuditOperation::Purge.as_str() {
         return Some(TrailMismatch::PurgedButPresent { item_id: item_id() });
     }
     if last.hash_after.as_deref() != Some(item.content_hash.as_str()) {

@@ -5,13 +5,13 @@
 //! contradicts those records. What the records do not hold (the secret's hash, the rate, the
 //! expiry) cannot be checked this way.
 
-use crate::ApiKeyRow;
+use crate::{ApiKeyRow, AuditOperation};
 
 /// One `key_create` or `key_revoke` record: its operation, the org it was written in, its
 /// summary (`created API key NAME (role ROLE, projects all|LIST)`, `revoked API key NAME`).
 #[derive(Debug, Clone)]
 pub struct KeyRecord {
-    pub operation: String,
+    pub operation: AuditOperation,
     pub org: String,
     pub summary: String,
 }
@@ -58,8 +58,10 @@ pub fn check_keys(keys: &[ApiKeyRow], records: &[KeyRecord]) -> Vec<KeyMismatch>
 fn check_key(key: &ApiKeyRow, records: &[KeyRecord]) -> Option<KeyMismatch> {
     let name = || key.name.clone();
     let created_prefix = format!("created API key {} (role ", key.name);
-    let Some(created) =
-        records.iter().rev().find(|r| r.operation == "key_create" && r.summary.starts_with(&created_prefix))
+    let Some(created) = records
+        .iter()
+        .rev()
+        .find(|r| r.operation == AuditOperation::KeyCreate && r.summary.starts_with(&created_prefix))
     else {
         return Some(KeyMismatch::NoRecord { name: name() });
     };
@@ -82,7 +84,8 @@ fn check_key(key: &ApiKeyRow, records: &[KeyRecord]) -> Option<KeyMismatch> {
         return Some(changed("projects", shown(&projects), shown(&found_projects)));
     }
     let revoked = format!("revoked API key {}", key.name);
-    let revoke_recorded = records.iter().any(|r| r.operation == "key_revoke" && r.summary == revoked);
+    let revoke_recorded =
+        records.iter().any(|r| r.operation == AuditOperation::KeyRevoke && r.summary == revoked);
     match (key.revoked_at.is_some(), revoke_recorded) {
         (false, true) => Some(KeyMismatch::RevivedWithoutRecord { name: name() }),
         (true, false) => Some(KeyMismatch::RevokedWithoutRecord { name: name() }),
@@ -131,7 +134,7 @@ mod tests {
     }
 
     fn created(summary: &str) -> KeyRecord {
-        KeyRecord { operation: "key_create".into(), org: "acme".into(), summary: summary.into() }
+        KeyRecord { operation: AuditOperation::KeyCreate, org: "acme".into(), summary: summary.into() }
     }
 
     #[test]
@@ -154,7 +157,7 @@ mod tests {
         let records = [
             created("created API key ci (role read, projects api)"),
             KeyRecord {
-                operation: "key_revoke".into(),
+                operation: AuditOperation::KeyRevoke,
                 org: "acme".into(),
                 summary: "revoked API key ci".into(),
             },

@@ -12,6 +12,7 @@
 //! Raw SQL is not part of the contract: tests reach it through `cortex-testdb`.
 
 pub mod audit_chain;
+mod audit_operation;
 mod error;
 mod filter;
 pub mod item_trail;
@@ -21,6 +22,7 @@ mod open;
 pub mod postgres;
 pub mod sqlite;
 
+pub use audit_operation::AuditOperation;
 pub use error::{Result, StoreError};
 pub use filter::{Clause, Filters, ItemFacts};
 pub use model::*;

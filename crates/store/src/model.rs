@@ -380,7 +380,7 @@ pub struct AuditRecord {
     pub seq: i64,
     /// When (epoch ms).
     pub at: i64,
-    /// insert | import | update | delete | restore | purge
+    /// The stored text of an [`crate::AuditOperation`] (typed by [`AuditRecord::op`]).
     pub operation: String,
     pub item_id: Option<Uuid>,
     pub kind: Option<String>,
@@ -395,6 +395,13 @@ pub struct AuditRecord {
     pub hash_after: Option<String>,
     /// What changed, in a few words (`changed title, status`).
     pub summary: String,
+}
+
+impl AuditRecord {
+    /// The operation, or `None` for a text no version of Cortex writes.
+    pub fn op(&self) -> Option<crate::AuditOperation> {
+        crate::AuditOperation::parse(&self.operation)
+    }
 }
 
 /// A stored kind, or an error naming it (never another kind in its place).

@@ -18,7 +18,6 @@ pub fn identity(
     let metadata = issuer.metadata().map_err(TokenError::Unavailable)?;
     let Some(endpoint) = metadata.introspection_endpoint else {
         return Err(invalid(
-            "invalid_token",
             "the token is not a JWT, and the issuer's metadata names no introspection endpoint to check it at",
         ));
     };
@@ -36,15 +35,12 @@ pub fn identity(
 /// What the issuer said of the token, checked as a JWT's claims are.
 fn check(claims: &Map<String, Value>, options: &OAuthOptions, now: i64) -> Result<(), TokenError> {
     if claims.get("active") != Some(&Value::Bool(true)) {
-        return Err(invalid(
-            "invalid_token",
-            "the issuer says the token is not active (expired, revoked or unknown)",
-        ));
+        return Err(invalid("the issuer says the token is not active (expired, revoked or unknown)"));
     }
     if let Some(iss) = claims.get("iss").and_then(Value::as_str)
         && iss != options.issuer
     {
-        return Err(invalid("invalid_token", format!("the token was not issued by {:?}", options.issuer)));
+        return Err(invalid(format!("the token was not issued by {:?}", options.issuer)));
     }
     let audiences: Vec<&str> = match claims.get("aud") {
         Some(Value::String(aud)) => vec![aud.as_str()],
@@ -52,17 +48,17 @@ fn check(claims: &Map<String, Value>, options: &OAuthOptions, now: i64) -> Resul
         _ => Vec::new(),
     };
     if !audiences.contains(&options.audience.as_str()) {
-        return Err(invalid(
-            "invalid_token",
-            format!("the token is not issued for this server (audience {:?})", options.audience),
-        ));
+        return Err(invalid(format!(
+            "the token is not issued for this server (audience {:?})",
+            options.audience
+        )));
     }
     let leeway = LEEWAY_SECS as i64;
     if claims.get("exp").and_then(Value::as_i64).is_some_and(|exp| exp + leeway < now) {
-        return Err(invalid("invalid_token", "the token has expired"));
+        return Err(invalid("the token has expired"));
     }
     if claims.get("nbf").and_then(Value::as_i64).is_some_and(|nbf| nbf - leeway > now) {
-        return Err(invalid("invalid_token", "the token is not valid yet (`nbf`)"));
+        return Err(invalid("the token is not valid yet (`nbf`)"));
     }
     Ok(())
 }

@@ -27,6 +27,7 @@ pub use token::Verifier;
 
 use super::App;
 use super::problem::problem;
+use super::problem_code::ProblemCode;
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -39,7 +40,7 @@ pub async fn metadata_document(State(app): State<App>) -> Response {
     let Some(verifier) = &app.oauth else {
         return problem(
             StatusCode::NOT_FOUND,
-            "not_found",
+            ProblemCode::NotFound,
             "this server accepts API keys only: no OAuth authorization server is configured",
             "the server's admin sets CORTEX_OAUTH_ISSUER and CORTEX_PUBLIC_URL to accept OAuth tokens",
         );
@@ -80,7 +81,7 @@ pub fn challenge(response: &mut Response, verifier: &Verifier, carried_credentia
 pub async fn authenticate(
     verifier: &Arc<Verifier>,
     token: String,
-) -> Result<Identity, (&'static str, Response)> {
+) -> Result<Identity, (ProblemCode, Response)> {
     let checker = verifier.clone();
     let checked = tokio::task::spawn_blocking(move || checker.verify(&token)).await;
     let refused = match checked {
@@ -89,7 +90,8 @@ pub async fn authenticate(
         Err(e) => TokenError::Unavailable(e.to_string()),
     };
     Err(match refused {
-        TokenError::Invalid { code, message } => {
+        TokenError::Invalid { message } => {
+            let code = ProblemCode::InvalidToken;
             let mut response = problem(
                 StatusCode::UNAUTHORIZED,
                 code,
@@ -101,7 +103,7 @@ pub async fn authenticate(
         }
         TokenError::Forbidden(why) => {
             let no_scope = why == claims::ClaimError::NoScope;
-            let code = if no_scope { "insufficient_scope" } else { "forbidden_token" };
+            let code = if no_scope { ProblemCode::InsufficientScope } else { ProblemCode::ForbiddenToken };
             let mut response = problem(StatusCode::FORBIDDEN, code, why.message(), why.hint());
             if no_scope
                 && let Ok(value) = HeaderValue::from_str(&metadata::insufficient_scope(&verifier.options))
@@ -112,11 +114,12 @@ pub async fn authenticate(
         }
         TokenError::Unavailable(why) => {
             tracing::error!("cannot check an OAuth token: {why}");
+            let code = ProblemCode::IssuerUnavailable;
             (
-                "issuer_unavailable",
+                code,
                 problem(
                     StatusCode::SERVICE_UNAVAILABLE,
-                    "issuer_unavailable",
+                    code,
                     format!("the server cannot check OAuth tokens now: {why}"),
                     "a server-side failure, not your token: retry; if it persists, the admin should check that CORTEX_OAUTH_ISSUER is reachable from the server",
                 ),

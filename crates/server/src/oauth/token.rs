@@ -22,13 +22,13 @@ pub const LEEWAY_SECS: u64 = 60;
 /// token that grants nothing here), `Unavailable` 503 (the issuer's keys cannot be had).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TokenError {
-    Invalid { code: &'static str, message: String },
+    Invalid { message: String },
     Forbidden(ClaimError),
     Unavailable(String),
 }
 
-pub fn invalid(code: &'static str, message: impl Into<String>) -> TokenError {
-    TokenError::Invalid { code, message: message.into() }
+pub fn invalid(message: impl Into<String>) -> TokenError {
+    TokenError::Invalid { message: message.into() }
 }
 
 pub struct Verifier {
@@ -61,37 +61,26 @@ impl Verifier {
             return introspect::identity(&self.issuer, client, &self.options, token, now);
         }
         let header = jsonwebtoken::decode_header(token).map_err(|e| {
-            invalid(
-                "invalid_token",
-                format!("the token is not a JWT signed with RS256, ES256 or EdDSA ({e})"),
-            )
+            invalid(format!("the token is not a JWT signed with RS256, ES256 or EdDSA ({e})"))
         })?;
         if !ALLOWED.contains(&header.alg) {
-            return Err(invalid(
-                "invalid_token",
-                format!(
-                    "the token is signed with {:?}; this server accepts RS256, ES256 and EdDSA",
-                    header.alg
-                ),
-            ));
+            return Err(invalid(format!(
+                "the token is signed with {:?}; this server accepts RS256, ES256 and EdDSA",
+                header.alg
+            )));
         }
-        let kid =
-            header.kid.ok_or_else(|| invalid("invalid_token", "the token's header names no key (`kid`)"))?;
+        let kid = header.kid.ok_or_else(|| invalid("the token's header names no key (`kid`)"))?;
         let key = self.keys.key(&kid).map_err(|e| match e {
-            KeyError::Unknown => invalid(
-                "invalid_token",
-                format!("the token names the key {kid:?}, which the issuer does not publish"),
-            ),
+            KeyError::Unknown => {
+                invalid(format!("the token names the key {kid:?}, which the issuer does not publish"))
+            }
             KeyError::Unavailable(why) => TokenError::Unavailable(why),
         })?;
         if key.algorithm != header.alg {
-            return Err(invalid(
-                "invalid_token",
-                format!(
-                    "the token says {:?}, but the key {kid:?} signs with {:?}",
-                    header.alg, key.algorithm
-                ),
-            ));
+            return Err(invalid(format!(
+                "the token says {:?}, but the key {kid:?} signs with {:?}",
+                header.alg, key.algorithm
+            )));
         }
         let mut validation = Validation::new(key.algorithm);
         validation.leeway = LEEWAY_SECS;
@@ -112,22 +101,17 @@ impl Verifier {
     fn refusal(&self, kind: &ErrorKind) -> TokenError {
         let o = &self.options;
         match kind {
-            ErrorKind::ExpiredSignature => invalid("invalid_token", "the token has expired"),
-            ErrorKind::ImmatureSignature => invalid("invalid_token", "the token is not valid yet (`nbf`)"),
-            ErrorKind::InvalidIssuer => {
-                invalid("invalid_token", format!("the token was not issued by {:?}", o.issuer))
+            ErrorKind::ExpiredSignature => invalid("the token has expired"),
+            ErrorKind::ImmatureSignature => invalid("the token is not valid yet (`nbf`)"),
+            ErrorKind::InvalidIssuer => invalid(format!("the token was not issued by {:?}", o.issuer)),
+            ErrorKind::InvalidAudience => {
+                invalid(format!("the token is not issued for this server (audience {:?})", o.audience))
             }
-            ErrorKind::InvalidAudience => invalid(
-                "invalid_token",
-                format!("the token is not issued for this server (audience {:?})", o.audience),
-            ),
-            ErrorKind::MissingRequiredClaim(claim) => {
-                invalid("invalid_token", format!("the token has no `{claim}` claim"))
-            }
+            ErrorKind::MissingRequiredClaim(claim) => invalid(format!("the token has no `{claim}` claim")),
             ErrorKind::InvalidSignature | ErrorKind::Crypto(_) => {
-                invalid("invalid_token", "the token's signature does not verify")
+                invalid("the token's signature does not verify")
             }
-            other => invalid("invalid_token", format!("the token cannot be read ({other:?})")),
+            other => invalid(format!("the token cannot be read ({other:?})")),
         }
     }
 }

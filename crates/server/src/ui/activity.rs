@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use cortex_domain::time::{MILLIS_PER_DAY, format_instant};
 use cortex_service::audit::MAX_AUDIT_RECORDS;
-use cortex_store::AuditRecord;
+use cortex_store::{AuditOperation, AuditRecord};
 use std::collections::BTreeMap;
 
 /// Days the page covers, today included.
@@ -20,7 +20,13 @@ pub const DAYS: i64 = 14;
 /// Newest changes listed one by one.
 const RECENT: usize = 50;
 /// The operations counted per day, in the order of their columns; others count as `other`.
-const OPERATIONS: [&str; 5] = ["insert", "update", "supersede", "delete", "purge"];
+const OPERATIONS: [AuditOperation; 5] = [
+    AuditOperation::Insert,
+    AuditOperation::Update,
+    AuditOperation::Supersede,
+    AuditOperation::Delete,
+    AuditOperation::Purge,
+];
 
 pub struct Day {
     pub date: String,
@@ -65,9 +71,10 @@ pub fn summarize(records: &[AuditRecord], now_ms: i64) -> Activity {
             continue;
         }
         let row = &mut days[(today - day) as usize];
-        let column = match OPERATIONS.iter().position(|op| *op == record.operation) {
+        let op = record.op();
+        let column = match OPERATIONS.iter().position(|o| Some(*o) == op) {
             Some(i) => i,
-            None if record.operation == "blocked" => OPERATIONS.len(),
+            None if op == Some(AuditOperation::Blocked) => OPERATIONS.len(),
             None => OPERATIONS.len() + 1,
         };
         row.counts[column] += 1;
@@ -121,8 +128,8 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap) -> Response {
         Ok(Err(e)) => return failed(&viewer, e.to_string()),
         Err(e) => return failed(&viewer, e.to_string()),
     };
-    let mut operations = OPERATIONS.to_vec();
-    operations.extend(["blocked", "other"]);
+    let mut operations: Vec<&'static str> = OPERATIONS.iter().map(|op| op.as_str()).collect();
+    operations.extend([AuditOperation::Blocked.as_str(), "other"]);
     let page = ActivityPage {
         chrome: Some(viewer.chrome()),
         operations,

@@ -4,6 +4,7 @@
 
 mod admin_paths;
 mod api_keys;
+mod audit_operations;
 mod audit_tamper;
 mod chunking;
 mod common;

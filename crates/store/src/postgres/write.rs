@@ -4,8 +4,8 @@ use super::conn::{Conn, Sql, Tx};
 use super::read::{idempotency_owner, natural_key_owner};
 use crate::model::{link_ends, natural_key_of, scope_values};
 use crate::{
-    BlockedAttempt, ChunkVector, DuplicateReason, ItemVectors, Record, Result, StoredItem, WriteContext,
-    WriteOp, WriteOutcome,
+    AuditOperation, BlockedAttempt, ChunkVector, DuplicateReason, ItemVectors, Record, Result, StoredItem,
+    WriteContext, WriteOp, WriteOutcome,
 };
 use cortex_domain::Kind;
 use cortex_domain::dedupe::{self, DuplicateCheck, DuplicateChecks};
@@ -41,7 +41,11 @@ fn try_batch(client: &mut Conn, ops: &[WriteOp], context: &WriteContext) -> Resu
     let mut tx = client.transaction()?;
     take_audit_lock(&mut tx)?;
     // The audit trigger reads who is writing from transaction-local settings.
-    let insert_as = if ops.iter().any(|op| matches!(op, WriteOp::Import { .. })) { "import" } else { "" };
+    let insert_as = if ops.iter().any(|op| matches!(op, WriteOp::Import { .. })) {
+        AuditOperation::Import.as_str()
+    } else {
+        ""
+    };
     let batch_id = Uuid::now_v7().to_string();
     let none = String::new();
     tx.execute(

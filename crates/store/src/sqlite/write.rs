@@ -3,8 +3,8 @@
 use super::read::{idempotency_owner, natural_key_owner};
 use crate::model::{link_ends, natural_key_of, scope_values};
 use crate::{
-    BlockedAttempt, ChunkVector, DuplicateReason, ItemVectors, Record, Result, StoredItem, WriteContext,
-    WriteOp, WriteOutcome,
+    AuditOperation, BlockedAttempt, ChunkVector, DuplicateReason, ItemVectors, Record, Result, StoredItem,
+    WriteContext, WriteOp, WriteOutcome,
 };
 use cortex_domain::Kind;
 use cortex_domain::dedupe::{self, DuplicateCheck, DuplicateChecks};
@@ -23,7 +23,8 @@ pub fn apply_batch(
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     // The audit triggers read who is writing from here; cleared before commit, so a later
     // raw write is never attributed to this batch.
-    let insert_as = ops.iter().any(|op| matches!(op, WriteOp::Import { .. })).then_some("import");
+    let insert_as =
+        ops.iter().any(|op| matches!(op, WriteOp::Import { .. })).then_some(AuditOperation::Import.as_str());
     tx.execute(
         "UPDATE audit_context SET request_id = ?1, batch_id = ?2, actor = ?3, tool = ?4, session = ?5, \
          insert_as = ?6 WHERE id = 1",

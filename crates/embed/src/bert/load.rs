@@ -88,8 +88,22 @@ impl Hasher for Fnv {
     }
 }
 
-fn stamp(dir: &Path) -> Result<Stamp, String> {
-    fingerprint(dir).map_err(|e| format!("{}: {e}", dir.display()))
+/// The stamp a pack of `precision` is made and found under: the model's fingerprint, and for
+/// int8 also the calibration text's, since its smoothing factors are measured on that text: a
+/// changed text makes a new pack rather than reusing one calibrated on the old.
+fn stamp(dir: &Path, precision: Resolved) -> Result<Stamp, String> {
+    let model = fingerprint(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(match precision {
+        Resolved::Int8 => with_calibration(model, calibrate::TEXT),
+        Resolved::F32 | Resolved::Bf16 => model,
+    })
+}
+
+fn with_calibration(model: Stamp, text: &str) -> Stamp {
+    let mut hash = Fnv::default();
+    hash.write(model.fingerprint.as_bytes());
+    hash.write(text.as_bytes());
+    Stamp { fingerprint: format!("{:016x}", hash.finish()) }
 }
 
 /// The weights of the model in `dir` in `precision`, and the pack they were mapped from
@@ -101,7 +115,7 @@ pub fn load(
     precision: Resolved,
     calibration: Calibration,
 ) -> Result<(Weights, Option<PathBuf>), String> {
-    let stamp = stamp(dir)?;
+    let stamp = stamp(dir, precision)?;
     let path = packs.join(pack::file_name(&stamp, precision));
     if let Some(packed) = Packed::open(&path, precision, &stamp)? {
         return Ok((Weights::from_packed(packed, config, precision)?, Some(path)));
@@ -132,7 +146,7 @@ pub fn pack_into(
     precision: Resolved,
     calibration: Calibration,
 ) -> Result<PathBuf, String> {
-    let stamp = stamp(dir)?;
+    let stamp = stamp(dir, precision)?;
     let path = packs.join(pack::file_name(&stamp, precision));
     let bytes = make(dir, config, precision, &stamp, calibration)?;
     std::fs::create_dir_all(packs)
@@ -188,5 +202,15 @@ mod tests {
         std::fs::write(b.join(SOURCE), &weights).unwrap();
         std::fs::write(b.join("config.json"), b"{ }").unwrap();
         assert_ne!(fingerprint(&a).unwrap(), fingerprint(&b).unwrap(), "another config");
+    }
+
+    #[test]
+    fn an_int8_pack_is_stamped_with_its_calibration_text_too() {
+        let model = Stamp { fingerprint: "1269e636997b06b9".into() };
+        let shipped = with_calibration(model.clone(), calibrate::TEXT);
+        assert_ne!(shipped, model, "an int8 pack's stamp differs from the model's");
+        assert_eq!(shipped, with_calibration(model.clone(), calibrate::TEXT), "and is stable");
+        let edited = format!("{}One more line of calibration.\n", calibrate::TEXT);
+        assert_ne!(with_calibration(model, &edited), shipped, "an edited text makes another pack");
     }
 }

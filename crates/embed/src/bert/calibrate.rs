@@ -41,10 +41,9 @@ pub fn activation_maxima(encoder: &Encoder, texts: &[Vec<u32>]) -> HashMap<Strin
 }
 
 /// The products whose input is a LayerNorm's output, where the outlier channels are: the query,
-/// key and value projection and the feed-forward's first product. Measured on SciFact
-/// abstracts, smoothing these two brings int8 vectors closest to f32; smoothing also the
-/// attention output's and the feed-forward's second product (inputs of a very different shape:
-/// attention averages, GELU outputs) moved them further away again (BENCHMARKS.md).
+/// key and value projection and the feed-forward's first product. The other two products take
+/// inputs of another shape (attention averages, GELU outputs), not a norm's outlier channels,
+/// and smoothing them as well moves the vectors further from f32 (BENCHMARKS.md).
 fn fed_by_a_norm(weight: &str) -> bool {
     weight.ends_with(".qkv.weight") || weight.ends_with(".up.weight")
 }

@@ -120,7 +120,7 @@ impl Weights {
         let (hidden, inner) = (config.hidden_size, config.intermediate_size);
         let linear = |name: &str, input: usize, output: usize| -> Result<Linear, String> {
             let weight = format!("{name}.weight");
-            // Each product in the format its pack chose for it (a mixed pack keeps some in bf16).
+            // Each product in the format its pack records for it, so the pack alone decides.
             let format = packed.dtype(&weight)?;
             if format == Dtype::I32 {
                 return Err(format!("tensor {weight} is i32, not a weight"));

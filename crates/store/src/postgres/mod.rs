@@ -74,12 +74,13 @@ impl PostgresStore {
             .map_err(|e| StoreError::Open { path: label.clone(), reason: format!("not a valid URL: {e}") })?;
         // One direct connection first: its error says precisely why (refused, auth, no such
         // database), where a pool would only report a timeout.
-        let mut client = config
+        let client = config
             .connect(tls.clone())
             .map_err(|e| StoreError::Open { path: label.clone(), reason: connect_reason(&e) })?;
-        preflight::check(&mut client, &label)?;
-        migrate::run(&mut client)?;
-        drop(client);
+        let mut conn = Conn::new(client);
+        preflight::check(&mut conn, &label)?;
+        migrate::run(&mut conn)?;
+        drop(conn);
         let primary = build_pool(config, tls, pool.size, &label)?;
         let reads = match read_url {
             Some(read_url) => {
@@ -206,7 +207,7 @@ fn connect_reason(e: &postgres::Error) -> String {
 impl ItemWrites for PostgresStore {
     fn write_batch_as(&self, ops: &[WriteOp], context: &WriteContext) -> Result<Vec<WriteOutcome>> {
         let mut conn = self.primary()?;
-        vector_index::ensure_vector_indexes(conn.client(), ops, &self.indexed_dimensions)?;
+        vector_index::ensure_vector_indexes(&mut conn, ops, &self.indexed_dimensions)?;
         write::apply_batch(&mut conn, ops, context)
     }
 
@@ -288,7 +289,7 @@ impl Reembedding for PostgresStore {
     fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()> {
         let mut conn = self.primary()?;
         let dims = vectors.iter().map(|r| r.vector.len()).collect();
-        vector_index::ensure_dimension_indexes(conn.client(), dims, &self.indexed_dimensions)?;
+        vector_index::ensure_dimension_indexes(&mut conn, dims, &self.indexed_dimensions)?;
         write::set_vectors(&mut conn, vectors)
     }
 
@@ -330,7 +331,7 @@ impl AuditChain for PostgresStore {
     }
 
     fn schema_drift(&self) -> Result<Vec<SchemaDrift>> {
-        self.on_primary(|c| migrate::audit_schema_drift(c.client()))
+        self.on_primary(migrate::audit_schema_drift)
     }
 }
 
@@ -365,7 +366,7 @@ impl Maintenance for PostgresStore {
     }
 
     fn ready(&self) -> Result<crate::Readiness> {
-        Ok(crate::Readiness { schema_version: self.on_primary(|c| migrate::current_version(c.client()))? })
+        Ok(crate::Readiness { schema_version: self.on_primary(migrate::current_version)? })
     }
 
     fn integrity_problems(&self, _full: bool) -> Result<Vec<String>> {

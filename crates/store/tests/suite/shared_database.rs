@@ -203,7 +203,7 @@ fn the_change_counter_moves_when_a_writer_running_at_its_read_commits(db: &TestD
     let mut writer = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     let mut running = writer.transaction().unwrap();
     // Takes a transaction id, as an insert does: the transaction is now a running writer.
-    running.query_one("SELECT pg_current_xact_id()::text", &[]).unwrap();
+    running.query_typed_one("SELECT pg_current_xact_id()::text", &[]).unwrap();
     let while_running = stable_counter(&reader).expect("stable while nothing ends");
     running.commit().unwrap();
     assert_ne!(reader.change_counter().unwrap(), while_running, "the writer's end moves it");
@@ -338,7 +338,7 @@ fn building_a_vector_index_does_not_hold_up_other_writes() {
         // Until the build is seen waiting for the blocking transaction.
         loop {
             let waiting: i64 = watcher
-                .query_one(
+                .query_typed_one(
                     "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
                      AND query LIKE 'CREATE INDEX%' AND wait_event_type = 'Lock'",
                     &[],
@@ -358,7 +358,10 @@ fn building_a_vector_index_does_not_hold_up_other_writes() {
         assert!(matches!(with_vector.join().unwrap()[0], WriteOutcome::Inserted { .. }));
     });
     let valid: bool = watcher
-        .query_one("SELECT indisvalid FROM pg_index WHERE indexrelid = 'items_embedding_3'::regclass", &[])
+        .query_typed_one(
+            "SELECT indisvalid FROM pg_index WHERE indexrelid = 'items_embedding_3'::regclass",
+            &[],
+        )
         .unwrap()
         .get(0);
     assert!(valid, "the index was built, and is valid");
@@ -372,7 +375,9 @@ fn a_shared_servers_clock_is_the_one_clients_use() {
     let store = db.open();
     let mut raw = postgres::Client::connect(&db.db_arg(), postgres::NoTls).unwrap();
     let server_now = |c: &mut postgres::Client| -> i64 {
-        c.query_one("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint", &[]).unwrap().get(0)
+        c.query_typed_one("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint", &[])
+            .unwrap()
+            .get(0)
     };
     let before = server_now(&mut raw);
     let now = store.now().unwrap();

@@ -17,6 +17,7 @@ mod conn;
 mod expected;
 mod graph;
 mod keys;
+mod limits;
 mod migrate;
 mod neighbours;
 mod params;
@@ -62,6 +63,8 @@ pub struct PostgresStore {
     /// Vector dimensions known to have their HNSW index.
     indexed_dimensions: std::sync::Mutex<Vec<usize>>,
     clock: clock::Clock,
+    /// The keys' limits every server over this database shares (on the primary).
+    limits: std::sync::Arc<limits::PgLimits>,
 }
 
 impl PostgresStore {
@@ -96,6 +99,7 @@ impl PostgresStore {
         };
         Ok(PostgresStore {
             label,
+            limits: std::sync::Arc::new(limits::PgLimits::new(primary.clone())),
             primary,
             reads,
             replica: read_url.is_some(),
@@ -427,6 +431,10 @@ impl ApiKeys for PostgresStore {
 
     fn any_key(&self) -> Result<bool> {
         self.on_primary(keys::any)
+    }
+
+    fn shared_limits(&self) -> Option<std::sync::Arc<dyn crate::SharedLimits>> {
+        Some(self.limits.clone())
     }
 }
 

@@ -74,10 +74,7 @@ enum Built {
 fn build_vector_indexes(client: &mut Conn, dim: usize) -> Result<Built> {
     let mut built = Built::Valid;
     for (name, sql) in vector_index_statements(dim) {
-        let valid: Option<bool> = client
-            .query_opt("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)", &[&name])?
-            .map(|r| r.try_get(0))
-            .transpose()?;
+        let valid = validity(client, &name)?;
         if valid == Some(true) {
             continue;
         }
@@ -89,15 +86,36 @@ fn build_vector_indexes(client: &mut Conn, dim: usize) -> Result<Built> {
             client.batch_execute(&format!("DROP INDEX CONCURRENTLY IF EXISTS {name}"))?;
         }
         match client.batch_execute(&sql) {
-            Ok(()) => {}
-            // Another connection started the same build between the check and this one.
-            Err(e) if matches!(e.code(), Some(&SqlState::UNIQUE_VIOLATION | &SqlState::DUPLICATE_TABLE)) => {
+            // `IF NOT EXISTS` also passes over an index another connection is still building.
+            Ok(()) if validity(client, &name)? == Some(true) => {}
+            Ok(()) => built = Built::Elsewhere,
+            // Another connection started a build between the check and this one: the two
+            // collide on the index's name, or each waits for the other (two builds on one table
+            // each wait for the other's transaction, and the server ends one of them).
+            Err(e)
+                if matches!(
+                    e.code(),
+                    Some(
+                        &SqlState::UNIQUE_VIOLATION
+                            | &SqlState::DUPLICATE_TABLE
+                            | &SqlState::T_R_DEADLOCK_DETECTED
+                    )
+                ) =>
+            {
                 built = Built::Elsewhere;
             }
             Err(e) => return Err(e.into()),
         }
     }
     Ok(built)
+}
+
+/// Whether the index `name` is valid; `None` when there is none.
+fn validity(client: &mut Conn, name: &str) -> Result<Option<bool>> {
+    Ok(client
+        .query_opt("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)", &[&name])?
+        .map(|r| r.try_get(0))
+        .transpose()?)
 }
 
 /// Whether another connection is running the statement `sql` now.

@@ -9,3 +9,4 @@ mod filters;
 mod kept_statements;
 mod readiness;
 mod shared_database;
+mod shared_limits;

@@ -118,11 +118,11 @@ pub fn router(
     }
     let app = App {
         limits: Arc::new(match service.shared_limits() {
-            Some(shared) => limits::KeyLimits::Shared {
-                limits: shared,
-                max_calls: options.max_concurrent_per_key,
-                lease: options.body_timeout + options.call_timeout + CALL_LEASE_MARGIN,
-            },
+            Some(shared) => limits::KeyLimits::shared(
+                shared,
+                options.max_concurrent_per_key,
+                options.body_timeout + options.call_timeout + CALL_LEASE_MARGIN,
+            ),
             None => limits::KeyLimits::Local(limits::Limits::new(options.max_concurrent_per_key)),
         }),
         sessions: Arc::new(sessions::KeyedSessions::new(

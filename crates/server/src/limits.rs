@@ -5,7 +5,7 @@
 //! request and one per call's end), else in this process's memory (SQLite: one server per
 //! file).
 
-use cortex_domain::api_key::Rate;
+use cortex_domain::api_key::{MAX_RATE_PER_SECOND, Rate};
 use cortex_store::{Admission, SharedLimits};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -31,15 +31,35 @@ pub(crate) enum KeyLimits {
         max_calls: usize,
         /// How long a call's place outlives a server that died holding it.
         lease: Duration,
+        /// For the unlimited rate (the keyless local user's): there is no rate to share, and
+        /// asking the database would only cost a statement per request.
+        unlimited: Limits,
     },
 }
 
 impl KeyLimits {
+    pub fn shared(limits: Arc<dyn SharedLimits>, max_calls: usize, lease: Duration) -> KeyLimits {
+        KeyLimits::Shared { limits, max_calls, lease, unlimited: Limits::new(max_calls) }
+    }
+
+    /// Where a key of `rate` is limited.
+    fn place(&self, rate: Rate) -> Place<'_> {
+        match self {
+            KeyLimits::Local(limits) => Place::Process(limits),
+            KeyLimits::Shared { unlimited, .. } if rate.per_second >= MAX_RATE_PER_SECOND => {
+                Place::Process(unlimited)
+            }
+            KeyLimits::Shared { limits, max_calls, lease, .. } => {
+                Place::Database { limits, max_calls: *max_calls, lease: *lease }
+            }
+        }
+    }
+
     /// One request of `key` against its rate.
     pub async fn admit(&self, key: &str, rate: Rate) -> Result<(), Refused> {
-        match self {
-            KeyLimits::Local(limits) => limits.admit(key, rate, Instant::now()).map_err(Refused::Rate),
-            KeyLimits::Shared { limits, .. } => {
+        match self.place(rate) {
+            Place::Process(limits) => limits.admit(key, rate, Instant::now()).map_err(Refused::Rate),
+            Place::Database { limits, .. } => {
                 let (limits, key) = (limits.clone(), key.to_string());
                 match blocking(move || limits.take_request(&key, rate)).await? {
                     Admission::Admitted { .. } => Ok(()),
@@ -49,16 +69,16 @@ impl KeyLimits {
         }
     }
 
-    /// A call of `key`: against its rate too when the limits are shared (one statement for
-    /// both), then a place among its calls, held until the permit is dropped.
+    /// A call of `key`: against its rate, then a place among its calls (one statement for both
+    /// in the database), held until the permit is dropped.
     pub async fn call(&self, key: &str, rate: Rate) -> Result<CallPermit, Refused> {
-        match self {
-            KeyLimits::Local(limits) => {
+        match self.place(rate) {
+            Place::Process(limits) => {
                 limits.admit(key, rate, Instant::now()).map_err(Refused::Rate)?;
                 limits.call_permit(key, rate).map(CallPermit::Local).ok_or(Refused::Calls)
             }
-            KeyLimits::Shared { limits, max_calls, lease } => {
-                let (shared, owner, max_calls, lease) = (limits.clone(), key.to_string(), *max_calls, *lease);
+            Place::Database { limits, max_calls, lease } => {
+                let (shared, owner) = (limits.clone(), key.to_string());
                 match blocking(move || shared.start_call(&owner, rate, max_calls, lease)).await? {
                     Admission::Admitted { lease } => {
                         Ok(CallPermit::Shared { limits: limits.clone(), key: key.to_string(), lease })
@@ -68,6 +88,12 @@ impl KeyLimits {
             }
         }
     }
+}
+
+/// Where one key's limits are kept.
+enum Place<'a> {
+    Process(&'a Limits),
+    Database { limits: &'a Arc<dyn SharedLimits>, max_calls: usize, lease: Duration },
 }
 
 fn refusal(admission: Admission) -> Refused {

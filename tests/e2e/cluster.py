@@ -114,7 +114,7 @@ class Postgres:
                 conf.write(f"{key} = '{value}'\n")
 
     @classmethod
-    def primary(cls, bin_dir: Path, scratch: Scratch, name: str = "primary", sync_replica: str | None = None):
+    def primary(cls, bin_dir: Path, scratch: Scratch, name: str = "primary"):
         pg = cls(bin_dir, scratch, name)
         pg.tool("initdb", "-D", str(pg.data), "--username", SUPERUSER, "--auth", "trust", "--encoding", "UTF8",
                 "--locale", "C", "--no-sync", "--no-instructions")
@@ -123,9 +123,6 @@ class Postgres:
         settings = {"listen_addresses": "127.0.0.1", "port": pg.port, "unix_socket_directories": str(pg.sock),
                     "fsync": "off", "full_page_writes": "off", "wal_level": "replica", "max_wal_senders": 5,
                     "hot_standby": "on", "max_connections": 200}
-        if sync_replica:
-            # Synchronous replication: a commit is acknowledged once the replica has the WAL.
-            settings.update(synchronous_standby_names=sync_replica, synchronous_commit="on")
         pg.configure(settings)
         pg.start()
         pg.sql("postgres", f"CREATE DATABASE {DATABASE}")
@@ -136,11 +133,28 @@ class Postgres:
         pg = cls(primary.bin, scratch, name)
         pg.tool("pg_basebackup", "-h", "127.0.0.1", "-p", str(primary.port), "-U", SUPERUSER, "-D", str(pg.data),
                 "-X", "stream", "-R", "--no-sync")
+        # Its own settings, not the primary's it was copied with: once promoted it has no
+        # synchronous standby of its own, and waiting for one would stop every write.
         pg.configure({"port": pg.port, "unix_socket_directories": str(pg.sock),
                       "primary_conninfo": f"host=127.0.0.1 port={primary.port} user={SUPERUSER} application_name={name}",
-                      "recovery_min_apply_delay": f"{apply_delay_ms}ms"})
+                      "recovery_min_apply_delay": f"{apply_delay_ms}ms", "synchronous_standby_names": ""})
         pg.start()
         return pg
+
+    def synchronous(self, replica: "Postgres"):
+        """Synchronous replication from now on: a commit is acknowledged once `replica` has its
+        WAL (set once the replica streams: until then every commit would wait for it)."""
+        self.sql("postgres", f"ALTER SYSTEM SET synchronous_standby_names = '{replica.name}'")
+        self.sql("postgres", "ALTER SYSTEM SET synchronous_commit = 'on'")
+        self.sql("postgres", "SELECT pg_reload_conf()")
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            rows = self.sql("postgres", "SELECT sync_state FROM pg_stat_replication WHERE application_name = %s",
+                            replica.name)
+            if rows and rows[0][0] == "sync":
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"{replica.name} did not become a synchronous standby")
 
     def start(self):
         self.tool("pg_ctl", "start", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60", "-s")
@@ -224,12 +238,14 @@ class HAProxy:
         env = dict(os.environ, CORTEX_LISTEN=f"127.0.0.1:{self.port}")
         for i, server in enumerate(servers, 1):
             env[f"CORTEX_SERVER_{i}"] = server
+        # Its log (a line per request) in a file: a pipe nobody reads would stop it when full.
+        self.log = tempfile.NamedTemporaryFile(prefix="haproxy-", suffix=".log")
         self.proc = subprocess.Popen([binary, "-db", "-f", str(ROOT / "deploy" / "haproxy.cfg")], env=env,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                     stdout=subprocess.DEVNULL, stderr=self.log)
         self.base = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + TIMEOUT
         while time.monotonic() < deadline:
-            assert self.proc.poll() is None, f"haproxy exited: {self.proc.stderr.read()}"
+            assert self.proc.poll() is None, f"haproxy exited: {Path(self.log.name).read_text()[-2000:]}"
             try:
                 with urllib.request.urlopen(self.base + "/health", timeout=2) as r:
                     if r.status == 200:
@@ -247,6 +263,7 @@ class HAProxy:
         if self.proc.poll() is None:
             self.proc.terminate()
             self.proc.wait(timeout=TIMEOUT)
+        self.log.close()
 
 
 def cortex_cli(db_url: str, *args: str) -> dict:
@@ -260,12 +277,29 @@ def admin_key(db_url: str, name: str = "admin", *extra: str) -> str:
 
 
 def start_servers(db_url: str, count: int, read_url: str | None = None, env: dict | None = None) -> list[HttpServer]:
-    extra = dict(env or {})
-    if read_url:
-        extra["CORTEX_DB_READ_URL"] = read_url
-    # Finds without the model: the lexical route answers `fast` and `auto` alike.
-    extra.setdefault("CORTEX_EMBEDDER", "none")
-    return [HttpServer(db_url, env=extra) for _ in range(count)]
+    """`count` servers over one database, each with a cache folder of its own (its lexical
+    index), as on machines of their own."""
+    servers = []
+    for _ in range(count):
+        extra = dict(env or {})
+        if read_url:
+            extra["CORTEX_DB_READ_URL"] = read_url
+        # Finds without the model: the lexical route answers `fast` and `auto` alike.
+        extra.setdefault("CORTEX_EMBEDDER", "none")
+        cache = tempfile.mkdtemp(prefix="cortex-server-cache-")
+        extra.setdefault("XDG_CACHE_HOME", cache)
+        server = HttpServer(db_url, env=extra)
+        server.cache = cache
+        servers.append(server)
+    return servers
+
+
+def stop_servers(servers: list[HttpServer]):
+    for server in servers:
+        if server.proc.poll() is None:
+            server.proc.kill()
+            server.proc.wait(timeout=TIMEOUT)
+        shutil.rmtree(getattr(server, "cache", ""), ignore_errors=True)
 
 
 def address(server: HttpServer) -> str:

@@ -4,6 +4,7 @@
 mod args;
 mod context;
 mod error;
+mod health;
 mod hook;
 mod ingest;
 mod install;
@@ -91,6 +92,30 @@ fn open(db: Option<String>) -> Result<MemoryService, CliError> {
     Ok(MemoryService::open(&config)?)
 }
 
+/// [`open`], trying again once a second while the database cannot be reached yet, for up to
+/// `CORTEX_DB_WAIT_SECS`: a server started beside its database (a container, a machine's boot)
+/// waits for it instead of exiting.
+fn open_waiting(db: Option<String>) -> Result<MemoryService, CliError> {
+    let wait = std::time::Duration::from_secs(settings::DB_WAIT_SECS.get(env)?);
+    let started = std::time::Instant::now();
+    loop {
+        match open(db.clone()) {
+            Err(CliError::Service(ServiceError::Internal(cortex_store::StoreError::Unreachable {
+                reason,
+                ..
+            }))) if started.elapsed() < wait => {
+                tracing::warn!(
+                    waited_s = started.elapsed().as_secs(),
+                    "waiting for the database ({reason}); CORTEX_DB_WAIT_SECS={} sets how long",
+                    wait.as_secs()
+                );
+                std::thread::sleep(std::time::Duration::from_secs(1));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// What `audit --verify` and `doctor` check: `full` walks everything.
 fn verify_options(full: bool, anchor: Option<String>) -> Result<VerifyOptions, CliError> {
     let anchor = anchor
@@ -111,7 +136,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                         .map(|options| options.with_tls(tls))
                 })
                 .transpose()?;
-            let service = Arc::new(open(cli.db)?);
+            let service = Arc::new(open_waiting(cli.db)?);
             service.ensure_embedder_fits()?;
             service.prepare_lexical_index();
             service.embed_missing_in_background();
@@ -141,6 +166,10 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             // connections blocks, which is forbidden on an async worker thread.
             drop(service);
             result.map(|()| ExitCode::SUCCESS).map_err(CliError::Run)
+        }
+        Command::Health { http } => {
+            output::line(&health::check(&http)?);
+            Ok(ExitCode::SUCCESS)
         }
         Command::Ui { addr } => {
             ui::announce(&addr)?;

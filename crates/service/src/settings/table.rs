@@ -37,6 +37,12 @@ pub const DB_READ_URL: Setting<Optional<String>> = Setting {
     },
     doc: "PostgreSQL: a read replica; finds go there, writes and reads by id stay on the primary",
 };
+pub const DB_WAIT_SECS: Setting<Whole> = Setting {
+    name: "CORTEX_DB_WAIT_SECS",
+    flag: None,
+    kind: Whole { default: 60, min: 0, max: 3600 },
+    doc: "PostgreSQL: how long `cortex serve` keeps trying to reach the database at start (a server started before its database, in a container), once a second, before it gives up (`0`: at once)",
+};
 pub const ORG: Setting<Optional<String>> = Setting {
     name: "CORTEX_ORG",
     flag: None,
@@ -329,10 +335,11 @@ pub const OAUTH_CLIENT_SECRET: Setting<Optional<String>> = Setting {
 };
 
 /// Every setting, in the docs' order.
-pub static SETTINGS: [&(dyn super::Declared + Sync); 43] = [
+pub static SETTINGS: [&(dyn super::Declared + Sync); 44] = [
     &DB,
     &DB_POOL_SIZE,
     &DB_READ_URL,
+    &DB_WAIT_SECS,
     &ORG,
     &PROJECT,
     &BRANCH,

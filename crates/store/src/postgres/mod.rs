@@ -77,12 +77,23 @@ impl PostgresStore {
             .map_err(|e| StoreError::Open { path: label.clone(), reason: format!("not a valid URL: {e}") })?;
         // One direct connection first: its error says precisely why (refused, auth, no such
         // database), where a pool would only report a timeout.
-        let client = config
-            .connect(tls.clone())
-            .map_err(|e| StoreError::Open { path: label.clone(), reason: connect_reason(&e) })?;
+        let client = config.connect(tls.clone()).map_err(|e| {
+            let reason = connect_reason(&e);
+            match unreachable(&e) {
+                true => StoreError::Unreachable { path: label.clone(), reason },
+                false => StoreError::Open { path: label.clone(), reason },
+            }
+        })?;
         let mut conn = Conn::new(client);
-        preflight::check(&mut conn, &label)?;
-        migrate::run(&mut conn)?;
+        // A server (or a pooler's) that lets the connection in but is not ready yet fails the
+        // first statements the same way.
+        let ready = preflight::check(&mut conn, &label).and_then(|()| migrate::run(&mut conn));
+        if let Err(StoreError::Postgres(e)) = &ready
+            && unreachable(e)
+        {
+            return Err(StoreError::Unreachable { path: label, reason: connect_reason(e) });
+        }
+        ready?;
         drop(conn);
         let primary = build_pool(config, tls, pool.size, &label)?;
         let reads = match read_url {
@@ -193,6 +204,44 @@ pub fn redacted(url: &str) -> String {
             format!("{scheme}://{user}@{host}")
         }
         None => url.to_string(),
+    }
+}
+
+/// Whether connecting failed for a reason that may pass: nothing answered at the address (a
+/// refused or timed-out connection, a name not resolved yet: no answer from a database at
+/// all), or the server answered that it cannot take connections now (starting up, shutting
+/// down, recovering; a pooler that cannot reach it).
+fn unreachable(e: &postgres::Error) -> bool {
+    use postgres::error::SqlState;
+    match e.as_db_error() {
+        None => {
+            let io = std::error::Error::source(e).and_then(|s| s.downcast_ref::<std::io::Error>());
+            io.is_some_and(|io| {
+                use std::io::ErrorKind::*;
+                // A name that does not resolve yet (a container's peer not started) is `Other`
+                // or `NotFound`, depending on the resolver.
+                matches!(
+                    io.kind(),
+                    ConnectionRefused
+                        | ConnectionReset
+                        | ConnectionAborted
+                        | TimedOut
+                        | NotFound
+                        | Other
+                        | AddrNotAvailable
+                        | HostUnreachable
+                        | NetworkUnreachable
+                        | UnexpectedEof
+                )
+            })
+        }
+        Some(db) => {
+            let code = db.code();
+            *code == SqlState::CANNOT_CONNECT_NOW
+                || *code == SqlState::ADMIN_SHUTDOWN
+                || *code == SqlState::CRASH_SHUTDOWN
+                || code.code().starts_with("08")
+        }
     }
 }
 

@@ -114,7 +114,7 @@ class Postgres:
                 conf.write(f"{key} = '{value}'\n")
 
     @classmethod
-    def primary(cls, bin_dir: Path, scratch: Scratch, name: str = "primary"):
+    def primary(cls, bin_dir: Path, scratch: Scratch, name: str = "primary", start: bool = True):
         pg = cls(bin_dir, scratch, name)
         pg.tool("initdb", "-D", str(pg.data), "--username", SUPERUSER, "--auth", "trust", "--encoding", "UTF8",
                 "--locale", "C", "--no-sync", "--no-instructions")
@@ -124,8 +124,8 @@ class Postgres:
                     "fsync": "off", "full_page_writes": "off", "wal_level": "replica", "max_wal_senders": 5,
                     "hot_standby": "on", "max_connections": 200}
         pg.configure(settings)
-        pg.start()
-        pg.sql("postgres", f"CREATE DATABASE {DATABASE}")
+        if start:
+            pg.start()
         return pg
 
     @classmethod
@@ -157,6 +157,13 @@ class Postgres:
         raise AssertionError(f"{replica.name} did not become a synchronous standby")
 
     def start(self):
+        """Starts the server; a primary's first start makes the database Cortex uses."""
+        first = not (self.data / "standby.signal").exists() and not (self.data / "postmaster.opts").exists()
+        self._start()
+        if first:
+            self.sql("postgres", f"CREATE DATABASE {DATABASE}")
+
+    def _start(self):
         self.tool("pg_ctl", "start", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60", "-s")
 
     def stop(self, mode: str = "fast"):

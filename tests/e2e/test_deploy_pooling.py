@@ -3,10 +3,12 @@ commands, two servers storing and finding at once, each statement free to land o
 pooler's few server connections (before, the second `keys create` failed with `prepared
 statement "s17" already exists`, and the servers did not start)."""
 
+import subprocess
 import threading
 
 import pytest
 
+from conftest import BIN, TIMEOUT, server_env
 from cluster import (PgBouncer, Postgres, Scratch, admin_key, call, cortex_cli, found_ids, pg_bin,
                      start_servers, store, stored_ids, unique)
 
@@ -73,3 +75,34 @@ def test_keys_and_two_servers_work_through_pgbouncer_in_transaction_mode(pooled)
     finally:
         for server in servers:
             server.stop()
+
+
+def test_a_server_started_before_its_database_waits_for_it():
+    """A container started beside its database: `cortex serve` tries again once a second
+    (CORTEX_DB_WAIT_SECS) instead of exiting, and serves once the database is up."""
+    scratch = Scratch("cortex-wait-")
+    pg = Postgres.primary(pg_bin(), scratch, start=False)
+    proc = None
+    try:
+        quick = subprocess.run([BIN, "stats"], env=server_env(pg.url(), CORTEX_DB_WAIT_SECS="0"),
+                               capture_output=True, text=True, timeout=TIMEOUT)
+        assert quick.returncode == 1 and "cannot reach the database" in quick.stderr, quick.stderr
+        proc = subprocess.Popen([BIN, "serve", "--http", "127.0.0.1:0"],
+                                env=server_env(pg.url(), CORTEX_DB_WAIT_SECS="120", CORTEX_EMBEDDER="none",
+                                               CORTEX_LOG="info"),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        lines = iter(proc.stderr.readline, "")
+        assert any("waiting for the database" in line for line in lines), "no word of waiting"
+        pg.start()
+        for line in lines:
+            if "cortex serving MCP over HTTP at" in line:
+                break
+        else:
+            raise AssertionError("the server did not start once the database was up")
+        assert proc.poll() is None
+    finally:
+        if proc:
+            proc.kill()
+            proc.wait()
+        pg.stop()
+        scratch.remove()

@@ -33,7 +33,7 @@ use std::sync::Arc;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
     // Every setting is parsed before any command runs, so a bad value is refused whichever
     // command meets it first. A hook still exits 0 (an agent would stop on anything else).
     if let Err(e) = settings::check_environment(env) {
@@ -41,6 +41,15 @@ fn main() -> ExitCode {
         return if cli.command.is_hook() { ExitCode::SUCCESS } else { CliError::Config(e).exit_code() };
     }
     init_logging();
+    if cli.db.is_none() {
+        match db_from_file() {
+            Ok(db) => cli.db = db,
+            Err(error) => {
+                eprintln!("cortex: {error}");
+                return if cli.command.is_hook() { ExitCode::SUCCESS } else { error.exit_code() };
+            }
+        }
+    }
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
@@ -51,6 +60,21 @@ fn main() -> ExitCode {
             error.exit_code()
         }
     }
+}
+
+/// The database named in the file `CORTEX_DB_FILE` names, if it is set: a secret mounted into a
+/// container, kept out of the environment and the image.
+fn db_from_file() -> Result<Option<String>, CliError> {
+    let Some(path) = settings::DB_FILE.get(env)? else { return Ok(None) };
+    let text = std::fs::read_to_string(&path).map_err(|e| CliError::io("read CORTEX_DB_FILE", &path, e))?;
+    let db = text.trim();
+    if db.is_empty() {
+        return Err(CliError::content(
+            &path,
+            "CORTEX_DB_FILE names an empty file; put the database URL in it",
+        ));
+    }
+    Ok(Some(db.to_string()))
 }
 
 /// A variable of the process's environment, for the settings' getters.

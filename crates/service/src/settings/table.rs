@@ -21,6 +21,12 @@ pub const DB: Setting<Optional<DbTarget>> = Setting {
     },
     doc: "a SQLite file (created with its folder if missing), or a PostgreSQL URL `postgres://user:password@host:port/database`; TLS as libpq: `?sslmode=verify-full&sslrootcert=/path/ca.pem` (or `sslrootcert=system` for a public CA; `require` encrypts without checking the certificate; `disable`, `prefer` is the default)",
 };
+pub const DB_FILE: Setting<Optional<PathBuf>> = Setting {
+    name: "CORTEX_DB_FILE",
+    flag: None,
+    kind: Optional { when_unset: "none", parse: path, refuses: &[] },
+    doc: "a file holding what `CORTEX_DB` would (a PostgreSQL URL with its password: a container's secret), read when neither `--db` nor `CORTEX_DB` is given",
+};
 pub const DB_POOL_SIZE: Setting<Whole> = Setting {
     name: "CORTEX_DB_POOL_SIZE",
     flag: None,
@@ -335,8 +341,9 @@ pub const OAUTH_CLIENT_SECRET: Setting<Optional<String>> = Setting {
 };
 
 /// Every setting, in the docs' order.
-pub static SETTINGS: [&(dyn super::Declared + Sync); 44] = [
+pub static SETTINGS: [&(dyn super::Declared + Sync); 45] = [
     &DB,
+    &DB_FILE,
     &DB_POOL_SIZE,
     &DB_READ_URL,
     &DB_WAIT_SECS,

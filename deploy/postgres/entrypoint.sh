@@ -18,8 +18,8 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
   fi
   mkdir -p "$PGDATA"
   chmod 700 "$PGDATA"
-  pwfile="$(mktemp)"
-  printf '%s\n' "$password" > "$pwfile"
+  pwfile="$PGDATA.password"
+  (umask 077 && printf '%s\n' "$password" > "$pwfile")
   initdb -D "$PGDATA" --username="$user" --pwfile="$pwfile" --auth-local=trust --auth-host=scram-sha-256 \
     --encoding=UTF8 --locale=C --lc-ctype=C.UTF-8 --locale-provider=builtin --builtin-locale=C.UTF-8 >/dev/null
   rm -f "$pwfile"

@@ -216,23 +216,13 @@ fn unreachable(e: &postgres::Error) -> bool {
     match e.as_db_error() {
         None => {
             let io = std::error::Error::source(e).and_then(|s| s.downcast_ref::<std::io::Error>());
+            // Any failure to reach the address: refused, timed out, reset, or a name that does
+            // not resolve yet (a container's peer not started; the resolver's errors have no
+            // kind of their own). Not a TLS handshake that failed (invalid data) or a URL the
+            // driver cannot use.
             io.is_some_and(|io| {
                 use std::io::ErrorKind::*;
-                // A name that does not resolve yet (a container's peer not started) is `Other`
-                // or `NotFound`, depending on the resolver.
-                matches!(
-                    io.kind(),
-                    ConnectionRefused
-                        | ConnectionReset
-                        | ConnectionAborted
-                        | TimedOut
-                        | NotFound
-                        | Other
-                        | AddrNotAvailable
-                        | HostUnreachable
-                        | NetworkUnreachable
-                        | UnexpectedEof
-                )
+                !matches!(io.kind(), InvalidData | InvalidInput | PermissionDenied | Unsupported)
             })
         }
         Some(db) => {

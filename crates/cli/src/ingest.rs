@@ -3,7 +3,7 @@
 
 use crate::error::CliError;
 use crate::output;
-use cortex_service::seed::report::IngestReport;
+use cortex_service::ingest::report::IngestReport;
 use cortex_service::{MemoryService, ServiceError};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};

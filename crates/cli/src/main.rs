@@ -16,8 +16,8 @@ mod ui;
 
 use args::{Cli, Command, ModelCommand};
 use clap::Parser;
+use cortex_service::administration::DoctorReport;
 use cortex_service::audit::VerifyOptions;
-use cortex_service::report::DoctorReport;
 use cortex_service::settings;
 use cortex_service::{Config, MemoryService, ServiceError};
 use error::CliError;
@@ -123,7 +123,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 "cortex serving MCP on {}",
                 if http.is_some() { "HTTP" } else { "stdio" }
             );
-            if let Some(every) = cortex_service::purge::interval_from_env()? {
+            if let Some(every) = cortex_service::lifecycle::interval_from_env()? {
                 spawn_periodic_purge(service.clone(), every);
             }
             let runtime = tokio::runtime::Builder::new_multi_thread()

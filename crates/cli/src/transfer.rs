@@ -31,7 +31,7 @@ fn bar(len: Option<u64>, what: &str) -> ProgressBar {
 }
 
 /// Embeds every live item again with the configured embedder, with a progress bar.
-pub fn reindex(service: &MemoryService) -> Result<cortex_service::reindex::ReindexReport, CliError> {
+pub fn reindex(service: &MemoryService) -> Result<cortex_service::indexes::ReindexReport, CliError> {
     let progress = bar(Some(service.stats()?.items as u64), "embedding");
     let report = service.reindex(|done, _| progress.set_position(done as u64))?;
     progress.finish_and_clear();
@@ -40,7 +40,7 @@ pub fn reindex(service: &MemoryService) -> Result<cortex_service::reindex::Reind
 
 pub fn reindex_lexical(
     service: &MemoryService,
-) -> Result<cortex_service::reindex::LexicalReindexReport, CliError> {
+) -> Result<cortex_service::indexes::LexicalReindexReport, CliError> {
     let progress = bar(Some(service.stats()?.items as u64), "indexing");
     let report = service.reindex_lexical(&mut |done, total| {
         progress.set_length(total);

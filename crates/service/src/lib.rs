@@ -1,51 +1,49 @@
 //! The memory service: the one place the MCP tools and the CLI reach. It turns requests into
 //! domain operations and store calls, and answers with the types in [`response`].
 //!
-//! - [`ingest`]: the store flow (`memory_store`), one pipeline of stages over a batch
-//! - [`search`]: the find flow (`memory_find`); `expand`: graph expansion and citations
+//! - [`memory_store`]: the store flow (`memory_store`), one pipeline of stages over a batch
+//! - [`memory_find`]: the find flow (`memory_find`): search, lookups by id, suggestions, typo
+//!   correction, the index's vocabulary, graph expansion and citations
 //! - [`config`], [`scope_inference`]: where the server stands
 //! - `caller`, `tenant`: who a request comes from, and the store as an API key's holder sees it
-//! - [`keys`]: API keys (`cortex keys`), and the holder of the token a request presents;
-//!   [`key_admin`]: the same kept inside an admin key's bound
-//! - [`report`]: `stats` and `doctor`
-//! - [`seed`]: `cortex ingest`: decision records, changelogs, docs and commits into memory
-//! - [`transfer`]: `export` / `import`; `audit`: the audit trail; [`reindex`]: embedding again
-//! - [`deleted`]: the caller's deleted items, to restore; [`chunks`]: a long document's chunks
+//! - [`keys`]: API keys (`cortex keys`), the holder of the token a request presents, and the
+//!   same kept inside an admin key's bound
+//! - [`audit`]: the audit trail, read and verified
+//! - [`lifecycle`]: purge of expired items, deleted items to restore
+//! - [`transfer`]: `export` / `import`; [`ingest`]: `cortex ingest` (decision records,
+//!   changelogs, docs and commits into memory) and `cortex export --markdown`
+//! - [`indexes`]: the derived indexes' lifecycles ([`lexical_index`], [`semantic`]): prepare,
+//!   backfill, reindex, whether the embedder fits the store
+//! - `briefing`: the session briefing and the prompt's recall
+//! - [`administration`]: `stats`, `doctor`, readiness, pools and lanes
 
+pub mod administration;
 pub mod audit;
+mod briefing;
 mod caller;
-pub mod chunks;
 pub mod config;
-mod context;
-pub mod deleted;
 mod error;
-mod expand;
-mod ingest;
-pub mod key_admin;
+pub mod indexes;
+pub mod ingest;
 pub mod keys;
 mod lab;
 pub mod lanes;
-pub mod lexical;
-pub mod purge;
-mod recall;
-pub mod reindex;
-pub mod report;
+pub mod lexical_index;
+pub mod lifecycle;
+pub mod memory_find;
+pub mod memory_store;
 pub mod response;
 pub mod scope_inference;
-mod search;
-pub mod seed;
 pub mod semantic;
 pub mod settings;
 mod tenant;
 pub mod transfer;
-mod typos;
-mod vocabulary;
 
 pub use caller::Caller;
 pub use config::Config;
 pub use error::{Result, ServiceError};
 pub use lab::Lab;
-pub use search::RouteLists;
+pub use memory_find::RouteLists;
 
 use cortex_store::{Store, TenantStore};
 use scope_inference::InferredScope;
@@ -77,13 +75,13 @@ struct Shared {
     db_label: String,
     /// Shared with a find's dense route, which may outlive the find's deadline.
     semantic: Arc<semantic::Semantic>,
-    lexical: Arc<lexical::Lexical>,
+    lexical: Arc<lexical_index::Lexical>,
     near_duplicate_policy: cortex_domain::near_duplicate::NearDuplicatePolicy,
     find_deadline: std::time::Duration,
     /// Store calls using the database at once.
     write_lanes: Arc<lanes::WriteLanes>,
     /// Refused stores recorded lately, per actor.
-    refusals: std::sync::Mutex<ingest::RefusalBudget>,
+    refusals: std::sync::Mutex<memory_store::RefusalBudget>,
 }
 
 impl MemoryService {
@@ -97,7 +95,7 @@ impl MemoryService {
     pub fn with_store(store: Arc<dyn Store>, config: &Config) -> MemoryService {
         let shared = Arc::new(Shared {
             db_label: store.label(),
-            lexical: Arc::new(lexical::Lexical::new(store.clone(), config.lexical.as_ref())),
+            lexical: Arc::new(lexical_index::Lexical::new(store.clone(), config.lexical.as_ref())),
             semantic: Arc::new(semantic::Semantic::new(config.embedder.clone(), store.clone())),
             write_lanes: Arc::new(lanes::WriteLanes::for_connections(store.connections())),
             store: store.clone(),

@@ -85,7 +85,7 @@ pub struct ItemPage {
     pub edit: Option<Edit>,
     pub problem: Option<Problem>,
     pub notice: Option<String>,
-    pub chunks: Option<cortex_service::chunks::ItemChunks>,
+    pub chunks: Option<cortex_service::memory_find::ItemChunks>,
 }
 
 /// An item and its history as `service` (the viewer's) sees them; `None` when out of reach.

@@ -1,7 +1,7 @@
 //! API keys from the admin page, for admin keys (and the local user): `POST /admin/keys` makes
 //! one — the token is shown on the answer page this once, never again, and never logged —
 //! and `POST /admin/keys/revoke` revokes one. Both are the calls `cortex keys` makes, kept
-//! inside the admin's tenant bound (`cortex_service::key_admin`), audited by the database
+//! inside the admin's tenant bound (`cortex_service::keys`), audited by the database
 //! (`key_create`, `key_revoke`), behind the session's CSRF check and the admin role (403).
 
 use super::Ui;

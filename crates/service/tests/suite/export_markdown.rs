@@ -5,7 +5,7 @@
 
 use crate::common::memory;
 use cortex_domain::Scope;
-use cortex_service::seed::report::IngestReport;
+use cortex_service::ingest::report::IngestReport;
 use cortex_store::Filters;
 use cortex_testdb::{TestDb, per_backend};
 use serde_json::{Value, json};

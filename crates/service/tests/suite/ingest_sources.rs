@@ -3,7 +3,7 @@
 //! ingested again, edited and removed.
 
 use crate::common::memory;
-use cortex_service::seed::report::IngestReport;
+use cortex_service::ingest::report::IngestReport;
 use cortex_store::{Filters, StoredItem};
 use cortex_testdb::git::{commit, git};
 use cortex_testdb::{TestDb, per_backend};

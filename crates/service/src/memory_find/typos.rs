@@ -1,6 +1,6 @@
 //! Typo tolerance for `deep` finds: a query word the index does not know at all is replaced by
 //! the closest word it does know (candidates from the lexical index's vocabulary as the caller
-//! may see it, `crate::vocabulary`, within the edits allowed of the word or its stem — chosen by edit distance, then,
+//! may see it, `vocabulary`, within the edits allowed of the word or its stem — chosen by edit distance, then,
 //! among equally close ones, by edit distance as written, then by how many items hold them;
 //! `cortex_domain::spelling`). Replacing rather than adding is safe:
 //! an unknown word matches nothing anyway; the dense route embeds the query with the corrections

@@ -5,7 +5,7 @@
 //! Lexical only: the hook runs as a fresh process before every prompt, and loading the model
 //! alone takes about twice the time it may spend (BENCHMARKS.md has both figures).
 
-use crate::lexical::Cores;
+use crate::lexical_index::Cores;
 use crate::{MemoryService, Result};
 use cortex_domain::query::parse_query;
 use cortex_domain::recall::{self, Candidate};

@@ -3,7 +3,7 @@
 //! list, each with its raw scores (BM25 as the backend gives it, cosine), over a pool the
 //! caller chooses. Nothing here is on a find's path.
 
-use crate::lexical::Cores;
+use crate::lexical_index::Cores;
 use crate::semantic::{Compare, best_similarity};
 use crate::{MemoryService, Result};
 use cortex_domain::query::parse_query;

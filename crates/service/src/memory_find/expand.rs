@@ -1,10 +1,10 @@
 //! The knowledge graph in finds: expansion from the hits along relations and observations
 //! (`expand`, `depth`, `expand_limit`), citations for ranking, and the links of items read by id.
 
+use super::{hit, parts_for};
 use crate::response::{
     Direction, FindResponse, GraphEdge, GraphNode, GraphView, Hit, ObservationView, RelationView,
 };
-use crate::search::{hit, parts_for};
 use crate::{MemoryService, Result};
 use cortex_domain::graph::{self, Edge, Expand, HAS_OBSERVATION, Reached};
 use cortex_domain::ranking;

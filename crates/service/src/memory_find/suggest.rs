@@ -2,7 +2,7 @@
 //! filters would give, close spellings of unknown query words, words common in this memory.
 
 use super::COUNT_CAP;
-use crate::vocabulary::Vocabulary;
+use super::vocabulary::Vocabulary;
 use crate::{MemoryService, Result};
 use cortex_domain::query::{ParsedQuery, is_stopword};
 use cortex_domain::spelling::best_correction;

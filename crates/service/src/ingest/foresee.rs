@@ -5,7 +5,7 @@
 use super::apply::{Write, refuse, write};
 use super::plan::{Plan, Wanted};
 use super::report::IngestReport;
-use crate::ingest::view_of;
+use crate::memory_store::view_of;
 use crate::{MemoryService, Result};
 use cortex_domain::governance::{check_delete, check_update};
 use cortex_domain::item::{ItemOp, parse_store_request};

@@ -5,7 +5,7 @@
 //! user (no bound) manages every key. Called on the unbounded service: a bounded store sees no
 //! keys at all.
 
-use crate::keys::{CreatedKey, KeyInfo, KeySpec};
+use super::{CreatedKey, KeyInfo, KeySpec};
 use crate::{MemoryService, Result};
 use cortex_domain::tenant::Bound;
 use cortex_domain::{ErrorCode, ValidationError};

@@ -3,8 +3,8 @@
 //! removal is an audit record (`purge`).
 
 use crate::MemoryService;
+use crate::administration::KindCount;
 use crate::config::ConfigError;
-use crate::report::KindCount;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -3,6 +3,10 @@
 //! presents (`cortex serve --http`). Keys are the local user's to manage: under a key, the
 //! store sees none (`tenant::BoundedStore`).
 
+mod within;
+
+pub use within::within;
+
 use crate::{MemoryService, Result, ServiceError};
 use cortex_domain::api_key::{self, Rate, Role};
 use cortex_domain::tenant::Bound;

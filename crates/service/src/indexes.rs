@@ -68,7 +68,7 @@ impl MemoryService {
             let page = store.export_page(after, PAGE)?;
             let Some(last) = page.last() else { break };
             after = Some(last.item.record.id);
-            // The same texts as at store time (`ingest`).
+            // The same texts as at store time (`memory_store`).
             let live: Vec<_> =
                 page.iter().filter(|e| e.item.deleted_at.is_none()).map(|e| &e.item.record).collect();
             let rows = vectors_for(&embedder, &live).map_err(|e| ServiceError::Embedder(e.to_string()))?;

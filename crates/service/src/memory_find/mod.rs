@@ -10,15 +10,20 @@
 
 mod budget;
 mod candidates;
+mod chunks;
 mod deadline;
+mod expand;
 mod explain;
 mod hits;
 mod suggest;
+mod typos;
+mod vocabulary;
 
+pub use chunks::{ChunkView, ItemChunks, SHOWN_CHARS};
 pub use explain::RouteLists;
-pub(crate) use hits::{hit, parts_for};
+use hits::{hit, parts_for};
 
-use crate::lexical::Cores;
+use crate::lexical_index::Cores;
 use crate::response::{FindResponse, Hit, Route, SearchedScope};
 use crate::semantic::EmbedderChoice;
 use crate::{MemoryService, Result};
@@ -185,7 +190,7 @@ impl MemoryService {
             // The dense route reads the corrected words too: the model has seldom seen a
             // typo's pieces ("fesetival"), and embedding the query as typed left `deep`'s
             // dense list as `auto`'s (it scored a little higher on both dev sets this way).
-            dense_text = crate::typos::with_words_replaced(text, &changes);
+            dense_text = typos::with_words_replaced(text, &changes);
             for (typed, searched) in changes {
                 response
                     .notes

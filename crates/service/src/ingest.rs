@@ -1,7 +1,7 @@
 //! `cortex ingest`: a project's decision records, changelog, docs and commits into memory.
-//! Named `seed` because `ingest/` is the store flow itself, which this module feeds: every
-//! item goes through [`MemoryService::store`], so validation, governance and the audit
-//! trail apply exactly as to an agent's `memory_store`.
+//! It feeds the store flow (`crate::memory_store`): every item goes through
+//! [`MemoryService::store`], so validation, governance and the audit trail apply exactly as
+//! to an agent's `memory_store`.
 //!
 //! Files stay the source of truth, and running again is safe. Each item carries its source
 //! in `metadata.ingest` (`from`: `files` or `git`; `root`; the file's `path`; the `key` of

@@ -274,8 +274,10 @@ async fn audit_refused(
         .unwrap_or("memory_store needs role write")
         .to_string();
     let actor = principal.caller.actor.clone().unwrap_or_else(|| format!("key:{}", principal.key));
-    let recorded =
-        tokio::task::spawn_blocking(move || service.audit_refused_store(&args, &actor, &reason)).await;
+    let recorded = tokio::task::spawn_blocking(move || {
+        service.memory_store().audit_refused_store(&args, &actor, &reason)
+    })
+    .await;
     match recorded {
         Ok(Ok(_)) => {}
         Ok(Err(e)) => tracing::warn!("a store refused by role was not recorded in the audit trail: {e}"),
@@ -309,7 +311,7 @@ impl CortexServer {
     /// The session briefing at its default budget, read on a blocking thread.
     async fn briefing(&self, service: Arc<MemoryService>) -> Result<String, McpError> {
         tokio::task::spawn_blocking(move || {
-            service.context(None, cortex_domain::briefing::DEFAULT_BUDGET_TOKENS)
+            service.briefing().context(None, cortex_domain::briefing::DEFAULT_BUDGET_TOKENS)
         })
         .await
         .map_err(|e| McpError::internal_error(format!("briefing task failed: {e}"), None))?
@@ -361,8 +363,10 @@ impl ServerHandler for CortexServer {
                 (refusal, "forbidden", None)
             }
             _ => match tool {
-                Tool::Store => self.run(service, None, move |s| s.store(&args)).await?,
-                Tool::Find => self.run(service, self.finds.as_ref(), move |s| s.find(&args)).await?,
+                Tool::Store => self.run(service, None, move |s| s.memory_store().store(&args)).await?,
+                Tool::Find => {
+                    self.run(service, self.finds.as_ref(), move |s| s.memory_find().find(&args)).await?
+                }
             },
         };
         let request_id = context.id.to_string();
@@ -430,7 +434,7 @@ impl ServerHandler for CortexServer {
         }
         let id = resources::history_item(&request.uri).map_err(|m| McpError::resource_not_found(m, None))?;
         let records = tokio::task::spawn_blocking(move || {
-            service.audit(Some(id), None, cortex_service::audit::MAX_AUDIT_RECORDS)
+            service.audit().records(Some(id), None, cortex_service::audit::MAX_AUDIT_RECORDS)
         })
         .await
         .map_err(|e| McpError::internal_error(format!("history task failed: {e}"), None))?

@@ -88,7 +88,7 @@ impl App {
             return Ok(true);
         }
         let service = self.service.clone();
-        let exists = tokio::task::spawn_blocking(move || service.any_key())
+        let exists = tokio::task::spawn_blocking(move || service.keys().any())
             .await
             .map_err(|e| e.to_string())?
             .map_err(|e| e.to_string())?;
@@ -178,9 +178,11 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
     // The store does blocking I/O (PostgreSQL's client runs its own runtime): off the workers.
     let (keys, schema_version) = {
         let service = service.clone();
-        tokio::task::spawn_blocking(move || Ok::<_, String>((service.any_key(), service.ready())))
-            .await
-            .map_err(|e| e.to_string())??
+        tokio::task::spawn_blocking(move || {
+            Ok::<_, String>((service.keys().any(), service.administration().ready()))
+        })
+        .await
+        .map_err(|e| e.to_string())??
     };
     let keys = keys.map_err(|e| format!("cannot read the API keys: {e}"))?;
     let schema_version = schema_version.map_err(|e| format!("cannot read the database: {e}"))?.schema_version;

@@ -5,6 +5,12 @@ use crate::{MemoryService, Result};
 use cortex_store::Store;
 use serde::Serialize;
 
+/// Counts, checks and state as one caller is served (see the module doc); made by
+/// [`MemoryService::administration`].
+pub struct Administration<'a> {
+    pub(crate) service: &'a MemoryService,
+}
+
 #[derive(Debug, Serialize)]
 pub struct StatsReport {
     pub database: String,
@@ -54,15 +60,15 @@ impl DoctorReport {
     }
 }
 
-impl MemoryService {
+impl Administration<'_> {
     /// Whether `auto`/`deep` can run dense search, and if not, how to enable it.
     fn semantic_status(&self, store: &dyn Store) -> Result<String> {
-        if let Some(conflict) = self.shared.semantic.conflict()? {
+        if let Some(conflict) = self.service.shared.semantic.conflict()? {
             return Ok(format!("refused: {conflict}"));
         }
-        Ok(match self.shared.semantic.embedder() {
+        Ok(match self.service.shared.semantic.embedder() {
             Ok(embedder) => {
-                let (count, bytes) = self.shared.semantic.indexed()?;
+                let (count, bytes) = self.service.shared.semantic.indexed()?;
                 let dimension = match embedder.dimension() {
                     Ok(d) => format!("{d}-d"),
                     Err(e) => format!("dimension unknown: {e}"),
@@ -97,34 +103,27 @@ impl MemoryService {
         })
     }
 
-    /// The embedder's state (`none`, `not_loaded`, `ready`, `unavailable`) and a detail, without
-    /// loading it.
-    pub fn embedder_state(&self) -> (&'static str, String) {
-        self.shared.semantic.embedder_state()
-    }
-
-    /// Vectors in the in-process index as it is now (0 before the first dense search, and on
-    /// PostgreSQL, which searches its own index).
-    pub fn vectors_in_process(&self) -> usize {
-        self.shared.semantic.indexed_now()
+    /// What the store calls are doing with their lanes now.
+    pub fn write_load(&self) -> crate::lanes::LaneLoad {
+        self.service.shared.write_lanes.load()
     }
 
     /// The database connection pools as they are now (PostgreSQL), for the server's figures:
     /// the process's own, the same whoever asks, and naming no tenant's data.
     pub fn pool_state(&self) -> Vec<cortex_store::PoolState> {
-        self.shared.store.pool_state()
+        self.service.shared.store.pool_state()
     }
 
     /// Whether the database answers, at which schema version: one cheap query, for `/ready`.
     pub fn ready(&self) -> Result<cortex_store::Readiness> {
-        Ok(self.admin("probing the database")?.ready()?)
+        Ok(self.service.whole_store("probing the database")?.ready()?)
     }
 
     /// What the whole store holds, per kind.
     pub fn stats(&self) -> Result<StatsReport> {
-        let s = self.admin("counting the whole store")?.stats()?;
+        let s = self.service.whole_store("counting the whole store")?.stats()?;
         Ok(StatsReport {
-            database: self.shared.db_label.clone(),
+            database: self.service.shared.db_label.clone(),
             schema_version: s.schema_version,
             items: s.items,
             deleted: s.deleted,
@@ -136,7 +135,7 @@ impl MemoryService {
     /// The setup, the database's integrity and the audit trail's; `options.full` runs the
     /// thorough checks (every index, the whole chain, every item against its trail).
     pub fn doctor(&self, options: &crate::audit::VerifyOptions) -> Result<DoctorReport> {
-        let store = self.admin("checking the database")?;
+        let store = self.service.whole_store("checking the database")?;
         let mut problems = store.integrity_problems(options.full)?;
         // On a damaged file any later read may fail, depending on where the damage lies: what
         // cannot be read joins the problems instead of ending the report that names the damage.
@@ -148,7 +147,7 @@ impl MemoryService {
             }
             other => other?,
         };
-        let audit = match self.verify_audit(options) {
+        let audit = match self.service.audit().verify(options) {
             Err(e) if damaged => crate::audit::AuditVerification::unreadable(e.to_string()),
             other => other?,
         };
@@ -159,11 +158,11 @@ impl MemoryService {
         let integrity =
             IntegrityReport { ok: !damaged, check: if options.full { "full" } else { "quick" }, problems };
         Ok(DoctorReport {
-            database: self.shared.db_label.clone(),
+            database: self.service.shared.db_label.clone(),
             schema_version: s.schema_version,
             items: s.items,
-            scope: self.inferred.clone(),
-            lexical_search: self.shared.lexical.status(),
+            scope: self.service.inferred.clone(),
+            lexical_search: self.service.shared.lexical.status(),
             semantic_search,
             backends: "sqlite (embedded, the default); postgresql ≥ 18 with pgvector and pg_trgm (--db postgres://…)",
             integrity,

@@ -11,6 +11,12 @@ use crate::{MemoryService, Result, ServiceError};
 use serde::Serialize;
 use uuid::Uuid;
 
+/// The derived indexes as one caller is served (see the module doc); made by
+/// [`MemoryService::indexes`].
+pub struct Indexes<'a> {
+    pub(crate) service: &'a MemoryService,
+}
+
 /// Items embedded per store round trip.
 const PAGE: usize = 128;
 
@@ -34,29 +40,51 @@ pub struct LexicalReindexReport {
     pub seconds: f64,
 }
 
-impl MemoryService {
+impl Indexes<'_> {
+    /// Brings the lexical index up to date in the background (`serve` at start).
+    pub fn prepare_lexical(&self) {
+        self.service.shared.lexical.prepare_in_background();
+    }
+
+    /// Embeds the items stored without vectors in the background (`serve` at start).
+    pub fn embed_missing_in_background(&self) {
+        self.service.shared.semantic.embed_missing_in_background();
+    }
+
+    /// The embedder's state (`none`, `not_loaded`, `ready`, `unavailable`) and a detail, without
+    /// loading it.
+    pub fn embedder_state(&self) -> (&'static str, String) {
+        self.service.shared.semantic.embedder_state()
+    }
+
+    /// Vectors in the in-process index as it is now (0 before the first dense search, and on
+    /// PostgreSQL, which searches its own index).
+    pub fn vectors_in_process(&self) -> usize {
+        self.service.shared.semantic.indexed_now()
+    }
+
     /// Builds the lexical index again from every item of the store, reporting items read and
     /// their total as it goes. Without an index (`CORTEX_LEXICAL_INDEX=off`), says so.
     pub fn reindex_lexical(&self, progress: cortex_lexical::Progress<'_>) -> Result<LexicalReindexReport> {
         let started = std::time::Instant::now();
-        let (index, items, bytes) = self.shared.lexical.rebuild(progress)?;
+        let (index, items, bytes) = self.service.shared.lexical.rebuild(progress)?;
         Ok(LexicalReindexReport { index, items, bytes, seconds: started.elapsed().as_secs_f64() })
     }
 
     /// Fails with what to do when the configured embedder cannot serve this store; commands
     /// that store or find call it before starting.
     pub fn ensure_embedder_fits(&self) -> Result<()> {
-        match self.shared.semantic.conflict()? {
+        match self.service.shared.semantic.conflict()? {
             Some(conflict) => Err(ServiceError::Embedder(conflict)),
             None => Ok(()),
         }
     }
 
     /// Embeds every live item again; `progress(done, total)` after each page.
-    pub fn reindex(&self, mut progress: impl FnMut(usize, usize)) -> Result<ReindexReport> {
-        let store = self.admin("embedding every item again")?;
+    pub fn reindex_vectors(&self, mut progress: impl FnMut(usize, usize)) -> Result<ReindexReport> {
+        let store = self.service.whole_store("embedding every item again")?;
         let started = std::time::Instant::now();
-        let embedder = self.shared.semantic.embedder().map_err(ServiceError::Embedder)?;
+        let embedder = self.service.shared.semantic.embedder().map_err(ServiceError::Embedder)?;
         let model_id = embedder.model_id().ok_or_else(|| {
             ServiceError::Embedder("the embedder is `none`: there is nothing to embed with".into())
         })?;

@@ -1,6 +1,6 @@
 //! `cortex ingest`: a project's decision records, changelog, docs and commits into memory.
 //! It feeds the store flow (`crate::memory_store`): every item goes through
-//! [`MemoryService::store`], so validation, governance and the audit trail apply exactly as
+//! [`crate::MemoryStore::store`], so validation, governance and the audit trail apply exactly as
 //! to an agent's `memory_store`.
 //!
 //! Files stay the source of truth, and running again is safe. Each item carries its source
@@ -37,25 +37,26 @@ use report::{IngestReport, Passed};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// `cortex ingest` and `cortex export --markdown` as one caller is served (see the module doc); made by
+/// [`MemoryService::ingest`].
+pub struct Ingest<'a> {
+    pub(crate) service: &'a MemoryService,
+}
+
 /// How far a run's writes have come: `(done, total)`, for a progress bar.
 pub type Progress<'a> = &'a dyn Fn(u64, u64);
 
-impl MemoryService {
+impl Ingest<'_> {
     /// Reads the Markdown files under `paths` into decisions, releases and sections, and
     /// brings the memory in line with them (nothing is written with `dry_run`).
-    pub fn ingest_files(
-        &self,
-        paths: &[PathBuf],
-        dry_run: bool,
-        progress: Progress<'_>,
-    ) -> Result<IngestReport> {
+    pub fn files(&self, paths: &[PathBuf], dry_run: bool, progress: Progress<'_>) -> Result<IngestReport> {
         let mut report = IngestReport { dry_run, ..IngestReport::default() };
         let mut by_root: BTreeMap<String, Vec<files::Walked>> = BTreeMap::new();
         for path in paths {
             let walked = files::walk(path)?;
             by_root.entry(walked.root.clone()).or_default().push(walked);
         }
-        let component = self.inferred.scope.project.clone().unwrap_or_else(|| "project".into());
+        let component = self.service.inferred.scope.project.clone().unwrap_or_else(|| "project".into());
         for (root, walks) in by_root {
             let mut wanted: BTreeMap<(String, String), Wanted> = BTreeMap::new();
             let mut seen = std::collections::HashSet::new();
@@ -103,7 +104,7 @@ impl MemoryService {
     /// One `change` per commit of the repository at `repo` (the checkout around it) reachable
     /// from HEAD, from `since` (a revision or a date) on; commits ingested before are left
     /// alone.
-    pub fn ingest_git(
+    pub fn commits(
         &self,
         repo: &Path,
         since: Option<&str>,
@@ -135,7 +136,7 @@ impl MemoryService {
     }
 }
 
-impl MemoryService {
+impl Ingest<'_> {
     /// Finds the stored item each exported file names: live, of the file's kind, in this
     /// memory. One not found (exported from another memory, or deleted since) is ingested
     /// like any other file's item.
@@ -144,8 +145,8 @@ impl MemoryService {
         if ids.is_empty() {
             return Ok(());
         }
-        let stored = self.view.get(&ids)?;
-        let scope = &self.inferred.scope;
+        let stored = self.service.view.get(&ids)?;
+        let scope = &self.service.inferred.scope;
         let ours = |s: &cortex_store::StoredItem| {
             s.record.scope.org == scope.org && s.record.scope.project == scope.project
         };

@@ -39,19 +39,30 @@ pub mod settings;
 mod tenant;
 pub mod transfer;
 
+pub use administration::Administration;
+pub use audit::Audit;
+pub use briefing::Briefing;
 pub use caller::Caller;
 pub use config::Config;
 pub use error::{Result, ServiceError};
+pub use indexes::Indexes;
+pub use ingest::Ingest;
+pub use keys::Keys;
 pub use lab::Lab;
-pub use memory_find::RouteLists;
+pub use lifecycle::Lifecycle;
+pub use memory_find::{MemoryFind, RouteLists};
+pub use memory_store::MemoryStore;
+pub use transfer::Transfer;
 
 use cortex_store::{Store, TenantStore};
 use scope_inference::InferredScope;
 use std::sync::Arc;
 
 /// The service as one caller is served: the parts every caller shares, and the caller's own
-/// view of the store. Flows reach items only through `view`; what spans every tenant goes
-/// through [`MemoryService::admin`], which a key's holder is refused.
+/// view of the store. It does no job itself: each job is a small type borrowing it, handed out
+/// by the methods below ([`MemoryService::memory_store`], [`MemoryService::memory_find`], …).
+/// Flows reach items only through `view`; what spans every tenant goes through
+/// `MemoryService::whole_store`, which a key's holder is refused.
 pub struct MemoryService {
     shared: Arc<Shared>,
     /// The store as this caller sees it: the whole store for the local user, a
@@ -107,33 +118,74 @@ impl MemoryService {
         MemoryService { view: store, inferred: shared.inferred.clone(), shared, bound: None, actor: None }
     }
 
+    pub fn inferred_scope(&self) -> &InferredScope {
+        &self.inferred
+    }
+
+    /// The `memory_store` tool's flow: a batch of items written (or refused) item by item.
+    pub fn memory_store(&self) -> MemoryStore<'_> {
+        MemoryStore { service: self }
+    }
+
+    /// The `memory_find` tool's flow: search, lookups by id, listings, a long item's chunks.
+    pub fn memory_find(&self) -> MemoryFind<'_> {
+        MemoryFind { service: self }
+    }
+
+    /// API keys: made, listed and revoked (also within an admin's bound), and the holder of a
+    /// presented token.
+    pub fn keys(&self) -> Keys<'_> {
+        Keys { service: self }
+    }
+
+    /// The audit trail: records read, and the chain verified.
+    pub fn audit(&self) -> Audit<'_> {
+        Audit { service: self }
+    }
+
+    /// Expired items purged; the caller's deleted items, to restore.
+    pub fn lifecycle(&self) -> Lifecycle<'_> {
+        Lifecycle { service: self }
+    }
+
+    /// `cortex export` and `cortex import`: the whole memory as JSON Lines.
+    pub fn transfer(&self) -> Transfer<'_> {
+        Transfer { service: self }
+    }
+
+    /// `cortex ingest` (files and commits into memory) and `cortex export --markdown`.
+    pub fn ingest(&self) -> Ingest<'_> {
+        Ingest { service: self }
+    }
+
+    /// The derived indexes (lexical, vector): brought up to date, rebuilt, their embedder.
+    pub fn indexes(&self) -> Indexes<'_> {
+        Indexes { service: self }
+    }
+
+    /// The session briefing and the prompt-submit hook's recall.
+    pub fn briefing(&self) -> Briefing<'_> {
+        Briefing { service: self }
+    }
+
+    /// `stats`, `doctor`, readiness, and the pools' and lanes' state.
+    pub fn administration(&self) -> Administration<'_> {
+        Administration { service: self }
+    }
+
+    /// The calls only the benchmark and evaluation harness makes.
+    pub fn lab(&self) -> Lab<'_> {
+        Lab(self)
+    }
+
     /// The whole store, for what spans every tenant (counts, integrity, purge, export, keys,
     /// the audit chain, re-embedding). Refused to a key's holder: its view stops at its bound,
     /// and these answers would either leak other tenants or, answered from the view, lie.
-    pub(crate) fn admin(&self, what: &'static str) -> Result<&dyn Store> {
+    pub(crate) fn whole_store(&self, what: &'static str) -> Result<&dyn Store> {
         match self.bound {
             None => Ok(self.shared.store.as_ref()),
             Some(_) => Err(ServiceError::AdminOnly(what)),
         }
-    }
-
-    /// Brings the lexical index up to date in the background (`serve` at start).
-    pub fn prepare_lexical_index(&self) {
-        self.shared.lexical.prepare_in_background();
-    }
-
-    /// Embeds the items stored without vectors in the background (`serve` at start).
-    pub fn embed_missing_in_background(&self) {
-        self.shared.semantic.embed_missing_in_background();
-    }
-
-    /// Empties the query-embedding cache, so a benchmark times every embedding.
-    pub(crate) fn forget_query_embeddings(&self) {
-        self.shared.semantic.forget_query_embeddings();
-    }
-
-    pub fn inferred_scope(&self) -> &InferredScope {
-        &self.inferred
     }
 
     /// Now, by the clock every writer of the store shares: a PostgreSQL server's (a client
@@ -141,6 +193,12 @@ impl MemoryService {
     /// this machine's for a SQLite file.
     pub(crate) fn now(&self) -> Result<i64> {
         Ok(self.view.now()?)
+    }
+
+    /// A lane for one store call of this caller's tenant (its org; the local user is one
+    /// tenant too), waiting for one if need be: see [`crate::lanes`].
+    pub(crate) fn write_lane(&self) -> lanes::Lane {
+        self.shared.write_lanes.take(self.bound.as_ref().map_or("", |b| b.org.as_str()))
     }
 }
 

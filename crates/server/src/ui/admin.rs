@@ -63,11 +63,14 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap) -> Response {
     }
     let readiness = readiness(&ui).await;
     let app = &ui.app;
-    let figures = figures(&app.metrics.render(&app.service.pool_state(), app.service.vectors_in_process()));
+    let figures = figures(
+        &app.metrics
+            .render(&app.service.administration().pool_state(), app.service.indexes().vectors_in_process()),
+    );
     let bound = viewer.principal.caller.bound.clone();
     let service = app.service.clone();
     let read = tokio::task::spawn_blocking(move || {
-        (service.keys_within(bound.as_ref()), service.verify_audit(&VerifyOptions::default()))
+        (service.keys().list_within(bound.as_ref()), service.audit().verify(&VerifyOptions::default()))
     })
     .await;
     let (keys, audit) = match read {

@@ -37,13 +37,13 @@ fn service(db: &TestDb) -> Arc<MemoryService> {
 
 fn app(service: &Arc<MemoryService>, addr: &str) -> Router {
     let options = HttpOptions::resolve(addr, &[], |_| None).unwrap();
-    let schema = service.stats().unwrap().schema_version;
+    let schema = service.administration().stats().unwrap().schema_version;
     router(service.clone(), options, CancellationToken::new(), schema).0
 }
 
 fn key(service: &MemoryService, name: &str, role: &str) -> String {
     let spec = KeySpec { name: name.into(), org: "acme".into(), role: role.into(), ..KeySpec::default() };
-    service.create_key(&spec).unwrap().token
+    service.keys().create(&spec).unwrap().token
 }
 
 /// Status and body (JSON, else text) of one request from `peer`.
@@ -77,7 +77,7 @@ fn runtime() -> tokio::runtime::Runtime {
 
 fn beyond_loopback_every_request_needs_a_key_even_before_any_exists(db: &TestDb) {
     let service = service(db);
-    assert!(!service.any_key().unwrap());
+    assert!(!service.keys().any().unwrap());
     let app = app(&service, "0.0.0.0:0");
     runtime().block_on(async {
         let (status, body) = send(&app, "POST", "/mcp", ELSEWHERE, None).await;

@@ -1,7 +1,8 @@
 //! The session briefing, read from the store for the caller's project (the rule of what it
 //! holds and how it is cut lives in `cortex_domain::briefing`).
 
-use crate::{MemoryService, Result};
+use super::Briefing;
+use crate::Result;
 use cortex_domain::briefing::{self, Entry, SECTIONS};
 use cortex_domain::{Scope, ScopeFilter, ScopeLevel};
 use cortex_store::Filters;
@@ -9,15 +10,15 @@ use cortex_store::Filters;
 /// Items read per kind and status: enough to count what a section leaves out.
 const READ_PER_QUERY: usize = 100;
 
-impl MemoryService {
+impl Briefing<'_> {
     /// The briefing for the project of `scope` (else the inferred one), the caller's branch
     /// first, within `budget_tokens`.
     pub fn context(&self, scope: Option<&Scope>, budget_tokens: usize) -> Result<String> {
-        if let (Some(bound), Some(scope)) = (&self.bound, scope) {
+        if let (Some(bound), Some(scope)) = (&self.service.bound, scope) {
             bound.check_read(scope)?;
         }
-        let filter = ScopeFilter::resolve(&self.inferred.scope, scope, Some(ScopeLevel::Project));
-        let now = self.now()?;
+        let filter = ScopeFilter::resolve(&self.service.inferred.scope, scope, Some(ScopeLevel::Project));
+        let now = self.service.now()?;
         let branch = filter.caller.branch.clone();
         let mut found = Vec::with_capacity(SECTIONS.len());
         for section in &SECTIONS {
@@ -36,7 +37,7 @@ impl MemoryService {
                         now,
                         ..Filters::default()
                     };
-                    for item in self.view.recent(&filters, READ_PER_QUERY)? {
+                    for item in self.service.view.recent(&filters, READ_PER_QUERY)? {
                         let r = item.record;
                         entries.push(Entry {
                             id: r.id.to_string(),

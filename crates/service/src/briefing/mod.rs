@@ -4,3 +4,11 @@
 
 mod context;
 mod recall;
+
+use crate::MemoryService;
+
+/// The briefing and the recall hook as one caller is served (see the module doc); made by
+/// [`MemoryService::briefing`].
+pub struct Briefing<'a> {
+    pub(crate) service: &'a MemoryService,
+}

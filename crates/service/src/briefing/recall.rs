@@ -5,15 +5,16 @@
 //! Lexical only: the hook runs as a fresh process before every prompt, and loading the model
 //! alone takes about twice the time it may spend (BENCHMARKS.md has both figures).
 
+use super::Briefing;
+use crate::Result;
 use crate::lexical_index::Cores;
-use crate::{MemoryService, Result};
 use cortex_domain::query::parse_query;
 use cortex_domain::recall::{self, Candidate};
 use cortex_domain::snippet::{SnippetTerms, best_passage};
 use cortex_domain::{Scope, ScopeFilter, ScopeLevel};
 use cortex_store::{Combine, Filters, LexicalQuery};
 
-impl MemoryService {
+impl Briefing<'_> {
     /// The text to put before the agent for `prompt` (empty when nothing matches strongly
     /// enough): matches in the inferred project, kept at `floor` and cut to `budget_tokens`.
     pub fn recall(&self, prompt: &str, floor: f64, budget_tokens: usize) -> Result<String> {
@@ -29,25 +30,25 @@ impl MemoryService {
         scope: Option<&Scope>,
         level: Option<ScopeLevel>,
     ) -> Result<Vec<Candidate>> {
-        if let (Some(bound), Some(scope)) = (&self.bound, scope) {
+        if let (Some(bound), Some(scope)) = (&self.service.bound, scope) {
             bound.check_read(scope)?;
         }
         let parsed = parse_query(&recall::prompt_query(prompt));
         if parsed.is_empty() {
             return Ok(Vec::new());
         }
-        let filter = ScopeFilter::resolve(&self.inferred.scope, scope, level);
+        let filter = ScopeFilter::resolve(&self.service.inferred.scope, scope, level);
         let filters = Filters {
             scope_equals: filter.equals.clone(),
-            now: self.now()?,
-            bound: self.bound.clone(),
+            now: self.service.now()?,
+            bound: self.service.bound.clone(),
             ..Filters::default()
         };
         let query =
             LexicalQuery { query: parsed.clone(), combine: Combine::Any, filters, pool: recall::POOL };
-        let matches = self.shared.lexical.search(&query, self.view.as_ref(), Cores::Any)?;
+        let matches = self.service.shared.lexical.search(&query, self.service.view.as_ref(), Cores::Any)?;
         let ids: Vec<_> = matches.iter().map(|m| m.id).collect();
-        let items = self.view.get(&ids)?;
+        let items = self.service.view.get(&ids)?;
         let words = parsed.words();
         let terms = SnippetTerms::of(&parsed);
         let mut out = Vec::with_capacity(ids.len());

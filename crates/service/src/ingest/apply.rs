@@ -3,11 +3,12 @@
 //! record inserted in an earlier round, then the deletes. Each result is counted per kind,
 //! and each refusal reported with its file.
 
+use super::Ingest;
 use super::Progress;
 use super::plan::{Plan, Wanted};
 use super::report::{IngestReport, Refusal};
+use crate::Result;
 use crate::response::{ItemResult, ItemStatus};
-use crate::{MemoryService, Result};
 use cortex_domain::limits::MAX_BATCH_ITEMS;
 use cortex_domain::{ErrorCode, Kind};
 use serde_json::{Value, json};
@@ -24,7 +25,7 @@ pub(super) struct Write {
     pub supersedes: Option<String>,
 }
 
-impl MemoryService {
+impl Ingest<'_> {
     pub(super) fn apply(
         &self,
         from: &str,
@@ -118,7 +119,7 @@ impl MemoryService {
         while writes.peek().is_some() {
             let chunk: Vec<Write> = writes.by_ref().take(MAX_BATCH_ITEMS).collect();
             let items: Vec<Value> = chunk.iter().map(|w| w.item.clone()).collect();
-            let response = self.store(&json!({ "items": items }))?;
+            let response = self.service.memory_store().store(&json!({ "items": items }))?;
             for (w, result) in chunk.into_iter().zip(response.results) {
                 let id = count(&w, &result, report);
                 out.push((w, id));

@@ -1,7 +1,8 @@
 //! `cortex export --markdown`: the live items of one scope, rendered as Markdown files by
 //! `cortex_domain::sources::export` (the form, and how ingest reads it back, are there).
 
-use crate::{MemoryService, Result};
+use super::Ingest;
+use crate::Result;
 use cortex_domain::Scope;
 use cortex_domain::sources::export::{ExportFile, ExportItem, render};
 use cortex_store::Filters;
@@ -9,15 +10,15 @@ use cortex_store::Filters;
 /// How many items one export reads at most.
 const EXPORTED_AT_MOST: usize = 1_000_000;
 
-impl MemoryService {
+impl Ingest<'_> {
     /// The live items (superseded ones too, not expired ones) of `scope`'s org, project and
     /// branch as named there, else of this project, as Markdown files.
     pub fn export_markdown(&self, scope: &Scope) -> Result<Vec<ExportFile>> {
-        let inferred = &self.inferred.scope;
+        let inferred = &self.service.inferred.scope;
         let mut filters = Filters {
             include_superseded: true,
             include_expired: false,
-            now: self.now()?,
+            now: self.service.now()?,
             ..Filters::default()
         };
         let fields = [
@@ -33,7 +34,7 @@ impl MemoryService {
                 (_, None) => filters.scope_equals.push((field, String::new())),
             }
         }
-        let items = self.view.recent(&filters, EXPORTED_AT_MOST)?;
+        let items = self.service.view.recent(&filters, EXPORTED_AT_MOST)?;
         let items: Vec<ExportItem> = items
             .into_iter()
             .map(|item| {

@@ -2,11 +2,12 @@
 //! (validation, then governance against the stored item), and counted as what it would
 //! become. Nothing is written.
 
+use super::Ingest;
 use super::apply::{Write, refuse, write};
 use super::plan::{Plan, Wanted};
 use super::report::IngestReport;
+use crate::Result;
 use crate::memory_store::view_of;
-use crate::{MemoryService, Result};
 use cortex_domain::governance::{check_delete, check_update};
 use cortex_domain::item::{ItemOp, parse_store_request};
 use serde_json::{Value, json};
@@ -48,7 +49,7 @@ pub(super) fn planned(
     writes
 }
 
-impl MemoryService {
+impl Ingest<'_> {
     /// Counts each write as what it would become, or as refused when the store flow would
     /// refuse it.
     pub(super) fn foresee(&self, writes: Vec<(Write, Outcome)>, report: &mut IngestReport) -> Result<()> {
@@ -56,7 +57,7 @@ impl MemoryService {
             .iter()
             .filter_map(|(w, _)| w.item.get("id")?.as_str().and_then(|id| Uuid::parse_str(id).ok()))
             .collect();
-        let stored = if ids.is_empty() { Vec::new() } else { self.view.get(&ids)? };
+        let stored = if ids.is_empty() { Vec::new() } else { self.service.view.get(&ids)? };
         for (w, outcome) in writes {
             let parsed = parse_store_request(&json!({ "items": [w.item.clone()] }))?.pop();
             let verdict = match parsed {

@@ -2,8 +2,9 @@
 //! `metadata.ingest`), compared with what the files make now, and the supersedes the
 //! decision records name.
 
+use super::Ingest;
 use super::report::{IngestReport, Unlinked};
-use crate::{MemoryService, Result};
+use crate::Result;
 use cortex_domain::Kind;
 use cortex_domain::sources::adr::Direction;
 use cortex_domain::sources::{READER_VERSION, SourceItem, resolve_link};
@@ -88,15 +89,15 @@ impl Wanted {
     }
 }
 
-impl MemoryService {
+impl Ingest<'_> {
     /// The live items of this project that a `from` ingest of `root` made.
-    pub(crate) fn ingested(&self, from: &str, root: &str, kinds: &[Kind]) -> Result<Vec<Existing>> {
-        let scope = &self.inferred.scope;
+    pub(super) fn ingested(&self, from: &str, root: &str, kinds: &[Kind]) -> Result<Vec<Existing>> {
+        let scope = &self.service.inferred.scope;
         let mut filters = Filters {
             kinds: kinds.to_vec(),
             include_superseded: true,
             include_expired: true,
-            now: self.now()?,
+            now: self.service.now()?,
             ..Filters::default()
         };
         for (field, value) in [("org", &scope.org), ("project", &scope.project)] {
@@ -104,7 +105,7 @@ impl MemoryService {
                 filters.scope_equals.push((field, value.clone()));
             }
         }
-        let items = self.view.recent(&filters, LISTED_AT_MOST)?;
+        let items = self.service.view.recent(&filters, LISTED_AT_MOST)?;
         Ok(items
             .into_iter()
             .filter_map(|item| {

@@ -16,6 +16,12 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+/// API keys and their holders as one caller is served (see the module doc); made by
+/// [`MemoryService::keys`].
+pub struct Keys<'a> {
+    pub(crate) service: &'a MemoryService,
+}
+
 /// What `cortex keys create` asks for, as typed: each value is checked here and a refusal
 /// names its flag.
 #[derive(Debug, Clone, Default)]
@@ -78,10 +84,10 @@ pub struct KeyHolder {
     pub rate: Option<Rate>,
 }
 
-impl MemoryService {
+impl Keys<'_> {
     /// Makes a key. The token is in the answer and nowhere else.
-    pub fn create_key(&self, spec: &KeySpec) -> Result<CreatedKey> {
-        let store = self.admin("making an API key")?;
+    pub fn create(&self, spec: &KeySpec) -> Result<CreatedKey> {
+        let store = self.service.whole_store("making an API key")?;
         let name = api_key::check_name(spec.name.trim(), "--name")?;
         let org = cortex_domain::scope::check_value("--org", &spec.org)?;
         let mut projects = Vec::new();
@@ -93,7 +99,7 @@ impl MemoryService {
         }
         let role = Role::parse(&spec.role, "--role")?;
         let rate = spec.rate.as_deref().map(|r| Rate::parse(r, "--rate")).transpose()?;
-        let now = self.now()?;
+        let now = self.service.now()?;
         let expires_at = spec.expires.as_deref().map(|e| parse_expiry(e, now)).transpose()?;
         let lookup = hex(&random::<8>()?);
         let secret = hex(&random::<32>()?);
@@ -126,15 +132,15 @@ impl MemoryService {
     }
 
     /// Every key, oldest first, with its state now.
-    pub fn keys(&self) -> Result<Vec<KeyInfo>> {
+    pub fn list(&self) -> Result<Vec<KeyInfo>> {
         let now = crate::now_ms();
-        Ok(self.admin("listing the API keys")?.keys()?.iter().map(|k| info(k, now)).collect())
+        Ok(self.service.whole_store("listing the API keys")?.keys()?.iter().map(|k| info(k, now)).collect())
     }
 
     /// Revokes the key named `name`: from now on every request with it is refused.
-    pub fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
-        let store = self.admin("revoking an API key")?;
-        let at = self.now()?;
+    pub fn revoke(&self, name: &str) -> Result<KeyInfo> {
+        let store = self.service.whole_store("revoking an API key")?;
+        let at = self.service.now()?;
         if !store.revoke_key(name.trim(), at)? {
             let known = store.keys()?.into_iter().find(|k| k.name == name.trim());
             let (problem, hint) = match known {
@@ -155,15 +161,15 @@ impl MemoryService {
     }
 
     /// Whether any key was ever made: from then on the HTTP server asks every request for one.
-    pub fn any_key(&self) -> Result<bool> {
-        Ok(self.admin("asking whether API keys exist")?.any_key()?)
+    pub fn any(&self) -> Result<bool> {
+        Ok(self.service.whole_store("asking whether API keys exist")?.any_key()?)
     }
 
     /// The holder of `token`, or why it is refused. The secret is compared with the stored
     /// hash in constant time; expiry by this machine's clock (a key's end is a date, not a
     /// race).
     pub fn authenticate(&self, token: &str) -> Result<std::result::Result<KeyHolder, AuthFailure>> {
-        let store = self.admin("authenticating an API key")?;
+        let store = self.service.whole_store("authenticating an API key")?;
         let Some((lookup, secret)) = api_key::parse_token(token) else {
             return Ok(Err(AuthFailure::Malformed));
         };

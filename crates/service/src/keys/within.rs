@@ -5,8 +5,9 @@
 //! user (no bound) manages every key. Called on the unbounded service: a bounded store sees no
 //! keys at all.
 
+use super::Keys;
 use super::{CreatedKey, KeyInfo, KeySpec};
-use crate::{MemoryService, Result};
+use crate::Result;
 use cortex_domain::tenant::Bound;
 use cortex_domain::{ErrorCode, ValidationError};
 
@@ -22,15 +23,15 @@ pub fn within(bound: Option<&Bound>, org: &str, projects: &[String]) -> bool {
     }
 }
 
-impl MemoryService {
+impl Keys<'_> {
     /// The keys `bound`'s admin manages, oldest first.
-    pub fn keys_within(&self, bound: Option<&Bound>) -> Result<Vec<KeyInfo>> {
-        Ok(self.keys()?.into_iter().filter(|k| within(bound, &k.org, &k.projects)).collect())
+    pub fn list_within(&self, bound: Option<&Bound>) -> Result<Vec<KeyInfo>> {
+        Ok(self.list()?.into_iter().filter(|k| within(bound, &k.org, &k.projects)).collect())
     }
 
     /// Makes a key for `bound`'s admin: refused, naming the field, when it would reach beyond
     /// the admin's own bound.
-    pub fn create_key_within(&self, bound: Option<&Bound>, spec: &KeySpec) -> Result<CreatedKey> {
+    pub fn create_within(&self, bound: Option<&Bound>, spec: &KeySpec) -> Result<CreatedKey> {
         let projects: Vec<String> = spec.projects.iter().map(|p| p.trim().to_string()).collect();
         if let Some(b) = bound
             && !within(bound, spec.org.trim(), &projects)
@@ -48,12 +49,12 @@ impl MemoryService {
             )
             .into());
         }
-        self.create_key(spec)
+        self.create(spec)
     }
 
     /// Revokes a key `bound`'s admin manages; one outside is refused as unknown.
-    pub fn revoke_key_within(&self, bound: Option<&Bound>, name: &str) -> Result<KeyInfo> {
-        let known = self.keys()?.into_iter().find(|k| k.name == name.trim());
+    pub fn revoke_within(&self, bound: Option<&Bound>, name: &str) -> Result<KeyInfo> {
+        let known = self.list()?.into_iter().find(|k| k.name == name.trim());
         if known.is_some_and(|k| !within(bound, &k.org, &k.projects)) {
             return Err(ValidationError::new(
                 ErrorCode::NotFound,
@@ -63,7 +64,7 @@ impl MemoryService {
             )
             .into());
         }
-        self.revoke_key(name)
+        self.revoke(name)
     }
 }
 

@@ -2,7 +2,7 @@
 //! items the audit trail records as deleted since an instant, still deleted now, within the
 //! caller's reach, newest deletion first.
 
-use crate::MemoryService;
+use super::Lifecycle;
 use crate::audit::MAX_AUDIT_RECORDS;
 use cortex_domain::{Kind, Scope};
 use cortex_store::AuditQuery;
@@ -27,11 +27,14 @@ pub struct DeletedItems {
     pub cut: bool,
 }
 
-impl MemoryService {
+impl Lifecycle<'_> {
     /// Items deleted at or after `since` (epoch ms) and not restored since, at most `limit`.
     pub fn recently_deleted(&self, since: i64, limit: usize) -> crate::Result<DeletedItems> {
-        let records =
-            self.view.audit(&AuditQuery { item: None, since: Some(since), limit: MAX_AUDIT_RECORDS })?;
+        let records = self.service.view.audit(&AuditQuery {
+            item: None,
+            since: Some(since),
+            limit: MAX_AUDIT_RECORDS,
+        })?;
         let cut = records.len() >= MAX_AUDIT_RECORDS;
         let mut seen = HashSet::new();
         let deletions: Vec<(Uuid, Option<String>)> = records
@@ -42,7 +45,7 @@ impl MemoryService {
             .filter(|(id, _)| seen.insert(*id))
             .collect();
         let ids: Vec<Uuid> = deletions.iter().map(|(id, _)| *id).collect();
-        let stored = if ids.is_empty() { Vec::new() } else { self.view.get(&ids)? };
+        let stored = if ids.is_empty() { Vec::new() } else { self.service.view.get(&ids)? };
         let items = deletions
             .into_iter()
             .filter_map(|(id, deleted_by)| {

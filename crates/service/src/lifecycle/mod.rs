@@ -8,3 +8,11 @@ mod purge;
 
 pub use deleted::{DeletedItem, DeletedItems};
 pub use purge::{PurgeReport, interval_from_env};
+
+use crate::MemoryService;
+
+/// Purge and deleted items as one caller is served (see the module doc); made by
+/// [`MemoryService::lifecycle`].
+pub struct Lifecycle<'a> {
+    pub(crate) service: &'a MemoryService,
+}

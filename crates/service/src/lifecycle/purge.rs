@@ -2,7 +2,7 @@
 //! `cortex serve`), in small transactions so finds and stores keep running meanwhile; every
 //! removal is an audit record (`purge`).
 
-use crate::MemoryService;
+use super::Lifecycle;
 use crate::administration::KindCount;
 use crate::config::ConfigError;
 use serde::Serialize;
@@ -20,11 +20,11 @@ pub struct PurgeReport {
     pub by_kind: Vec<KindCount>,
 }
 
-impl MemoryService {
+impl Lifecycle<'_> {
     /// Removes every item expired by now (or, with `dry_run`, counts them).
     pub fn purge(&self, dry_run: bool) -> crate::Result<PurgeReport> {
-        let store = self.admin("purging expired items")?;
-        let now = self.now()?;
+        let store = self.service.whole_store("purging expired items")?;
+        let now = self.service.now()?;
         let mut counts: BTreeMap<String, i64> = BTreeMap::new();
         loop {
             let batch = store.purge_expired(now, PURGE_BATCH, dry_run, cortex_domain::graph::ON_REMOVAL)?;

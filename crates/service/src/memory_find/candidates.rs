@@ -2,8 +2,8 @@
 //! per item by the domain's rule (`fusion`), then the best ones' session neighbours lifted
 //! (`neighbours`), each with what the page needs to show it.
 
+use super::MemoryFind;
 use super::deadline::DenseFound;
-use crate::MemoryService;
 use crate::semantic::{DenseHit, Span, best_similarity};
 use cortex_domain::fusion::{self, Fusion};
 use cortex_domain::{Scope, neighbours, ranking};
@@ -30,7 +30,7 @@ pub(super) struct Candidate {
 /// own cosine rather than at 0.
 pub(super) struct LexicalVectors(Vec<ItemVectors>);
 
-impl MemoryService {
+impl MemoryFind<'_> {
     /// The lexical candidates' vectors; none (and the find fuses them at 0, as before) when the
     /// store cannot read them.
     pub(super) fn lexical_vectors(&self, lexical: &[LexicalMatch]) -> LexicalVectors {
@@ -38,7 +38,7 @@ impl MemoryService {
         if ids.is_empty() {
             return LexicalVectors(Vec::new());
         }
-        match self.view.vectors_of(&ids) {
+        match self.service.view.vectors_of(&ids) {
             Ok(vectors) => LexicalVectors(vectors),
             Err(e) => {
                 tracing::warn!("cannot read the lexical candidates' vectors, fusing them at 0: {e}");

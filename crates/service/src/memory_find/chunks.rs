@@ -3,7 +3,7 @@
 //! item page. An item not embedded yet (no model, or waiting for the backfill) shows the cut
 //! the domain's chunker makes, which is what the store will keep.
 
-use crate::MemoryService;
+use super::MemoryFind;
 use cortex_domain::chunking;
 use uuid::Uuid;
 
@@ -27,11 +27,11 @@ pub struct ItemChunks {
     pub stored: bool,
 }
 
-impl MemoryService {
+impl MemoryFind<'_> {
     /// The chunks of the live item `id` within the caller's reach; `None` when it has none
     /// (a short text, a kind that is not chunked) or is out of reach.
     pub fn item_chunks(&self, id: Uuid) -> crate::Result<Option<ItemChunks>> {
-        let Some(item) = self.view.get(&[id])?.into_iter().find(|i| i.deleted_at.is_none()) else {
+        let Some(item) = self.service.view.get(&[id])?.into_iter().find(|i| i.deleted_at.is_none()) else {
             return Ok(None);
         };
         let record = &item.record;
@@ -41,6 +41,7 @@ impl MemoryService {
         let text = record.text();
         let cut = chunking::chunk(text);
         let stored: Vec<(usize, usize)> = self
+            .service
             .view
             .vectors_of(&[id])?
             .into_iter()

@@ -1,11 +1,12 @@
 //! The knowledge graph in finds: expansion from the hits along relations and observations
 //! (`expand`, `depth`, `expand_limit`), citations for ranking, and the links of items read by id.
 
+use super::MemoryFind;
 use super::{hit, parts_for};
+use crate::Result;
 use crate::response::{
     Direction, FindResponse, GraphEdge, GraphNode, GraphView, Hit, ObservationView, RelationView,
 };
-use crate::{MemoryService, Result};
 use cortex_domain::graph::{self, Edge, Expand, HAS_OBSERVATION, Reached};
 use cortex_domain::ranking;
 use cortex_domain::snippet::{SnippetTerms, best_passage};
@@ -15,12 +16,13 @@ use cortex_store::{Filters, ItemFacts, Link, StoredItem};
 use std::collections::HashMap;
 use uuid::Uuid;
 
-impl MemoryService {
+impl MemoryFind<'_> {
     /// The citations part of the score for each of `ids` that live, unexpired relations
     /// point at (superseded ones too: a relation is cited while it stands).
-    pub(crate) fn citations(&self, ids: &[Uuid], now: i64) -> Result<HashMap<Uuid, f64>> {
+    pub(super) fn citations(&self, ids: &[Uuid], now: i64) -> Result<HashMap<Uuid, f64>> {
         let relations = Filters { now, include_superseded: true, ..Filters::default() };
         Ok(self
+            .service
             .view
             .incoming_links(ids, &relations)?
             .into_iter()
@@ -46,6 +48,7 @@ impl MemoryService {
             cap,
             |frontier| -> Result<Vec<Edge>> {
                 Ok(self
+                    .service
                     .view
                     .links(frontier)?
                     .into_iter()
@@ -55,7 +58,7 @@ impl MemoryService {
             },
             |new| -> Result<Vec<Uuid>> {
                 let mut admitted = Vec::with_capacity(new.len());
-                for item in self.view.get(new)? {
+                for item in self.service.view.get(new)? {
                     if filters.admits(&ItemFacts::of(&item)) {
                         admitted.push(item.record.id);
                         items.insert(item.record.id, item);
@@ -70,7 +73,7 @@ impl MemoryService {
     /// Appends the items linked to the hits, marked `expanded` with their path, and the
     /// `graph` they form. Only scope, expiry and supersession filter what is added: `types`,
     /// `tags`, `status` and dates choose the hits, not their neighbours.
-    pub(crate) fn expand_hits(
+    pub(super) fn expand_hits(
         &self,
         req: &FindRequest,
         filter: &ScopeFilter,
@@ -80,13 +83,13 @@ impl MemoryService {
         if expand == Expand::None || response.hits.is_empty() {
             return Ok(());
         }
-        let now = self.now()?;
+        let now = self.service.now()?;
         let filters = Filters {
             scope_equals: filter.equals.clone(),
             now,
             include_superseded: req.include_superseded,
             include_expired: req.include_expired,
-            bound: self.bound.clone(),
+            bound: self.service.bound.clone(),
             ..Filters::default()
         };
         let seeds: Vec<Uuid> = response.hits.iter().map(|h| h.id).collect();
@@ -134,9 +137,9 @@ impl MemoryService {
 
     /// Fills in the relations (both ways) of items read by id, and the observations of
     /// entities, so one lookup shows what an item is connected to.
-    pub(crate) fn attach_links(&self, hits: &mut [Hit]) -> Result<()> {
+    pub(super) fn attach_links(&self, hits: &mut [Hit]) -> Result<()> {
         let ids: Vec<Uuid> = hits.iter().map(|h| h.id).collect();
-        let links = self.view.links(&ids)?;
+        let links = self.service.view.links(&ids)?;
         if links.is_empty() {
             return Ok(());
         }
@@ -148,6 +151,7 @@ impl MemoryService {
             }
         }
         let items: HashMap<Uuid, StoredItem> = self
+            .service
             .view
             .get(&wanted)?
             .into_iter()

@@ -3,9 +3,10 @@
 //! list, each with its raw scores (BM25 as the backend gives it, cosine), over a pool the
 //! caller chooses. Nothing here is on a find's path.
 
+use super::MemoryFind;
+use crate::Result;
 use crate::lexical_index::Cores;
 use crate::semantic::{Compare, best_similarity};
-use crate::{MemoryService, Result};
 use cortex_domain::query::parse_query;
 use cortex_domain::{FindRequest, Mode, ScopeFilter};
 use cortex_store::{Combine, LexicalQuery};
@@ -27,7 +28,7 @@ pub struct RouteLists {
     pub query_vector: Vec<f32>,
 }
 
-impl MemoryService {
+impl MemoryFind<'_> {
     /// The route lists of `req`'s query, `pool` deep each. In `deep` mode the query is
     /// corrected for typos first, as a find does.
     pub(crate) fn explain_routes(&self, req: &FindRequest, pool: usize) -> Result<RouteLists> {
@@ -44,28 +45,31 @@ impl MemoryService {
             return Ok(lists);
         }
         let parsed = if req.mode == Mode::Deep { self.correct_typos(&parsed)?.0 } else { parsed };
-        let filter = ScopeFilter::resolve(&self.inferred.scope, req.scope.as_ref(), req.widen);
-        let filters = super::filters_for(req, &filter, self.now()?, self.bound.as_ref());
+        let filter = ScopeFilter::resolve(&self.service.inferred.scope, req.scope.as_ref(), req.widen);
+        let filters = super::filters_for(req, &filter, self.service.now()?, self.service.bound.as_ref());
         for (combine, out) in [(Combine::All, &mut lists.lexical_all), (Combine::Any, &mut lists.lexical_any)]
         {
             let query = LexicalQuery { query: parsed.clone(), combine, filters: filters.clone(), pool };
             *out = self
+                .service
                 .shared
                 .lexical
-                .search(&query, self.view.as_ref(), Cores::Any)?
+                .search(&query, self.service.view.as_ref(), Cores::Any)?
                 .into_iter()
                 .map(|m| (m.id, m.score))
                 .collect();
         }
-        if let Ok(vector) = self.shared.semantic.embed_query(text) {
+        if let Ok(vector) = self.service.shared.semantic.embed_query(text) {
             let found = self
+                .service
                 .shared
                 .semantic
-                .nearest(&*self.view, &vector, pool, &filters, Compare::Everything)
+                .nearest(&*self.service.view, &vector, pool, &filters, Compare::Everything)
                 .map_err(|e| crate::ServiceError::Embedder(e.to_string()))?;
             lists.dense = found.into_iter().map(|d| (d.id, f64::from(d.score))).collect();
             let ids: Vec<Uuid> = lists.lexical_any.iter().map(|(id, _)| *id).collect();
             lists.lexical_cosines = self
+                .service
                 .view
                 .vectors_of(&ids)?
                 .iter()

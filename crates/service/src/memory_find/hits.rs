@@ -30,7 +30,7 @@ pub(super) fn show_match(hit: &mut Hit, item: &StoredItem, c: &Candidate, terms:
     hit.chunks_matched = c.chunks_matched;
 }
 
-pub(crate) fn parts_for(item: &StoredItem, relevance: f64, filter: &ScopeFilter, now: i64) -> ScoreParts {
+pub(super) fn parts_for(item: &StoredItem, relevance: f64, filter: &ScopeFilter, now: i64) -> ScoreParts {
     ScoreParts {
         relevance,
         recency: ranking::recency(item.record.updated_at, now),
@@ -43,7 +43,7 @@ fn round(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }
 
-pub(crate) fn hit(
+pub(super) fn hit(
     item: &StoredItem,
     parts: ScoreParts,
     snippet: String,

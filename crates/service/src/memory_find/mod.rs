@@ -42,6 +42,12 @@ use deadline::{Deadline, DenseOutcome, DenseRoute};
 use hits::show_match;
 use uuid::Uuid;
 
+/// The `memory_find` flow as one caller is served (see the module doc); made by
+/// [`MemoryService::memory_find`].
+pub struct MemoryFind<'a> {
+    pub(crate) service: &'a MemoryService,
+}
+
 /// Candidates ranked per query: enough that recency and scope can lift a hit that BM25 put
 /// a little lower, few enough to stay fast.
 const MIN_POOL: usize = 100;
@@ -51,7 +57,7 @@ const COUNT_CAP: usize = 1_000;
 /// Fewer hits than this on the first page trigger suggestions.
 const SUGGEST_BELOW: usize = 3;
 
-impl MemoryService {
+impl MemoryFind<'_> {
     /// Handles one `memory_find` request given as raw JSON arguments.
     pub fn find(&self, args: &serde_json::Value) -> Result<FindResponse> {
         let request = FindRequest::from_json(args)?;
@@ -66,10 +72,10 @@ impl MemoryService {
     /// harness, which compares rules. No agent chooses the fusion, so it is no part of the
     /// request.
     pub(crate) fn find_with_fusion(&self, req: &FindRequest, fusion: &Fusion) -> Result<FindResponse> {
-        if let (Some(bound), Some(scope)) = (&self.bound, &req.scope) {
+        if let (Some(bound), Some(scope)) = (&self.service.bound, &req.scope) {
             bound.check_read(scope)?;
         }
-        let filter = ScopeFilter::resolve(&self.inferred.scope, req.scope.as_ref(), req.widen);
+        let filter = ScopeFilter::resolve(&self.service.inferred.scope, req.scope.as_ref(), req.widen);
         let mut response = FindResponse {
             hits: Vec::new(),
             route_used: Route::Lexical,
@@ -84,7 +90,7 @@ impl MemoryService {
             truncated: false,
             graph: None,
         };
-        let deadline = Deadline::start(self.shared.find_deadline);
+        let deadline = Deadline::start(self.service.shared.find_deadline);
         if !req.ids.is_empty() {
             self.lookup(req, &filter, &mut response)?;
         } else if let Some(text) = &req.query {
@@ -115,8 +121,8 @@ impl MemoryService {
 
     fn lookup(&self, req: &FindRequest, filter: &ScopeFilter, response: &mut FindResponse) -> Result<()> {
         response.route_used = Route::Ids;
-        let now = self.now()?;
-        let found = self.view.get(&req.ids)?;
+        let now = self.service.now()?;
+        let found = self.service.view.get(&req.ids)?;
         let cited = self.citations(&req.ids, now)?;
         for id in &req.ids {
             match found.iter().find(|i| i.record.id == *id && i.deleted_at.is_none()) {
@@ -146,10 +152,10 @@ impl MemoryService {
         response: &mut FindResponse,
     ) -> Result<()> {
         response.route_used = Route::Recent;
-        let now = self.now()?;
-        let filters = filters_for(req, filter, now, self.bound.as_ref());
+        let now = self.service.now()?;
+        let filters = filters_for(req, filter, now, self.service.bound.as_ref());
         let wanted = (req.offset + req.limit + 1).min(MAX_POOL);
-        let items = self.view.recent(&filters, wanted)?;
+        let items = self.service.view.recent(&filters, wanted)?;
         for item in items.iter().skip(req.offset).take(req.limit) {
             let parts = parts_for(item, 1.0, filter, now);
             let snippet = best_passage(&item.record.body, &SnippetTerms::none());
@@ -201,8 +207,8 @@ impl MemoryService {
             parsed
         };
         let text = dense_text.as_str();
-        let now = self.now()?;
-        let filters = filters_for(req, filter, now, self.bound.as_ref());
+        let now = self.service.now()?;
+        let filters = filters_for(req, filter, now, self.service.bound.as_ref());
         let wanted = req.offset + req.limit;
         // `deep` ranks the same pools as `auto`: since every lexical candidate is fused at its
         // own cosine, pools of 300 only reordered near-ties (they lost as many queries as they
@@ -213,16 +219,22 @@ impl MemoryService {
         // lexical search, and neither needs the other. The dense route counts only if it
         // answers by the deadline.
         let dense = (req.mode != Mode::Fast).then(|| {
-            DenseRoute::spawn(self.shared.semantic.clone(), self.view.clone(), text, &filters, pool)
+            DenseRoute::spawn(
+                self.service.shared.semantic.clone(),
+                self.service.view.clone(),
+                text,
+                &filters,
+                pool,
+            )
         });
         let cores = if dense.is_some() { Cores::One } else { Cores::Any };
         let lexical = self.lexical_matches(&parsed, &filters, pool, req.offset + req.limit, cores)?;
-        if let Some(note) = self.shared.lexical.unavailable() {
+        if let Some(note) = self.service.shared.lexical.unavailable() {
             response.notes.push(note);
         }
         // Read while the dense route is still embedding the query; not at all without an
         // embedder (a lexical-only memory), whose dense route answers "unavailable".
-        let embeds = !matches!(self.shared.semantic.choice(), EmbedderChoice::None);
+        let embeds = !matches!(self.service.shared.semantic.choice(), EmbedderChoice::None);
         let lexical_vectors =
             (dense.is_some() && embeds && fusion.fill_dense).then(|| self.lexical_vectors(&lexical));
         let dense = match dense.map(|route| route.wait(deadline)) {
@@ -237,14 +249,17 @@ impl MemoryService {
                 None
             }
         };
-        self.shared.semantic.resume_backfill();
+        self.service.shared.semantic.resume_backfill();
         if dense.is_some() {
             response.route_used = Route::Hybrid;
-            let waiting = self.shared.semantic.waiting_for_vectors();
+            let waiting = self.service.shared.semantic.waiting_for_vectors();
             if waiting > 0 {
                 // A caller bounded to some projects is not told a count of the whole store.
-                let items =
-                    if self.bound.is_some() { "some items".to_string() } else { format!("{waiting} items") };
+                let items = if self.service.bound.is_some() {
+                    "some items".to_string()
+                } else {
+                    format!("{waiting} items")
+                };
                 response.notes.push(format!(
                     "semantic results are partial: {items} stored without vectors are being embedded in the background"
                 ));
@@ -265,7 +280,8 @@ impl MemoryService {
             } else {
                 let anchors: Vec<Uuid> =
                     candidates.iter().take(neighbours::anchors(wanted)).map(|c| c.id).collect();
-                let found = self.view.session_neighbours(&anchors, &filters, neighbours::NEIGHBOUR_WINDOW)?;
+                let found =
+                    self.service.view.session_neighbours(&anchors, &filters, neighbours::NEIGHBOUR_WINDOW)?;
                 candidates = with_neighbours(candidates, &found);
             }
         }
@@ -306,7 +322,7 @@ impl MemoryService {
         let terms = SnippetTerms::of(&parsed);
         let ids: Vec<Uuid> = page.iter().map(|(_, c)| c.id).collect();
         let fetched: Vec<StoredItem> =
-            self.view.get(&ids)?.into_iter().filter(|item| item.deleted_at.is_none()).collect();
+            self.service.view.get(&ids)?.into_iter().filter(|item| item.deleted_at.is_none()).collect();
         for (parts, c) in &page {
             // A match deleted between the two phases is simply left out.
             let Some(item) = fetched.iter().find(|item| item.record.id == c.id) else {
@@ -350,13 +366,17 @@ impl MemoryService {
         cores: Cores,
     ) -> Result<Vec<LexicalMatch>> {
         let query = |combine| LexicalQuery { query: parsed.clone(), combine, filters: filters.clone(), pool };
-        if !self.shared.lexical.indexed() && parsed.include.len() > 1 {
-            let all = self.shared.lexical.search(&query(Combine::All), self.view.as_ref(), cores)?;
+        if !self.service.shared.lexical.indexed() && parsed.include.len() > 1 {
+            let all = self.service.shared.lexical.search(
+                &query(Combine::All),
+                self.service.view.as_ref(),
+                cores,
+            )?;
             if all.len() >= needed {
                 return Ok(all);
             }
         }
-        Ok(self.shared.lexical.search(&query(Combine::Any), self.view.as_ref(), cores)?)
+        Ok(self.service.shared.lexical.search(&query(Combine::Any), self.service.view.as_ref(), cores)?)
     }
 }
 

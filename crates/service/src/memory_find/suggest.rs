@@ -2,14 +2,15 @@
 //! filters would give, close spellings of unknown query words, words common in this memory.
 
 use super::COUNT_CAP;
+use super::MemoryFind;
 use super::vocabulary::Vocabulary;
-use crate::{MemoryService, Result};
+use crate::Result;
 use cortex_domain::query::{ParsedQuery, is_stopword};
 use cortex_domain::spelling::best_correction;
 use cortex_domain::{FindRequest, ScopeFilter, ScopeLevel};
 use cortex_store::{Combine, Filters, LexicalQuery};
 
-impl MemoryService {
+impl MemoryFind<'_> {
     /// Hints computed from the index: hits a wider scope or fewer filters would give, and
     /// close spellings of query words the index does not know.
     pub(super) fn suggestions(
@@ -23,7 +24,7 @@ impl MemoryService {
         let mut out = Vec::new();
         let count = |filters: Filters| -> Result<usize> {
             let query = LexicalQuery { query: parsed.clone(), combine: Combine::Any, filters, pool: 0 };
-            Ok(self.shared.lexical.count(&query, COUNT_CAP, self.view.as_ref())?)
+            Ok(self.service.shared.lexical.count(&query, COUNT_CAP, self.service.view.as_ref())?)
         };
         let show = |n: usize| {
             if n >= COUNT_CAP { format!("{COUNT_CAP}+") } else { n.to_string() }

@@ -10,7 +10,8 @@
 //! slip (measured on locomo-dev and SciFact train, `cortex-bench eval --per-query`): a longer form of
 //! a known word, a word holding a digit, a word of four letters or fewer.
 
-use crate::{MemoryService, Result};
+use super::MemoryFind;
+use crate::Result;
 use cortex_domain::query::{ParsedQuery, Term};
 use cortex_domain::spelling::{closest_as_written, closest_words};
 
@@ -18,9 +19,9 @@ use cortex_domain::spelling::{closest_as_written, closest_words};
 /// (a stem spelled out as a word).
 const MOST_TIED: usize = 5;
 
-impl MemoryService {
+impl MemoryFind<'_> {
     /// The query with unknown single words corrected, and each `(typed, searched)` pair.
-    pub(crate) fn correct_typos(&self, parsed: &ParsedQuery) -> Result<(ParsedQuery, Vec<(String, String)>)> {
+    pub(super) fn correct_typos(&self, parsed: &ParsedQuery) -> Result<(ParsedQuery, Vec<(String, String)>)> {
         let mut corrected = parsed.clone();
         let mut changes = Vec::new();
         let Some(vocabulary) = self.vocabulary() else { return Ok((corrected, changes)) };
@@ -55,7 +56,7 @@ impl MemoryService {
 
 /// `text` with each word typed as the first of a `(typed, searched)` pair (any case) written as
 /// the second; everything else kept as it was.
-pub(crate) fn with_words_replaced(text: &str, changes: &[(String, String)]) -> String {
+pub(super) fn with_words_replaced(text: &str, changes: &[(String, String)]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut String| {

@@ -10,7 +10,8 @@
 //! convenience, so a failure of the index here is logged and answered as "nothing to offer"
 //! rather than failing the find.
 
-use crate::{MemoryService, Result};
+use super::MemoryFind;
+use crate::Result;
 use cortex_lexical::{LexicalError, LexicalIndex};
 use cortex_store::{Filters, TenantStore};
 use std::sync::Arc;
@@ -22,24 +23,24 @@ const HOLDERS_COUNTED: usize = 100;
 /// Items read to spell a stem out.
 const ITEMS_READ_FOR_A_WORD: usize = 3;
 
-pub(crate) struct Vocabulary<'a> {
+pub(super) struct Vocabulary<'a> {
     index: Arc<LexicalIndex>,
     /// Every live item the caller may see: its bound, expired and superseded items included.
     filters: Filters,
     store: &'a dyn TenantStore,
 }
 
-impl MemoryService {
+impl MemoryFind<'_> {
     /// The vocabulary as this caller may see it, when the lexical index can answer.
-    pub(crate) fn vocabulary(&self) -> Option<Vocabulary<'_>> {
-        let index = self.shared.lexical.current()?;
+    pub(super) fn vocabulary(&self) -> Option<Vocabulary<'_>> {
+        let index = self.service.shared.lexical.current()?;
         let filters = Filters {
             include_expired: true,
             include_superseded: true,
-            bound: self.bound.clone(),
+            bound: self.service.bound.clone(),
             ..Filters::default()
         };
-        Some(Vocabulary { index, filters, store: self.view.as_ref() })
+        Some(Vocabulary { index, filters, store: self.service.view.as_ref() })
     }
 }
 
@@ -53,13 +54,13 @@ fn logged<T>(what: &str, answer: std::result::Result<T, LexicalError>, otherwise
 impl Vocabulary<'_> {
     /// Whether some item the caller may see holds `word`. When the index cannot tell, `true`:
     /// a find must not claim that no item holds a word.
-    pub(crate) fn knows(&self, word: &str) -> bool {
+    pub(super) fn knows(&self, word: &str) -> bool {
         logged("look a word up", self.index.holds_word(word, &self.filters), true)
     }
 
     /// Index terms (stems) close to `word` that the caller's items hold, with how many hold
     /// each (counted up to a hundred), most common first.
-    pub(crate) fn near(&self, word: &str) -> Vec<(String, i64)> {
+    pub(super) fn near(&self, word: &str) -> Vec<(String, i64)> {
         let near = self.index.terms_near(word, &self.filters, HOLDERS_COUNTED);
         let near = logged("find close spellings", near, Vec::new());
         near.into_iter().map(|(term, n)| (term, n as i64)).collect()
@@ -67,7 +68,7 @@ impl Vocabulary<'_> {
 
     /// An index term as one of the caller's items writes it (`kubernet` → `kubernetes`); the
     /// term itself when none can be read.
-    pub(crate) fn written(&self, term: &str) -> Result<String> {
+    pub(super) fn written(&self, term: &str) -> Result<String> {
         let ids = self.index.items_holding(term, &self.filters, ITEMS_READ_FOR_A_WORD);
         let ids = logged("find the items holding a word", ids, Vec::new());
         if ids.is_empty() {
@@ -84,7 +85,7 @@ impl Vocabulary<'_> {
 
     /// Of the `scan` most widespread terms of the whole memory, up to `most` that are `wanted`
     /// and that the caller's items hold.
-    pub(crate) fn common(&self, scan: usize, wanted: &dyn Fn(&str) -> bool, most: usize) -> Vec<String> {
+    pub(super) fn common(&self, scan: usize, wanted: &dyn Fn(&str) -> bool, most: usize) -> Vec<String> {
         let common = self.index.common_terms(&self.filters, scan, wanted, most);
         logged("read the common words", common, Vec::new())
     }

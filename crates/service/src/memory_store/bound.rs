@@ -3,14 +3,15 @@
 //! is refused (`forbidden_scope`). An update of an id outside is left to the write, which
 //! answers it as an id that names no item (`tenant::BoundedStore`).
 
+use super::MemoryStore;
 use super::batch::Batch;
-use crate::{MemoryService, Result};
+use crate::Result;
 use cortex_store::WriteOp;
 use uuid::Uuid;
 
-impl MemoryService {
+impl MemoryStore<'_> {
     pub(super) fn check_bound(&self, batch: &mut Batch) -> Result<()> {
-        let Some(bound) = &self.bound else { return Ok(()) };
+        let Some(bound) = &self.service.bound else { return Ok(()) };
         let updated: Vec<Uuid> = batch
             .pending
             .iter()
@@ -19,7 +20,7 @@ impl MemoryService {
                 _ => None,
             })
             .collect();
-        let stored = if updated.is_empty() { Vec::new() } else { self.view.get(&updated)? };
+        let stored = if updated.is_empty() { Vec::new() } else { self.service.view.get(&updated)? };
         let mut refused = Vec::new();
         for pending in &batch.pending {
             let scope = match &pending.op {

@@ -1,8 +1,9 @@
 //! Governance and replacement: updates and deletes a rule refuses become audited `Blocked`
 //! ops; an item naming `supersedes` must name a live item nothing superseded yet.
 
+use super::MemoryStore;
 use super::batch::Batch;
-use crate::{MemoryService, Result};
+use crate::Result;
 use cortex_domain::governance::{
     StoredView, SupersedeTarget, check_delete, check_supersede_target, check_update,
 };
@@ -21,7 +22,7 @@ pub(crate) fn view_of(c: &Record) -> StoredView<'_> {
     }
 }
 
-impl MemoryService {
+impl MemoryStore<'_> {
     /// Replaces each update or delete that a governance rule refuses with a `Blocked` op, so
     /// the attempt is audited in the batch's transaction; notes the refusals in
     /// `batch.blocked`. Each verdict is made against the stored item as read here, which joins
@@ -40,7 +41,7 @@ impl MemoryService {
         if ids.is_empty() {
             return Ok(());
         }
-        let stored = self.view.get(&ids)?;
+        let stored = self.service.view.get(&ids)?;
         for item in &stored {
             batch.seen.saw(item);
         }
@@ -89,7 +90,7 @@ impl MemoryService {
         if ids.is_empty() {
             return Ok(());
         }
-        let stored = self.view.get(&ids)?;
+        let stored = self.service.view.get(&ids)?;
         let mut refused = Vec::new();
         for pending in &mut batch.pending {
             let index = pending.index;

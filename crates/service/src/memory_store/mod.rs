@@ -38,7 +38,13 @@ use uuid::Uuid;
 
 pub(crate) use refusal_budget::RefusalBudget;
 
-impl MemoryService {
+/// The `memory_store` flow as one caller is served (see the module doc); made by
+/// [`MemoryService::memory_store`].
+pub struct MemoryStore<'a> {
+    pub(crate) service: &'a MemoryService,
+}
+
+impl MemoryStore<'_> {
     /// Handles one `memory_store` request. A request-level problem is an `Err`; problems of
     /// single items are results of their own, and never stop the valid items.
     ///
@@ -47,7 +53,7 @@ impl MemoryService {
     /// When another writer changed one in between, the whole request is checked again against
     /// the new state, a few times at most.
     pub fn store(&self, args: &serde_json::Value) -> Result<StoreResponse> {
-        let _lane = self.write_lane();
+        let _lane = self.service.write_lane();
         let mut attempt = 1;
         loop {
             match self.store_once(args) {
@@ -62,7 +68,7 @@ impl MemoryService {
 
     /// One pass of the pipeline over the request's items (see `batch`).
     fn store_once(&self, args: &serde_json::Value) -> Result<StoreResponse> {
-        let now = self.now()?;
+        let now = self.service.now()?;
         let items = parse_store_request(args)?
             .into_iter()
             .enumerate()
@@ -86,7 +92,7 @@ impl MemoryService {
         self.attach_vectors(&mut batch);
         self.drop_near_duplicates(&mut batch, now);
         self.write(&mut batch, now)?;
-        self.shared.lexical.after_write();
+        self.service.shared.lexical.after_write();
         Ok(batch.finish())
     }
 
@@ -98,7 +104,7 @@ impl MemoryService {
                 // An update keeps the stored scope for fields the caller does not name.
                 Some(id) => WriteOp::Update { record: record(*item.clone(), id, item.scope.clone(), now) },
                 None => {
-                    let scope = item.scope.or(&self.inferred.scope);
+                    let scope = item.scope.or(&self.service.inferred.scope);
                     let dedupe = item.dedupe;
                     let checks = dedupe::insert_checks(item.kind, dedupe);
                     WriteOp::Insert { record: record(*item, Uuid::now_v7(), scope, now), checks }

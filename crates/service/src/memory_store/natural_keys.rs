@@ -2,8 +2,9 @@
 //! pull requests, entities: merged with what is stored) or is refused (a DDL migration whose
 //! checksum changed).
 
+use super::MemoryStore;
 use super::batch::Batch;
-use crate::{MemoryService, Result};
+use crate::Result;
 use cortex_domain::graph;
 use cortex_domain::item::derive;
 use cortex_domain::natural_key::{self, OnMatch};
@@ -11,7 +12,7 @@ use cortex_domain::{Kind, Scope};
 use cortex_store::{BlockedAttempt, Record, WriteOp};
 use uuid::Uuid;
 
-impl MemoryService {
+impl MemoryStore<'_> {
     /// an issue or pull request updates that item instead; a DDL migration with a different
     /// checksum becomes a `Blocked` op (the same checksum stays an insert, which the store
     /// reports as a duplicate, as it does for changes). Notes the refusals in
@@ -36,7 +37,7 @@ impl MemoryService {
                 .map(|(_, _, id)| *id);
             let owner = match earlier {
                 Some(id) => Some(id),
-                None => self.view.natural_key_owner(&record.scope, &key)?,
+                None => self.service.view.natural_key_owner(&record.scope, &key)?,
             };
             let Some(owner) = owner else {
                 in_batch.push((record.scope.clone(), key, record.id));
@@ -48,7 +49,7 @@ impl MemoryService {
                     updated.id = owner;
                     if record.kind == Kind::Entity
                         && earlier.is_none()
-                        && let Some(current) = self.view.get(&[owner])?.first()
+                        && let Some(current) = self.service.view.get(&[owner])?.first()
                     {
                         // The merge is written only over the state it was made from.
                         batch.seen.saw(current);
@@ -60,7 +61,7 @@ impl MemoryService {
                     *op = WriteOp::Update { record: updated };
                 }
                 OnMatch::SameChecksum => {
-                    let stored = self.view.get(&[owner])?;
+                    let stored = self.service.view.get(&[owner])?;
                     let Some(current) = stored.first() else { continue };
                     let Some(error) = natural_key::migration_changed(
                         &current.record.data,

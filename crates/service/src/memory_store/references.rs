@@ -3,8 +3,9 @@
 //! every one is resolved to the id of a live item of the same project (an entity of this very
 //! batch counts), and written into `data` as that id, which is what the store indexes.
 
+use super::MemoryStore;
 use super::batch::Batch;
-use crate::{MemoryService, Result};
+use crate::Result;
 use cortex_domain::dedupe::{self, DuplicateCheck};
 use cortex_domain::graph::{self, check_not_self_loop};
 use cortex_domain::natural_key::natural_key;
@@ -21,7 +22,7 @@ struct BatchEntity {
     id: Uuid,
 }
 
-impl MemoryService {
+impl MemoryStore<'_> {
     /// The entities of this batch a reference may name, with the id each will have once
     /// written: an insert the store will find a duplicate of a stored item — or of an earlier
     /// insert of the batch — is written as that item, and that item is the one a reference to
@@ -48,7 +49,7 @@ impl MemoryService {
                                 .find(|(scope, k, _)| *k == key && scope.same_project(&record.scope));
                             match earlier {
                                 Some(&(_, _, owner)) => Ok(Some(owner)),
-                                None => self.view.idempotency_owner(&record.scope, key),
+                                None => self.service.view.idempotency_owner(&record.scope, key),
                             }
                         }
                         // Inserts whose natural key a stored item holds became updates of it
@@ -95,7 +96,7 @@ impl MemoryService {
             .flat_map(|r| graph::reference_fields(r.kind).iter().filter_map(|f| r.data.get(*f)?.as_str()))
             .filter_map(|text| Uuid::parse_str(text).ok())
             .collect();
-        let stored = self.view.get(&by_id)?;
+        let stored = self.service.view.get(&by_id)?;
         let mut refused = Vec::new();
         for pending in &mut batch.pending {
             let (index, op) = (pending.index, &mut pending.op);
@@ -175,7 +176,10 @@ impl MemoryService {
                     .iter()
                     .find(|e| e.key == key && e.org == scope.org && e.project == scope.project)
                     .map(|e| e.id);
-                match in_batch.map(Some).map_or_else(|| self.view.natural_key_owner(scope, &key), Ok)? {
+                match in_batch
+                    .map(Some)
+                    .map_or_else(|| self.service.view.natural_key_owner(scope, &key), Ok)?
+                {
                     Some(id) => (id, Kind::Entity, scope.clone()),
                     None => {
                         let show = |f: &str| named.get(f).and_then(Value::as_str).unwrap_or("?").to_string();

@@ -4,8 +4,9 @@
 //! per actor, in number ([`super::refusal_budget`]): a refused call costs the trail at most one
 //! short row, whatever it carried.
 
+use super::MemoryStore;
 use super::refusal_budget::Unrecorded;
-use crate::{MemoryService, Result};
+use crate::Result;
 use cortex_domain::Kind;
 use cortex_domain::item::{ItemOp, parse_store_request};
 use cortex_store::{BlockedAttempt, WriteContext, WriteOp};
@@ -22,7 +23,7 @@ struct Named {
     text: String,
 }
 
-impl MemoryService {
+impl MemoryStore<'_> {
     /// Records a store `actor` was refused for `reason` as one blocked attempt; how many
     /// records were written (0 or 1). The record stands on the first stored item the call
     /// named (when the caller can see it), else on a new id of the first item's kind; its
@@ -33,8 +34,8 @@ impl MemoryService {
     pub fn audit_refused_store(&self, args: &Value, actor: &str, reason: &str) -> Result<usize> {
         let items = parse_store_request(args).unwrap_or_default();
         let count = args.get("items").and_then(Value::as_array).map_or(items.len(), Vec::len);
-        let now = self.now()?;
-        let budget = || self.shared.refusals.lock().unwrap_or_else(|e| e.into_inner());
+        let now = self.service.now()?;
+        let budget = || self.service.shared.refusals.lock().unwrap_or_else(|e| e.into_inner());
         let Some(carried) = budget().admit(actor, count as u64, now) else { return Ok(0) };
         let written = self.record_refused(&items, count, actor, reason, carried, now);
         if !matches!(written, Ok(1)) {
@@ -64,13 +65,13 @@ impl MemoryService {
         let (id, kind, scope, hash) = match named.iter().find_map(|n| n.stored.clone()) {
             Some((id, kind, scope, hash)) => (id, kind, scope, Some(hash)),
             None => match first_kind {
-                Some(kind) => (Uuid::now_v7(), kind, self.inferred.scope.clone(), None),
+                Some(kind) => (Uuid::now_v7(), kind, self.service.inferred.scope.clone(), None),
                 // Nothing it sent names a kind or an item the caller can see: there is no
                 // item to record the attempt on.
                 None => return Ok(0),
             },
         };
-        let _lane = self.write_lane();
+        let _lane = self.service.write_lane();
         let attempt = BlockedAttempt {
             id,
             kind,
@@ -82,7 +83,7 @@ impl MemoryService {
         };
         let context =
             WriteContext { request_id: Some(Uuid::now_v7().to_string()), ..WriteContext::default() };
-        let outcomes = self.view.write_batch_as(&[WriteOp::Blocked(Box::new(attempt))], &context)?;
+        let outcomes = self.service.view.write_batch_as(&[WriteOp::Blocked(Box::new(attempt))], &context)?;
         Ok(outcomes.iter().filter(|o| matches!(o, cortex_store::WriteOutcome::Blocked { .. })).count())
     }
 
@@ -97,7 +98,7 @@ impl MemoryService {
             ItemOp::Restore { id, kind } => (Some(*id), "restore", *kind),
         };
         let stored = match id {
-            Some(id) => self.view.get(&[id])?.into_iter().next(),
+            Some(id) => self.service.view.get(&[id])?.into_iter().next(),
             None => None,
         };
         Ok(match stored {

@@ -1,16 +1,16 @@
 //! The semantic stages of a store: every written item embedded in one batch, then inserts
 //! that nearly duplicate a live item (or an earlier item of the batch) found.
 
+use super::MemoryStore;
 use super::batch::Batch;
 use super::results::near_duplicate;
-use crate::MemoryService;
 use crate::response::ItemResult;
 use crate::semantic::{Compare, EmbeddingInputs};
 use cortex_domain::{dedupe, near_duplicate};
 use cortex_store::{Filters, WriteOp};
 use uuid::Uuid;
 
-impl MemoryService {
+impl MemoryStore<'_> {
     /// Embeds every inserted or updated item in one batch: its whole text and, for a long
     /// document, each of its chunks (`semantic::EmbeddingInputs`).
     pub(super) fn attach_vectors(&self, batch: &mut Batch) {
@@ -29,8 +29,8 @@ impl MemoryService {
             })
             .collect();
         let refs: Vec<&str> = inputs.iter().flat_map(EmbeddingInputs::texts).collect();
-        let vectors = self.shared.semantic.embed_for_store(&refs);
-        self.shared.semantic.resume_backfill();
+        let vectors = self.service.shared.semantic.embed_for_store(&refs);
+        self.service.shared.semantic.resume_backfill();
         let Some(vectors) = vectors else { return };
         let mut vectors = vectors.into_iter();
         let mut inputs = inputs.iter();
@@ -76,7 +76,7 @@ impl MemoryService {
         replaced: &[Option<Uuid>],
         now: i64,
     ) -> Vec<Option<(Uuid, f64)>> {
-        let policy = self.shared.near_duplicate_policy;
+        let policy = self.service.shared.near_duplicate_policy;
         let mut found: Vec<Option<(Uuid, f64)>> = vec![None; ops.len()];
         for (i, &op) in ops.iter().enumerate() {
             // An insert that skips the exact check (`dedupe: false`, a link) skips this one too.
@@ -98,10 +98,10 @@ impl MemoryService {
                 now,
                 include_superseded: false,
                 include_expired: false,
-                bound: self.bound.clone(),
+                bound: self.service.bound.clone(),
             };
-            let stored = match self.shared.semantic.nearest(
-                &*self.view,
+            let stored = match self.service.shared.semantic.nearest(
+                &*self.service.view,
                 vector,
                 2,
                 &same_place,

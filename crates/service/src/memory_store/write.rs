@@ -2,13 +2,14 @@
 //! replaces an item followed by the `Supersede` of that item — only over the state the checks
 //! saw, and each store outcome becomes its item's result.
 
+use super::MemoryStore;
 use super::batch::Batch;
 use super::results::result_of;
-use crate::{MemoryService, Result};
+use crate::Result;
 use cortex_store::{WriteContext, WriteOp, WriteOutcome};
 use uuid::Uuid;
 
-impl MemoryService {
+impl MemoryStore<'_> {
     pub(super) fn write(&self, batch: &mut Batch, now: i64) -> Result<()> {
         let mut ops = Vec::with_capacity(batch.pending.len());
         let mut positions = Vec::with_capacity(batch.pending.len());
@@ -30,11 +31,11 @@ impl MemoryService {
         }
         let context = WriteContext {
             request_id: Some(Uuid::now_v7().to_string()),
-            actor: self.actor.clone(),
+            actor: self.service.actor.clone(),
             expected: std::mem::take(&mut batch.seen.0),
             ..WriteContext::default()
         };
-        let outcomes = self.view.write_batch_as(&ops, &context)?;
+        let outcomes = self.service.view.write_batch_as(&ops, &context)?;
         // A near-duplicate of an earlier item of this batch must name the item that holds the
         // knowledge in the end: that item's stored duplicate, if it was one.
         let mut replaced: Vec<(String, String)> = Vec::new();

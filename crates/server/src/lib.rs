@@ -11,7 +11,7 @@
 //!   `limits`: their state per key; `body`: reading bodies in time and within the byte budget
 //! - `sessions`: MCP sessions bound to their key, capped per key
 //! - `principal` (the adapter's): who a request comes from, as the MCP server reads it
-//! - `access`: one log line per request; `metrics`: the Prometheus figures
+//! - `access`: one log line per request; `metrics`: the Prometheus metrics
 //! - `ops`: health, readiness, metrics; `problem`: refusals as JSON
 //! - `listen`: accepting and serving connections, with their timeouts; `conns`: their caps
 //! - `tls`: HTTPS (`--tls-cert` / `--tls-key`)
@@ -99,7 +99,7 @@ impl App {
     }
 }
 
-/// The whole application (routes, the gate, the access log) and its figures. `stop` ends MCP
+/// The whole application (routes, the gate, the access log) and its metrics. `stop` ends MCP
 /// sessions and their streams when cancelled; `schema_version` is the store's as opened.
 pub fn router(
     service: Arc<MemoryService>,

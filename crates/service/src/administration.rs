@@ -108,7 +108,7 @@ impl Administration<'_> {
         self.service.shared.write_lanes.load()
     }
 
-    /// The database connection pools as they are now (PostgreSQL), for the server's figures:
+    /// The database connection pools as they are now (PostgreSQL), for the server's metrics:
     /// the process's own, the same whoever asks, and naming no tenant's data.
     pub fn pool_state(&self) -> Vec<cortex_store::PoolState> {
         self.service.shared.store.pool_state()

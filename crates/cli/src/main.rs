@@ -35,7 +35,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Every setting is parsed before any command runs, so a bad value is refused whichever
     // command meets it first. A hook still exits 0 (an agent would stop on anything else).
-    if let Err(e) = settings::check_environment(env) {
+    if let Err(e) = settings::check_environment(cortex_server::settings::all(), env) {
         eprintln!("cortex: {e}");
         return if cli.command.is_hook() { ExitCode::SUCCESS } else { CliError::Config(e).exit_code() };
     }
@@ -236,7 +236,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Doctor { full, anchor } => {
             let options = verify_options(full, anchor)?;
-            let settings = settings::in_force(env, cli.db.as_deref());
+            let settings = settings::in_force(cortex_server::settings::all(), env, cli.db.as_deref());
             let service = open(cli.db)?;
             let report = service.administration().doctor(&options).map(|r| DoctorReport { settings, ..r });
             respond(report, |r| {

@@ -31,6 +31,7 @@ mod options;
 mod problem;
 mod problem_code;
 mod sessions;
+pub mod settings;
 mod tls;
 mod ui;
 

@@ -1,4 +1,6 @@
-//! `stats` and `doctor`: what is stored and whether the server is set up right.
+//! `stats` and `doctor`: what is stored and whether the server is set up right; and what the
+//! team server's `/ready` and `/metrics` read of the store's state (readiness, the connection
+//! pools, the write lanes).
 
 use crate::scope_inference::InferredScope;
 use crate::{MemoryService, Result};

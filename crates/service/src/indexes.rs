@@ -1,10 +1,16 @@
+//! The derived indexes' lifecycles (the indexes themselves are `crate::lexical_index` and
+//! `crate::semantic`): brought up to date and backfilled in the background when `serve`
+//! starts, the embedder checked against the store's vectors before a command stores or finds,
+//! their state for `/ready` and `/metrics`, and built again.
+//!
 //! `cortex reindex`: every live item embedded again with the configured embedder, then the
 //! store records that model, so a memory can move to another embedder (a different local
 //! model, an OpenAI-compatible server) without losing its dense search.
 //!
 //! Items stay findable lexically throughout; the store keeps recording the old model until
 //! the last page is written, so an interrupted reindex is simply run again. A running server's
-//! in-process index reads the rewritten vectors through the store's change log.
+//! in-process index reads the rewritten vectors through the store's change log. `cortex reindex
+//! --lexical` builds the lexical index again from every item.
 
 use crate::semantic::{MODEL_KEY, vectors_for};
 use crate::{MemoryService, Result, ServiceError};

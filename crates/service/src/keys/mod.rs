@@ -1,7 +1,8 @@
 //! API keys of the HTTP team server: making one (a random secret, shown once; only its SHA-256
 //! is stored), listing and revoking them (`cortex keys`), and checking the token a request
 //! presents (`cortex serve --http`). Keys are the local user's to manage: under a key, the
-//! store sees none (`tenant::BoundedStore`).
+//! store sees none (`tenant::BoundedStore`). The same calls kept inside an admin key's bound,
+//! for the web UI: `within.rs`.
 
 mod within;
 

@@ -1,4 +1,4 @@
-//! The find flow: parse (in `deep`, unknown words corrected: `typos`) → resolve scope →
+//! The `memory_find` flow ([`MemoryFind`]): parse (in `deep`, unknown words corrected: `typos`) → resolve scope →
 //! lexical and dense candidates → rank (domain formula, citations from the graph) → page →
 //! suggestions when recall is low → graph expansion (`expand`) → cut to the response budget.
 //!
@@ -7,6 +7,10 @@
 //! - [`budget`]: the response cut to its size budget, saying what was left out
 //! - [`suggest`]: hints when recall is low
 //! - [`explain`]: each route's raw candidates, for tuning the fusion offline
+//! - [`typos`]: `deep`'s typo correction; [`vocabulary`]: the index's words as the caller may
+//!   see them (for the hints and the corrections)
+//! - [`expand`]: graph expansion from the hits, citations, the links of items read by id
+//! - [`chunks`]: a long item's chunks as the store keeps them (the UI's item page)
 
 mod budget;
 mod candidates;

@@ -1,4 +1,4 @@
-//! The store flow, one pipeline over a batch of pending items (`batch`): validate → normalize
+//! The `memory_store` flow ([`MemoryStore`]), one pipeline over a batch of pending items (`batch`): validate → normalize
 //! → hash (all in the domain) → scope (and a key's tenant bound) → natural keys → graph
 //! references → governance and `supersedes` targets → embed → near-duplicates → exact dedupe
 //! and write of the whole batch in one transaction (the store) → one result per input item.

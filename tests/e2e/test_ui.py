@@ -384,7 +384,7 @@ def test_the_admin_page_is_for_admin_keys(db, serve, memory):
     assert page.status_code == 200, page.text
     assert_ui_headers(page)
     assert re.search(r"<dt>ready</dt><dd[^>]*>yes</dd>", page.text)
-    assert "cortex_http_requests_total" in page.text, "the figures /metrics exposes"
+    assert "cortex_http_requests_total" in page.text, "the metrics /metrics exposes"
     assert "reader" in page.text, "the keys of its org (tests/e2e/test_ui_admin.py)"
     assert "cortex audit --verify" in page.text
 

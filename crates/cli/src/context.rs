@@ -29,7 +29,7 @@ pub fn run(service: Result<MemoryService, CliError>, args: ContextArgs) -> ExitC
     let scope = Scope { org: args.org, project: args.project, branch: args.branch, ..Scope::default() };
     let briefing = service.and_then(|s| {
         let explicit = (!scope.is_empty()).then_some(&scope);
-        s.context(explicit, args.budget_tokens).map_err(CliError::from)
+        s.briefing().context(explicit, args.budget_tokens).map_err(CliError::from)
     });
     match briefing {
         Ok(text) => output::line(text.trim_end()),

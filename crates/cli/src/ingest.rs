@@ -3,7 +3,7 @@
 
 use crate::error::CliError;
 use crate::output;
-use cortex_service::seed::report::IngestReport;
+use cortex_service::ingest::report::IngestReport;
 use cortex_service::{MemoryService, ServiceError};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -28,7 +28,7 @@ pub fn run(service: &MemoryService, args: IngestArgs) -> Result<ExitCode, CliErr
     let mut reports = Vec::new();
     if !args.paths.is_empty() {
         let bar = bar("writing");
-        let report = service.ingest_files(&args.paths, args.dry_run, &|done, total| {
+        let report = service.ingest().files(&args.paths, args.dry_run, &|done, total| {
             bar.set_length(total);
             bar.set_position(done);
         });
@@ -37,7 +37,7 @@ pub fn run(service: &MemoryService, args: IngestArgs) -> Result<ExitCode, CliErr
     }
     if let Some(repo) = &args.git {
         let bar = bar("writing commits");
-        let report = service.ingest_git(repo, args.since.as_deref(), args.dry_run, &|done, total| {
+        let report = service.ingest().commits(repo, args.since.as_deref(), args.dry_run, &|done, total| {
             bar.set_length(total);
             bar.set_position(done);
         });

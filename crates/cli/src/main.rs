@@ -17,8 +17,8 @@ mod ui;
 
 use args::{Cli, Command, ModelCommand};
 use clap::Parser;
+use cortex_service::administration::DoctorReport;
 use cortex_service::audit::VerifyOptions;
-use cortex_service::report::DoctorReport;
 use cortex_service::settings;
 use cortex_service::{Config, MemoryService, ServiceError};
 use error::CliError;
@@ -36,7 +36,7 @@ fn main() -> ExitCode {
     let mut cli = Cli::parse();
     // Every setting is parsed before any command runs, so a bad value is refused whichever
     // command meets it first. A hook still exits 0 (an agent would stop on anything else).
-    if let Err(e) = settings::check_environment(env) {
+    if let Err(e) = settings::check_environment(cortex_server::settings::all(), env) {
         eprintln!("cortex: {e}");
         return if cli.command.is_hook() { ExitCode::SUCCESS } else { CliError::Config(e).exit_code() };
     }
@@ -161,9 +161,9 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 })
                 .transpose()?;
             let service = Arc::new(open_waiting(cli.db)?);
-            service.ensure_embedder_fits()?;
-            service.prepare_lexical_index();
-            service.embed_missing_in_background();
+            service.indexes().ensure_embedder_fits()?;
+            service.indexes().prepare_lexical();
+            service.indexes().embed_missing_in_background();
             let scope = &service.inferred_scope().scope;
             tracing::info!(
                 org = scope.org.as_deref(),
@@ -172,7 +172,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 "cortex serving MCP on {}",
                 if http.is_some() { "HTTP" } else { "stdio" }
             );
-            if let Some(every) = cortex_service::purge::interval_from_env()? {
+            if let Some(every) = cortex_service::lifecycle::interval_from_env()? {
                 spawn_periodic_purge(service.clone(), every);
             }
             let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -223,8 +223,8 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 other => json!({ "items": [other] }),
             };
             let service = open(cli.db)?;
-            service.ensure_embedder_fits()?;
-            respond(service.store(&args), |r| {
+            service.indexes().ensure_embedder_fits()?;
+            respond(service.memory_store().store(&args), |r| {
                 output::json(r);
                 if r.summary.validation_error > 0 || r.summary.business_rule_blocked > 0 {
                     ExitCode::from(2)
@@ -270,8 +270,8 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 }
             }
             let service = open(cli.db)?;
-            service.ensure_embedder_fits()?;
-            respond(service.find(&args), |r| {
+            service.indexes().ensure_embedder_fits()?;
+            respond(service.memory_find().find(&args), |r| {
                 if json {
                     output::json(r)
                 } else {
@@ -282,16 +282,16 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Stats => {
             let service = open(cli.db)?;
-            respond(service.stats(), |r| {
+            respond(service.administration().stats(), |r| {
                 output::json(r);
                 ExitCode::SUCCESS
             })
         }
         Command::Doctor { full, anchor } => {
             let options = verify_options(full, anchor)?;
-            let settings = settings::in_force(env, cli.db.as_deref());
+            let settings = settings::in_force(cortex_server::settings::all(), env, cli.db.as_deref());
             let service = open(cli.db)?;
-            let report = service.doctor(&options).map(|r| DoctorReport { settings, ..r });
+            let report = service.administration().doctor(&options).map(|r| DoctorReport { settings, ..r });
             respond(report, |r| {
                 output::json(r);
                 if r.healthy() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
@@ -300,7 +300,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Audit { verify: true, anchor, item: None, since: None, .. } => {
             let options = verify_options(true, anchor)?;
             let service = open(cli.db)?;
-            respond(service.verify_audit(&options), |r| {
+            respond(service.audit().verify(&options), |r| {
                 output::json(r);
                 if r.ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
             })
@@ -328,14 +328,14 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 })
                 .transpose()?;
             let service = open(cli.db)?;
-            respond(service.audit(item, since, limit), |records| {
+            respond(service.audit().records(item, since, limit), |records| {
                 output::json(&json!({ "records": records }));
                 ExitCode::SUCCESS
             })
         }
         Command::Purge { dry_run } => {
             let service = open(cli.db)?;
-            respond(service.purge(dry_run), |r| {
+            respond(service.lifecycle().purge(dry_run), |r| {
                 output::json(r);
                 ExitCode::SUCCESS
             })
@@ -354,7 +354,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Migrate => {
             let service = open(cli.db)?;
-            respond(service.stats(), |r| {
+            respond(service.administration().stats(), |r| {
                 output::json(&json!({ "database": r.database, "schema_version": r.schema_version }));
                 ExitCode::SUCCESS
             })
@@ -362,7 +362,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Export { markdown: Some(dir), org, project, branch, .. } => {
             let service = open(cli.db)?;
             let scope = cortex_domain::Scope { org, project, branch, ..Default::default() };
-            let files = service.export_markdown(&scope)?;
+            let files = service.ingest().export_markdown(&scope)?;
             output::json(&markdown::write(&dir, &files)?);
             Ok(ExitCode::SUCCESS)
         }
@@ -374,7 +374,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Ingest { paths, git, since, dry_run, json } => {
             let service = open(cli.db)?;
-            service.ensure_embedder_fits()?;
+            service.indexes().ensure_embedder_fits()?;
             let args = ingest::IngestArgs { paths, git, since, dry_run, json };
             ingest::run(&service, args)
         }
@@ -390,16 +390,18 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Hook(command) => Ok(hook::run(command)),
         Command::Bench(_) => Err(moved("bench")),
         Command::Eval(_) => Err(moved("eval")),
-        Command::Keys(keys::KeysCommand::List) => respond(open(cli.db)?.keys(), |r| {
+        Command::Keys(keys::KeysCommand::List) => respond(open(cli.db)?.keys().list(), |r| {
             output::json(&json!({ "keys": r }));
             ExitCode::SUCCESS
         }),
-        Command::Keys(keys::KeysCommand::Revoke { name }) => respond(open(cli.db)?.revoke_key(&name), |r| {
-            output::json(r);
-            ExitCode::SUCCESS
-        }),
+        Command::Keys(keys::KeysCommand::Revoke { name }) => {
+            respond(open(cli.db)?.keys().revoke(&name), |r| {
+                output::json(r);
+                ExitCode::SUCCESS
+            })
+        }
         Command::Keys(keys::KeysCommand::Create(spec)) => {
-            respond(open(cli.db)?.create_key(&spec.into()), |r| {
+            respond(open(cli.db)?.keys().create(&spec.into()), |r| {
                 output::json(r);
                 ExitCode::SUCCESS
             })
@@ -449,7 +451,7 @@ fn moved(command: &str) -> CliError {
 fn spawn_periodic_purge(service: Arc<MemoryService>, every: std::time::Duration) {
     let spawned = std::thread::Builder::new().name("purge".into()).spawn(move || {
         loop {
-            match service.purge(false) {
+            match service.lifecycle().purge(false) {
                 Ok(report) if report.purged > 0 => {
                     tracing::info!(purged = report.purged, by_kind = ?report.by_kind, "purged expired items")
                 }

@@ -1,4 +1,4 @@
-//! `cortex export --markdown DIR`: the files `MemoryService::export_markdown` renders,
+//! `cortex export --markdown DIR`: the files `Ingest::export_markdown` renders,
 //! written under DIR. Files an earlier export wrote there whose item is gone are removed, so
 //! the folder shows the memory as it is and a later ingest of it brings nothing back.
 

@@ -48,7 +48,7 @@ pub fn run(db: Option<String>, args: RecallArgs) -> ExitCode {
             .unwrap_or_else(|| PathBuf::from("."));
         let config = Config::resolve(db, &workdir)?;
         let service = MemoryService::open(&config)?;
-        Ok(service.recall(&prompt.text, args.floor, args.budget_tokens)?)
+        Ok(service.briefing().recall(&prompt.text, args.floor, args.budget_tokens)?)
     });
     match recalled {
         Ok(text) if text.is_empty() => {}

@@ -31,18 +31,18 @@ fn bar(len: Option<u64>, what: &str) -> ProgressBar {
 }
 
 /// Embeds every live item again with the configured embedder, with a progress bar.
-pub fn reindex(service: &MemoryService) -> Result<cortex_service::reindex::ReindexReport, CliError> {
-    let progress = bar(Some(service.stats()?.items as u64), "embedding");
-    let report = service.reindex(|done, _| progress.set_position(done as u64))?;
+pub fn reindex(service: &MemoryService) -> Result<cortex_service::indexes::ReindexReport, CliError> {
+    let progress = bar(Some(service.administration().stats()?.items as u64), "embedding");
+    let report = service.indexes().reindex_vectors(|done, _| progress.set_position(done as u64))?;
     progress.finish_and_clear();
     Ok(report)
 }
 
 pub fn reindex_lexical(
     service: &MemoryService,
-) -> Result<cortex_service::reindex::LexicalReindexReport, CliError> {
-    let progress = bar(Some(service.stats()?.items as u64), "indexing");
-    let report = service.reindex_lexical(&mut |done, total| {
+) -> Result<cortex_service::indexes::LexicalReindexReport, CliError> {
+    let progress = bar(Some(service.administration().stats()?.items as u64), "indexing");
+    let report = service.indexes().reindex_lexical(&mut |done, total| {
         progress.set_length(total);
         progress.set_position(done);
     })?;
@@ -59,14 +59,15 @@ pub fn export(service: &MemoryService, out: Option<&Path>) -> Result<u64, CliErr
     let mut sink = BufWriter::new(sink);
     let target = out.unwrap_or(Path::new("stdout"));
     let fail = |e: std::io::Error| CliError::io("write the export to", target, e);
-    let stats = service.stats()?;
+    let stats = service.administration().stats()?;
     let progress = bar(Some((stats.items + stats.deleted) as u64), "exporting");
-    let header = Header { cortex_export: FORMAT_VERSION, embedding_model: service.embedding_model()? };
+    let header =
+        Header { cortex_export: FORMAT_VERSION, embedding_model: service.transfer().embedding_model()? };
     writeln!(sink, "{}", encode_line(&header).map_err(CliError::Run)?).map_err(fail)?;
     let mut after = None;
     let mut count = 0u64;
     loop {
-        let page = service.export_page(after, BATCH)?;
+        let page = service.transfer().export_page(after, BATCH)?;
         let Some(last) = page.last() else { break };
         after = Some(last.id);
         for item in &page {
@@ -88,6 +89,7 @@ pub fn import(service: &MemoryService, file: &Path) -> Result<ImportReport, CliE
     // a truncated or corrupt file imports nothing.
     let (header, declared) = check_lines(lines(file)?).map_err(|e| CliError::content(file, e))?;
     service
+        .transfer()
         .accept_embedding_model(header.embedding_model.as_deref())?
         .map_err(|e| CliError::content(file, e))?;
     let progress = bar(Some(declared), "importing");
@@ -96,10 +98,10 @@ pub fn import(service: &MemoryService, file: &Path) -> Result<ImportReport, CliE
     let mut ids = Vec::with_capacity(BATCH);
     let flush = |batch: &mut Vec<ItemLine>, ids: &mut Vec<uuid::Uuid>, report: &mut ImportReport| {
         let n = batch.len() as u64;
-        let (imported, present) = service.import_batch(std::mem::take(batch))?;
+        let (imported, present) = service.transfer().import_batch(std::mem::take(batch))?;
         report.imported += imported;
         report.already_present += present;
-        report.verified += service.count_present(ids)?;
+        report.verified += service.transfer().count_present(ids)?;
         ids.clear();
         progress.inc(n);
         Ok::<(), CliError>(())

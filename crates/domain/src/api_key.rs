@@ -13,7 +13,7 @@ pub enum Role {
     Read,
     /// Also `memory_store` (every operation: insert, update, delete, supersede).
     Write,
-    /// Also the server's figures (`GET /metrics`) from any address.
+    /// Also the server's metrics (`GET /metrics`) from any address.
     Admin,
 }
 

@@ -1,17 +1,17 @@
 //! MCP protocol adapter: maps the tools `memory_store` and `memory_find`, the resources and the
 //! prompt onto the memory service, whatever the transport, using the official `rmcp` SDK. It
 //! serves stdio itself; the team application (`cortex-server`) serves the same handler over
-//! Streamable HTTP, telling it who asks ([`principal`]) and keeping its figures ([`CallFigures`]).
+//! Streamable HTTP, telling it who asks ([`principal`]) and keeping its metrics ([`CallMetrics`]).
 
-mod figures;
 pub mod frame;
+mod metrics;
 pub mod principal;
 mod resources;
 mod schema;
 mod server;
 pub mod transport;
 
-pub use figures::CallFigures;
+pub use metrics::CallMetrics;
 pub use resources::{HISTORY_TEMPLATE, templates as resource_templates};
 pub use schema::{FIND_TOOL, STORE_TOOL, tools};
 pub use server::CortexServer;

@@ -1,9 +1,9 @@
 //! The MCP server: translates `tools/list`, `tools/call` and `resources/read` to service
 //! calls. Over stdio it serves the local user; over HTTP, each request as its key's holder
 //! (the gate's [`Principal`]): through the service as that caller sees it, with the key's
-//! role checked per tool, a time limit per call, and the figures `/metrics` shows.
+//! role checked per tool, a time limit per call, and the metrics `/metrics` shows.
 
-use crate::figures::CallFigures;
+use crate::metrics::CallMetrics;
 use crate::principal::{self, AccessNote, Principal, Source};
 use crate::resources;
 use crate::schema::tools;
@@ -32,8 +32,8 @@ const INSTRUCTIONS: &str = include_str!("instructions.md");
 pub struct CortexServer {
     service: Arc<MemoryService>,
     tools: Arc<Vec<rmcp::model::Tool>>,
-    /// The HTTP server's: the figures of `/metrics` and the time a call may take.
-    http: Option<(Arc<dyn CallFigures>, Duration)>,
+    /// The HTTP server's: the metrics of `/metrics` and the time a call may take.
+    http: Option<(Arc<dyn CallMetrics>, Duration)>,
     /// Finds running at once over HTTP (see [`FINDS_PER_CORE`]); `None` on stdio.
     finds: Option<Arc<Semaphore>>,
 }
@@ -46,7 +46,7 @@ pub struct CortexServer {
 /// a key holds at most its calls-at-once cap of places in the queue, which is served in order.
 const FINDS_PER_CORE: usize = 4;
 
-/// What a tool call came to, for the figures and the access log.
+/// What a tool call came to, for the metrics and the access log.
 type Outcome = &'static str;
 
 /// The service a request is served by, who asks (`None`: the local user on stdio), and the
@@ -66,7 +66,7 @@ impl CortexServer {
     /// gate put on it, within `timeout`, its calls counted in `metrics`.
     pub fn for_http(
         service: Arc<MemoryService>,
-        metrics: Arc<dyn CallFigures>,
+        metrics: Arc<dyn CallMetrics>,
         timeout: Duration,
     ) -> CortexServer {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -274,8 +274,10 @@ async fn audit_refused(
         .unwrap_or("memory_store needs role write")
         .to_string();
     let actor = principal.caller.actor.clone().unwrap_or_else(|| format!("key:{}", principal.key));
-    let recorded =
-        tokio::task::spawn_blocking(move || service.audit_refused_store(&args, &actor, &reason)).await;
+    let recorded = tokio::task::spawn_blocking(move || {
+        service.memory_store().audit_refused_store(&args, &actor, &reason)
+    })
+    .await;
     match recorded {
         Ok(Ok(_)) => {}
         Ok(Err(e)) => tracing::warn!("a store refused by role was not recorded in the audit trail: {e}"),
@@ -293,7 +295,7 @@ struct Call<'a> {
     took: Duration,
 }
 
-/// The find mode a call asked for (the label of its figures); `store` for memory_store.
+/// The find mode a call asked for (the label of its metrics); `store` for memory_store.
 fn mode_label(tool: Tool, args: &Value) -> &'static str {
     match tool {
         Tool::Store => "store",
@@ -309,7 +311,7 @@ impl CortexServer {
     /// The session briefing at its default budget, read on a blocking thread.
     async fn briefing(&self, service: Arc<MemoryService>) -> Result<String, McpError> {
         tokio::task::spawn_blocking(move || {
-            service.context(None, cortex_domain::briefing::DEFAULT_BUDGET_TOKENS)
+            service.briefing().context(None, cortex_domain::briefing::DEFAULT_BUDGET_TOKENS)
         })
         .await
         .map_err(|e| McpError::internal_error(format!("briefing task failed: {e}"), None))?
@@ -361,8 +363,10 @@ impl ServerHandler for CortexServer {
                 (refusal, "forbidden", None)
             }
             _ => match tool {
-                Tool::Store => self.run(service, None, move |s| s.store(&args)).await?,
-                Tool::Find => self.run(service, self.finds.as_ref(), move |s| s.find(&args)).await?,
+                Tool::Store => self.run(service, None, move |s| s.memory_store().store(&args)).await?,
+                Tool::Find => {
+                    self.run(service, self.finds.as_ref(), move |s| s.memory_find().find(&args)).await?
+                }
             },
         };
         let request_id = context.id.to_string();
@@ -430,7 +434,7 @@ impl ServerHandler for CortexServer {
         }
         let id = resources::history_item(&request.uri).map_err(|m| McpError::resource_not_found(m, None))?;
         let records = tokio::task::spawn_blocking(move || {
-            service.audit(Some(id), None, cortex_service::audit::MAX_AUDIT_RECORDS)
+            service.audit().records(Some(id), None, cortex_service::audit::MAX_AUDIT_RECORDS)
         })
         .await
         .map_err(|e| McpError::internal_error(format!("history task failed: {e}"), None))?

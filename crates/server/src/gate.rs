@@ -332,7 +332,7 @@ pub(super) async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Ref
             let place = app.key_checks.clone().acquire_owned().await.map_err(internal)?;
             tokio::task::spawn_blocking(move || {
                 let _place = place;
-                service.authenticate(&token)
+                service.keys().authenticate(&token)
             })
             .await
             .map_err(|e| internal(e.to_string()))?

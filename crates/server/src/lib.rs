@@ -11,7 +11,7 @@
 //!   `limits`: their state per key; `body`: reading bodies in time and within the byte budget
 //! - `sessions`: MCP sessions bound to their key, capped per key
 //! - `principal` (the adapter's): who a request comes from, as the MCP server reads it
-//! - `access`: one log line per request; `metrics`: the Prometheus figures
+//! - `access`: one log line per request; `metrics`: the Prometheus metrics
 //! - `ops`: health, readiness, metrics; `problem`: refusals as JSON
 //! - `listen`: accepting and serving connections, with their timeouts; `conns`: their caps
 //! - `tls`: HTTPS (`--tls-cert` / `--tls-key`)
@@ -31,6 +31,7 @@ mod options;
 mod problem;
 mod problem_code;
 mod sessions;
+pub mod settings;
 mod tls;
 mod ui;
 
@@ -92,7 +93,7 @@ impl App {
             return Ok(true);
         }
         let service = self.service.clone();
-        let exists = tokio::task::spawn_blocking(move || service.any_key())
+        let exists = tokio::task::spawn_blocking(move || service.keys().any())
             .await
             .map_err(|e| e.to_string())?
             .map_err(|e| e.to_string())?;
@@ -103,7 +104,7 @@ impl App {
     }
 }
 
-/// The whole application (routes, the gate, the access log) and its figures. `stop` ends MCP
+/// The whole application (routes, the gate, the access log) and its metrics. `stop` ends MCP
 /// sessions and their streams when cancelled; `schema_version` is the store's as opened.
 pub fn router(
     service: Arc<MemoryService>,
@@ -117,7 +118,7 @@ pub fn router(
         oauth::warm_in_background(verifier.clone());
     }
     let app = App {
-        limits: Arc::new(match service.shared_limits() {
+        limits: Arc::new(match service.keys().shared_limits() {
             Some(shared) => limits::KeyLimits::shared(
                 shared,
                 options.max_concurrent_per_key,
@@ -189,9 +190,11 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<
     // The store does blocking I/O (PostgreSQL's client runs its own runtime): off the workers.
     let (keys, schema_version) = {
         let service = service.clone();
-        tokio::task::spawn_blocking(move || Ok::<_, String>((service.any_key(), service.ready())))
-            .await
-            .map_err(|e| e.to_string())??
+        tokio::task::spawn_blocking(move || {
+            Ok::<_, String>((service.keys().any(), service.administration().ready()))
+        })
+        .await
+        .map_err(|e| e.to_string())??
     };
     let keys = keys.map_err(|e| format!("cannot read the API keys: {e}"))?;
     let schema_version = schema_version.map_err(|e| format!("cannot read the database: {e}"))?.schema_version;

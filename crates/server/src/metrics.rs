@@ -1,4 +1,4 @@
-//! The server's figures in the Prometheus text format (`GET /metrics`). Hand-written rather
+//! The server's metrics in the Prometheus text format (`GET /metrics`). Hand-written rather
 //! than the `metrics` crates: a handful of counters and two histograms, all recorded here,
 //! need a map and a formatter, not a recorder framework and its exporter's HTTP stack.
 
@@ -205,8 +205,8 @@ impl Metrics {
     }
 }
 
-/// The MCP adapter counts its tool calls here (inherent methods: the figures' tests use them).
-impl cortex_mcp::CallFigures for Metrics {
+/// The MCP adapter counts its tool calls here (inherent methods: the metrics' tests use them).
+impl cortex_mcp::CallMetrics for Metrics {
     fn tool_call(&self, tool: &str, mode: &str, outcome: &str, took: Duration) {
         Metrics::tool_call(self, tool, mode, outcome, took);
     }

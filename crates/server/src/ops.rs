@@ -24,8 +24,8 @@ pub async fn health() -> Response {
 /// is reported but never makes the server unready: without it, finds run lexical only.
 pub async fn ready(State(app): State<App>) -> Response {
     let service = app.service.clone();
-    let stats = tokio::task::spawn_blocking(move || service.ready()).await;
-    let (embedder, embedder_detail) = app.service.embedder_state();
+    let stats = tokio::task::spawn_blocking(move || service.administration().ready()).await;
+    let (embedder, embedder_detail) = app.service.indexes().embedder_state();
     let database = match stats {
         Ok(Ok(s)) if s.schema_version == app.schema_version => Ok(s.schema_version),
         Ok(Ok(s)) => Err(format!(
@@ -52,7 +52,8 @@ pub async fn ready(State(app): State<App>) -> Response {
 
 pub async fn metrics(State(app): State<App>) -> Response {
     let mut response = Response::new(Body::from(
-        app.metrics.render(&app.service.pool_state(), app.service.vectors_in_process()),
+        app.metrics
+            .render(&app.service.administration().pool_state(), app.service.indexes().vectors_in_process()),
     ));
     response
         .headers_mut()

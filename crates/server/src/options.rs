@@ -1,10 +1,11 @@
 //! The HTTP server's settings: where it listens, which browser origins it admits, and the
 //! limits every key lives under. Read once at start from the flags and the environment (the
-//! HTTP variables of `cortex_service::settings`); a bad value stops start-up naming it.
+//! HTTP variables of `crate::settings`); a bad value stops start-up naming it.
 
+use crate::settings;
 use cortex_domain::api_key::Rate;
 use cortex_service::config::ConfigError;
-use cortex_service::settings::{self, Setting, Whole};
+use cortex_service::settings::{Setting, Whole};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 

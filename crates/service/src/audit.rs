@@ -10,19 +10,25 @@ use cortex_store::{AuditQuery, AuditRecord};
 use serde::Serialize;
 use uuid::Uuid;
 
+/// The audit trail as one caller is served (see the module doc); made by
+/// [`MemoryService::audit`].
+pub struct Audit<'a> {
+    pub(crate) service: &'a MemoryService,
+}
+
 /// Records returned at most per call.
 pub const MAX_AUDIT_RECORDS: usize = 10_000;
 
-impl MemoryService {
+impl Audit<'_> {
     /// One item's history, or every change since `since` (epoch ms), oldest first.
-    pub fn audit(
+    pub fn records(
         &self,
         item: Option<Uuid>,
         since: Option<i64>,
         limit: usize,
     ) -> crate::Result<Vec<AuditRecord>> {
         let query = AuditQuery { item, since, limit: limit.clamp(1, MAX_AUDIT_RECORDS) };
-        Ok(self.view.audit(&query)?)
+        Ok(self.service.view.audit(&query)?)
     }
 }
 
@@ -92,11 +98,11 @@ impl AuditVerification {
     }
 }
 
-impl MemoryService {
+impl Audit<'_> {
     /// Checks the audit trail: its triggers, its hash chain, an anchor, and (full) every item
     /// against its last record.
-    pub fn verify_audit(&self, options: &VerifyOptions) -> crate::Result<AuditVerification> {
-        let store = self.admin("verifying the audit trail")?;
+    pub fn verify(&self, options: &VerifyOptions) -> crate::Result<AuditVerification> {
+        let store = self.service.whole_store("verifying the audit trail")?;
         let mut problems = Vec::new();
         let schema_drift = store.schema_drift()?;
         problems.extend(schema_drift.iter().map(|d| format!("audit schema: {d}")));

@@ -56,16 +56,3 @@ impl MemoryService {
         }
     }
 }
-
-impl MemoryService {
-    /// A lane for one store call of this caller's tenant (its org; the local user is one
-    /// tenant too), waiting for one if need be: see [`crate::lanes`].
-    pub(crate) fn write_lane(&self) -> crate::lanes::Lane {
-        self.shared.write_lanes.take(self.bound.as_ref().map_or("", |b| b.org.as_str()))
-    }
-
-    /// What the store calls are doing with their lanes now.
-    pub fn write_load(&self) -> crate::lanes::LaneLoad {
-        self.shared.write_lanes.load()
-    }
-}

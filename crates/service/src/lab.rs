@@ -14,29 +14,22 @@ use std::collections::HashMap;
 use uuid::Uuid;
 
 /// The harness's view of one service (see the module doc).
-pub struct Lab<'a>(&'a MemoryService);
-
-impl MemoryService {
-    /// The calls only the harness makes.
-    pub fn lab(&self) -> Lab<'_> {
-        Lab(self)
-    }
-}
+pub struct Lab<'a>(pub(crate) &'a MemoryService);
 
 impl Lab<'_> {
     /// Empties the query-embedding cache, so a benchmark times every embedding.
     pub fn forget_query_embeddings(&self) {
-        self.0.forget_query_embeddings();
+        self.0.shared.semantic.forget_query_embeddings();
     }
 
     /// A find whose routes are fused by `fusion` instead of the tuned rule.
     pub fn find_with_fusion(&self, req: &FindRequest, fusion: &Fusion) -> Result<FindResponse> {
-        self.0.find_with_fusion(req, fusion)
+        self.0.memory_find().find_with_fusion(req, fusion)
     }
 
     /// The route lists of `req`'s query, `pool` deep each, before fusion.
     pub fn explain_routes(&self, req: &FindRequest, pool: usize) -> Result<RouteLists> {
-        self.0.explain_routes(req, pool)
+        self.0.memory_find().explain_routes(req, pool)
     }
 
     /// The recall hook's candidates for `prompt`, with their strength, before its floor.
@@ -46,7 +39,7 @@ impl Lab<'_> {
         scope: Option<&Scope>,
         level: Option<ScopeLevel>,
     ) -> Result<Vec<Candidate>> {
-        self.0.recall_candidates(prompt, scope, level)
+        self.0.briefing().recall_candidates(prompt, scope, level)
     }
 
     /// A graph walk alone, as a find's expansion takes it.
@@ -58,6 +51,6 @@ impl Lab<'_> {
         cap: usize,
         filters: &Filters,
     ) -> Result<(Vec<Reached>, HashMap<Uuid, StoredItem>)> {
-        self.0.walk_graph(seeds, expand, depth, cap, filters)
+        self.0.memory_find().walk_graph(seeds, expand, depth, cap, filters)
     }
 }

@@ -1,59 +1,68 @@
 //! The memory service: the one place the MCP tools and the CLI reach. It turns requests into
 //! domain operations and store calls, and answers with the types in [`response`].
 //!
-//! - [`ingest`]: the store flow (`memory_store`), one pipeline of stages over a batch
-//! - [`search`]: the find flow (`memory_find`); `expand`: graph expansion and citations
+//! - [`memory_store`]: the store flow (`memory_store`), one pipeline of stages over a batch
+//! - [`memory_find`]: the find flow (`memory_find`): search, lookups by id, suggestions, typo
+//!   correction, the index's vocabulary, graph expansion and citations
 //! - [`config`], [`scope_inference`]: where the server stands
 //! - `caller`, `tenant`: who a request comes from, and the store as an API key's holder sees it
-//! - [`keys`]: API keys (`cortex keys`), and the holder of the token a request presents;
-//!   [`key_admin`]: the same kept inside an admin key's bound
-//! - [`report`]: `stats` and `doctor`
-//! - [`seed`]: `cortex ingest`: decision records, changelogs, docs and commits into memory
-//! - [`transfer`]: `export` / `import`; `audit`: the audit trail; [`reindex`]: embedding again
-//! - [`deleted`]: the caller's deleted items, to restore; [`chunks`]: a long document's chunks
+//! - [`keys`]: API keys (`cortex keys`), the holder of the token a request presents, and the
+//!   same kept inside an admin key's bound
+//! - [`audit`]: the audit trail, read and verified
+//! - [`lifecycle`]: purge of expired items, deleted items to restore
+//! - [`transfer`]: `export` / `import`; [`ingest`]: `cortex ingest` (decision records,
+//!   changelogs, docs and commits into memory) and `cortex export --markdown`
+//! - [`indexes`]: the derived indexes' lifecycles ([`lexical_index`], [`semantic`]): prepare,
+//!   backfill, reindex, whether the embedder fits the store
+//! - `briefing`: the session briefing and the prompt's recall
+//! - [`administration`]: `stats`, `doctor`, readiness, pools and lanes
 
+pub mod administration;
 pub mod audit;
+mod briefing;
 mod caller;
-pub mod chunks;
 pub mod config;
-mod context;
-pub mod deleted;
 mod error;
-mod expand;
-mod ingest;
-pub mod key_admin;
+pub mod indexes;
+pub mod ingest;
 pub mod keys;
 mod lab;
 pub mod lanes;
-pub mod lexical;
-pub mod purge;
-mod recall;
-pub mod reindex;
-pub mod report;
+pub mod lexical_index;
+pub mod lifecycle;
+pub mod memory_find;
+pub mod memory_store;
 pub mod response;
 pub mod scope_inference;
-mod search;
-pub mod seed;
 pub mod semantic;
 pub mod settings;
 mod tenant;
 pub mod transfer;
-mod typos;
-mod vocabulary;
 
+pub use administration::Administration;
+pub use audit::Audit;
+pub use briefing::Briefing;
 pub use caller::Caller;
 pub use config::Config;
 pub use error::{Result, ServiceError};
+pub use indexes::Indexes;
+pub use ingest::Ingest;
+pub use keys::Keys;
 pub use lab::Lab;
-pub use search::RouteLists;
+pub use lifecycle::Lifecycle;
+pub use memory_find::{MemoryFind, RouteLists};
+pub use memory_store::MemoryStore;
+pub use transfer::Transfer;
 
 use cortex_store::{Store, TenantStore};
 use scope_inference::InferredScope;
 use std::sync::Arc;
 
 /// The service as one caller is served: the parts every caller shares, and the caller's own
-/// view of the store. Flows reach items only through `view`; what spans every tenant goes
-/// through [`MemoryService::admin`], which a key's holder is refused.
+/// view of the store. It does no job itself: each job is a small type borrowing it, handed out
+/// by the methods below ([`MemoryService::memory_store`], [`MemoryService::memory_find`], …).
+/// Flows reach items only through `view`; what spans every tenant goes through
+/// `MemoryService::whole_store`, which a key's holder is refused.
 pub struct MemoryService {
     shared: Arc<Shared>,
     /// The store as this caller sees it: the whole store for the local user, a
@@ -77,13 +86,13 @@ struct Shared {
     db_label: String,
     /// Shared with a find's dense route, which may outlive the find's deadline.
     semantic: Arc<semantic::Semantic>,
-    lexical: Arc<lexical::Lexical>,
+    lexical: Arc<lexical_index::Lexical>,
     near_duplicate_policy: cortex_domain::near_duplicate::NearDuplicatePolicy,
     find_deadline: std::time::Duration,
     /// Store calls using the database at once.
     write_lanes: Arc<lanes::WriteLanes>,
     /// Refused stores recorded lately, per actor.
-    refusals: std::sync::Mutex<ingest::RefusalBudget>,
+    refusals: std::sync::Mutex<memory_store::RefusalBudget>,
 }
 
 impl MemoryService {
@@ -97,7 +106,7 @@ impl MemoryService {
     pub fn with_store(store: Arc<dyn Store>, config: &Config) -> MemoryService {
         let shared = Arc::new(Shared {
             db_label: store.label(),
-            lexical: Arc::new(lexical::Lexical::new(store.clone(), config.lexical.as_ref())),
+            lexical: Arc::new(lexical_index::Lexical::new(store.clone(), config.lexical.as_ref())),
             semantic: Arc::new(semantic::Semantic::new(config.embedder.clone(), store.clone())),
             write_lanes: Arc::new(lanes::WriteLanes::for_connections(store.connections())),
             store: store.clone(),
@@ -109,33 +118,74 @@ impl MemoryService {
         MemoryService { view: store, inferred: shared.inferred.clone(), shared, bound: None, actor: None }
     }
 
+    pub fn inferred_scope(&self) -> &InferredScope {
+        &self.inferred
+    }
+
+    /// The `memory_store` tool's flow: a batch of items written (or refused) item by item.
+    pub fn memory_store(&self) -> MemoryStore<'_> {
+        MemoryStore { service: self }
+    }
+
+    /// The `memory_find` tool's flow: search, lookups by id, listings, a long item's chunks.
+    pub fn memory_find(&self) -> MemoryFind<'_> {
+        MemoryFind { service: self }
+    }
+
+    /// API keys: made, listed and revoked (also within an admin's bound), and the holder of a
+    /// presented token.
+    pub fn keys(&self) -> Keys<'_> {
+        Keys { service: self }
+    }
+
+    /// The audit trail: records read, and the chain verified.
+    pub fn audit(&self) -> Audit<'_> {
+        Audit { service: self }
+    }
+
+    /// Expired items purged; the caller's deleted items, to restore.
+    pub fn lifecycle(&self) -> Lifecycle<'_> {
+        Lifecycle { service: self }
+    }
+
+    /// `cortex export` and `cortex import`: the whole memory as JSON Lines.
+    pub fn transfer(&self) -> Transfer<'_> {
+        Transfer { service: self }
+    }
+
+    /// `cortex ingest` (files and commits into memory) and `cortex export --markdown`.
+    pub fn ingest(&self) -> Ingest<'_> {
+        Ingest { service: self }
+    }
+
+    /// The derived indexes (lexical, vector): brought up to date, rebuilt, their embedder.
+    pub fn indexes(&self) -> Indexes<'_> {
+        Indexes { service: self }
+    }
+
+    /// The session briefing and the prompt-submit hook's recall.
+    pub fn briefing(&self) -> Briefing<'_> {
+        Briefing { service: self }
+    }
+
+    /// `stats`, `doctor`, readiness, and the pools' and lanes' state.
+    pub fn administration(&self) -> Administration<'_> {
+        Administration { service: self }
+    }
+
+    /// The calls only the benchmark and evaluation harness makes.
+    pub fn lab(&self) -> Lab<'_> {
+        Lab(self)
+    }
+
     /// The whole store, for what spans every tenant (counts, integrity, purge, export, keys,
     /// the audit chain, re-embedding). Refused to a key's holder: its view stops at its bound,
     /// and these answers would either leak other tenants or, answered from the view, lie.
-    pub(crate) fn admin(&self, what: &'static str) -> Result<&dyn Store> {
+    pub(crate) fn whole_store(&self, what: &'static str) -> Result<&dyn Store> {
         match self.bound {
             None => Ok(self.shared.store.as_ref()),
             Some(_) => Err(ServiceError::AdminOnly(what)),
         }
-    }
-
-    /// Brings the lexical index up to date in the background (`serve` at start).
-    pub fn prepare_lexical_index(&self) {
-        self.shared.lexical.prepare_in_background();
-    }
-
-    /// Embeds the items stored without vectors in the background (`serve` at start).
-    pub fn embed_missing_in_background(&self) {
-        self.shared.semantic.embed_missing_in_background();
-    }
-
-    /// Empties the query-embedding cache, so a benchmark times every embedding.
-    pub(crate) fn forget_query_embeddings(&self) {
-        self.shared.semantic.forget_query_embeddings();
-    }
-
-    pub fn inferred_scope(&self) -> &InferredScope {
-        &self.inferred
     }
 
     /// Now, by the clock every writer of the store shares: a PostgreSQL server's (a client
@@ -143,6 +193,12 @@ impl MemoryService {
     /// this machine's for a SQLite file.
     pub(crate) fn now(&self) -> Result<i64> {
         Ok(self.view.now()?)
+    }
+
+    /// A lane for one store call of this caller's tenant (its org; the local user is one
+    /// tenant too), waiting for one if need be: see [`crate::lanes`].
+    pub(crate) fn write_lane(&self) -> lanes::Lane {
+        self.shared.write_lanes.take(self.bound.as_ref().map_or("", |b| b.org.as_str()))
     }
 }
 

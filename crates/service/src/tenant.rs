@@ -14,7 +14,7 @@
 //!
 //! It is a [`cortex_store::TenantStore`] and nothing more: what spans every tenant (the change feed, counts,
 //! integrity, purge, export, metadata, keys, the audit chain) is not part of it, so a flow
-//! holding it cannot reach those at all; the service reaches them through `MemoryService::admin`,
+//! holding it cannot reach those at all; the service reaches them through `MemoryService::whole_store`,
 //! which a key's holder is refused.
 
 use cortex_domain::Scope;

@@ -214,7 +214,7 @@ pub trait Maintenance: Send + Sync {
     /// What the database's own consistency check finds wrong (empty when all is well);
     /// `full` runs the slow, thorough check.
     fn integrity_problems(&self, full: bool) -> Result<Vec<String>>;
-    /// The connection pools as they are now, for the server's figures (PostgreSQL: the
+    /// The connection pools as they are now, for the server's metrics (PostgreSQL: the
     /// primary's, and the replica's when finds have one); none for a store without pools.
     fn pool_state(&self) -> Vec<PoolState> {
         Vec::new()

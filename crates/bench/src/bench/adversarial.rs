@@ -123,7 +123,7 @@ fn bench_one(backend: &'static str, db: &str, size: usize, runs: usize) -> Resul
     let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
     store_corpus(&service, size)?;
     for batch in adversarial_batches() {
-        let out = service.store(&batch).map_err(|e| e.to_string())?;
+        let out = service.memory_store().store(&batch).map_err(|e| e.to_string())?;
         if out.summary.validation_error > 0 {
             return Err(format!(
                 "an adversarial item was refused: {:?}",

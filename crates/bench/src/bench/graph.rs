@@ -72,7 +72,7 @@ fn bench_one(backend: &'static str, db: &str, size: usize, queries: usize) -> Re
     let mut by_project: HashMap<String, Vec<(String, Value)>> = HashMap::new();
     for start in (0..size).step_by(100) {
         let items: Vec<Value> = (start..(start + 100).min(size)).map(|i| corpus::item(i, &mut rng)).collect();
-        let stored = service.store(&json!({ "items": items })).map_err(|e| e.to_string())?;
+        let stored = service.memory_store().store(&json!({ "items": items })).map_err(|e| e.to_string())?;
         for (item, result) in items.iter().zip(&stored.results) {
             if let Some(id) = &result.id {
                 let project = item["scope"]["project"].as_str().unwrap_or_default().to_string();
@@ -114,7 +114,7 @@ fn bench_one(backend: &'static str, db: &str, size: usize, queries: usize) -> Re
                        "data": {"from": from, "to": to, "relation_type": rng.pick(RELATION_TYPES)}})
             })
             .collect();
-        let out = service.store(&json!({ "items": batch })).map_err(|e| e.to_string())?;
+        let out = service.memory_store().store(&json!({ "items": batch })).map_err(|e| e.to_string())?;
         stored += batch.len();
         if out.summary.validation_error > 0 {
             return Err(format!("relations refused: {:?}", out.results.iter().find(|r| r.error.is_some())));
@@ -159,6 +159,7 @@ fn bench_one(backend: &'static str, db: &str, size: usize, queries: usize) -> Re
         let q = corpus::query(&mut query_rng);
         let t = Instant::now();
         service
+            .memory_find()
             .find(&json!({"query": q, "mode": "fast", "widen": "project", "expand": "all", "depth": 2}))
             .map_err(|e| e.to_string())?;
         find.push(t.elapsed());

@@ -113,6 +113,7 @@ fn time_gate(backend: &str, db: &str, key: &str) -> Result<String, String> {
     for _ in 0..GATE_CALLS {
         let started = Instant::now();
         let holder = service
+            .keys()
             .authenticate(key)
             .map_err(|e| e.to_string())?
             .map_err(|why| format!("the benchmark's key was refused: {why:?}"))?;

@@ -312,7 +312,7 @@ fn store_corpus(service: &MemoryService, size: usize) -> Result<Duration, String
         let items: Vec<Value> = (start..(start + 100).min(size)).map(|i| corpus::item(i, &mut rng)).collect();
         let request = json!({ "items": items });
         let t = Instant::now();
-        let response = service.store(&request).map_err(|e| e.to_string())?;
+        let response = service.memory_store().store(&request).map_err(|e| e.to_string())?;
         stored_time += t.elapsed();
         inserted += response.summary.inserted;
         skipped += response.summary.skipped_dedupe;

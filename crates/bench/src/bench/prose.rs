@@ -9,7 +9,7 @@
 //!
 //! At each size and backend the items are stored through `memory_store` in batches of 100
 //! (no embedder: the store rate is the lexical index's), then the same `fast` finds are timed
-//! in-process (`MemoryService::find`) and through MCP, in a real `cortex serve` session over
+//! in-process (`MemoryFind::find`) and through MCP, in a real `cortex serve` session over
 //! stdio (`session.rs`), whose peak RSS is read afterwards. With `--semantic`, `auto`
 //! (hybrid) finds are timed too, each paying for its query embedding; the items' vectors are
 //! the normalized mean of their sentences' vectors (each distinct sentence embedded once by
@@ -168,7 +168,7 @@ fn bench_one(
     let (stored_time, ids) = store_items(&service, corpus)?;
     if let Some(sentence_vectors) = corpus.vectors {
         let model = format!("{}:{}", cortex_embed::MINILM_ID, cortex_embed::MINILM_DIMENSION);
-        service.accept_embedding_model(Some(&model)).map_err(|e| e.to_string())??;
+        service.transfer().accept_embedding_model(Some(&model)).map_err(|e| e.to_string())??;
         let t = Instant::now();
         for (ids, picks) in ids.chunks(1_000).zip(corpus.picks.chunks(1_000)) {
             let rows: Vec<ItemVectors> = ids
@@ -199,14 +199,17 @@ fn bench_one(
     let mut rows = Vec::new();
     for &mode in modes {
         for q in &warm_up {
-            service.find(&json!({"query": q, "mode": mode})).map_err(|e| e.to_string())?;
+            service.memory_find().find(&json!({"query": q, "mode": mode})).map_err(|e| e.to_string())?;
         }
         for (set, queries) in sets {
             let (mut timed, mut hits, mut no_hit) = (Vec::new(), 0, 0);
             for q in queries {
                 service.lab().forget_query_embeddings();
                 let t = Instant::now();
-                let found = service.find(&json!({"query": q, "mode": mode})).map_err(|e| e.to_string())?;
+                let found = service
+                    .memory_find()
+                    .find(&json!({"query": q, "mode": mode}))
+                    .map_err(|e| e.to_string())?;
                 timed.push((t.elapsed(), q));
                 hits += found.hits.len();
                 no_hit += usize::from(found.hits.is_empty());
@@ -229,7 +232,8 @@ fn bench_one(
             rows.push(Row { backend, size, set, mode, queries, in_process: times, mcp, mean_hits, no_hit });
         }
     }
-    let db_mib = service.stats().map_err(|e| e.to_string())?.bytes as f64 / (1024.0 * 1024.0);
+    let db_mib =
+        service.administration().stats().map_err(|e| e.to_string())?.bytes as f64 / (1024.0 * 1024.0);
     drop(service);
     drop(store);
 
@@ -267,7 +271,7 @@ fn store_items(service: &MemoryService, corpus: &Corpus) -> Result<(Duration, Ve
         let items: Vec<Value> =
             picks.iter().enumerate().map(|(i, p)| corpus.prose.item(batch * 100 + i, p)).collect();
         let t = Instant::now();
-        let response = service.store(&json!({ "items": items })).map_err(|e| e.to_string())?;
+        let response = service.memory_store().store(&json!({ "items": items })).map_err(|e| e.to_string())?;
         time += t.elapsed();
         for result in &response.results {
             let id = result.id.as_deref().or(result.existing_id.as_deref()).ok_or_else(|| {

@@ -71,13 +71,13 @@ fn bench_one(backend: &'static str, db: &str, size: usize, queries: usize) -> Re
                 item
             })
             .collect();
-        service.store(&json!({ "items": items })).map_err(|e| e.to_string())?;
+        service.memory_store().store(&json!({ "items": items })).map_err(|e| e.to_string())?;
     }
     let mut rng = Rng::new(7);
     let queries: Vec<String> = (0..queries).map(|_| corpus::query(&mut rng)).collect();
     let find = |q: &str| -> Result<Duration, String> {
         let t = Instant::now();
-        service.find(&json!({ "query": q, "mode": "fast" })).map_err(|e| e.to_string())?;
+        service.memory_find().find(&json!({ "query": q, "mode": "fast" })).map_err(|e| e.to_string())?;
         Ok(t.elapsed())
     };
     let mut before = queries.iter().map(|q| find(q)).collect::<Result<Vec<_>, _>>()?;
@@ -97,7 +97,7 @@ fn bench_one(backend: &'static str, db: &str, size: usize, queries: usize) -> Re
             Ok::<_, String>(times)
         });
         let t = Instant::now();
-        let report = service.purge(false);
+        let report = service.lifecycle().purge(false);
         let purge = t.elapsed();
         done.store(true, Ordering::Relaxed);
         (report, purge, finder.join().map_err(|_| "the find thread panicked".to_string()))

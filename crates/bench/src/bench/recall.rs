@@ -46,7 +46,7 @@ pub fn run(dataset: &Path, sizes: &[usize], queries: usize, dir: &Path) -> Resul
         for (batch, chunk) in picks[..size].chunks(100).enumerate() {
             let items: Vec<_> =
                 chunk.iter().enumerate().map(|(i, p)| prose.item(batch * 100 + i, p)).collect();
-            service.store(&json!({ "items": items })).map_err(|e| e.to_string())?;
+            service.memory_store().store(&json!({ "items": items })).map_err(|e| e.to_string())?;
         }
         drop(service);
         super::build_index(&db)?;

@@ -58,7 +58,7 @@ pub fn run(dataset: &Path, queries: usize, dir: &Path) -> Result<(), String> {
                 json!({"kind": "section", "data": {"title": title, "body": text}, "dedupe": false})
             })
             .collect();
-        service.store(&json!({ "items": items })).map_err(|e| e.to_string())?;
+        service.memory_store().store(&json!({ "items": items })).map_err(|e| e.to_string())?;
     }
     let questions: Vec<String> = lines(&dataset.join("queries.jsonl"))?
         .iter()
@@ -79,7 +79,7 @@ pub fn run(dataset: &Path, queries: usize, dir: &Path) -> Result<(), String> {
                 for (k, v) in extra.as_object().into_iter().flatten() {
                     args[k] = v.clone();
                 }
-                sizes.add(&service.find(&args).map_err(|e| e.to_string())?);
+                sizes.add(&service.memory_find().find(&args).map_err(|e| e.to_string())?);
             }
             rows.push(sizes.row(&format!("{case}, {detail}")));
         }
@@ -87,10 +87,11 @@ pub fn run(dataset: &Path, queries: usize, dir: &Path) -> Result<(), String> {
     // Reads by 100 ids: the 100 best hits of each question, read whole.
     let mut by_ids = Sizes::default();
     for q in &questions {
-        let hits = service.find(&json!({"query": q, "limit": 100})).map_err(|e| e.to_string())?.hits;
+        let hits =
+            service.memory_find().find(&json!({"query": q, "limit": 100})).map_err(|e| e.to_string())?.hits;
         let ids: Vec<String> = hits.iter().map(|h| h.id.to_string()).collect();
         if !ids.is_empty() {
-            by_ids.add(&service.find(&json!({ "ids": ids })).map_err(|e| e.to_string())?);
+            by_ids.add(&service.memory_find().find(&json!({ "ids": ids })).map_err(|e| e.to_string())?);
         }
     }
     rows.push(by_ids.row("reads by up to 100 ids (full)"));

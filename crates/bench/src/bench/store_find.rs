@@ -131,7 +131,7 @@ fn bench_size(
     let mut rng = Rng::new(7);
     let queries: Vec<String> = (0..args.queries).map(|_| corpus::query(&mut rng)).collect();
     for q in queries.iter().take(20) {
-        service.find(&json!({ "query": q, "mode": mode })).map_err(|e| e.to_string())?;
+        service.memory_find().find(&json!({ "query": q, "mode": mode })).map_err(|e| e.to_string())?;
     }
     let mut times = Vec::with_capacity(queries.len());
     let mut hits = 0usize;
@@ -139,12 +139,14 @@ fn bench_size(
         let t = Instant::now();
         // The corpus repeats queries; every timed find pays for its query embedding.
         service.lab().forget_query_embeddings();
-        let response = service.find(&json!({ "query": q, "mode": mode })).map_err(|e| e.to_string())?;
+        let response =
+            service.memory_find().find(&json!({ "query": q, "mode": mode })).map_err(|e| e.to_string())?;
         times.push(t.elapsed());
         hits += response.hits.len();
     }
     times.sort();
-    let db_mib = service.stats().map_err(|e| e.to_string())?.bytes as f64 / (1024.0 * 1024.0);
+    let db_mib =
+        service.administration().stats().map_err(|e| e.to_string())?.bytes as f64 / (1024.0 * 1024.0);
     drop(service);
 
     let (starts, server_rss_kib) = cold_starts(db, args.starts, &queries, mode)?;
@@ -236,16 +238,17 @@ fn import_corpus(service: &MemoryService, source: &str) -> Result<Duration, Stri
     let from = MemoryService::open(&Config::new(DbTarget::parse(source), scope, EmbedderChoice::None))
         .map_err(|e| e.to_string())?;
     service
-        .accept_embedding_model(from.embedding_model().map_err(|e| e.to_string())?.as_deref())
+        .transfer()
+        .accept_embedding_model(from.transfer().embedding_model().map_err(|e| e.to_string())?.as_deref())
         .map_err(|e| e.to_string())??;
     let mut after = None;
     let mut time = Duration::ZERO;
     loop {
-        let page = from.export_page(after, 500).map_err(|e| e.to_string())?;
+        let page = from.transfer().export_page(after, 500).map_err(|e| e.to_string())?;
         let Some(last) = page.last() else { break };
         after = Some(last.id);
         let t = Instant::now();
-        service.import_batch(page).map_err(|e| e.to_string())?;
+        service.transfer().import_batch(page).map_err(|e| e.to_string())?;
         time += t.elapsed();
     }
     Ok(time)

@@ -214,7 +214,7 @@ fn load_corpus(service: &MemoryService, docs: &[Doc]) -> Result<HashMap<String, 
                 item
             })
             .collect();
-        let response = service.store(&json!({ "items": items })).map_err(|e| e.to_string())?;
+        let response = service.memory_store().store(&json!({ "items": items })).map_err(|e| e.to_string())?;
         for (result, doc) in response.results.iter().zip(batch) {
             match &result.id {
                 Some(id) => {

@@ -3,7 +3,7 @@
 //! may start its servers with a cleared environment (Codex does), or from another folder, so
 //! the entry spells them out, with relative paths made absolute.
 
-use cortex_service::settings::{self, SETTINGS};
+use cortex_service::settings;
 use std::path::Path;
 
 /// Settings that describe where a request comes from, not the server: the scope is inferred
@@ -24,8 +24,7 @@ pub fn server_env(
     env: impl Fn(&str) -> Option<String>,
     here: &Path,
 ) -> Vec<(String, String)> {
-    SETTINGS
-        .iter()
+    cortex_server::settings::all()
         .filter(|s| carried(s.name()))
         .filter_map(|s| {
             let value = if s.name() == "CORTEX_DB" { db.map(str::to_string) } else { env(s.name()) };

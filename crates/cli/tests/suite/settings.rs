@@ -3,7 +3,7 @@
 //! nothing is stored under a bad scope, no folder is created for a bad URL. Every command checks
 //! every setting, each bad value tried here comes from the settings table itself.
 
-use cortex_service::settings::SETTINGS;
+use cortex_server::settings::all;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -98,7 +98,7 @@ fn run_with(dir: &Path, name: &str, value: &str, args: &[&str]) -> Output {
 fn every_bad_value_the_settings_table_names_is_refused_by_stats_naming_the_variable() {
     let dir = tempfile::tempdir().unwrap();
     let mut refused_names = Vec::new();
-    for setting in SETTINGS.iter() {
+    for setting in all() {
         for bad in setting.refuses() {
             let out = run_with(dir.path(), setting.name(), &bad, &["stats"]);
             let stderr = String::from_utf8_lossy(&out.stderr);

@@ -3,8 +3,8 @@
 //! (org and projects). Read once at start; a bad value stops start-up naming it.
 
 use super::issuer::ClientCredentials;
+use crate::settings;
 use cortex_service::config::ConfigError;
-use cortex_service::settings;
 use std::net::IpAddr;
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -122,7 +122,9 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap) -> Response {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
     let since = (now_ms.div_euclid(MILLIS_PER_DAY) - (DAYS - 1)) * MILLIS_PER_DAY;
     let service = ui.app.service.for_caller(&viewer.principal.caller);
-    let read = tokio::task::spawn_blocking(move || service.audit(None, Some(since), MAX_AUDIT_RECORDS)).await;
+    let read =
+        tokio::task::spawn_blocking(move || service.audit().records(None, Some(since), MAX_AUDIT_RECORDS))
+            .await;
     let records = match read {
         Ok(Ok(records)) => records,
         Ok(Err(e)) => return failed(&viewer, e.to_string()),

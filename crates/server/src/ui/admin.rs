@@ -1,5 +1,5 @@
 //! The admin page, `GET /admin`, for admin keys (and the local user): readiness as `/ready`
-//! answers it, the figures `/metrics` exposes, the API keys within the admin's bound (never a
+//! answers it, the metrics `/metrics` exposes, the API keys within the admin's bound (never a
 //! secret) with the forms that make and revoke them (`keys`), and a quick verification of the
 //! audit trail. The trail's hash chain spans every tenant: a key's holder is told only whether
 //! it holds, the local user also what it checked and any problem found.
@@ -24,17 +24,17 @@ pub struct Readiness {
 }
 
 /// A Prometheus sample line: its series and value.
-pub struct Figure {
+pub struct Sample {
     pub series: String,
     pub value: String,
 }
 
-/// The figures of the `/metrics` text, comment lines left out.
-pub fn figures(text: &str) -> Vec<Figure> {
+/// The samples of the `/metrics` text, comment lines left out.
+pub fn samples(text: &str) -> Vec<Sample> {
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .filter_map(|l| l.rsplit_once(' '))
-        .map(|(series, value)| Figure { series: series.to_string(), value: value.to_string() })
+        .map(|(series, value)| Sample { series: series.to_string(), value: value.to_string() })
         .collect()
 }
 
@@ -43,7 +43,7 @@ pub fn figures(text: &str) -> Vec<Figure> {
 struct AdminPage {
     chrome: Option<Chrome>,
     readiness: Readiness,
-    figures: Vec<Figure>,
+    metrics: Vec<Sample>,
     keys: Vec<KeyInfo>,
     audit: AuditVerification,
     /// The whole verification (the local user); otherwise only whether it holds.
@@ -63,11 +63,14 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap) -> Response {
     }
     let readiness = readiness(&ui).await;
     let app = &ui.app;
-    let figures = figures(&app.metrics.render(&app.service.pool_state(), app.service.vectors_in_process()));
+    let metrics = samples(
+        &app.metrics
+            .render(&app.service.administration().pool_state(), app.service.indexes().vectors_in_process()),
+    );
     let bound = viewer.principal.caller.bound.clone();
     let service = app.service.clone();
     let read = tokio::task::spawn_blocking(move || {
-        (service.keys_within(bound.as_ref()), service.verify_audit(&VerifyOptions::default()))
+        (service.keys().list_within(bound.as_ref()), service.audit().verify(&VerifyOptions::default()))
     })
     .await;
     let (keys, audit) = match read {
@@ -79,7 +82,7 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap) -> Response {
     let page = AdminPage {
         chrome: Some(viewer.chrome()),
         readiness,
-        figures,
+        metrics,
         keys,
         audit,
         audit_detail: bound.is_none(),
@@ -117,12 +120,12 @@ fn failed(viewer: &Viewer, e: String) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use super::figures;
+    use super::samples;
 
     #[test]
     fn samples_are_read_and_comments_left_out() {
         let text = "# HELP x y\n# TYPE x counter\nx_total{path=\"/mcp\",status=\"200\"} 3\nup 1\n\n";
-        let f = figures(text);
+        let f = samples(text);
         assert_eq!(f.len(), 2);
         assert_eq!(
             (f[0].series.as_str(), f[0].value.as_str()),

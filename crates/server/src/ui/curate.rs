@@ -61,7 +61,7 @@ async fn curate(ui: Ui, id: String, request: Request, change: Change, done: &str
         let Some((hit, _)) = read(&service, uuid)? else { return Ok(None) };
         let mut item = change(&hit, &fields)?;
         item.insert("source".into(), json!({ "actor": actor, "tool": TOOL }));
-        service.store(&json!({ "items": [item] })).map(Some)
+        service.memory_store().store(&json!({ "items": [item] })).map(Some)
     })
     .await;
     finish(&ui, &viewer, &id, outcome, done).await

@@ -136,7 +136,7 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap, Path(id): Path<Strin
     let depth: u8 = if uri.query().is_some_and(|q| q.split('&').any(|p| p == "depth=2")) { 2 } else { 1 };
     let service = ui.app.service.for_caller(&viewer.principal.caller);
     let args = json!({ "ids": [uuid.to_string()], "expand": "all", "depth": depth, "expand_limit": MAX_NODES, "detail": "brief" });
-    let found = tokio::task::spawn_blocking(move || service.find(&args)).await;
+    let found = tokio::task::spawn_blocking(move || service.memory_find().find(&args)).await;
     let response = match found {
         Ok(Ok(response)) => response,
         Ok(Err(e)) => return failed(&viewer, e.to_string()),

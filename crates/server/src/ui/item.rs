@@ -85,7 +85,7 @@ pub struct ItemPage {
     pub edit: Option<Edit>,
     pub problem: Option<Problem>,
     pub notice: Option<String>,
-    pub chunks: Option<cortex_service::chunks::ItemChunks>,
+    pub chunks: Option<cortex_service::memory_find::ItemChunks>,
 }
 
 /// An item and its history as `service` (the viewer's) sees them; `None` when out of reach.
@@ -95,8 +95,10 @@ pub fn read(
 ) -> Result<Option<(Hit, Vec<AuditRecord>)>, cortex_service::ServiceError> {
     let args =
         json!({ "ids": [id.to_string()], "detail": "full", "max_content_chars": MAX_HIT_CONTENT_CHARS });
-    let Some(hit) = service.find(&args)?.hits.into_iter().find(|h| h.id == id) else { return Ok(None) };
-    let history = service.audit(Some(id), None, cortex_service::audit::MAX_AUDIT_RECORDS)?;
+    let Some(hit) = service.memory_find().find(&args)?.hits.into_iter().find(|h| h.id == id) else {
+        return Ok(None);
+    };
+    let history = service.audit().records(Some(id), None, cortex_service::audit::MAX_AUDIT_RECORDS)?;
     Ok(Some((hit, history)))
 }
 
@@ -122,7 +124,7 @@ pub async fn show(
     let read = tokio::task::spawn_blocking(move || {
         let found = read(&service, id)?;
         Ok::<_, cortex_service::ServiceError>(match found {
-            Some(found) => Some((found, service.item_chunks(id)?)),
+            Some(found) => Some((found, service.memory_find().item_chunks(id)?)),
             None => None,
         })
     })

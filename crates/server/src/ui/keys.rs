@@ -1,7 +1,7 @@
 //! API keys from the admin page, for admin keys (and the local user): `POST /admin/keys` makes
 //! one — the token is shown on the answer page this once, never again, and never logged —
 //! and `POST /admin/keys/revoke` revokes one. Both are the calls `cortex keys` makes, kept
-//! inside the admin's tenant bound (`cortex_service::key_admin`), audited by the database
+//! inside the admin's tenant bound (`cortex_service::keys`), audited by the database
 //! (`key_create`, `key_revoke`), behind the session's CSRF check and the admin role (403).
 
 use super::Ui;
@@ -54,7 +54,7 @@ pub async fn create(State(ui): State<Ui>, request: Request) -> Response {
     let spec = spec(&viewer, &fields);
     let bound = viewer.principal.caller.bound.clone();
     let service = ui.app.service.clone();
-    let made = tokio::task::spawn_blocking(move || service.create_key_within(bound.as_ref(), &spec)).await;
+    let made = tokio::task::spawn_blocking(move || service.keys().create_within(bound.as_ref(), &spec)).await;
     match made {
         Ok(Ok(key)) => {
             tracing::info!(target: "cortex::access", by = %viewer.principal.key, key = %key.key.name, "API key created from the web UI");
@@ -73,7 +73,8 @@ pub async fn revoke(State(ui): State<Ui>, request: Request) -> Response {
     let name = field(&fields, "name").to_string();
     let bound = viewer.principal.caller.bound.clone();
     let service = ui.app.service.clone();
-    let revoked = tokio::task::spawn_blocking(move || service.revoke_key_within(bound.as_ref(), &name)).await;
+    let revoked =
+        tokio::task::spawn_blocking(move || service.keys().revoke_within(bound.as_ref(), &name)).await;
     match revoked {
         Ok(Ok(key)) => {
             tracing::info!(target: "cortex::access", by = %viewer.principal.key, key = %key.name, "API key revoked from the web UI");

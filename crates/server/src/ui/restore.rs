@@ -70,7 +70,7 @@ async fn list(ui: &Ui, viewer: &Viewer, status: StatusCode, problem: Option<Prob
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
     let since = now_ms - DAYS * MILLIS_PER_DAY;
     let service = ui.app.service.for_caller(&viewer.principal.caller);
-    let read = tokio::task::spawn_blocking(move || service.recently_deleted(since, SHOWN)).await;
+    let read = tokio::task::spawn_blocking(move || service.lifecycle().recently_deleted(since, SHOWN)).await;
     let deleted = match read {
         Ok(Ok(deleted)) => deleted,
         Ok(Err(e)) => return failed(viewer, e.to_string()),
@@ -103,7 +103,7 @@ pub async fn restore(State(ui): State<Ui>, Path(id): Path<String>, request: Requ
     let Ok(uuid) = Uuid::parse_str(&id) else { return not_found(&viewer) };
     let service = ui.app.service.for_caller(&acting(&viewer));
     let args = json!({ "items": [{ "operation": "restore", "id": uuid.to_string() }] });
-    let stored = tokio::task::spawn_blocking(move || service.store(&args)).await;
+    let stored = tokio::task::spawn_blocking(move || service.memory_store().store(&args)).await;
     let result = match stored {
         Ok(Ok(response)) => response.results.into_iter().next(),
         Ok(Err(e)) => return failed(&viewer, e.to_string()),

@@ -227,7 +227,7 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Respons
     let params = Params::parse(uri.query());
     let args = params.find_args();
     let service = Arc::new(ui.app.service.for_caller(&viewer.principal.caller));
-    let found = tokio::task::spawn_blocking(move || service.find(&args)).await;
+    let found = tokio::task::spawn_blocking(move || service.memory_find().find(&args)).await;
     let mut page = SearchPage {
         chrome: Some(viewer.chrome()),
         form: Form::of(&params),

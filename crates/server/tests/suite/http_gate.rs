@@ -1,7 +1,7 @@
 //! The HTTP server's gate for what a test over loopback cannot show (tests/e2e/test_http.py
 //! drives the rest through the real binary): a server bound beyond loopback asks every request
 //! for a key even before any key exists, and `/metrics` from another machine needs an admin
-//! key (with the PostgreSQL pool's state among the figures). Requests go straight into the
+//! key (with the PostgreSQL pool's state among the metrics). Requests go straight into the
 //! router, with the peer address a connection would carry.
 
 use axum::Router;
@@ -37,13 +37,13 @@ fn service(db: &TestDb) -> Arc<MemoryService> {
 
 fn app(service: &Arc<MemoryService>, addr: &str) -> Router {
     let options = HttpOptions::resolve(addr, &[], |_| None).unwrap();
-    let schema = service.stats().unwrap().schema_version;
+    let schema = service.administration().stats().unwrap().schema_version;
     router(service.clone(), options, CancellationToken::new(), schema).0
 }
 
 fn key(service: &MemoryService, name: &str, role: &str) -> String {
     let spec = KeySpec { name: name.into(), org: "acme".into(), role: role.into(), ..KeySpec::default() };
-    service.create_key(&spec).unwrap().token
+    service.keys().create(&spec).unwrap().token
 }
 
 /// Status and body (JSON, else text) of one request from `peer`.
@@ -77,7 +77,7 @@ fn runtime() -> tokio::runtime::Runtime {
 
 fn beyond_loopback_every_request_needs_a_key_even_before_any_exists(db: &TestDb) {
     let service = service(db);
-    assert!(!service.any_key().unwrap());
+    assert!(!service.keys().any().unwrap());
     let app = app(&service, "0.0.0.0:0");
     runtime().block_on(async {
         let (status, body) = send(&app, "POST", "/mcp", ELSEWHERE, None).await;
@@ -106,7 +106,7 @@ fn metrics_from_another_machine_need_an_admin_key(db: &TestDb) {
         assert!(text.contains("cortex_http_refused_total{reason=\"missing_key\"} 1"), "{text}");
         assert!(text.contains("cortex_http_refused_total{reason=\"forbidden_role\"} 1"), "{text}");
         let pooled = text.contains("cortex_db_pool_connections{pool=\"primary\",state=\"idle\"}");
-        assert_eq!(pooled, db.backend() == Backend::Postgres, "PostgreSQL's pool is in the figures: {text}");
+        assert_eq!(pooled, db.backend() == Backend::Postgres, "PostgreSQL's pool is in the metrics: {text}");
         // From the server's own machine no key is needed.
         let (status, _) = send(&app, "GET", "/metrics", LOOPBACK, None).await;
         assert_eq!(status, StatusCode::OK);

@@ -1,5 +1,5 @@
 //! What is embedded for an item: its whole text and, for a long document, each chunk.
-//! Store time (`ingest`) and `cortex reindex` both use it, so they embed the same texts.
+//! Store time (`memory_store`) and `cortex reindex` both use it, so they embed the same texts.
 
 use super::Span;
 use cortex_domain::chunking;

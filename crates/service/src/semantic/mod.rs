@@ -278,7 +278,7 @@ impl Semantic {
     }
 
     /// How many vectors the in-process index holds now, without bringing it up to date (no
-    /// I/O: for figures read often, like `/metrics`).
+    /// I/O: for metrics read often, like `/metrics`).
     pub fn indexed_now(&self) -> usize {
         self.state.read().unwrap_or_else(|e| e.into_inner()).size().0
     }

@@ -255,6 +255,17 @@ pub fn http_url(value: &str) -> Result<String, Refusal> {
     Ok(value.to_string())
 }
 
+/// A path: free text, as given (relative paths are the reader's to resolve).
+pub fn path(value: &str) -> Result<std::path::PathBuf, Refusal> {
+    text(value).map(std::path::PathBuf::from)
+}
+
+/// A scope value, checked as a request's would be (length, control characters).
+pub fn scope_value(field: &str, value: &str) -> Result<String, Refusal> {
+    cortex_domain::scope::check_value(field, value)
+        .map_err(|e| Refusal::new(e.message.replace(&format!("scope `{field}` "), ""), e.human_hint))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,12 @@ use cortex_store::{WriteContext, WriteOp, WriteOutcome};
 use serde::Serialize;
 use uuid::Uuid;
 
+/// Export and import as one caller is served (see the module doc); made by
+/// [`MemoryService::transfer`].
+pub struct Transfer<'a> {
+    pub(crate) service: &'a MemoryService,
+}
+
 /// How an import went.
 #[derive(Debug, Default, Serialize)]
 pub struct ImportReport {
@@ -28,16 +34,17 @@ pub struct ImportReport {
     pub verified: u64,
 }
 
-impl MemoryService {
+impl Transfer<'_> {
     /// The `model:dimension` of the vectors stored, if any.
     pub fn embedding_model(&self) -> crate::Result<Option<String>> {
-        Ok(self.admin("reading the embedding model")?.meta(MODEL_KEY)?)
+        Ok(self.service.whole_store("reading the embedding model")?.meta(MODEL_KEY)?)
     }
 
     /// Up to `limit` items (deleted ones too) with ids after `after`, in id order.
     pub fn export_page(&self, after: Option<Uuid>, limit: usize) -> crate::Result<Vec<ItemLine>> {
         Ok(self
-            .admin("exporting the memory")?
+            .service
+            .whole_store("exporting the memory")?
             .export_page(after, limit)?
             .into_iter()
             .map(ItemLine::from)
@@ -48,7 +55,7 @@ impl MemoryService {
     /// `Ok(Err(why))` when the store holds another model's vectors (searches would compare
     /// incomparable vectors).
     pub fn accept_embedding_model(&self, model: Option<&str>) -> crate::Result<Result<(), String>> {
-        let store = self.admin("importing a memory")?;
+        let store = self.service.whole_store("importing a memory")?;
         let Some(model) = model else { return Ok(Ok(())) };
         match store.meta(MODEL_KEY)? {
             Some(here) if here != model => Ok(Err(format!(
@@ -68,7 +75,7 @@ impl MemoryService {
         let mut imported = 0;
         let mut present = 0;
         let context = WriteContext { tool: Some("cortex import".into()), ..WriteContext::default() };
-        for outcome in self.admin("importing a memory")?.write_batch_as(&ops, &context)? {
+        for outcome in self.service.whole_store("importing a memory")?.write_batch_as(&ops, &context)? {
             match outcome {
                 WriteOutcome::Inserted { .. } => imported += 1,
                 _ => present += 1,
@@ -79,6 +86,6 @@ impl MemoryService {
 
     /// How many of `ids` the store holds (deleted or not).
     pub fn count_present(&self, ids: &[Uuid]) -> crate::Result<u64> {
-        Ok(self.admin("importing a memory")?.get(ids)?.len() as u64)
+        Ok(self.service.whole_store("importing a memory")?.get(ids)?.len() as u64)
     }
 }

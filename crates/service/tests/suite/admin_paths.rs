@@ -44,7 +44,7 @@ fn seeded(db: &TestDb) -> (MemoryService, MemoryService) {
 fn seeded_with(db: &TestDb, embedder: EmbedderChoice) -> (MemoryService, MemoryService) {
     let local = open_with(db, embedder);
     let stored = local
-        .store(&json!({"items": [
+        .memory_store().store(&json!({"items": [
             {"kind": "decision", "scope": at("acme"), "data": {"component": "webhooks", "status": "accepted", "title": "Acme retries webhooks", "rationale": "receivers recover"}},
             {"kind": "todo", "scope": at("globex"), "data": {"title": "Rotate the globex webhook secret", "status": "open"}},
             {"kind": "todo", "scope": at("globex"), "data": {"title": "Move globex billing to the new queue", "status": "open"}},
@@ -76,51 +76,51 @@ fn a_keys_view_cannot_report_a_damaged_store_healthy(db: &TestDb) {
     db.execute_raw("UPDATE audit_log SET summary = 'inserted nothing' WHERE seq = 1").unwrap();
 
     let options = VerifyOptions { full: true, anchor: None };
-    let report = local.doctor(&options).unwrap();
+    let report = local.administration().doctor(&options).unwrap();
     assert!(!report.healthy(), "the local user sees the damage: {:?}", report.audit.problems);
-    assert!(!local.verify_audit(&options).unwrap().ok);
-    refused(key.doctor(&options));
-    refused(key.doctor(&VerifyOptions::default()));
-    refused(key.verify_audit(&options));
+    assert!(!local.audit().verify(&options).unwrap().ok);
+    refused(key.administration().doctor(&options));
+    refused(key.administration().doctor(&VerifyOptions::default()));
+    refused(key.audit().verify(&options));
 }
 
 fn a_keys_view_cannot_count_export_or_change_the_whole_store(db: &TestDb) {
     let (local, key) = seeded(db);
-    let stats = local.stats().unwrap();
+    let stats = local.administration().stats().unwrap();
     assert_eq!(stats.items, 3, "both tenants' items are counted for the local user");
 
-    refused(key.stats());
-    refused(key.ready());
-    refused(key.export_page(None, 100));
-    refused(key.purge(true));
-    refused(key.purge(false));
-    refused(key.reindex(|_, _| {}));
-    refused(key.embedding_model());
-    refused(key.accept_embedding_model(Some("m:3")));
-    let lines = local.export_page(None, 100).unwrap();
+    refused(key.administration().stats());
+    refused(key.administration().ready());
+    refused(key.transfer().export_page(None, 100));
+    refused(key.lifecycle().purge(true));
+    refused(key.lifecycle().purge(false));
+    refused(key.indexes().reindex_vectors(|_, _| {}));
+    refused(key.transfer().embedding_model());
+    refused(key.transfer().accept_embedding_model(Some("m:3")));
+    let lines = local.transfer().export_page(None, 100).unwrap();
     let ids: Vec<uuid::Uuid> = lines.iter().map(|l| l.id).collect();
-    refused(key.count_present(&ids));
-    refused(key.import_batch(lines));
+    refused(key.transfer().count_present(&ids));
+    refused(key.transfer().import_batch(lines));
     let spec = KeySpec { name: "eve".into(), org: "acme".into(), role: "admin".into(), ..KeySpec::default() };
-    refused(key.create_key(&spec));
-    refused(key.keys());
-    refused(key.revoke_key("eve"));
-    refused(key.any_key());
-    refused(key.authenticate("ctx_not_a_real_token"));
+    refused(key.keys().create(&spec));
+    refused(key.keys().list());
+    refused(key.keys().revoke("eve"));
+    refused(key.keys().any());
+    refused(key.keys().authenticate("ctx_not_a_real_token"));
 
     // What the key may do it still does, inside its bound.
-    let found = key.find(&json!({"query": "webhook", "widen": "all"})).unwrap();
+    let found = key.memory_find().find(&json!({"query": "webhook", "widen": "all"})).unwrap();
     assert_eq!(found.hits.len(), 1, "{found:?}");
     // And nothing of the whole store changed.
-    assert_eq!(local.stats().unwrap().items, 3);
-    assert!(local.keys().unwrap().is_empty());
+    assert_eq!(local.administration().stats().unwrap().items, 3);
+    assert!(local.keys().list().unwrap().is_empty());
 }
 
 fn readiness_is_the_schema_version_without_counting(db: &TestDb) {
     let (local, _) = seeded(db);
-    let ready = local.ready().unwrap();
+    let ready = local.administration().ready().unwrap();
     assert!(ready.schema_version > 0);
-    assert_eq!(ready.schema_version, local.stats().unwrap().schema_version);
+    assert_eq!(ready.schema_version, local.administration().stats().unwrap().schema_version);
 }
 
 /// A key's find brings the in-process vector index up to date from the whole store's change
@@ -128,25 +128,29 @@ fn readiness_is_the_schema_version_without_counting(db: &TestDb) {
 /// filter of each search), so the local user's next find and the key's both see what changed.
 fn the_in_process_index_is_kept_from_the_whole_store_whoever_finds(db: &TestDb) {
     let (local, key) = seeded_with(db, embedder_from_env().unwrap());
-    let found = key.find(&json!({"query": "webhook retries", "mode": "auto", "widen": "all"})).unwrap();
+    let found =
+        key.memory_find().find(&json!({"query": "webhook retries", "mode": "auto", "widen": "all"})).unwrap();
     assert!(found.hits.iter().any(|h| h.title.starts_with("Acme")), "{found:?}");
     assert!(found.hits.iter().all(|h| !h.title.contains("globex")), "{found:?}");
     if db.backend() == Backend::Sqlite {
-        assert_eq!(local.vectors_in_process(), 3, "every tenant's item, read through a key's find");
+        assert_eq!(local.indexes().vectors_in_process(), 3, "every tenant's item, read through a key's find");
     }
     local
+        .memory_store()
         .store(&json!({"items": [{"kind": "todo", "scope": at("globex"),
             "data": {"title": "Retry the globex webhook deliveries by hand", "status": "open"}}]}))
         .unwrap();
     let seen = local
+        .memory_find()
         .find(&json!({"query": "retry globex webhook deliveries", "mode": "auto", "widen": "all"}))
         .unwrap();
     assert!(seen.hits.iter().any(|h| h.title.contains("by hand")), "{seen:?}");
     let theirs = key
+        .memory_find()
         .find(&json!({"query": "retry globex webhook deliveries", "mode": "auto", "widen": "all"}))
         .unwrap();
     assert!(theirs.hits.iter().all(|h| !h.title.contains("globex")), "{theirs:?}");
     if db.backend() == Backend::Sqlite {
-        assert_eq!(local.vectors_in_process(), 4);
+        assert_eq!(local.indexes().vectors_in_process(), 4);
     }
 }

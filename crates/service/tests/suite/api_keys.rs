@@ -39,13 +39,13 @@ fn invalid_field(e: ServiceError) -> String {
 
 fn a_key_is_made_listed_checked_and_revoked(db: &TestDb) {
     let s = open_at(db, "main");
-    assert!(!s.any_key().unwrap());
-    let created = s.create_key(&KeySpec { rate: Some("5/s".into()), ..spec("ci-bot", "write") }).unwrap();
+    assert!(!s.keys().any().unwrap());
+    let created = s.keys().create(&KeySpec { rate: Some("5/s".into()), ..spec("ci-bot", "write") }).unwrap();
     assert!(created.token.starts_with("cortex_"));
     assert_eq!((created.key.state, created.key.role), ("active", Role::Write));
-    assert!(s.any_key().unwrap());
+    assert!(s.keys().any().unwrap());
 
-    let holder = s.authenticate(&created.token).unwrap().unwrap();
+    let holder = s.keys().authenticate(&created.token).unwrap().unwrap();
     assert_eq!((holder.name.as_str(), holder.role), ("ci-bot", Role::Write));
     assert_eq!(
         (holder.bound.org.as_str(), holder.bound.projects.clone()),
@@ -57,26 +57,26 @@ fn a_key_is_made_listed_checked_and_revoked(db: &TestDb) {
     let mut wrong = created.token.clone();
     let last = wrong.pop().unwrap();
     wrong.push(if last == '0' { '1' } else { '0' });
-    assert_eq!(s.authenticate(&wrong).unwrap(), Err(AuthFailure::Unknown));
-    assert_eq!(s.authenticate("Bearer nonsense").unwrap(), Err(AuthFailure::Malformed));
+    assert_eq!(s.keys().authenticate(&wrong).unwrap(), Err(AuthFailure::Unknown));
+    assert_eq!(s.keys().authenticate("Bearer nonsense").unwrap(), Err(AuthFailure::Malformed));
     assert_eq!(
-        s.authenticate(&format!("cortex_{}_{}", "0".repeat(16), "0".repeat(64))).unwrap(),
+        s.keys().authenticate(&format!("cortex_{}_{}", "0".repeat(16), "0".repeat(64))).unwrap(),
         Err(AuthFailure::Unknown)
     );
 
-    let listed = s.keys().unwrap();
+    let listed = s.keys().list().unwrap();
     assert_eq!(listed.len(), 1);
     let text = serde_json::to_string(&listed).unwrap();
     assert!(!text.contains(&created.token[24..]), "the list shows no secret: {text}");
 
-    let revoked = s.revoke_key("ci-bot").unwrap();
+    let revoked = s.keys().revoke("ci-bot").unwrap();
     assert_eq!(revoked.state, "revoked");
     assert!(revoked.revoked_at.is_some());
-    assert_eq!(s.authenticate(&created.token).unwrap(), Err(AuthFailure::Revoked));
-    assert_eq!(invalid_field(s.revoke_key("ci-bot").unwrap_err()), "name");
-    assert_eq!(invalid_field(s.revoke_key("nobody").unwrap_err()), "name");
+    assert_eq!(s.keys().authenticate(&created.token).unwrap(), Err(AuthFailure::Revoked));
+    assert_eq!(invalid_field(s.keys().revoke("ci-bot").unwrap_err()), "name");
+    assert_eq!(invalid_field(s.keys().revoke("nobody").unwrap_err()), "name");
     // Another process sees the revocation at once.
-    assert_eq!(open_at(db, "main").authenticate(&created.token).unwrap(), Err(AuthFailure::Revoked));
+    assert_eq!(open_at(db, "main").keys().authenticate(&created.token).unwrap(), Err(AuthFailure::Revoked));
 }
 
 fn bad_specs_name_their_flag_and_names_are_unique(db: &TestDb) {
@@ -89,23 +89,24 @@ fn bad_specs_name_their_flag_and_names_are_unique(db: &TestDb) {
         (KeySpec { rate: Some("fast".into()), ..spec("x", "read") }, "--rate"),
         (KeySpec { expires: Some("2001-01-01".into()), ..spec("x", "read") }, "--expires"),
     ] {
-        assert_eq!(invalid_field(s.create_key(&bad).unwrap_err()), flag);
+        assert_eq!(invalid_field(s.keys().create(&bad).unwrap_err()), flag);
     }
-    assert!(s.keys().unwrap().is_empty(), "nothing refused was stored");
-    s.create_key(&spec("ana", "read")).unwrap();
-    assert_eq!(invalid_field(s.create_key(&spec("ana", "admin")).unwrap_err()), "--name");
-    assert_eq!(s.keys().unwrap().len(), 1);
+    assert!(s.keys().list().unwrap().is_empty(), "nothing refused was stored");
+    s.keys().create(&spec("ana", "read")).unwrap();
+    assert_eq!(invalid_field(s.keys().create(&spec("ana", "admin")).unwrap_err()), "--name");
+    assert_eq!(s.keys().list().unwrap().len(), 1);
 }
 
 fn keys_are_audited_and_the_trail_verifies(db: &TestDb) {
     let s = open_at(db, "main");
     let stored = s
+        .memory_store()
         .store(&serde_json::json!({"items": [crate::common::section("Before", "before the keys")]}))
         .unwrap();
     assert_eq!(stored.summary.inserted, 1);
-    s.create_key(&spec("ana", "read")).unwrap();
-    s.revoke_key("ana").unwrap();
-    let records = s.audit(None, None, 100).unwrap();
+    s.keys().create(&spec("ana", "read")).unwrap();
+    s.keys().revoke("ana").unwrap();
+    let records = s.audit().records(None, None, 100).unwrap();
     let keys: Vec<(String, String)> = records
         .iter()
         .filter(|r| r.kind.as_deref() == Some("api_key"))
@@ -116,14 +117,14 @@ fn keys_are_audited_and_the_trail_verifies(db: &TestDb) {
     assert!(keys[0].1.contains("ana") && keys[0].1.contains("read"), "{}", keys[0].1);
     assert_eq!(keys[1], ("key_revoke".to_string(), "revoked API key ana".to_string()));
     assert!(records.iter().filter(|r| r.kind.as_deref() == Some("api_key")).all(|r| r.item_id.is_none()));
-    let v = s.verify_audit(&VerifyOptions { full: true, anchor: None }).unwrap();
+    let v = s.audit().verify(&VerifyOptions { full: true, anchor: None }).unwrap();
     assert!(v.ok, "{:?}", v.problems);
     assert_eq!(v.records_checked, 3);
 }
 
 fn rows_cannot_be_deleted_or_changed_but_by_revoking(db: &TestDb) {
     let s = open_at(db, "main");
-    s.create_key(&spec("ana", "read")).unwrap();
+    s.keys().create(&spec("ana", "read")).unwrap();
     for sql in [
         "DELETE FROM api_keys",
         "UPDATE api_keys SET role = 'admin'",
@@ -132,36 +133,37 @@ fn rows_cannot_be_deleted_or_changed_but_by_revoking(db: &TestDb) {
         let e = db.execute_raw(sql).expect_err(sql);
         assert!(e.contains("API key"), "{sql}: {e}");
     }
-    s.revoke_key("ana").unwrap();
+    s.keys().revoke("ana").unwrap();
     let e = db.execute_raw("UPDATE api_keys SET revoked_at = NULL").unwrap_err();
     assert!(e.contains("revoked, once"), "{e}");
-    assert_eq!(s.keys().unwrap()[0].role, Role::Read);
+    assert_eq!(s.keys().list().unwrap()[0].role, Role::Read);
 }
 
 fn a_key_holder_cannot_see_or_make_keys(db: &TestDb) {
     let s = open_at(db, "main");
-    let created = s.create_key(&spec("ana", "admin")).unwrap();
-    let holder = s.authenticate(&created.token).unwrap().unwrap();
+    let created = s.keys().create(&spec("ana", "admin")).unwrap();
+    let holder = s.keys().authenticate(&created.token).unwrap().unwrap();
     let under_key = s.for_caller(&Caller::for_key(holder.bound, None, None).unwrap());
-    assert!(matches!(under_key.keys(), Err(ServiceError::AdminOnly(_))));
-    assert!(matches!(under_key.authenticate(&created.token), Err(ServiceError::AdminOnly(_))));
-    assert!(matches!(under_key.create_key(&spec("eve", "admin")), Err(ServiceError::AdminOnly(_))));
-    assert!(matches!(under_key.revoke_key("ana"), Err(ServiceError::AdminOnly(_))));
-    assert_eq!(s.keys().unwrap().len(), 1);
-    assert_eq!(s.keys().unwrap()[0].state, "active");
+    assert!(matches!(under_key.keys().list(), Err(ServiceError::AdminOnly(_))));
+    assert!(matches!(under_key.keys().authenticate(&created.token), Err(ServiceError::AdminOnly(_))));
+    assert!(matches!(under_key.keys().create(&spec("eve", "admin")), Err(ServiceError::AdminOnly(_))));
+    assert!(matches!(under_key.keys().revoke("ana"), Err(ServiceError::AdminOnly(_))));
+    assert_eq!(s.keys().list().unwrap().len(), 1);
+    assert_eq!(s.keys().list().unwrap()[0].state, "active");
 }
 
 fn a_store_refused_for_its_role_is_audited_on_the_items_it_named(db: &TestDb) {
     let s = open_at(db, "main");
     let stored = s
-        .store(&serde_json::json!({"items": [
+        .memory_store().store(&serde_json::json!({"items": [
             crate::common::section("Inside", "a section of acme/api"),
             {"kind": "section", "scope": {"org": "globex", "project": "x"}, "data": {"title": "Outside", "body": "another org"}},
         ]}))
         .unwrap();
     let inside = stored.results[0].id.clone().unwrap();
     let outside = stored.results[1].id.clone().unwrap();
-    let holder = s.authenticate(&s.create_key(&spec("reader", "read")).unwrap().token).unwrap().unwrap();
+    let holder =
+        s.keys().authenticate(&s.keys().create(&spec("reader", "read")).unwrap().token).unwrap().unwrap();
     let under_key = s.for_caller(&Caller::for_key(holder.bound, Some("api"), None).unwrap());
     let request = serde_json::json!({"items": [
         {"kind": "section", "id": inside, "data": {"title": "Inside", "body": "changed"}, "source": {"actor": "eve"}},
@@ -169,9 +171,10 @@ fn a_store_refused_for_its_role_is_audited_on_the_items_it_named(db: &TestDb) {
         {"kind": "todo", "content": "a new item names no stored item"},
         {"operation": "delete", "id": "not-an-id"},
     ]});
-    let recorded = under_key.audit_refused_store(&request, "key:reader", "refused: role read").unwrap();
+    let recorded =
+        under_key.memory_store().audit_refused_store(&request, "key:reader", "refused: role read").unwrap();
     assert_eq!(recorded, 1, "one record for the call");
-    let trail = |id: &str| s.audit(Some(uuid::Uuid::parse_str(id).unwrap()), None, 10).unwrap();
+    let trail = |id: &str| s.audit().records(Some(uuid::Uuid::parse_str(id).unwrap()), None, 10).unwrap();
     let inside_trail = trail(&inside);
     assert_eq!(inside_trail.iter().map(|r| r.operation.as_str()).collect::<Vec<_>>(), ["insert", "blocked"]);
     let record = &inside_trail[1];
@@ -184,7 +187,7 @@ fn a_store_refused_for_its_role_is_audited_on_the_items_it_named(db: &TestDb) {
     );
     assert!(!record.summary.contains(&outside), "nothing outside the bound is named");
     assert_eq!(trail(&outside).len(), 1, "nothing recorded outside the bound");
-    let v = s.verify_audit(&VerifyOptions { full: true, anchor: None }).unwrap();
+    let v = s.audit().verify(&VerifyOptions { full: true, anchor: None }).unwrap();
     assert!(v.ok, "{:?}", v.problems);
 }
 
@@ -194,13 +197,16 @@ fn a_store_refused_for_its_role_is_audited_on_the_items_it_named(db: &TestDb) {
 fn a_read_keys_flood_of_refused_stores_adds_a_bounded_number_of_audit_rows(db: &TestDb) {
     let s = open_at(db, "main");
     let stored = s
-        .store(&serde_json::json!({"items": [crate::common::section("Target", "what a reader tried to change")]}))
+        .memory_store().store(&serde_json::json!({"items": [crate::common::section("Target", "what a reader tried to change")]}))
         .unwrap();
     let target = stored.results[0].id.clone().unwrap();
-    let holder =
-        s.authenticate(&s.create_key(&spec("flooding-reader", "read")).unwrap().token).unwrap().unwrap();
+    let holder = s
+        .keys()
+        .authenticate(&s.keys().create(&spec("flooding-reader", "read")).unwrap().token)
+        .unwrap()
+        .unwrap();
     let under_key = s.for_caller(&Caller::for_key(holder.bound, Some("api"), None).unwrap());
-    let rows = |s: &cortex_service::MemoryService| s.audit(None, None, 10_000).unwrap().len();
+    let rows = |s: &cortex_service::MemoryService| s.audit().records(None, None, 10_000).unwrap().len();
     let before = rows(&s);
     let items: Vec<serde_json::Value> = (0..100)
         .map(|i| match i {
@@ -211,14 +217,16 @@ fn a_read_keys_flood_of_refused_stores_adds_a_bounded_number_of_audit_rows(db: &
     let request = serde_json::json!({ "items": items });
     let mut recorded = 0;
     for _ in 0..100 {
-        recorded +=
-            under_key.audit_refused_store(&request, "key:flooding-reader", "refused: role read").unwrap();
+        recorded += under_key
+            .memory_store()
+            .audit_refused_store(&request, "key:flooding-reader", "refused: role read")
+            .unwrap();
     }
     let added = rows(&s) - before;
     assert!(added <= 200, "100 refused 100-item stores added {added} audit rows");
     assert_eq!(added, recorded);
     assert!(recorded >= 1, "the refusals are in the trail");
-    let records = s.audit(Some(uuid::Uuid::parse_str(&target).unwrap()), None, 1_000).unwrap();
+    let records = s.audit().records(Some(uuid::Uuid::parse_str(&target).unwrap()), None, 1_000).unwrap();
     let blocked: Vec<_> = records.iter().filter(|r| r.operation == "blocked").collect();
     assert_eq!(blocked.len(), recorded);
     for record in &blocked {
@@ -230,6 +238,6 @@ fn a_read_keys_flood_of_refused_stores_adds_a_bounded_number_of_audit_rows(db: &
         assert!(record.summary.ends_with(" and 90 more"), "{}", record.summary);
         assert!(record.summary.len() < 1_000, "a record stays short: {} bytes", record.summary.len());
     }
-    let v = s.verify_audit(&VerifyOptions { full: true, anchor: None }).unwrap();
+    let v = s.audit().verify(&VerifyOptions { full: true, anchor: None }).unwrap();
     assert!(v.ok, "{:?}", v.problems);
 }

@@ -31,10 +31,10 @@ fn every_recorded_operation_is_typed_and_the_chain_verifies(db: &TestDb) {
     m.store(json!([adr("Sessions in Postgres", "one database", Some(&old))]));
     m.store(json!([{"kind": "pr_context", "data": {"pr_number": 1, "title": "Refactor zeppelin",
         "status": "merged", "base_branch": "main", "head_branch": "zeppelin", "merged_at": days_ago(40)}}]));
-    assert_eq!(s.purge(false).unwrap().purged, 1);
-    let mut line = s.export_page(None, 1).unwrap().remove(0);
+    assert_eq!(s.lifecycle().purge(false).unwrap().purged, 1);
+    let mut line = s.transfer().export_page(None, 1).unwrap().remove(0);
     line.id = uuid::Uuid::now_v7();
-    s.import_batch(vec![line]).unwrap();
+    s.transfer().import_batch(vec![line]).unwrap();
     let key = cortex_service::keys::KeySpec {
         name: "reader".into(),
         org: "acme".into(),
@@ -42,10 +42,10 @@ fn every_recorded_operation_is_typed_and_the_chain_verifies(db: &TestDb) {
         role: "read".into(),
         ..Default::default()
     };
-    s.create_key(&key).unwrap();
-    s.revoke_key("reader").unwrap();
+    s.keys().create(&key).unwrap();
+    s.keys().revoke("reader").unwrap();
 
-    let records = s.audit(None, None, 1_000).unwrap();
+    let records = s.audit().records(None, None, 1_000).unwrap();
     let seen: Vec<AuditOperation> = records
         .iter()
         .map(|r| r.op().unwrap_or_else(|| panic!("record {} holds {:?}", r.seq, r.operation)))
@@ -60,7 +60,7 @@ fn every_recorded_operation_is_typed_and_the_chain_verifies(db: &TestDb) {
         assert_eq!(op.is_key_operation(), record.kind.as_deref() == Some("api_key"), "{record:?}");
     }
     for full in [false, true] {
-        let v = s.verify_audit(&VerifyOptions { full, anchor: None }).unwrap();
+        let v = s.audit().verify(&VerifyOptions { full, anchor: None }).unwrap();
         assert!(v.ok, "{:?}", v.problems);
         assert_eq!(v.records_checked, records.len() as u64);
         assert!(v.keys_without_trail.is_empty(), "{:?}", v.keys_without_trail);

@@ -37,7 +37,7 @@ fn history(db: &TestDb) -> (Memory, Vec<String>) {
 }
 
 fn verify(m: &Memory, full: bool) -> AuditVerification {
-    m.service.verify_audit(&VerifyOptions { full, anchor: None }).unwrap()
+    m.service.audit().verify(&VerifyOptions { full, anchor: None }).unwrap()
 }
 
 /// Runs raw SQL as another process would, failing the test if the database refuses it.
@@ -235,9 +235,9 @@ fn keys_changed_around_the_trail_are_named(db: &TestDb) {
         ..Default::default()
     };
     for name in ["raised", "moved", "widened", "revived"] {
-        s.create_key(&spec(name, "read")).unwrap();
+        s.keys().create(&spec(name, "read")).unwrap();
     }
-    s.revoke_key("revived").unwrap();
+    s.keys().revoke("revived").unwrap();
     assert!(verify(&m, true).ok, "{:?}", verify(&m, true).problems);
     let (everywhere, planted_projects) = match db.backend() {
         Backend::Sqlite => ("'[]'", "'[]'"),
@@ -370,7 +370,8 @@ fn a_recomputed_chain_passes_alone_but_not_against_an_anchor(db: &TestDb) {
     assert!(alone.ok, "a consistent recomputed chain verifies on its own: {:?}", alone.problems);
     let anchored = m
         .service
-        .verify_audit(&VerifyOptions { full: true, anchor: Some((head.seq, head.hash.clone())) })
+        .audit()
+        .verify(&VerifyOptions { full: true, anchor: Some((head.seq, head.hash.clone())) })
         .unwrap();
     assert!(!anchored.ok);
     assert!(
@@ -392,7 +393,7 @@ fn sqlite_refuses_to_lose_its_audit_context() {
     raw(&db, "DELETE FROM audit_context");
     let e = refused(&db, "UPDATE items SET body = 'unaudited', content_hash = 'x'");
     assert!(e.contains("audit_context is missing"), "{e}");
-    let stored = m.service.store(&json!({"items": [section("Four", "fourth")]}));
+    let stored = m.service.memory_store().store(&json!({"items": [section("Four", "fourth")]}));
     assert!(stored.is_err(), "a store without an audit context fails");
     let v = verify(&m, false);
     assert!(
@@ -418,7 +419,7 @@ fn sqlite_items_cannot_be_changed_by_a_tool_without_the_chain_function() {
 /// would leave running servers' indexes stale, is named like an audit trigger.
 fn the_change_log_leaves_verification_clean_and_its_triggers_are_watched(db: &TestDb) {
     let (m, _) = history(db);
-    assert_eq!(m.service.purge(false).unwrap().purged, 0);
+    assert_eq!(m.service.lifecycle().purge(false).unwrap().purged, 0);
     for full in [false, true] {
         let v = verify(&m, full);
         assert!(v.ok, "{:?}", v.problems);

@@ -30,7 +30,7 @@ fn interleaved(db: &TestDb) -> (MemoryService, Arc<Interleaved>) {
 fn other_process_stores(db: &TestDb, items: Value) -> impl FnOnce() + Send + 'static {
     let other = open_at(db, "main");
     move || {
-        let r = other.store(&json!({ "items": items })).unwrap();
+        let r = other.memory_store().store(&json!({ "items": items })).unwrap();
         assert_eq!(r.results[0].status, ItemStatus::Updated, "{:?}", r.results);
     }
 }
@@ -51,7 +51,7 @@ fn an_edit_checked_against_a_proposed_decision_cannot_change_it_once_accepted(db
         json!([{"kind": "decision", "id": id, "data": adr("accepted", "one database to run")}]),
     ));
     let edit = service
-        .store(&json!({"items": [{"kind": "decision", "id": id, "data": adr("accepted", "we changed our minds")}]}))
+        .memory_store().store(&json!({"items": [{"kind": "decision", "id": id, "data": adr("accepted", "we changed our minds")}]}))
         .unwrap();
     assert!(store.step_ran());
     let result = &edit.results[0];
@@ -81,6 +81,7 @@ fn an_entity_merge_does_not_lose_a_concurrent_update(db: &TestDb) {
         json!([{"kind": "entity", "data": entity(json!({"description": "Charges cards hourly"}))}]),
     ));
     let tagged = service
+        .memory_store()
         .store(&json!({"items": [{"kind": "entity", "tags": ["team-pay"], "data": entity(json!({}))}]}))
         .unwrap();
     assert!(store.step_ran());

@@ -5,7 +5,7 @@
 
 use crate::common::memory;
 use cortex_domain::Scope;
-use cortex_service::seed::report::IngestReport;
+use cortex_service::ingest::report::IngestReport;
 use cortex_store::Filters;
 use cortex_testdb::{TestDb, per_backend};
 use serde_json::{Value, json};
@@ -34,7 +34,7 @@ fn write(dir: &Path, files: &[(&str, &str)]) {
 }
 
 fn ingest(m: &crate::common::Memory, path: &Path, dry_run: bool) -> IngestReport {
-    m.service.ingest_files(&[path.to_path_buf()], dry_run, &|_, _| {}).unwrap()
+    m.service.ingest().files(&[path.to_path_buf()], dry_run, &|_, _| {}).unwrap()
 }
 
 /// Every live item: `(kind, content hash, updated_at, data, superseded_by)` by id.
@@ -53,12 +53,12 @@ fn snapshot(db: &TestDb) -> Snapshot {
 }
 
 fn audit_count(m: &crate::common::Memory) -> usize {
-    m.service.audit(None, None, 100_000).unwrap().len()
+    m.service.audit().records(None, None, 100_000).unwrap().len()
 }
 
 /// Exports into `dir` (a fresh folder each time) and returns the files by path.
 fn export(m: &crate::common::Memory, dir: &Path) -> BTreeMap<String, String> {
-    let files = m.service.export_markdown(&Scope::default()).unwrap();
+    let files = m.service.ingest().export_markdown(&Scope::default()).unwrap();
     for f in &files {
         write(dir, &[(f.path.as_str(), f.text.as_str())]);
     }

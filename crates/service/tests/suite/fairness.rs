@@ -33,6 +33,7 @@ fn until(mut ready: impl FnMut() -> bool) {
 fn a_tenant_finds_while_another_tenants_flood_of_stores_is_stuck_in_the_database(db: &TestDb) {
     let local = open_at(db, "main");
     local
+        .memory_store()
         .store(&json!({"items": [{"kind": "section", "scope": {"org": "globex", "project": "api"},
             "data": {"title": "Globex runbook", "body": "rotate the zebra certificates"}}]}))
         .unwrap();
@@ -45,20 +46,22 @@ fn a_tenant_finds_while_another_tenants_flood_of_stores_is_stuck_in_the_database
     // A first find records the store's identity for the lexical index (a write): done before
     // the writes are blocked, as a serving process does at start.
     let query = json!({"query": "zebra certificates", "mode": "fast"});
-    assert_eq!(other.find(&query).unwrap().hits.len(), 1);
+    assert_eq!(other.memory_find().find(&query).unwrap().hits.len(), 1);
     let blocked = db.block_writes();
     let writers: Vec<_> = (0..flood_size(connections))
         .map(|n| {
             let flooder = flooder.clone();
             std::thread::spawn(move || {
-                flooder.store(&json!({"items": [section(&format!("Flood {n}"), "a flood of stores")]}))
+                flooder
+                    .memory_store()
+                    .store(&json!({"items": [section(&format!("Flood {n}"), "a flood of stores")]}))
             })
         })
         .collect();
     // The flooding tenant's share of lanes is taken (its stores wait in the database), the
     // rest of its stores wait for a lane, holding no connection.
     until(|| {
-        let load = flooder.write_load();
+        let load = flooder.administration().write_load();
         load.taken == per_tenant && load.waiting == flood_size(connections) - per_tenant
     });
     if let Some(waiting) = db.sessions_waiting_on_locks() {
@@ -66,10 +69,14 @@ fn a_tenant_finds_while_another_tenants_flood_of_stores_is_stuck_in_the_database
         assert!(waiting <= per_tenant as i64);
     }
 
-    let found = other.find(&query).unwrap();
+    let found = other.memory_find().find(&query).unwrap();
     assert_eq!(found.hits.len(), 1, "the other tenant's find is answered: {found:?}");
     assert_eq!(found.hits[0].title, "Globex runbook");
-    assert_eq!(flooder.write_load().taken, per_tenant, "no more of the flood reached the database");
+    assert_eq!(
+        flooder.administration().write_load().taken,
+        per_tenant,
+        "no more of the flood reached the database"
+    );
     if let Some(waiting) = db.sessions_waiting_on_locks() {
         assert_eq!(waiting, per_tenant as i64, "the flood holds only its share of connections");
     }
@@ -79,6 +86,6 @@ fn a_tenant_finds_while_another_tenants_flood_of_stores_is_stuck_in_the_database
         let stored = writer.join().unwrap().unwrap();
         assert_eq!(stored.results[0].status, ItemStatus::Inserted, "{stored:?}");
     }
-    let load = flooder.write_load();
+    let load = flooder.administration().write_load();
     assert_eq!((load.taken, load.waiting, load.total), (0, 0, lanes));
 }

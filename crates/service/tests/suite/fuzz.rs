@@ -146,6 +146,7 @@ fn a_cursor_tampered_with_is_refused_or_names_a_page() {
 fn whole_requests_through_the_service_are_answered_or_refused_clearly(db: &TestDb) {
     let service = open_at(db, "main");
     service
+        .memory_store()
         .store(&json!({"items": [
             {"kind": "section", "content": "deploy redis with the ops runbook", "tags": ["ops"]},
             {"kind": "todo", "content": "rotate the certificates"},
@@ -153,7 +154,7 @@ fn whole_requests_through_the_service_are_answered_or_refused_clearly(db: &TestD
         .unwrap();
     check("service requests", (cases() / 10).max(50), |rng| {
         let request = store_request(rng);
-        match service.store(&request) {
+        match service.memory_store().store(&request) {
             Ok(out) => {
                 for result in &out.results {
                     if result.status == ItemStatus::ValidationError {
@@ -166,7 +167,7 @@ fn whole_requests_through_the_service_are_answered_or_refused_clearly(db: &TestD
             Err(other) => panic!("store answered {other} for {request}"),
         }
         let request = find_request(rng);
-        match service.find(&request) {
+        match service.memory_find().find(&request) {
             Ok(_) => {}
             Err(ServiceError::Invalid(e)) => assert_clear(&e, &request),
             Err(other) => panic!("find answered {other} for {request}"),

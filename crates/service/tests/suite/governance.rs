@@ -54,7 +54,7 @@ fn an_accepted_decision_keeps_its_rationale_and_the_attempt_is_audited(db: &Test
 
     let uuid = uuid::Uuid::parse_str(&id).unwrap();
     assert_eq!(m.operations(&id), ["insert", "blocked", "update"]);
-    let history = m.service.audit(Some(uuid), None, 100).unwrap();
+    let history = m.service.audit().records(Some(uuid), None, 100).unwrap();
     assert_eq!(history[1].actor.as_deref(), Some("eve"));
     assert!(history[1].summary.contains("cannot change"), "{}", history[1].summary);
     assert!(history[1].batch_id.is_some());
@@ -94,7 +94,7 @@ fn a_superseded_decision_leaves_finds_and_points_to_its_successor(db: &TestDb) {
     assert!(nowhere.results[0].error.as_ref().unwrap().message.contains("no item"));
 
     assert_eq!(m.operations(&old), ["insert", "supersede"]);
-    let history = m.service.audit(Some(uuid::Uuid::parse_str(&old).unwrap()), None, 10).unwrap();
+    let history = m.service.audit().records(Some(uuid::Uuid::parse_str(&old).unwrap()), None, 10).unwrap();
     assert_eq!(history[1].summary, format!("superseded by {new}"));
 }
 
@@ -115,7 +115,7 @@ fn expired_items_hide_stay_listable_and_purge_removes_them_with_audit(db: &TestD
     let listed = m.ids(json!({"query": "zeppelin", "mode": "fast", "include_expired": true}));
     assert!(listed.contains(&gone) && listed.contains(&live));
 
-    let dry = m.service.purge(true).unwrap();
+    let dry = m.service.lifecycle().purge(true).unwrap();
     assert_eq!((dry.dry_run, dry.purged), (true, 1));
     assert_eq!((dry.by_kind[0].kind.as_str(), dry.by_kind[0].items), ("pr_context", 1));
     assert_eq!(
@@ -124,14 +124,14 @@ fn expired_items_hide_stay_listable_and_purge_removes_them_with_audit(db: &TestD
         "dry run keeps"
     );
 
-    let done = m.service.purge(false).unwrap();
+    let done = m.service.lifecycle().purge(false).unwrap();
     assert_eq!((done.dry_run, done.purged), (false, 1));
     assert_eq!(m.ids(json!({"query": "zeppelin", "mode": "fast", "include_expired": true})), vec![live]);
     assert!(m.find(json!({"ids": [gone]})).hits.is_empty(), "removed for good");
     assert_eq!(m.operations(&gone), ["insert", "purge"]);
-    let history = m.service.audit(Some(uuid::Uuid::parse_str(&gone).unwrap()), None, 10).unwrap();
+    let history = m.service.audit().records(Some(uuid::Uuid::parse_str(&gone).unwrap()), None, 10).unwrap();
     assert_eq!(history[1].tool.as_deref(), Some("purge"));
-    assert_eq!(m.service.purge(false).unwrap().purged, 0, "nothing left to purge");
+    assert_eq!(m.service.lifecycle().purge(false).unwrap().purged, 0, "nothing left to purge");
 }
 
 fn each_kind_gets_its_lifetime_and_stale_runbooks_are_flagged(db: &TestDb) {
@@ -345,7 +345,7 @@ fn every_mutation_and_refusal_leaves_exactly_one_unchanging_audit_record(db: &Te
             6 => pick(&mut rng, &decisions).map(|old| json!({"kind": "decision", "supersedes": old, "data": {
                 "component": "c", "status": "proposed", "title": format!("replace {text} {step}"), "rationale": "r"}})),
             _ => {
-                expected += m.service.purge(false).unwrap().purged as usize;
+                expected += m.service.lifecycle().purge(false).unwrap().purged as usize;
                 None
             }
         };
@@ -365,7 +365,7 @@ fn every_mutation_and_refusal_leaves_exactly_one_unchanging_audit_record(db: &Te
                 if kind == "todo" { todos.push(id) } else { decisions.push(id) }
             }
         }
-        let trail = m.service.audit(None, None, 10_000).unwrap();
+        let trail = m.service.audit().records(None, None, 10_000).unwrap();
         assert_eq!(trail.len(), expected, "step {step}: one record per mutation and refusal");
         assert_eq!(&trail[..seen.len()], &seen[..], "step {step}: earlier records unchanged");
         seen = trail;

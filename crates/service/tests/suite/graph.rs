@@ -335,7 +335,7 @@ fn purging_an_expired_item_deletes_the_links_to_it(db: &TestDb) {
     ]));
     assert_eq!(r.summary.inserted, 3);
     let (api, proxy, rel) = (id_of(&r, 0), id_of(&r, 1), id_of(&r, 2));
-    let report = m.service.purge(false).unwrap();
+    let report = m.service.lifecycle().purge(false).unwrap();
     assert_eq!(report.purged, 1);
     let after = m.find(json!({"ids": [api, rel.clone(), proxy]}));
     assert_eq!(after.missing_ids.len(), 2, "the proxy is gone and so is the link to it");

@@ -3,7 +3,7 @@
 //! ingested again, edited and removed.
 
 use crate::common::memory;
-use cortex_service::seed::report::IngestReport;
+use cortex_service::ingest::report::IngestReport;
 use cortex_store::{Filters, StoredItem};
 use cortex_testdb::git::{commit, git};
 use cortex_testdb::{TestDb, per_backend};
@@ -119,7 +119,7 @@ fn adr_folder() -> tempfile::TempDir {
 }
 
 fn ingest(m: &crate::common::Memory, path: &Path) -> IngestReport {
-    m.service.ingest_files(&[path.to_path_buf()], false, &|_, _| {}).unwrap()
+    m.service.ingest().files(&[path.to_path_buf()], false, &|_, _| {}).unwrap()
 }
 
 /// Every item an ingest made, by `path` (and `#key` when the file has several).
@@ -139,7 +139,7 @@ fn ingested(db: &TestDb) -> BTreeMap<String, StoredItem> {
 }
 
 fn audit_count(m: &crate::common::Memory) -> usize {
-    m.service.audit(None, None, 100_000).unwrap().len()
+    m.service.audit().records(None, None, 100_000).unwrap().len()
 }
 
 fn adr_tools_records_become_decisions_and_a_second_run_writes_nothing(db: &TestDb) {
@@ -225,7 +225,7 @@ fn an_edited_record_updates_in_place_and_an_accepted_text_edit_is_refused(db: &T
     )
     .unwrap();
     let before = audit_count(&m);
-    let dry = m.service.ingest_files(std::slice::from_ref(&adr), true, &|_, _| {}).unwrap();
+    let dry = m.service.ingest().files(std::slice::from_ref(&adr), true, &|_, _| {}).unwrap();
     assert_eq!(dry.kinds["decision"].inserted, 1);
     assert_eq!(audit_count(&m), before);
 }
@@ -335,7 +335,7 @@ fn madr_records_a_changelog_and_docs(db: &TestDb) {
         ],
     );
     let paths = [dir.path().join("docs"), dir.path().join("CHANGELOG.md")];
-    let report = m.service.ingest_files(&paths, false, &|_, _| {}).unwrap();
+    let report = m.service.ingest().files(&paths, false, &|_, _| {}).unwrap();
     assert_eq!(report.kinds["decision"].inserted, 2, "{report:?}");
     assert_eq!(report.kinds["release"].inserted, 4);
     assert_eq!(report.kinds["section"].inserted, 3);
@@ -359,12 +359,12 @@ fn madr_records_a_changelog_and_docs(db: &TestDb) {
         ("Install", Some("Guide > Install"))
     );
 
-    let again = m.service.ingest_files(&paths, false, &|_, _| {}).unwrap();
+    let again = m.service.ingest().files(&paths, false, &|_, _| {}).unwrap();
     let total = again.total();
     assert_eq!((total.inserted, total.updated, total.deleted, total.unchanged), (0, 0, 0, 9), "{again:?}");
 
     // Ingesting the changelog alone leaves the docs' items alone.
-    let alone = m.service.ingest_files(&[dir.path().join("CHANGELOG.md")], false, &|_, _| {}).unwrap();
+    let alone = m.service.ingest().files(&[dir.path().join("CHANGELOG.md")], false, &|_, _| {}).unwrap();
     assert_eq!(alone.total().deleted, 0);
 }
 
@@ -378,7 +378,7 @@ fn a_git_history_becomes_one_change_per_commit_and_only_new_ones_later(db: &Test
     git(repo, &["tag", "v1"]);
     commit(repo, "c.txt", "docs: explain retries");
 
-    let report = m.service.ingest_git(repo, None, false, &|_, _| {}).unwrap();
+    let report = m.service.ingest().commits(repo, None, false, &|_, _| {}).unwrap();
     assert_eq!(report.kinds["change"].inserted, 3, "{report:?}");
     let items = ingested(db);
     let changes: Vec<&StoredItem> = items.values().collect();
@@ -391,15 +391,15 @@ fn a_git_history_becomes_one_change_per_commit_and_only_new_ones_later(db: &Test
     assert_eq!(feature.record.data["subject_ref"], &hash[..12]);
 
     let before = audit_count(&m);
-    let again = m.service.ingest_git(repo, None, false, &|_, _| {}).unwrap();
+    let again = m.service.ingest().commits(repo, None, false, &|_, _| {}).unwrap();
     assert_eq!((again.kinds["change"].inserted, again.kinds["change"].unchanged), (0, 3));
     assert_eq!(audit_count(&m), before, "nothing new on a re-run");
 
     commit(repo, "d.txt", "perf: cache the price list");
-    let since_tag = m.service.ingest_git(repo, Some("v1"), true, &|_, _| {}).unwrap();
+    let since_tag = m.service.ingest().commits(repo, Some("v1"), true, &|_, _| {}).unwrap();
     assert_eq!((since_tag.files, since_tag.kinds["change"].inserted), (2, 1), "{since_tag:?}");
-    let later = m.service.ingest_git(repo, None, false, &|_, _| {}).unwrap();
+    let later = m.service.ingest().commits(repo, None, false, &|_, _| {}).unwrap();
     assert_eq!((later.kinds["change"].inserted, later.kinds["change"].unchanged), (1, 3));
-    let err = m.service.ingest_git(repo, Some("no-such-ref"), false, &|_, _| {}).unwrap_err();
+    let err = m.service.ingest().commits(repo, Some("no-such-ref"), false, &|_, _| {}).unwrap_err();
     assert!(err.to_string().contains("no-such-ref"), "{err}");
 }

@@ -45,7 +45,7 @@ fn found(service: &MemoryService, args: Value) -> BTreeSet<String> {
     let mut args = args;
     args["mode"] = json!("fast");
     args["limit"] = json!(50);
-    service.find(&args).unwrap().hits.into_iter().map(|h| h.id.to_string()).collect()
+    service.memory_find().find(&args).unwrap().hits.into_iter().map(|h| h.id.to_string()).collect()
 }
 
 fn set(ids: &[&String]) -> BTreeSet<String> {
@@ -121,10 +121,11 @@ fn an_index_left_behind_catches_up_from_the_change_log(db: &TestDb) {
     let other = open(db, None);
     let new = stored_ids(&other, json!([section("Gateway timeouts", "raise the gateway timeout to 30 s")]));
     other
+        .memory_store()
         .store(&json!({"items": [{"operation": "upsert", "id": ids[0], "kind": "section",
             "data": {"title": "Kafka partitions", "body": "rebalance the partitions"}}]}))
         .unwrap();
-    other.store(&json!({"items": [{"operation": "delete", "id": ids[1]}]})).unwrap();
+    other.memory_store().store(&json!({"items": [{"operation": "delete", "id": ids[1]}]})).unwrap();
     let reopened = open(db, folder(dir.path()));
     assert_eq!(found(&reopened, json!({"query": "gateway"})), set(&[&new[0]]), "insert in, delete out");
     assert_eq!(found(&reopened, json!({"query": "consumer"})), BTreeSet::new(), "the old words are gone");
@@ -140,7 +141,7 @@ fn two_processes_on_one_index_find_each_others_writes(db: &TestDb) {
     assert_eq!(found(&b, json!({"query": "flamingo"})), set(&[&first[0]]), "b finds a's write");
     let second = stored_ids(&b, json!([section("Flamingo rollback", "how to turn the flamingo flag off")]));
     assert_eq!(found(&a, json!({"query": "flamingo"})), set(&[&first[0], &second[0]]), "a finds b's write");
-    a.store(&json!({"items": [{"operation": "delete", "id": first[0]}]})).unwrap();
+    a.memory_store().store(&json!({"items": [{"operation": "delete", "id": first[0]}]})).unwrap();
     assert_eq!(
         found(&b, json!({"query": "flamingo"})),
         set(&[&second[0]]),
@@ -161,7 +162,7 @@ fn a_closing_service_commits_what_its_finds_read(db: &TestDb) {
         json!([section("Heron queue", "the heron queue drains at night"), section("Egret", "egret heron")]),
     );
     assert_eq!(found(&service, json!({"query": "heron"})), set(&[&ids[0], &ids[1]]));
-    service.store(&json!({"items": [{"operation": "delete", "id": ids[1]}]})).unwrap();
+    service.memory_store().store(&json!({"items": [{"operation": "delete", "id": ids[1]}]})).unwrap();
     assert_eq!(
         found(&service, json!({"query": "heron"})),
         set(&[&ids[0]]),
@@ -272,7 +273,7 @@ fn a_corrupted_index_never_answers_empty(db: &TestDb) {
     assert_eq!(found(&serving, json!({"query": "webhook"})), set(&[&ids[0]]), "while serving");
     let more = stored_ids(&serving, json!([section("Pangolin", "nightly pangolin snapshot")]));
     assert_eq!(found(&serving, json!({"query": "pangolin"})), set(&[&more[0]]), "a new write too");
-    let rebuilt = serving.reindex_lexical(&mut |_, _| {}).unwrap();
+    let rebuilt = serving.indexes().reindex_lexical(&mut |_, _| {}).unwrap();
     assert_eq!(rebuilt.items, 2, "reindex --lexical rebuilt it: {rebuilt:?}");
     assert_eq!(found(&serving, json!({"query": "webhook"})), set(&[&ids[0]]), "after the rebuild");
     drop(serving);
@@ -302,19 +303,19 @@ fn a_readable_but_damaged_index_is_named_and_repaired(db: &TestDb) {
     let ids = [committed_note(db, dir.path())];
     flip_a_norm(&dir.path().join("lexical"));
     let damaged = open(db, folder(dir.path()));
-    let status = damaged.doctor(&Default::default()).unwrap().lexical_search;
+    let status = damaged.administration().doctor(&Default::default()).unwrap().lexical_search;
     assert!(status.starts_with("damaged:") && status.contains("fail their checksum"), "{status}");
     assert!(status.contains("cortex reindex --lexical"), "{status}");
-    let rebuilt = damaged.reindex_lexical(&mut |_, _| {}).unwrap();
+    let rebuilt = damaged.indexes().reindex_lexical(&mut |_, _| {}).unwrap();
     assert_eq!(rebuilt.items, 1);
-    let status = damaged.doctor(&Default::default()).unwrap().lexical_search;
+    let status = damaged.administration().doctor(&Default::default()).unwrap().lexical_search;
     assert!(status.starts_with("enabled: BM25 index"), "{status}");
     assert_eq!(found(&damaged, json!({"query": "webhook"})), set(&[&ids[0]]));
 }
 
 /// With no index, finds ask the database: `doctor` names that database's own search.
 fn without_an_index_doctor_names_the_databases_own_search(db: &TestDb) {
-    let status = open(db, None).doctor(&Default::default()).unwrap().lexical_search;
+    let status = open(db, None).administration().doctor(&Default::default()).unwrap().lexical_search;
     let (own, other) = match db.backend() {
         Backend::Sqlite => ("SQLite FTS5 BM25", "PostgreSQL"),
         Backend::Postgres => ("PostgreSQL tsvector, ts_rank", "SQLite"),

@@ -25,16 +25,17 @@ fn a_deleted_item_is_restored_and_audited(db: &TestDb) {
     let mut alice = m.service.local_caller();
     alice.actor = Some("alice".into());
     let alice = m.service.for_caller(&alice);
-    let deleted = alice.store(&json!({"items": [{"operation": "delete", "id": id}]})).unwrap();
+    let deleted = alice.memory_store().store(&json!({"items": [{"operation": "delete", "id": id}]})).unwrap();
     assert_eq!(deleted.results[0].status, ItemStatus::Deleted);
     assert!(m.ids(json!({"query": "quokka"})).is_empty());
-    let listed = m.service.recently_deleted(0, 10).unwrap();
+    let listed = m.service.lifecycle().recently_deleted(0, 10).unwrap();
     assert_eq!(listed.items.len(), 1);
     let item = &listed.items[0];
     assert_eq!((item.id.to_string(), item.title.as_str()), (id.clone(), "Quokka rotation"));
     assert_eq!(item.deleted_by.as_deref(), Some("alice"));
 
-    let restored = alice.store(&json!({"items": [{"operation": "restore", "id": id}]})).unwrap();
+    let restored =
+        alice.memory_store().store(&json!({"items": [{"operation": "restore", "id": id}]})).unwrap();
     let result = &restored.results[0];
     assert_eq!((result.status, result.id.as_deref()), (ItemStatus::Updated, Some(id.as_str())), "{result:?}");
     assert!(result.reason.as_deref().unwrap_or_default().contains("restored"), "{result:?}");
@@ -42,12 +43,15 @@ fn a_deleted_item_is_restored_and_audited(db: &TestDb) {
     let hit = &m.find(json!({"ids": [id], "detail": "full"})).hits[0];
     assert_eq!(hit.title, "Quokka rotation");
     assert_eq!(m.operations(&id), ["insert", "delete", "restore"]);
-    assert!(m.service.recently_deleted(0, 10).unwrap().items.is_empty(), "restored: no longer listed");
+    assert!(
+        m.service.lifecycle().recently_deleted(0, 10).unwrap().items.is_empty(),
+        "restored: no longer listed"
+    );
     let uuid = uuid::Uuid::parse_str(&id).unwrap();
     let actors: Vec<Option<String>> =
-        m.service.audit(Some(uuid), None, 10).unwrap().into_iter().map(|r| r.actor).collect();
+        m.service.audit().records(Some(uuid), None, 10).unwrap().into_iter().map(|r| r.actor).collect();
     assert_eq!(actors, [Some("bob".into()), Some("alice".into()), Some("alice".into())]);
-    assert!(m.service.verify_audit(&Default::default()).unwrap().ok, "the chain holds");
+    assert!(m.service.audit().verify(&Default::default()).unwrap().ok, "the chain holds");
 
     let again = m.store(json!([{"operation": "restore", "id": id}]));
     assert_eq!(again.results[0].status, ItemStatus::Updated);
@@ -59,7 +63,7 @@ fn a_deleted_item_is_restored_and_audited(db: &TestDb) {
     assert_eq!(missing.results[0].status, ItemStatus::ValidationError);
     let wrong_kind = m.store(json!([{"operation": "restore", "id": id, "kind": "todo"}]));
     assert_eq!(wrong_kind.results[0].status, ItemStatus::ValidationError);
-    let no_id = m.service.store(&json!({"items": [{"operation": "restore"}]})).unwrap();
+    let no_id = m.service.memory_store().store(&json!({"items": [{"operation": "restore"}]})).unwrap();
     assert_eq!(no_id.results[0].error.as_ref().unwrap().field, "items[0].id");
 }
 
@@ -118,16 +122,18 @@ fn a_key_cannot_restore_what_it_cannot_see(db: &TestDb) {
     let key = m.service.for_caller(
         &Caller::for_key(Bound { org: "acme".into(), projects: vec!["api".into()] }, None, None).unwrap(),
     );
-    let refused = key.store(&json!({"items": [{"operation": "restore", "id": other}]})).unwrap();
+    let refused =
+        key.memory_store().store(&json!({"items": [{"operation": "restore", "id": other}]})).unwrap();
     assert_eq!(refused.results[0].status, ItemStatus::ValidationError);
     let unknown = uuid::Uuid::now_v7().to_string();
-    let missing = key.store(&json!({"items": [{"operation": "restore", "id": unknown}]})).unwrap();
+    let missing =
+        key.memory_store().store(&json!({"items": [{"operation": "restore", "id": unknown}]})).unwrap();
     let (a, b) = (refused.results[0].error.as_ref().unwrap(), missing.results[0].error.as_ref().unwrap());
     assert_eq!(a.code, b.code, "the same answer as for an id that names nothing");
     assert!(
-        key.recently_deleted(0, 10).unwrap().items.is_empty(),
+        key.lifecycle().recently_deleted(0, 10).unwrap().items.is_empty(),
         "another tenant's deletions are not listed"
     );
-    assert_eq!(m.service.recently_deleted(0, 10).unwrap().items.len(), 1);
+    assert_eq!(m.service.lifecycle().recently_deleted(0, 10).unwrap().items.len(), 1);
     assert_eq!(m.operations(&other), ["insert", "delete"], "nothing written");
 }

@@ -48,7 +48,7 @@ fn ids(r: &FindResponse) -> Vec<String> {
 }
 
 fn store(m: &MemoryService, items: Value) -> Vec<String> {
-    let r = m.store(&json!({ "items": items })).unwrap();
+    let r = m.memory_store().store(&json!({ "items": items })).unwrap();
     r.results.iter().map(|x| x.id.clone().unwrap_or_default()).collect()
 }
 
@@ -66,9 +66,9 @@ fn a_paraphrase_is_found_by_auto_but_not_by_fast(db: &TestDb) {
             {"kind": "runbook", "data": {"title": "Rotate TLS certificates", "service": "gateway", "steps": [{"description": "renew with certbot"}]}},
         ]),
     );
-    let fast = m.find(&json!({"query": PARAPHRASE, "mode": "fast"})).unwrap();
+    let fast = m.memory_find().find(&json!({"query": PARAPHRASE, "mode": "fast"})).unwrap();
     assert!(!ids(&fast).contains(&stored[0]), "lexical alone cannot see it");
-    let auto = m.find(&json!({"query": PARAPHRASE})).unwrap();
+    let auto = m.memory_find().find(&json!({"query": PARAPHRASE})).unwrap();
     assert_eq!(auto.route_used, "hybrid");
     assert_eq!(
         auto.hits[0].id.to_string(),
@@ -85,9 +85,10 @@ fn the_index_follows_updates_deletes_and_other_processes(db: &TestDb) {
     let b = open(db, local());
     let id = store(&a, json!([{"kind": "section", "content": SESSIONS}])).remove(0);
     // b warms its index, then a changes the item's meaning: b must see the new text.
-    assert_eq!(b.find(&json!({"query": PARAPHRASE})).unwrap().hits[0].id.to_string(), id);
-    a.store(&json!({"items": [{"kind": "section", "id": id, "content": "Quarterly budget planning happens in March."}]})).unwrap();
-    let after_update = b.find(&json!({"query": "when do we plan the budget for the quarter"})).unwrap();
+    assert_eq!(b.memory_find().find(&json!({"query": PARAPHRASE})).unwrap().hits[0].id.to_string(), id);
+    a.memory_store().store(&json!({"items": [{"kind": "section", "id": id, "content": "Quarterly budget planning happens in March."}]})).unwrap();
+    let after_update =
+        b.memory_find().find(&json!({"query": "when do we plan the budget for the quarter"})).unwrap();
     assert_eq!(after_update.hits[0].id.to_string(), id);
     // A new item written by a, found by b's dense route.
     let new_id = store(
@@ -95,17 +96,19 @@ fn the_index_follows_updates_deletes_and_other_processes(db: &TestDb) {
         json!([{"kind": "section", "content": "Kubernetes pods restart when memory limits are exceeded."}]),
     )
     .remove(0);
-    let found = b.find(&json!({"query": "containers get killed for using too much RAM"})).unwrap();
+    let found =
+        b.memory_find().find(&json!({"query": "containers get killed for using too much RAM"})).unwrap();
     assert_eq!(found.hits[0].id.to_string(), new_id);
-    a.store(&json!({"items": [{"operation": "delete", "id": new_id}]})).unwrap();
-    let gone = b.find(&json!({"query": "containers get killed for using too much RAM"})).unwrap();
+    a.memory_store().store(&json!({"items": [{"operation": "delete", "id": new_id}]})).unwrap();
+    let gone =
+        b.memory_find().find(&json!({"query": "containers get killed for using too much RAM"})).unwrap();
     assert!(!ids(&gone).contains(&new_id));
 }
 
 /// How many vectors `m`'s in-process index holds (after bringing it up to date), as `doctor`
 /// reports it.
 fn vectors_indexed(m: &MemoryService) -> usize {
-    let report = m.doctor(&cortex_service::audit::VerifyOptions::default()).unwrap();
+    let report = m.administration().doctor(&cortex_service::audit::VerifyOptions::default()).unwrap();
     let status = report.semantic_search;
     let (before, _) = status.split_once(" vectors indexed").unwrap_or_else(|| panic!("{status}"));
     before.rsplit(' ').next().unwrap().parse().unwrap()
@@ -127,7 +130,7 @@ fn the_index_sees_imports_reembeddings_and_purges_by_other_processes(db: &TestDb
         &source,
         json!([{"kind": "section", "content": SESSIONS}, {"kind": "section", "content": CERTS}, {"kind": "section", "content": "Old release notes of version 1.2, expired long ago."}]),
     );
-    let mut lines = source.export_page(None, 10).unwrap();
+    let mut lines = source.transfer().export_page(None, 10).unwrap();
     lines.sort_by_key(|l| l.body.clone());
     let [expired, certs, sessions]: [_; 3] = lines.try_into().map_err(|_| "three lines").unwrap();
     assert!(expired.body.starts_with("Old release") && sessions.body.starts_with("We moved"));
@@ -148,7 +151,11 @@ fn the_index_sees_imports_reembeddings_and_purges_by_other_processes(db: &TestDb
     )
     .remove(0);
     assert_eq!(
-        server.find(&json!({"query": "containers get killed for using too much RAM"})).unwrap().hits[0]
+        server
+            .memory_find()
+            .find(&json!({"query": "containers get killed for using too much RAM"}))
+            .unwrap()
+            .hits[0]
             .id
             .to_string(),
         fresh
@@ -157,20 +164,20 @@ fn the_index_sees_imports_reembeddings_and_purges_by_other_processes(db: &TestDb
 
     // Another process imports: the server finds the imported item by meaning.
     let other = open(db, local());
-    assert_eq!(other.import_batch(vec![sessions, certs, expired]).unwrap(), (3, 0));
-    let found = server.find(&json!({"query": PARAPHRASE})).unwrap();
+    assert_eq!(other.transfer().import_batch(vec![sessions, certs, expired]).unwrap(), (3, 0));
+    let found = server.memory_find().find(&json!({"query": PARAPHRASE})).unwrap();
     // Not a word in common: only the dense route finds it (an old item, it may rank lower).
     assert!(ids(&found).contains(&sessions_id), "{:?}", ids(&found));
     assert_eq!(vectors_indexed(&server), 3, "the certificates item came without a vector");
 
     // Another process re-embeds: the item that had no vector is found by meaning.
-    other.reindex(|_, _| {}).unwrap();
-    let found = server.find(&json!({"query": CERTS_QUERY})).unwrap();
+    other.indexes().reindex_vectors(|_, _| {}).unwrap();
+    let found = server.memory_find().find(&json!({"query": CERTS_QUERY})).unwrap();
     assert!(ids(&found).contains(&certs_id), "{:?}", ids(&found));
     assert_eq!(vectors_indexed(&server), 4);
 
     // Another process purges the expired item: its vector leaves the server's index.
-    assert_eq!(other.purge(false).unwrap().purged, 1);
+    assert_eq!(other.lifecycle().purge(false).unwrap().purged, 1);
     assert_eq!(vectors_indexed(&server), 3);
 }
 
@@ -184,18 +191,21 @@ fn the_dense_route_respects_scope_and_filters(db: &TestDb) {
         json!([{"kind": "todo", "data": {"title": "Move login sessions out of Redis", "status": "open"}}]),
     )
     .remove(0);
-    let r = m.find(&json!({"query": PARAPHRASE})).unwrap();
+    let r = m.memory_find().find(&json!({"query": PARAPHRASE})).unwrap();
     assert!(!ids(&r).contains(&other_branch), "branch isolation holds for dense hits");
-    let decisions = m.find(&json!({"query": PARAPHRASE, "types": ["decision"], "widen": "project"})).unwrap();
+    let decisions = m
+        .memory_find()
+        .find(&json!({"query": PARAPHRASE, "types": ["decision"], "widen": "project"}))
+        .unwrap();
     assert!(decisions.hits.is_empty(), "kind filter holds for dense hits");
-    let widened = m.find(&json!({"query": PARAPHRASE, "widen": "project"})).unwrap();
+    let widened = m.memory_find().find(&json!({"query": PARAPHRASE, "widen": "project"})).unwrap();
     assert!(ids(&widened).contains(&other_branch) && ids(&widened).contains(&todo));
 }
 
 fn the_none_embedder_works_end_to_end_and_says_so(db: &TestDb) {
     let m = open(db, EmbedderChoice::None);
     let id = store(&m, json!([{"kind": "section", "content": SESSIONS}])).remove(0);
-    let r = m.find(&json!({"query": "redis sessions"})).unwrap();
+    let r = m.memory_find().find(&json!({"query": "redis sessions"})).unwrap();
     assert_eq!((r.route_used.as_str(), r.hits[0].id.to_string()), ("lexical", id.clone()));
     assert!(r.notes.iter().any(|n| n.contains("CORTEX_EMBEDDER")), "{:?}", r.notes);
 }
@@ -206,9 +216,9 @@ fn a_missing_model_is_a_clear_note_not_a_crash(db: &TestDb) {
         db,
         EmbedderChoice::Local { model_dir: dir.path().join("no-model"), precision: Default::default() },
     );
-    let r = m.store(&json!({"items": [{"kind": "section", "content": SESSIONS}]})).unwrap();
+    let r = m.memory_store().store(&json!({"items": [{"kind": "section", "content": SESSIONS}]})).unwrap();
     assert_eq!(r.results[0].status, ItemStatus::Inserted, "storing works without vectors");
-    let found = m.find(&json!({"query": "redis sessions"})).unwrap();
+    let found = m.memory_find().find(&json!({"query": "redis sessions"})).unwrap();
     assert_eq!(found.hits.len(), 1);
     assert!(found.notes.iter().any(|n| n.contains("cortex model install")), "{:?}", found.notes);
 }
@@ -216,7 +226,7 @@ fn a_missing_model_is_a_clear_note_not_a_crash(db: &TestDb) {
 fn unrelated_queries_find_nothing_densely(db: &TestDb) {
     let m = open(db, local());
     store(&m, json!([{"kind": "section", "content": "kubernetes cluster upgrade procedure"}]));
-    let r = m.find(&json!({"query": "zzqxw vlorp"})).unwrap();
+    let r = m.memory_find().find(&json!({"query": "zzqxw vlorp"})).unwrap();
     assert!(
         r.hits.is_empty(),
         "{:?}",
@@ -233,7 +243,7 @@ fn a_paraphrase_of_a_stored_item_is_a_near_duplicate_and_unrelated_text_is_not(d
     )
     .remove(0);
     let r = m
-        .store(&json!({"items": [
+        .memory_store().store(&json!({"items": [
             {"kind": "decision", "content": "User sessions were moved from Redis to PostgreSQL."},
             {"kind": "decision", "content": "The billing worker runs every night at two."},
             {"kind": "section", "content": "User sessions were moved from Redis to PostgreSQL."},
@@ -261,6 +271,7 @@ fn a_new_version_that_reads_like_the_item_it_supersedes_replaces_it(db: &TestDb)
     )
     .remove(0);
     let r = m
+        .memory_store()
         .store(&json!({"items": [{"kind": "decision", "supersedes": old,
             "content": "User sessions were moved from Redis to PostgreSQL, with a one-day TTL."}]}))
         .unwrap();
@@ -268,7 +279,7 @@ fn a_new_version_that_reads_like_the_item_it_supersedes_replaces_it(db: &TestDb)
     let new = r.results[0].id.clone().unwrap();
     // The old version left the live items: the next paraphrase duplicates the new one.
     let again = m
-        .store(&json!({"items": [{"kind": "decision", "content": "User sessions were moved from Redis to PostgreSQL."}]}))
+        .memory_store().store(&json!({"items": [{"kind": "decision", "content": "User sessions were moved from Redis to PostgreSQL."}]}))
         .unwrap();
     assert_eq!(again.results[0].status, ItemStatus::SkippedDedupe);
     assert_eq!(again.results[0].existing_id.as_deref(), Some(new.as_str()));
@@ -277,6 +288,7 @@ fn a_new_version_that_reads_like_the_item_it_supersedes_replaces_it(db: &TestDb)
 fn near_duplicates_inside_one_batch_are_caught(db: &TestDb) {
     let m = open(db, local());
     let r = m
+        .memory_store()
         .store(&json!({"items": [
             {"kind": "todo", "content": "Rotate the vault tokens every month."},
             {"kind": "todo", "content": "Every month, rotate the vault tokens."},
@@ -295,6 +307,7 @@ fn a_near_duplicate_of_a_batch_item_that_was_itself_a_duplicate_names_the_stored
     )
     .remove(0);
     let r = m
+        .memory_store()
         .store(&json!({"items": [
             // Unlike the stored text, so no near-duplicate; but its idempotency key is taken,
             // which only the write transaction finds out.
@@ -319,17 +332,18 @@ fn a_find_past_its_deadline_answers_with_what_it_has_and_says_so(db: &TestDb) {
     let mut config = Config::new(db.target().clone(), scope, local());
     let on_time = MemoryService::open(&config).unwrap();
     on_time
+        .memory_store()
         .store(
             &json!({"items": [{"kind": "section", "content": "Rotate the TLS certificates with certbot"}]}),
         )
         .unwrap();
-    let found = on_time.find(&json!({"query": "certbot certificates"})).unwrap();
+    let found = on_time.memory_find().find(&json!({"query": "certbot certificates"})).unwrap();
     assert_eq!(found.route_used, "hybrid");
     assert!(found.notes.iter().all(|n| !n.contains("deadline")), "{:?}", found.notes);
 
     config.find_deadline = std::time::Duration::ZERO;
     let late = MemoryService::open(&config).unwrap();
-    let found = late.find(&json!({"query": "certbot certificates", "expand": "all"})).unwrap();
+    let found = late.memory_find().find(&json!({"query": "certbot certificates", "expand": "all"})).unwrap();
     assert_eq!((found.hits.len(), found.route_used.as_str()), (1, "lexical"));
     let notes = found.notes.join(" | ");
     for left_out in ["semantic search did not finish", "no suggestions", "not expanded"] {
@@ -362,9 +376,9 @@ fn the_reply_to_a_matching_turn_comes_with_it_in_auto_not_in_fast(db: &TestDb) {
         ]),
     );
     let query = "which musical instruments are played";
-    let fast = m.find(&json!({"query": query, "mode": "fast"})).unwrap();
+    let fast = m.memory_find().find(&json!({"query": query, "mode": "fast"})).unwrap();
     assert_eq!(fast.hits[0].id.to_string(), talk[0]);
     assert!(!ids(&fast).contains(&talk[1]), "the reply shares no word with the question");
-    let auto = m.find(&json!({"query": query})).unwrap();
+    let auto = m.memory_find().find(&json!({"query": query})).unwrap();
     assert_eq!(&ids(&auto)[..2], &talk[..2], "{:?}", auto.hits.iter().map(|h| &h.title).collect::<Vec<_>>());
 }

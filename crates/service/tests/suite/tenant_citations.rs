@@ -28,7 +28,7 @@ fn relation(scope: Value, from: &str, to: &str, relation_type: &str) -> Value {
 
 /// Each hit's id with its score and citations part, best first.
 fn ranked(service: &MemoryService, args: Value) -> Vec<(String, f64, f64)> {
-    let r: FindResponse = service.find(&args).unwrap();
+    let r: FindResponse = service.memory_find().find(&args).unwrap();
     r.hits
         .into_iter()
         .map(|h| {

@@ -44,7 +44,7 @@ fn open(db: &TestDb, embedder: EmbedderChoice) -> MemoryService {
 }
 
 fn store(service: &MemoryService, items: Value) -> StoreResponse {
-    service.store(&json!({ "items": items })).unwrap()
+    service.memory_store().store(&json!({ "items": items })).unwrap()
 }
 
 fn ids(r: &StoreResponse) -> Vec<String> {
@@ -94,7 +94,7 @@ fn acme_api() -> Caller {
 
 /// Every stored field of the items outside the key's reach, as the local user exports them.
 fn outside_export(s: &Seeded) -> String {
-    let lines = s.local.export_page(None, 10_000).unwrap();
+    let lines = s.local.transfer().export_page(None, 10_000).unwrap();
     let outside: Vec<String> = lines
         .iter()
         .filter(|l| s.outside.contains(&l.id.to_string()))
@@ -130,7 +130,7 @@ fn assert_nothing_outside(s: &Seeded, r: &FindResponse) {
 }
 
 fn find(service: &MemoryService, args: Value) -> FindResponse {
-    service.find(&args).unwrap_or_else(|e| panic!("{args}: {e}"))
+    service.memory_find().find(&args).unwrap_or_else(|e| panic!("{args}: {e}"))
 }
 
 fn finds_by_query_never_show_another_tenant(db: &TestDb) {
@@ -158,7 +158,7 @@ fn finds_by_query_never_show_another_tenant(db: &TestDb) {
     assert!(s.outside.iter().any(|id| all.hits.iter().any(|h| &h.id.to_string() == id)));
     // Naming another tenant's scope is refused, saying why.
     for scope in [json!({"org": "globex"}), json!({"org": "acme", "project": "web"})] {
-        match key.find(&json!({"query": "webhook", "scope": scope})) {
+        match key.memory_find().find(&json!({"query": "webhook", "scope": scope})) {
             Err(ServiceError::Invalid(e)) => assert_eq!(e.code.as_str(), "forbidden_scope", "{e:?}"),
             other => panic!("{scope}: {other:?}"),
         }
@@ -179,14 +179,14 @@ fn reads_by_id_history_and_briefing_of_another_tenant_find_nothing(db: &TestDb) 
     assert_nothing_outside(&s, &r);
     for id in &s.outside {
         let id = uuid::Uuid::parse_str(id).unwrap();
-        assert!(key.audit(Some(id), None, 100).unwrap().is_empty(), "history of {id}");
-        assert!(!s.local.audit(Some(id), None, 100).unwrap().is_empty(), "the local user sees it");
+        assert!(key.audit().records(Some(id), None, 100).unwrap().is_empty(), "history of {id}");
+        assert!(!s.local.audit().records(Some(id), None, 100).unwrap().is_empty(), "the local user sees it");
     }
-    let briefing = key.context(None, 4_000).unwrap();
+    let briefing = key.briefing().context(None, 4_000).unwrap();
     assert!(briefing.contains("exponential backoff"), "{briefing}");
     assert!(!briefing.contains("zanzibar") && !briefing.contains("console"), "{briefing}");
     let globex = cortex_domain::Scope { org: Some("globex".into()), ..Default::default() };
-    assert!(matches!(key.context(Some(&globex), 4_000), Err(ServiceError::Invalid(_))));
+    assert!(matches!(key.briefing().context(Some(&globex), 4_000), Err(ServiceError::Invalid(_))));
 }
 
 fn writes_naming_another_tenant_change_nothing(db: &TestDb) {
@@ -284,7 +284,7 @@ fn cursors_suggestions_and_spelling_stay_inside_the_tenant(db: &TestDb) {
     // A cursor from globex's pages, replayed by acme's key.
     let first = find(&globex_key, json!({"query": "webhook", "limit": 1}));
     let cursor = first.next_cursor.clone().expect("globex has more than one page");
-    match key.find(&json!({"query": "webhook", "limit": 1, "cursor": cursor})) {
+    match key.memory_find().find(&json!({"query": "webhook", "limit": 1, "cursor": cursor})) {
         Ok(r) => assert_nothing_outside(&s, &r),
         Err(ServiceError::Invalid(e)) => assert_eq!(e.code.as_str(), "bad_cursor"),
         Err(e) => panic!("{e}"),
@@ -452,7 +452,7 @@ fn a_callers_actor_is_recorded_unless_the_item_names_its_own(db: &TestDb) {
         ]),
     );
     let [mine, named] = [0, 1].map(|i| r.results[i].id.clone().unwrap().parse().unwrap());
-    let actor = |id| s.local.audit(Some(id), None, 10).unwrap()[0].actor.clone();
+    let actor = |id| s.local.audit().records(Some(id), None, 10).unwrap()[0].actor.clone();
     assert_eq!(actor(mine).as_deref(), Some("oauth:alice (client claude)"));
     assert_eq!(actor(named).as_deref(), Some("agent:reviewer"));
     // A key's holder names no actor: the trail records none, as before.

@@ -27,11 +27,11 @@ pub fn open_at(db: &TestDb, branch: &str) -> MemoryService {
 
 impl Memory {
     pub fn store(&self, items: Value) -> StoreResponse {
-        self.service.store(&json!({ "items": items })).unwrap()
+        self.service.memory_store().store(&json!({ "items": items })).unwrap()
     }
 
     pub fn find(&self, args: Value) -> FindResponse {
-        self.service.find(&args).unwrap()
+        self.service.memory_find().find(&args).unwrap()
     }
 
     pub fn ids(&self, args: Value) -> Vec<String> {
@@ -41,7 +41,7 @@ impl Memory {
     /// The audit operations recorded for one item, oldest first.
     pub fn operations(&self, id: &str) -> Vec<String> {
         let id = uuid::Uuid::parse_str(id).unwrap();
-        self.service.audit(Some(id), None, 100).unwrap().into_iter().map(|r| r.operation).collect()
+        self.service.audit().records(Some(id), None, 100).unwrap().into_iter().map(|r| r.operation).collect()
     }
 }
 
@@ -56,7 +56,7 @@ pub fn at(org: &str, project: &str) -> Value {
 
 /// Stores `items` through `service`; the id of each, every one of which must be stored.
 pub fn stored_ids(service: &MemoryService, items: Value) -> Vec<String> {
-    let r = service.store(&json!({ "items": items })).unwrap();
+    let r = service.memory_store().store(&json!({ "items": items })).unwrap();
     r.results.iter().map(|x| x.id.clone().unwrap_or_else(|| panic!("not stored: {x:?}"))).collect()
 }
 

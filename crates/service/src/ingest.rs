@@ -1,0 +1,187 @@
+//! `cortex ingest`: a project's decision records, changelog, docs and commits into memory.
+//! It feeds the store flow (`crate::memory_store`): every item goes through
+//! [`crate::MemoryStore::store`], so validation, governance and the audit trail apply exactly as
+//! to an agent's `memory_store`.
+//!
+//! Files stay the source of truth, and running again is safe. Each item carries its source
+//! in `metadata.ingest` (`from`: `files` or `git`; `root`; the file's `path`; the `key` of
+//! the item within it; the `hash` of what the file made of it). A run lists the items earlier
+//! runs made (`plan`) and compares: an unchanged item is not written at all (no audit
+//! record), a changed one is updated in place (same id), a new one inserted, and the items of
+//! files that are gone from what the run covers are deleted. No store method was added: the
+//! listing is the store's `recent` read, filtered on the metadata here.
+//!
+//! - [`files`]: which files, and the paths they are known by
+//! - [`plan`]: what each item needs (insert, update, nothing, delete) and the supersedes
+//! - [`export`]: the memory as Markdown files (`cortex export --markdown`), which ingest reads back
+//! - [`apply`]: the writes, through the store flow, and the report of each result
+//! - [`foresee`]: a dry run's writes checked as the store flow would, nothing written
+//! - [`link`]: a supersede between two records stored before
+//! - [`git`]: the commits of a repository, read with gix
+//! - [`report`]: what a run did
+
+mod apply;
+mod export;
+mod files;
+mod foresee;
+mod git;
+mod link;
+mod plan;
+pub mod report;
+
+use crate::{MemoryService, Result};
+use cortex_domain::Kind;
+use cortex_domain::sources::{self, SourceItem};
+use plan::Wanted;
+use report::{IngestReport, Passed};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// `cortex ingest` and `cortex export --markdown` as one caller is served (see the module doc); made by
+/// [`MemoryService::ingest`].
+pub struct Ingest<'a> {
+    pub(crate) service: &'a MemoryService,
+}
+
+/// How far a run's writes have come: `(done, total)`, for a progress bar.
+pub type Progress<'a> = &'a dyn Fn(u64, u64);
+
+impl Ingest<'_> {
+    /// Reads the Markdown files under `paths` into decisions, releases and sections, and
+    /// brings the memory in line with them (nothing is written with `dry_run`).
+    pub fn files(&self, paths: &[PathBuf], dry_run: bool, progress: Progress<'_>) -> Result<IngestReport> {
+        let mut report = IngestReport { dry_run, ..IngestReport::default() };
+        let mut by_root: BTreeMap<String, Vec<files::Walked>> = BTreeMap::new();
+        for path in paths {
+            let walked = files::walk(path)?;
+            by_root.entry(walked.root.clone()).or_default().push(walked);
+        }
+        let component = self.service.inferred.scope.project.clone().unwrap_or_else(|| "project".into());
+        for (root, walks) in by_root {
+            let mut wanted: BTreeMap<(String, String), Wanted> = BTreeMap::new();
+            let mut seen = std::collections::HashSet::new();
+            for (path, file) in walks.iter().flat_map(|w| w.files.iter()) {
+                // Two PATHs may hold the same file (`docs` and `docs/adr`): read once.
+                if !seen.insert(path.as_str()) {
+                    continue;
+                }
+                report.files += 1;
+                match read(file, path, &component) {
+                    Ok(items) => {
+                        for item in items {
+                            let w = Wanted::new(path, item);
+                            wanted.insert((path.clone(), w.item.key.clone()), w);
+                        }
+                    }
+                    Err(Unread::Passed(reason)) => {
+                        report.passed_over.push(Passed { path: path.clone(), reason })
+                    }
+                    // An exported file that cannot be read back was edited wrongly: none of its
+                    // edits are made, so the run says so as a refusal (exit 2).
+                    Err(Unread::Broken(message)) => report.refused.push(report::Refusal {
+                        path: path.clone(),
+                        key: String::new(),
+                        code: cortex_domain::ErrorCode::InvalidValue.as_str().into(),
+                        message,
+                        human_hint: "fix the line named (or export again over it); an exported file keeps \
+                                     its cortex_id front matter, or its `<!-- cortex: {…} -->` line under \
+                                     each version heading"
+                            .into(),
+                    }),
+                }
+            }
+            // Any kind: an exported file may hold any (a run deletes only what files made).
+            let existing = self.ingested(plan::FROM_FILES, &root, &Kind::ALL)?;
+            let mut wanted: Vec<Wanted> = wanted.into_values().collect();
+            self.match_exported(&mut wanted)?;
+            let plan =
+                plan::plan(&wanted, existing, |path| walks.iter().any(|w| w.covers(path)), &mut report);
+            self.apply(plan::FROM_FILES, &root, &wanted, plan, &mut report, progress)?;
+        }
+        Ok(report)
+    }
+
+    /// One `change` per commit of the repository at `repo` (the checkout around it) reachable
+    /// from HEAD, from `since` (a revision or a date) on; commits ingested before are left
+    /// alone.
+    pub fn commits(
+        &self,
+        repo: &Path,
+        since: Option<&str>,
+        dry_run: bool,
+        progress: Progress<'_>,
+    ) -> Result<IngestReport> {
+        let mut report = IngestReport { dry_run, ..IngestReport::default() };
+        let commits = git::commits(repo, since)?;
+        report.files = commits.len();
+        let existing = self.ingested(plan::FROM_GIT, "", &[Kind::Change])?;
+        let wanted: Vec<Wanted> = commits
+            .into_iter()
+            .map(|c| {
+                let item = SourceItem {
+                    key: c.hash.clone(),
+                    kind: Kind::Change,
+                    data: c.data(),
+                    metadata: c.metadata(),
+                    links: Vec::new(),
+                    exported: None,
+                };
+                Wanted::new("", item)
+            })
+            .collect();
+        // A commit never changes and history is not a folder: nothing is ever deleted.
+        let plan = plan::plan(&wanted, existing, |_| false, &mut report);
+        self.apply(plan::FROM_GIT, "", &wanted, plan, &mut report, progress)?;
+        Ok(report)
+    }
+}
+
+impl Ingest<'_> {
+    /// Finds the stored item each exported file names: live, of the file's kind, in this
+    /// memory. One not found (exported from another memory, or deleted since) is ingested
+    /// like any other file's item.
+    fn match_exported(&self, wanted: &mut [Wanted]) -> Result<()> {
+        let ids: Vec<uuid::Uuid> = wanted.iter().filter_map(|w| Some(w.item.exported.as_ref()?.id)).collect();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let stored = self.service.view.get(&ids)?;
+        let scope = &self.service.inferred.scope;
+        let ours = |s: &cortex_store::StoredItem| {
+            s.record.scope.org == scope.org && s.record.scope.project == scope.project
+        };
+        for w in wanted.iter_mut() {
+            let Some(id) = w.item.exported.as_ref().map(|e| e.id) else { continue };
+            w.matched = stored
+                .iter()
+                .find(|s| {
+                    s.record.id == id && s.deleted_at.is_none() && s.record.kind == w.item.kind && ours(s)
+                })
+                .cloned()
+                .map(Box::new);
+        }
+        Ok(())
+    }
+}
+
+/// Why a file gives no item.
+enum Unread {
+    /// Not knowledge (a template, an index page, no text, not text at all).
+    Passed(String),
+    /// An exported file that does not read back.
+    Broken(String),
+}
+
+/// The items of one file, or why it has none.
+fn read(file: &Path, path: &str, component: &str) -> std::result::Result<Vec<SourceItem>, Unread> {
+    let passed = |reason: String| Unread::Passed(reason);
+    let bytes = std::fs::read(file).map_err(|e| passed(format!("unreadable: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|_| passed("unreadable: not UTF-8 text".into()))?;
+    if text.contains('\0') {
+        return Err(passed("unreadable: holds NUL characters".into()));
+    }
+    sources::read_file(path, &text, component).map(|(_, items)| items).map_err(|skip| match skip {
+        sources::Skip::Exported(problem) => Unread::Broken(problem),
+        other => Unread::Passed(other.reason()),
+    })
+}

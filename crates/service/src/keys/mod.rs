@@ -1,0 +1,304 @@
+//! API keys of the HTTP team server: making one (a random secret, shown once; only its SHA-256
+//! is stored), listing and revoking them (`cortex keys`), and checking the token a request
+//! presents (`cortex serve --http`). Keys are the local user's to manage: under a key, the
+//! store sees none (`tenant::BoundedStore`). The same calls kept inside an admin key's bound,
+//! for the web UI: `within.rs`.
+
+mod within;
+
+pub use within::within;
+
+use crate::{MemoryService, Result, ServiceError};
+use cortex_domain::api_key::{self, Rate, Role};
+use cortex_domain::tenant::Bound;
+use cortex_domain::{ErrorCode, ValidationError};
+use cortex_store::{ApiKeyRow, StoreError};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+/// API keys and their holders as one caller is served (see the module doc); made by
+/// [`MemoryService::keys`].
+pub struct Keys<'a> {
+    pub(crate) service: &'a MemoryService,
+}
+
+/// What `cortex keys create` asks for, as typed: each value is checked here and a refusal
+/// names its flag.
+#[derive(Debug, Clone, Default)]
+pub struct KeySpec {
+    pub name: String,
+    pub org: String,
+    pub projects: Vec<String>,
+    pub role: String,
+    /// `YYYY-MM-DD` (the key stops working when that day starts, UTC) or an RFC 3339 instant.
+    pub expires: Option<String>,
+    /// `N/s` or `N/min`; `None`: the server's default.
+    pub rate: Option<String>,
+}
+
+/// A key as `cortex keys list` shows it: never its secret or hash.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KeyInfo {
+    pub name: String,
+    pub org: String,
+    /// Empty: every project of the org.
+    pub projects: Vec<String>,
+    pub role: Role,
+    /// Requests per second; `None`: the server's default (`CORTEX_HTTP_RATE`).
+    pub rate_per_second: Option<f64>,
+    pub created_at: String,
+    pub expires_at: Option<String>,
+    pub revoked_at: Option<String>,
+    /// `active`, `expired` or `revoked`.
+    pub state: &'static str,
+}
+
+/// A key just made, with the token to hand to its holder: printed once, never stored.
+#[derive(Debug, Serialize)]
+pub struct CreatedKey {
+    #[serde(flatten)]
+    pub key: KeyInfo,
+    pub token: String,
+    pub note: &'static str,
+}
+
+/// Why a presented token is refused. Each says only what is wrong with the token presented,
+/// never anything about other keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthFailure {
+    /// Not of the form `cortex_<16 hex>_<64 hex>`.
+    Malformed,
+    /// Well formed, but no key has this token.
+    Unknown,
+    Revoked,
+    Expired,
+}
+
+/// The holder of a valid key: who, what they may do, how far and how fast.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyHolder {
+    pub name: String,
+    pub role: Role,
+    pub bound: Bound,
+    /// `None`: the server's default rate.
+    pub rate: Option<Rate>,
+}
+
+impl Keys<'_> {
+    /// Makes a key. The token is in the answer and nowhere else.
+    pub fn create(&self, spec: &KeySpec) -> Result<CreatedKey> {
+        let store = self.service.whole_store("making an API key")?;
+        let name = api_key::check_name(spec.name.trim(), "--name")?;
+        let org = cortex_domain::scope::check_value("--org", &spec.org)?;
+        let mut projects = Vec::new();
+        for p in &spec.projects {
+            let p = cortex_domain::scope::check_value("--project", p)?;
+            if !projects.contains(&p) {
+                projects.push(p);
+            }
+        }
+        let role = Role::parse(&spec.role, "--role")?;
+        let rate = spec.rate.as_deref().map(|r| Rate::parse(r, "--rate")).transpose()?;
+        let now = self.service.now()?;
+        let expires_at = spec.expires.as_deref().map(|e| parse_expiry(e, now)).transpose()?;
+        let lookup = hex(&random::<8>()?);
+        let secret = hex(&random::<32>()?);
+        let row = ApiKeyRow {
+            name,
+            lookup: lookup.clone(),
+            secret_hash: secret_hash(&secret),
+            org,
+            projects,
+            role,
+            rate_per_second: rate.map(|r| r.per_second),
+            created_at: now,
+            expires_at,
+            revoked_at: None,
+        };
+        if !store.create_key(&row)? {
+            return Err(ValidationError::new(
+                ErrorCode::InvalidValue,
+                "--name",
+                format!("a key named `{}` exists already", row.name),
+                "choose another name (`cortex keys list` shows the names in use, revoked keys included)",
+            )
+            .into());
+        }
+        Ok(CreatedKey {
+            key: info(&row, now),
+            token: api_key::token(&lookup, &secret),
+            note: "the token is shown this once: only its hash is stored. Clients send it as `Authorization: Bearer <token>`",
+        })
+    }
+
+    /// Every key, oldest first, with its state now.
+    pub fn list(&self) -> Result<Vec<KeyInfo>> {
+        let now = crate::now_ms();
+        Ok(self.service.whole_store("listing the API keys")?.keys()?.iter().map(|k| info(k, now)).collect())
+    }
+
+    /// Revokes the key named `name`: from now on every request with it is refused.
+    pub fn revoke(&self, name: &str) -> Result<KeyInfo> {
+        let store = self.service.whole_store("revoking an API key")?;
+        let at = self.service.now()?;
+        if !store.revoke_key(name.trim(), at)? {
+            let known = store.keys()?.into_iter().find(|k| k.name == name.trim());
+            let (problem, hint) = match known {
+                Some(_) => (format!("the key `{}` is revoked already", name.trim()), "nothing to do"),
+                None => (
+                    format!("no key is named `{}`", cortex_domain::error::shown(name)),
+                    "`cortex keys list` shows the names",
+                ),
+            };
+            return Err(ValidationError::new(ErrorCode::NotFound, "name", problem, hint).into());
+        }
+        let key = store.keys()?.into_iter().find(|k| k.name == name.trim()).ok_or_else(|| {
+            ServiceError::Internal(StoreError::Corrupt(format!(
+                "the key `{name}` went missing as it was revoked"
+            )))
+        })?;
+        Ok(info(&key, at))
+    }
+
+    /// Whether any key was ever made: from then on the HTTP server asks every request for one.
+    pub fn any(&self) -> Result<bool> {
+        Ok(self.service.whole_store("asking whether API keys exist")?.any_key()?)
+    }
+
+    /// The keys' limits as every server over this database shares them; `None` where each
+    /// server keeps its own (SQLite), or for a key holder's view.
+    pub fn shared_limits(&self) -> Option<std::sync::Arc<dyn cortex_store::SharedLimits>> {
+        self.service.whole_store("sharing the keys' limits").ok()?.shared_limits()
+    }
+
+    /// The holder of `token`, or why it is refused. The secret is compared with the stored
+    /// hash in constant time; expiry by this machine's clock (a key's end is a date, not a
+    /// race).
+    pub fn authenticate(&self, token: &str) -> Result<std::result::Result<KeyHolder, AuthFailure>> {
+        let store = self.service.whole_store("authenticating an API key")?;
+        let Some((lookup, secret)) = api_key::parse_token(token) else {
+            return Ok(Err(AuthFailure::Malformed));
+        };
+        let Some(row) = store.key_by_lookup(lookup)? else {
+            return Ok(Err(AuthFailure::Unknown));
+        };
+        let presented = secret_hash(secret);
+        if !bool::from(presented.as_bytes().ct_eq(row.secret_hash.as_bytes())) {
+            return Ok(Err(AuthFailure::Unknown));
+        }
+        if row.revoked_at.is_some() {
+            return Ok(Err(AuthFailure::Revoked));
+        }
+        if row.expires_at.is_some_and(|at| at <= crate::now_ms()) {
+            return Ok(Err(AuthFailure::Expired));
+        }
+        Ok(Ok(KeyHolder {
+            name: row.name,
+            role: row.role,
+            bound: Bound { org: row.org, projects: row.projects },
+            rate: row.rate_per_second.map(|per_second| Rate { per_second }),
+        }))
+    }
+}
+
+fn info(row: &ApiKeyRow, now: i64) -> KeyInfo {
+    let state = match (row.revoked_at, row.expires_at) {
+        (Some(_), _) => "revoked",
+        (None, Some(at)) if at <= now => "expired",
+        _ => "active",
+    };
+    KeyInfo {
+        name: row.name.clone(),
+        org: row.org.clone(),
+        projects: row.projects.clone(),
+        role: row.role,
+        rate_per_second: row.rate_per_second,
+        created_at: rfc3339(row.created_at),
+        expires_at: row.expires_at.map(rfc3339),
+        revoked_at: row.revoked_at.map(rfc3339),
+        state,
+    }
+}
+
+fn rfc3339(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_else(|| ms.to_string())
+}
+
+/// `--expires`: a date (the key stops working as that day starts, UTC) or an RFC 3339
+/// instant, in the future.
+fn parse_expiry(text: &str, now: i64) -> Result<i64> {
+    let text = text.trim();
+    let at = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc().timestamp_millis())
+        .or_else(|| chrono::DateTime::parse_from_rfc3339(text).ok().map(|t| t.timestamp_millis()))
+        .ok_or_else(|| {
+            ValidationError::new(
+                ErrorCode::InvalidValue,
+                "--expires",
+                format!("`{}` is not a date", cortex_domain::error::shown(text)),
+                "give a date like 2027-01-31 (the key stops working as that day starts, UTC) or an RFC 3339 time like 2027-01-31T18:00:00Z",
+            )
+        })?;
+    if at <= now {
+        return Err(ValidationError::new(
+            ErrorCode::InvalidValue,
+            "--expires",
+            format!("`{text}` is not in the future"),
+            "give a date after today, or leave --expires out for a key that does not expire",
+        )
+        .into());
+    }
+    Ok(at)
+}
+
+/// The stored form of a secret: SHA-256 of its text, lowercase hex. The secret has 256 random
+/// bits, so a fast hash is enough (no password stretching: nothing to guess).
+fn secret_hash(secret: &str) -> String {
+    hex(&Sha256::digest(secret.as_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn random<const N: usize>() -> Result<[u8; N]> {
+    let mut bytes = [0u8; N];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        ServiceError::Internal(StoreError::Unsupported {
+            what: format!("the operating system's random number generator failed: {e}"),
+            fix: "a key cannot be made without it; check the system (/dev/urandom, getrandom)".into(),
+        })
+    })?;
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expiry_is_a_future_date_or_instant() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-06-01T00:00:00Z").unwrap().timestamp_millis();
+        let day = parse_expiry("2026-07-01", now).unwrap();
+        assert_eq!(rfc3339(day), "2026-07-01T00:00:00Z");
+        assert_eq!(rfc3339(parse_expiry("2026-07-01T12:30:00+02:00", now).unwrap()), "2026-07-01T10:30:00Z");
+        for bad in ["2026-05-31", "tomorrow", "2026-13-01"] {
+            match parse_expiry(bad, now) {
+                Err(ServiceError::Invalid(e)) => assert_eq!(e.field, "--expires", "{bad}"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn secrets_are_hashed_to_64_hex_digits() {
+        let h = secret_hash("abc");
+        assert_eq!(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_ne!(random::<32>().unwrap(), random::<32>().unwrap());
+    }
+}

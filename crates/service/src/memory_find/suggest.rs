@@ -1,0 +1,135 @@
+//! Hints for a find with few hits, computed from the index: what a wider scope or fewer
+//! filters would give, close spellings of unknown query words, words common in this memory.
+
+use super::COUNT_CAP;
+use super::MemoryFind;
+use super::vocabulary::Vocabulary;
+use crate::Result;
+use cortex_domain::query::{ParsedQuery, is_stopword};
+use cortex_domain::spelling::best_correction;
+use cortex_domain::{FindRequest, ScopeFilter, ScopeLevel};
+use cortex_store::{Combine, Filters, LexicalQuery};
+
+impl MemoryFind<'_> {
+    /// Hints computed from the index: hits a wider scope or fewer filters would give, and
+    /// close spellings of query words the index does not know.
+    pub(super) fn suggestions(
+        &self,
+        req: &FindRequest,
+        parsed: &ParsedQuery,
+        filter: &ScopeFilter,
+        filters: &Filters,
+        found: usize,
+    ) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        let count = |filters: Filters| -> Result<usize> {
+            let query = LexicalQuery { query: parsed.clone(), combine: Combine::Any, filters, pool: 0 };
+            Ok(self.service.shared.lexical.count(&query, COUNT_CAP, self.service.view.as_ref())?)
+        };
+        let show = |n: usize| {
+            if n >= COUNT_CAP { format!("{COUNT_CAP}+") } else { n.to_string() }
+        };
+        let mut level = filter.level;
+        while let Some(wider) = level.wider() {
+            level = wider;
+            let wider_filter = filter.at_level(wider);
+            let n = count(Filters { scope_equals: wider_filter.equals.clone(), ..filters.clone() })?;
+            if n > found {
+                out.push(format!(
+                    "{} more hit(s) in {} scope: pass \"widen\": \"{}\"",
+                    show(n - found),
+                    wider.as_str(),
+                    wider.as_str()
+                ));
+                break;
+            }
+        }
+        if !req.types.is_empty() {
+            let n = count(Filters { kinds: Vec::new(), ..filters.clone() })?;
+            if n > found {
+                out.push(format!("{} more hit(s) of other kinds: drop the `types` filter", show(n - found)));
+            }
+        }
+        let narrowing: Vec<&str> = [
+            (!req.tags.is_empty()).then_some("tags"),
+            req.status.is_some().then_some("status"),
+            req.since.is_some().then_some("since"),
+            req.until.is_some().then_some("until"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !narrowing.is_empty() {
+            let n = count(Filters {
+                tags: Vec::new(),
+                status: None,
+                since: None,
+                until: None,
+                ..filters.clone()
+            })?;
+            if n > found {
+                out.push(format!(
+                    "{} more hit(s) without the {} filter(s)",
+                    show(n - found),
+                    narrowing.join(", ")
+                ));
+            }
+        }
+        let vocabulary = self.vocabulary();
+        let mut unknown = Vec::new();
+        if let Some(vocabulary) = &vocabulary {
+            for word in parsed.words().into_iter().take(8) {
+                if vocabulary.knows(word) {
+                    continue;
+                }
+                unknown.push(word);
+                let candidates = vocabulary.near(word);
+                if let Some(term) = best_correction(word, candidates.iter().map(|(t, n)| (t.as_str(), *n))) {
+                    let surface = vocabulary.written(term)?;
+                    out.push(format!("did you mean \"{surface}\" instead of \"{word}\"?"));
+                }
+            }
+        }
+        if out.is_empty() {
+            if !unknown.is_empty() {
+                out.push(format!(
+                    "no stored item contains {}: try the words the knowledge was written with",
+                    unknown.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(", ")
+                ));
+            } else if filter.level != ScopeLevel::All {
+                out.push(format!(
+                    "only {found} hit(s) in {} scope and none elsewhere: try other words",
+                    filter.level.as_str()
+                ));
+            }
+            let common = match &vocabulary {
+                Some(vocabulary) => common_words(vocabulary)?,
+                None => Vec::new(),
+            };
+            if !common.is_empty() {
+                out.push(format!("words common in this memory: {}", common.join(", ")));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Up to five words common in the caller's memory, as written: not short, not stopwords, not
+/// numbers.
+fn common_words(vocabulary: &Vocabulary<'_>) -> Result<Vec<String>> {
+    let mut words = Vec::new();
+    let wanted = |term: &str| {
+        term.chars().count() >= 4 && !is_stopword(term) && !term.chars().all(|c| c.is_ascii_digit())
+    };
+    // A few more than shown: two stems may be written as one word.
+    for term in vocabulary.common(60, &wanted, 8) {
+        let word = vocabulary.written(&term)?;
+        if !words.contains(&word) {
+            words.push(word);
+        }
+        if words.len() == 5 {
+            break;
+        }
+    }
+    Ok(words)
+}

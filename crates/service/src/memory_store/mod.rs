@@ -1,0 +1,144 @@
+//! The `memory_store` flow ([`MemoryStore`]), one pipeline over a batch of pending items (`batch`): validate → normalize
+//! → hash (all in the domain) → scope (and a key's tenant bound) → natural keys → graph
+//! references → governance and `supersedes` targets → embed → near-duplicates → exact dedupe
+//! and write of the whole batch in one transaction (the store) → one result per input item.
+//!
+//! - [`batch`]: the pending items, each with its request position and op, and the results
+//! - [`bound`]: every item's scope inside an API key's bound
+//! - [`natural_keys`]: inserts that name an item already stored by its natural key
+//! - [`references`]: relation and observation ends resolved to item ids
+//! - [`govern`]: governance refusals and `supersedes` targets
+//! - [`vectors`]: embedding and near-duplicates
+//! - [`write`]: the transaction, and each outcome as its item's result
+//! - [`results`]: one result per input item, and the summary
+//! - [`refused`]: a store the caller's role may not make, recorded as blocked attempts
+
+mod batch;
+mod bound;
+mod govern;
+mod natural_keys;
+mod references;
+mod refusal_budget;
+mod refused;
+mod results;
+mod vectors;
+mod write;
+
+pub(crate) use govern::view_of;
+
+use crate::response::StoreResponse;
+use crate::{MemoryService, Result, ServiceError};
+use batch::{Batch, Pending, Replacement};
+use cortex_domain::Scope;
+use cortex_domain::item::{ItemOp, NewItem, parse_store_request};
+use cortex_domain::lifecycle;
+use cortex_domain::{dedupe, graph};
+use cortex_store::{Record, StoreError, WriteOp};
+use uuid::Uuid;
+
+pub(crate) use refusal_budget::RefusalBudget;
+
+/// The `memory_store` flow as one caller is served (see the module doc); made by
+/// [`MemoryService::memory_store`].
+pub struct MemoryStore<'a> {
+    pub(crate) service: &'a MemoryService,
+}
+
+impl MemoryStore<'_> {
+    /// Handles one `memory_store` request. A request-level problem is an `Err`; problems of
+    /// single items are results of their own, and never stop the valid items.
+    ///
+    /// The checks read stored items before the write transaction opens; the store writes the
+    /// batch only if those items are still as read (compare-and-set, `WriteContext::expected`).
+    /// When another writer changed one in between, the whole request is checked again against
+    /// the new state, a few times at most.
+    pub fn store(&self, args: &serde_json::Value) -> Result<StoreResponse> {
+        let _lane = self.service.write_lane();
+        let mut attempt = 1;
+        loop {
+            match self.store_once(args) {
+                Err(ServiceError::Internal(StoreError::Conflict { id })) if attempt < CONFLICT_ATTEMPTS => {
+                    tracing::debug!(attempt, %id, "an item changed while the request was checked; checking again");
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// One pass of the pipeline over the request's items (see `batch`).
+    fn store_once(&self, args: &serde_json::Value) -> Result<StoreResponse> {
+        let now = self.service.now()?;
+        let items = parse_store_request(args)?
+            .into_iter()
+            .enumerate()
+            .map(|(index, item)| {
+                let op = item?;
+                let replaces = match &op {
+                    ItemOp::Upsert(item) => {
+                        item.supersedes.map(|target| Replacement { target, status: None })
+                    }
+                    ItemOp::Delete { .. } | ItemOp::Restore { .. } => None,
+                };
+                Ok(Pending { index, op: self.write_op(op, now), replaces })
+            })
+            .collect();
+        let mut batch = Batch::new(args, items);
+        self.check_bound(&mut batch)?;
+        self.resolve_natural_keys(&mut batch, now)?;
+        self.resolve_references(&mut batch)?;
+        self.govern(&mut batch, now)?;
+        self.check_supersedes(&mut batch)?;
+        self.attach_vectors(&mut batch);
+        self.drop_near_duplicates(&mut batch, now);
+        self.write(&mut batch, now)?;
+        self.service.shared.lexical.after_write();
+        Ok(batch.finish())
+    }
+
+    fn write_op(&self, op: ItemOp, now: i64) -> WriteOp {
+        match op {
+            ItemOp::Delete { id, kind } => WriteOp::Delete { id, kind, at: now, cascade: graph::ON_REMOVAL },
+            ItemOp::Restore { id, kind } => WriteOp::Restore { id, kind, at: now },
+            ItemOp::Upsert(item) => match item.id {
+                // An update keeps the stored scope for fields the caller does not name.
+                Some(id) => WriteOp::Update { record: record(*item.clone(), id, item.scope.clone(), now) },
+                None => {
+                    let scope = item.scope.or(&self.service.inferred.scope);
+                    let dedupe = item.dedupe;
+                    let checks = dedupe::insert_checks(item.kind, dedupe);
+                    WriteOp::Insert { record: record(*item, Uuid::now_v7(), scope, now), checks }
+                }
+            },
+        }
+    }
+}
+
+fn record(item: NewItem, id: Uuid, scope: Scope, now: i64) -> Record {
+    let life = lifecycle::expiry(item.kind, &item.data, item.ttl, item.expires_at, now);
+    Record {
+        id,
+        kind: item.kind,
+        scope,
+        title: item.title,
+        body: item.body,
+        content: item.content,
+        data: serde_json::Value::Object(item.data),
+        metadata: item.metadata,
+        source: item.source,
+        tags: item.tags,
+        status: item.status,
+        content_hash: item.content_hash,
+        idempotency_key: item.idempotency_key,
+        ttl: Some(life.ttl),
+        created_at: now,
+        updated_at: now,
+        expires_at: life.expires_at,
+        vector: None,
+        chunks: Vec::new(),
+    }
+}
+
+/// How many times a request is checked and written when items it was checked against keep
+/// changing under it; then the conflict is the answer (nothing written, retry later).
+const CONFLICT_ATTEMPTS: usize = 4;

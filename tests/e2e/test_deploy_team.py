@@ -208,3 +208,22 @@ def test_kill_9_of_a_server_loses_no_acknowledged_write_and_the_other_keeps_serv
     finally:
         proxy.stop()
         stop_servers(servers)
+
+
+def test_a_web_ui_sign_in_stays_on_its_server_behind_haproxy(team):
+    """UI sessions live in their server's memory: the balancer keeps a signed-in browser on the
+    server that signed it in (by its session cookie), where round robin would alternate."""
+    import httpx
+
+    with httpx.Client(base_url=team.proxy.base, follow_redirects=False, timeout=30) as browser:
+        signed = browser.post("/login", data={"token": team.token})
+        assert signed.status_code == 303, signed.text
+        cookie = browser.cookies.get("cortex_session")
+        assert cookie
+        for _ in range(6):
+            page = browser.get("/")
+            assert page.status_code == 200 and 'action="/login"' not in page.text, page.text[:300]
+    # The other server does not know the session: what stickiness is for.
+    answered = [httpx.get(s.base + "/", cookies={"cortex_session": cookie}, timeout=30) for s in team.servers]
+    signed_in = [r.status_code == 200 and 'action="/login"' not in r.text for r in answered]
+    assert sorted(signed_in) == [False, True], signed_in

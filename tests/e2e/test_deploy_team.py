@@ -91,11 +91,13 @@ def test_a_keys_rate_is_one_budget_over_both_servers(team):
     word = unique("rated")
     counts = {"admitted": 0, "refused": 0, "other": []}
     lock = threading.Lock()
-    started = time.monotonic()
-    deadline = started + 5
+    todo = iter(range(300))
 
     def client():
-        while time.monotonic() < deadline:
+        while True:
+            with lock:
+                if next(todo, None) is None:
+                    return
             status, _ = call(team.proxy.url, token, "memory_find", {"query": word, "mode": "fast"})
             with lock:
                 if status == 200:
@@ -104,8 +106,8 @@ def test_a_keys_rate_is_one_budget_over_both_servers(team):
                     counts["refused"] += 1
                 else:
                     counts["other"].append(status)
-            time.sleep(0.02)
 
+    started = time.monotonic()
     threads = [threading.Thread(target=client) for _ in range(4)]
     for t in threads:
         t.start()
@@ -113,12 +115,13 @@ def test_a_keys_rate_is_one_budget_over_both_servers(team):
         t.join()
     elapsed = time.monotonic() - started
     assert counts["other"] == []
-    # One bucket of 10/s (one second's worth saved up) for the key, whichever server answers:
-    # two buckets of their own would let through about twice as many.
+    # One bucket of 10/s (one second's worth saved up) for the key, whichever server answers,
+    # however long the 300 requests took: two buckets of their own would let about twice
+    # as many through.
     allowed = 10 + 10 * elapsed
     print(f"rate 10/s over {elapsed:.1f} s: {counts['admitted']} admitted, {counts['refused']} refused")
-    assert counts["admitted"] <= allowed + 2, counts
-    assert counts["admitted"] >= 10 and counts["refused"] > counts["admitted"], counts
+    assert 10 <= counts["admitted"] <= allowed + 2, counts
+    assert counts["refused"] > 0, counts
     for server in team.servers:
         assert matches(r'key="ten".*status=429', server.stderr_lines) > 0, "each server refused some"
         assert matches(r'key="ten".*status=200', server.stderr_lines) > 0, "each server admitted some"

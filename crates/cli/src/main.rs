@@ -2,6 +2,7 @@
 //! the MCP tools.
 
 mod args;
+mod confined;
 mod context;
 mod error;
 mod hook;
@@ -319,7 +320,8 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             tracing::info!(items = count, "exported");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Ingest { paths, git, since, dry_run, json } => {
+        Command::Ingest { paths, git, since, dry_run, follow_links, json } => {
+            ingest::refuse_links(&paths, follow_links)?;
             let service = open(cli.db)?;
             service.ensure_embedder_fits()?;
             let args = ingest::IngestArgs { paths, git, since, dry_run, json };

@@ -7,6 +7,7 @@ mod context;
 mod hook;
 mod ingest;
 mod install;
+mod links;
 mod processes;
 mod recall;
 mod settings;

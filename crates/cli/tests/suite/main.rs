@@ -5,6 +5,7 @@ mod cli;
 mod common;
 mod context;
 mod hook;
+mod hook_inputs;
 mod ingest;
 mod install;
 mod links;

@@ -37,16 +37,16 @@ fn main() -> ExitCode {
     // Every setting is parsed before any command runs, so a bad value is refused whichever
     // command meets it first. A hook still exits 0 (an agent would stop on anything else).
     if let Err(e) = settings::check_environment(env) {
-        eprintln!("cortex: {e}");
+        output::note(&format!("cortex: {e}"));
         return if cli.command.is_hook() { ExitCode::SUCCESS } else { CliError::Config(e).exit_code() };
     }
     init_logging();
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("cortex: {error}");
+            output::note(&format!("cortex: {error}"));
             if let Some(hint) = error.hint() {
-                eprintln!("hint: {hint}");
+                output::note(&format!("hint: {hint}"));
             }
             error.exit_code()
         }

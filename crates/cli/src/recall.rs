@@ -53,7 +53,7 @@ pub fn run(db: Option<String>, args: RecallArgs) -> ExitCode {
     match recalled {
         Ok(text) if text.is_empty() => {}
         Ok(text) => output::line(&text),
-        Err(e) => eprintln!("cortex recall: nothing recalled ({e})"),
+        Err(e) => output::note(&format!("cortex recall: nothing recalled ({e})")),
     }
     ExitCode::SUCCESS
 }

@@ -36,7 +36,7 @@ pub fn run(command: HookCommand) -> ExitCode {
     match answer(event) {
         Ok(Some(text)) => output::line(&text),
         Ok(None) => {}
-        Err(e) => eprintln!("cortex hook {name}: nothing asked ({e})"),
+        Err(e) => output::note(&format!("cortex hook {name}: nothing asked ({e})")),
     }
     ExitCode::SUCCESS
 }

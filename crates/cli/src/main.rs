@@ -343,10 +343,12 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             output::json(&json!({ "keys": r }));
             ExitCode::SUCCESS
         }),
-        Command::Keys(keys::KeysCommand::Revoke { name }) => respond(open(cli.db)?.revoke_key(&name), |r| {
-            output::json(r);
-            ExitCode::SUCCESS
-        }),
+        Command::Keys(keys::KeysCommand::Revoke { name, org }) => {
+            respond(open(cli.db)?.revoke_key(org.as_deref(), &name), |r| {
+                output::json(r);
+                ExitCode::SUCCESS
+            })
+        }
         Command::Keys(keys::KeysCommand::Create(spec)) => {
             respond(open(cli.db)?.create_key(&spec.into()), |r| {
                 output::json(r);

@@ -104,7 +104,7 @@ fn a_keys_view_cannot_count_export_or_change_the_whole_store(db: &TestDb) {
     let spec = KeySpec { name: "eve".into(), org: "acme".into(), role: "admin".into(), ..KeySpec::default() };
     refused(key.create_key(&spec));
     refused(key.keys());
-    refused(key.revoke_key("eve"));
+    refused(key.revoke_key(None, "eve"));
     refused(key.any_key());
     refused(key.authenticate("ctx_not_a_real_token"));
 

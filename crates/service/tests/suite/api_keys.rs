@@ -18,6 +18,8 @@ per_backend!(
     a_key_holder_cannot_see_or_make_keys,
     a_store_refused_for_its_role_is_audited_on_the_items_it_named,
     a_read_keys_flood_of_refused_stores_adds_a_bounded_number_of_audit_rows,
+    names_are_unique_per_org_and_never_tell_of_another_org,
+    one_orgs_refused_stores_are_counted_apart_from_anothers_key_of_the_same_name,
 );
 
 fn spec(name: &str, role: &str) -> KeySpec {
@@ -69,12 +71,12 @@ fn a_key_is_made_listed_checked_and_revoked(db: &TestDb) {
     let text = serde_json::to_string(&listed).unwrap();
     assert!(!text.contains(&created.token[24..]), "the list shows no secret: {text}");
 
-    let revoked = s.revoke_key("ci-bot").unwrap();
+    let revoked = s.revoke_key(None, "ci-bot").unwrap();
     assert_eq!(revoked.state, "revoked");
     assert!(revoked.revoked_at.is_some());
     assert_eq!(s.authenticate(&created.token).unwrap(), Err(AuthFailure::Revoked));
-    assert_eq!(invalid_field(s.revoke_key("ci-bot").unwrap_err()), "name");
-    assert_eq!(invalid_field(s.revoke_key("nobody").unwrap_err()), "name");
+    assert_eq!(invalid_field(s.revoke_key(None, "ci-bot").unwrap_err()), "name");
+    assert_eq!(invalid_field(s.revoke_key(None, "nobody").unwrap_err()), "name");
     // Another process sees the revocation at once.
     assert_eq!(open_at(db, "main").authenticate(&created.token).unwrap(), Err(AuthFailure::Revoked));
 }
@@ -104,7 +106,7 @@ fn keys_are_audited_and_the_trail_verifies(db: &TestDb) {
         .unwrap();
     assert_eq!(stored.summary.inserted, 1);
     s.create_key(&spec("ana", "read")).unwrap();
-    s.revoke_key("ana").unwrap();
+    s.revoke_key(None, "ana").unwrap();
     let records = s.audit(None, None, 100).unwrap();
     let keys: Vec<(String, String)> = records
         .iter()
@@ -132,7 +134,7 @@ fn rows_cannot_be_deleted_or_changed_but_by_revoking(db: &TestDb) {
         let e = db.execute_raw(sql).expect_err(sql);
         assert!(e.contains("API key"), "{sql}: {e}");
     }
-    s.revoke_key("ana").unwrap();
+    s.revoke_key(None, "ana").unwrap();
     let e = db.execute_raw("UPDATE api_keys SET revoked_at = NULL").unwrap_err();
     assert!(e.contains("revoked, once"), "{e}");
     assert_eq!(s.keys().unwrap()[0].role, Role::Read);
@@ -146,7 +148,7 @@ fn a_key_holder_cannot_see_or_make_keys(db: &TestDb) {
     assert!(matches!(under_key.keys(), Err(ServiceError::AdminOnly(_))));
     assert!(matches!(under_key.authenticate(&created.token), Err(ServiceError::AdminOnly(_))));
     assert!(matches!(under_key.create_key(&spec("eve", "admin")), Err(ServiceError::AdminOnly(_))));
-    assert!(matches!(under_key.revoke_key("ana"), Err(ServiceError::AdminOnly(_))));
+    assert!(matches!(under_key.revoke_key(None, "ana"), Err(ServiceError::AdminOnly(_))));
     assert_eq!(s.keys().unwrap().len(), 1);
     assert_eq!(s.keys().unwrap()[0].state, "active");
 }
@@ -232,4 +234,69 @@ fn a_read_keys_flood_of_refused_stores_adds_a_bounded_number_of_audit_rows(db: &
     }
     let v = s.verify_audit(&VerifyOptions { full: true, anchor: None }).unwrap();
     assert!(v.ok, "{:?}", v.problems);
+}
+
+/// Two orgs may each have a key `ci`; "exists already" names only the org asked about, a
+/// revocation reaches only the org's key, and a bound admin never reaches another org's key
+/// of the same name.
+fn names_are_unique_per_org_and_never_tell_of_another_org(db: &TestDb) {
+    let s = open_at(db, "main");
+    let in_org = |org: &str, name: &str| KeySpec { org: org.into(), projects: vec![], ..spec(name, "read") };
+    let acme = s.create_key(&in_org("acme", "ci")).unwrap();
+    let globex = s.create_key(&in_org("globex", "ci")).unwrap();
+    assert_eq!((acme.key.org.as_str(), globex.key.org.as_str()), ("acme", "globex"));
+    let ServiceError::Invalid(again) = s.create_key(&in_org("globex", "ci")).unwrap_err() else { panic!() };
+    assert_eq!(again.field, "--name");
+    assert!(again.message.contains("globex") && !again.message.contains("acme"), "{}", again.message);
+
+    // A bound admin of globex makes, sees and revokes globex's keys only.
+    let admin = s.create_key(&in_org("globex", "globex-admin")).unwrap();
+    let bound = s.authenticate(&admin.token).unwrap().unwrap().bound;
+    let ServiceError::Invalid(taken) =
+        s.create_key_within(Some(&bound), &in_org("globex", "ci")).unwrap_err()
+    else {
+        panic!()
+    };
+    assert!(!taken.message.contains("acme"), "{}", taken.message);
+    assert!(s.keys_within(Some(&bound)).unwrap().iter().all(|k| k.org == "globex"));
+    let revoked = s.revoke_key_within(Some(&bound), Some("acme"), "ci").unwrap();
+    assert_eq!(
+        (revoked.org.as_str(), revoked.state),
+        ("globex", "revoked"),
+        "the admin's own org, whatever the form says"
+    );
+    assert_eq!(s.authenticate(&globex.token).unwrap(), Err(AuthFailure::Revoked));
+    assert!(s.authenticate(&acme.token).unwrap().is_ok(), "acme's ci is untouched");
+
+    // The local user names the org when the name is several orgs'.
+    s.create_key(&in_org("initech", "ci")).unwrap();
+    let ServiceError::Invalid(which) = s.revoke_key(None, "ci").unwrap_err() else { panic!() };
+    assert_eq!(which.field, "--org");
+    assert_eq!(s.revoke_key(Some("acme"), "ci").unwrap().org, "acme");
+    assert_eq!(s.authenticate(&acme.token).unwrap(), Err(AuthFailure::Revoked));
+    assert_eq!(invalid_field(s.revoke_key(Some("nowhere"), "ci").unwrap_err()), "name");
+    assert_eq!(s.keys().unwrap().iter().filter(|k| k.name == "ci" && k.state == "active").count(), 1);
+}
+
+/// Refused stores are recorded a few a minute per actor; two orgs' keys of one name are two
+/// actors, so one org's flood neither silences the other's record nor is told in it.
+fn one_orgs_refused_stores_are_counted_apart_from_anothers_key_of_the_same_name(db: &TestDb) {
+    let s = open_at(db, "main");
+    let in_org = |org: &str| KeySpec { org: org.into(), projects: vec![], ..spec("reader", "read") };
+    let caller = |org: &str| {
+        let holder = s.authenticate(&s.create_key(&in_org(org)).unwrap().token).unwrap().unwrap();
+        s.for_caller(&Caller::for_key(holder.bound, Some("api"), None).unwrap())
+    };
+    let (acme, globex) = (caller("acme"), caller("globex"));
+    let request = serde_json::json!({"items": [crate::common::section("Nope", "refused")]});
+    for _ in 0..30 {
+        acme.audit_refused_store(&request, "key:reader", "refused: role read").unwrap();
+    }
+    assert_eq!(globex.audit_refused_store(&request, "key:reader", "refused: role read").unwrap(), 1);
+    let records = s.audit(None, None, 10_000).unwrap();
+    let globex_record = records
+        .iter()
+        .find(|r| r.operation == "blocked" && r.scope.org.as_deref() == Some("globex"))
+        .expect("globex's refusal is recorded");
+    assert!(!globex_record.summary.contains("more refused"), "{}", globex_record.summary);
 }

@@ -43,7 +43,7 @@ fn every_recorded_operation_is_typed_and_the_chain_verifies(db: &TestDb) {
         ..Default::default()
     };
     s.create_key(&key).unwrap();
-    s.revoke_key("reader").unwrap();
+    s.revoke_key(None, "reader").unwrap();
 
     let records = s.audit(None, None, 1_000).unwrap();
     let seen: Vec<AuditOperation> = records

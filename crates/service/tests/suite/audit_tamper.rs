@@ -237,7 +237,7 @@ fn keys_changed_around_the_trail_are_named(db: &TestDb) {
     for name in ["raised", "moved", "widened", "revived"] {
         s.create_key(&spec(name, "read")).unwrap();
     }
-    s.revoke_key("revived").unwrap();
+    s.revoke_key(None, "revived").unwrap();
     assert!(verify(&m, true).ok, "{:?}", verify(&m, true).problems);
     let (everywhere, planted_projects) = match db.backend() {
         Backend::Sqlite => ("'[]'", "'[]'"),

@@ -30,7 +30,7 @@ per_backend!(
 const ELSEWHERE: &str = "192.0.2.7:40000";
 const LOOPBACK: &str = "127.0.0.1:40000";
 
-fn service(db: &TestDb) -> Arc<MemoryService> {
+pub fn service(db: &TestDb) -> Arc<MemoryService> {
     let config =
         Config::new(db.target().clone(), InferredScope::fixed("acme", "api", "main"), EmbedderChoice::None);
     Arc::new(MemoryService::open(&config).unwrap())
@@ -72,7 +72,7 @@ async fn send(
     (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
 

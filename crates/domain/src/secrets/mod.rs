@@ -74,6 +74,10 @@ pub fn scan(text: &str) -> Vec<Finding> {
     let lower = text.to_ascii_lowercase();
     let mut found: Vec<(usize, Finding)> = Vec::new();
     for m in PRIVATE_SPAN.find_iter(bytes) {
+        // `<private>` in backticks is the tag named in prose or docs, not a private span.
+        if m.start() > 0 && bytes[m.start() - 1] == b'`' {
+            continue;
+        }
         found.push((0, Finding { rule: PRIVATE, start: m.start(), end: m.end() }));
     }
     for (rank, rule) in rules().iter().enumerate() {

@@ -71,7 +71,7 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
     // request neither ends nor touches it.
     let session = request.headers().get(SESSION_ID).and_then(|v| v.to_str().ok()).map(str::to_owned);
     if let Some(id) = &session
-        && app.sessions.owner(id).is_some_and(|owner| owner != principal.key)
+        && app.sessions.owner(id).is_some_and(|owner| owner != principal.id)
     {
         app.metrics.refused(ProblemCode::SessionNotFound);
         return problem(
@@ -83,7 +83,7 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
     }
     // A call (POST) is admitted against the key's rate and its calls at once, below.
     if request.method() != Method::POST
-        && let Err(refused) = app.limits.admit(&principal.key, principal.rate).await
+        && let Err(refused) = app.limits.admit(&principal.id, principal.rate).await
     {
         return limited(&app, &principal, refused, request).await;
     }
@@ -105,14 +105,14 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
     // A call holds its place until its answer has been sent, not only until the handler
     // returned: in a session, the answer streams after the response headers.
     let permit = if request.method() == Method::POST {
-        match app.limits.call(&principal.key, principal.rate).await {
+        match app.limits.call(&principal.id, principal.rate).await {
             Ok(permit) => Some(permit),
             Err(refused) => return limited(&app, &principal, refused, request).await,
         }
     } else {
         None
     };
-    let key = principal.key.clone();
+    let owner = principal.id.clone();
     request.extensions_mut().insert(principal);
     let Some(permit) = permit else { return next.run(request).await };
     let (parts, body) = request.into_parts();
@@ -129,7 +129,7 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
     if session.is_none()
         && let Some(id) = response.headers().get(SESSION_ID).and_then(|v| v.to_str().ok())
     {
-        app.sessions.bind(id, &key);
+        app.sessions.bind(id, &owner);
     }
     hold_until_sent(response, guard)
 }
@@ -308,6 +308,7 @@ pub(super) async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Ref
         // no one, and a client opening many sessions at once (the MCP conformance suite
         // opens dozens in a second) must not be turned away.
         return Ok(Principal {
+            id: "local".into(),
             key: "local".into(),
             role: Role::Admin,
             caller,
@@ -367,6 +368,7 @@ pub(super) async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Ref
         )
     })?;
     Ok(Principal {
+        id: format!("key:{}", holder.id),
         key: holder.name,
         role: holder.role,
         caller,
@@ -400,6 +402,7 @@ async fn token_holder(
         })?;
     caller.actor = Some(identity.actor());
     Ok(Principal {
+        id: format!("oauth:{}", identity.subject),
         key: format!("oauth:{}", identity.subject),
         role: identity.role,
         caller,

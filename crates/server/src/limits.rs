@@ -1,9 +1,9 @@
 //! Per-key limits: a token bucket for the request rate (→ 429 with `Retry-After`) and a cap
-//! on calls running at once (→ 429), by key name (key names are unique and never reused, so a
-//! bucket never changes hands). Kept where every server answering for the key sees them: in
-//! the database when it is shared (PostgreSQL: `cortex_store::SharedLimits`, one statement per
-//! request and one per call's end), else in this process's memory (SQLite: one server per
-//! file).
+//! on calls running at once (→ 429), by the principal's id (`Principal::id`: a key's lookup
+//! id, never reused, so a bucket never changes hands; a key's name is unique only within its
+//! org). Kept where every server answering for the key sees them: in the database when it is
+//! shared (PostgreSQL: `cortex_store::SharedLimits`, one statement per request and one per
+//! call's end), else in this process's memory (SQLite: one server per file).
 
 use cortex_domain::api_key::{MAX_RATE_PER_SECOND, Rate};
 use cortex_store::{Admission, SharedLimits};

@@ -1,4 +1,4 @@
-//! Each key's request budget and calls running in one row of `key_limits` (migration 0013),
+//! Each key's request budget and calls running in one row of `key_limits`,
 //! decided by one statement per request: the row's lock orders the servers' requests of one
 //! key, and the statement that takes a request's token re-reads the row it waited for. A call
 //! takes a lease (when its place frees itself if its server dies) and gives it back when its

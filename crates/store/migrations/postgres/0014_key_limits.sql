@@ -3,6 +3,7 @@
 -- crash empties it (keys start again with a full budget and no call running) and a replica
 -- holds none, which a limit can afford.
 CREATE UNLOGGED TABLE key_limits (
+    -- The principal's id (an API key's lookup id; never reused).
     key    text PRIMARY KEY,
     -- Requests the key may make now, as counted at `at` (epoch ms, the database's clock).
     tokens double precision NOT NULL,

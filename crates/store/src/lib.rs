@@ -21,6 +21,7 @@ mod model;
 mod open;
 pub mod postgres;
 mod shared_limits;
+mod shared_sessions;
 pub mod sqlite;
 
 pub use audit_operation::AuditOperation;
@@ -30,6 +31,7 @@ pub use model::*;
 pub use open::{DEFAULT_POOL_SIZE, DbTarget, Engine, PoolConfig, open};
 pub use postgres::PostgresStore;
 pub use shared_limits::{Admission, SharedLimits};
+pub use shared_sessions::{NewUiSession, SessionLimits, SharedSessions, UiSessionRow};
 pub use sqlite::SqliteStore;
 
 use cortex_domain::graph::Cascade;
@@ -252,6 +254,11 @@ pub trait ApiKeys: Send + Sync {
     /// The keys' limits as every server over this database shares them; `None` where each
     /// server keeps its own (SQLite).
     fn shared_limits(&self) -> Option<std::sync::Arc<dyn SharedLimits>> {
+        None
+    }
+    /// The web UI's sessions as every server over this database shares them; `None` where each
+    /// server keeps its own (SQLite).
+    fn shared_sessions(&self) -> Option<std::sync::Arc<dyn SharedSessions>> {
         None
     }
 }

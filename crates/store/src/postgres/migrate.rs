@@ -21,6 +21,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (12, "drop_lexicon", include_str!("../../migrations/postgres/0012_drop_lexicon.sql")),
     (13, "api_key_names_per_org", include_str!("../../migrations/postgres/0013_api_key_names_per_org.sql")),
     (14, "key_limits", include_str!("../../migrations/postgres/0014_key_limits.sql")),
+    (15, "ui_sessions", include_str!("../../migrations/postgres/0015_ui_sessions.sql")),
 ];
 
 /// Serializes migrations across processes starting at once (an arbitrary fixed key).

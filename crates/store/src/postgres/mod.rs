@@ -28,6 +28,7 @@ mod read;
 mod row;
 mod tls;
 mod tsquery;
+mod ui_sessions;
 mod unembedded;
 mod vector_index;
 mod write;
@@ -65,6 +66,8 @@ pub struct PostgresStore {
     clock: clock::Clock,
     /// The keys' limits every server over this database shares (on the primary).
     limits: std::sync::Arc<limits::PgLimits>,
+    /// The web UI's sessions every server over this database shares (on the primary).
+    sessions: std::sync::Arc<ui_sessions::PgSessions>,
 }
 
 impl PostgresStore {
@@ -111,6 +114,7 @@ impl PostgresStore {
         Ok(PostgresStore {
             label,
             limits: std::sync::Arc::new(limits::PgLimits::new(primary.clone())),
+            sessions: std::sync::Arc::new(ui_sessions::PgSessions::new(primary.clone())),
             primary,
             reads,
             replica: read_url.is_some(),
@@ -474,6 +478,10 @@ impl ApiKeys for PostgresStore {
 
     fn shared_limits(&self) -> Option<std::sync::Arc<dyn crate::SharedLimits>> {
         Some(self.limits.clone())
+    }
+
+    fn shared_sessions(&self) -> Option<std::sync::Arc<dyn crate::SharedSessions>> {
+        Some(self.sessions.clone())
     }
 }
 

@@ -63,6 +63,10 @@ element!(
     f32 => FLOAT4_ARRAY,
 );
 
+impl Typed for Vec<u8> {
+    const TYPE: Type = Type::BYTEA;
+}
+
 impl<T: Typed + ?Sized> Typed for &T {
     const TYPE: Type = T::TYPE;
 }

@@ -10,3 +10,4 @@ mod kept_statements;
 mod readiness;
 mod shared_database;
 mod shared_limits;
+mod shared_sessions;

@@ -238,5 +238,8 @@ pub(super) fn write(from: &str, root: &str, w: &Wanted, id: Option<Uuid>, supers
     if let Some(old) = supersedes {
         item["supersedes"] = json!(old.to_string());
     }
+    if let Some(at) = w.item.occurred_at {
+        item["occurred_at"] = json!(cortex_domain::time::format_instant(at));
+    }
     Write { item, kind: w.item.kind, path: w.path.clone(), key: w.item.key.clone(), supersedes: None }
 }

@@ -34,10 +34,11 @@ pub(crate) struct Wanted {
 impl Wanted {
     pub fn new(path: &str, item: SourceItem) -> Wanted {
         let text = format!(
-            "{READER_VERSION}\u{1f}{}\u{1f}{}\u{1f}{}",
+            "{READER_VERSION}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{:?}",
             item.kind.as_str(),
             Value::Object(item.data.clone()),
-            Value::Object(item.metadata.clone())
+            Value::Object(item.metadata.clone()),
+            item.occurred_at
         );
         let hash = Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
         Wanted { path: path.to_string(), item, hash, matched: None }
@@ -53,6 +54,9 @@ pub(crate) struct Existing {
     pub key: String,
     pub hash: String,
     pub superseded_by: Option<Uuid>,
+    /// Made by a version of ingest that named no root: updated when a file of this root
+    /// names it again, never deleted (it may be another checkout's).
+    pub legacy: bool,
 }
 
 /// What to write.
@@ -89,8 +93,9 @@ impl Wanted {
 }
 
 impl MemoryService {
-    /// The live items of this project that a `from` ingest of `root` made.
-    pub(crate) fn ingested(&self, from: &str, root: &str, kinds: &[Kind]) -> Result<Vec<Existing>> {
+    /// The live items of this project that a `from` ingest of `root` (of any root: `None`)
+    /// made.
+    pub(crate) fn ingested(&self, from: &str, root: Option<&str>, kinds: &[Kind]) -> Result<Vec<Existing>> {
         let scope = &self.inferred.scope;
         let mut filters = Filters {
             kinds: kinds.to_vec(),
@@ -110,13 +115,17 @@ impl MemoryService {
             .filter_map(|item| {
                 let source = item.record.metadata.as_ref()?.get("ingest")?;
                 let text = |field: &str| source.get(field).and_then(Value::as_str).map(str::to_string);
-                (text("from")? == from && text("root")? == root).then(|| Existing {
+                let stored_root = text("root")?;
+                let legacy = stored_root.is_empty();
+                let ours = root.is_none_or(|root| stored_root == root || legacy);
+                (text("from")? == from && ours).then(|| Existing {
                     id: item.record.id,
                     kind: item.record.kind,
                     path: text("path").unwrap_or_default(),
                     key: text("key").unwrap_or_default(),
                     hash: text("hash").unwrap_or_default(),
                     superseded_by: item.superseded_by,
+                    legacy: legacy && root.is_some_and(|r| !r.is_empty()),
                 })
             })
             .collect())
@@ -156,6 +165,7 @@ pub(crate) fn plan(
                 key: w.item.key.clone(),
                 hash: String::new(),
                 superseded_by: stored.superseded_by,
+                legacy: false,
             };
             plan.stored_records.insert(w.path.clone(), existing);
         }
@@ -185,7 +195,7 @@ pub(crate) fn plan(
             }
         }
     }
-    plan.deletes.extend(by_key.into_values().filter(|e| covered(&e.path)));
+    plan.deletes.extend(by_key.into_values().filter(|e| covered(&e.path) && !e.legacy));
     let targets = supersede_targets(wanted, &inserts, &plan.stored_records, &mut plan.links, report);
     plan.inserts = inserts.into_iter().map(|i| (i, targets.get(&i).cloned())).collect();
     plan

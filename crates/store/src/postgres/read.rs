@@ -112,7 +112,7 @@ pub fn recent(client: &mut Conn, filters: &Filters, limit: usize) -> Result<Vec<
     let conditions = filter_sql(filters, &mut params);
     let limit = params.push(limit as i64);
     let sql = format!(
-        "SELECT {COLUMNS} FROM items i WHERE true{conditions} ORDER BY i.updated_at DESC, i.id LIMIT {limit}"
+        "SELECT {COLUMNS} FROM items i WHERE true{conditions} ORDER BY coalesce(i.occurred_at, i.updated_at) DESC, i.id DESC LIMIT {limit}"
     );
     client.query(&sql, &params.as_refs())?.iter().map(from_row).collect()
 }

@@ -139,7 +139,7 @@ pub fn recent(conn: &Connection, filters: &Filters, limit: usize) -> Result<Vec<
     let conditions = filter_sql(filters, &mut params);
     params.push(SqlValue::Integer(limit as i64));
     let sql = format!(
-        "SELECT {COLUMNS} FROM items i WHERE 1 = 1{conditions} ORDER BY i.updated_at DESC, i.id LIMIT ?{}",
+        "SELECT {COLUMNS} FROM items i WHERE 1 = 1{conditions} ORDER BY coalesce(i.occurred_at, i.updated_at) DESC, i.id DESC LIMIT ?{}",
         params.len()
     );
     let mut stmt = conn.prepare_cached(&sql)?;

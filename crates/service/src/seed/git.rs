@@ -134,6 +134,8 @@ impl History {
             let (added, removed) = self.line_counts(old, new);
             files.push(FileChange { path: path.to_string(), status, added, removed });
         }
+        // In the order `git log` lists them.
+        files.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(Commit {
             hash: id.to_string(),
             parents: parents.iter().map(ToString::to_string).collect(),

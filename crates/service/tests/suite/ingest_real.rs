@@ -3,7 +3,7 @@
 //! records of five projects and formats, changelogs of three styles, and keep-a-changelog's
 //! whole history rebuilt from its `git log`. The counts and fields were read off the files.
 
-use crate::common::{Memory, memory};
+use crate::common::{Memory, ingested, memory};
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::seed::Selection;
 use cortex_service::seed::report::IngestReport;
@@ -55,23 +55,6 @@ fn checkout() -> tempfile::TempDir {
 fn ingest(m: &Memory, paths: &[&Path]) -> IngestReport {
     let paths: Vec<_> = paths.iter().map(|p| p.to_path_buf()).collect();
     m.service.ingest_files(&paths, false, &|_, _| {}).unwrap()
-}
-
-/// Every live item an ingest made, by `path` (and `#key` when the file has several).
-fn ingested(db: &TestDb) -> BTreeMap<String, StoredItem> {
-    let filters = Filters { include_superseded: true, include_expired: true, ..Filters::default() };
-    db.open()
-        .recent(&filters, 100_000)
-        .unwrap()
-        .into_iter()
-        .filter_map(|item| {
-            let source = item.record.metadata.as_ref()?.get("ingest")?.clone();
-            let path = source["path"].as_str()?.to_string();
-            let key = source["key"].as_str()?.to_string();
-            let name = if key.is_empty() { path } else { format!("{path}#{key}") };
-            Some((name, item))
-        })
-        .collect()
 }
 
 fn audit_count(m: &Memory) -> usize {

@@ -2,10 +2,10 @@
 //! formats, a Keep a Changelog file, docs and a git history written by the test, ingested,
 //! ingested again, edited and removed.
 
-use crate::common::memory;
+use crate::common::{ingested, memory};
 use cortex_service::seed::Selection;
 use cortex_service::seed::report::IngestReport;
-use cortex_store::{Filters, StoredItem};
+use cortex_store::StoredItem;
 use cortex_testdb::git::{commit, git};
 use cortex_testdb::{TestDb, per_backend};
 use serde_json::json;
@@ -121,22 +121,6 @@ fn adr_folder() -> tempfile::TempDir {
 
 fn ingest(m: &crate::common::Memory, path: &Path) -> IngestReport {
     m.service.ingest_files(&[path.to_path_buf()], false, &|_, _| {}).unwrap()
-}
-
-/// Every item an ingest made, by `path` (and `#key` when the file has several).
-fn ingested(db: &TestDb) -> BTreeMap<String, StoredItem> {
-    let filters = Filters { include_superseded: true, include_expired: true, ..Filters::default() };
-    let items = db.open().recent(&filters, 10_000).unwrap();
-    items
-        .into_iter()
-        .filter_map(|item| {
-            let source = item.record.metadata.as_ref()?.get("ingest")?.clone();
-            let path = source["path"].as_str()?.to_string();
-            let key = source["key"].as_str()?.to_string();
-            let name = if key.is_empty() { path } else { format!("{path}#{key}") };
-            Some((name, item))
-        })
-        .collect()
 }
 
 fn audit_count(m: &crate::common::Memory) -> usize {

@@ -8,8 +8,10 @@
 //!
 //! Merges: a merge whose message git or a forge generated ("Merge pull request #12 from
 //! a/b", "Merge branch 'x'") is titled by the first line of its body (the pull request's
-//! title) and keeps its number; with no body it says nothing the merged commits do not, and
-//! becomes no item. Its files are those it brought in (against its first parent).
+//! title, a maintainer's summary) and keeps its number; a body that is only `git merge --log`'s
+//! list of commits (`* branch:`) leaves the subject as the title; with no body the merge says
+//! nothing the merged commits do not, and becomes no item. Its files are those it brought in
+//! (against its first parent).
 
 use crate::limits::{MAX_DATA_TEXT_BYTES, MAX_METADATA_BYTES, MAX_SHORT_TEXT_CHARS};
 use crate::text::truncate_chars;
@@ -68,8 +70,13 @@ impl Commit {
         let body = body_of(&self.message);
         if self.is_merge() && generated_merge(subject) {
             let mut lines = body.lines();
-            let title = lines.next()?.trim().to_string();
+            let first = lines.next()?.trim();
+            if first.starts_with("* ") {
+                // Only the merged commits' list: the subject names the branch.
+                return Some(Message { title: subject.to_string(), summary: body, pull_request: None });
+            }
             let rest = lines.collect::<Vec<_>>().join("\n").trim().to_string();
+            let title = first.to_string();
             let summary = if rest.is_empty() { title.clone() } else { rest };
             return Some(Message { title, summary, pull_request: pull_request(subject) });
         }
@@ -256,6 +263,10 @@ mod tests {
         );
         assert_eq!(pr.metadata(&m)["merge"], true);
         assert_eq!(commit("Merge branch 'main' into feature", 2).read_message(), None);
+        let shortlog =
+            commit("Merge branch 'jc/foo'\n\n* jc/foo:\n  foo: fix a leak\n", 2).read_message().unwrap();
+        assert_eq!(shortlog.title, "Merge branch 'jc/foo'");
+        assert!(shortlog.summary.contains("foo: fix a leak"));
         let written =
             commit("Merge the two billing paths\n\nThey diverged in March.", 2).read_message().unwrap();
         assert_eq!(written.title, "Merge the two billing paths");

@@ -214,7 +214,8 @@ pub(super) fn write(from: &str, root: &str, w: &Wanted, id: Option<Uuid>, supers
     let mut metadata = w.item.metadata.clone();
     metadata.insert(
         "ingest".into(),
-        json!({"from": from, "root": root, "path": w.path, "key": w.item.key, "hash": w.hash}),
+        json!({"from": from, "root": root, "path": w.path, "key": w.item.key, "hash": w.hash,
+               "reader": cortex_domain::sources::READER_VERSION}),
     );
     let mut item = json!({
         "kind": w.item.kind.as_str(),

@@ -34,7 +34,7 @@ pub mod report;
 pub use git::Selection;
 
 use crate::{MemoryService, Result};
-use cortex_domain::sources::{self, SourceItem};
+use cortex_domain::sources::{self, READER_VERSION, SourceItem};
 use cortex_domain::{ErrorCode, Kind};
 use plan::Wanted;
 use report::{IngestReport, Missing, Passed};
@@ -142,6 +142,11 @@ impl MemoryService {
         for (round, ids) in history.ids.chunks(COMMITS_PER_ROUND).enumerate() {
             let mut wanted = Vec::with_capacity(ids.len());
             for id in ids {
+                // A commit never changes: one this reader stored before is not read again.
+                if existing.get(&id.to_string()).is_some_and(|e| e.reader == u64::from(READER_VERSION)) {
+                    report.kind(Kind::Change.as_str()).unchanged += 1;
+                    continue;
+                }
                 let commit = history.read(*id)?;
                 let Some(message) = commit.read_message() else {
                     report.merges_without_message += 1;

@@ -57,6 +57,8 @@ pub(crate) struct Existing {
     /// Made by a version of ingest that named no root: updated when a file of this root
     /// names it again, never deleted (it may be another checkout's).
     pub legacy: bool,
+    /// The reader version that made it (0: one that did not say).
+    pub reader: u64,
 }
 
 /// What to write.
@@ -126,6 +128,7 @@ impl MemoryService {
                     hash: text("hash").unwrap_or_default(),
                     superseded_by: item.superseded_by,
                     legacy: legacy && root.is_some_and(|r| !r.is_empty()),
+                    reader: source.get("reader").and_then(Value::as_u64).unwrap_or(0),
                 })
             })
             .collect())
@@ -166,6 +169,7 @@ pub(crate) fn plan(
                 hash: String::new(),
                 superseded_by: stored.superseded_by,
                 legacy: false,
+                reader: 0,
             };
             plan.stored_records.insert(w.path.clone(), existing);
         }

@@ -187,6 +187,8 @@ pub struct LexicalMatch {
     pub score: f64,
     pub updated_at: i64,
     pub scope: Scope,
+    /// The item's kind, when the index keeps it (what a question weighs).
+    pub kind: Option<Kind>,
 }
 
 /// An item stored next to another in the same session (`source.session`), as a find's

@@ -4,6 +4,7 @@
 use crate::error::CliError;
 use crate::output;
 use crate::progress::Progress;
+use cortex_domain::ErrorCode;
 use cortex_service::seed::Selection;
 use cortex_service::seed::report::IngestReport;
 use cortex_service::{MemoryService, ServiceError};
@@ -53,7 +54,14 @@ pub fn run(service: &MemoryService, args: IngestArgs) -> Result<ExitCode, CliErr
         let report =
             service.ingest_git(repo, &args.select, args.dry_run, &|done, total| progress.set(done, total));
         progress.finish();
-        reports.push(("git", report.map_err(with_hint)?));
+        match report {
+            // Beside files read, a folder that is no repository is a missing source, as a
+            // missing PATH is: named, and the files' report stands.
+            Err(ServiceError::Invalid(e)) if e.code == ErrorCode::NotFound && !reports.is_empty() => {
+                tracing::warn!("{} (hint: {}); the files were read", e.message, e.human_hint);
+            }
+            report => reports.push(("git", report.map_err(with_hint)?)),
+        }
     }
     let refused = reports.iter().any(|(_, r)| r.any_refused());
     if args.json {

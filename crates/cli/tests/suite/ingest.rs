@@ -117,6 +117,17 @@ fn the_readme_command_works_in_a_repository_without_a_changelog(db: &TestDb) {
     // Nothing that exists: nothing read, exit 2.
     let none = cortex(db, repo, &["ingest", "CHANGELOG.md", "NEWS.md"]);
     assert_eq!(none.status.code(), Some(2), "{none:?}");
+
+    // Outside any repository, the docs are still read and --git is named as missing.
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::create_dir(plain.path().join("docs")).unwrap();
+    std::fs::write(plain.path().join("docs/notes.md"), "# Notes\n\n## Deploy\n\nPush.\n").unwrap();
+    let out = cortex(db, plain.path(), &["ingest", "docs", "CHANGELOG.md", "--git"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not in a git repository"), "{out:?}");
+    assert!(stdout(&out).contains("section: 1 inserted"), "{}", stdout(&out));
+    let alone = cortex(db, plain.path(), &["ingest", "--git"]);
+    assert_eq!(alone.status.code(), Some(2), "{alone:?}");
 }
 
 fn audit_records(db: &TestDb, dir: &Path) -> usize {

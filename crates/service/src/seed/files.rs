@@ -165,6 +165,14 @@ mod tests {
         );
         let one = walk(&top.join("docs/adr/0001-a.md")).unwrap();
         assert!(one.single_file && one.covers("docs/adr/0001-a.md") && !one.covers("docs/adr/0002-b.md"));
+        // Links on disk are not followed: a file or a folder elsewhere is not read through one.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.md"), "# Secret\n").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.md"), top.join("docs/link.md")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), top.join("docs/linked-folder")).unwrap();
+        let walked = walk(&top.join("docs")).unwrap();
+        let paths: Vec<&str> = walked.files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["docs/adr/0001-a.md", "docs/guide.markdown"], "no link followed");
         let err = walk(&top.join("missing")).unwrap_err();
         assert_eq!(err.field, "PATH");
         assert_eq!(walk(&top.join("docs/adr/notes.txt")).unwrap_err().code, ErrorCode::InvalidValue);

@@ -47,6 +47,9 @@ pub type Progress<'a> = &'a dyn Fn(u64, u64);
 /// Commits read, planned and written at a time: a long history is never held whole.
 const COMMITS_PER_ROUND: usize = 500;
 
+/// The largest file read (a changelog of many years is a few hundred KiB).
+const MAX_FILE_BYTES: u64 = 8 << 20;
+
 impl MemoryService {
     /// Reads the files under `paths` into decisions, releases and sections, and brings the
     /// memory in line with them (nothing is written with `dry_run`). A path that does not
@@ -214,6 +217,11 @@ fn read(
     decision_folder: bool,
 ) -> std::result::Result<Vec<SourceItem>, Unread> {
     let passed = |reason: String| Unread::Passed(reason);
+    let size = std::fs::metadata(file).map_err(|e| passed(format!("unreadable: {e}")))?.len();
+    // A document, not a data dump: what is larger would not be stored whole anyway.
+    if size > MAX_FILE_BYTES {
+        return Err(passed(format!("larger than {} MiB", MAX_FILE_BYTES >> 20)));
+    }
     let bytes = std::fs::read(file).map_err(|e| passed(format!("unreadable: {e}")))?;
     let text = String::from_utf8(bytes).map_err(|_| passed("unreadable: not UTF-8 text".into()))?;
     if text.contains('\0') {

@@ -16,8 +16,8 @@ use uuid::Uuid;
 pub(crate) const FROM_FILES: &str = "files";
 pub(crate) const FROM_GIT: &str = "git";
 
-/// How many earlier items one run reads back at most.
-const LISTED_AT_MOST: usize = 1_000_000;
+/// How many earlier items one read brings back at most (each whole, its text and metadata).
+const LISTED_PER_READ: usize = 2_000;
 
 /// One item the sources want in memory.
 pub(crate) struct Wanted {
@@ -96,7 +96,10 @@ impl Wanted {
 
 impl MemoryService {
     /// The live items of this project that a `from` ingest of `root` (of any root: `None`)
-    /// made.
+    /// made, each reduced to its source as soon as it is read. The store's `recent` read
+    /// returns whole items, so they are read [`LISTED_PER_READ`] at a time: by windows of
+    /// their update time, a window that comes back full halved until none does (one store
+    /// call writes at most 100 items at one instant, so a millisecond never overflows).
     pub(crate) fn ingested(&self, from: &str, root: Option<&str>, kinds: &[Kind]) -> Result<Vec<Existing>> {
         let scope = &self.inferred.scope;
         let mut filters = Filters {
@@ -111,28 +114,41 @@ impl MemoryService {
                 filters.scope_equals.push((field, value.clone()));
             }
         }
-        let items = self.view.recent(&filters, LISTED_AT_MOST)?;
-        Ok(items
-            .into_iter()
-            .filter_map(|item| {
-                let source = item.record.metadata.as_ref()?.get("ingest")?;
-                let text = |field: &str| source.get(field).and_then(Value::as_str).map(str::to_string);
-                let stored_root = text("root")?;
-                let legacy = stored_root.is_empty();
-                let ours = root.is_none_or(|root| stored_root == root || legacy);
-                (text("from")? == from && ours).then(|| Existing {
-                    id: item.record.id,
-                    kind: item.record.kind,
-                    path: text("path").unwrap_or_default(),
-                    key: text("key").unwrap_or_default(),
-                    hash: text("hash").unwrap_or_default(),
-                    superseded_by: item.superseded_by,
-                    legacy: legacy && root.is_some_and(|r| !r.is_empty()),
-                    reader: source.get("reader").and_then(Value::as_u64).unwrap_or(0),
-                })
-            })
-            .collect())
+        let mut out = Vec::new();
+        let mut windows = vec![(0, i64::MAX / 2)];
+        while let Some((since, until)) = windows.pop() {
+            let window = Filters { since: Some(since), until: Some(until), ..filters.clone() };
+            let items = self.view.recent(&window, LISTED_PER_READ)?;
+            if items.len() == LISTED_PER_READ && until - since > 1 {
+                let middle = since + (until - since) / 2;
+                windows.push((since, middle));
+                windows.push((middle, until));
+                continue;
+            }
+            out.extend(items.into_iter().filter_map(|item| existing(&item, from, root)));
+        }
+        Ok(out)
     }
+}
+
+/// What an item an ingest made says of its source; `None` for an item of another ingest, root
+/// or none.
+fn existing(item: &StoredItem, from: &str, root: Option<&str>) -> Option<Existing> {
+    let source = item.record.metadata.as_ref()?.get("ingest")?;
+    let text = |field: &str| source.get(field).and_then(Value::as_str).map(str::to_string);
+    let stored_root = text("root")?;
+    let legacy = stored_root.is_empty();
+    let ours = root.is_none_or(|root| stored_root == root || legacy);
+    (text("from")? == from && ours).then(|| Existing {
+        id: item.record.id,
+        kind: item.record.kind,
+        path: text("path").unwrap_or_default(),
+        key: text("key").unwrap_or_default(),
+        hash: text("hash").unwrap_or_default(),
+        superseded_by: item.superseded_by,
+        legacy: legacy && root.is_some_and(|r| !r.is_empty()),
+        reader: source.get("reader").and_then(Value::as_u64).unwrap_or(0),
+    })
 }
 
 /// Compares what the sources want with what earlier runs stored. `covered` says whether a

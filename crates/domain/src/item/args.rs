@@ -316,7 +316,7 @@ fn parse_expires_at(value: &Value) -> Result<i64, ValidationError> {
                 ErrorCode::InvalidValue,
                 "expires_at",
                 format!("`expires_at` is not a time: `{}`", shown(text)),
-                hint,
+                hint.to_string(),
             )
         }),
         other => Err(ValidationError::wrong_type("expires_at", "an RFC 3339 time string", other)),

@@ -12,6 +12,7 @@
 //! that mixes tokens, runs per text.
 
 mod calibrate;
+mod error;
 mod int8;
 mod kernel;
 mod load;
@@ -21,6 +22,7 @@ mod raw;
 mod weights;
 
 use crate::precision::Resolved;
+pub use error::{ModelError, PackError};
 pub use kernel::has_bf16_kernel;
 pub use load::default_pack_dir;
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis, Slice, linalg::general_mat_mul};
@@ -51,7 +53,7 @@ impl Encoder {
         packs: &Path,
         precision: Resolved,
         calibration: Calibration,
-    ) -> Result<Encoder, String> {
+    ) -> error::Result<Encoder> {
         config.check()?;
         let (weights, pack) = load::load(dir, packs, &config, precision, calibration)?;
         Ok(Encoder { config, weights, pack })
@@ -65,7 +67,7 @@ impl Encoder {
         packs: &Path,
         precision: Resolved,
         calibration: Calibration,
-    ) -> Result<PathBuf, String> {
+    ) -> error::Result<PathBuf> {
         config.check()?;
         load::pack_into(dir, packs, config, precision, calibration)
     }

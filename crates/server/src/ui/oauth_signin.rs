@@ -104,7 +104,7 @@ pub async fn start(State(ui): State<Ui>) -> Response {
             page::with_cookie(page::see_other(&url), &cookie)
         }
         Ok(Err(e)) => page::server_error("reaching the identity provider", e, None),
-        Err(e) => page::server_error("signing in", e.to_string(), None),
+        Err(e) => page::server_error("signing in", e, None),
     }
 }
 
@@ -150,7 +150,7 @@ pub async fn callback(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Res
                 "start again from the sign-in page's provider link",
             );
         }
-        Err(e) => return page::server_error("signing in", e.to_string(), None),
+        Err(e) => return page::server_error("signing in", e, None),
     };
     let principal = match principal_of(&ui, Some(&token)).await {
         Ok(principal) => principal,

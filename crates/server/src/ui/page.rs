@@ -71,13 +71,13 @@ pub fn message(status: StatusCode, heading: &str, problem: Problem, chrome: Opti
 }
 
 /// A failure of the server, not of the request: logged, and said so on the page.
-pub fn server_error(what: &str, e: String, chrome: Option<Chrome>) -> Response {
+pub fn server_error(what: &str, e: impl std::fmt::Display, chrome: Option<Chrome>) -> Response {
     tracing::error!(error = %e, "web UI: {what} failed");
     message(
         StatusCode::INTERNAL_SERVER_ERROR,
         "Server error",
         Problem::new(
-            e,
+            e.to_string(),
             "a server-side failure, not your request: retry; if it persists, run `cortex doctor`",
         ),
         chrome,

@@ -281,6 +281,6 @@ pub fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
     fields.iter().find(|(n, _)| n == name).map_or("", |(_, v)| v.as_str())
 }
 
-fn internal(e: String) -> Response {
+fn internal(e: impl std::fmt::Display) -> Response {
     page::server_error("signing in", e, None)
 }

@@ -60,9 +60,10 @@ pub struct Message {
     pub problem: Problem,
 }
 
-/// The sign-in form, with why it is shown again when something went wrong.
-pub fn sign_in(status: StatusCode, problem: Option<Problem>) -> Response {
-    html(status, &Login { chrome: None, problem, oauth: super::oauth_signin::offered() })
+/// The sign-in form, with why it is shown again when something went wrong, and the identity
+/// provider's sign-in when this server offers it.
+pub fn sign_in(ui: &super::Ui, status: StatusCode, problem: Option<Problem>) -> Response {
+    html(status, &Login { chrome: None, problem, oauth: ui.offers_oauth() })
 }
 
 /// A page that only says what went wrong and what to do.

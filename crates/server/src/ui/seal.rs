@@ -21,14 +21,23 @@ pub fn id_hash(id: &str) -> String {
     Sha256::digest(id.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Why a token could not be sealed.
+#[derive(Debug, thiserror::Error)]
+pub enum SealError {
+    #[error("the system's random source failed: {0}")]
+    NoRandomness(getrandom::Error),
+    #[error("cannot seal the session's token (the cipher refused it)")]
+    Cipher,
+}
+
 /// `token` sealed for the session `id`: a random nonce, then the sealed bytes and their tag.
-pub fn seal(id: &str, token: &str) -> Result<Vec<u8>, String> {
-    let key = key_for(id).ok_or("cannot derive the session's key")?;
+pub fn seal(id: &str, token: &str) -> Result<Vec<u8>, SealError> {
+    let key = key_for(id).ok_or(SealError::Cipher)?;
     let mut nonce = [0u8; NONCE_LEN];
-    getrandom::fill(&mut nonce).map_err(|e| format!("the system's random source failed: {e}"))?;
+    getrandom::fill(&mut nonce).map_err(SealError::NoRandomness)?;
     let mut sealed = token.as_bytes().to_vec();
     key.seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::empty(), &mut sealed)
-        .map_err(|_| "cannot seal the session's token".to_string())?;
+        .map_err(|_| SealError::Cipher)?;
     let mut out = nonce.to_vec();
     out.extend_from_slice(&sealed);
     Ok(out)

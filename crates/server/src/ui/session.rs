@@ -64,7 +64,7 @@ impl Sessions {
     /// A new session for `token`, held by the principal `owner` (past its cap, the owner's
     /// oldest session ends); the `Err` is the system's random source, or the shared database,
     /// failing.
-    pub fn start(&self, token: Option<String>, owner: &str, now: Instant) -> Result<Session, String> {
+    pub fn start(&self, token: Option<String>, owner: &str, now: Instant) -> Result<Session, StartError> {
         let session = Session {
             id: random_hex()?,
             token,
@@ -81,8 +81,7 @@ impl Sessions {
                 sealed: sealed.as_deref(),
                 csrf: &session.csrf,
             };
-            blocking(|| shared.start_session(&new, self.limits()))
-                .map_err(|e| format!("cannot record the session: {e}"))?;
+            blocking(|| shared.start_session(&new, self.limits()))?;
             return Ok(session);
         }
         let mut live = self.lock();
@@ -150,10 +149,26 @@ fn blocking<T>(work: impl FnOnce() -> T) -> T {
     }
 }
 
+/// The system's random source failed: no unguessable id can be made.
+#[derive(Debug, thiserror::Error)]
+#[error("the system's random source failed: {0}")]
+pub struct NoRandomness(getrandom::Error);
+
+/// Why a session could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    NoRandomness(#[from] NoRandomness),
+    #[error(transparent)]
+    Seal(#[from] seal::SealError),
+    #[error("cannot record the session in the database: {0}")]
+    Store(#[from] cortex_store::StoreError),
+}
+
 /// 256 random bits as 64 hex digits.
-pub fn random_hex() -> Result<String, String> {
+pub fn random_hex() -> Result<String, NoRandomness> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| format!("the system's random source failed: {e}"))?;
+    getrandom::fill(&mut bytes).map_err(NoRandomness)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 

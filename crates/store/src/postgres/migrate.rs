@@ -20,8 +20,9 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (11, "audit_actor", include_str!("../../migrations/postgres/0011_audit_actor.sql")),
     (12, "drop_lexicon", include_str!("../../migrations/postgres/0012_drop_lexicon.sql")),
     (13, "api_key_names_per_org", include_str!("../../migrations/postgres/0013_api_key_names_per_org.sql")),
-    (14, "key_limits", include_str!("../../migrations/postgres/0014_key_limits.sql")),
-    (15, "ui_sessions", include_str!("../../migrations/postgres/0015_ui_sessions.sql")),
+    (14, "occurred_at", include_str!("../../migrations/postgres/0014_occurred_at.sql")),
+    (15, "key_limits", include_str!("../../migrations/postgres/0015_key_limits.sql")),
+    (16, "ui_sessions", include_str!("../../migrations/postgres/0016_ui_sessions.sql")),
 ];
 
 /// Serializes migrations across processes starting at once (an arbitrary fixed key).

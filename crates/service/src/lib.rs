@@ -107,7 +107,11 @@ impl MemoryService {
         let shared = Arc::new(Shared {
             db_label: store.label(),
             lexical: Arc::new(lexical_index::Lexical::new(store.clone(), config.lexical.as_ref())),
-            semantic: Arc::new(semantic::Semantic::new(config.embedder.clone(), store.clone())),
+            semantic: Arc::new(semantic::Semantic::new(
+                config.embedder.clone(),
+                store.clone(),
+                config.vector_file.clone(),
+            )),
             write_lanes: Arc::new(lanes::WriteLanes::for_connections(store.connections())),
             store: store.clone(),
             inferred: config.scope.clone(),

@@ -59,6 +59,47 @@ pub struct Config {
     /// (`<file>.vectors`) whose lexical index is a folder; `None` for PostgreSQL (the database
     /// searches its own vectors) or an index kept in memory.
     pub vector_file: Option<PathBuf>,
+    /// The prompt-submit hook's budgets and where it keeps its sessions and counts.
+    pub recall: RecallConfig,
+}
+
+/// The prompt-submit hook's settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecallConfig {
+    /// Tokens one prompt may be given (`CORTEX_RECALL_BUDGET_TOKENS`).
+    pub budget_tokens: usize,
+    /// Tokens one session may be given until compacted (`CORTEX_RECALL_SESSION_BUDGET_TOKENS`).
+    pub session_budget_tokens: usize,
+    /// Where the sessions' ledgers and the per-project counts are kept (the user's cache
+    /// folder, `cortex/recall`); `None`: nothing is kept (each prompt is on its own, and not
+    /// counted), as for a config given outright.
+    pub state: Option<PathBuf>,
+}
+
+impl RecallConfig {
+    /// The defaults, keeping nothing.
+    pub fn defaults() -> RecallConfig {
+        RecallConfig {
+            budget_tokens: cortex_domain::recall::DEFAULT_BUDGET_TOKENS,
+            session_budget_tokens: cortex_domain::recall::DEFAULT_SESSION_BUDGET_TOKENS,
+            state: None,
+        }
+    }
+
+    /// From the environment, kept in the user's cache folder.
+    fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<RecallConfig, ConfigError> {
+        Ok(RecallConfig {
+            budget_tokens: settings::RECALL_BUDGET_TOKENS.get(&var)? as usize,
+            session_budget_tokens: settings::RECALL_SESSION_BUDGET_TOKENS.get(&var)? as usize,
+            state: recall_state_dir(),
+        })
+    }
+}
+
+/// Where the prompt-submit hook keeps the sessions' ledgers and the per-project counts: the
+/// user's cache folder, `cortex/recall`.
+pub fn recall_state_dir() -> Option<PathBuf> {
+    dirs::cache_dir().map(|d| d.join("cortex").join("recall"))
 }
 
 impl Config {
@@ -75,6 +116,7 @@ impl Config {
                 DbTarget::Postgres { .. } => Place::Memory,
             }),
             vector_file: vector_file_for(&db, true),
+            recall: RecallConfig::defaults(),
             db,
         }
     }
@@ -93,6 +135,7 @@ impl Config {
         let lexical = lexical_from_vars(&db, env)?;
         Ok(Config {
             vector_file: vector_file_for(&db, matches!(lexical, Some(Place::Dir(_)))),
+            recall: RecallConfig::from_vars(env)?,
             lexical,
             db,
             scope,

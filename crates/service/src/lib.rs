@@ -41,7 +41,7 @@ pub mod transfer;
 
 pub use administration::Administration;
 pub use audit::Audit;
-pub use briefing::Briefing;
+pub use briefing::{Briefing, RecallRequest, Recalled, Sessions, Weighed};
 pub use caller::Caller;
 pub use config::Config;
 pub use error::{Result, ServiceError};
@@ -93,6 +93,8 @@ struct Shared {
     write_lanes: Arc<lanes::WriteLanes>,
     /// Refused stores recorded lately, per actor.
     refusals: std::sync::Mutex<memory_store::RefusalBudget>,
+    /// The prompt-submit hook's budgets and where it keeps its sessions and counts.
+    recall: config::RecallConfig,
 }
 
 impl MemoryService {
@@ -118,6 +120,7 @@ impl MemoryService {
             near_duplicate_policy: config.near_duplicates,
             find_deadline: config.find_deadline,
             refusals: Default::default(),
+            recall: config.recall.clone(),
         });
         MemoryService { view: store, inferred: shared.inferred.clone(), shared, bound: None, actor: None }
     }

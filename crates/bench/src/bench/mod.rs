@@ -112,10 +112,11 @@ pub struct BenchArgs {
     /// instead of the store and find benchmark. `--semantic` serves with the model.
     #[arg(long, conflicts_with_all = ["reuse", "purge", "graph", "vectors", "adversarial", "concurrent", "http"])]
     flood: bool,
-    /// Time fresh `cortex recall` processes (the prompt-submit hook) from spawn to exit over
-    /// items recombined from this BEIR dataset's abstracts (as --prose), prompted with its test
-    /// claims and with unrelated prompts, instead of the store and find benchmark.
-    #[arg(long, value_name = "DATASET", conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors", "responses", "prose", "adversarial", "concurrent", "http", "postgres"])]
+    /// Time fresh `cortex recall` processes (the prompt-submit hook, with the model) from spawn
+    /// to exit over items recombined from this BEIR dataset's abstracts with their vectors (as
+    /// --prose --semantic), prompted with its test claims and with everyday coding asks, on
+    /// SQLite and `--postgres`, instead of the store and find benchmark.
+    #[arg(long, value_name = "DATASET", conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors", "responses", "prose", "adversarial", "concurrent", "http"])]
     recall: Option<std::path::PathBuf>,
     /// `--http --acceptance`: the asked rates of `fast` finds a second (comma separated, 100
     /// clients each), run in order on one server until one does not hold (an error, under 98%
@@ -153,7 +154,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
             prose::Options { dataset, sizes, queries, dir: &dir, postgres, semantic: args.semantic };
         prose::run(&options)
     } else if let Some(dataset) = &args.recall {
-        recall::run(dataset, sizes, queries, &dir)
+        recall::run(dataset, sizes, queries, &dir, postgres)
     } else if let Some(dataset) = &args.responses {
         responses::run(dataset, queries, &dir)
     } else if args.concurrent {

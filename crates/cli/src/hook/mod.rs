@@ -2,10 +2,13 @@
 //! which ask the agent to store what the session learned when it changed files and stored
 //! nothing (the rule is [`rule`]'s). They read the hook input on stdin and the session's
 //! transcript only to count tool uses; nothing of either is stored, and the database is not
-//! opened. A hook must never break the session: whatever goes wrong is one line on stderr,
-//! nothing on stdout, and exit 0.
+//! opened. `cortex hook post-tool-use` notes the memories a `memory_find` returned in the
+//! session's ledger ([`seen`]), so the prompt's recall does not inject them again. A hook must
+//! never break the session: whatever goes wrong is one line on stderr, nothing on stdout, and
+//! exit 0.
 
 mod rule;
+mod seen;
 
 use crate::output;
 use rule::{Activity, Event, HookInput};
@@ -25,12 +28,22 @@ pub enum HookCommand {
     /// compaction to keep its decisions, issues and changes in the summary, marked as not
     /// stored yet. Prints nothing otherwise.
     PreCompact,
+    /// Claude Code's and Codex's `PostToolUse` for `memory_find`: notes the memories it
+    /// returned as in the session, so `cortex recall` does not inject them again. Prints
+    /// nothing.
+    PostToolUse,
 }
 
 pub fn run(command: HookCommand) -> ExitCode {
     let (event, name) = match command {
         HookCommand::Stop => (Event::Stop, "stop"),
         HookCommand::PreCompact => (Event::PreCompact, "pre-compact"),
+        HookCommand::PostToolUse => {
+            if let Err(e) = note_found() {
+                eprintln!("cortex hook post-tool-use: nothing noted ({e})");
+            }
+            return ExitCode::SUCCESS;
+        }
     };
     match answer(event) {
         Ok(Some(text)) => output::line(&text),
@@ -40,12 +53,27 @@ pub fn run(command: HookCommand) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn answer(event: Event) -> Result<Option<String>, String> {
+/// Notes a memory_find's hits in its session's ledger.
+fn note_found() -> Result<(), String> {
+    let text = read_stdin()?;
+    let input: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("the hook input on stdin is not JSON ({e})"))?;
+    let Some(found) = seen::find_result(&input) else { return Ok(()) };
+    let Some(state) = cortex_service::config::recall_state_dir() else { return Ok(()) };
+    cortex_service::Sessions::at(&state).seen(&found.session, found.ids).map_err(|e| e.to_string())
+}
+
+fn read_stdin() -> Result<String, String> {
     let mut text = String::new();
     std::io::stdin()
         .take(MAX_INPUT_BYTES)
         .read_to_string(&mut text)
         .map_err(|e| format!("cannot read the hook input on stdin: {e}"))?;
+    Ok(text)
+}
+
+fn answer(event: Event) -> Result<Option<String>, String> {
+    let text = read_stdin()?;
     let input = rule::parse_input(&text).map_err(|e| e.to_string())?;
     let activity = read_transcript(&input)?;
     Ok(rule::reply(&rule::decide(event, &input, &activity), input.client))

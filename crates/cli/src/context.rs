@@ -46,10 +46,10 @@ pub fn run(service: Result<MemoryService, CliError>, args: ContextArgs) -> ExitC
             if let Some(start) = session_start()
                 && let Err(e) = note_listed(&start, &text)
             {
-                eprintln!("cortex context: the session's ledger was not written ({e})");
+                output::note(&format!("cortex context: the session's ledger was not written ({e})"));
             }
         }
-        Err(e) => eprintln!("cortex context: no briefing ({e})"),
+        Err(e) => output::note(&format!("cortex context: no briefing ({e})")),
     }
     ExitCode::SUCCESS
 }

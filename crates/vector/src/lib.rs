@@ -16,6 +16,8 @@ mod file;
 mod quantize;
 pub mod sample;
 mod scan;
+#[cfg(test)]
+mod scan_properties;
 
 pub use file::{FileError, FileWriter, MappedFile, Written, write_file};
 pub use quantize::{Quantized, dot_i8};

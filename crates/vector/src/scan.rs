@@ -1,6 +1,6 @@
 //! The scan: the best `k` of int8 vectors laid out back to back, whoever holds them (a
 //! [`crate::VectorIndex`] in memory, or a [`crate::MappedFile`]). Compiled for AVX-512 and
-//! AVX2 besides the baseline and dispatched at run time (the crate's one `unsafe` call,
+//! AVX2 besides the baseline and dispatched at run time (an `unsafe` call,
 //! guarded by that check); split across cores from [`PARALLEL_FROM`] entries.
 
 use crate::quantize::{Quantized, dot_i8};

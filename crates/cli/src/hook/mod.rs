@@ -5,14 +5,14 @@
 //! opened. `cortex hook post-tool-use` notes the memories a `memory_find` returned in the
 //! session's ledger ([`seen`]), so the prompt's recall does not inject them again. A hook must
 //! never break the session: whatever goes wrong is one line on stderr, nothing on stdout, and
-//! exit 0.
+//! exit 0, within a bounded time whatever stdin and the transcript turn out to be (`input`).
 
+pub mod input;
 mod rule;
 mod seen;
 
 use crate::output;
 use rule::{Activity, Event, HookInput};
-use std::io::{BufRead, BufReader, Read};
 use std::process::ExitCode;
 
 /// Hook input larger than this is not an agent's hook input.
@@ -40,7 +40,7 @@ pub fn run(command: HookCommand) -> ExitCode {
         HookCommand::PreCompact => (Event::PreCompact, "pre-compact"),
         HookCommand::PostToolUse => {
             if let Err(e) = note_found() {
-                eprintln!("cortex hook post-tool-use: nothing noted ({e})");
+                output::note(&format!("cortex hook post-tool-use: nothing noted ({e})"));
             }
             return ExitCode::SUCCESS;
         }
@@ -48,45 +48,51 @@ pub fn run(command: HookCommand) -> ExitCode {
     match answer(event) {
         Ok(Some(text)) => output::line(&text),
         Ok(None) => {}
-        Err(e) => eprintln!("cortex hook {name}: nothing asked ({e})"),
+        Err(e) => output::note(&format!("cortex hook {name}: nothing asked ({e})")),
     }
     ExitCode::SUCCESS
 }
 
 /// Notes a memory_find's hits in its session's ledger.
 fn note_found() -> Result<(), String> {
-    let text = read_stdin()?;
-    let input: serde_json::Value =
+    let text =
+        input::stdin(MAX_INPUT_BYTES, input::STDIN_WAIT).map_err(|e| format!("no hook input ({e})"))?;
+    let hook: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("the hook input on stdin is not JSON ({e})"))?;
-    let Some(found) = seen::find_result(&input) else { return Ok(()) };
+    let Some(found) = seen::find_result(&hook) else { return Ok(()) };
     let Some(state) = cortex_service::config::recall_state_dir() else { return Ok(()) };
     cortex_service::Sessions::at(&state).seen(&found.session, found.ids).map_err(|e| e.to_string())
 }
 
-fn read_stdin() -> Result<String, String> {
-    let mut text = String::new();
-    std::io::stdin()
-        .take(MAX_INPUT_BYTES)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read the hook input on stdin: {e}"))?;
-    Ok(text)
+/// Why a hook asks nothing: one line on stderr, and the hook still exits 0.
+#[derive(Debug, thiserror::Error)]
+enum HookError {
+    #[error("no hook input ({0})")]
+    NoInput(input::ReadError),
+    #[error(transparent)]
+    Input(#[from] rule::InputError),
+    #[error(transparent)]
+    Transcript(input::ReadError),
 }
 
-fn answer(event: Event) -> Result<Option<String>, String> {
-    let text = read_stdin()?;
-    let input = rule::parse_input(&text).map_err(|e| e.to_string())?;
-    let activity = read_transcript(&input)?;
-    Ok(rule::reply(&rule::decide(event, &input, &activity), input.client))
+fn answer(event: Event) -> Result<Option<String>, HookError> {
+    let text = input::stdin(MAX_INPUT_BYTES, input::STDIN_WAIT).map_err(HookError::NoInput)?;
+    let hook = rule::parse_input(&text)?;
+    let activity = read_transcript(&hook)?;
+    Ok(rule::reply(&rule::decide(event, &hook, &activity), hook.client))
 }
 
-/// Counts the transcript's tool uses; a session without a transcript shows no changes.
-fn read_transcript(input: &HookInput) -> Result<Activity, String> {
+/// Counts the transcript's tool uses (in its last `MAX_TRANSCRIPT_BYTES`); a session without
+/// a transcript shows no changes.
+fn read_transcript(hook: &HookInput) -> Result<Activity, HookError> {
     let mut activity = Activity::default();
-    let Some(path) = &input.transcript_path else { return Ok(activity) };
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read the transcript {path}: {e}"))?;
-    for line in BufReader::new(file).split(b'\n') {
-        let line = line.map_err(|e| format!("cannot read the transcript {path}: {e}"))?;
-        activity.add_line(&String::from_utf8_lossy(&line));
-    }
+    let Some(path) = &hook.transcript_path else { return Ok(activity) };
+    input::file_lines(
+        std::path::Path::new(path),
+        input::MAX_TRANSCRIPT_BYTES,
+        input::MAX_LINE_BYTES,
+        |line| activity.add_line(&String::from_utf8_lossy(line)),
+    )
+    .map_err(HookError::Transcript)?;
     Ok(activity)
 }

@@ -183,7 +183,8 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
 /// The corpus database of this run, unless `--corpus-db` keeps it.
 fn remove_temporary(args: &EvalArgs, temp: &std::path::Path) {
     if args.corpus_db.is_none() {
-        for suffix in ["", "-wal", "-shm", ".ids.json"] {
+        // The database, and the vector index file the service wrote beside it.
+        for suffix in ["", "-wal", "-shm", ".ids.json", ".vectors"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", temp.display()));
         }
         // The lexical index the service built beside the database.

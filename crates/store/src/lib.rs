@@ -234,6 +234,22 @@ pub trait Metadata: Send + Sync {
     fn set_meta(&self, key: &str, value: &str) -> Result<()>;
 }
 
+/// The metadata key naming the store.
+const STORE_ID_KEY: &str = "store_id";
+
+/// The store's identity: a random id recorded in its metadata on first need. What is kept
+/// outside the database (the lexical index, the vector index file, the recall hook's counts)
+/// records it, so that one of another database is never trusted.
+pub fn identity(store: &dyn Metadata) -> Result<String> {
+    if let Some(id) = store.meta(STORE_ID_KEY)? {
+        return Ok(id);
+    }
+    let id = Uuid::now_v7().to_string();
+    store.set_meta(STORE_ID_KEY, &id)?;
+    // Two processes may record one at once: the one that stayed is the identity.
+    Ok(store.meta(STORE_ID_KEY)?.unwrap_or(id))
+}
+
 /// The API keys of the HTTP team server. Only a hash of each secret is stored; a key is never
 /// deleted, only revoked, and creating and revoking one are recorded in the audit trail by the
 /// database (records about no item: `key_create`, `key_revoke`).

@@ -208,7 +208,7 @@ pub const RECALL_SESSION_BUDGET_TOKENS: Setting<Whole> = Setting {
 };
 /// The service's settings, in the docs' order (the HTTP server's follow them, in
 /// `cortex_server::settings`).
-pub static SETTINGS: [&(dyn super::Declared + Sync); 21] = [
+pub static SETTINGS: [&(dyn super::Declared + Sync); 23] = [
     &DB,
     &DB_FILE,
     &DB_POOL_SIZE,

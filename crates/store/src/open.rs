@@ -70,6 +70,25 @@ impl DbTarget {
     }
 }
 
+/// Creates the database (or brings it) to schema `version` and no further, without opening a
+/// store on it: what an older build left, for tests of what the next migrations do with it.
+#[doc(hidden)]
+pub fn migrate_to(target: &DbTarget, version: i64) -> Result<()> {
+    match target {
+        DbTarget::Sqlite(path) => {
+            let mut conn = crate::sqlite::connect::writer(path)?;
+            crate::sqlite::migrate::run_to(&mut conn, version)
+        }
+        DbTarget::Postgres { url, .. } => {
+            let mut client = postgres::Client::connect(url, postgres::NoTls).map_err(|e| {
+                crate::StoreError::Open { path: crate::postgres::redacted(url), reason: e.to_string() }
+            })?;
+            crate::postgres::preflight::check(&mut client, &crate::postgres::redacted(url))?;
+            crate::postgres::migrate::run_to(&mut client, version)
+        }
+    }
+}
+
 /// Opens the store, creating and migrating it as needed.
 pub fn open(target: &DbTarget) -> Result<Arc<dyn Store>> {
     Ok(match target {

@@ -20,6 +20,8 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (11, "audit_actor", include_str!("../../migrations/postgres/0011_audit_actor.sql")),
     (12, "drop_lexicon", include_str!("../../migrations/postgres/0012_drop_lexicon.sql")),
     (13, "api_key_names_per_org", include_str!("../../migrations/postgres/0013_api_key_names_per_org.sql")),
+    (14, "governed", include_str!("../../migrations/postgres/0014_governed.sql")),
+    (15, "audit_principal", include_str!("../../migrations/postgres/0015_audit_principal.sql")),
 ];
 
 /// Serializes migrations across processes starting at once (an arbitrary fixed key).
@@ -30,6 +32,11 @@ fn checksum(sql: &str) -> String {
 }
 
 pub fn run(client: &mut Client) -> Result<()> {
+    run_to(client, MIGRATIONS.last().map_or(0, |m| m.0))
+}
+
+/// Applies the migrations up to `target` (a test's older schema; `run` for everything).
+pub fn run_to(client: &mut Client, target: i64) -> Result<()> {
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
     tx.batch_execute(
@@ -47,7 +54,7 @@ pub fn run(client: &mut Client) -> Result<()> {
     {
         return Err(StoreError::SchemaTooNew { found, known });
     }
-    for (version, name, sql) in MIGRATIONS {
+    for (version, name, sql) in MIGRATIONS.iter().filter(|m| m.0 <= target) {
         let expected = checksum(sql);
         let recorded: Option<String> = tx
             .query_opt("SELECT checksum FROM schema_migrations WHERE version = $1", &[version])?

@@ -17,11 +17,11 @@ mod conn;
 mod expected;
 mod graph;
 mod keys;
-mod migrate;
+pub(crate) mod migrate;
 mod neighbours;
 mod params;
 mod pool;
-mod preflight;
+pub(crate) mod preflight;
 mod purge;
 mod read;
 mod row;
@@ -341,11 +341,12 @@ impl Maintenance for PostgresStore {
         limit: usize,
         dry_run: bool,
         cascade: Cascade,
+        context: &WriteContext,
     ) -> Result<Vec<(String, i64)>> {
         if dry_run {
             return self.on_primary(|c| read::expired_by_kind(c, now));
         }
-        purge::purge_expired(&mut *self.primary()?, now, limit, cascade)
+        purge::purge_expired(&mut *self.primary()?, now, limit, cascade, context)
     }
 
     fn stats(&self) -> Result<Stats> {
@@ -408,8 +409,8 @@ impl Metadata for PostgresStore {
 
 // On the primary: a revoked key must stop working at once, not after a replica's delay.
 impl ApiKeys for PostgresStore {
-    fn create_key(&self, key: &ApiKeyRow) -> Result<bool> {
-        keys::create(&mut *self.primary()?, key)
+    fn create_key(&self, key: &ApiKeyRow, context: &WriteContext) -> Result<bool> {
+        keys::create(&mut *self.primary()?, key, context)
     }
 
     fn keys(&self) -> Result<Vec<ApiKeyRow>> {
@@ -420,12 +421,16 @@ impl ApiKeys for PostgresStore {
         self.on_primary(|c| keys::by_lookup(c, lookup))
     }
 
-    fn revoke_key(&self, org: &str, name: &str, at: i64) -> Result<bool> {
-        keys::revoke(&mut *self.primary()?, org, name, at)
+    fn revoke_key(&self, org: &str, name: &str, at: i64, context: &WriteContext) -> Result<bool> {
+        keys::revoke(&mut *self.primary()?, org, name, at, context)
     }
 
     fn any_key(&self) -> Result<bool> {
         self.on_primary(keys::any)
+    }
+
+    fn record_sign_in(&self, org: &str, summary: &str, context: &WriteContext) -> Result<()> {
+        keys::record_sign_in(&mut *self.primary()?, org, summary, context)
     }
 }
 

@@ -8,8 +8,8 @@ use serde_json::Value;
 /// The columns `from_row` reads, in order, prefixed with the table alias `i`.
 pub const COLUMNS: &str = "i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
      i.title, i.body, i.content, i.data, i.metadata, i.source, i.tags, i.status, i.content_hash, \
-     i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at, i.superseded_by";
-pub const COLUMN_COUNT: usize = 25;
+     i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at, i.superseded_by, i.governed_since";
+pub const COLUMN_COUNT: usize = 26;
 
 fn opt(text: String) -> Option<String> {
     (!text.is_empty()).then_some(text)
@@ -57,7 +57,12 @@ pub fn from_row(row: &Row) -> Result<StoredItem> {
         vector: None,
         chunks: Vec::new(),
     };
-    Ok(StoredItem { record, deleted_at: row.try_get(23)?, superseded_by: row.try_get(24)? })
+    Ok(StoredItem {
+        record,
+        deleted_at: row.try_get(23)?,
+        superseded_by: row.try_get(24)?,
+        governed_since: row.try_get(25)?,
+    })
 }
 
 /// What the vector index filters on, read from columns `kind, org…environment, updated_at,

@@ -30,6 +30,10 @@ pub struct Record {
     pub created_at: i64,
     pub updated_at: i64,
     pub expires_at: Option<i64>,
+    /// When what the item records happened (a commit's time, a release's date), when it says
+    /// so: "recent" orders by it, else by `updated_at`. An update that names none keeps the
+    /// stored one.
+    pub occurred_at: Option<i64>,
     /// The item's embedding, when an embedder ran. Not read back by `get`.
     pub vector: Option<Vec<f32>>,
     /// One embedding per chunk of a long text (`cortex_domain::chunking`), besides `vector`.
@@ -186,6 +190,8 @@ pub struct LexicalMatch {
     pub score: f64,
     pub updated_at: i64,
     pub scope: Scope,
+    /// The item's kind, when the index keeps it (what a question weighs).
+    pub kind: Option<Kind>,
 }
 
 /// An item stored next to another in the same session (`source.session`), as a find's
@@ -400,7 +406,7 @@ pub struct AuditRecord {
     pub kind: Option<String>,
     pub scope: Scope,
     /// Who made the change, as the server established it (`key:acme/ana`, `local:dana`, …);
-    /// `None` on records written before schema 15, or around Cortex.
+    /// `None` on records written before schema 16, or around Cortex.
     pub principal: Option<String>,
     /// What the change came through (`memory_store`, `web UI`, `cortex ingest`, …).
     pub via: Option<String>,
@@ -417,7 +423,7 @@ pub struct AuditRecord {
 }
 
 /// What a client said of itself with a change (the item's `source`): taken as sent, never
-/// checked. On records written before schema 15 it holds the writer's name (the web UI's key,
+/// checked. On records written before schema 16 it holds the writer's name (the web UI's key,
 /// an OAuth subject) when the item named none, and the channel (`cortex import`, `purge`) as
 /// its tool: those records have no principal.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]

@@ -158,8 +158,8 @@ fn find_duplicate(
 const INSERT: &str = "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
      title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, ttl, \
      created_at, updated_at, expires_at, deleted_at, embedding, superseded_by, natural_key, link_from, link_to, \
-     governed_since) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30) \
+     occurred_at, governed_since) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31) \
      ON CONFLICT DO NOTHING RETURNING id";
 
 /// What a new row holds beside its record: none of it for an insert, the item's own for an
@@ -213,6 +213,7 @@ fn insert_row(tx: &mut Tx<'_>, r: &Record, stored: Stored, vector: Option<&[f32]
             &natural_key_of(r),
             &link_from,
             &link_to,
+            &r.occurred_at,
             &stored.governed_since.or_else(|| governed_at(r)),
         ],
     )?;
@@ -298,8 +299,8 @@ fn update(tx: &mut Tx<'_>, r: &Record) -> Result<WriteOutcome> {
            title = $9, body = $10, content = $11, data = $12, metadata = $13, source = $14, tags = $15, \
            status = $16, content_hash = $17, ttl = coalesce($18, ttl), updated_at = $19, \
            expires_at = CASE WHEN $18::text IS NULL THEN expires_at ELSE $20 END, embedding = $21, \
-           natural_key = $22, link_from = $23, link_to = $24, \
-           governed_since = coalesce(governed_since, $25) \
+           natural_key = $22, link_from = $23, link_to = $24, occurred_at = coalesce($25, occurred_at), \
+           governed_since = coalesce(governed_since, $26) \
          WHERE id = $1",
         &[
             &r.id,
@@ -326,6 +327,7 @@ fn update(tx: &mut Tx<'_>, r: &Record) -> Result<WriteOutcome> {
             &natural_key_of(r),
             &link_from,
             &link_to,
+            &r.occurred_at,
             &governed_at(r),
         ],
     )?;

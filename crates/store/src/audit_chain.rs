@@ -15,7 +15,7 @@
 //! whatever the values hold (newlines included). The hashed text is `prev_hash`, a newline,
 //! and the canonical form; hashes are lowercase hex.
 //!
-//! Version 2 (every record written from schema 16 on, `chain_version` 2): the line
+//! Version 2 (every record written from the audit_principal migration on, `chain_version` 2): the line
 //! `cortex-audit-v2`, the 20 fields of version 1, then `principal` and `via`, so who made a
 //! change and through what are covered too. A record keeps the version it was written in:
 //! older records are never rehashed, and verify as they always did. The version itself is

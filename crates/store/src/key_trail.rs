@@ -1,6 +1,6 @@
 //! Whether each API key row is what its audit records say it is. Keys are the tenant
-//! boundary, and the database writes a `key_create` record (org, role, projects, and since
-//! schema 16 the expiry) when a key is made and a `key_revoke` record when it is revoked; a key
+//! boundary, and the database writes a `key_create` record (org, role, projects, and since the
+//! audit_principal migration the expiry) when a key is made and a `key_revoke` record when it is revoked; a key
 //! row raised to another role, org or set of projects, given a later expiry, revoked and then
 //! revived, or planted with the audit trigger out of the way contradicts those records. What
 //! the records do not hold (the secret's hash, the rate, an older record's expiry) cannot be
@@ -10,7 +10,7 @@ use crate::{ApiKeyRow, AuditOperation};
 
 /// One `key_create` or `key_revoke` record: its operation, the org it was written in, its
 /// summary (`created API key NAME (role ROLE, projects all|LIST); expires never|TIME`, the
-/// expiry absent before schema 16; `revoked API key NAME`).
+/// expiry absent before the audit_principal migration; `revoked API key NAME`).
 #[derive(Debug, Clone)]
 pub struct KeyRecord {
     pub operation: AuditOperation,

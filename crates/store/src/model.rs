@@ -406,7 +406,7 @@ pub struct AuditRecord {
     pub kind: Option<String>,
     pub scope: Scope,
     /// Who made the change, as the server established it (`key:acme/ana`, `local:dana`, …);
-    /// `None` on records written before schema 16, or around Cortex.
+    /// `None` on records written before the audit_principal migration, or around Cortex.
     pub principal: Option<String>,
     /// What the change came through (`memory_store`, `web UI`, `cortex ingest`, …).
     pub via: Option<String>,
@@ -423,7 +423,7 @@ pub struct AuditRecord {
 }
 
 /// What a client said of itself with a change (the item's `source`): taken as sent, never
-/// checked. On records written before schema 16 it holds the writer's name (the web UI's key,
+/// checked. On records written before the audit_principal migration it holds the writer's name (the web UI's key,
 /// an OAuth subject) when the item named none, and the channel (`cortex import`, `purge`) as
 /// its tool: those records have no principal.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]

@@ -79,13 +79,7 @@ pub fn migrate_to(target: &DbTarget, version: i64) -> Result<()> {
             let mut conn = crate::sqlite::connect::writer(path)?;
             crate::sqlite::migrate::run_to(&mut conn, version)
         }
-        DbTarget::Postgres { url, .. } => {
-            let mut client = postgres::Client::connect(url, postgres::NoTls).map_err(|e| {
-                crate::StoreError::Open { path: crate::postgres::redacted(url), reason: e.to_string() }
-            })?;
-            crate::postgres::preflight::check(&mut client, &crate::postgres::redacted(url))?;
-            crate::postgres::migrate::run_to(&mut client, version)
-        }
+        DbTarget::Postgres { url, .. } => crate::postgres::migrate_to(url, version),
     }
 }
 

@@ -235,7 +235,7 @@ mod tests {
         )
         .unwrap();
         super::super::migrate::run(&mut conn).unwrap();
-        // A record written after schema 16 continues the chain in version 2.
+        // A record written after the audit_principal migration continues the chain in version 2.
         conn.execute(insert, params!["new", "d", hash("d")]).unwrap();
         let records = chain_page(&conn, 0, 100).unwrap();
         assert_eq!(records.len(), 6, "3 inserts, 1 update, 1 baseline, 1 insert after the upgrade");

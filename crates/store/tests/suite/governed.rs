@@ -72,10 +72,14 @@ fn a_write_that_governs_an_item_is_remembered_for_good(db: &TestDb) {
     assert_eq!(governed_since(&*there, accepted_bare.record.id), Some(5_000));
 }
 
-/// A database of the version before the fact (14), holding items written then: the
-/// migration reads what each item is and what its trail shows, and touches nothing else.
+/// A database of the version before the fact, holding items written then: the migration
+/// reads what each item is and what its trail shows, and touches nothing else.
 fn the_migration_finds_what_was_governed_before_it(db: &TestDb) {
-    cortex_store::migrate_to(db.target(), 14).unwrap();
+    let before = match db.backend() {
+        Backend::Sqlite => 14,
+        Backend::Postgres => 16,
+    };
+    cortex_store::migrate_to(db.target(), before).unwrap();
     let item = |name: &str, kind: &str, status: &str, data: &str, at: i64| {
         let id = Uuid::now_v7();
         db.execute_raw(&format!(

@@ -10,3 +10,5 @@ mod governed;
 mod kept_statements;
 mod readiness;
 mod shared_database;
+mod shared_limits;
+mod shared_sessions;

@@ -32,6 +32,7 @@ pub mod lexical_index;
 pub mod lifecycle;
 pub mod memory_find;
 pub mod memory_store;
+mod os_user;
 pub mod response;
 pub mod scope_inference;
 pub mod semantic;
@@ -72,8 +73,10 @@ pub struct MemoryService {
     inferred: InferredScope,
     /// The caller's tenant bound; `None` for the local user.
     bound: Option<cortex_domain::tenant::Bound>,
-    /// The audit trail's actor for this caller's changes (`Caller::actor`).
-    actor: Option<String>,
+    /// Who this caller's changes are recorded as made by (`Caller::principal`).
+    principal: Option<cortex_domain::principal::Principal>,
+    /// What this caller's changes come through, when not the flow's own name (`Caller::via`).
+    via: Option<&'static str>,
 }
 
 /// What every caller's service shares: made once, at open.
@@ -122,7 +125,14 @@ impl MemoryService {
             refusals: Default::default(),
             recall: config.recall.clone(),
         });
-        MemoryService { view: store, inferred: shared.inferred.clone(), shared, bound: None, actor: None }
+        MemoryService {
+            view: store,
+            inferred: shared.inferred.clone(),
+            shared,
+            bound: None,
+            principal: Some(os_user::local_principal()),
+            via: None,
+        }
     }
 
     pub fn inferred_scope(&self) -> &InferredScope {

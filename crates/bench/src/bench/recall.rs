@@ -11,7 +11,6 @@ use crate::output;
 use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService};
 use cortex_store::DbTarget;
-use serde_json::json;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -46,7 +45,7 @@ pub fn run(dataset: &Path, sizes: &[usize], queries: usize, dir: &Path) -> Resul
         for (batch, chunk) in picks[..size].chunks(100).enumerate() {
             let items: Vec<_> =
                 chunk.iter().enumerate().map(|(i, p)| prose.item(batch * 100 + i, p)).collect();
-            service.memory_store().store(&json!({ "items": items })).map_err(|e| e.to_string())?;
+            super::store_items(&service, &items)?;
         }
         drop(service);
         super::build_index(&db)?;

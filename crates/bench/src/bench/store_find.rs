@@ -11,6 +11,7 @@ use super::{
 };
 use crate::corpus::{self, Rng};
 use crate::output;
+use cortex_domain::Mode;
 use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService};
 use cortex_store::DbTarget;
@@ -122,7 +123,7 @@ fn bench_size(
     } else {
         EmbedderChoice::None
     };
-    let mode = if args.semantic { "auto" } else { "fast" };
+    let mode = if args.semantic { Mode::Auto } else { Mode::Fast };
     let mut config = Config::new(DbTarget::parse(db), bench_scope(), embedder);
     // `CORTEX_LEXICAL_INDEX=off` times the database's own search, for a before and after.
     config.lexical = cortex_service::config::lexical_from_env(&config.db).map_err(|e| e.to_string())?;
@@ -140,7 +141,7 @@ fn bench_size(
     let mut rng = Rng::new(7);
     let queries: Vec<String> = (0..args.queries).map(|_| corpus::query(&mut rng)).collect();
     for q in queries.iter().take(20) {
-        service.memory_find().find(&json!({ "query": q, "mode": mode })).map_err(|e| e.to_string())?;
+        super::find(&service, q, mode)?;
     }
     let mut times = Vec::with_capacity(queries.len());
     let mut hits = 0usize;
@@ -149,8 +150,7 @@ fn bench_size(
         let t = Instant::now();
         // The corpus repeats queries; every timed find pays for its query embedding.
         service.lab().forget_query_embeddings();
-        let response =
-            service.memory_find().find(&json!({ "query": q, "mode": mode })).map_err(|e| e.to_string())?;
+        let response = super::find(&service, q, mode)?;
         times.push(t.elapsed());
         hits += response.hits.len();
     }
@@ -167,7 +167,7 @@ fn bench_size(
     drop(service);
 
     let Served { starts, rss_kib: server_rss_kib, cpu_us: served_cpu_us } =
-        cold_starts(db, args.starts, &queries, mode)?;
+        cold_starts(db, args.starts, &queries, mode.as_str())?;
     Ok(Row {
         backend,
         imported,

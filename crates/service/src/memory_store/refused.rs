@@ -8,9 +8,9 @@ use super::MemoryStore;
 use super::refusal_budget::Unrecorded;
 use crate::Result;
 use cortex_domain::Kind;
-use cortex_domain::item::{ItemOp, parse_store_request};
+use cortex_domain::item::{Entry, ItemOp, StoreRequest};
 use cortex_store::{BlockedAttempt, WriteContext, WriteOp};
-use serde_json::{Value, json};
+use serde_json::json;
 use uuid::Uuid;
 
 /// Items of a refused call named one by one in its record; the rest are counted.
@@ -30,14 +30,15 @@ impl MemoryStore<'_> {
     /// summary says the reason, the number of items and what the first [`NAMED_ITEMS`] named.
     /// Items that do not parse, or that lie outside the caller's reach, are counted, never
     /// named. Past the actor's records for this minute, the call is only counted, and its next
-    /// record says how many calls and items went unrecorded.
-    pub fn audit_refused_store(&self, args: &Value, actor: &str, reason: &str) -> Result<usize> {
-        let items = parse_store_request(args).unwrap_or_default();
-        let count = args.get("items").and_then(Value::as_array).map_or(items.len(), Vec::len);
+    /// record says how many calls and items went unrecorded. A call whose arguments are not
+    /// even a batch names nothing to record it on: the caller does not ask.
+    pub fn audit_refused_store(&self, request: &StoreRequest, actor: &str, reason: &str) -> Result<usize> {
+        let items = &request.items;
+        let count = items.len();
         let now = self.service.now()?;
         let budget = || self.service.shared.refusals.lock().unwrap_or_else(|e| e.into_inner());
         let Some(carried) = budget().admit(actor, count as u64, now) else { return Ok(0) };
-        let written = self.record_refused(&items, count, actor, reason, carried, now);
+        let written = self.record_refused(items, count, actor, reason, carried, now);
         if !matches!(written, Ok(1)) {
             budget().give_back(actor, carried, count as u64, now);
         }
@@ -46,7 +47,7 @@ impl MemoryStore<'_> {
 
     fn record_refused(
         &self,
-        items: &[std::result::Result<ItemOp, cortex_domain::ValidationError>],
+        items: &[Entry],
         count: usize,
         actor: &str,
         reason: &str,

@@ -6,6 +6,8 @@
 //! - [`hits`]: the page's hits
 //! - [`budget`]: the response cut to its size budget, saying what was left out
 //! - [`suggest`]: hints when recall is low
+//! - [`deadline`]: the find's deadline, and the dense route left behind at it
+//! - [`dense_pool`]: the threads dense routes run on
 //! - [`explain`]: each route's raw candidates, for tuning the fusion offline
 //! - [`typos`]: `deep`'s typo correction; [`vocabulary`]: the index's words as the caller may
 //!   see them (for the hints and the corrections)
@@ -16,6 +18,7 @@ mod budget;
 mod candidates;
 mod chunks;
 mod deadline;
+mod dense_pool;
 mod expand;
 mod explain;
 mod hits;
@@ -24,6 +27,8 @@ mod typos;
 mod vocabulary;
 
 pub use chunks::{ChunkView, ItemChunks, SHOWN_CHARS};
+pub(crate) use dense_pool::DensePool;
+pub use dense_pool::dense_route_threads;
 pub use explain::RouteLists;
 use hits::{hit, parts_for};
 
@@ -220,7 +225,9 @@ impl MemoryFind<'_> {
         // lexical search, and neither needs the other. The dense route counts only if it
         // answers by the deadline.
         let dense = (req.mode != Mode::Fast).then(|| {
-            DenseRoute::spawn(
+            DenseRoute::start(
+                &self.service.shared.dense_routes,
+                deadline,
                 self.service.shared.semantic.clone(),
                 self.service.view.clone(),
                 text,

@@ -15,6 +15,7 @@ mod flows;
 mod fuzz;
 mod governance;
 mod graph;
+mod hanging_embedder;
 mod ingest_sources;
 mod lexical_index;
 mod response_limits;

@@ -197,6 +197,10 @@ pub enum Command {
         /// Say what would change; write nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Read a PATH that is a symbolic link (or lies below one) [default: refused]. Links
+        /// inside the folders walked are never followed either way.
+        #[arg(long)]
+        follow_links: bool,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,

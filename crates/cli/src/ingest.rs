@@ -59,6 +59,25 @@ pub fn run(service: &MemoryService, args: IngestArgs) -> Result<ExitCode, CliErr
     Ok(if refused { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }
 
+/// A PATH that is a link, or lies below one, is read only with `--follow-links`: a link
+/// committed to a repository must not turn a maintainer's ingest into a read of their files
+/// elsewhere. (The walk of a folder never follows the links inside it.)
+pub fn refuse_links(paths: &[PathBuf], follow_links: bool) -> Result<(), CliError> {
+    if follow_links {
+        return Ok(());
+    }
+    match paths.iter().find_map(|p| crate::confined::link_in(p)) {
+        None => Ok(()),
+        Some(link) => Err(CliError::argument(
+            "PATH",
+            format!(
+                "{} is a symbolic link; cortex ingest reads it only when asked: pass --follow-links, or name the folder it points to",
+                link.display()
+            ),
+        )),
+    }
+}
+
 /// A refused argument names its flag and says what to do.
 fn with_hint(error: ServiceError) -> CliError {
     match error {

@@ -2,6 +2,7 @@
 //! the MCP tools.
 
 mod args;
+mod confined;
 mod context;
 mod error;
 mod hook;
@@ -37,16 +38,16 @@ fn main() -> ExitCode {
     // Every setting is parsed before any command runs, so a bad value is refused whichever
     // command meets it first. A hook still exits 0 (an agent would stop on anything else).
     if let Err(e) = settings::check_environment(cortex_server::settings::all(), env) {
-        eprintln!("cortex: {e}");
+        output::note(&format!("cortex: {e}"));
         return if cli.command.is_hook() { ExitCode::SUCCESS } else { CliError::Config(e).exit_code() };
     }
     init_logging();
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("cortex: {error}");
+            output::note(&format!("cortex: {error}"));
             if let Some(hint) = error.hint() {
-                eprintln!("hint: {hint}");
+                output::note(&format!("hint: {hint}"));
             }
             error.exit_code()
         }
@@ -286,7 +287,8 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             tracing::info!(items = count, "exported");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Ingest { paths, git, since, dry_run, json } => {
+        Command::Ingest { paths, git, since, dry_run, follow_links, json } => {
+            ingest::refuse_links(&paths, follow_links)?;
             let service = open(cli.db)?;
             service.indexes().ensure_embedder_fits()?;
             let args = ingest::IngestArgs { paths, git, since, dry_run, json };
@@ -308,8 +310,8 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             output::json(&json!({ "keys": r }));
             ExitCode::SUCCESS
         }),
-        Command::Keys(keys::KeysCommand::Revoke { name }) => {
-            respond(open(cli.db)?.keys().revoke(&name), |r| {
+        Command::Keys(keys::KeysCommand::Revoke { name, org }) => {
+            respond(open(cli.db)?.keys().revoke(org.as_deref(), &name), |r| {
                 output::json(r);
                 ExitCode::SUCCESS
             })

@@ -11,7 +11,11 @@ use std::sync::{Arc, Mutex};
 /// The holder of a key (or, on a loopback server with no keys, the local user).
 #[derive(Debug, Clone)]
 pub struct Principal {
-    /// The key's name; `local` for the local user.
+    /// Who this is among every key, token holder and the local user, for what is kept per
+    /// principal (rate, calls at once, sessions): `key:<lookup id>`, `oauth:<subject>`, `local`.
+    /// A key's name is not enough: names are unique only within an org.
+    pub id: String,
+    /// The key's name (`oauth:<subject>` for a token's holder); `local` for the local user.
     pub key: String,
     pub role: Role,
     pub caller: Caller,

@@ -14,7 +14,7 @@
 mod adversarial;
 mod concurrency;
 mod cortex;
-mod cpu;
+pub(crate) mod cpu;
 mod flood;
 mod flood_hints;
 mod graph;

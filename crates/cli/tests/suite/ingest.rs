@@ -16,7 +16,8 @@ per_backend!(
 
 const ACCEPTED: &str = "# 1. Use PostgreSQL\n\nDate: 2024-01-02\n\n## Status\n\nAccepted\n\n## Context\n\nWe need one database.\n\n## Decision\n\nPostgreSQL for everything.\n\n## Consequences\n\nOne backup to run.\n";
 
-fn cortex(db: &TestDb, dir: &Path, args: &[&str]) -> Output {
+/// `cortex ARGS` in `dir` on `db`, at acme/api@main.
+pub fn cortex(db: &TestDb, dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cortex"))
         .args(args)
         .env("CORTEX_DB", db.db_arg())

@@ -3,9 +3,18 @@
 //! issuer; JSON documents fetched from it; token introspection (RFC 7662). Blocking (ureq):
 //! called off the async workers.
 
+use super::flight::{Flight, Pace};
 use serde_json::Value;
 use std::sync::Mutex;
 use std::time::Duration;
+
+/// Discovery is tried again at most every 5 s after a failure, one at a time; a request needing
+/// the metadata waits at most 2 s for a discovery under way.
+const DISCOVERY: Pace = Pace {
+    after_success: Duration::MAX,
+    after_failure: Duration::from_secs(5),
+    wait: Duration::from_secs(2),
+};
 
 const TIMEOUT: Duration = Duration::from_secs(10);
 /// An issuer's answers are small; a larger one is not read whole.
@@ -38,7 +47,9 @@ impl std::fmt::Debug for ClientCredentials {
 pub struct Issuer {
     pub url: String,
     agent: ureq::Agent,
-    metadata: Mutex<Option<Metadata>>,
+    /// The metadata once discovered, else why the last discovery failed.
+    metadata: Mutex<Result<Metadata, String>>,
+    discovery: Flight,
 }
 
 impl Issuer {
@@ -48,18 +59,30 @@ impl Issuer {
             .http_status_as_error(false)
             .build()
             .new_agent();
-        Issuer { url: url.to_string(), agent, metadata: Mutex::new(None) }
+        let pending = Err("the issuer's metadata has not been read yet".to_string());
+        Issuer { url: url.to_string(), agent, metadata: Mutex::new(pending), discovery: Flight::default() }
     }
 
-    /// The issuer's metadata, read on first use and kept.
+    /// The issuer's metadata, read on first use and kept. One discovery at a time, never under
+    /// the lock: a caller finding one under way waits for it at most [`DISCOVERY`]'s bound.
     pub fn metadata(&self) -> Result<Metadata, String> {
-        let mut kept = self.metadata.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(metadata) = kept.as_ref() {
+        let kept = || self.metadata.lock().unwrap_or_else(|e| e.into_inner());
+        if let Ok(metadata) = &*kept() {
             return Ok(metadata.clone());
         }
-        let metadata = self.discover()?;
-        *kept = Some(metadata.clone());
-        Ok(metadata)
+        if self.discovery.start(&DISCOVERY, false) {
+            let found = self.discover();
+            *kept() = found.clone();
+            self.discovery.end(found.is_ok());
+            return found;
+        }
+        if !self.discovery.wait(DISCOVERY.wait) {
+            return Err(format!(
+                "the issuer's metadata is being read from {} and has not arrived yet",
+                self.url
+            ));
+        }
+        kept().clone()
     }
 
     /// Its metadata, whose `issuer` must be the one configured (OpenID Connect Discovery §4.3,

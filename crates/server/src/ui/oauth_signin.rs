@@ -152,24 +152,28 @@ pub async fn callback(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Res
         }
         Err(e) => return page::server_error("signing in", e.to_string(), None),
     };
-    match principal_of(&ui, Some(&token)).await {
-        Ok(principal) => match ui.sessions.start(Some(token), Instant::now()) {
-            Ok(session) => {
-                tracing::info!(target: "cortex::access", key = %principal.key, "signed in to the web UI through the identity provider");
-                let cleared = format!("{STATE_COOKIE}=; Path=/ui/oauth; HttpOnly; SameSite=Lax; Max-Age=0");
-                // A page of this site that moves on, not a redirect: the session cookie is
-                // SameSite=Strict, and a browser leaves it off every step of a redirect chain
-                // the provider's site started.
-                let page = SignedIn { chrome: None, who: principal.key.clone() };
-                let answer = page::with_cookie(
-                    page::html(StatusCode::OK, &page),
-                    &super::session::set_cookie(&session.id, ui.secure()),
-                );
-                page::with_cookie(answer, &cleared)
-            }
-            Err(e) => page::server_error("signing in", e, None),
-        },
-        Err((status, problem)) => page::sign_in(status, Some(problem)),
+    let principal = match principal_of(&ui, Some(&token)).await {
+        Ok(principal) => principal,
+        Err((status, problem)) => return page::sign_in(status, Some(problem)),
+    };
+    if let Some(refused) = super::signin::over_rate(&ui, &principal) {
+        return refused;
+    }
+    match ui.sessions.start(Some(token), &principal.id, Instant::now()) {
+        Ok(session) => {
+            tracing::info!(target: "cortex::access", key = %principal.key, "signed in to the web UI through the identity provider");
+            let cleared = format!("{STATE_COOKIE}=; Path=/ui/oauth; HttpOnly; SameSite=Lax; Max-Age=0");
+            // A page of this site that moves on, not a redirect: the session cookie is
+            // SameSite=Strict, and a browser leaves it off every step of a redirect chain
+            // the provider's site started.
+            let page = SignedIn { chrome: None, who: principal.key.clone() };
+            let answer = page::with_cookie(
+                page::html(StatusCode::OK, &page),
+                &super::session::set_cookie(&session.id, ui.secure()),
+            );
+            page::with_cookie(answer, &cleared)
+        }
+        Err(e) => page::server_error("signing in", e, None),
     }
 }
 

@@ -2,3 +2,4 @@
 //! test over loopback cannot show (tests/e2e drives the rest through the real binary).
 
 mod http_gate;
+mod ui_limits;

@@ -19,6 +19,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (10, "api_keys", include_str!("../../migrations/postgres/0010_api_keys.sql")),
     (11, "audit_actor", include_str!("../../migrations/postgres/0011_audit_actor.sql")),
     (12, "drop_lexicon", include_str!("../../migrations/postgres/0012_drop_lexicon.sql")),
+    (13, "api_key_names_per_org", include_str!("../../migrations/postgres/0013_api_key_names_per_org.sql")),
 ];
 
 /// Serializes migrations across processes starting at once (an arbitrary fixed key).

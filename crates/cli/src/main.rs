@@ -11,6 +11,7 @@ mod install;
 mod keys;
 mod markdown;
 mod output;
+mod progress;
 mod recall;
 mod request;
 mod transfer;
@@ -61,12 +62,13 @@ fn env(name: &str) -> Option<String> {
 
 /// Logs go to stderr only: in `serve`, stdout is the protocol channel. `CORTEX_LOG` sets the
 /// level, `CORTEX_LOG_FORMAT` the shape of a line: `text` for people, or `json` (one object per
-/// line, its fields at the top level, for a log shipper). Both were checked in `main`.
+/// line, its fields at the top level, for a log shipper). Both were checked in `main`. A line
+/// written while a progress bar is drawn lifts the bar first.
 fn init_logging() {
     let level = settings::LOG.get(env).ok();
     let json = matches!(settings::LOG_FORMAT.get(env), Ok(settings::LogFormat::Json));
     let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(progress::log_writer)
         .with_max_level(level.unwrap_or(tracing::Level::INFO))
         .with_ansi(false);
     if json {
@@ -287,11 +289,12 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             tracing::info!(items = count, "exported");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Ingest { paths, git, since, dry_run, follow_links, json } => {
+        Command::Ingest { paths, git, since, author, max_commits, dry_run, follow_links, json } => {
             ingest::refuse_links(&paths, follow_links)?;
             let service = open(cli.db)?;
             service.indexes().ensure_embedder_fits()?;
-            let args = ingest::IngestArgs { paths, git, since, dry_run, json };
+            let select = cortex_service::ingest::Selection { since, author, max_commits };
+            let args = ingest::IngestArgs { paths, git, select, dry_run, json };
             ingest::run(&service, args)
         }
         Command::Import { file } => {

@@ -53,6 +53,7 @@ pub struct Draft {
     pub(super) idempotency_key: Option<String>,
     pub(super) ttl: Option<TtlPolicy>,
     pub(super) expires_at: Option<i64>,
+    pub(super) occurred_at: Option<i64>,
     pub(super) supersedes: Option<Uuid>,
     pub(super) id: Option<Uuid>,
     pub(super) operation: Operation,
@@ -124,6 +125,14 @@ pub const EXPIRES_AT: ItemField<Custom<i64>> = Field {
     shape: Custom { schema: schemas::string, parse: parse_expires_at },
     set: |d, v| d.expires_at = Some(v),
 };
+pub const OCCURRED_AT: ItemField<Custom<i64>> = Field {
+    name: "occurred_at",
+    doc: Some(
+        "RFC 3339 or YYYY-MM-DD: when what it records happened (a commit, a release); recent = newest by it",
+    ),
+    shape: Custom { schema: schemas::string, parse: parse_occurred_at },
+    set: |d, v| d.occurred_at = Some(v),
+};
 pub const SUPERSEDES: ItemField<Custom<Uuid>> = Field {
     name: "supersedes",
     doc: Some("Id of the item this new one replaces (it leaves finds)"),
@@ -150,7 +159,7 @@ pub const DEDUPE: ItemField<Custom<bool>> = Field {
 };
 
 /// Every field an item may have, in the order its schema lists them.
-pub static ARGS: [&dyn Arg<Draft>; 14] = [
+pub static ARGS: [&dyn Arg<Draft>; 15] = [
     &KIND,
     &CONTENT,
     &DATA,
@@ -161,6 +170,7 @@ pub static ARGS: [&dyn Arg<Draft>; 14] = [
     &IDEMPOTENCY_KEY,
     &TTL,
     &EXPIRES_AT,
+    &OCCURRED_AT,
     &SUPERSEDES,
     &ID,
     &OPERATION,
@@ -250,6 +260,7 @@ pub(super) fn upsert(draft: Draft) -> Result<NewItem, ValidationError> {
         idempotency_key: draft.idempotency_key,
         ttl: draft.ttl,
         expires_at: draft.expires_at,
+        occurred_at: draft.occurred_at,
         dedupe: !draft.no_dedupe,
         supersedes,
         supersedes_on_item,
@@ -317,16 +328,25 @@ fn parse_data(value: &Value) -> Result<Map<String, Value>, ValidationError> {
 }
 
 fn parse_expires_at(value: &Value) -> Result<i64, ValidationError> {
+    instant("expires_at", value)
+}
+
+fn parse_occurred_at(value: &Value) -> Result<i64, ValidationError> {
+    instant("occurred_at", value)
+}
+
+/// An RFC 3339 time or a `YYYY-MM-DD` date, as epoch milliseconds.
+fn instant(field: &str, value: &Value) -> Result<i64, ValidationError> {
     match value {
         Value::String(text) => crate::time::parse_instant(text).map_err(|hint| {
             ValidationError::new(
                 ErrorCode::InvalidValue,
-                "expires_at",
-                format!("`expires_at` is not a time: `{}`", shown(text)),
+                field,
+                format!("`{field}` is not a time: `{}`", shown(text)),
                 hint,
             )
         }),
-        other => Err(ValidationError::wrong_type("expires_at", "an RFC 3339 time string", other)),
+        other => Err(ValidationError::wrong_type(field, "an RFC 3339 time string", other)),
     }
 }
 

@@ -21,6 +21,7 @@ mod raw;
 mod weights;
 
 use crate::precision::Resolved;
+pub use int8::has_int8_kernel;
 pub use kernel::has_bf16_kernel;
 pub use load::default_pack_dir;
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis, Slice, linalg::general_mat_mul};

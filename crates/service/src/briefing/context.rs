@@ -45,7 +45,7 @@ impl Briefing<'_> {
                             title: r.title,
                             status: r.status,
                             other_branch: r.scope.branch.filter(|b| Some(b) != branch.as_ref()),
-                            updated_at: r.updated_at,
+                            at: r.occurred_at.unwrap_or(r.updated_at),
                         });
                     }
                 }

@@ -16,6 +16,8 @@ mod fuzz;
 mod governance;
 mod graph;
 mod hanging_embedder;
+mod ingest_questions;
+mod ingest_real;
 mod ingest_sources;
 mod lexical_index;
 mod response_limits;

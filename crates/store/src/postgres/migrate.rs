@@ -20,6 +20,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (11, "audit_actor", include_str!("../../migrations/postgres/0011_audit_actor.sql")),
     (12, "drop_lexicon", include_str!("../../migrations/postgres/0012_drop_lexicon.sql")),
     (13, "api_key_names_per_org", include_str!("../../migrations/postgres/0013_api_key_names_per_org.sql")),
+    (14, "occurred_at", include_str!("../../migrations/postgres/0014_occurred_at.sql")),
 ];
 
 /// Serializes migrations across processes starting at once (an arbitrary fixed key).

@@ -135,16 +135,18 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 .enable_all()
                 .build()
                 .map_err(|e| CliError::Run(format!("cannot start the async runtime: {e}")))?;
-            let result = match http {
-                Some(options) => runtime.block_on(cortex_server::serve(service.clone(), options)),
-                None => runtime.block_on(cortex_mcp::serve_stdio(service.clone())),
+            let result: Result<(), CliError> = match http {
+                Some(options) => {
+                    runtime.block_on(cortex_server::serve(service.clone(), options)).map_err(Into::into)
+                }
+                None => runtime.block_on(cortex_mcp::serve_stdio(service.clone())).map_err(Into::into),
             };
             // A blocked stdin read must not hold the process after the client is gone.
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             // The last reference is dropped here, outside the runtime: closing PostgreSQL
             // connections blocks, which is forbidden on an async worker thread.
             drop(service);
-            result.map(|()| ExitCode::SUCCESS).map_err(CliError::Run)
+            result.map(|()| ExitCode::SUCCESS)
         }
         Command::Ui { addr } => {
             ui::announce(&addr)?;
@@ -327,8 +329,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Model(ModelCommand::Install { from, to }) => {
             let to = to.unwrap_or_else(|| cortex_embed::model_install_dir(model_dir()));
-            let installed = cortex_embed::install_model(&from, &to, &cortex_embed::default_pack_dir())
-                .map_err(|e| CliError::Model(e.to_string()))?;
+            let installed = cortex_embed::install_model(&from, &to, &cortex_embed::default_pack_dir())?;
             output::json(&json!({ "installed": installed, "model": cortex_embed::MINILM_ID }));
             Ok(ExitCode::SUCCESS)
         }

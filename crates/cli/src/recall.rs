@@ -70,7 +70,7 @@ fn prompt(args: &RecallArgs) -> Result<Prompt, CliError> {
         ));
     }
     let input = crate::hook::input::stdin(MAX_INPUT_BYTES, crate::hook::input::STDIN_WAIT)
-        .map_err(|e| CliError::argument("stdin", e))?;
+        .map_err(|e| CliError::argument("stdin", e.to_string()))?;
     hook_input(&input)
 }
 

@@ -2,6 +2,7 @@
 //! on the request for its access-log line. Both travel in the request's extensions: rmcp
 //! hands the request's `http::request::Parts` to every handler in its `RequestContext`.
 
+use crate::metrics::CallOutcome;
 use cortex_domain::api_key::{Rate, Role};
 use cortex_service::Caller;
 use rmcp::RoleServer;
@@ -29,7 +30,7 @@ pub struct Note {
     pub tool: Option<String>,
     /// A find's mode (`fast`, `auto`, `deep`), or `store`.
     pub mode: Option<&'static str>,
-    pub outcome: Option<&'static str>,
+    pub outcome: Option<CallOutcome>,
     /// The items a call handled: a store's items, a find's hits.
     pub items: Option<u64>,
     /// How long the tool call itself took.

@@ -5,9 +5,25 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
+
+/// Why stdin or a transcript was not read; the message names which and why.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot read stdin: {0}")]
+    Stdin(std::io::Error),
+    #[error("stdin is not UTF-8 text")]
+    NotUtf8,
+    /// Stdin was still open after the wait: not an agent's input.
+    #[error("stdin did not end within {} s", .0.as_secs())]
+    StdinOpen(Duration),
+    #[error("the transcript {} is not a regular file", .0.display())]
+    NotRegular(PathBuf),
+    #[error("cannot read the transcript {}: {source}", path.display())]
+    Transcript { path: PathBuf, source: std::io::Error },
+}
 
 /// How long a hook waits for its stdin to end: an agent writes the input and closes it at
 /// once, so a stdin still open after this is not an agent's.
@@ -21,7 +37,7 @@ pub const MAX_LINE_BYTES: usize = 8 << 20;
 /// At most `max` bytes of stdin, read until it ends or for at most `wait`. The read runs on a
 /// thread of its own: one blocked on a stdin that never ends is left behind when the hook
 /// exits.
-pub fn stdin(max: u64, wait: Duration) -> Result<String, String> {
+pub fn stdin(max: u64, wait: Duration) -> Result<String, ReadError> {
     let (sender, receiver) = mpsc::channel();
     std::thread::Builder::new()
         .name("stdin".into())
@@ -30,11 +46,11 @@ pub fn stdin(max: u64, wait: Duration) -> Result<String, String> {
             let read = std::io::stdin().lock().take(max).read_to_end(&mut bytes).map(|_| bytes);
             let _ = sender.send(read);
         })
-        .map_err(|e| format!("cannot read stdin: {e}"))?;
+        .map_err(ReadError::Stdin)?;
     match receiver.recv_timeout(wait) {
-        Ok(Ok(bytes)) => String::from_utf8(bytes).map_err(|_| "stdin is not UTF-8 text".to_string()),
-        Ok(Err(e)) => Err(format!("cannot read stdin: {e}")),
-        Err(_) => Err(format!("stdin did not end within {} s", wait.as_secs())),
+        Ok(Ok(bytes)) => String::from_utf8(bytes).map_err(|_| ReadError::NotUtf8),
+        Ok(Err(e)) => Err(ReadError::Stdin(e)),
+        Err(_) => Err(ReadError::StdinOpen(wait)),
     }
 }
 
@@ -48,10 +64,10 @@ pub fn file_lines(
     max_bytes: u64,
     max_line: usize,
     mut line: impl FnMut(&[u8]),
-) -> Result<(), String> {
-    let shown = path.display();
-    let not_regular = || format!("the transcript {shown} is not a regular file");
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read the transcript {shown}: {e}"))?;
+) -> Result<(), ReadError> {
+    let not_regular = || ReadError::NotRegular(path.to_path_buf());
+    let unreadable = |source| ReadError::Transcript { path: path.to_path_buf(), source };
+    let meta = std::fs::metadata(path).map_err(unreadable)?;
     if !meta.is_file() {
         return Err(not_regular());
     }
@@ -59,19 +75,19 @@ pub fn file_lines(
         .read(true)
         .custom_flags((rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32)
         .open(path)
-        .map_err(|e| format!("cannot read the transcript {shown}: {e}"))?;
-    let meta = file.metadata().map_err(|e| format!("cannot read the transcript {shown}: {e}"))?;
+        .map_err(unreadable)?;
+    let meta = file.metadata().map_err(unreadable)?;
     if !meta.is_file() {
         return Err(not_regular());
     }
     let start = meta.len().saturating_sub(max_bytes);
-    file.seek(SeekFrom::Start(start)).map_err(|e| format!("cannot read the transcript {shown}: {e}"))?;
+    file.seek(SeekFrom::Start(start)).map_err(unreadable)?;
     let mut reader = BufReader::new(file.take(max_bytes));
     let mut skip_first = start > 0;
     let mut current = Vec::new();
     let mut overlong = false;
     loop {
-        let chunk = reader.fill_buf().map_err(|e| format!("cannot read the transcript {shown}: {e}"))?;
+        let chunk = reader.fill_buf().map_err(unreadable)?;
         if chunk.is_empty() {
             break;
         }
@@ -108,7 +124,7 @@ pub fn file_lines(
 mod tests {
     use super::*;
 
-    fn lines_of(path: &Path, max_bytes: u64, max_line: usize) -> Result<Vec<String>, String> {
+    fn lines_of(path: &Path, max_bytes: u64, max_line: usize) -> Result<Vec<String>, ReadError> {
         let mut out = Vec::new();
         file_lines(path, max_bytes, max_line, |l| out.push(String::from_utf8_lossy(l).into_owned()))?;
         Ok(out)
@@ -132,10 +148,11 @@ mod tests {
         assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
         for path in [Path::new("/dev/zero"), fifo.as_path(), dir.path()] {
             let e = lines_of(path, 1 << 20, 1 << 20).unwrap_err();
-            assert!(e.contains("not a regular file"), "{e}");
+            assert!(matches!(&e, ReadError::NotRegular(p) if p == path), "{e}");
+            assert_eq!(e.to_string(), format!("the transcript {} is not a regular file", path.display()));
         }
         let link = dir.path().join("zero.jsonl");
         std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
-        assert!(lines_of(&link, 1 << 20, 1 << 20).unwrap_err().contains("not a regular file"));
+        assert!(matches!(lines_of(&link, 1 << 20, 1 << 20), Err(ReadError::NotRegular(_))));
     }
 }

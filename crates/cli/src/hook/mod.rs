@@ -41,17 +41,27 @@ pub fn run(command: HookCommand) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn answer(event: Event) -> Result<Option<String>, String> {
-    let text =
-        input::stdin(MAX_INPUT_BYTES, input::STDIN_WAIT).map_err(|e| format!("no hook input ({e})"))?;
-    let hook = rule::parse_input(&text).map_err(|e| e.to_string())?;
+/// Why a hook asks nothing: one line on stderr, and the hook still exits 0.
+#[derive(Debug, thiserror::Error)]
+enum HookError {
+    #[error("no hook input ({0})")]
+    NoInput(input::ReadError),
+    #[error(transparent)]
+    Input(#[from] rule::InputError),
+    #[error(transparent)]
+    Transcript(input::ReadError),
+}
+
+fn answer(event: Event) -> Result<Option<String>, HookError> {
+    let text = input::stdin(MAX_INPUT_BYTES, input::STDIN_WAIT).map_err(HookError::NoInput)?;
+    let hook = rule::parse_input(&text)?;
     let activity = read_transcript(&hook)?;
     Ok(rule::reply(&rule::decide(event, &hook, &activity), hook.client))
 }
 
 /// Counts the transcript's tool uses (in its last `MAX_TRANSCRIPT_BYTES`); a session without
 /// a transcript shows no changes.
-fn read_transcript(hook: &HookInput) -> Result<Activity, String> {
+fn read_transcript(hook: &HookInput) -> Result<Activity, HookError> {
     let mut activity = Activity::default();
     let Some(path) = &hook.transcript_path else { return Ok(activity) };
     input::file_lines(
@@ -59,6 +69,7 @@ fn read_transcript(hook: &HookInput) -> Result<Activity, String> {
         input::MAX_TRANSCRIPT_BYTES,
         input::MAX_LINE_BYTES,
         |line| activity.add_line(&String::from_utf8_lossy(line)),
-    )?;
+    )
+    .map_err(HookError::Transcript)?;
     Ok(activity)
 }

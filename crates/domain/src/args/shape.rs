@@ -213,7 +213,7 @@ impl Date {
                 ErrorCode::InvalidValue,
                 field,
                 format!("`{field}` is not a date: `{}`", shown(text)),
-                hint,
+                hint.to_string(),
             )
         })
     }

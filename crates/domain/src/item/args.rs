@@ -343,7 +343,7 @@ fn instant(field: &str, value: &Value) -> Result<i64, ValidationError> {
                 ErrorCode::InvalidValue,
                 field,
                 format!("`{field}` is not a time: `{}`", shown(text)),
-                hint,
+                hint.to_string(),
             )
         }),
         other => Err(ValidationError::wrong_type(field, "an RFC 3339 time string", other)),

@@ -192,7 +192,7 @@ pub fn read_file(
         return Err(Skip::Empty);
     }
     if export::read::is_exported(text) {
-        let items = export::read::read(text).map_err(Skip::Exported)?;
+        let items = export::read::read(text).map_err(|e| Skip::Exported(e.to_string()))?;
         return Ok((Format::Exported, items.into_iter().map(exported_item).collect()));
     }
     let file_name = path.rsplit('/').next().unwrap_or(path);

@@ -149,7 +149,7 @@ fn ask(
 ) -> (Result<Identity, TokenError>, Option<i64>) {
     let metadata = match issuer.metadata() {
         Ok(metadata) => metadata,
-        Err(why) => return (Err(TokenError::Unavailable(why)), None),
+        Err(why) => return (Err(TokenError::Unavailable(why.to_string())), None),
     };
     let Some(endpoint) = metadata.introspection_endpoint else {
         return (
@@ -161,7 +161,7 @@ fn ask(
     };
     let answer = match issuer.introspect(&endpoint, client, token) {
         Ok(answer) => answer,
-        Err(why) => return (Err(TokenError::Unavailable(why)), None),
+        Err(why) => return (Err(TokenError::Unavailable(why.to_string())), None),
     };
     let claims = answer.as_object().cloned().unwrap_or_default();
     let exp = match check(&claims, options, now) {

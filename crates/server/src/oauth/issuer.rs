@@ -30,6 +30,45 @@ pub struct Metadata {
     pub token_endpoint: Option<String>,
 }
 
+/// Why the issuer's metadata, documents or keys could not be had. The HTTP client's and the
+/// JSON reader's own errors are kept as their text: they are only ever shown, in logs and
+/// refusals.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IssuerError {
+    #[error("the issuer's metadata has not been read yet")]
+    NotDiscovered,
+    /// Another request is reading the metadata and it did not arrive within the wait.
+    #[error("the issuer's metadata is being read from {issuer} and has not arrived yet")]
+    Discovering { issuer: String },
+    #[error("cannot reach {url}: {detail}")]
+    Unreachable { url: String, detail: String },
+    #[error("{url} answered {status}")]
+    Status { url: String, status: http::StatusCode },
+    #[error("{url} answered something that is not JSON: {detail}")]
+    NotJson { url: String, detail: String },
+    #[error(
+        "{url} names the issuer {named:?}, not {configured:?}: set CORTEX_OAUTH_ISSUER to exactly the issuer the metadata names"
+    )]
+    OtherIssuer { url: String, named: String, configured: String },
+    #[error("{url} has no jwks_uri")]
+    NoJwksUri { url: String },
+    /// Neither metadata document could be read: why, for each.
+    #[error("cannot read the issuer's metadata: {}", join(.0))]
+    NoMetadata(Vec<IssuerError>),
+    #[error("{uri}: {reason}")]
+    Jwks { uri: String, reason: super::keys::NotJwks },
+    /// The thread that fetches the key set could not be started.
+    #[error("cannot start fetching the issuer's keys: {detail}")]
+    NoFetchThread { detail: String },
+    /// A fetch of the key set is under way and none is kept yet.
+    #[error("the issuer's keys are being fetched and have not arrived yet")]
+    KeysPending,
+}
+
+fn join(errors: &[IssuerError]) -> String {
+    errors.iter().map(IssuerError::to_string).collect::<Vec<_>>().join("; ")
+}
+
 /// How Cortex authenticates itself at the introspection endpoint (`client_secret_basic`).
 #[derive(Clone, PartialEq, Eq)]
 pub struct ClientCredentials {
@@ -48,7 +87,7 @@ pub struct Issuer {
     pub url: String,
     agent: ureq::Agent,
     /// The metadata once discovered, else why the last discovery failed.
-    metadata: Mutex<Result<Metadata, String>>,
+    metadata: Mutex<Result<Metadata, IssuerError>>,
     discovery: Flight,
 }
 
@@ -59,13 +98,13 @@ impl Issuer {
             .http_status_as_error(false)
             .build()
             .new_agent();
-        let pending = Err("the issuer's metadata has not been read yet".to_string());
+        let pending = Err(IssuerError::NotDiscovered);
         Issuer { url: url.to_string(), agent, metadata: Mutex::new(pending), discovery: Flight::default() }
     }
 
     /// The issuer's metadata, read on first use and kept. One discovery at a time, never under
     /// the lock: a caller finding one under way waits for it at most [`DISCOVERY`]'s bound.
-    pub fn metadata(&self) -> Result<Metadata, String> {
+    pub fn metadata(&self) -> Result<Metadata, IssuerError> {
         let kept = || self.metadata.lock().unwrap_or_else(|e| e.into_inner());
         if let Ok(metadata) = &*kept() {
             return Ok(metadata.clone());
@@ -77,17 +116,14 @@ impl Issuer {
             return found;
         }
         if !self.discovery.wait(DISCOVERY.wait) {
-            return Err(format!(
-                "the issuer's metadata is being read from {} and has not arrived yet",
-                self.url
-            ));
+            return Err(IssuerError::Discovering { issuer: self.url.clone() });
         }
         kept().clone()
     }
 
     /// Its metadata, whose `issuer` must be the one configured (OpenID Connect Discovery §4.3,
     /// RFC 8414 §3.3): a document naming another is someone else's.
-    fn discover(&self) -> Result<Metadata, String> {
+    fn discover(&self) -> Result<Metadata, IssuerError> {
         let mut tried = Vec::new();
         for url in metadata_urls(&self.url) {
             let doc = match self.get_json(&url) {
@@ -99,24 +135,25 @@ impl Issuer {
             };
             let named = doc.get("issuer").and_then(Value::as_str).unwrap_or("");
             if named != self.url {
-                return Err(format!(
-                    "{url} names the issuer {named:?}, not {:?}: set CORTEX_OAUTH_ISSUER to exactly the issuer the metadata names",
-                    self.url
-                ));
+                return Err(IssuerError::OtherIssuer {
+                    url,
+                    named: named.to_string(),
+                    configured: self.url.clone(),
+                });
             }
             let text = |field: &str| doc.get(field).and_then(Value::as_str).map(str::to_string);
             return Ok(Metadata {
-                jwks_uri: text("jwks_uri").ok_or_else(|| format!("{url} has no jwks_uri"))?,
+                jwks_uri: text("jwks_uri").ok_or_else(|| IssuerError::NoJwksUri { url: url.clone() })?,
                 introspection_endpoint: text("introspection_endpoint"),
                 authorization_endpoint: text("authorization_endpoint"),
                 token_endpoint: text("token_endpoint"),
             });
         }
-        Err(format!("cannot read the issuer's metadata: {}", tried.join("; ")))
+        Err(IssuerError::NoMetadata(tried))
     }
 
-    pub fn get_json(&self, url: &str) -> Result<Value, String> {
-        let response = self.agent.get(url).call().map_err(|e| format!("cannot reach {url}: {e}"))?;
+    pub fn get_json(&self, url: &str) -> Result<Value, IssuerError> {
+        let response = self.agent.get(url).call().map_err(|e| unreachable(url, &e))?;
         read_json(url, response)
     }
 
@@ -126,7 +163,7 @@ impl Issuer {
         endpoint: &str,
         client: &ClientCredentials,
         token: &str,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, IssuerError> {
         self.post_form(endpoint, client, &[("token", token), ("token_type_hint", "access_token")])
     }
 
@@ -136,14 +173,14 @@ impl Issuer {
         endpoint: &str,
         client: &ClientCredentials,
         form: &[(&str, &str)],
-    ) -> Result<Value, String> {
+    ) -> Result<Value, IssuerError> {
         let response = self
             .agent
             .post(endpoint)
             .header("Authorization", &basic(client))
             .header("Accept", "application/json")
             .send_form(form.iter().copied())
-            .map_err(|e| format!("cannot reach {endpoint}: {e}"))?;
+            .map_err(|e| unreachable(endpoint, &e))?;
         read_json(endpoint, response)
     }
 }
@@ -156,21 +193,25 @@ impl Issuer {
         endpoint: &str,
         client: &ClientCredentials,
         form: &[(&str, &str)],
-    ) -> Result<Value, String> {
+    ) -> Result<Value, IssuerError> {
         self.post_form(endpoint, client, form)
     }
 }
 
-fn read_json(url: &str, mut response: http::Response<ureq::Body>) -> Result<Value, String> {
+fn unreachable(url: &str, e: &ureq::Error) -> IssuerError {
+    IssuerError::Unreachable { url: url.to_string(), detail: e.to_string() }
+}
+
+fn read_json(url: &str, mut response: http::Response<ureq::Body>) -> Result<Value, IssuerError> {
     if !response.status().is_success() {
-        return Err(format!("{url} answered {}", response.status()));
+        return Err(IssuerError::Status { url: url.to_string(), status: response.status() });
     }
     response
         .body_mut()
         .with_config()
         .limit(MAX_DOCUMENT_BYTES)
         .read_json()
-        .map_err(|e| format!("{url} answered something that is not JSON: {e}"))
+        .map_err(|e| IssuerError::NotJson { url: url.to_string(), detail: e.to_string() })
 }
 
 /// `client_secret_basic` (RFC 6749 §2.3.1): id and secret form-encoded, then Base64.

@@ -8,7 +8,7 @@
 //! delays no valid token.
 
 use super::flight::{Flight, Pace};
-use super::issuer::Issuer;
+use super::issuer::{Issuer, IssuerError};
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::Value;
@@ -36,14 +36,19 @@ pub enum KeyError {
     /// The issuer's current key set has no such key (or it was fetched less than a minute ago).
     Unknown,
     /// The issuer's metadata or key set could not be fetched or read, and no key is kept.
-    Unavailable(String),
+    Unavailable(IssuerError),
 }
+
+/// A document that is not a JWKS key set.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a JWKS document (no `keys` list)")]
+pub struct NotJwks;
 
 #[derive(Default)]
 struct Kept {
     keys: HashMap<String, SigningKey>,
     /// Why the last fetch failed, if it did.
-    failed: Option<String>,
+    failed: Option<IssuerError>,
 }
 
 struct Shared {
@@ -80,7 +85,7 @@ impl IssuerKeys {
             let spawned =
                 std::thread::Builder::new().name("oauth-jwks".into()).spawn(move || shared.refresh());
             if let Err(e) = spawned {
-                self.shared.kept().failed = Some(format!("cannot start fetching the issuer's keys: {e}"));
+                self.shared.kept().failed = Some(IssuerError::NoFetchThread { detail: e.to_string() });
                 self.shared.flight.end(false);
             }
         }
@@ -89,16 +94,16 @@ impl IssuerKeys {
         match (kept.keys.get(kid), &kept.failed) {
             (Some(key), _) => Ok(key.clone()),
             (None, Some(why)) if kept.keys.is_empty() => Err(KeyError::Unavailable(why.clone())),
-            (None, _) if kept.keys.is_empty() && !settled => Err(KeyError::Unavailable(
-                "the issuer's keys are being fetched and have not arrived yet".into(),
-            )),
+            (None, _) if kept.keys.is_empty() && !settled => {
+                Err(KeyError::Unavailable(IssuerError::KeysPending))
+            }
             (None, _) => Err(KeyError::Unknown),
         }
     }
 
     /// Fetches the key set now (at start, so the first token is not kept waiting), and waits
     /// for it whatever it takes; a fetch already under way is waited for instead.
-    pub fn warm(&self) -> Result<usize, String> {
+    pub fn warm(&self) -> Result<usize, IssuerError> {
         if self.shared.flight.start(&self.shared.pace, true) {
             self.shared.refresh()?;
         } else {
@@ -128,7 +133,7 @@ impl Shared {
     /// network is used without any lock held.
     ///
     /// [`start`]: Flight::start
-    fn refresh(&self) -> Result<(), String> {
+    fn refresh(&self) -> Result<(), IssuerError> {
         let refreshed = match self.fetch() {
             Ok(keys) => {
                 *self.kept() = Kept { keys, failed: None };
@@ -143,10 +148,10 @@ impl Shared {
         refreshed
     }
 
-    fn fetch(&self) -> Result<HashMap<String, SigningKey>, String> {
+    fn fetch(&self) -> Result<HashMap<String, SigningKey>, IssuerError> {
         let uri = self.issuer.metadata()?.jwks_uri;
         let set = self.issuer.get_json(&uri)?;
-        let keys = signing_keys(&set).map_err(|e| format!("{uri}: {e}"))?;
+        let keys = signing_keys(&set).map_err(|reason| IssuerError::Jwks { uri, reason })?;
         tracing::info!(issuer = %self.issuer.url, keys = keys.len(), "fetched the issuer's signing keys");
         Ok(keys)
     }
@@ -155,9 +160,9 @@ impl Shared {
 /// The keys of a JWKS document that can sign access tokens here, by `kid`: RSA (RS256), P-256
 /// (ES256) and Ed25519 (EdDSA) keys with a `kid`, not marked for encryption. Others are left
 /// out one by one, not the set refused: issuers publish keys for other uses beside them.
-pub fn signing_keys(set: &Value) -> Result<HashMap<String, SigningKey>, String> {
+pub fn signing_keys(set: &Value) -> Result<HashMap<String, SigningKey>, NotJwks> {
     let Some(items) = set.get("keys").and_then(Value::as_array) else {
-        return Err("not a JWKS document (no `keys` list)".into());
+        return Err(NotJwks);
     };
     let mut keys = HashMap::new();
     for item in items {
@@ -273,6 +278,6 @@ mod tests {
         let mut kids: Vec<_> = keys.iter().map(|(k, v)| (k.as_str(), v.algorithm)).collect();
         kids.sort_by_key(|(k, _)| *k);
         assert_eq!(kids, vec![("e", Algorithm::ES256), ("r", Algorithm::RS256)]);
-        assert!(signing_keys(&json!({"no": []})).is_err());
+        assert_eq!(signing_keys(&json!({"no": []})).err(), Some(NotJwks));
     }
 }

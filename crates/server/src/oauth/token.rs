@@ -4,7 +4,7 @@
 
 use super::claims::{self, ClaimError, ClaimNames, Identity};
 use super::introspect::Introspector;
-use super::issuer::Issuer;
+use super::issuer::{Issuer, IssuerError};
 use super::keys::{IssuerKeys, KeyError};
 use super::options::OAuthOptions;
 use jsonwebtoken::errors::ErrorKind;
@@ -51,7 +51,7 @@ impl Verifier {
 
     /// Fetches the issuer's keys now; `Err` says why not (the server starts anyway and tries
     /// again on the first token).
-    pub fn warm(&self) -> Result<usize, String> {
+    pub fn warm(&self) -> Result<usize, IssuerError> {
         self.keys.warm()
     }
 
@@ -77,7 +77,7 @@ impl Verifier {
             KeyError::Unknown => {
                 invalid(format!("the token names the key {kid:?}, which the issuer does not publish"))
             }
-            KeyError::Unavailable(why) => TokenError::Unavailable(why),
+            KeyError::Unavailable(why) => TokenError::Unavailable(why.to_string()),
         })?;
         if key.algorithm != header.alg {
             return Err(invalid(format!(

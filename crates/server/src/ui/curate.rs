@@ -68,7 +68,12 @@ fn edited(hit: &Hit, fields: &[(String, String)], actor: &str) -> Result<Entry, 
     let item = with_form(ItemOp::update(hit.id, hit.kind), hit, fields)?;
     let item = match &hit.expires_at {
         Some(at) => item.expires_at(parse_instant(at).map_err(|hint| {
-            ValidationError::new(ErrorCode::InvalidValue, "expires_at", format!("`{at}` is not a time"), hint)
+            ValidationError::new(
+                ErrorCode::InvalidValue,
+                "expires_at",
+                format!("`{at}` is not a time"),
+                hint.to_string(),
+            )
         })?),
         None => item,
     };

@@ -51,8 +51,8 @@ impl Sessions {
     }
 
     /// A new session for `token`, held by the principal `owner` (past its cap, the owner's
-    /// oldest session ends); the `Err` is the system's random source failing.
-    pub fn start(&self, token: Option<String>, owner: &str, now: Instant) -> Result<Session, String> {
+    /// oldest session ends).
+    pub fn start(&self, token: Option<String>, owner: &str, now: Instant) -> Result<Session, NoRandomness> {
         let session = Session {
             id: random_hex()?,
             token,
@@ -96,10 +96,15 @@ impl Sessions {
     }
 }
 
+/// The system's random source failed: no unguessable id can be made.
+#[derive(Debug, thiserror::Error)]
+#[error("the system's random source failed: {0}")]
+pub struct NoRandomness(getrandom::Error);
+
 /// 256 random bits as 64 hex digits.
-pub fn random_hex() -> Result<String, String> {
+pub fn random_hex() -> Result<String, NoRandomness> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| format!("the system's random source failed: {e}"))?;
+    getrandom::fill(&mut bytes).map_err(NoRandomness)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 

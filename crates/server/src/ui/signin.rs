@@ -89,7 +89,7 @@ pub async fn viewer(ui: &Ui, headers: &HeaderMap) -> Result<Viewer, Response> {
             let new_cookie = Some(session::set_cookie(&session.id, ui.secure()));
             Ok(Viewer { principal, session, new_cookie, _call: call })
         }
-        Err((StatusCode::UNAUTHORIZED, _)) => Err(page::sign_in(StatusCode::OK, None)),
+        Err((StatusCode::UNAUTHORIZED, _)) => Err(page::sign_in(ui, StatusCode::OK, None)),
         Err((status, problem)) => Err(page::message(status, "Not available", problem, None)),
     }
 }
@@ -137,6 +137,7 @@ pub async fn login(State(ui): State<Ui>, request: Request) -> Response {
     let token = field(&fields, "token").trim().to_string();
     if token.is_empty() {
         return page::sign_in(
+            &ui,
             StatusCode::UNAUTHORIZED,
             Some(Problem::new("no token was given", "paste the token of your API key into the field")),
         );
@@ -152,7 +153,7 @@ pub async fn login(State(ui): State<Ui>, request: Request) -> Response {
                 Err(e) => internal(e),
             },
         },
-        Err((status, problem)) => page::sign_in(status, Some(problem)),
+        Err((status, problem)) => page::sign_in(&ui, status, Some(problem)),
     }
 }
 
@@ -257,7 +258,7 @@ fn ended(ui: &Ui, session: &Session, status: StatusCode, problem: Problem) -> Re
     }
     ui.sessions.end(&session.id);
     let problem = Problem::new(format!("Your session ended: {}", problem.message), problem.hint);
-    page::with_cookie(page::sign_in(StatusCode::UNAUTHORIZED, Some(problem)), &ui.clear_cookie())
+    page::with_cookie(page::sign_in(ui, StatusCode::UNAUTHORIZED, Some(problem)), &ui.clear_cookie())
 }
 
 /// A form-encoded body, within the server's body limit.
@@ -281,6 +282,6 @@ pub fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
     fields.iter().find(|(n, _)| n == name).map_or("", |(_, v)| v.as_str())
 }
 
-fn internal(e: String) -> Response {
+fn internal(e: impl std::fmt::Display) -> Response {
     page::server_error("signing in", e, None)
 }

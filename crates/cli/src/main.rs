@@ -14,6 +14,7 @@ mod markdown;
 mod output;
 mod progress;
 mod recall;
+mod request;
 mod transfer;
 mod ui;
 
@@ -222,14 +223,12 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             };
             let value: Value = serde_json::from_str(&text)
                 .map_err(|e| CliError::argument("json", format!("the input is not JSON: {e}")))?;
-            let args = match value {
-                Value::Array(items) => json!({ "items": items }),
-                Value::Object(ref map) if map.contains_key("items") => value,
-                other => json!({ "items": [other] }),
-            };
             let service = open(cli.db)?;
             service.indexes().ensure_embedder_fits()?;
-            respond(service.memory_store().store(&args), |r| {
+            let stored = request::store_request(&value)
+                .map_err(ServiceError::from)
+                .and_then(|request| service.memory_store().store(&request));
+            respond(stored, |r| {
                 output::json(r);
                 if r.summary.validation_error > 0 || r.summary.business_rule_blocked > 0 {
                     ExitCode::from(2)
@@ -238,45 +237,13 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 }
             })
         }
-        Command::Find {
-            query,
-            mode,
-            kinds,
-            org,
-            project,
-            branch,
-            widen,
-            limit,
-            cursor,
-            expand,
-            depth,
-            json,
-        } => {
-            let mut args = json!({ "query": query });
-            let scope: serde_json::Map<String, Value> =
-                [("org", org), ("project", project), ("branch", branch)]
-                    .into_iter()
-                    .filter_map(|(k, v)| v.map(|v| (k.to_string(), Value::String(v))))
-                    .collect();
-            if !scope.is_empty() {
-                args["scope"] = Value::Object(scope);
-            }
-            if !kinds.is_empty() {
-                args["types"] = json!(kinds);
-            }
-            for (key, value) in [("mode", mode), ("widen", widen), ("cursor", cursor), ("expand", expand)] {
-                if let Some(v) = value {
-                    args[key] = Value::String(v);
-                }
-            }
-            for (key, value) in [("limit", limit), ("depth", depth)] {
-                if let Some(n) = value {
-                    args[key] = json!(n);
-                }
-            }
+        Command::Find { flags, json } => {
             let service = open(cli.db)?;
             service.indexes().ensure_embedder_fits()?;
-            respond(service.memory_find().find(&args), |r| {
+            let found = request::find_request(&flags)
+                .map_err(ServiceError::from)
+                .and_then(|request| service.memory_find().find(&request));
+            respond(found, |r| {
                 if json {
                     output::json(r)
                 } else {

@@ -92,6 +92,8 @@ struct Shared {
     lexical: Arc<lexical_index::Lexical>,
     near_duplicate_policy: cortex_domain::near_duplicate::NearDuplicatePolicy,
     find_deadline: std::time::Duration,
+    /// The threads finds' dense routes run on.
+    dense_routes: memory_find::DensePool,
     /// Store calls using the database at once.
     write_lanes: Arc<lanes::WriteLanes>,
     /// Refused stores recorded lately, per actor.
@@ -122,6 +124,7 @@ impl MemoryService {
             inferred: config.scope.clone(),
             near_duplicate_policy: config.near_duplicates,
             find_deadline: config.find_deadline,
+            dense_routes: memory_find::DensePool::per_core(),
             refusals: Default::default(),
             recall: config.recall.clone(),
         });

@@ -12,12 +12,13 @@ use askama::Template;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use cortex_domain::FindRequest;
 use cortex_domain::api_key::Role;
 use cortex_domain::limits::MAX_HIT_CONTENT_CHARS;
 use cortex_service::MemoryService;
 use cortex_service::response::{Direction, Hit};
 use cortex_store::AuditRecord;
-use serde_json::{Value, json};
+use serde_json::Value;
 use uuid::Uuid;
 
 pub struct Field {
@@ -93,9 +94,8 @@ pub fn read(
     service: &MemoryService,
     id: Uuid,
 ) -> Result<Option<(Hit, Vec<AuditRecord>)>, cortex_service::ServiceError> {
-    let args =
-        json!({ "ids": [id.to_string()], "detail": "full", "max_content_chars": MAX_HIT_CONTENT_CHARS });
-    let Some(hit) = service.memory_find().find(&args)?.hits.into_iter().find(|h| h.id == id) else {
+    let request = FindRequest::ids([id]).with_max_content_chars(MAX_HIT_CONTENT_CHARS);
+    let Some(hit) = service.memory_find().find(&request)?.hits.into_iter().find(|h| h.id == id) else {
         return Ok(None);
     };
     let history = service.audit().records(Some(id), None, cortex_service::audit::MAX_AUDIT_RECORDS)?;

@@ -9,7 +9,7 @@ use super::report::IngestReport;
 use crate::Result;
 use crate::memory_store::view_of;
 use cortex_domain::governance::{check_delete, check_update};
-use cortex_domain::item::{ItemOp, parse_store_request};
+use cortex_domain::item::{ItemOp, parse_item};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -59,7 +59,7 @@ impl Ingest<'_> {
             .collect();
         let stored = if ids.is_empty() { Vec::new() } else { self.service.view.get(&ids)? };
         for (w, outcome) in writes {
-            let parsed = parse_store_request(&json!({ "items": [w.item.clone()] }))?.pop();
+            let parsed = Some(parse_item(&w.item).map_err(|e| e.under("items[0]")));
             let verdict = match parsed {
                 Some(Ok(op)) => {
                     let id = w.item.get("id").and_then(Value::as_str).and_then(|id| Uuid::parse_str(id).ok());

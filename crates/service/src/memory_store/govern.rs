@@ -106,15 +106,11 @@ impl MemoryStore<'_> {
                 Some(s) => s.superseded_by.map_or(SupersedeTarget::Live, SupersedeTarget::SupersededBy),
             };
             if let Err(error) = check_supersede_target(id, target) {
-                refused.push((index, error));
+                refused.push((index, replacement.on_item, error));
             }
         }
-        for (index, error) in refused {
-            let at = if batch.supersedes_on_top(index) {
-                format!("items[{index}]")
-            } else {
-                format!("items[{index}].data")
-            };
+        for (index, on_item, error) in refused {
+            let at = if on_item { format!("items[{index}]") } else { format!("items[{index}].data") };
             batch.refuse(index, &error.under(&at));
         }
         Ok(())

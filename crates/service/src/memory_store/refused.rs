@@ -8,9 +8,8 @@ use super::MemoryStore;
 use super::refusal_budget::Unrecorded;
 use crate::Result;
 use cortex_domain::Kind;
-use cortex_domain::item::{ItemOp, parse_store_request};
+use cortex_domain::item::{Entry, ItemOp, StoreRequest};
 use cortex_store::{BlockedAttempt, WriteOp};
-use serde_json::Value;
 use uuid::Uuid;
 
 /// Items of a refused call named one by one in its record; the rest are counted.
@@ -30,10 +29,11 @@ impl MemoryStore<'_> {
     /// summary says the reason, the number of items and what the first [`NAMED_ITEMS`] named.
     /// Items that do not parse, or that lie outside the caller's reach, are counted, never
     /// named. Past the actor's records for this minute, the call is only counted, and its next
-    /// record says how many calls and items went unrecorded.
-    pub fn audit_refused_store(&self, args: &Value, reason: &str) -> Result<usize> {
-        let items = parse_store_request(args).unwrap_or_default();
-        let count = args.get("items").and_then(Value::as_array).map_or(items.len(), Vec::len);
+    /// record says how many calls and items went unrecorded. A call whose arguments are not
+    /// even a batch names nothing to record it on: the caller does not ask.
+    pub fn audit_refused_store(&self, request: &StoreRequest, reason: &str) -> Result<usize> {
+        let items = &request.items;
+        let count = items.len();
         let now = self.service.now()?;
         let budget = || self.service.shared.refusals.lock().unwrap_or_else(|e| e.into_inner());
         // Counted per principal, whose name holds its org (two orgs may each have a key `ci`):
@@ -41,7 +41,7 @@ impl MemoryStore<'_> {
         let counted =
             self.service.principal.as_ref().map_or_else(|| "unnamed".to_string(), ToString::to_string);
         let Some(carried) = budget().admit(&counted, count as u64, now) else { return Ok(0) };
-        let written = self.record_refused(&items, count, reason, carried, now);
+        let written = self.record_refused(items, count, reason, carried, now);
         if !matches!(written, Ok(1)) {
             budget().give_back(&counted, carried, count as u64, now);
         }
@@ -50,7 +50,7 @@ impl MemoryStore<'_> {
 
     fn record_refused(
         &self,
-        items: &[std::result::Result<ItemOp, cortex_domain::ValidationError>],
+        items: &[Entry],
         count: usize,
         reason: &str,
         carried: Unrecorded,

@@ -3,6 +3,7 @@
 //! `verify_audit` (what `cortex audit --verify` prints); and the limit of a hash chain without
 //! a secret, recomputing it whole, is caught by an anchor kept elsewhere.
 
+use crate::common::Tools;
 use crate::common::{Memory, id_of, memory, section};
 use cortex_service::audit::{AuditVerification, VerifyOptions};
 use cortex_store::audit_chain::{ChainBreak, TrailMismatch};
@@ -394,7 +395,7 @@ fn sqlite_refuses_to_lose_its_audit_context() {
     raw(&db, "DELETE FROM audit_context");
     let e = refused(&db, "UPDATE items SET body = 'unaudited', content_hash = 'x'");
     assert!(e.contains("audit_context is missing"), "{e}");
-    let stored = m.service.memory_store().store(&json!({"items": [section("Four", "fourth")]}));
+    let stored = m.service.store_args(&json!({"items": [section("Four", "fourth")]}));
     assert!(stored.is_err(), "a store without an audit context fails");
     let v = verify(&m, false);
     assert!(

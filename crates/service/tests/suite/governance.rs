@@ -2,6 +2,7 @@
 //! as accepted, supersede chains, natural keys, lifetimes and purge, and the audit trail that
 //! records every one of them.
 
+use crate::common::Tools;
 use crate::common::{DAY_MS, Lcg, days_ago, id_of, memory, section};
 use cortex_service::response::ItemStatus;
 use cortex_testdb::{TestDb, per_backend};
@@ -118,8 +119,9 @@ fn a_decision_accepted_by_import_stays_accepted(db: &TestDb) {
     let there = crate::common::open_at(&other, "main");
     there.transfer().import_batch(lines).unwrap();
     let edit = there
-        .memory_store()
-        .store(&json!({"items": [{"kind": "decision", "id": id, "data": adr("proposed", "a shared cache")}]}))
+        .store_args(
+            &json!({"items": [{"kind": "decision", "id": id, "data": adr("proposed", "a shared cache")}]}),
+        )
         .unwrap();
     assert_eq!(edit.results[0].status, ItemStatus::BusinessRuleBlocked, "{:?}", edit.results[0]);
 }

@@ -2,6 +2,7 @@
 //! `restore` with the caller as principal; never over a live item that took its natural key, never
 //! for a caller who cannot see it. On every backend.
 
+use crate::common::Tools;
 use crate::common::{id_of, memory};
 use cortex_domain::principal::Principal;
 use cortex_domain::tenant::Bound;
@@ -25,7 +26,7 @@ fn a_deleted_item_is_restored_and_audited(db: &TestDb) {
     // Someone other than the item's author deletes and restores it: the trail names them.
     let alice = m.service.local_caller().as_principal(Principal::Local { user: Some("alice".into()) });
     let alice = m.service.for_caller(&alice);
-    let deleted = alice.memory_store().store(&json!({"items": [{"operation": "delete", "id": id}]})).unwrap();
+    let deleted = alice.store_args(&json!({"items": [{"operation": "delete", "id": id}]})).unwrap();
     assert_eq!(deleted.results[0].status, ItemStatus::Deleted);
     assert!(m.ids(json!({"query": "quokka"})).is_empty());
     let listed = m.service.lifecycle().recently_deleted(0, 10).unwrap();
@@ -34,8 +35,7 @@ fn a_deleted_item_is_restored_and_audited(db: &TestDb) {
     assert_eq!((item.id.to_string(), item.title.as_str()), (id.clone(), "Quokka rotation"));
     assert_eq!(item.deleted_by.as_deref(), Some("local:alice"));
 
-    let restored =
-        alice.memory_store().store(&json!({"items": [{"operation": "restore", "id": id}]})).unwrap();
+    let restored = alice.store_args(&json!({"items": [{"operation": "restore", "id": id}]})).unwrap();
     let result = &restored.results[0];
     assert_eq!((result.status, result.id.as_deref()), (ItemStatus::Updated, Some(id.as_str())), "{result:?}");
     assert!(result.reason.as_deref().unwrap_or_default().contains("restored"), "{result:?}");
@@ -69,7 +69,7 @@ fn a_deleted_item_is_restored_and_audited(db: &TestDb) {
     assert_eq!(missing.results[0].status, ItemStatus::ValidationError);
     let wrong_kind = m.store(json!([{"operation": "restore", "id": id, "kind": "todo"}]));
     assert_eq!(wrong_kind.results[0].status, ItemStatus::ValidationError);
-    let no_id = m.service.memory_store().store(&json!({"items": [{"operation": "restore"}]})).unwrap();
+    let no_id = m.service.store_args(&json!({"items": [{"operation": "restore"}]})).unwrap();
     assert_eq!(no_id.results[0].error.as_ref().unwrap().field, "items[0].id");
 }
 
@@ -128,12 +128,10 @@ fn a_key_cannot_restore_what_it_cannot_see(db: &TestDb) {
     let key = m.service.for_caller(
         &Caller::for_key(Bound { org: "acme".into(), projects: vec!["api".into()] }, None, None).unwrap(),
     );
-    let refused =
-        key.memory_store().store(&json!({"items": [{"operation": "restore", "id": other}]})).unwrap();
+    let refused = key.store_args(&json!({"items": [{"operation": "restore", "id": other}]})).unwrap();
     assert_eq!(refused.results[0].status, ItemStatus::ValidationError);
     let unknown = uuid::Uuid::now_v7().to_string();
-    let missing =
-        key.memory_store().store(&json!({"items": [{"operation": "restore", "id": unknown}]})).unwrap();
+    let missing = key.store_args(&json!({"items": [{"operation": "restore", "id": unknown}]})).unwrap();
     let (a, b) = (refused.results[0].error.as_ref().unwrap(), missing.results[0].error.as_ref().unwrap());
     assert_eq!(a.code, b.code, "the same answer as for an id that names nothing");
     assert!(

@@ -7,6 +7,7 @@
 //! items is the same before and after). On every backend.
 
 use super::common::at;
+use crate::common::Tools;
 use cortex_domain::principal::Principal;
 use cortex_domain::tenant::Bound;
 use cortex_service::config::embedder_from_env;
@@ -45,7 +46,7 @@ fn open(db: &TestDb, embedder: EmbedderChoice) -> MemoryService {
 }
 
 fn store(service: &MemoryService, items: Value) -> StoreResponse {
-    service.memory_store().store(&json!({ "items": items })).unwrap()
+    service.store_args(&json!({ "items": items })).unwrap()
 }
 
 fn ids(r: &StoreResponse) -> Vec<String> {
@@ -131,7 +132,7 @@ fn assert_nothing_outside(s: &Seeded, r: &FindResponse) {
 }
 
 fn find(service: &MemoryService, args: Value) -> FindResponse {
-    service.memory_find().find(&args).unwrap_or_else(|e| panic!("{args}: {e}"))
+    service.find_args(&args).unwrap_or_else(|e| panic!("{args}: {e}"))
 }
 
 fn finds_by_query_never_show_another_tenant(db: &TestDb) {
@@ -159,7 +160,7 @@ fn finds_by_query_never_show_another_tenant(db: &TestDb) {
     assert!(s.outside.iter().any(|id| all.hits.iter().any(|h| &h.id.to_string() == id)));
     // Naming another tenant's scope is refused, saying why.
     for scope in [json!({"org": "globex"}), json!({"org": "acme", "project": "web"})] {
-        match key.memory_find().find(&json!({"query": "webhook", "scope": scope})) {
+        match key.find_args(&json!({"query": "webhook", "scope": scope})) {
             Err(ServiceError::Invalid(e)) => assert_eq!(e.code.as_str(), "forbidden_scope", "{e:?}"),
             other => panic!("{scope}: {other:?}"),
         }
@@ -285,7 +286,7 @@ fn cursors_suggestions_and_spelling_stay_inside_the_tenant(db: &TestDb) {
     // A cursor from globex's pages, replayed by acme's key.
     let first = find(&globex_key, json!({"query": "webhook", "limit": 1}));
     let cursor = first.next_cursor.clone().expect("globex has more than one page");
-    match key.memory_find().find(&json!({"query": "webhook", "limit": 1, "cursor": cursor})) {
+    match key.find_args(&json!({"query": "webhook", "limit": 1, "cursor": cursor})) {
         Ok(r) => assert_nothing_outside(&s, &r),
         Err(ServiceError::Invalid(e)) => assert_eq!(e.code.as_str(), "bad_cursor"),
         Err(e) => panic!("{e}"),

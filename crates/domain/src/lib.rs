@@ -20,6 +20,8 @@
 //! - [`dedupe`]: which stored item a new one duplicates, and which check wins
 //! - [`graph`]: which links an expansion follows, and the walk
 //! - [`sources`]: decision records, changelogs, docs and commits read into items (`cortex ingest`)
+//! - [`provenance`]: the commit and files an item was written at, when they changed since,
+//!   and the branches whose items a branch sees after merges
 //! - [`tenant`]: how far an API key's holder may reach (one org, some projects)
 //! - [`api_key`]: what a key may do (role), how fast (rate), its name and token shape
 //! - [`tool`]: the tools the server offers and the role each needs
@@ -43,6 +45,7 @@ pub mod limits;
 pub mod natural_key;
 pub mod near_duplicate;
 pub mod neighbours;
+pub mod provenance;
 pub mod query;
 pub mod ranking;
 pub mod recall;

@@ -141,7 +141,7 @@ impl CortexServer {
             Err(ServiceError::Invalid(e)) => {
                 (CallToolResult::structured_error(json!({ "error": ErrorBody::from(&e) })), "refused", None)
             }
-            Err(e @ (ServiceError::Internal(_) | ServiceError::Lexical(_))) => {
+            Err(e @ (ServiceError::Internal(_) | ServiceError::Lexical(_) | ServiceError::Git(_))) => {
                 tracing::error!(error = %e, "tool call failed");
                 let hint = "this is a server-side failure, not your input; retry, and if it persists run `cortex doctor`";
                 (refusal(ErrorCode::Internal, e.to_string(), hint), "error", None)

@@ -16,6 +16,7 @@
 //!   backfill, reindex, whether the embedder fits the store
 //! - `briefing`: the session briefing and the prompt's recall
 //! - [`administration`]: `stats`, `doctor`, readiness, pools and lanes
+//! - [`git`]: memory that follows the code: the git tables kept, merges recorded
 
 pub mod administration;
 pub mod audit;
@@ -23,6 +24,7 @@ mod briefing;
 mod caller;
 pub mod config;
 mod error;
+pub mod git;
 pub mod indexes;
 pub mod ingest;
 pub mod keys;
@@ -45,6 +47,7 @@ pub use briefing::Briefing;
 pub use caller::Caller;
 pub use config::Config;
 pub use error::{Result, ServiceError};
+pub use git::Git;
 pub use indexes::Indexes;
 pub use ingest::Ingest;
 pub use keys::Keys;
@@ -151,6 +154,12 @@ impl MemoryService {
     /// `cortex export` and `cortex import`: the whole memory as JSON Lines.
     pub fn transfer(&self) -> Transfer<'_> {
         Transfer { service: self }
+    }
+
+    /// Memory that follows the code: the git tables brought up to date (`cortex git sync`),
+    /// merge records listed and undone.
+    pub fn git(&self) -> Git<'_> {
+        Git { service: self }
     }
 
     /// `cortex ingest` (files and commits into memory) and `cortex export --markdown`.

@@ -1,5 +1,5 @@
 //! The operations an audit record names. The database writes them (its triggers, and the
-//! `blocked` and `import` records the stores write), and the hash chain covers the stored
+//! `blocked`, `import` and `confirm` records the stores write), and the hash chain covers the stored
 //! text, so the text of each is fixed for good: a record is read as text and typed here,
 //! never rewritten.
 
@@ -19,10 +19,16 @@ pub enum AuditOperation {
     Blocked,
     KeyCreate,
     KeyRevoke,
+    /// Someone said an item still holds as its files changed: its commit moved forward.
+    Confirm,
+    /// A branch's work seen merged into another: its items visible from there (about no item).
+    BranchMerge,
+    /// A merge record undone (about no item).
+    BranchUnmerge,
 }
 
 impl AuditOperation {
-    pub const ALL: [AuditOperation; 11] = [
+    pub const ALL: [AuditOperation; 14] = [
         AuditOperation::Insert,
         AuditOperation::Import,
         AuditOperation::Update,
@@ -34,6 +40,9 @@ impl AuditOperation {
         AuditOperation::Blocked,
         AuditOperation::KeyCreate,
         AuditOperation::KeyRevoke,
+        AuditOperation::Confirm,
+        AuditOperation::BranchMerge,
+        AuditOperation::BranchUnmerge,
     ];
 
     /// The stored text.
@@ -50,6 +59,9 @@ impl AuditOperation {
             AuditOperation::Blocked => "blocked",
             AuditOperation::KeyCreate => "key_create",
             AuditOperation::KeyRevoke => "key_revoke",
+            AuditOperation::Confirm => "confirm",
+            AuditOperation::BranchMerge => "branch_merge",
+            AuditOperation::BranchUnmerge => "branch_unmerge",
         }
     }
 
@@ -99,10 +111,12 @@ mod tests {
             include_str!("../migrations/postgres/0003_supersede.sql"),
             include_str!("../migrations/postgres/0008_audit_chain.sql"),
             include_str!("../migrations/postgres/0010_api_keys.sql"),
+            include_str!("../migrations/sqlite/0013_provenance.sql"),
+            include_str!("../migrations/postgres/0013_provenance.sql"),
         ]
         .concat();
         for op in AuditOperation::ALL {
-            if !matches!(op, AuditOperation::Import | AuditOperation::Blocked) {
+            if !matches!(op, AuditOperation::Import | AuditOperation::Blocked | AuditOperation::Confirm) {
                 let text = op.as_str();
                 assert!(migrations.contains(&format!("'{text}'")), "no trigger writes {text}");
             }

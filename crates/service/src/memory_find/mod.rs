@@ -11,6 +11,8 @@
 //!   see them (for the hints and the corrections)
 //! - [`expand`]: graph expansion from the hits, citations, the links of items read by id
 //! - [`chunks`]: a long item's chunks as the store keeps them (the UI's item page)
+//! - [`merged`]: the branches merged into the caller's, whose items it sees
+//! - [`staleness`]: hits whose files changed since they were written
 
 mod budget;
 mod candidates;
@@ -19,6 +21,8 @@ mod deadline;
 mod expand;
 mod explain;
 mod hits;
+mod merged;
+mod staleness;
 mod suggest;
 mod typos;
 mod vocabulary;
@@ -40,7 +44,7 @@ use cortex_domain::ranking::{self, ScoreParts};
 use cortex_domain::snippet::{SnippetTerms, best_passage};
 use cortex_domain::tenant::Bound;
 use cortex_domain::text::truncate_chars;
-use cortex_domain::{FindRequest, Mode, Scope, ScopeFilter, ScopeMatch};
+use cortex_domain::{FindRequest, Mode, Scope, ScopeFilter};
 use cortex_store::{Combine, Filters, LexicalMatch, LexicalQuery, StoredItem};
 use deadline::{Deadline, DenseOutcome, DenseRoute};
 use hits::show_match;
@@ -80,6 +84,7 @@ impl MemoryFind<'_> {
             bound.check_read(scope)?;
         }
         let filter = ScopeFilter::resolve(&self.service.inferred.scope, req.scope.as_ref(), req.widen);
+        let filter = self.with_merged_branches(filter)?;
         let mut response = FindResponse {
             hits: Vec::new(),
             route_used: Route::Lexical,
@@ -110,6 +115,7 @@ impl MemoryFind<'_> {
         } else {
             self.expand_hits(req, &filter, &mut response)?;
         }
+        self.flag_stale(&filter, &mut response)?;
         if req.detail == Detail::Brief {
             response.hits.iter_mut().for_each(Hit::make_brief);
         }
@@ -295,7 +301,7 @@ impl MemoryFind<'_> {
                 let parts = ScoreParts {
                     relevance: c.relevance,
                     recency: ranking::recency(c.updated_at, now),
-                    scope_proximity: ranking::scope_proximity(ScopeMatch::between(&filter.caller, &c.scope)),
+                    scope_proximity: ranking::scope_proximity(filter.match_of(&c.scope)),
                     citations: 0.0,
                 };
                 (parts, c)
@@ -396,6 +402,7 @@ fn filters_for(req: &FindRequest, filter: &ScopeFilter, now: i64, bound: Option<
         include_superseded: req.include_superseded,
         include_expired: req.include_expired,
         bound: bound.cloned(),
+        merged: filter.merged.clone(),
     }
 }
 

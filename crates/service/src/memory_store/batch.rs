@@ -9,6 +9,7 @@ use super::results::{raw_kind, refused, summarize};
 use crate::response::{ErrorBody, ItemResult, ItemStatus, StoreResponse};
 use cortex_domain::ValidationError;
 use cortex_domain::lifecycle::StatusChange;
+use cortex_domain::provenance::{Provenance, ProvenanceClaim};
 use cortex_store::{ExpectedState, StoredItem, WriteOp};
 use uuid::Uuid;
 
@@ -19,6 +20,10 @@ pub(super) struct Pending {
     pub op: WriteOp,
     /// The stored item it replaces (`supersedes`), once checked by `govern`.
     pub replaces: Option<Replacement>,
+    /// What its `source` said of its files and commit.
+    pub claim: ProvenanceClaim,
+    /// Its provenance, once stamped (`provenance`): written after it.
+    pub provenance: Option<Provenance>,
 }
 
 /// An item of the request that replaces a stored one (`supersedes`).

@@ -19,6 +19,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (10, "api_keys", include_str!("../../migrations/postgres/0010_api_keys.sql")),
     (11, "audit_actor", include_str!("../../migrations/postgres/0011_audit_actor.sql")),
     (12, "drop_lexicon", include_str!("../../migrations/postgres/0012_drop_lexicon.sql")),
+    (13, "provenance", include_str!("../../migrations/postgres/0013_provenance.sql")),
 ];
 
 /// Serializes migrations across processes starting at once (an arbitrary fixed key).

@@ -21,7 +21,9 @@ pub fn ensure_vector_indexes(client: &mut Client, ops: &[WriteOp], known: &Mutex
             WriteOp::Delete { .. }
             | WriteOp::Restore { .. }
             | WriteOp::Supersede { .. }
-            | WriteOp::Blocked(_) => None,
+            | WriteOp::Blocked(_)
+            | WriteOp::Provenance { .. }
+            | WriteOp::Confirm { .. } => None,
         })
         .map(Vec::len)
         .collect();

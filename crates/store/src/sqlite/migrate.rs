@@ -22,6 +22,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (10, "change_log", include_str!("../../migrations/sqlite/0010_change_log.sql")),
     (11, "api_keys", include_str!("../../migrations/sqlite/0011_api_keys.sql")),
     (12, "audit_actor", include_str!("../../migrations/sqlite/0012_audit_actor.sql")),
+    (13, "provenance", include_str!("../../migrations/sqlite/0013_provenance.sql")),
 ];
 
 fn checksum(sql: &str) -> String {

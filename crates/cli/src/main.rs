@@ -4,6 +4,7 @@
 mod args;
 mod context;
 mod error;
+mod git;
 mod hook;
 mod ingest;
 mod install;
@@ -115,6 +116,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             service.indexes().ensure_embedder_fits()?;
             service.indexes().prepare_lexical();
             service.indexes().embed_missing_in_background();
+            service.git().sync_in_background();
             let scope = &service.inferred_scope().scope;
             tracing::info!(
                 org = scope.org.as_deref(),
@@ -335,6 +337,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Recall(args) => Ok(recall::run(cli.db, args)),
         Command::Install(args) => install::run(args, cli.db),
         Command::Hook(command) => Ok(hook::run(command)),
+        Command::Git(command) => git::run(open(cli.db), command),
         Command::Bench(_) => Err(moved("bench")),
         Command::Eval(_) => Err(moved("eval")),
         Command::Keys(keys::KeysCommand::List) => respond(open(cli.db)?.keys().list(), |r| {

@@ -70,8 +70,12 @@ fn diff_into(
 /// What a commit touched. A root commit touches every path it holds; a merge only the paths
 /// that differ from every parent (what it resolved itself).
 pub(crate) fn touched(repo: &Repo, tree: ObjectId, parents: &[ObjectId]) -> Result<Vec<Touch>, GitError> {
-    let parent_trees: Vec<ObjectId> =
-        parents.iter().map(|p| repo.commit(*p).map(|c| c.tree)).collect::<Result<_, _>>()?;
+    // A parent a shallow clone does not hold is no parent here, as it is to git's own walk.
+    let parent_trees: Vec<ObjectId> = parents
+        .iter()
+        .filter(|p| repo.has_commit(**p))
+        .map(|p| repo.commit(*p).map(|c| c.tree))
+        .collect::<Result<_, _>>()?;
     let first = diff(repo, parent_trees.first().copied(), Some(tree))?;
     let mut changed: Changed = first;
     for other in parent_trees.iter().skip(1) {

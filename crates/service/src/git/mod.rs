@@ -174,6 +174,27 @@ impl Git<'_> {
     }
 }
 
+/// The folder git runs the hooks of the repository holding `path` from: `core.hooksPath`
+/// (relative to the working tree's top), else `hooks` in the repository's common folder (a
+/// worktree's hooks are its main repository's).
+pub fn hooks_dir(path: &Path) -> Result<std::path::PathBuf> {
+    let repo = gix::discover(path).map_err(|e| GitError::NotARepository {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let configured = repo.config_snapshot().string("core.hooksPath").map(|p| p.to_string());
+    Ok(match configured.filter(|p| !p.trim().is_empty()) {
+        Some(p) => {
+            let p = std::path::PathBuf::from(p.trim());
+            match (p.is_absolute(), repo.workdir()) {
+                (false, Some(top)) => top.join(p),
+                _ => p,
+            }
+        }
+        None => repo.common_dir().join("hooks"),
+    })
+}
+
 /// The sync of one repository into the tables of `scope`'s org and project.
 pub(crate) fn sync_with(
     store: &dyn Store,

@@ -38,7 +38,7 @@ impl<'a> Stamper<'a> {
     /// Reads the service's checkout, if it has one, bringing its branch's table to HEAD when
     /// it is behind. A checkout that cannot be read is logged and stamps as no checkout.
     pub(crate) fn new(service: &'a MemoryService) -> Stamper<'a> {
-        let checkout = service.inferred.checkout.as_ref().and_then(|path| match open(service, path) {
+        let checkout = service.shared.inferred.checkout.as_ref().and_then(|path| match open(service, path) {
             Ok(checkout) => checkout,
             Err(e) => {
                 tracing::warn!("items are stored without their commit: {e}");
@@ -176,7 +176,8 @@ fn baselines(files: &[String], rows: &[PathChange], counted: bool) -> Vec<FileBa
 fn open(service: &MemoryService, path: &std::path::Path) -> crate::Result<Option<Checkout>> {
     let repo = Repo::open(path)?;
     let Some(head) = repo.head()? else { return Ok(None) };
-    let scope = &service.inferred.scope;
+    // The server's own place, not the caller's: the checkout is the server's.
+    let scope = &service.shared.inferred.scope;
     let (org, project) = (scope.org.clone().unwrap_or_default(), scope.project.clone().unwrap_or_default());
     let mut table_at_head = false;
     if let Some(branch) = &head.branch {

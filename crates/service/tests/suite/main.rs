@@ -17,6 +17,7 @@ mod governance;
 mod graph;
 mod ingest_sources;
 mod lexical_index;
+mod provenance;
 mod response_limits;
 mod restore;
 mod semantic;

@@ -119,11 +119,15 @@ fn random_filters(rng: &mut Rng) -> Filters {
             projects: PROJECTS.iter().flatten().filter(|_| rng.chance(2)).map(|p| p.to_string()).collect(),
         }),
         // Branches merged into the one named: each item of theirs seen up to a time.
-        merged: ["dev", "feature"]
-            .into_iter()
-            .filter(|_| rng.chance(2))
-            .map(|branch| MergedBranch { branch: branch.into(), until: instant(rng) })
-            .collect(),
+        merged: {
+            let mut merged = Vec::new();
+            for branch in ["dev", "feature"] {
+                if rng.chance(2) {
+                    merged.push(MergedBranch { branch: branch.into(), until: instant(rng) });
+                }
+            }
+            merged
+        },
     }
 }
 

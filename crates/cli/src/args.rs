@@ -113,6 +113,10 @@ pub enum Command {
         /// A head printed by an earlier check (SEQ:HASH): that record must still carry that hash.
         #[arg(long)]
         anchor: Option<String>,
+        /// Instead: the decisions, runbooks and sections in force in this project that may
+        /// contradict or duplicate each other, each pair with how to supersede.
+        #[arg(long, conflicts_with_all = ["full", "anchor"])]
+        conflicts: bool,
     },
     /// The audit trail: every insert, update, delete, import and purge, oldest first.
     Audit {

@@ -46,7 +46,8 @@ impl GitCommand {
 pub fn run(service: Result<MemoryService, CliError>, command: GitCommand) -> Result<ExitCode, CliError> {
     match command {
         GitCommand::Sync { repo, hook: Some(hook) } => {
-            let result = service.and_then(|s| Ok(s.git().sync(&repo.unwrap_or_else(|| PathBuf::from(".")))?));
+            let result =
+                service.and_then(|s| Ok(s.git().sync(&repo.unwrap_or_else(|| PathBuf::from(".")))?));
             if let Err(e) = result {
                 eprintln!("cortex ({hook} hook): {e}");
             }

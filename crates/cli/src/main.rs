@@ -236,7 +236,11 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 ExitCode::SUCCESS
             })
         }
-        Command::Doctor { full, anchor } => {
+        Command::Doctor { conflicts: true, .. } => respond(open(cli.db)?.contradictions().scan(None), |r| {
+            output::json(r);
+            ExitCode::SUCCESS
+        }),
+        Command::Doctor { full, anchor, conflicts: false } => {
             let options = verify_options(full, anchor)?;
             let settings = settings::in_force(cortex_server::settings::all(), env, cli.db.as_deref());
             let service = open(cli.db)?;

@@ -14,6 +14,7 @@
 //! - [`neighbours`]: the best hits' session neighbours share their relevance
 //! - [`snippet`]: the passage of a hit shown around its best match
 //! - [`spelling`]: close-spelling suggestions
+//! - [`conflicts`]: which decisions in force look close enough to contradict each other
 //! - [`governance`]: what may not change once accepted
 //! - [`lifecycle`]: when items expire, when runbooks are stale
 //! - [`natural_key`]: issues, PRs, DDL, changes, entities, relations that are the same thing
@@ -31,6 +32,7 @@ pub mod api_key;
 pub mod args;
 pub mod briefing;
 pub mod chunking;
+pub mod conflicts;
 pub mod dedupe;
 pub mod error;
 pub mod find;

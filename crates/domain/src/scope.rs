@@ -251,7 +251,9 @@ impl ScopeFilter {
     /// caller's counting as the caller's branch.
     pub fn match_of(&self, item: &Scope) -> ScopeMatch {
         match ScopeMatch::between(&self.caller, item) {
-            ScopeMatch::Project if item.branch.as_ref().is_some_and(|b| self.merged.iter().any(|m| &m.branch == b)) => {
+            ScopeMatch::Project
+                if item.branch.as_ref().is_some_and(|b| self.merged.iter().any(|m| &m.branch == b)) =>
+            {
                 ScopeMatch::Branch
             }
             other => other,

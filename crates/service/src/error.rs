@@ -35,12 +35,14 @@ pub enum ServiceError {
 impl From<crate::git::GitError> for ServiceError {
     fn from(e: crate::git::GitError) -> ServiceError {
         match e {
-            crate::git::GitError::NotARepository { path, reason } => ServiceError::Invalid(ValidationError::new(
-                cortex_domain::ErrorCode::NotFound,
-                "repository",
-                format!("{path} is not in a git repository: {reason}"),
-                "run in a git checkout, or give its folder",
-            )),
+            crate::git::GitError::NotARepository { path, reason } => {
+                ServiceError::Invalid(ValidationError::new(
+                    cortex_domain::ErrorCode::NotFound,
+                    "repository",
+                    format!("{path} is not in a git repository: {reason}"),
+                    "run in a git checkout, or give its folder",
+                ))
+            }
             other => ServiceError::Git(other.to_string()),
         }
     }

@@ -17,12 +17,14 @@
 //! - `briefing`: the session briefing and the prompt's recall
 //! - [`administration`]: `stats`, `doctor`, readiness, pools and lanes
 //! - [`git`]: memory that follows the code: the git tables kept, merges recorded
+//! - [`contradictions`]: decisions in force that may contradict each other
 
 pub mod administration;
 pub mod audit;
 mod briefing;
 mod caller;
 pub mod config;
+pub mod contradictions;
 mod error;
 pub mod git;
 pub mod indexes;
@@ -46,6 +48,7 @@ pub use audit::Audit;
 pub use briefing::Briefing;
 pub use caller::Caller;
 pub use config::Config;
+pub use contradictions::Contradictions;
 pub use error::{Result, ServiceError};
 pub use git::Git;
 pub use indexes::Indexes;
@@ -154,6 +157,12 @@ impl MemoryService {
     /// `cortex export` and `cortex import`: the whole memory as JSON Lines.
     pub fn transfer(&self) -> Transfer<'_> {
         Transfer { service: self }
+    }
+
+    /// Decisions, runbooks and sections in force that may contradict each other
+    /// (`cortex doctor --conflicts`).
+    pub fn contradictions(&self) -> Contradictions<'_> {
+        Contradictions { service: self }
     }
 
     /// Memory that follows the code: the git tables brought up to date (`cortex git sync`),

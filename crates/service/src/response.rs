@@ -123,10 +123,7 @@ impl StaleView {
     /// A runbook not verified for a while (`cortex_domain::lifecycle::is_stale`).
     pub fn unverified_runbook() -> StaleView {
         StaleView {
-            why: format!(
-                "runbook not verified for {} days",
-                cortex_domain::lifecycle::STALE_RUNBOOK_DAYS
-            ),
+            why: format!("runbook not verified for {} days", cortex_domain::lifecycle::STALE_RUNBOOK_DAYS),
             files: Vec::new(),
             commits: None,
             newest: None,

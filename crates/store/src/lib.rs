@@ -49,7 +49,8 @@ impl<T> Store for T where T: TenantStore + AdminStore {}
 /// answer within its bound (`cortex_service`'s `BoundedStore` implements exactly this part).
 pub trait TenantStore: ItemWrites + ItemReads + LexicalSearch + DenseSearch + GraphLinks + GitReads {}
 
-impl<T> TenantStore for T where T: ItemWrites + ItemReads + LexicalSearch + DenseSearch + GraphLinks + GitReads {}
+impl<T> TenantStore for T where T: ItemWrites + ItemReads + LexicalSearch + DenseSearch + GraphLinks + GitReads
+{}
 
 /// What spans every tenant: the change feed the derived indexes read, whole-store upkeep and
 /// checks, the audit trail's hash chain, metadata and API keys. No tenant's view implements it,
@@ -202,13 +203,7 @@ pub trait GitHistory: Send + Sync {
     fn record_merge(&self, merge: &BranchMerge, context: &WriteContext) -> Result<Option<i64>>;
     /// Marks undone, at `at`, the live records of `from` merged into `into` in a project; how
     /// many it undid.
-    fn undo_merges(
-        &self,
-        place: &RepoBranch,
-        from: &str,
-        at: i64,
-        context: &WriteContext,
-    ) -> Result<u64>;
+    fn undo_merges(&self, place: &RepoBranch, from: &str, at: i64, context: &WriteContext) -> Result<u64>;
     /// Up to `limit` items' provenance by id after `after`, in id order: one page of an export.
     fn provenance_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<(Uuid, Provenance)>>;
     /// Every path table, head and merge record: the rest of an export.

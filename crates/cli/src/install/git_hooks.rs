@@ -47,10 +47,15 @@ fn edit(path: &Path, hook: &str, exe: &str, env: &[(String, String)]) -> Result<
             return Ok(super::unchanged(path, "cortex's hook"));
         }
         let text = format!("{}{wanted}{}", &text[..start], &text[end..]);
-        return Ok(Some(Edit { path: path.to_path_buf(), changes: vec![format!("~ {hook}: cortex git sync")], text }));
+        return Ok(Some(Edit {
+            path: path.to_path_buf(),
+            changes: vec![format!("~ {hook}: cortex git sync")],
+            text,
+        }));
     }
     let first = text.lines().next().unwrap_or_default();
-    let shell = first.starts_with("#!") && ["sh", "bash", "zsh", "dash", "ksh"].iter().any(|s| first.ends_with(s));
+    let shell =
+        first.starts_with("#!") && ["sh", "bash", "zsh", "dash", "ksh"].iter().any(|s| first.ends_with(s));
     if !shell {
         return Err(CliError::argument(
             "git-hooks",
@@ -61,7 +66,12 @@ fn edit(path: &Path, hook: &str, exe: &str, env: &[(String, String)]) -> Result<
         ));
     }
     let at = text.find('\n').map_or(text.len(), |n| n + 1);
-    let text = format!("{}{}{wanted}{}", &text[..at], if at == text.len() && !text.ends_with('\n') { "\n" } else { "" }, &text[at..]);
+    let text = format!(
+        "{}{}{wanted}{}",
+        &text[..at],
+        if at == text.len() && !text.ends_with('\n') { "\n" } else { "" },
+        &text[at..]
+    );
     Ok(Some(Edit {
         path: path.to_path_buf(),
         changes: vec![format!("+ {hook}: cortex git sync, after your hook's first line")],
@@ -116,7 +126,10 @@ mod tests {
         assert!(edit.text.starts_with("#!/usr/bin/env bash\n# >>> cortex"), "{}", edit.text);
         assert!(edit.text.ends_with("# <<< cortex\nnpm install\nexit 0\n"), "{}", edit.text);
         std::fs::write(&path, "#!/usr/bin/env python3\nprint('hi')\n").unwrap();
-        let refused = super::edit(&path, "post-merge", "cortex", &[]).unwrap_err().to_string();
+        let refused = match super::edit(&path, "post-merge", "cortex", &[]) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("a python hook was edited"),
+        };
         assert!(refused.contains("not a shell script"), "{refused}");
     }
 }

@@ -108,7 +108,9 @@ pub const METADATA: ItemField<Custom<Option<Value>>> = Field {
 };
 pub const SOURCE: ItemField<Custom<(Option<Value>, crate::provenance::ProvenanceClaim)>> = Field {
     name: "source",
-    doc: Some("Who stored it; files: the repository paths it is about; commit: the commit it was written at."),
+    doc: Some(
+        "Who stored it; files: the repository paths it is about; commit: the commit it was written at.",
+    ),
     shape: Custom { schema: source_schema, parse: |v| parse_source(Some(v)) },
     set: |d, (source, claim)| {
         d.source = source;

@@ -47,7 +47,9 @@ impl ItemOp {
     pub fn kind(&self) -> Option<Kind> {
         match self {
             ItemOp::Upsert(item) => Some(item.kind),
-            ItemOp::Delete { kind, .. } | ItemOp::Restore { kind, .. } | ItemOp::Confirm { kind, .. } => *kind,
+            ItemOp::Delete { kind, .. } | ItemOp::Restore { kind, .. } | ItemOp::Confirm { kind, .. } => {
+                *kind
+            }
         }
     }
 }

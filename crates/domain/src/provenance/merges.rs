@@ -137,8 +137,12 @@ mod tests {
 
     #[test]
     fn merges_chain_with_the_earlier_cutoff_and_undone_ones_count_for_nothing() {
-        let merges = [merge("feature", "develop", 10), merge("develop", "main", 20), merge("late", "develop", 30)];
-        assert_eq!(seen(visible_branches("main", &merges)), vec![("develop".into(), 20), ("feature".into(), 10)]);
+        let merges =
+            [merge("feature", "develop", 10), merge("develop", "main", 20), merge("late", "develop", 30)];
+        assert_eq!(
+            seen(visible_branches("main", &merges)),
+            vec![("develop".into(), 20), ("feature".into(), 10)]
+        );
         assert_eq!(
             seen(visible_branches("develop", &merges)),
             vec![("feature".into(), 10), ("late".into(), 30)]
@@ -159,7 +163,10 @@ mod tests {
 
     #[test]
     fn merge_messages_name_their_branch() {
-        assert_eq!(branch_in_merge_message("Merge branch 'feature/login' into main").as_deref(), Some("feature/login"));
+        assert_eq!(
+            branch_in_merge_message("Merge branch 'feature/login' into main").as_deref(),
+            Some("feature/login")
+        );
         assert_eq!(branch_in_merge_message("Merge branch 'x'\n\nbody").as_deref(), Some("x"));
         assert_eq!(
             branch_in_merge_message("Merge remote-tracking branch 'origin/fix-1'").as_deref(),

@@ -82,6 +82,7 @@ pub struct PathChange {
     /// How many ancestors of the branch's head touch it (see the module doc).
     pub changes: i64,
     /// What the path is at the head.
+    #[serde(flatten)]
     pub state: PathState,
 }
 

@@ -123,7 +123,10 @@ pub fn normalize_path(text: &str) -> Result<String, String> {
 /// URLs and e-mail addresses are not paths. The service keeps only those its repository has.
 pub fn mentioned_paths(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for word in text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '<' | '>' | '[' | ']' | '{' | '}' | '|' | '*')) {
+    for word in text.split(|c: char| {
+        c.is_whitespace()
+            || matches!(c, ',' | ';' | '(' | ')' | '<' | '>' | '[' | ']' | '{' | '}' | '|' | '*')
+    }) {
         if out.len() == MAX_MENTIONED_PATHS {
             break;
         }
@@ -152,9 +155,9 @@ fn path_in(word: &str) -> Option<String> {
     }
     let last = word.trim_end_matches('/').rsplit('/').next().unwrap_or(word);
     let has_dir = word.trim_end_matches('/').contains('/');
-    let has_extension = last
-        .rsplit_once('.')
-        .is_some_and(|(stem, ext)| !stem.is_empty() && (1..=10).contains(&ext.len()) && ext.chars().any(|c| c.is_ascii_alphabetic()));
+    let has_extension = last.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty() && (1..=10).contains(&ext.len()) && ext.chars().any(|c| c.is_ascii_alphabetic())
+    });
     // A version (1.2.3) or a number is no file; a word with a folder or an extension is.
     if !(has_dir || has_extension) || last.chars().all(|c| c.is_ascii_digit() || c == '.') {
         return None;
@@ -202,7 +205,8 @@ mod tests {
 
     #[test]
     fn claimed_files_are_checked_one_by_one() {
-        let files = ProvenanceClaim::parse_files("source.files", &json!(["src/a.rs", "./src/a.rs", "b.md"])).unwrap();
+        let files =
+            ProvenanceClaim::parse_files("source.files", &json!(["src/a.rs", "./src/a.rs", "b.md"])).unwrap();
         assert_eq!(files, vec!["src/a.rs", "b.md"]);
         let err = ProvenanceClaim::parse_files("source.files", &json!(["ok.rs", "/abs"])).unwrap_err();
         assert_eq!(err.field, "source.files[1]");
@@ -210,7 +214,10 @@ mod tests {
         let err = ProvenanceClaim::parse_files("source.files", &json!("src/a.rs")).unwrap_err();
         assert_eq!(err.code, ErrorCode::WrongType);
         let many: Vec<String> = (0..101).map(|i| format!("f{i}.rs")).collect();
-        assert_eq!(ProvenanceClaim::parse_files("source.files", &json!(many)).unwrap_err().code, ErrorCode::TooMany);
+        assert_eq!(
+            ProvenanceClaim::parse_files("source.files", &json!(many)).unwrap_err().code,
+            ErrorCode::TooMany
+        );
         assert_eq!(ProvenanceClaim::parse_commit("source.commit", &json!(" ABCdef12 ")).unwrap(), "abcdef12");
         assert!(ProvenanceClaim::parse_commit("source.commit", &json!("xyz")).is_err());
     }

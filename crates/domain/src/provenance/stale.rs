@@ -20,7 +20,13 @@ use crate::time::format_instant;
 pub fn goes_stale(kind: Kind) -> bool {
     !matches!(
         kind,
-        Kind::Change | Kind::Release | Kind::ReleaseNote | Kind::Incident | Kind::PrContext | Kind::Ddl | Kind::Relation
+        Kind::Change
+            | Kind::Release
+            | Kind::ReleaseNote
+            | Kind::Incident
+            | Kind::PrContext
+            | Kind::Ddl
+            | Kind::Relation
     )
 }
 
@@ -129,8 +135,10 @@ mod tests {
     #[test]
     fn a_file_touched_since_the_commit_flags_the_item_with_the_count() {
         let p = provenance(&[("src/auth.rs", Some(4)), ("src/db.rs", Some(2))], false);
-        let rows =
-            [row("src/auth.rs", 7, 20 * DAY, PathState::Present), row("src/db.rs", 2, 5 * DAY, PathState::Present)];
+        let rows = [
+            row("src/auth.rs", 7, 20 * DAY, PathState::Present),
+            row("src/db.rs", 2, 5 * DAY, PathState::Present),
+        ];
         let stale = staleness(&p, 0, &rows).unwrap();
         assert_eq!(stale.files.len(), 1);
         assert_eq!(stale.commits(), Some(3));
@@ -141,7 +149,10 @@ mod tests {
     fn untouched_files_files_unknown_to_the_table_and_no_files_never_flag() {
         let p = provenance(&[("src/a.rs", Some(1)), ("new.rs", Some(0))], false);
         assert_eq!(staleness(&p, 0, &[row("src/a.rs", 1, 99 * DAY, PathState::Present)]), None);
-        assert_eq!(staleness(&provenance(&[], false), 0, &[row("src/a.rs", 5, 99 * DAY, PathState::Present)]), None);
+        assert_eq!(
+            staleness(&provenance(&[], false), 0, &[row("src/a.rs", 5, 99 * DAY, PathState::Present)]),
+            None
+        );
     }
 
     #[test]
@@ -163,12 +174,15 @@ mod tests {
         assert!(staleness(&rebased, 0, &[row("src/a.rs", 9, 11 * DAY, PathState::Present)]).is_some());
         // No commit at all: the item's own time is the reference.
         let no_commit = Provenance { commit: None, commit_time: None, ..p };
-        assert!(staleness(&no_commit, 12 * DAY, &[row("src/a.rs", 9, 11 * DAY, PathState::Present)]).is_none());
+        assert!(
+            staleness(&no_commit, 12 * DAY, &[row("src/a.rs", 9, 11 * DAY, PathState::Present)]).is_none()
+        );
     }
 
     #[test]
     fn deletions_and_renames_are_said() {
-        let p = provenance(&[("a.rs", Some(1)), ("b.rs", Some(1)), ("c.rs", Some(1)), ("d.rs", Some(1))], false);
+        let p =
+            provenance(&[("a.rs", Some(1)), ("b.rs", Some(1)), ("c.rs", Some(1)), ("d.rs", Some(1))], false);
         let rows = [
             row("a.rs", 2, 20 * DAY, PathState::Deleted),
             row("b.rs", 3, 21 * DAY, PathState::Renamed("lib/b.rs".into())),

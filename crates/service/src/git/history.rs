@@ -99,10 +99,12 @@ fn touches(changed: Changed) -> Vec<Touch> {
         .map(|(path, (before, after))| {
             let state = match (before, after) {
                 (_, Some(_)) => PathState::Present,
-                (Some(blob), None) => match added.get_mut(blob).and_then(|to| (!to.is_empty()).then(|| to.remove(0))) {
-                    Some(to) => PathState::Renamed(to.to_string()),
-                    None => PathState::Deleted,
-                },
+                (Some(blob), None) => {
+                    match added.get_mut(blob).and_then(|to| (!to.is_empty()).then(|| to.remove(0))) {
+                        Some(to) => PathState::Renamed(to.to_string()),
+                        None => PathState::Deleted,
+                    }
+                }
                 (None, None) => PathState::Deleted,
             };
             Touch { path: path.clone(), state }

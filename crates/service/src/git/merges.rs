@@ -31,7 +31,12 @@ pub(crate) struct Seen {
 }
 
 /// The merges into `branch` that the commits `added` (newest first) show.
-pub(crate) fn seen(repo: &Repo, branch: &str, head: &Head, added: &[ObjectId]) -> Result<Vec<Seen>, GitError> {
+pub(crate) fn seen(
+    repo: &Repo,
+    branch: &str,
+    head: &Head,
+    added: &[ObjectId],
+) -> Result<Vec<Seen>, GitError> {
     let branches = repo.branches()?;
     let added_set: HashSet<ObjectId> = added.iter().copied().collect();
     let mut out: Vec<Seen> = Vec::new();
@@ -79,7 +84,12 @@ pub(crate) fn seen(repo: &Repo, branch: &str, head: &Head, added: &[ObjectId]) -
 }
 
 /// The commit of `window` that squashed the branch at `tip`, if one did.
-fn squashed(repo: &Repo, tip: ObjectId, head: &Head, window: &[ObjectId]) -> Result<Option<ObjectId>, GitError> {
+fn squashed(
+    repo: &Repo,
+    tip: ObjectId,
+    head: &Head,
+    window: &[ObjectId],
+) -> Result<Option<ObjectId>, GitError> {
     let own = repo.walk(&[tip], &[head.commit])?;
     let Some(oldest) = own.last() else { return Ok(None) };
     let fork = repo.commit(*oldest)?.parents.first().copied();

@@ -108,7 +108,8 @@ impl Git<'_> {
     /// failure is logged. Nothing without a checkout.
     pub fn sync_in_background(&self) {
         let Some(checkout) = self.service.inferred.checkout.clone() else { return };
-        let Ok(store) = self.service.whole_store("keeping the git tables").map(|_| self.service.shared.store.clone())
+        let Ok(store) =
+            self.service.whole_store("keeping the git tables").map(|_| self.service.shared.store.clone())
         else {
             return;
         };
@@ -157,7 +158,10 @@ impl Git<'_> {
     pub fn unmerge(&self, from: &str, into: Option<&str>) -> Result<u64> {
         let store = self.service.whole_store("undoing a merge record")?;
         let (org, project) = self.project();
-        let branch = into.map(str::to_string).or_else(|| self.service.inferred.scope.branch.clone()).unwrap_or_default();
+        let branch = into
+            .map(str::to_string)
+            .or_else(|| self.service.inferred.scope.branch.clone())
+            .unwrap_or_default();
         let place = RepoBranch { org, project, branch };
         let context = WriteContext {
             tool: Some("cortex git unmerge".into()),
@@ -178,10 +182,8 @@ impl Git<'_> {
 /// (relative to the working tree's top), else `hooks` in the repository's common folder (a
 /// worktree's hooks are its main repository's).
 pub fn hooks_dir(path: &Path) -> Result<std::path::PathBuf> {
-    let repo = gix::discover(path).map_err(|e| GitError::NotARepository {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    })?;
+    let repo = gix::discover(path)
+        .map_err(|e| GitError::NotARepository { path: path.display().to_string(), reason: e.to_string() })?;
     let configured = repo.config_snapshot().string("core.hooksPath").map(|p| p.to_string());
     Ok(match configured.filter(|p| !p.trim().is_empty()) {
         Some(p) => {
@@ -203,7 +205,10 @@ pub(crate) fn sync_with(
     actor: Option<String>,
 ) -> Result<SyncReport> {
     let Some(head) = repo.head()? else {
-        return Ok(SyncReport { note: Some("the repository has no commit yet".into()), ..SyncReport::default() });
+        return Ok(SyncReport {
+            note: Some("the repository has no commit yet".into()),
+            ..SyncReport::default()
+        });
     };
     let Some(branch) = head.branch.clone() else {
         return Ok(SyncReport {
@@ -219,7 +224,11 @@ pub(crate) fn sync_with(
     };
     let old = store.path_head(&place)?;
     let old_commit = old.as_ref().and_then(|h| gix::ObjectId::from_hex(h.commit.as_bytes()).ok());
-    let mut report = SyncReport { branch: Some(branch.clone()), head: Some(head.commit.to_string()), ..SyncReport::default() };
+    let mut report = SyncReport {
+        branch: Some(branch.clone()),
+        head: Some(head.commit.to_string()),
+        ..SyncReport::default()
+    };
     if old_commit == Some(head.commit) {
         return Ok(report);
     }

@@ -62,11 +62,15 @@ pub(crate) fn update(
     for id in added.iter().chain(&removed) {
         read(repo, *id, &mut cache)?;
     }
-    let mut paths: Vec<String> =
-        added.iter().chain(&removed).flat_map(|id| cache[id].touches.iter().map(|t| t.path.clone())).collect();
+    let mut paths: Vec<String> = added
+        .iter()
+        .chain(&removed)
+        .flat_map(|id| cache[id].touches.iter().map(|t| t.path.clone()))
+        .collect();
     paths.sort();
     paths.dedup();
-    let mut rows: BTreeMap<String, PathChange> = stored(&paths)?.into_iter().map(|r| (r.path.clone(), r)).collect();
+    let mut rows: BTreeMap<String, PathChange> =
+        stored(&paths)?.into_iter().map(|r| (r.path.clone(), r)).collect();
     let removed_set: HashSet<ObjectId> = removed.iter().copied().collect();
     let mut lost: HashSet<String> = HashSet::new();
     for id in &removed {

@@ -46,8 +46,10 @@ fn read_error(what: &str, e: impl std::fmt::Display) -> GitError {
 impl Repo {
     /// The repository holding `path` (a folder inside its working tree, or the repository).
     pub(crate) fn open(path: &Path) -> Result<Repo, GitError> {
-        let inner = gix::discover(path)
-            .map_err(|e| GitError::NotARepository { path: path.display().to_string(), reason: e.to_string() })?;
+        let inner = gix::discover(path).map_err(|e| GitError::NotARepository {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
         let top = inner.workdir().map(Path::to_path_buf);
         Ok(Repo { inner, top })
     }
@@ -165,7 +167,10 @@ impl Repo {
                 let name = reference.name().as_bstr().to_string();
                 let short = match local {
                     true => name.strip_prefix("refs/heads/").map(str::to_string),
-                    false => name.strip_prefix("refs/remotes/").and_then(|r| r.split_once('/')).map(|(_, b)| b.to_string()),
+                    false => name
+                        .strip_prefix("refs/remotes/")
+                        .and_then(|r| r.split_once('/'))
+                        .map(|(_, b)| b.to_string()),
                 };
                 let Some(short) = short.filter(|s| s != "HEAD") else { continue };
                 out.push((short, reference.id().detach(), local));
@@ -177,7 +182,8 @@ impl Repo {
     /// The commits a local branch's reflog says were made on it (`commit`, `commit (amend)`,
     /// `commit (merge)`, …): its own work, whichever branch holds it later.
     pub(crate) fn committed_on(&self, branch: &str) -> Vec<ObjectId> {
-        let Ok(Some(reference)) = self.inner.try_find_reference(format!("refs/heads/{branch}").as_str()) else {
+        let Ok(Some(reference)) = self.inner.try_find_reference(format!("refs/heads/{branch}").as_str())
+        else {
             return Vec::new();
         };
         let mut platform = reference.log_iter();
@@ -207,8 +213,9 @@ impl Repo {
 
     /// Whether the working tree holds a file or link at `path` (not following links).
     pub(crate) fn in_worktree(&self, path: &str) -> bool {
-        self.inside(path)
-            .is_some_and(|full| std::fs::symlink_metadata(full).is_ok_and(|m| m.is_file() || m.file_type().is_symlink()))
+        self.inside(path).is_some_and(|full| {
+            std::fs::symlink_metadata(full).is_ok_and(|m| m.is_file() || m.file_type().is_symlink())
+        })
     }
 
     /// The working tree's file at `path` (already a repository path: relative, no `..`), if no

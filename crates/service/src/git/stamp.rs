@@ -58,7 +58,8 @@ impl<'a> Stamper<'a> {
         text: &str,
         keep: &[String],
     ) -> crate::Result<Option<Provenance>> {
-        let (org, project) = (scope.org.clone().unwrap_or_default(), scope.project.clone().unwrap_or_default());
+        let (org, project) =
+            (scope.org.clone().unwrap_or_default(), scope.project.clone().unwrap_or_default());
         let mut files: Vec<String> = claim.files.clone();
         for path in keep {
             if !files.contains(path) {
@@ -69,7 +70,8 @@ impl<'a> Stamper<'a> {
         match self.checkout.as_ref().filter(|c| c.org == org && c.project == project) {
             Some(c) => {
                 for path in mentioned {
-                    let exists = c.repo.entry_at(c.head_tree, &path).ok().flatten().is_some() || c.repo.in_worktree(&path);
+                    let exists = c.repo.entry_at(c.head_tree, &path).ok().flatten().is_some()
+                        || c.repo.in_worktree(&path);
                     if exists && !files.contains(&path) {
                         files.push(path);
                     }
@@ -84,10 +86,12 @@ impl<'a> Stamper<'a> {
                     dirty |= committed != on_disk;
                 }
                 let (commit, commit_time, counted) = match &claim.commit {
-                    Some(named) if !c.head.commit.to_string().starts_with(named.as_str()) => match c.repo.resolve(named) {
-                        Some(id) => (id.to_string(), c.repo.commit(id).ok().map(|f| f.time), false),
-                        None => (named.clone(), None, false),
-                    },
+                    Some(named) if !c.head.commit.to_string().starts_with(named.as_str()) => {
+                        match c.repo.resolve(named) {
+                            Some(id) => (id.to_string(), c.repo.commit(id).ok().map(|f| f.time), false),
+                            None => (named.clone(), None, false),
+                        }
+                    }
                     _ => (c.head.commit.to_string(), Some(c.head.time), c.table_at_head),
                 };
                 Ok(Some(Provenance {
@@ -112,7 +116,9 @@ impl<'a> Stamper<'a> {
                 }
                 let table: Option<PathHead> = self.view.path_head(&place)?;
                 let (commit, commit_time, counted) = match (&claim.commit, &table) {
-                    (Some(named), Some(t)) if t.commit.starts_with(named.as_str()) => (Some(t.commit.clone()), Some(t.time), true),
+                    (Some(named), Some(t)) if t.commit.starts_with(named.as_str()) => {
+                        (Some(t.commit.clone()), Some(t.time), true)
+                    }
                     (Some(named), _) => (Some(named.clone()), None, false),
                     (None, Some(t)) => (Some(t.commit.clone()), Some(t.time), true),
                     (None, None) => (None, None, false),

@@ -13,7 +13,8 @@ impl MemoryFind<'_> {
             return Ok(filter);
         }
         let value = |field: &str| filter.equals.iter().find(|(f, _)| *f == field).map(|(_, v)| v.as_str());
-        let (Some(org), Some(project), Some(branch)) = (value("org"), value("project"), value("branch")) else {
+        let (Some(org), Some(project), Some(branch)) = (value("org"), value("project"), value("branch"))
+        else {
             return Ok(filter);
         };
         let merges = self.service.view.merges(org, project)?;

@@ -85,6 +85,11 @@ impl<'a> Batch<'a> {
         self.args["items"][index].get("supersedes").is_some_and(|v| !v.is_null())
     }
 
+    /// How many items the request sent (one result slot each).
+    pub fn slots(&self) -> usize {
+        self.results.len()
+    }
+
     /// The result slot of an item written: filled by the write stage.
     pub fn result_mut(&mut self, index: usize) -> &mut Option<ItemResult> {
         &mut self.results[index]

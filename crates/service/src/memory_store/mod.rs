@@ -10,12 +10,14 @@
 //! - [`govern`]: governance refusals and `supersedes` targets
 //! - [`vectors`]: embedding and near-duplicates
 //! - [`provenance`]: each item's commit and files, and a confirm's new baseline
+//! - [`contradict`]: the items in force an inserted decision (runbook, section) may contradict
 //! - [`write`]: the transaction, and each outcome as its item's result
 //! - [`results`]: one result per input item, and the summary
 //! - [`refused`]: a store the caller's role may not make, recorded as blocked attempts
 
 mod batch;
 mod bound;
+mod contradict;
 mod govern;
 mod natural_keys;
 pub(crate) mod provenance;
@@ -77,9 +79,10 @@ impl MemoryStore<'_> {
             .map(|(index, item)| {
                 let op = item?;
                 let (replaces, claim) = match &op {
-                    ItemOp::Upsert(item) => {
-                        (item.supersedes.map(|target| Replacement { target, status: None }), item.claim.clone())
-                    }
+                    ItemOp::Upsert(item) => (
+                        item.supersedes.map(|target| Replacement { target, status: None }),
+                        item.claim.clone(),
+                    ),
                     ItemOp::Delete { .. } | ItemOp::Restore { .. } | ItemOp::Confirm { .. } => {
                         (None, Default::default())
                     }
@@ -97,6 +100,7 @@ impl MemoryStore<'_> {
         self.drop_near_duplicates(&mut batch, now);
         self.attach_provenance(&mut batch)?;
         self.write(&mut batch, now)?;
+        self.name_contradictions(&mut batch, now)?;
         self.service.shared.lexical.after_write();
         Ok(batch.finish())
     }
@@ -106,7 +110,9 @@ impl MemoryStore<'_> {
             ItemOp::Delete { id, kind } => WriteOp::Delete { id, kind, at: now, cascade: graph::ON_REMOVAL },
             ItemOp::Restore { id, kind } => WriteOp::Restore { id, kind, at: now },
             // The provenance is stamped by its stage (`provenance`).
-            ItemOp::Confirm { id, kind } => WriteOp::Confirm { id, kind, provenance: Box::default(), at: now },
+            ItemOp::Confirm { id, kind } => {
+                WriteOp::Confirm { id, kind, provenance: Box::default(), at: now }
+            }
             ItemOp::Upsert(item) => match item.id {
                 // An update keeps the stored scope for fields the caller does not name.
                 Some(id) => WriteOp::Update { record: record(*item.clone(), id, item.scope.clone(), now) },

@@ -60,7 +60,8 @@ impl MemoryStore<'_> {
                 WriteOp::Confirm { id, provenance, .. } => {
                     // A missing or deleted item: the store answers it.
                     let Some(item) = stored.iter().find(|s| s.record.id == *id) else { continue };
-                    let earlier = before.iter().find(|(i, _)| i == id).map(|(_, p)| p.clone()).unwrap_or_default();
+                    let earlier =
+                        before.iter().find(|(i, _)| i == id).map(|(_, p)| p.clone()).unwrap_or_default();
                     let files = stamper.followed(&item.record.scope, &earlier)?;
                     let claim = ProvenanceClaim { files, commit: None };
                     **provenance = stamper.stamp(&item.record.scope, &claim, "", &[])?.unwrap_or_default();

@@ -60,7 +60,9 @@ impl MemoryStore<'_> {
             .collect::<Result<Vec<_>>>()?;
         let first_kind = items.iter().find_map(|op| match op.as_ref().ok()? {
             ItemOp::Upsert(item) => Some(item.kind),
-            ItemOp::Delete { kind, .. } | ItemOp::Restore { kind, .. } | ItemOp::Confirm { kind, .. } => *kind,
+            ItemOp::Delete { kind, .. } | ItemOp::Restore { kind, .. } | ItemOp::Confirm { kind, .. } => {
+                *kind
+            }
         });
         let (id, kind, scope, hash) = match named.iter().find_map(|n| n.stored.clone()) {
             Some((id, kind, scope, hash)) => (id, kind, scope, Some(hash)),

@@ -219,8 +219,12 @@ mod tests {
     fn decides_exactly_as_the_full_filters_do() {
         let mut facts = Vec::new();
         for (i, kind) in [Kind::Decision, Kind::Runbook, Kind::Todo].into_iter().enumerate() {
-            let scopes =
-                [scope("acme", Some("main")), scope("acme", None), scope("other", Some("main")), scope("acme", Some("feat"))];
+            let scopes = [
+                scope("acme", Some("main")),
+                scope("acme", None),
+                scope("other", Some("main")),
+                scope("acme", Some("feat")),
+            ];
             for scope in scopes {
                 for status in [None, Some("open"), Some("done")] {
                     for tags in [vec![], vec!["a".to_string()], vec!["a".to_string(), "b".to_string()]] {

@@ -9,6 +9,7 @@ mod audit_tamper;
 mod chunking;
 mod common;
 mod concurrent_checks;
+mod conflicts;
 mod export_markdown;
 mod fairness;
 mod flows;

@@ -50,7 +50,8 @@ fn commit_all(repo: &Path, message: &str) {
 }
 
 fn head(repo: &Path) -> String {
-    let out = std::process::Command::new("git").args(["rev-parse", "HEAD"]).current_dir(repo).output().unwrap();
+    let out =
+        std::process::Command::new("git").args(["rev-parse", "HEAD"]).current_dir(repo).output().unwrap();
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
@@ -92,7 +93,10 @@ fn a_memory_about_a_changed_file_is_flagged_and_one_about_an_untouched_file_is_n
     );
     let written = head(repo);
     let p = hit(&s, &about_auth).provenance.unwrap();
-    assert_eq!((p.commit.as_deref(), p.branch.as_deref(), p.dirty), (Some(written.as_str()), Some("main"), false));
+    assert_eq!(
+        (p.commit.as_deref(), p.branch.as_deref(), p.dirty),
+        (Some(written.as_str()), Some("main"), false)
+    );
     assert_eq!(p.files, vec!["src/auth.rs"]);
     assert_eq!(hit(&s, &about_db).provenance.unwrap().files, vec!["src/db.rs"]);
     // `files` and `commit` stay out of the item's stored source.
@@ -137,7 +141,8 @@ fn confirming_moves_the_commit_forward_and_clears_the_flag(db: &TestDb) {
     commit_all(repo, "auth v3");
     m.service.git().sync(repo).unwrap();
     assert_eq!(hit(&m.service, &id).stale.unwrap().commits, Some(1));
-    let v = m.service.audit().verify(&cortex_service::audit::VerifyOptions { full: true, anchor: None }).unwrap();
+    let v =
+        m.service.audit().verify(&cortex_service::audit::VerifyOptions { full: true, anchor: None }).unwrap();
     assert!(v.ok, "{:?}", v.problems);
     // A confirm of nothing, or of a deleted item, says so per item.
     let missing = store(&m.service, json!({"operation": "confirm", "id": uuid::Uuid::now_v7().to_string()}));
@@ -159,7 +164,11 @@ fn a_renamed_path_and_a_deleted_file_are_named_and_confirm_follows_the_rename(db
     commit_all(repo, "move a, drop b");
     s.git().sync(repo).unwrap();
     let stale = hit(&s, &id).stale.unwrap();
-    assert!(stale.why.contains("a.rs renamed to lib.rs") && stale.why.contains("b.rs deleted"), "{}", stale.why);
+    assert!(
+        stale.why.contains("a.rs renamed to lib.rs") && stale.why.contains("b.rs deleted"),
+        "{}",
+        stale.why
+    );
     assert!(!stale.files.contains(&"c.rs".to_string()));
     store(&s, json!({"operation": "confirm", "id": id}));
     let after = hit(&s, &id);
@@ -237,7 +246,10 @@ fn a_fast_forward_merge_and_a_rebase_are_seen(db: &TestDb) {
     git(repo, &["checkout", "-q", "main"]);
     git(repo, &["merge", "-q", "--ff-only", "fix"]);
     let report = on_main.git().sync(repo).unwrap();
-    assert_eq!(report.merges.iter().map(|m| (m.from.as_str(), m.how)).collect::<Vec<_>>(), vec![("fix", "fast_forward")]);
+    assert_eq!(
+        report.merges.iter().map(|m| (m.from.as_str(), m.how)).collect::<Vec<_>>(),
+        vec![("fix", "fast_forward")]
+    );
     assert_eq!(titles(&on_main, "retry"), vec!["Retry twice on 503"]);
 
     // main moves on; a branch rebased onto it sees main's items.
@@ -274,7 +286,10 @@ fn a_squash_merge_is_seen_while_the_branch_still_exists(db: &TestDb) {
     git(repo, &["merge", "-q", "--squash", "search"]);
     commit_all(repo, "Search (squashed)");
     let report = on_main.git().sync(repo).unwrap();
-    assert_eq!(report.merges.iter().map(|m| (m.from.as_str(), m.how)).collect::<Vec<_>>(), vec![("search", "squash")]);
+    assert_eq!(
+        report.merges.iter().map(|m| (m.from.as_str(), m.how)).collect::<Vec<_>>(),
+        vec![("search", "squash")]
+    );
     assert_eq!(titles(&on_main, "bm25"), vec!["Rank with BM25"]);
 }
 
@@ -305,7 +320,10 @@ fn without_a_checkout_the_branch_table_stands_in(db: &TestDb) {
     let server = open_at(db, "main");
     let id = stored(&server, section("Handler", "Requests go through api/handler.rs first."));
     let p = hit(&server, &id).provenance.unwrap();
-    assert_eq!((p.commit.as_deref(), p.files), (Some(head(repo).as_str()), vec!["api/handler.rs".to_string()]));
+    assert_eq!(
+        (p.commit.as_deref(), p.files),
+        (Some(head(repo).as_str()), vec!["api/handler.rs".to_string()])
+    );
     let unknown = stored(
         &server,
         json!({"kind": "section", "data": {"title": "Elsewhere", "body": "mentions not/here.rs"},
@@ -321,7 +339,10 @@ fn without_a_checkout_the_branch_table_stands_in(db: &TestDb) {
     let place = RepoBranch { org: "acme".into(), project: "api".into(), branch: "main".into() };
     let store = cortex_store::open(db.target()).unwrap();
     let rows = store.path_changes(&place, &["api/handler.rs".into()]).unwrap();
-    assert_eq!((rows[0].changes, &rows[0].state, rows[0].commit.as_str()), (2, &PathState::Present, head(repo).as_str()));
+    assert_eq!(
+        (rows[0].changes, &rows[0].state, rows[0].commit.as_str()),
+        (2, &PathState::Present, head(repo).as_str())
+    );
 }
 
 fn a_key_holder_reaches_no_other_tenants_provenance_tables_or_merges(db: &TestDb) {
@@ -348,7 +369,8 @@ fn a_key_holder_reaches_no_other_tenants_provenance_tables_or_merges(db: &TestDb
     let found = stranger.memory_find().find(&json!({"ids": [id]})).unwrap();
     assert_eq!(found.missing_ids, vec![id.clone()]);
     // A path the request names outside the repository is refused, per item.
-    let r = store(&owner, json!({"kind": "section", "content": "x", "source": {"files": ["../../etc/passwd"]}}));
+    let r =
+        store(&owner, json!({"kind": "section", "content": "x", "source": {"files": ["../../etc/passwd"]}}));
     assert_eq!(r.error.unwrap().field, "items[0].source.files[0]");
 }
 
@@ -376,7 +398,10 @@ fn this_repositorys_own_history_counts_as_git_does(db: &TestDb) {
         };
         // Non-merge commits touching it, and the merges that differ from every parent.
         let mut touching: Vec<String> =
-            run(&["rev-list", "--full-history", "--no-merges", "HEAD", "--", path]).lines().map(str::to_string).collect();
+            run(&["rev-list", "--full-history", "--no-merges", "HEAD", "--", path])
+                .lines()
+                .map(str::to_string)
+                .collect();
         for merge in run(&["rev-list", "--full-history", "--merges", "HEAD", "--", path]).lines() {
             let parents = run(&["rev-list", "--parents", "-n", "1", merge]);
             let differs_from_all = parents.split_whitespace().skip(1).all(|parent| {

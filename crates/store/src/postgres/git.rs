@@ -59,7 +59,8 @@ pub(super) fn confirm(
     p: &Provenance,
     at: i64,
 ) -> Result<WriteOutcome> {
-    let Some(row) = tx.query_opt("SELECT kind, deleted_at FROM items WHERE id = $1 FOR UPDATE", &[&id])? else {
+    let Some(row) = tx.query_opt("SELECT kind, deleted_at FROM items WHERE id = $1 FOR UPDATE", &[&id])?
+    else {
         return Ok(WriteOutcome::NotFound { id });
     };
     let stored: String = row.try_get(0)?;
@@ -105,7 +106,11 @@ pub(super) fn provenance_of(c: &mut Conn, ids: &[Uuid]) -> Result<Vec<(Uuid, Pro
     rows.iter().map(provenance).collect()
 }
 
-pub(super) fn provenance_page(c: &mut Conn, after: Option<Uuid>, limit: usize) -> Result<Vec<(Uuid, Provenance)>> {
+pub(super) fn provenance_page(
+    c: &mut Conn,
+    after: Option<Uuid>,
+    limit: usize,
+) -> Result<Vec<(Uuid, Provenance)>> {
     let after = after.unwrap_or(Uuid::nil());
     let rows = c.query(
         &format!(
@@ -156,7 +161,8 @@ pub(super) fn path_head(c: &mut Conn, at: &RepoBranch) -> Result<Option<PathHead
         .transpose()
 }
 
-const MERGE_COLUMNS: &str = "id, org, project, from_branch, into_branch, commit_id, how, detected_at, undone_at";
+const MERGE_COLUMNS: &str =
+    "id, org, project, from_branch, into_branch, commit_id, how, detected_at, undone_at";
 
 fn merge(r: &Row) -> Result<BranchMerge> {
     let id: i64 = r.try_get(0)?;
@@ -205,7 +211,10 @@ fn upsert_paths(tx: &mut Tx<'_>, at: &RepoBranch, rows: &[PathChange], keep_exis
         let changes: Vec<i64> = chunk.iter().map(|r| r.changes).collect();
         let states: Vec<&str> = chunk.iter().map(|r| r.state.word()).collect();
         let to: Vec<Option<&str>> = chunk.iter().map(|r| r.state.renamed_to()).collect();
-        tx.execute(&sql, &[&at.org, &at.project, &at.branch, &paths, &commits, &times, &changes, &states, &to])?;
+        tx.execute(
+            &sql,
+            &[&at.org, &at.project, &at.branch, &paths, &commits, &times, &changes, &states, &to],
+        )?;
     }
     Ok(())
 }
@@ -311,7 +320,9 @@ pub(super) fn git_tables(c: &mut Conn) -> Result<GitTables> {
             &[],
         )?
         .iter()
-        .map(|r| Ok((place(r)?, PathHead { commit: r.try_get(3)?, time: r.try_get(4)?, synced_at: r.try_get(5)? })))
+        .map(|r| {
+            Ok((place(r)?, PathHead { commit: r.try_get(3)?, time: r.try_get(4)?, synced_at: r.try_get(5)? }))
+        })
         .collect::<Result<_>>()?;
     let paths = c
         .query(

@@ -107,7 +107,11 @@ pub(super) fn provenance_of(conn: &Connection, ids: &[Uuid]) -> Result<Vec<(Uuid
     rows.into_iter().map(finish_provenance).collect()
 }
 
-pub(super) fn provenance_page(conn: &Connection, after: Option<Uuid>, limit: usize) -> Result<Vec<(Uuid, Provenance)>> {
+pub(super) fn provenance_page(
+    conn: &Connection,
+    after: Option<Uuid>,
+    limit: usize,
+) -> Result<Vec<(Uuid, Provenance)>> {
     let after = after.map(|id| id.to_string()).unwrap_or_default();
     let rows: Vec<_> = conn
         .prepare_cached(&format!(
@@ -166,7 +170,8 @@ pub(super) fn path_head(conn: &Connection, at: &RepoBranch) -> Result<Option<Pat
         .optional()?)
 }
 
-const MERGE_COLUMNS: &str = "id, org, project, from_branch, into_branch, commit_id, how, detected_at, undone_at";
+const MERGE_COLUMNS: &str =
+    "id, org, project, from_branch, into_branch, commit_id, how, detected_at, undone_at";
 
 fn merge_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(BranchMerge, String)> {
     Ok((
@@ -293,7 +298,11 @@ fn insert_merge(tx: &Transaction<'_>, m: &BranchMerge) -> Result<Option<i64>> {
     Ok(id)
 }
 
-pub(super) fn record_merge(conn: &mut Connection, m: &BranchMerge, context: &WriteContext) -> Result<Option<i64>> {
+pub(super) fn record_merge(
+    conn: &mut Connection,
+    m: &BranchMerge,
+    context: &WriteContext,
+) -> Result<Option<i64>> {
     with_context(conn, context, |tx| insert_merge(tx, m))
 }
 
@@ -322,7 +331,9 @@ pub(super) fn git_tables(conn: &Connection) -> Result<GitTables> {
             "SELECT org, project, branch, commit_id, commit_time, synced_at FROM git_heads \
              ORDER BY org, project, branch",
         )?
-        .query_map([], |r| Ok((place(r)?, PathHead { commit: r.get(3)?, time: r.get(4)?, synced_at: r.get(5)? })))?
+        .query_map([], |r| {
+            Ok((place(r)?, PathHead { commit: r.get(3)?, time: r.get(4)?, synced_at: r.get(5)? }))
+        })?
         .collect::<rusqlite::Result<_>>()?;
     let raw: Vec<_> = conn
         .prepare(&format!(

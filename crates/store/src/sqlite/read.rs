@@ -45,7 +45,8 @@ pub(super) fn filter_sql(filters: &Filters, params: &mut Vec<SqlValue>) -> Strin
             Clause::BranchWithMerged(branch, merged) => {
                 let mut any = vec![format!("i.branch = {}", push(SqlValue::Text(branch.into())))];
                 for m in merged {
-                    let (b, until) = (push(SqlValue::Text(m.branch.clone())), push(SqlValue::Integer(m.until)));
+                    let (b, until) =
+                        (push(SqlValue::Text(m.branch.clone())), push(SqlValue::Integer(m.until)));
                     any.push(format!("(i.branch = {b} AND i.created_at <= {until})"));
                 }
                 format!("({})", any.join(" OR "))

@@ -6,8 +6,8 @@
 
 use cortex_domain::dedupe;
 use cortex_domain::graph::Cascade;
-use cortex_domain::query::parse_query;
 use cortex_domain::provenance::MergedBranch;
+use cortex_domain::query::parse_query;
 use cortex_domain::tenant::Bound;
 use cortex_domain::{Kind, Scope};
 use cortex_store::*;

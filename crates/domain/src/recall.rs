@@ -171,6 +171,8 @@ pub struct Candidate {
     /// The passage around its best match.
     pub passage: String,
     pub strength: f64,
+    /// Said after the title, never cut: `may be out of date: src/auth.rs changed in 3 commits`.
+    pub note: Option<String>,
 }
 
 /// The candidates (in lexical order) at or above `floor`, strongest first, at most
@@ -198,7 +200,9 @@ pub fn render(selected: &[Candidate], budget_tokens: usize) -> String {
     let mut used = out.chars().count();
     let mut heads: Vec<(String, &Candidate)> = Vec::new();
     for c in selected {
-        let head = format!("- [{}] {} {}", c.kind, c.id, truncate_chars(one_line(&c.title).as_str(), 120).0);
+        let note = c.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+        let head =
+            format!("- [{}] {} {}{note}", c.kind, c.id, truncate_chars(one_line(&c.title).as_str(), 120).0);
         let len = head.chars().count() + 1;
         if !heads.is_empty() && used + len > budget {
             break;
@@ -239,6 +243,7 @@ mod tests {
             title: format!("title of {id}"),
             passage: "a passage of several words ".repeat(20),
             strength,
+            note: None,
         }
     }
 
@@ -277,6 +282,17 @@ mod tests {
         assert!(select(vec![candidate("a", 0.49)], 0.5).is_empty());
         let many: Vec<Candidate> = (0..9).map(|i| candidate(&i.to_string(), 1.0)).collect();
         assert_eq!(select(many, 0.5).len(), MAX_RECALLED);
+    }
+
+    #[test]
+    fn a_note_follows_the_title() {
+        let mut stale = candidate("id-1", 1.0);
+        stale.note = Some("may be out of date: src/auth.rs changed in 1 commit".into());
+        let text = render(&[stale], 400);
+        assert!(
+            text.contains("- [decision] id-1 title of id-1 (may be out of date: src/auth.rs changed in 1 commit) — a passage"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -86,8 +86,10 @@ pub struct ItemResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorBody>,
     /// Items in force in the same scope this one may contradict or duplicate (nothing was
-    /// refused); `hint` says how to replace one.
+    /// refused); `hint` says how to replace one. Each `{id, title, why}`: the shape is left
+    /// out of the output schema, which every session pays for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Vec<Value>")]
     pub may_contradict: Vec<ConflictView>,
     /// What to do about `may_contradict`, in one line.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -269,13 +271,15 @@ pub struct Hit {
     pub superseded_by: Option<String>,
     /// May be out of date: the files it concerns changed since it was written (or a runbook
     /// was not verified for 90 days). Check before relying on it; `memory_store` with
-    /// `"operation": "confirm"` says it still holds.
+    /// `"operation": "confirm"` says it still holds. `{why, files, commits, newest}`
+    /// (`StaleView`), its shape left out of the output schema as `chunk`'s is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "StaleView")]
+    #[schemars(with = "Value")]
     pub stale: Option<StaleView>,
-    /// The commit it was written at and the files it concerns (`detail: full`).
+    /// The commit it was written at and the files it concerns (`detail: full`); its shape
+    /// (`ProvenanceView`) is left out of the output schema, as `chunk`'s is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "ProvenanceView")]
+    #[schemars(with = "Value")]
     pub provenance: Option<ProvenanceView>,
     /// Not a match: reached by following links from a hit (`expand`); `path` says how.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -59,16 +59,29 @@ impl Stale {
         self.files.iter().map(|f| f.newest).max().unwrap_or_default()
     }
 
+    /// Fewer words, for a line of the session briefing or the recall hook: `may be out of date:
+    /// src/auth.rs changed in 3 commits`.
+    pub fn few_words(&self) -> String {
+        let first = self.files.first().map(describe).unwrap_or_default();
+        format!("may be out of date: {first}{}", more(self.files.len().saturating_sub(1), ","))
+    }
+
     /// A few words: `src/auth.rs changed in 3 commits since (newest 2026-05-01)`.
     pub fn why(&self) -> String {
         let shown: Vec<String> = self.files.iter().take(3).map(describe).collect();
-        let more = match self.files.len() {
-            n if n > 3 => format!(" and {} more files", n - 3),
-            _ => String::new(),
-        };
+        let more = more(self.files.len().saturating_sub(3), "");
         let newest = format_instant(self.newest());
         let day = newest.get(..10).unwrap_or(&newest);
         format!("{}{more} since it was written (newest {day})", shown.join("; "))
+    }
+}
+
+/// ` and 2 more files` after the files named (`sep` before it), nothing when none are left.
+fn more(left: usize, sep: &str) -> String {
+    match left {
+        0 => String::new(),
+        1 => format!("{sep} and 1 more file"),
+        n => format!("{sep} and {n} more files"),
     }
 }
 
@@ -143,6 +156,7 @@ mod tests {
         assert_eq!(stale.files.len(), 1);
         assert_eq!(stale.commits(), Some(3));
         assert_eq!(stale.why(), "src/auth.rs changed in 3 commits since it was written (newest 1970-01-21)");
+        assert_eq!(stale.few_words(), "may be out of date: src/auth.rs changed in 3 commits");
     }
 
     #[test]
@@ -192,8 +206,10 @@ mod tests {
         let why = staleness(&p, 0, &rows).unwrap().why();
         assert_eq!(
             why,
-            "a.rs deleted; b.rs renamed to lib/b.rs; c.rs changed in 1 commit and 1 more files since it was written (newest 1970-01-23)"
+            "a.rs deleted; b.rs renamed to lib/b.rs; c.rs changed in 1 commit and 1 more file since it was written (newest 1970-01-23)"
         );
+        let stale = staleness(&p, 0, &rows).unwrap();
+        assert_eq!(stale.few_words(), "may be out of date: a.rs deleted, and 3 more files");
     }
 
     #[test]

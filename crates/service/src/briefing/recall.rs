@@ -7,6 +7,7 @@
 
 use super::Briefing;
 use crate::Result;
+use crate::git::stale::{self, Asked};
 use crate::lexical_index::Cores;
 use cortex_domain::query::parse_query;
 use cortex_domain::recall::{self, Candidate};
@@ -51,6 +52,8 @@ impl Briefing<'_> {
         let items = self.service.view.get(&ids)?;
         let words = parsed.words();
         let terms = SnippetTerms::of(&parsed);
+        let asked: Vec<Asked<'_>> = items.iter().map(Asked::of).collect();
+        let checked = stale::check(self.service.view.as_ref(), &filter.caller, &asked)?;
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             // A match deleted since the search is left out.
@@ -65,6 +68,7 @@ impl Briefing<'_> {
                 title: r.title.clone(),
                 passage: best_passage(&r.body, &terms),
                 strength: recall::strength(&words, &haystack),
+                note: checked.get(&r.id).and_then(|(_, stale)| stale.as_ref()).map(|s| s.few_words()),
             });
         }
         Ok(out)

@@ -10,11 +10,13 @@
 //! - [`paths`]: a branch's path table brought to its head
 //! - [`merges`]: the merges new commits show
 //! - [`stamp`]: an item's provenance at store time
+//! - [`stale`]: which items may be out of date, read from the tables
 
 pub(crate) mod history;
 pub(crate) mod merges;
 pub(crate) mod paths;
 pub(crate) mod repo;
+pub(crate) mod stale;
 pub(crate) mod stamp;
 
 use crate::{MemoryService, Result};

@@ -91,6 +91,11 @@ fn a_memory_about_a_changed_file_is_flagged_and_one_about_an_untouched_file_is_n
         json!({"kind": "section", "data": {"title": "Pool", "body": "One pool per process."},
                "source": {"actor": "ann", "files": ["src/db.rs"]}}),
     );
+    let decided = stored(
+        &s,
+        json!({"kind": "decision", "data": {"component": "auth", "status": "accepted",
+               "title": "Opaque session tokens", "rationale": "Revocable; checked in src/auth.rs."}}),
+    );
     let written = head(repo);
     let p = hit(&s, &about_auth).provenance.unwrap();
     assert_eq!(
@@ -115,6 +120,16 @@ fn a_memory_about_a_changed_file_is_flagged_and_one_about_an_untouched_file_is_n
     // A search's brief hits carry the flag too.
     let found = s.memory_find().find(&json!({"query": "sessions validated", "mode": "fast"})).unwrap();
     assert!(found.hits[0].stale.is_some() && found.hits[0].provenance.is_none());
+    // The session briefing and the recall hook say it in a few words after the title.
+    let note = "(may be out of date: src/auth.rs changed in 3 commits)";
+    let briefing = s.briefing().context(None, 4_000).unwrap();
+    let line = briefing.lines().find(|l| l.contains(&decided)).unwrap_or_else(|| panic!("{briefing}"));
+    assert!(line.contains(&format!("Opaque session tokens {note}")), "{briefing}");
+    let recalled = s.briefing().recall("how are sessions validated by check", 0.0, 2_000).unwrap();
+    let line = recalled.lines().find(|l| l.contains(&about_auth)).unwrap_or_else(|| panic!("{recalled}"));
+    assert!(line.contains(&format!("Sessions {note}")), "{recalled}");
+    let pool = recalled.lines().find(|l| l.contains(&about_db));
+    assert!(pool.is_none_or(|l| !l.contains("out of date")), "{recalled}");
 }
 
 fn confirming_moves_the_commit_forward_and_clears_the_flag(db: &TestDb) {

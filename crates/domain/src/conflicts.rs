@@ -13,7 +13,7 @@
 //!
 //! Two sections of one document are its parts, not rivals: never close. The thresholds were
 //! set on the real decision records of `crates/service/tests/suite/conflicts.rs` (152 records
-//! of five projects), which also measures the rule: docs/BENCHMARKS.md has the figures.
+//! of five projects), which also measures the rule: BENCHMARKS.md has the figures.
 
 use crate::kind::Kind;
 use rust_stemmers::{Algorithm, Stemmer};

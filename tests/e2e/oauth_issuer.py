@@ -1,7 +1,8 @@
-"""A small OAuth authorization server of our own, for tests: it serves OpenID Connect discovery
-and a JWKS over loopback HTTP and mints access tokens (RS256, ES256, EdDSA) with PyJWT — and, for the
-refusals, tokens no real issuer would sign. It counts the JWKS fetches, and its keys can be
-rotated while a server under test runs."""
+"""A small OAuth authorization server of our own, for tests: it serves OpenID Connect discovery,
+a JWKS and an introspection endpoint over loopback HTTP and mints access tokens (RS256, ES256,
+EdDSA) with PyJWT — and, for the refusals, tokens no real issuer would sign. It counts the JWKS
+fetches and introspection calls, its keys can be rotated while a server under test runs, and its
+key endpoint can be made to hang: accept, read the request, never answer."""
 
 import base64
 import hashlib
@@ -9,6 +10,7 @@ import hmac
 import json
 import threading
 import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jwt
@@ -46,6 +48,11 @@ class LocalIssuer:
         self.keys = {k.kid: k for k in (Key("rsa-1", "RS256"), Key("ec-1", "ES256"), Key("ed-1", "EdDSA"))}
         self.published = list(self.keys)
         self.jwks_fetches: list[float] = []
+        self.jwks_held = 0
+        self.released = threading.Event()
+        self.released.set()
+        self.introspections: list[str] = []
+        self.introspection_answers: dict[str, dict] = {}
         issuer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -53,13 +60,31 @@ class LocalIssuer:
                 if self.path == "/.well-known/openid-configuration":
                     body = {"issuer": issuer.url, "jwks_uri": issuer.url + "/jwks",
                             "authorization_endpoint": issuer.url + "/authorize",
-                            "token_endpoint": issuer.url + "/token"}
+                            "token_endpoint": issuer.url + "/token",
+                            "introspection_endpoint": issuer.url + "/introspect"}
                 elif self.path == "/jwks":
                     issuer.jwks_fetches.append(time.monotonic())
+                    if not issuer.released.is_set():
+                        issuer.jwks_held += 1
+                        issuer.released.wait()
+                        issuer.jwks_held -= 1
+                        return
                     body = {"keys": [issuer.keys[kid].jwk() for kid in issuer.published]}
                 else:
                     self.send_error(404)
                     return
+                self.answer(body)
+
+            def do_POST(self):
+                if self.path != "/introspect":
+                    self.send_error(404)
+                    return
+                form = urllib.parse.parse_qs(self.rfile.read(int(self.headers.get("Content-Length", 0))).decode())
+                token = form.get("token", [""])[0]
+                issuer.introspections.append(token)
+                self.answer(issuer.introspection_answers.get(token, {"active": False}))
+
+            def answer(self, body):
                 data = json.dumps(body).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -75,8 +100,16 @@ class LocalIssuer:
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def close(self):
+        self.released.set()
         self.httpd.shutdown()
         self.httpd.server_close()
+
+    def hang_jwks(self) -> None:
+        """From now on the key endpoint accepts each request and never answers it."""
+        self.released.clear()
+
+    def release(self) -> None:
+        self.released.set()
 
     def rotate(self, kid: str, alg: str = "RS256") -> None:
         """Publishes only a new key from now on."""

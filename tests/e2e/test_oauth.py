@@ -8,6 +8,7 @@ import socket
 import subprocess
 import time
 import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
 
 import anyio
 import pytest
@@ -248,6 +249,56 @@ def test_a_rotated_key_is_accepted_without_a_restart(tmp_path, issuer):
     assert (status, body["error"]["code"]) == (401, "invalid_token"), "the dropped key is no longer accepted"
     assert "rsa-1" in body["error"]["message"]
     assert server.stop() == 0
+
+
+def test_a_hanging_key_endpoint_delays_no_valid_token(tmp_path, issuer):
+    """The issuer's key endpoint accepts and never answers, while tokens naming made-up `kid`s
+    arrive together: the server fetches the key set once (not once per token), answers each of
+    them 401 from the keys it holds, and a valid token's initialize is answered while the
+    endpoint still hangs. (SQLite only: it waits out the minute between fetches.)"""
+    server = oauth_server(lambda **kw: HttpServer(str(tmp_path / "memory.db"), **kw), issuer)
+    aud = server.audience
+    valid = issuer.token(aud)
+    assert server.post_mcp(INIT, {"Authorization": f"Bearer {valid}"})[0] == 200
+    assert len(issuer.jwks_fetches) == 1
+    time.sleep(max(0.0, issuer.jwks_fetches[0] + 61 - time.monotonic()))
+    issuer.hang_jwks()
+    made_up = [issuer.token(aud, header_kid=f"made-up-{i}") for i in range(8)]
+    with ThreadPoolExecutor(len(made_up)) as pool:
+        refused = list(pool.map(lambda t: server.post_mcp(INIT, {"Authorization": f"Bearer {t}"}), made_up))
+        status, _, body = server.post_mcp(INIT, {"Authorization": f"Bearer {valid}"})
+    assert status == 200, body
+    for status, _, body in refused:
+        assert (status, body["error"]["code"]) == (401, "invalid_token"), body
+        assert "does not publish" in body["error"]["message"], body
+    assert (len(issuer.jwks_fetches), issuer.jwks_held) == (2, 1), "one fetch, still unanswered"
+    issuer.release()
+    assert server.stop() == 0
+
+
+def test_opaque_tokens_are_introspected_once_and_need_a_numeric_exp(db, serve, issuer):
+    """Junk opaque tokens, repeated, ask the issuer once each; an active token's answer is kept
+    for its lifetime (one call for many requests); an answer without a numeric `exp` is refused."""
+    server = oauth_server(serve, issuer, CORTEX_OAUTH_CLIENT_ID="cortex", CORTEX_OAUTH_CLIENT_SECRET="secret")
+    now = int(time.time())
+    active = {"active": True, "aud": server.audience, "sub": "carol", "scope": "memory:read", "org": "acme"}
+    issuer.introspection_answers.update({
+        "good-opaque": {**active, "exp": now + 600},
+        "no-exp": active,
+        "string-exp": {**active, "exp": str(now + 600)},
+    })
+    for _ in range(5):
+        status, _, body = server.post_mcp(INIT, {"Authorization": "Bearer good-opaque"})
+        assert status == 200, body
+        for junk in ("junk-1", "junk-2"):
+            status, _, body = server.post_mcp(INIT, {"Authorization": f"Bearer {junk}"})
+            assert (status, body["error"]["code"]) == (401, "invalid_token") and "not active" in body["error"]["message"]
+        for bad in ("no-exp", "string-exp"):
+            status, _, body = server.post_mcp(INIT, {"Authorization": f"Bearer {bad}"})
+            assert isinstance(body, dict), (bad, status, body)
+            assert (status, body["error"]["code"]) == (401, "invalid_token"), body
+            assert "`exp`" in body["error"]["message"], body
+    assert sorted(issuer.introspections) == ["good-opaque", "junk-1", "junk-2", "no-exp", "string-exp"]
 
 
 @pytest.fixture

@@ -438,3 +438,16 @@ def test_search_pages_and_filters(db, serve):
     assert future.status_code == 200 and titles(future.text) == []
     bad_date = browser.get("/", params={"q": "drain", "since": "yesterday-ish"})
     assert bad_date.status_code == 400 and "since" in bad_date.text
+
+
+def test_newest_lists_what_happened_last_first(db, serve):
+    # Stored in this order; what they record happened in another.
+    changes = [("Move sessions to Postgres", "2020-03-01T10:00:00Z"), ("Drop the v1 API", "2024-06-01T10:00:00Z"),
+               ("Cache price lists", "2022-01-15T10:00:00Z")]
+    store_as_local(db, [{"kind": "change", "scope": at("acme"), "occurred_at": when,
+                         "data": {"change_type": "feature", "subject_ref": f"c{i}", "title": title, "summary": title}}
+                        for i, (title, when) in enumerate(changes)])
+    browser, _ = signed_in(db, serve, "reviewer", "read")
+    page = browser.get("/").text
+    titles = re.findall(r'class="title" href="/items/[^"]+">([^<]+)</a>', page)
+    assert titles[:3] == ["Drop the v1 API", "Cache price lists", "Move sessions to Postgres"], titles

@@ -8,6 +8,7 @@ mod bench;
 mod corpus;
 mod eval;
 mod output;
+mod secrets;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -25,6 +26,9 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Retrieval quality on a BEIR-layout dataset, per route (lexical, dense, hybrid).
     Eval(eval::EvalArgs),
+    /// The secret scanner over real texts: what it finds (false positives, on such texts) and
+    /// its CPU cost per KB and per item.
+    Secrets(secrets::SecretsArgs),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +39,7 @@ fn main() -> ExitCode {
     let outcome = match Cli::parse().command {
         Command::Bench(args) => bench::run(args),
         Command::Eval(args) => eval::run(args),
+        Command::Secrets(args) => secrets::run(args),
     };
     outcome.unwrap_or_else(|error| {
         eprintln!("cortex-bench: {error}");

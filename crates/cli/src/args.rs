@@ -178,22 +178,34 @@ pub enum Command {
         #[arg(long, requires = "markdown")]
         branch: Option<String>,
     },
-    /// Seed the memory from a project's files: decision records (adr-tools, MADR) become
-    /// decisions, a Keep a Changelog file releases, other Markdown sections; with --git, one
-    /// change per commit. Running again writes only what changed (exit 2 when an item was
-    /// refused).
+    /// Seed the memory from a project's files: decision records (Nygard, MADR, log4brains)
+    /// become decisions, a changelog releases, other Markdown sections; with --git, one change
+    /// per commit. Running again writes only what changed. A PATH that does not exist is named
+    /// in a warning and the others are read; exit 2 when an item was refused (or nothing
+    /// could be read).
     Ingest {
-        /// Markdown files or folders (walked recursively).
+        /// Markdown files or folders (walked recursively), and reStructuredText changelogs.
         paths: Vec<PathBuf>,
         /// Also ingest the commits of this repository [default: the current folder's].
         #[arg(long, num_args = 0..=1, default_missing_value = ".", value_name = "REPO")]
         git: Option<PathBuf>,
-        /// With --git: only commits after this revision (tag, branch, hash) or from this date.
+        /// With --git: only commits after this revision (tag, branch, hash) or made from this
+        /// date on.
         #[arg(long, requires = "git", value_name = "REF|DATE")]
         since: Option<String>,
+        /// With --git: only commits whose author's name or e-mail holds this text.
+        #[arg(long, requires = "git", value_name = "TEXT")]
+        author: Option<String>,
+        /// With --git: the newest N commits at most.
+        #[arg(long, requires = "git", value_name = "N")]
+        max_commits: Option<usize>,
         /// Say what would change; write nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Read a PATH that is a symbolic link (or lies below one) [default: refused]. Links
+        /// inside the folders walked are never followed either way.
+        #[arg(long)]
+        follow_links: bool,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,

@@ -33,7 +33,7 @@ pub fn run(service: Result<MemoryService, CliError>, args: ContextArgs) -> ExitC
     });
     match briefing {
         Ok(text) => output::line(text.trim_end()),
-        Err(e) => eprintln!("cortex context: no briefing ({e})"),
+        Err(e) => output::note(&format!("cortex context: no briefing ({e})")),
     }
     ExitCode::SUCCESS
 }

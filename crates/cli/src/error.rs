@@ -29,9 +29,15 @@ pub enum CliError {
     #[error(transparent)]
     Service(#[from] ServiceError),
     /// The embedding model cannot be installed or loaded.
-    #[error("{0}")]
-    Model(String),
-    /// A run failed (the server, an export); the message says where.
+    #[error(transparent)]
+    Model(#[from] cortex_embed::EmbedError),
+    /// The HTTP server could not start.
+    #[error(transparent)]
+    Serve(#[from] cortex_server::ServeError),
+    /// The MCP session on stdio failed.
+    #[error(transparent)]
+    Stdio(#[from] cortex_mcp::StdioError),
+    /// A run failed (the async runtime, an export); the message says where.
     #[error("{0}")]
     Run(String),
 }

@@ -3,9 +3,11 @@
 
 use crate::error::CliError;
 use crate::output;
+use crate::progress::Progress;
+use cortex_domain::ErrorCode;
+use cortex_service::ingest::Selection;
 use cortex_service::ingest::report::IngestReport;
 use cortex_service::{MemoryService, ServiceError};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -13,11 +15,13 @@ use std::process::ExitCode;
 pub struct IngestArgs {
     pub paths: Vec<PathBuf>,
     pub git: Option<PathBuf>,
-    pub since: Option<String>,
+    pub select: Selection,
     pub dry_run: bool,
     pub json: bool,
 }
 
+/// Ingests, prints the report, and exits 0 — or 2 when an item was refused, or when nothing
+/// named could be read (every PATH missing, and no history).
 pub fn run(service: &MemoryService, args: IngestArgs) -> Result<ExitCode, CliError> {
     if args.paths.is_empty() && args.git.is_none() {
         return Err(CliError::argument(
@@ -27,22 +31,38 @@ pub fn run(service: &MemoryService, args: IngestArgs) -> Result<ExitCode, CliErr
     }
     let mut reports = Vec::new();
     if !args.paths.is_empty() {
-        let bar = bar("writing");
-        let report = service.ingest().files(&args.paths, args.dry_run, &|done, total| {
-            bar.set_length(total);
-            bar.set_position(done);
-        });
-        bar.finish_and_clear();
-        reports.push(("files", report.map_err(with_hint)?));
+        let progress = Progress::start("writing");
+        let report =
+            service.ingest().files(&args.paths, args.dry_run, &|done, total| progress.set(done, total));
+        progress.finish();
+        let report = report.map_err(with_hint)?;
+        for missing in &report.missing {
+            tracing::warn!(path = %missing.path, "{} (hint: {}); the other paths were read", missing.message, missing.human_hint);
+        }
+        let nothing_read = report.missing.len() == args.paths.len();
+        if nothing_read && args.git.is_none() {
+            let first = &report.missing[0];
+            return Err(CliError::argument(
+                "PATH",
+                format!("{} (hint: {})", first.message, first.human_hint),
+            ));
+        }
+        reports.push(("files", report));
     }
     if let Some(repo) = &args.git {
-        let bar = bar("writing commits");
-        let report = service.ingest().commits(repo, args.since.as_deref(), args.dry_run, &|done, total| {
-            bar.set_length(total);
-            bar.set_position(done);
-        });
-        bar.finish_and_clear();
-        reports.push(("git", report.map_err(with_hint)?));
+        let progress = Progress::start("writing commits");
+        let report = service
+            .ingest()
+            .commits(repo, &args.select, args.dry_run, &|done, total| progress.set(done, total));
+        progress.finish();
+        match report {
+            // Beside files read, a folder that is no repository is a missing source, as a
+            // missing PATH is: named, and the files' report stands.
+            Err(ServiceError::Invalid(e)) if e.code == ErrorCode::NotFound && !reports.is_empty() => {
+                tracing::warn!("{} (hint: {}); the files were read", e.message, e.human_hint);
+            }
+            report => reports.push(("git", report.map_err(with_hint)?)),
+        }
     }
     let refused = reports.iter().any(|(_, r)| r.any_refused());
     if args.json {
@@ -59,6 +79,25 @@ pub fn run(service: &MemoryService, args: IngestArgs) -> Result<ExitCode, CliErr
     Ok(if refused { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }
 
+/// A PATH that is a link, or lies below one, is read only with `--follow-links`: a link
+/// committed to a repository must not turn a maintainer's ingest into a read of their files
+/// elsewhere. (The walk of a folder never follows the links inside it.)
+pub fn refuse_links(paths: &[PathBuf], follow_links: bool) -> Result<(), CliError> {
+    if follow_links {
+        return Ok(());
+    }
+    match paths.iter().find_map(|p| crate::confined::link_in(p)) {
+        None => Ok(()),
+        Some(link) => Err(CliError::argument(
+            "PATH",
+            format!(
+                "{} is a symbolic link; cortex ingest reads it only when asked: pass --follow-links, or name the folder it points to",
+                link.display()
+            ),
+        )),
+    }
+}
+
 /// A refused argument names its flag and says what to do.
 fn with_hint(error: ServiceError) -> CliError {
     match error {
@@ -67,16 +106,6 @@ fn with_hint(error: ServiceError) -> CliError {
         }
         other => CliError::Service(other),
     }
-}
-
-fn bar(what: &str) -> ProgressBar {
-    // On stderr, and drawn only when it is a terminal (indicatif's default).
-    let bar = ProgressBar::new(0);
-    let style = ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} items")
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style);
-    bar.set_message(what.to_string());
-    bar
 }
 
 /// One line per kind (`decision: 3 inserted, 1 unchanged — accepted 3, superseded 1`), then
@@ -116,6 +145,15 @@ fn summary(name: &str, report: &IngestReport, repo: Option<&Path>) {
     }
     for p in &report.passed_over {
         output::line(&format!("  passed over: {} ({})", p.path, p.reason));
+    }
+    if report.merges_without_message > 0 {
+        output::line(&format!(
+            "  merges passed over: {} (a generated merge message, nothing of their own to say)",
+            report.merges_without_message
+        ));
+    }
+    for m in &report.missing {
+        output::line(&format!("  missing: {} ({})", m.path, m.message));
     }
     for r in &report.refused {
         let key = if r.key.is_empty() { String::new() } else { format!(" [{}]", r.key) };

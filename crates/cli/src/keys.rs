@@ -14,6 +14,10 @@ pub enum KeysCommand {
     Revoke {
         /// The key's name.
         name: String,
+        /// The key's org, needed when keys of several orgs have this name (names are unique
+        /// within an org).
+        #[arg(long)]
+        org: Option<String>,
     },
 }
 

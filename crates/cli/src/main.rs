@@ -2,6 +2,7 @@
 //! the MCP tools.
 
 mod args;
+mod confined;
 mod context;
 mod error;
 mod git;
@@ -11,6 +12,7 @@ mod install;
 mod keys;
 mod markdown;
 mod output;
+mod progress;
 mod recall;
 mod transfer;
 mod ui;
@@ -37,16 +39,16 @@ fn main() -> ExitCode {
     // Every setting is parsed before any command runs, so a bad value is refused whichever
     // command meets it first. A hook still exits 0 (an agent would stop on anything else).
     if let Err(e) = settings::check_environment(cortex_server::settings::all(), env) {
-        eprintln!("cortex: {e}");
+        output::note(&format!("cortex: {e}"));
         return if cli.command.is_hook() { ExitCode::SUCCESS } else { CliError::Config(e).exit_code() };
     }
     init_logging();
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("cortex: {error}");
+            output::note(&format!("cortex: {error}"));
             if let Some(hint) = error.hint() {
-                eprintln!("hint: {hint}");
+                output::note(&format!("hint: {hint}"));
             }
             error.exit_code()
         }
@@ -60,12 +62,13 @@ fn env(name: &str) -> Option<String> {
 
 /// Logs go to stderr only: in `serve`, stdout is the protocol channel. `CORTEX_LOG` sets the
 /// level, `CORTEX_LOG_FORMAT` the shape of a line: `text` for people, or `json` (one object per
-/// line, its fields at the top level, for a log shipper). Both were checked in `main`.
+/// line, its fields at the top level, for a log shipper). Both were checked in `main`. A line
+/// written while a progress bar is drawn lifts the bar first.
 fn init_logging() {
     let level = settings::LOG.get(env).ok();
     let json = matches!(settings::LOG_FORMAT.get(env), Ok(settings::LogFormat::Json));
     let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(progress::log_writer)
         .with_max_level(level.unwrap_or(tracing::Level::INFO))
         .with_ansi(false);
     if json {
@@ -133,16 +136,18 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 .enable_all()
                 .build()
                 .map_err(|e| CliError::Run(format!("cannot start the async runtime: {e}")))?;
-            let result = match http {
-                Some(options) => runtime.block_on(cortex_server::serve(service.clone(), options)),
-                None => runtime.block_on(cortex_mcp::serve_stdio(service.clone())),
+            let result: Result<(), CliError> = match http {
+                Some(options) => {
+                    runtime.block_on(cortex_server::serve(service.clone(), options)).map_err(Into::into)
+                }
+                None => runtime.block_on(cortex_mcp::serve_stdio(service.clone())).map_err(Into::into),
             };
             // A blocked stdin read must not hold the process after the client is gone.
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             // The last reference is dropped here, outside the runtime: closing PostgreSQL
             // connections blocks, which is forbidden on an async worker thread.
             drop(service);
-            result.map(|()| ExitCode::SUCCESS).map_err(CliError::Run)
+            result.map(|()| ExitCode::SUCCESS)
         }
         Command::Ui { addr } => {
             ui::announce(&addr)?;
@@ -325,10 +330,12 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             tracing::info!(items = count, "exported");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Ingest { paths, git, since, dry_run, json } => {
+        Command::Ingest { paths, git, since, author, max_commits, dry_run, follow_links, json } => {
+            ingest::refuse_links(&paths, follow_links)?;
             let service = open(cli.db)?;
             service.indexes().ensure_embedder_fits()?;
-            let args = ingest::IngestArgs { paths, git, since, dry_run, json };
+            let select = cortex_service::ingest::Selection { since, author, max_commits };
+            let args = ingest::IngestArgs { paths, git, select, dry_run, json };
             ingest::run(&service, args)
         }
         Command::Import { file } => {
@@ -348,8 +355,8 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             output::json(&json!({ "keys": r }));
             ExitCode::SUCCESS
         }),
-        Command::Keys(keys::KeysCommand::Revoke { name }) => {
-            respond(open(cli.db)?.keys().revoke(&name), |r| {
+        Command::Keys(keys::KeysCommand::Revoke { name, org }) => {
+            respond(open(cli.db)?.keys().revoke(org.as_deref(), &name), |r| {
                 output::json(r);
                 ExitCode::SUCCESS
             })
@@ -362,8 +369,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Model(ModelCommand::Install { from, to }) => {
             let to = to.unwrap_or_else(|| cortex_embed::model_install_dir(model_dir()));
-            let installed = cortex_embed::install_model(&from, &to, &cortex_embed::default_pack_dir())
-                .map_err(|e| CliError::Model(e.to_string()))?;
+            let installed = cortex_embed::install_model(&from, &to, &cortex_embed::default_pack_dir())?;
             output::json(&json!({ "installed": installed, "model": cortex_embed::MINILM_ID }));
             Ok(ExitCode::SUCCESS)
         }

@@ -8,7 +8,7 @@ use crate::output;
 use cortex_domain::recall::{DEFAULT_BUDGET_TOKENS, DEFAULT_FLOOR};
 use cortex_service::{Config, MemoryService};
 use serde_json::Value;
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -53,7 +53,7 @@ pub fn run(db: Option<String>, args: RecallArgs) -> ExitCode {
     match recalled {
         Ok(text) if text.is_empty() => {}
         Ok(text) => output::line(&text),
-        Err(e) => eprintln!("cortex recall: nothing recalled ({e})"),
+        Err(e) => output::note(&format!("cortex recall: nothing recalled ({e})")),
     }
     ExitCode::SUCCESS
 }
@@ -69,12 +69,8 @@ fn prompt(args: &RecallArgs) -> Result<Prompt, CliError> {
             "give the prompt with --prompt, or the hook's JSON ({\"prompt\": ...}) on stdin",
         ));
     }
-    let mut input = String::new();
-    stdin
-        .lock()
-        .take(MAX_INPUT_BYTES)
-        .read_to_string(&mut input)
-        .map_err(|e| CliError::io("read", std::path::Path::new("stdin"), e))?;
+    let input = crate::hook::input::stdin(MAX_INPUT_BYTES, crate::hook::input::STDIN_WAIT)
+        .map_err(|e| CliError::argument("stdin", e.to_string()))?;
     hook_input(&input)
 }
 

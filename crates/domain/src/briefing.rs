@@ -54,7 +54,9 @@ pub struct Entry {
     pub status: Option<String>,
     /// The item's branch, when it is not the caller's.
     pub other_branch: Option<String>,
-    pub updated_at: i64,
+    /// When what it records happened (`occurred_at`), else when it was last written: newest
+    /// first.
+    pub at: i64,
     /// Said after the title, never cut: `may be out of date: src/auth.rs changed in 3 commits`.
     pub note: Option<String>,
 }
@@ -87,9 +89,14 @@ pub fn render(place: &str, mut found: Vec<Vec<Entry>>, budget_tokens: usize) -> 
         if entries.is_empty() {
             continue;
         }
-        // The caller's branch first, then the newest.
+        // The caller's branch first, then the newest; ties the newest stored first (ids are
+        // UUIDv7), so the order never depends on how the reads came back.
         entries.sort_by(|a, b| {
-            a.other_branch.is_some().cmp(&b.other_branch.is_some()).then(b.updated_at.cmp(&a.updated_at))
+            a.other_branch
+                .is_some()
+                .cmp(&b.other_branch.is_some())
+                .then(b.at.cmp(&a.at))
+                .then(b.id.cmp(&a.id))
         });
         let heading = format!("\n## {}\n", section.heading);
         if out.len() + heading.len() > budget {
@@ -145,7 +152,7 @@ mod tests {
             title: title.into(),
             status: status.map(str::to_string),
             other_branch: branch.map(str::to_string),
-            updated_at: at,
+            at,
             note: None,
         }
     }

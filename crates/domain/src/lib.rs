@@ -52,6 +52,7 @@ pub mod query;
 pub mod ranking;
 pub mod recall;
 pub mod scope;
+pub mod secrets;
 pub mod snippet;
 pub mod sources;
 pub mod spelling;

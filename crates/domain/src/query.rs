@@ -118,6 +118,18 @@ pub fn parse_query(text: &str) -> ParsedQuery {
 }
 
 /// Splits on anything that is not a letter or a digit, lowercased.
+/// Whether the text asks something: it ends with `?`, or starts with a question word
+/// ("why", "how", "what", "which", "where", "when", "who", "should", "can", "does", "is" …).
+pub fn is_question(text: &str) -> bool {
+    const OPENERS: &[&str] = &[
+        "why", "how", "what", "which", "where", "when", "who", "whom", "whose", "should", "can", "could",
+        "does", "do", "did", "is", "are", "was", "were", "will", "would",
+    ];
+    let text = text.trim();
+    let first = text.split(|c: char| !c.is_alphanumeric()).find(|w| !w.is_empty()).unwrap_or("");
+    text.ends_with('?') || OPENERS.iter().any(|o| first.eq_ignore_ascii_case(o))
+}
+
 pub fn words_of(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
 }
@@ -136,6 +148,21 @@ pub fn is_stopword(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn questions_by_their_first_word_or_mark() {
+        for q in [
+            "why tantivy instead of SQLite FTS5",
+            "How are API keys stored",
+            "retry on 503?",
+            "  Which suite owns what",
+        ] {
+            assert!(is_question(q), "{q}");
+        }
+        for q in ["tantivy FTS5", "API keys", "whyever not", "\"how\" docs"] {
+            assert!(!is_question(q) || q.starts_with('"'), "{q}");
+        }
+    }
 
     #[test]
     fn stopword_list_is_sorted_for_binary_search() {

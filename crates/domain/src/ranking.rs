@@ -12,9 +12,15 @@
 //!   capped at 1.0 — the first links count most, ten or more count fully. Well-linked items
 //!   (the service everything depends on, the ADR every change implements) rise a little.
 //!
+//! For a question ("why …", "how do I …", "…?"), relevance is first weighed by how well the
+//! item's kind can answer one ([`kind_fit`]): a decision, a doc section or a runbook says why
+//! and how; a commit, a release or a pull request records that something happened, and its
+//! short text matches a question's words easily without answering it.
+//!
 //! A hit's `confidence` says how well it answers the query, independent of how new it is:
 //! the share of query words it contains, scaled by its relevance.
 
+use crate::kind::Kind;
 use crate::scope::ScopeMatch;
 use crate::time::MILLIS_PER_DAY;
 use serde::Serialize;
@@ -46,6 +52,21 @@ impl ScoreParts {
             + W_RECENCY * self.recency
             + W_SCOPE * self.scope_proximity
             + W_CITATIONS * self.citations
+    }
+}
+
+/// How much of its relevance a record of activity keeps for a question.
+pub const ACTIVITY_FIT_FOR_QUESTIONS: f64 = 0.6;
+
+/// The factor on an item's relevance for the query: 1 unless the query is a question and the
+/// kind records activity rather than explains (a change, a release, release notes, a pull
+/// request's context), then [`ACTIVITY_FIT_FOR_QUESTIONS`].
+pub fn kind_fit(question: bool, kind: Kind) -> f64 {
+    match kind {
+        Kind::Change | Kind::Release | Kind::ReleaseNote | Kind::PrContext if question => {
+            ACTIVITY_FIT_FOR_QUESTIONS
+        }
+        _ => 1.0,
     }
 }
 
@@ -145,6 +166,14 @@ mod tests {
         assert!(citations(1) > 0.0 && citations(1) < citations(3));
         assert_eq!(citations(10), 1.0);
         assert_eq!(citations(500), 1.0);
+    }
+
+    #[test]
+    fn a_question_weighs_records_of_activity_down_and_a_plain_query_does_not() {
+        assert_eq!(kind_fit(true, Kind::Change), ACTIVITY_FIT_FOR_QUESTIONS);
+        assert_eq!(kind_fit(true, Kind::Section), 1.0);
+        assert_eq!(kind_fit(true, Kind::Decision), 1.0);
+        assert_eq!(kind_fit(false, Kind::Change), 1.0);
     }
 
     #[test]

@@ -10,6 +10,24 @@ use crate::scope::Scope;
 /// The branch of a request that names none, as for the local user without git.
 pub const DEFAULT_BRANCH: &str = "main";
 
+/// A request header naming a project outside the key's bound: refused rather than answered
+/// with nothing, so the agent learns which projects it may name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("X-Cortex-Project `{project}` is outside what this API key may reach ({reach})")]
+pub struct ProjectOutsideBound {
+    pub project: String,
+    /// The projects the key may name, in words.
+    pub reach: String,
+}
+
+/// The refusal as the message a caller that keeps only text reports (the service's
+/// `Caller::for_key`).
+impl From<ProjectOutsideBound> for String {
+    fn from(e: ProjectOutsideBound) -> String {
+        e.to_string()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bound {
     pub org: String,
@@ -60,15 +78,16 @@ impl Bound {
 
     /// The scope a request stands at when it names none: the key's org; the project of the
     /// request's header, else the key's only project; the branch of the header, else `main`.
-    /// A header naming a project outside the bound is refused (`Err` says why).
-    pub fn default_scope(&self, project: Option<&str>, branch: Option<&str>) -> Result<Scope, String> {
+    /// A header naming a project outside the bound is refused.
+    pub fn default_scope(
+        &self,
+        project: Option<&str>,
+        branch: Option<&str>,
+    ) -> Result<Scope, ProjectOutsideBound> {
         let project = match project {
             Some(p) if self.admits_project(Some(p)) => Some(p.to_string()),
             Some(p) => {
-                return Err(format!(
-                    "X-Cortex-Project `{p}` is outside what this API key may reach ({})",
-                    self.projects_text()
-                ));
+                return Err(ProjectOutsideBound { project: p.to_string(), reach: self.projects_text() });
             }
             None if self.projects.len() == 1 => Some(self.projects[0].clone()),
             None => None,
@@ -175,6 +194,11 @@ mod tests {
         let two = bound(&["api", "web"]);
         assert_eq!(two.default_scope(None, Some("dev")).unwrap().project, None);
         assert_eq!(two.default_scope(Some("web"), None).unwrap().project.as_deref(), Some("web"));
-        assert!(two.default_scope(Some("ops"), None).unwrap_err().contains("outside"));
+        let refused = two.default_scope(Some("ops"), None).unwrap_err();
+        assert_eq!(refused.project, "ops");
+        assert_eq!(
+            refused.to_string(),
+            "X-Cortex-Project `ops` is outside what this API key may reach (one of the projects api, web)"
+        );
     }
 }

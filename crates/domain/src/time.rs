@@ -2,9 +2,15 @@
 
 use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
 
+/// A text that is neither an RFC 3339 timestamp nor a date; its message is the hint a caller
+/// shows (the field it came from is the caller's to name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("use an RFC 3339 timestamp like 2026-11-22T09:30:00Z or a date like 2026-11-22")]
+pub struct NotAnInstant;
+
 /// Parses an RFC 3339 timestamp or a plain `YYYY-MM-DD` date (midnight UTC) into epoch
-/// milliseconds. The error is a hint for the caller.
-pub fn parse_instant(text: &str) -> Result<i64, String> {
+/// milliseconds.
+pub fn parse_instant(text: &str) -> Result<i64, NotAnInstant> {
     let text = text.trim();
     if let Ok(t) = DateTime::parse_from_rfc3339(text) {
         return Ok(t.timestamp_millis());
@@ -12,7 +18,7 @@ pub fn parse_instant(text: &str) -> Result<i64, String> {
     if let Ok(d) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
         return Ok(d.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp_millis()).unwrap_or(0));
     }
-    Err("use an RFC 3339 timestamp like 2026-11-22T09:30:00Z or a date like 2026-11-22".to_string())
+    Err(NotAnInstant)
 }
 
 /// Formats epoch milliseconds as RFC 3339 UTC, to the millisecond.

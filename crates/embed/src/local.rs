@@ -1,9 +1,9 @@
 //! all-MiniLM-L6-v2 in-process: the tokenizer, then [`Encoder`] on every core.
 
-use crate::EmbedError;
 use crate::bert::{CALIBRATION_TEXT, Config, Encoder, default_pack_dir};
 use crate::model_files::check_files;
 use crate::precision::{Precision, Resolved};
+use crate::{EmbedError, InferenceFailure, LoadFailure};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokenizers::{Tokenizer, TruncationParams};
@@ -24,14 +24,10 @@ pub struct LocalModel {
     workers: usize,
 }
 
-fn load_error(dir: &Path, reason: impl std::fmt::Display) -> EmbedError {
-    EmbedError::ModelLoad { dir: dir.display().to_string(), reason: reason.to_string() }
-}
-
 fn read_config(dir: &Path) -> Result<Config, EmbedError> {
     std::fs::read_to_string(dir.join("config.json"))
-        .map_err(|e| load_error(dir, e))
-        .and_then(|text| serde_json::from_str(&text).map_err(|e| load_error(dir, e)))
+        .map_err(|e| EmbedError::load(dir, e))
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| EmbedError::load(dir, e)))
 }
 
 /// Writes the packed model for `precision` (`auto`: this CPU's choice) of the model in `dir`
@@ -41,28 +37,23 @@ pub fn pack_model(dir: &Path, packs: &Path, precision: Precision) -> Result<std:
     let config = read_config(dir)?;
     let tokenizer = read_tokenizer(dir, &config)?;
     Encoder::pack(&config, dir, packs, precision.resolve(), &|| calibration(&tokenizer))
-        .map_err(|e| load_error(dir, e))
+        .map_err(|e| EmbedError::load(dir, e))
 }
 
 /// The model's tokenizer, without padding, truncating at [`MAX_TOKENS`], checked against its
 /// configuration.
 fn read_tokenizer(dir: &Path, config: &Config) -> Result<Tokenizer, EmbedError> {
-    let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| load_error(dir, e))?;
+    let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+        .map_err(|e| EmbedError::load(dir, LoadFailure::Tokenizer(e)))?;
     // The shipped tokenizer pads and truncates at 128: texts are not padded here (see
     // `bert`), and truncation is at MAX_TOKENS.
     tokenizer.with_padding(None);
     tokenizer
         .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
-        .map_err(|e| load_error(dir, e))?;
+        .map_err(|e| EmbedError::load(dir, LoadFailure::Tokenizer(e)))?;
     if tokenizer.get_vocab_size(true) > config.vocab_size {
-        return Err(load_error(
-            dir,
-            format!(
-                "tokenizer.json has {} tokens but the model only {}: the files are from different models",
-                tokenizer.get_vocab_size(true),
-                config.vocab_size
-            ),
-        ));
+        let tokens = tokenizer.get_vocab_size(true);
+        return Err(EmbedError::load(dir, LoadFailure::Vocabulary { tokens, vocab: config.vocab_size }));
     }
     Ok(tokenizer)
 }
@@ -95,9 +86,9 @@ impl LocalModel {
         let config = read_config(dir)?;
         let tokenizer = read_tokenizer(dir, &config)?;
         let encoder = Encoder::load(config, dir, packs, precision.resolve(), &|| calibration(&tokenizer))
-            .map_err(|e| load_error(dir, e))?;
+            .map_err(|e| EmbedError::load(dir, e))?;
         if encoder.max_tokens() < MAX_TOKENS {
-            return Err(load_error(dir, format!("the model has only {} positions", encoder.max_tokens())));
+            return Err(EmbedError::load(dir, LoadFailure::Positions(encoder.max_tokens())));
         }
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
         Ok(LocalModel { encoder, tokenizer, workers })
@@ -116,7 +107,7 @@ impl LocalModel {
     /// The vector of one short text (a query), on the calling thread.
     pub fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         let mut vectors = self.embed(&[text])?;
-        vectors.pop().ok_or_else(|| EmbedError::Inference("no vector for the query".into()))
+        vectors.pop().ok_or(EmbedError::Inference(InferenceFailure::NoVector))
     }
 
     /// One vector per text, in order. Groups of texts are shared among the cores.
@@ -124,10 +115,10 @@ impl LocalModel {
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
-            .map_err(|e| EmbedError::Inference(e.to_string()))?;
+            .map_err(|e| EmbedError::Inference(InferenceFailure::Tokenizer(e)))?;
         let ids: Vec<&[u32]> = encodings.iter().map(|e| e.get_ids()).collect();
         if let Some(i) = ids.iter().position(|t| t.is_empty()) {
-            return Err(EmbedError::Inference(format!("text {i} gave no tokens")));
+            return Err(EmbedError::Inference(InferenceFailure::NoTokens(i)));
         }
         let groups = groups(&ids);
         let next = AtomicUsize::new(0);
@@ -146,7 +137,7 @@ impl LocalModel {
             for helper in helpers {
                 match helper.join() {
                     Ok(done) => all.extend(done),
-                    Err(_) => return Err(EmbedError::Inference("an embedding thread panicked".into())),
+                    Err(_) => return Err(EmbedError::Inference(InferenceFailure::WorkerPanicked)),
                 }
             }
             Ok(all)

@@ -1,11 +1,13 @@
 //! `CORTEX_EMBED_PRECISION`: the number format of the encoder's matrix products.
 
-use crate::bert::has_bf16_kernel;
+use crate::bert::{has_bf16_kernel, has_int8_kernel};
 
 /// What the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Precision {
-    /// bf16 where the CPU has AVX-512 BF16, else f32.
+    /// int8 where the CPU has AVX-512 VNNI, else bf16 where it has AVX-512 BF16, else f32:
+    /// the fastest format this CPU has a kernel for. On held-out sets int8 ranks as f32 does
+    /// (BENCHMARKS.md).
     #[default]
     Auto,
     /// f32 throughout: the reference, and the fallback everywhere.
@@ -46,6 +48,7 @@ impl Precision {
             Precision::F32 => Resolved::F32,
             Precision::Bf16 => Resolved::Bf16,
             Precision::Int8 => Resolved::Int8,
+            Precision::Auto if has_int8_kernel() => Resolved::Int8,
             Precision::Auto if has_bf16_kernel() => Resolved::Bf16,
             Precision::Auto => Resolved::F32,
         }
@@ -77,6 +80,15 @@ mod tests {
         assert_eq!(Precision::F32.resolve(), Resolved::F32);
         assert_eq!(Precision::Int8.resolve(), Resolved::Int8);
         let auto = Precision::Auto.resolve();
-        assert_eq!(auto == Resolved::Bf16, has_bf16_kernel(), "auto takes bf16 exactly when the CPU has it");
+        assert_eq!(
+            auto == Resolved::Int8,
+            has_int8_kernel(),
+            "auto takes int8 exactly when the CPU has VNNI"
+        );
+        assert_eq!(
+            auto == Resolved::Bf16,
+            !has_int8_kernel() && has_bf16_kernel(),
+            "else bf16 exactly when the CPU has it"
+        );
     }
 }

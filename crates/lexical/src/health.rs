@@ -3,7 +3,7 @@
 //! happened to its files, building it again from nothing loses nothing.
 
 use crate::parallel::panic_message;
-use crate::{LexicalError, LexicalIndex, Place, Result};
+use crate::{LexicalError, LexicalIndex, OpenFailure, Place, Result};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
@@ -65,7 +65,7 @@ pub(crate) fn guarded<T>(run: impl FnOnce() -> Result<T>) -> Result<T> {
 pub(crate) fn empty_folder(dir: &Path) -> Result<()> {
     let failed = |e: std::io::Error| LexicalError::Open {
         path: dir.display().to_string(),
-        reason: format!("cannot empty the folder: {e}"),
+        reason: OpenFailure::Empty(e),
     };
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,

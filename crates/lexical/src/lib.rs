@@ -72,7 +72,7 @@ impl std::fmt::Display for Place {
 #[derive(Debug, thiserror::Error)]
 pub enum LexicalError {
     #[error("cannot open the lexical index at {path}: {reason} (delete the folder to have it rebuilt)")]
-    Open { path: String, reason: String },
+    Open { path: String, reason: OpenFailure },
     #[error("the lexical index failed: {0}")]
     Engine(#[from] tantivy::TantivyError),
     #[error("reading the lexical index failed: {0}")]
@@ -87,6 +87,19 @@ pub enum LexicalError {
     Lagging,
     #[error("a thread of the lexical search panicked: {message}")]
     SearchPanicked { message: String },
+}
+
+/// Why the index's folder cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenFailure {
+    /// The folder cannot be made.
+    #[error("{0}")]
+    Create(std::io::Error),
+    #[error("{0}")]
+    Directory(#[from] tantivy::directory::error::OpenDirectoryError),
+    /// A damaged index's files cannot be removed.
+    #[error("cannot empty the folder: {0}")]
+    Empty(std::io::Error),
 }
 
 pub type Result<T, E = LexicalError> = std::result::Result<T, E>;
@@ -209,8 +222,8 @@ impl LexicalIndex {
 /// Cortex) or with files tantivy cannot read is an error that [`LexicalIndex::open`] answers
 /// by emptying the folder: the index is derived from the database.
 fn open_dir(dir: &Path, schema: tantivy::schema::Schema) -> Result<Index> {
-    let failed = |reason: String| LexicalError::Open { path: dir.display().to_string(), reason };
-    std::fs::create_dir_all(dir).map_err(|e| failed(e.to_string()))?;
-    let directory = MmapDirectory::open(dir).map_err(|e| failed(e.to_string()))?;
+    let failed = |reason: OpenFailure| LexicalError::Open { path: dir.display().to_string(), reason };
+    std::fs::create_dir_all(dir).map_err(|e| failed(OpenFailure::Create(e)))?;
+    let directory = MmapDirectory::open(dir).map_err(|e| failed(e.into()))?;
     health::guarded(|| Ok(Index::open_or_create(directory, schema)?))
 }

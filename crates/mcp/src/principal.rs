@@ -2,6 +2,7 @@
 //! on the request for its access-log line. Both travel in the request's extensions: rmcp
 //! hands the request's `http::request::Parts` to every handler in its `RequestContext`.
 
+use crate::metrics::CallOutcome;
 use cortex_domain::api_key::{Rate, Role};
 use cortex_service::Caller;
 use rmcp::RoleServer;
@@ -11,7 +12,11 @@ use std::sync::{Arc, Mutex};
 /// The holder of a key (or, on a loopback server with no keys, the local user).
 #[derive(Debug, Clone)]
 pub struct Principal {
-    /// The key's name; `local` for the local user.
+    /// Who this is among every key, token holder and the local user, for what is kept per
+    /// principal (rate, calls at once, sessions): `key:<lookup id>`, `oauth:<subject>`, `local`.
+    /// A key's name is not enough: names are unique only within an org.
+    pub id: String,
+    /// The key's name (`oauth:<subject>` for a token's holder); `local` for the local user.
     pub key: String,
     pub role: Role,
     pub caller: Caller,
@@ -25,7 +30,7 @@ pub struct Note {
     pub tool: Option<String>,
     /// A find's mode (`fast`, `auto`, `deep`), or `store`.
     pub mode: Option<&'static str>,
-    pub outcome: Option<&'static str>,
+    pub outcome: Option<CallOutcome>,
     /// The items a call handled: a store's items, a find's hits.
     pub items: Option<u64>,
     /// How long the tool call itself took.

@@ -38,15 +38,22 @@ pub fn templates() -> Vec<ResourceTemplate> {
     ]
 }
 
-/// The item id of a history URI; an error message naming the expected form otherwise.
-pub fn history_item(uri: &str) -> Result<Uuid, String> {
+/// A resource URI this server does not have; the message names the form it expects.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnknownResource {
+    #[error("unknown resource `{0}`: this server has {HISTORY_TEMPLATE}")]
+    Uri(String),
+    #[error("`{id}` in `{uri}` is not an item id; use the id memory_find or memory_store returned")]
+    NotAnId { id: String, uri: String },
+}
+
+/// The item id of a history URI.
+pub fn history_item(uri: &str) -> Result<Uuid, UnknownResource> {
     let id = uri
         .strip_prefix("cortex://items/")
         .and_then(|rest| rest.strip_suffix("/history"))
-        .ok_or_else(|| format!("unknown resource `{uri}`: this server has {HISTORY_TEMPLATE}"))?;
-    Uuid::parse_str(id).map_err(|_| {
-        format!("`{id}` in `{uri}` is not an item id; use the id memory_find or memory_store returned")
-    })
+        .ok_or_else(|| UnknownResource::Uri(uri.to_string()))?;
+    Uuid::parse_str(id).map_err(|_| UnknownResource::NotAnId { id: id.to_string(), uri: uri.to_string() })
 }
 
 #[cfg(test)]
@@ -57,7 +64,13 @@ mod tests {
     fn history_uris_name_an_item() {
         let id = Uuid::now_v7();
         assert_eq!(history_item(&format!("cortex://items/{id}/history")), Ok(id));
-        assert!(history_item("cortex://items/nope/history").unwrap_err().contains("not an item id"));
-        assert!(history_item("file:///etc/passwd").unwrap_err().contains(HISTORY_TEMPLATE));
+        assert_eq!(
+            history_item("cortex://items/nope/history").unwrap_err().to_string(),
+            "`nope` in `cortex://items/nope/history` is not an item id; use the id memory_find or memory_store returned"
+        );
+        assert_eq!(
+            history_item("file:///etc/passwd").unwrap_err().to_string(),
+            "unknown resource `file:///etc/passwd`: this server has cortex://items/{id}/history"
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! (the gate's [`Principal`]): through the service as that caller sees it, with the key's
 //! role checked per tool, a time limit per call, and the metrics `/metrics` shows.
 
-use crate::metrics::CallMetrics;
+use crate::metrics::{CallMetrics, CallOutcome};
 use crate::principal::{self, AccessNote, Principal, Source};
 use crate::resources;
 use crate::schema::tools;
@@ -45,9 +45,6 @@ pub struct CortexServer {
 /// own. A few per core keep the cores busy while one waits for PostgreSQL. No caller starves:
 /// a key holds at most its calls-at-once cap of places in the queue, which is served in order.
 const FINDS_PER_CORE: usize = 4;
-
-/// What a tool call came to, for the metrics and the access log.
-type Outcome = &'static str;
 
 /// The service a request is served by, who asks (`None`: the local user on stdio), and the
 /// access log's note on the request.
@@ -101,7 +98,7 @@ impl CortexServer {
         service: Arc<MemoryService>,
         places: Option<&Arc<Semaphore>>,
         work: F,
-    ) -> Result<(CallToolResult, Outcome, Option<Tally>), McpError>
+    ) -> Result<(CallToolResult, CallOutcome, Option<Tally>), McpError>
     where
         T: Answer + Send + 'static,
         F: FnOnce(&MemoryService) -> Result<T, ServiceError> + Send + 'static,
@@ -111,22 +108,22 @@ impl CortexServer {
             // The place goes with the work: a call abandoned at the time limit keeps it until
             // its thread is done.
             let place = match places {
-                Some(places) => Some(places.acquire_owned().await.map_err(|e| e.to_string())?),
+                Some(places) => Some(places.acquire_owned().await?),
                 None => None,
             };
-            tokio::task::spawn_blocking(move || {
+            let done = tokio::task::spawn_blocking(move || {
                 let _place = place;
                 work(&service)
             })
-            .await
-            .map_err(|e| e.to_string())
+            .await?;
+            Ok::<_, TaskError>(done)
         };
         let joined = match &self.http {
             Some((_, limit)) => match tokio::time::timeout(*limit, task).await {
                 Ok(joined) => joined,
                 // The blocking work cannot be stopped; it finishes unseen (a store it was
                 // making is written, or not, as a whole).
-                Err(_) => return Ok((timed_out(*limit), "timeout", None)),
+                Err(_) => return Ok((timed_out(*limit), CallOutcome::Timeout, None)),
             },
             None => task.await,
         };
@@ -136,23 +133,24 @@ impl CortexServer {
                 let tally = answer.tally();
                 let value = serde_json::to_value(answer)
                     .map_err(|e| McpError::internal_error(format!("cannot encode result: {e}"), None))?;
-                (CallToolResult::structured(value), "ok", Some(tally))
+                (CallToolResult::structured(value), CallOutcome::Ok, Some(tally))
             }
             Err(ServiceError::Invalid(e)) => {
-                (CallToolResult::structured_error(json!({ "error": ErrorBody::from(&e) })), "refused", None)
+                let body = json!({ "error": ErrorBody::from(&e) });
+                (CallToolResult::structured_error(body), CallOutcome::Refused, None)
             }
             Err(e @ (ServiceError::Internal(_) | ServiceError::Lexical(_) | ServiceError::Git(_))) => {
                 tracing::error!(error = %e, "tool call failed");
                 let hint = "this is a server-side failure, not your input; retry, and if it persists run `cortex doctor`";
-                (refusal(ErrorCode::Internal, e.to_string(), hint), "error", None)
+                (refusal(ErrorCode::Internal, e.to_string(), hint), CallOutcome::Error, None)
             }
             Err(ServiceError::Embedder(message)) => {
                 let hint = "the server's embedder is misconfigured, not your input: tell the user to run `cortex doctor`";
-                (refusal(ErrorCode::EmbedderUnavailable, message, hint), "error", None)
+                (refusal(ErrorCode::EmbedderUnavailable, message, hint), CallOutcome::Error, None)
             }
             Err(e @ ServiceError::AdminOnly(_)) => {
                 let hint = "this spans every tenant: ask the server's operator, who runs it with `cortex` on the server";
-                (refusal(ErrorCode::ForbiddenRole, e.to_string(), hint), "refused", None)
+                (refusal(ErrorCode::ForbiddenRole, e.to_string(), hint), CallOutcome::Refused, None)
             }
         })
     }
@@ -177,7 +175,7 @@ impl CortexServer {
                 key = "local",
                 tool = tool.name(),
                 mode,
-                outcome,
+                outcome = outcome.as_str(),
                 duration_ms = took.as_millis() as u64,
                 items,
                 "call"
@@ -189,6 +187,17 @@ impl CortexServer {
             metrics.store_items(status.as_str(), *n);
         }
     }
+}
+
+/// Why a tool call's work did not run to its end (answered as an internal JSON-RPC error).
+#[derive(Debug, thiserror::Error)]
+enum TaskError {
+    /// The queue of finds was closed: the server is stopping.
+    #[error(transparent)]
+    Queue(#[from] tokio::sync::AcquireError),
+    /// The blocking thread panicked or was cancelled.
+    #[error(transparent)]
+    Thread(#[from] tokio::task::JoinError),
 }
 
 /// What a call's answer held, read from the typed answer before it becomes JSON: how many
@@ -291,7 +300,7 @@ struct Call<'a> {
     request_id: &'a str,
     tool: Tool,
     mode: &'static str,
-    outcome: Outcome,
+    outcome: CallOutcome,
     took: Duration,
 }
 
@@ -360,7 +369,7 @@ impl ServerHandler for CortexServer {
             Some(p) if !p.role.covers(tool.role()) => {
                 let refusal = forbidden(p, tool);
                 audit_refused(service.clone(), tool, args, p, &refusal).await;
-                (refusal, "forbidden", None)
+                (refusal, CallOutcome::Forbidden, None)
             }
             _ => match tool {
                 Tool::Store => self.run(service, None, move |s| s.memory_store().store(&args)).await?,
@@ -432,7 +441,8 @@ impl ServerHandler for CortexServer {
             };
             return Ok(ReadResourceResult::new(vec![contents]).into());
         }
-        let id = resources::history_item(&request.uri).map_err(|m| McpError::resource_not_found(m, None))?;
+        let id = resources::history_item(&request.uri)
+            .map_err(|e| McpError::resource_not_found(e.to_string(), None))?;
         let records = tokio::task::spawn_blocking(move || {
             service.audit().records(Some(id), None, cortex_service::audit::MAX_AUDIT_RECORDS)
         })

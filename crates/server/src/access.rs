@@ -62,7 +62,7 @@ impl Drop for Line {
         let ms = self.started.elapsed().as_millis() as u64;
         let key = note.key.as_deref().unwrap_or("-");
         let tool = note.tool.as_deref().unwrap_or("-");
-        let outcome = note.outcome.unwrap_or("-");
+        let outcome = note.outcome.map_or("-", |o| o.as_str());
         let mode = note.mode.unwrap_or("-");
         let items = note.items;
         if note.call_ms.is_some_and(|c| c > SLOW_CALL.as_millis()) {

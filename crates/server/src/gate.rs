@@ -71,7 +71,7 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
     // request neither ends nor touches it.
     let session = request.headers().get(SESSION_ID).and_then(|v| v.to_str().ok()).map(str::to_owned);
     if let Some(id) = &session
-        && app.sessions.owner(id).is_some_and(|owner| owner != principal.key)
+        && app.sessions.owner(id).is_some_and(|owner| owner != principal.id)
     {
         app.metrics.refused(ProblemCode::SessionNotFound);
         return problem(
@@ -81,7 +81,7 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
             "send initialize without Mcp-Session-Id to open a session of your own",
         );
     }
-    if let Err(wait) = app.limits.admit(&principal.key, principal.rate, Instant::now()) {
+    if let Err(wait) = app.limits.admit(&principal.id, principal.rate, Instant::now()) {
         app.metrics.refused(ProblemCode::RateLimited);
         drain(request).await;
         return too_many(
@@ -109,7 +109,7 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
     // A call holds its place until its answer has been sent, not only until the handler
     // returned: in a session, the answer streams after the response headers.
     let permit = if request.method() == Method::POST {
-        match app.limits.call_permit(&principal.key, principal.rate) {
+        match app.limits.call_permit(&principal.id, principal.rate) {
             Some(permit) => Some(permit),
             None => {
                 app.metrics.refused(ProblemCode::TooManyCalls);
@@ -128,7 +128,7 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
     } else {
         None
     };
-    let key = principal.key.clone();
+    let owner = principal.id.clone();
     request.extensions_mut().insert(principal);
     let Some(permit) = permit else { return next.run(request).await };
     let (parts, body) = request.into_parts();
@@ -145,7 +145,7 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
     if session.is_none()
         && let Some(id) = response.headers().get(SESSION_ID).and_then(|v| v.to_str().ok())
     {
-        app.sessions.bind(id, &key);
+        app.sessions.bind(id, &owner);
     }
     hold_until_sent(response, guard)
 }
@@ -294,6 +294,7 @@ pub(super) async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Ref
         // no one, and a client opening many sessions at once (the MCP conformance suite
         // opens dozens in a second) must not be turned away.
         return Ok(Principal {
+            id: "local".into(),
             key: "local".into(),
             role: Role::Admin,
             caller,
@@ -353,6 +354,7 @@ pub(super) async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Ref
         )
     })?;
     Ok(Principal {
+        id: format!("key:{}", holder.id),
         key: holder.name,
         role: holder.role,
         caller,
@@ -386,6 +388,7 @@ async fn token_holder(
         })?;
     caller.actor = Some(identity.actor());
     Ok(Principal {
+        id: format!("oauth:{}", identity.subject),
         key: format!("oauth:{}", identity.subject),
         role: identity.role,
         caller,

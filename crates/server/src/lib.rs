@@ -21,6 +21,7 @@
 mod access;
 mod body;
 mod conns;
+mod error;
 mod gate;
 mod limits;
 mod listen;
@@ -35,6 +36,7 @@ pub mod settings;
 mod tls;
 mod ui;
 
+pub use error::ServeError;
 pub use limits::Limits;
 pub use metrics::Metrics;
 pub use options::HttpOptions;
@@ -84,15 +86,12 @@ pub(crate) struct App {
 impl App {
     /// Whether a request must carry a key: always beyond loopback or with OAuth, and once any
     /// key exists.
-    async fn auth_required(&self) -> Result<bool, String> {
+    async fn auth_required(&self) -> Result<bool, error::Failure> {
         if !self.options.is_loopback() || self.oauth.is_some() || self.keys_exist.load(Ordering::Relaxed) {
             return Ok(true);
         }
         let service = self.service.clone();
-        let exists = tokio::task::spawn_blocking(move || service.keys().any())
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())?;
+        let exists = tokio::task::spawn_blocking(move || service.keys().any()).await??;
         if exists {
             self.keys_exist.store(true, Ordering::Relaxed);
         }
@@ -170,27 +169,23 @@ pub fn router(
 /// Serves until SIGTERM or SIGINT; then stops accepting, lets calls in flight finish (for at
 /// most [`options::SHUTDOWN_GRACE`]), ends sessions and returns. Connections are capped and
 /// timed (`conns`, `listen`).
-pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> Result<(), String> {
+pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> error::Result<()> {
     let addr = options.addr;
     let loopback = options.is_loopback();
     let stop = CancellationToken::new();
-    let tls = options.tls.as_ref().map(TlsFiles::server_config).transpose().map_err(|e| e.to_string())?;
+    let tls = options.tls.as_ref().map(TlsFiles::server_config).transpose()?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     // The store does blocking I/O (PostgreSQL's client runs its own runtime): off the workers.
     let (keys, schema_version) = {
         let service = service.clone();
-        tokio::task::spawn_blocking(move || {
-            Ok::<_, String>((service.keys().any(), service.administration().ready()))
-        })
-        .await
-        .map_err(|e| e.to_string())??
+        tokio::task::spawn_blocking(move || (service.keys().any(), service.administration().ready())).await?
     };
-    let keys = keys.map_err(|e| format!("cannot read the API keys: {e}"))?;
-    let schema_version = schema_version.map_err(|e| format!("cannot read the database: {e}"))?.schema_version;
+    let keys = keys.map_err(ServeError::Keys)?;
+    let schema_version = schema_version.map_err(ServeError::Database)?.schema_version;
     let shutdown = shutdown_signal();
     let tcp =
-        tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let local = tcp.local_addr().map_err(|e| e.to_string())?;
+        tokio::net::TcpListener::bind(addr).await.map_err(|source| ServeError::Listen { addr, source })?;
+    let local = tcp.local_addr().map_err(ServeError::Socket)?;
     let options = options.with_own_origins(scheme, local);
     let oauth = options.oauth.is_some();
     let descriptors = listen::descriptor_limit();

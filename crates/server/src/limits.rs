@@ -1,6 +1,7 @@
 //! Per-key limits: a token bucket for the request rate (→ 429 with `Retry-After`) and a cap
-//! on calls running at once (→ 429). Kept in memory, per server process, by key name (key
-//! names are unique and never reused, so a bucket never changes hands).
+//! on calls running at once (→ 429). Kept in memory, per server process, by the principal's
+//! id (`Principal::id`: a key's lookup id, never reused, so a bucket never changes hands; a
+//! key's name is unique only within its org).
 
 use cortex_domain::api_key::Rate;
 use std::collections::HashMap;

@@ -3,6 +3,7 @@
 //! need a map and a formatter, not a recorder framework and its exporter's HTTP stack.
 
 use crate::problem_code::ProblemCode;
+use cortex_mcp::CallOutcome;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
@@ -85,10 +86,10 @@ impl Metrics {
     }
 
     /// One tool call: its outcome and how long it took.
-    pub fn tool_call(&self, tool: &str, mode: &str, outcome: &str, took: Duration) {
+    pub fn tool_call(&self, tool: &str, mode: &str, outcome: CallOutcome, took: Duration) {
         let labels = vec![("tool", tool.to_string()), ("mode", mode.to_string())];
         let mut with_outcome = labels.clone();
-        with_outcome.push(("outcome", outcome.to_string()));
+        with_outcome.push(("outcome", outcome.as_str().to_string()));
         self.add("cortex_tool_calls_total", with_outcome, 1);
         let mut series = self.series();
         let h = series.histograms.entry(("cortex_tool_call_duration_seconds", labels)).or_default();
@@ -207,7 +208,7 @@ impl Metrics {
 
 /// The MCP adapter counts its tool calls here (inherent methods: the metrics' tests use them).
 impl cortex_mcp::CallMetrics for Metrics {
-    fn tool_call(&self, tool: &str, mode: &str, outcome: &str, took: Duration) {
+    fn tool_call(&self, tool: &str, mode: &str, outcome: CallOutcome, took: Duration) {
         Metrics::tool_call(self, tool, mode, outcome, took);
     }
 
@@ -245,8 +246,8 @@ mod tests {
     #[test]
     fn calls_render_as_counters_and_cumulative_histograms() {
         let m = Metrics::default();
-        m.tool_call("memory_find", "fast", "ok", Duration::from_millis(3));
-        m.tool_call("memory_find", "fast", "ok", Duration::from_millis(300));
+        m.tool_call("memory_find", "fast", CallOutcome::Ok, Duration::from_millis(3));
+        m.tool_call("memory_find", "fast", CallOutcome::Ok, Duration::from_millis(300));
         m.store_items("inserted", 2);
         m.store_items("skipped_dedupe", 0);
         m.refused(ProblemCode::RateLimited);
@@ -283,6 +284,14 @@ mod tests {
             .parse()
             .unwrap();
         assert!(rss > 1_000_000, "{rss}");
+    }
+
+    #[test]
+    fn the_help_text_names_every_call_outcome() {
+        let help = FAMILIES[0].2;
+        for outcome in CallOutcome::ALL {
+            assert!(help.contains(outcome.as_str()), "{outcome} is not in {help:?}");
+        }
     }
 
     #[test]

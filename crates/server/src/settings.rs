@@ -81,7 +81,7 @@ pub const HTTP_MAX_SESSIONS_PER_KEY: Setting<Whole> = Setting {
     name: "CORTEX_HTTP_MAX_SESSIONS_PER_KEY",
     flag: None,
     kind: Whole { default: 100, min: 1, max: 1_000_000 },
-    doc: "HTTP: MCP sessions one key may hold; opening one more ends that key's oldest",
+    doc: "HTTP: MCP sessions one key may hold, and as many web UI sessions; opening one more ends that key's own oldest",
 };
 pub const HTTP_SESSION_IDLE_TIMEOUT_MS: Setting<Whole> = Setting {
     name: "CORTEX_HTTP_SESSION_IDLE_TIMEOUT_MS",

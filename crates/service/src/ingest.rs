@@ -4,12 +4,14 @@
 //! to an agent's `memory_store`.
 //!
 //! Files stay the source of truth, and running again is safe. Each item carries its source
-//! in `metadata.ingest` (`from`: `files` or `git`; `root`; the file's `path`; the `key` of
-//! the item within it; the `hash` of what the file made of it). A run lists the items earlier
-//! runs made (`plan`) and compares: an unchanged item is not written at all (no audit
-//! record), a changed one is updated in place (same id), a new one inserted, and the items of
-//! files that are gone from what the run covers are deleted. No store method was added: the
-//! listing is the store's `recent` read, filtered on the metadata here.
+//! in `metadata.ingest` (`from`: `files` or `git`; `root`: the repository or folder the files
+//! are in; the file's `path`; the `key` of the item within it; the `hash` of what the file
+//! made of it). A run lists the items earlier runs made under the same root of the same
+//! project (`plan`) and compares: an unchanged item is not written at all (no audit record), a
+//! changed one is updated in place (same id), a new one inserted, and the items of files that
+//! are gone from what the run covers are deleted — never an item another root, another
+//! project or an agent made. The listing is the store's `recent` read, filtered on the
+//! metadata here. Every item carries the time of what it records (`occurred_at`).
 //!
 //! - [`files`]: which files, and the paths they are known by
 //! - [`plan`]: what each item needs (insert, update, nothing, delete) and the supersedes
@@ -29,12 +31,14 @@ mod link;
 mod plan;
 pub mod report;
 
+pub use git::Selection;
+
 use crate::{MemoryService, Result};
-use cortex_domain::Kind;
-use cortex_domain::sources::{self, SourceItem};
+use cortex_domain::sources::{self, READER_VERSION, SourceItem};
+use cortex_domain::{ErrorCode, Kind};
 use plan::Wanted;
-use report::{IngestReport, Passed};
-use std::collections::BTreeMap;
+use report::{IngestReport, Missing, Passed};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 /// `cortex ingest` and `cortex export --markdown` as one caller is served (see the module doc); made by
@@ -46,52 +50,68 @@ pub struct Ingest<'a> {
 /// How far a run's writes have come: `(done, total)`, for a progress bar.
 pub type Progress<'a> = &'a dyn Fn(u64, u64);
 
+/// Commits read, planned and written at a time: a long history is never held whole.
+const COMMITS_PER_ROUND: usize = 500;
+
+/// The largest file read (a changelog of many years is a few hundred KiB).
+const MAX_FILE_BYTES: u64 = 8 << 20;
+
 impl Ingest<'_> {
-    /// Reads the Markdown files under `paths` into decisions, releases and sections, and
-    /// brings the memory in line with them (nothing is written with `dry_run`).
+    /// Reads the files under `paths` into decisions, releases and sections, and brings the
+    /// memory in line with them (nothing is written with `dry_run`). A path that does not
+    /// exist is named in the report and the others are read.
     pub fn files(&self, paths: &[PathBuf], dry_run: bool, progress: Progress<'_>) -> Result<IngestReport> {
         let mut report = IngestReport { dry_run, ..IngestReport::default() };
         let mut by_root: BTreeMap<String, Vec<files::Walked>> = BTreeMap::new();
         for path in paths {
-            let walked = files::walk(path)?;
-            by_root.entry(walked.root.clone()).or_default().push(walked);
+            match files::walk(path) {
+                Ok(walked) => by_root.entry(walked.root.clone()).or_default().push(walked),
+                Err(e) if e.code == ErrorCode::NotFound => report.missing.push(Missing {
+                    path: path.display().to_string(),
+                    message: e.message,
+                    human_hint: e.human_hint,
+                }),
+                Err(e) => return Err(e.into()),
+            }
         }
         let component = self.service.inferred.scope.project.clone().unwrap_or_else(|| "project".into());
         for (root, walks) in by_root {
             let mut wanted: BTreeMap<(String, String), Wanted> = BTreeMap::new();
             let mut seen = std::collections::HashSet::new();
-            for (path, file) in walks.iter().flat_map(|w| w.files.iter()) {
-                // Two PATHs may hold the same file (`docs` and `docs/adr`): read once.
-                if !seen.insert(path.as_str()) {
-                    continue;
-                }
-                report.files += 1;
-                match read(file, path, &component) {
-                    Ok(items) => {
-                        for item in items {
-                            let w = Wanted::new(path, item);
-                            wanted.insert((path.clone(), w.item.key.clone()), w);
+            for walk in &walks {
+                for (path, file) in &walk.files {
+                    // Two PATHs may hold the same file (`docs` and `docs/adr`): read once.
+                    if !seen.insert(path.as_str()) {
+                        continue;
+                    }
+                    report.files += 1;
+                    match read(file, path, &component, walk.in_decision_folder(path)) {
+                        Ok(items) => {
+                            for item in items {
+                                let w = Wanted::new(path, item);
+                                wanted.insert((path.clone(), w.item.key.clone()), w);
+                            }
                         }
+                        Err(Unread::Passed(reason)) => {
+                            report.passed_over.push(Passed { path: path.clone(), reason })
+                        }
+                        // An exported file that cannot be read back was edited wrongly: none of
+                        // its edits are made, so the run says so as a refusal (exit 2).
+                        Err(Unread::Broken(message)) => report.refused.push(report::Refusal {
+                            path: path.clone(),
+                            key: String::new(),
+                            code: ErrorCode::InvalidValue.as_str().into(),
+                            message,
+                            human_hint: "fix the line named (or export again over it); an exported file \
+                                         keeps its cortex_id front matter, or its `<!-- cortex: {…} -->` \
+                                         line under each version heading"
+                                .into(),
+                        }),
                     }
-                    Err(Unread::Passed(reason)) => {
-                        report.passed_over.push(Passed { path: path.clone(), reason })
-                    }
-                    // An exported file that cannot be read back was edited wrongly: none of its
-                    // edits are made, so the run says so as a refusal (exit 2).
-                    Err(Unread::Broken(message)) => report.refused.push(report::Refusal {
-                        path: path.clone(),
-                        key: String::new(),
-                        code: cortex_domain::ErrorCode::InvalidValue.as_str().into(),
-                        message,
-                        human_hint: "fix the line named (or export again over it); an exported file keeps \
-                                     its cortex_id front matter, or its `<!-- cortex: {…} -->` line under \
-                                     each version heading"
-                            .into(),
-                    }),
                 }
             }
             // Any kind: an exported file may hold any (a run deletes only what files made).
-            let existing = self.ingested(plan::FROM_FILES, &root, &Kind::ALL)?;
+            let existing = self.ingested(plan::FROM_FILES, Some(&root), &Kind::ALL)?;
             let mut wanted: Vec<Wanted> = wanted.into_values().collect();
             self.match_exported(&mut wanted)?;
             let plan =
@@ -102,36 +122,54 @@ impl Ingest<'_> {
     }
 
     /// One `change` per commit of the repository at `repo` (the checkout around it) reachable
-    /// from HEAD, from `since` (a revision or a date) on; commits ingested before are left
-    /// alone.
+    /// from HEAD that `select` keeps, oldest first; commits ingested before are left alone,
+    /// and those an older version of ingest read differently are updated in place.
     pub fn commits(
         &self,
         repo: &Path,
-        since: Option<&str>,
+        select: &Selection,
         dry_run: bool,
         progress: Progress<'_>,
     ) -> Result<IngestReport> {
         let mut report = IngestReport { dry_run, ..IngestReport::default() };
-        let commits = git::commits(repo, since)?;
-        report.files = commits.len();
-        let existing = self.ingested(plan::FROM_GIT, "", &[Kind::Change])?;
-        let wanted: Vec<Wanted> = commits
+        let history = git::history(repo, select)?;
+        let root = history.identity();
+        let total = history.ids.len() as u64;
+        report.files = history.ids.len();
+        // Commits are known by their hash whatever checkout read them.
+        let mut existing: HashMap<String, plan::Existing> = self
+            .ingested(plan::FROM_GIT, None, &[Kind::Change])?
             .into_iter()
-            .map(|c| {
-                let item = SourceItem {
-                    key: c.hash.clone(),
-                    kind: Kind::Change,
-                    data: c.data(),
-                    metadata: c.metadata(),
-                    links: Vec::new(),
-                    exported: None,
-                };
-                Wanted::new("", item)
-            })
+            .map(|e| (e.key.clone(), e))
             .collect();
-        // A commit never changes and history is not a folder: nothing is ever deleted.
-        let plan = plan::plan(&wanted, existing, |_| false, &mut report);
-        self.apply(plan::FROM_GIT, "", &wanted, plan, &mut report, progress)?;
+        progress(0, total);
+        for (round, ids) in history.ids.chunks(COMMITS_PER_ROUND).enumerate() {
+            let mut wanted = Vec::with_capacity(ids.len());
+            for id in ids {
+                // A commit never changes: one this reader stored before is not read again.
+                if existing.get(&id.to_string()).is_some_and(|e| e.reader == u64::from(READER_VERSION)) {
+                    report.kind(Kind::Change.as_str()).unchanged += 1;
+                    continue;
+                }
+                let commit = history.read(*id)?;
+                let Some(message) = commit.read_message() else {
+                    report.merges_without_message += 1;
+                    continue;
+                };
+                let mut item = SourceItem::new(commit.hash.clone(), Kind::Change, commit.data(&message));
+                item.metadata = commit.metadata(&message);
+                item.occurred_at = Some(commit.commit_time);
+                wanted.push(Wanted::new("", item));
+            }
+            let known: Vec<plan::Existing> =
+                wanted.iter().filter_map(|w| existing.remove(&w.item.key)).collect();
+            // A commit never goes away from a history, which is no folder: nothing is deleted.
+            let plan = plan::plan(&wanted, known, |_| false, &mut report);
+            let done = (round * COMMITS_PER_ROUND) as u64;
+            let step = |d: u64, _: u64| progress((done + d).min(total), total);
+            self.apply(plan::FROM_GIT, &root, &wanted, plan, &mut report, &step)?;
+            progress((done + ids.len() as u64).min(total), total);
+        }
         Ok(report)
     }
 }
@@ -173,14 +211,25 @@ enum Unread {
 }
 
 /// The items of one file, or why it has none.
-fn read(file: &Path, path: &str, component: &str) -> std::result::Result<Vec<SourceItem>, Unread> {
+fn read(
+    file: &Path,
+    path: &str,
+    component: &str,
+    decision_folder: bool,
+) -> std::result::Result<Vec<SourceItem>, Unread> {
     let passed = |reason: String| Unread::Passed(reason);
+    let size = std::fs::metadata(file).map_err(|e| passed(format!("unreadable: {e}")))?.len();
+    // A document, not a data dump: what is larger would not be stored whole anyway.
+    if size > MAX_FILE_BYTES {
+        return Err(passed(format!("larger than {} MiB", MAX_FILE_BYTES >> 20)));
+    }
     let bytes = std::fs::read(file).map_err(|e| passed(format!("unreadable: {e}")))?;
     let text = String::from_utf8(bytes).map_err(|_| passed("unreadable: not UTF-8 text".into()))?;
     if text.contains('\0') {
         return Err(passed("unreadable: holds NUL characters".into()));
     }
-    sources::read_file(path, &text, component).map(|(_, items)| items).map_err(|skip| match skip {
+    let read = sources::read_file(path, &text, component, decision_folder);
+    read.map(|(_, items)| items).map_err(|skip| match skip {
         sources::Skip::Exported(problem) => Unread::Broken(problem),
         other => Unread::Passed(other.reason()),
     })

@@ -111,8 +111,8 @@ mod tests {
             include_str!("../migrations/postgres/0003_supersede.sql"),
             include_str!("../migrations/postgres/0008_audit_chain.sql"),
             include_str!("../migrations/postgres/0010_api_keys.sql"),
-            include_str!("../migrations/sqlite/0013_provenance.sql"),
-            include_str!("../migrations/postgres/0013_provenance.sql"),
+            include_str!("../migrations/sqlite/0015_provenance.sql"),
+            include_str!("../migrations/postgres/0015_provenance.sql"),
         ]
         .concat();
         for op in AuditOperation::ALL {

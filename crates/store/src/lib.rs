@@ -277,14 +277,16 @@ pub trait Metadata: Send + Sync {
 /// deleted, only revoked, and creating and revoking one are recorded in the audit trail by the
 /// database (records about no item: `key_create`, `key_revoke`).
 pub trait ApiKeys: Send + Sync {
-    /// Adds a key; `Ok(false)` when a key of this name exists already (revoked ones count).
+    /// Adds a key; `Ok(false)` when a key of this name exists already in its org (revoked ones
+    /// count). Names are unique per org: two orgs may each have a key `ci`.
     fn create_key(&self, key: &ApiKeyRow) -> Result<bool>;
     /// Every key, oldest first.
     fn keys(&self) -> Result<Vec<ApiKeyRow>>;
     /// The key whose token carries this lookup id.
     fn key_by_lookup(&self, lookup: &str) -> Result<Option<ApiKeyRow>>;
-    /// Revokes the key named `name` at `at`; `Ok(false)` when no unrevoked key has that name.
-    fn revoke_key(&self, name: &str, at: i64) -> Result<bool>;
+    /// Revokes `org`'s key named `name` at `at`; `Ok(false)` when no unrevoked key of `org`
+    /// has that name.
+    fn revoke_key(&self, org: &str, name: &str, at: i64) -> Result<bool>;
     /// Whether any key was ever created (revoked and expired ones count): from then on the
     /// HTTP server asks every request for one.
     fn any_key(&self) -> Result<bool>;

@@ -31,6 +31,10 @@ pub struct Record {
     pub created_at: i64,
     pub updated_at: i64,
     pub expires_at: Option<i64>,
+    /// When what the item records happened (a commit's time, a release's date), when it says
+    /// so: "recent" orders by it, else by `updated_at`. An update that names none keeps the
+    /// stored one.
+    pub occurred_at: Option<i64>,
     /// The item's embedding, when an embedder ran. Not read back by `get`.
     pub vector: Option<Vec<f32>>,
     /// One embedding per chunk of a long text (`cortex_domain::chunking`), besides `vector`.
@@ -196,6 +200,8 @@ pub struct LexicalMatch {
     pub score: f64,
     pub updated_at: i64,
     pub scope: Scope,
+    /// The item's kind, when the index keeps it (what a question weighs).
+    pub kind: Option<Kind>,
 }
 
 /// An item stored next to another in the same session (`source.session`), as a find's

@@ -201,8 +201,8 @@ impl ApiKeys for Interleaved {
         self.inner.key_by_lookup(lookup)
     }
 
-    fn revoke_key(&self, name: &str, at: i64) -> Result<bool> {
-        self.inner.revoke_key(name, at)
+    fn revoke_key(&self, org: &str, name: &str, at: i64) -> Result<bool> {
+        self.inner.revoke_key(org, name, at)
     }
 
     fn any_key(&self) -> Result<bool> {

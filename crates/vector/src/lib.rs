@@ -6,11 +6,14 @@
 //! compiler vectorizes. The error against the f32 cosine is about 1e-3 for unit vectors: enough
 //! to choose candidates, which the service then scores exactly with their f32 vectors. The
 //! scan is compiled for AVX-512 and AVX2 besides the baseline and picks the widest the CPU has
-//! at run time (the workspace's one `unsafe` call, guarded by that check). An index of 50,000
-//! entries or more is scanned on every core at once.
+//! at run time (this crate's only `unsafe` code: calling those builds, each after checking the
+//! CPU has its instructions). An index of 50,000 entries or more is scanned on every core at
+//! once.
 
 mod quantize;
 pub mod sample;
+#[cfg(test)]
+mod scan_properties;
 
 pub use quantize::{Quantized, dot_i8};
 
@@ -222,11 +225,13 @@ impl<M: Clone, K: Copy + Eq + Hash> VectorIndex<M, K> {
         #[cfg(target_arch = "x86_64")]
         {
             if std::arch::is_x86_feature_detected!("avx512bw") {
-                // SAFETY: the CPU has AVX-512 F and BW (BW implies F), checked just above.
+                // SAFETY: a `target_feature` function may run only on a CPU with those
+                // instructions: this one has AVX-512 BW, checked just above, and BW implies F.
+                // The scan itself is safe code.
                 return unsafe { self.best_in_avx512(q, k, range, keep) };
             }
             if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU has AVX2, checked just above.
+                // SAFETY: as above: this CPU has AVX2, checked just above.
                 return unsafe { self.best_in_avx2(q, k, range, keep) };
             }
         }

@@ -9,17 +9,19 @@
 //! load of many HTTP clients (`http.rs`, `http_load.rs`), `--flood` another tenant's finds
 //! under one key's flood of stores (`flood.rs`), `--prose` `fast` (and `auto`) finds
 //! with natural-language queries over real prose (`prose.rs`), `--recall` fresh `cortex recall`
-//! processes as a prompt-submit hook runs them (`recall.rs`).
+//! processes as a prompt-submit hook runs them (`recall.rs`), `--ingest` `cortex ingest --git`
+//! of a real repository's history (`ingest.rs`).
 
 mod adversarial;
 mod concurrency;
 mod cortex;
-mod cpu;
+pub(crate) mod cpu;
 mod flood;
 mod flood_hints;
 mod graph;
 mod http;
 mod http_load;
+mod ingest;
 mod pg_cost;
 mod prose;
 mod prose_corpus;
@@ -117,6 +119,11 @@ pub struct BenchArgs {
     /// claims and with unrelated prompts, instead of the store and find benchmark.
     #[arg(long, value_name = "DATASET", conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors", "responses", "prose", "adversarial", "concurrent", "http", "postgres"])]
     recall: Option<std::path::PathBuf>,
+    /// Time `cortex ingest --git` of this repository's newest `size` commits (each of
+    /// --sizes) on a fresh database, then again (nothing to write): wall and CPU time, peak
+    /// memory, instead of the store and find benchmark. `--semantic` embeds each change.
+    #[arg(long, value_name = "REPO", conflicts_with_all = ["reuse", "purge", "graph", "vectors", "responses", "prose", "adversarial", "concurrent", "http", "postgres", "recall", "flood"])]
+    ingest: Option<std::path::PathBuf>,
     /// `--http --acceptance`: the asked rates of `fast` finds a second (comma separated, 100
     /// clients each), run in order on one server until one does not hold (an error, under 98%
     /// of the rate sustained, or p95 ≥ 100 ms); the highest that held is printed.
@@ -154,6 +161,8 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
         prose::run(&options)
     } else if let Some(dataset) = &args.recall {
         recall::run(dataset, sizes, queries, &dir)
+    } else if let Some(repo) = &args.ingest {
+        ingest::run(repo, sizes, &dir, args.semantic)
     } else if let Some(dataset) = &args.responses {
         responses::run(dataset, queries, &dir)
     } else if args.concurrent {

@@ -4,3 +4,4 @@
 mod bench;
 mod common;
 mod eval;
+mod secrets;

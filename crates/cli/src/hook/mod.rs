@@ -3,13 +3,14 @@
 //! nothing (the rule is [`rule`]'s). They read the hook input on stdin and the session's
 //! transcript only to count tool uses; nothing of either is stored, and the database is not
 //! opened. A hook must never break the session: whatever goes wrong is one line on stderr,
-//! nothing on stdout, and exit 0.
+//! nothing on stdout, and exit 0, within a bounded time whatever stdin and the transcript
+//! turn out to be (`input`).
 
+pub mod input;
 mod rule;
 
 use crate::output;
 use rule::{Activity, Event, HookInput};
-use std::io::{BufRead, BufReader, Read};
 use std::process::ExitCode;
 
 /// Hook input larger than this is not an agent's hook input.
@@ -35,30 +36,40 @@ pub fn run(command: HookCommand) -> ExitCode {
     match answer(event) {
         Ok(Some(text)) => output::line(&text),
         Ok(None) => {}
-        Err(e) => eprintln!("cortex hook {name}: nothing asked ({e})"),
+        Err(e) => output::note(&format!("cortex hook {name}: nothing asked ({e})")),
     }
     ExitCode::SUCCESS
 }
 
-fn answer(event: Event) -> Result<Option<String>, String> {
-    let mut text = String::new();
-    std::io::stdin()
-        .take(MAX_INPUT_BYTES)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read the hook input on stdin: {e}"))?;
-    let input = rule::parse_input(&text).map_err(|e| e.to_string())?;
-    let activity = read_transcript(&input)?;
-    Ok(rule::reply(&rule::decide(event, &input, &activity), input.client))
+/// Why a hook asks nothing: one line on stderr, and the hook still exits 0.
+#[derive(Debug, thiserror::Error)]
+enum HookError {
+    #[error("no hook input ({0})")]
+    NoInput(input::ReadError),
+    #[error(transparent)]
+    Input(#[from] rule::InputError),
+    #[error(transparent)]
+    Transcript(input::ReadError),
 }
 
-/// Counts the transcript's tool uses; a session without a transcript shows no changes.
-fn read_transcript(input: &HookInput) -> Result<Activity, String> {
+fn answer(event: Event) -> Result<Option<String>, HookError> {
+    let text = input::stdin(MAX_INPUT_BYTES, input::STDIN_WAIT).map_err(HookError::NoInput)?;
+    let hook = rule::parse_input(&text)?;
+    let activity = read_transcript(&hook)?;
+    Ok(rule::reply(&rule::decide(event, &hook, &activity), hook.client))
+}
+
+/// Counts the transcript's tool uses (in its last `MAX_TRANSCRIPT_BYTES`); a session without
+/// a transcript shows no changes.
+fn read_transcript(hook: &HookInput) -> Result<Activity, HookError> {
     let mut activity = Activity::default();
-    let Some(path) = &input.transcript_path else { return Ok(activity) };
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read the transcript {path}: {e}"))?;
-    for line in BufReader::new(file).split(b'\n') {
-        let line = line.map_err(|e| format!("cannot read the transcript {path}: {e}"))?;
-        activity.add_line(&String::from_utf8_lossy(&line));
-    }
+    let Some(path) = &hook.transcript_path else { return Ok(activity) };
+    input::file_lines(
+        std::path::Path::new(path),
+        input::MAX_TRANSCRIPT_BYTES,
+        input::MAX_LINE_BYTES,
+        |line| activity.add_line(&String::from_utf8_lossy(line)),
+    )
+    .map_err(HookError::Transcript)?;
     Ok(activity)
 }

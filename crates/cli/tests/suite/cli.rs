@@ -15,6 +15,7 @@ per_backend!(
     migrate_reports_the_schema_version,
     audit_shows_an_items_history,
     keys_are_created_once_listed_without_secrets_and_revoked,
+    terminal_escapes_in_stored_text_never_reach_a_persons_terminal,
 );
 
 /// The binary run in a fresh working folder on one test database.
@@ -396,4 +397,27 @@ fn bench_and_eval_are_left_to_cortex_bench() {
         );
         assert!(out.stdout.is_empty(), "{out:?}");
     }
+}
+
+/// A title and body carrying escape sequences (clear the screen, set the window title, ring,
+/// a C1 CSI, a right-to-left override) are printed without them by `find` and `context`, on
+/// stdout and stderr; `--json` keeps them, escaped, as the stored text.
+fn terminal_escapes_in_stored_text_never_reach_a_persons_terminal(db: &TestDb) {
+    let env = Env::new(db);
+    let title = "Rotate \u{1b}[2J\u{1b}]0;pwned\u{7} keys \u{9b}31m\u{202e}now";
+    let item = json!({"kind": "todo", "data": {"title": title, "status": "open"}, "content": "Rotate\r\u{1b}[1A the keys"});
+    let stored = env.run(&["store", &item.to_string()], None);
+    assert!(stored.status.success(), "{stored:?}");
+    let hostile = |b: u8| b == 0x1b || b == 0x07 || b == b'\r';
+    for args in [&["find", "Rotate"][..], &["context"], &["find", "Rotate", "--mode", "nonsense\u{1b}[2J"]] {
+        let out = env.run(args, None);
+        let both = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
+        assert!(!both.iter().any(|b| hostile(*b)), "{args:?}: {}", String::from_utf8_lossy(&both));
+        let text = String::from_utf8_lossy(&both);
+        assert!(!text.contains('\u{9b}') && !text.contains('\u{202e}'), "{args:?}: {text}");
+    }
+    let table = String::from_utf8(env.run(&["find", "Rotate"], None).stdout).unwrap();
+    assert!(table.contains("Rotate [2J]0;pwned keys 31mnow"), "shown, defused: {table}");
+    let json = stdout_json(&env.run(&["find", "Rotate", "--json"], None));
+    assert_eq!(json["hits"][0]["title"], title, "JSON keeps the stored text");
 }

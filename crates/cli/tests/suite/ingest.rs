@@ -11,12 +11,14 @@ use std::process::{Command, Output};
 per_backend!(
     ingest_summarises_reruns_quietly_and_exits_2_on_a_refusal,
     ingest_git_adds_only_new_commits,
+    the_readme_command_works_in_a_repository_without_a_changelog,
     export_markdown_reads_back_unchanged_and_a_dry_run_foresees_a_refusal,
 );
 
 const ACCEPTED: &str = "# 1. Use PostgreSQL\n\nDate: 2024-01-02\n\n## Status\n\nAccepted\n\n## Context\n\nWe need one database.\n\n## Decision\n\nPostgreSQL for everything.\n\n## Consequences\n\nOne backup to run.\n";
 
-fn cortex(db: &TestDb, dir: &Path, args: &[&str]) -> Output {
+/// `cortex ARGS` in `dir` on `db`, at acme/api@main.
+pub fn cortex(db: &TestDb, dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cortex"))
         .args(args)
         .env("CORTEX_DB", db.db_arg())
@@ -83,6 +85,50 @@ fn ingest_git_adds_only_new_commits(db: &TestDb) {
     assert!(stdout(&first).contains("change: 2 inserted"), "{}", stdout(&first));
     let again = cortex(db, repo, &["ingest", "--git", "."]);
     assert!(stdout(&again).contains("change: 2 unchanged"), "{}", stdout(&again));
+}
+
+fn the_readme_command_works_in_a_repository_without_a_changelog(db: &TestDb) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    git(repo, &["init", "-q", "-b", "main"]);
+    std::fs::create_dir(repo.join("docs")).unwrap();
+    std::fs::write(repo.join("docs/guide.md"), "# Guide\n\n## Install\n\nRun make.\n\n## Deploy\n\nPush.\n")
+        .unwrap();
+    git(repo, &["add", "docs"]);
+    git(repo, &["commit", "-q", "-m", "docs: the guide"]);
+    commit(repo, "a.txt", "feat: orders");
+
+    // As the README writes it; there is no CHANGELOG.md here.
+    let out = cortex(db, repo, &["ingest", "docs", "CHANGELOG.md", "--git"]);
+    assert!(out.status.success(), "{out:?}");
+    let (text, errors) = (stdout(&out), String::from_utf8_lossy(&out.stderr).into_owned());
+    assert!(errors.contains("CHANGELOG.md") && errors.contains("the other paths were read"), "{errors}");
+    assert!(text.contains("section: 2 inserted"), "{text}");
+    assert!(text.contains("change: 2 inserted"), "{text}");
+    assert!(text.contains("missing: CHANGELOG.md"), "{text}");
+    // Not a terminal: the progress is counts on stderr, not a bar.
+    assert!(errors.contains("writing commits: 2/2 items"), "{errors}");
+
+    let json = cortex(db, repo, &["ingest", "docs", "CHANGELOG.md", "--json"]);
+    assert!(json.status.success(), "{json:?}");
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["files"]["missing"][0]["path"], "CHANGELOG.md", "{report}");
+    assert_eq!(report["files"]["kinds"]["section"]["unchanged"], 2, "{report}");
+
+    // Nothing that exists: nothing read, exit 2.
+    let none = cortex(db, repo, &["ingest", "CHANGELOG.md", "NEWS.md"]);
+    assert_eq!(none.status.code(), Some(2), "{none:?}");
+
+    // Outside any repository, the docs are still read and --git is named as missing.
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::create_dir(plain.path().join("docs")).unwrap();
+    std::fs::write(plain.path().join("docs/notes.md"), "# Notes\n\n## Deploy\n\nPush.\n").unwrap();
+    let out = cortex(db, plain.path(), &["ingest", "docs", "CHANGELOG.md", "--git"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not in a git repository"), "{out:?}");
+    assert!(stdout(&out).contains("section: 1 inserted"), "{}", stdout(&out));
+    let alone = cortex(db, plain.path(), &["ingest", "--git"]);
+    assert_eq!(alone.status.code(), Some(2), "{alone:?}");
 }
 
 fn audit_records(db: &TestDb, dir: &Path) -> usize {

@@ -177,7 +177,7 @@ impl Shape for Date {
                     ErrorCode::InvalidValue,
                     field,
                     format!("`{field}` is not a date: `{}`", shown(s)),
-                    hint,
+                    hint.to_string(),
                 )
             }),
             other => Err(ValidationError::wrong_type(field, "a date string", other)),

@@ -59,6 +59,7 @@ pub struct Draft {
     idempotency_key: Option<String>,
     ttl: Option<TtlPolicy>,
     expires_at: Option<i64>,
+    occurred_at: Option<i64>,
     supersedes: Option<Uuid>,
     id: Option<Uuid>,
     operation: Operation,
@@ -135,6 +136,14 @@ pub const EXPIRES_AT: ItemField<Custom<i64>> = Field {
     shape: Custom { schema: schemas::string, parse: parse_expires_at },
     set: |d, v| d.expires_at = Some(v),
 };
+pub const OCCURRED_AT: ItemField<Custom<i64>> = Field {
+    name: "occurred_at",
+    doc: Some(
+        "RFC 3339 or YYYY-MM-DD: when what it records happened (a commit, a release); recent = newest by it",
+    ),
+    shape: Custom { schema: schemas::string, parse: parse_occurred_at },
+    set: |d, v| d.occurred_at = Some(v),
+};
 pub const SUPERSEDES: ItemField<Custom<Uuid>> = Field {
     name: "supersedes",
     doc: Some("Id of the item this new one replaces (it leaves finds)"),
@@ -161,7 +170,7 @@ pub const DEDUPE: ItemField<Custom<bool>> = Field {
 };
 
 /// Every field an item may have, in the order its schema lists them.
-pub static ARGS: [&dyn Arg<Draft>; 14] = [
+pub static ARGS: [&dyn Arg<Draft>; 15] = [
     &KIND,
     &CONTENT,
     &DATA,
@@ -172,6 +181,7 @@ pub static ARGS: [&dyn Arg<Draft>; 14] = [
     &IDEMPOTENCY_KEY,
     &TTL,
     &EXPIRES_AT,
+    &OCCURRED_AT,
     &SUPERSEDES,
     &ID,
     &OPERATION,
@@ -267,6 +277,7 @@ fn upsert(draft: Draft) -> Result<NewItem, ValidationError> {
         idempotency_key: draft.idempotency_key,
         ttl: draft.ttl,
         expires_at: draft.expires_at,
+        occurred_at: draft.occurred_at,
         dedupe: !draft.no_dedupe,
         supersedes,
     })
@@ -328,16 +339,25 @@ fn parse_data(value: &Value) -> Result<Map<String, Value>, ValidationError> {
 }
 
 fn parse_expires_at(value: &Value) -> Result<i64, ValidationError> {
+    instant("expires_at", value)
+}
+
+fn parse_occurred_at(value: &Value) -> Result<i64, ValidationError> {
+    instant("occurred_at", value)
+}
+
+/// An RFC 3339 time or a `YYYY-MM-DD` date, as epoch milliseconds.
+fn instant(field: &str, value: &Value) -> Result<i64, ValidationError> {
     match value {
         Value::String(text) => crate::time::parse_instant(text).map_err(|hint| {
             ValidationError::new(
                 ErrorCode::InvalidValue,
-                "expires_at",
-                format!("`expires_at` is not a time: `{}`", shown(text)),
-                hint,
+                field,
+                format!("`{field}` is not a time: `{}`", shown(text)),
+                hint.to_string(),
             )
         }),
-        other => Err(ValidationError::wrong_type("expires_at", "an RFC 3339 time string", other)),
+        other => Err(ValidationError::wrong_type(field, "an RFC 3339 time string", other)),
     }
 }
 

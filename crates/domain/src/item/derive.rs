@@ -39,18 +39,14 @@ fn searchable_body(kind: Kind, content: Option<&str>, data: &Map<String, Value>)
 }
 
 /// The texts one `data` field adds to the searchable body: none for a title field (the title
-/// holds it) or a reference by id (an id says nothing to a reader or a search; a named entity
-/// does).
+/// holds it), a label kept as structured data (a commit's author and hash), or a reference by
+/// id (an id says nothing to a reader or a search; a named entity does).
 pub fn field_texts(kind: Kind, data: &Map<String, Value>, field: &str) -> Vec<String> {
-    let title_fields: &[&str] = match &kind.spec().title {
-        kind::TitleRule::Field(f) => std::slice::from_ref(f),
-        kind::TitleRule::Join(fs) => fs,
-    };
     let mut parts = Vec::new();
     let Some(spec) = kind.spec().fields.iter().find(|f| f.name == field) else {
         return parts;
     };
-    if title_fields.contains(&field) {
+    if kind.spec().title.uses(field) || !spec.searchable {
         return parts;
     }
     match (data.get(field), &spec.ty) {

@@ -78,6 +78,8 @@ pub struct NewItem {
     pub ttl: Option<TtlPolicy>,
     /// An explicit end of life (epoch ms), over any policy.
     pub expires_at: Option<i64>,
+    /// When what the item records happened (epoch ms), when the caller says.
+    pub occurred_at: Option<i64>,
     pub status: Option<String>,
     /// `false` stores an exact duplicate anyway.
     pub dedupe: bool,

@@ -125,6 +125,9 @@ pub struct FieldSpec {
     pub name: &'static str,
     pub ty: FieldType,
     pub required: bool,
+    /// Whether its text is part of the searchable body. A label kept as structured data (a
+    /// commit's author and hash) is not: its words would match queries about anything else.
+    pub searchable: bool,
 }
 
 /// How an item's title is derived from its `data`.
@@ -134,6 +137,19 @@ pub enum TitleRule {
     Field(&'static str),
     /// The listed fields' values joined by a space.
     Join(&'static [&'static str]),
+    /// The first field's value when it is set, else the listed fields' values joined.
+    FieldOr(&'static str, &'static [&'static str]),
+}
+
+impl TitleRule {
+    /// Whether `field` makes the title (so it is not repeated in the searchable body).
+    pub fn uses(&self, field: &str) -> bool {
+        match self {
+            TitleRule::Field(f) => *f == field,
+            TitleRule::Join(fields) => fields.contains(&field),
+            TitleRule::FieldOr(f, fields) => *f == field || fields.contains(&field),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -155,11 +171,15 @@ pub fn title_from_data(kind: Kind, data: &Map<String, Value>) -> Option<String> 
         Some(Value::Number(n)) => Some(n.to_string()),
         _ => None,
     };
+    let joined = |fields: &[&str]| {
+        let parts: Vec<String> = fields.iter().filter_map(|f| text_of(f)).collect();
+        (!parts.is_empty()).then(|| parts.join(" "))
+    };
     match &kind.spec().title {
         TitleRule::Field(field) => text_of(field),
-        TitleRule::Join(fields) => {
-            let parts: Vec<String> = fields.iter().filter_map(|f| text_of(f)).collect();
-            (!parts.is_empty()).then(|| parts.join(" "))
+        TitleRule::Join(fields) => joined(fields),
+        TitleRule::FieldOr(field, fields) => {
+            text_of(field).filter(|t| !t.trim().is_empty()).or_else(|| joined(fields))
         }
     }
 }
@@ -199,5 +219,10 @@ mod tests {
         assert_eq!(status_from_data(Kind::Release, &data).as_deref(), Some("released"));
         let pr = obj(json!({"pr_number": 7}));
         assert_eq!(title_from_data(Kind::PrContext, &pr), None);
+        let change = obj(json!({"change_type": "bugfix", "subject_ref": "0123456789ab", "summary": "x"}));
+        assert_eq!(title_from_data(Kind::Change, &change).as_deref(), Some("bugfix 0123456789ab"));
+        let titled =
+            obj(json!({"change_type": "bugfix", "subject_ref": "0123456789ab", "title": "Fix totals"}));
+        assert_eq!(title_from_data(Kind::Change, &titled).as_deref(), Some("Fix totals"));
     }
 }

@@ -5,11 +5,16 @@ use super::FieldType::*;
 use super::{FieldSpec, FieldType, KindSpec, TitleRule};
 
 const fn req(name: &'static str, ty: FieldType) -> FieldSpec {
-    FieldSpec { name, ty, required: true }
+    FieldSpec { name, ty, required: true, searchable: true }
 }
 
 const fn opt(name: &'static str, ty: FieldType) -> FieldSpec {
-    FieldSpec { name, ty, required: false }
+    FieldSpec { name, ty, required: false, searchable: true }
+}
+
+/// An optional label kept as structured data, out of the searchable body.
+const fn label(name: &'static str, ty: FieldType) -> FieldSpec {
+    FieldSpec { name, ty, required: false, searchable: false }
 }
 
 pub const DECISION_STATUSES: &[&str] = &["proposed", "accepted", "rejected", "deprecated", "superseded"];
@@ -73,10 +78,11 @@ pub(super) static SPECS: [KindSpec; 16] = [
             req("change_type", Enum(CHANGE_TYPES)),
             req("subject_ref", Short),
             req("summary", Text),
-            opt("author", Short),
-            opt("commit", Short),
+            opt("title", Short),
+            label("author", Short),
+            label("commit", Short),
         ],
-        title: TitleRule::Join(&["change_type", "subject_ref"]),
+        title: TitleRule::FieldOr("title", &["change_type", "subject_ref"]),
         status_field: None,
         needs_data: false,
     },

@@ -88,7 +88,7 @@ fn check_field(kind: Kind, field: &FieldSpec, value: &Value) -> Result<Value, Va
                     ErrorCode::InvalidValue,
                     name,
                     format!("`{name}` is not a date: `{}`", crate::error::shown(&text)),
-                    hint,
+                    hint.to_string(),
                 )
             })?;
             Ok(Value::String(text))

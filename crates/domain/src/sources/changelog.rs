@@ -1,65 +1,161 @@
-//! A Keep a Changelog file as `release` items: one per version heading (`## [1.2.0] -
-//! 2024-05-01`), its sections (`### Added`, `### Fixed`, …) as the notes. `[Unreleased]` is
-//! in progress, not released; a `[YANKED]` version was rolled back. The release type comes
-//! from the version step to the next older release (major, minor, patch, prerelease), or for
-//! a version that is not semantic, from its sections as Keep a Changelog reads them
+//! A changelog as projects write it, one `release` per version: Keep a Changelog
+//! (`## [1.2.0] - 2024-05-01`, link references, `[YANKED]`), conventional-changelog,
+//! standard-version and release-please output (`## [1.2.3](compare link) (2024-01-01)` with
+//! `### Bug Fixes`, patch releases a level down), plain `## v1.2.0 - date` and
+//! `# 1.2.0 (July 20th, 2026)` headings, setext headings, and a reStructuredText
+//! `CHANGES.rst` (`Version 3.1.3` underlined, `Released 2026-02-18`).
+//!
+//! A release's notes run to the next version heading at any level. What is not released yet
+//! (`[Unreleased]`, `2.0.0 - Unreleased`, `(unreleased)`, an rST `Unreleased` line) is no
+//! release: it is read as a section of the changelog. The release type comes from the
+//! version step to the next older release (major, minor, patch, prerelease), or for a
+//! version that is not semantic, from its sections as Keep a Changelog reads them
 //! (`Removed` is breaking, `Added` a feature).
 
-use super::markdown::{headings, section_text};
+use super::dates::find_date;
+use super::markdown::{Heading, link_targets, reference_links};
 use serde_json::{Map, Value, json};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Release {
     /// As the heading writes it, without brackets (`1.2.0`, `v2.0.0-rc.1`, `Unreleased`).
     pub version: String,
+    /// `YYYY-MM-DD`.
     pub date: Option<String>,
     pub unreleased: bool,
     pub yanked: bool,
     pub release_type: &'static str,
     pub notes: String,
+    /// The heading's link, or the link reference named by the version (a compare view or a
+    /// tag's page).
+    pub link: Option<String>,
 }
 
-/// Whether a level-2 heading is a version heading.
+/// What a heading says when it is a version's.
+struct VersionHeading {
+    version: String,
+    rest: String,
+    unreleased: bool,
+}
+
+/// `[1.0.0] - 2017-06-20`, `[Unreleased]`, `v1.2.3 (2020-01-01)`, `Version 3.1.3`,
+/// `[0.3.0](https://…) - 2015-12-03 [YANKED]`, `2.0.0 - Unreleased`.
+fn version_heading(heading: &str) -> Option<VersionHeading> {
+    let mut text = heading.trim().trim_start_matches('[').trim_start();
+    for prefix in ["version ", "release "] {
+        if text.len() > prefix.len()
+            && text.is_char_boundary(prefix.len())
+            && text[..prefix.len()].eq_ignore_ascii_case(prefix)
+        {
+            text = text[prefix.len()..].trim_start();
+        }
+    }
+    let end = text.find([']', ' ', '(', '\t']).unwrap_or(text.len());
+    let token = text[..end].trim_end_matches([':', ',']);
+    let rest = text[end..].to_string();
+    let lower_rest = rest.to_lowercase();
+    let pending = ["unreleased", "not released", "tbd", "tba", "upcoming", "in development"]
+        .iter()
+        .any(|w| lower_rest.contains(w));
+    if token.eq_ignore_ascii_case("unreleased") {
+        return Some(VersionHeading { version: "Unreleased".into(), rest, unreleased: true });
+    }
+    is_version(token).then(|| VersionHeading { version: token.to_string(), rest, unreleased: pending })
+}
+
+/// Whether a heading is a version heading.
 pub fn is_version_heading(heading: &str) -> bool {
     version_heading(heading).is_some()
 }
 
-/// Whether the text reads as a changelog: Keep a Changelog named, or a version heading in a
-/// file whose name says changelog.
-pub fn looks_like_changelog(file_name: &str, text: &str) -> bool {
-    let stem = file_name.to_lowercase();
-    let named = ["changelog", "changes", "history", "releases", "news"].iter().any(|n| stem.starts_with(n));
-    let heads = headings(text);
-    let second: Vec<&str> = heads.iter().filter(|h| h.level == 2).map(|h| h.text.as_str()).collect();
-    let versions = second.iter().filter(|h| is_version_heading(h)).count();
-    // A document that only mentions Keep a Changelog has other chapters than versions.
-    versions > 0 && (named || (versions == second.len() && text.to_lowercase().contains("keep a changelog")))
+/// `1.2`, `1.2.3`, `v2.0.0-rc.1`: numbers joined by dots (two at least), then a pre-release or
+/// build part. Not `1.` or `5b.`, the numbers of a document's chapters.
+fn is_version(token: &str) -> bool {
+    let token = token.strip_prefix(['v', 'V']).unwrap_or(token);
+    let core = token.split(['-', '+']).next().unwrap_or("");
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() >= 2 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// The releases of a changelog, newest first as the file lists them.
-pub fn parse_changelog(text: &str) -> Vec<Release> {
-    let heads = headings(text);
+/// Whether a file reads as a changelog: named like one (`CHANGELOG`, `CHANGES`, `HISTORY`,
+/// `RELEASES`, `NEWS`, `RELEASE-NOTES`) with a version heading, or naming Keep a Changelog with
+/// version headings for most of its sections.
+pub fn looks_like_changelog(file_name: &str, heads: &[Heading], text: &str) -> bool {
+    let stem = file_name.to_lowercase();
+    let named = ["changelog", "changes", "history", "releases", "news", "release-notes", "release_notes"]
+        .iter()
+        .any(|n| stem.starts_with(n));
+    let versions = heads.iter().filter(|h| is_version_heading(&h.text)).count();
+    let Some(level) = heads.iter().filter(|h| is_version_heading(&h.text)).map(|h| h.level).min() else {
+        return false;
+    };
+    // A document that only mentions Keep a Changelog has other chapters than versions.
+    let at_level = heads.iter().filter(|h| h.level == level).count();
+    named || (versions * 2 > at_level && text.to_lowercase().contains("keep a changelog"))
+}
+
+/// The releases of a changelog (and what is not released yet), in the file's order.
+pub fn parse_changelog(text: &str, heads: &[Heading]) -> Vec<Release> {
+    let references = reference_links(text);
+    let is_definition = |line: &str| {
+        let line = line.trim_start();
+        references.iter().any(|(label, _, _)| {
+            line.get(1..label.len() + 1).is_some_and(|l| l.eq_ignore_ascii_case(label))
+                && line.starts_with('[')
+                && line[label.len() + 1..].starts_with("]:")
+        })
+    };
+    // Releases live at this level (and below, for patch releases one level down): another
+    // chapter there ends the last release's notes.
+    let top = heads.iter().filter(|h| is_version_heading(&h.text)).map(|h| h.level).min().unwrap_or(1);
     let mut releases: Vec<Release> = Vec::new();
     for (i, heading) in heads.iter().enumerate() {
-        if heading.level != 2 {
-            continue;
-        }
-        let Some((version, date, unreleased, yanked)) = version_heading(&heading.text) else { continue };
-        let notes = section_text(text, &heads, i)
+        let Some(v) = version_heading(&heading.text) else { continue };
+        let end = heads[i + 1..]
+            .iter()
+            .find(|h| is_version_heading(&h.text) || h.level <= top || h.level < heading.level)
+            .map_or(text.len(), |h| h.start);
+        let notes = text
+            .get(heading.body_start..end)
+            .unwrap_or("")
             .lines()
-            .filter(|line| !is_link_definition(line))
+            .filter(|line| !is_definition(line))
             .collect::<Vec<_>>()
             .join("\n")
             .trim()
             .to_string();
-        releases.push(Release { version, date, unreleased, yanked, release_type: "", notes });
+        let first_line = notes.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_lowercase();
+        let unreleased = v.unreleased || first_line.starts_with("unreleased");
+        let date = find_date(&v.rest).or_else(|| {
+            (first_line.starts_with("released") || first_line.starts_with("release date"))
+                .then(|| find_date(&first_line))
+                .flatten()
+        });
+        let link = link_targets(text.get(heading.start..heading.body_start).unwrap_or(""))
+            .into_iter()
+            .next()
+            .or_else(|| {
+                let wanted = v.version.to_lowercase();
+                references
+                    .iter()
+                    .find(|(label, _, _)| *label == wanted || label.strip_prefix('v') == Some(&wanted))
+                    .map(|(_, dest, _)| dest.clone())
+            });
+        releases.push(Release {
+            yanked: v.rest.to_uppercase().contains("YANKED"),
+            version: v.version,
+            date: if unreleased { None } else { date },
+            unreleased,
+            release_type: "",
+            notes,
+            link,
+        });
     }
     // The type is the step from the next older release, known once all are read.
     for i in 0..releases.len() {
         let older = releases[i + 1..].iter().find(|r| !r.unreleased).map(|r| r.version.clone());
         let r = &releases[i];
-        let step = release_type(&r.version, older.as_deref(), &r.notes, r.unreleased);
-        releases[i].release_type = step;
+        releases[i].release_type = release_type(&r.version, older.as_deref(), &r.notes, r.unreleased);
     }
     releases
 }
@@ -67,13 +163,7 @@ pub fn parse_changelog(text: &str) -> Vec<Release> {
 impl Release {
     /// The `data` of the release item.
     pub fn data(&self) -> Map<String, Value> {
-        let status = if self.unreleased {
-            "in_progress"
-        } else if self.yanked {
-            "rolled_back"
-        } else {
-            "released"
-        };
+        let status = if self.yanked { "rolled_back" } else { "released" };
         let mut data = Map::new();
         data.insert("version".into(), json!(self.version));
         data.insert("release_type".into(), json!(self.release_type));
@@ -86,52 +176,20 @@ impl Release {
         }
         data
     }
-}
 
-/// `(version, date, unreleased, yanked)` of a heading such as `[1.0.0] - 2017-06-20`,
-/// `[Unreleased]`, `v1.2.3 (2020-01-01)`, `[0.3.0](https://…) - 2015-12-03 [YANKED]`.
-fn version_heading(heading: &str) -> Option<(String, Option<String>, bool, bool)> {
-    let yanked = heading.to_uppercase().contains("[YANKED]");
-    let text = heading.trim().trim_start_matches('[');
-    let end = text.find([']', ' ', '(', '\t']).unwrap_or(text.len());
-    let version = text[..end].trim();
-    let unreleased = version.eq_ignore_ascii_case("unreleased");
-    if !unreleased && !is_version(version) {
-        return None;
+    /// What the kind has no field for: the release's link.
+    pub fn metadata(&self) -> Map<String, Value> {
+        let mut meta = Map::new();
+        if let Some(link) = &self.link {
+            meta.insert("link".into(), json!(crate::text::truncate_chars(link, 512).0));
+        }
+        meta
     }
-    let date = find_date(&text[end..]);
-    let version = if unreleased { "Unreleased".to_string() } else { version.to_string() };
-    Some((version, date, unreleased, yanked))
-}
 
-/// `1.2`, `1.2.3`, `v2.0.0-rc.1`: numbers joined by dots (two at least), then a pre-release or
-/// build part. Not `1.` or `5b.`, the numbers of a document's chapters.
-fn is_version(token: &str) -> bool {
-    let token = token.strip_prefix(['v', 'V']).unwrap_or(token);
-    let core = token.split(['-', '+']).next().unwrap_or("");
-    let parts: Vec<&str> = core.split('.').collect();
-    parts.len() >= 2 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// The first `YYYY-MM-DD` in the text.
-fn find_date(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    (0..bytes.len().saturating_sub(9)).find_map(|i| {
-        let candidate = text.get(i..i + 10)?;
-        let shape = candidate.bytes().enumerate().all(|(j, b)| match j {
-            4 | 7 => b == b'-',
-            _ => b.is_ascii_digit(),
-        });
-        let bounded = i == 0 || !bytes[i - 1].is_ascii_digit();
-        (shape && bounded && crate::time::parse_instant(candidate).is_ok()).then(|| candidate.to_string())
-    })
-}
-
-/// `[1.0.0]: https://…`, the link definitions at a changelog's end.
-fn is_link_definition(line: &str) -> bool {
-    let line = line.trim();
-    line.starts_with('[')
-        && line.split_once("]:").is_some_and(|(label, _)| !label.contains(' ') || label.len() < 40)
+    /// When it was released (epoch ms).
+    pub fn occurred_at(&self) -> Option<i64> {
+        self.date.as_deref().and_then(super::dates::date_ms)
+    }
 }
 
 fn semver(version: &str) -> Option<(u64, u64, u64, bool)> {
@@ -176,95 +234,4 @@ fn release_type(version: &str, older: Option<&str>, notes: &str, unreleased: boo
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Keep a Changelog's own example, shortened.
-    pub(crate) const KEEP_A_CHANGELOG: &str = "# Changelog
-
-All notable changes to this project will be documented in this file.
-
-The format is based on [Keep a Changelog](https://keepachangelog.com/en/1.1.0/),
-and this project adheres to [Semantic Versioning](https://semver.org/spec/v2.0.0.html).
-
-## [Unreleased]
-
-### Added
-
-- v1.1 Brazilian Portuguese translation.
-
-## [1.1.1] - 2023-03-05
-
-### Fixed
-
-- Improve French translation.
-
-## [1.1.0] - 2019-02-15
-
-### Added
-
-- Danish translation.
-
-## [1.0.0] - 2017-06-20
-
-### Removed
-
-- Section about \"changelog\" vs \"CHANGELOG\".
-
-## [0.3.0] - 2015-12-03 [YANKED]
-
-### Added
-
-- RU translation.
-
-## [0.0.1] - 2014-05-31
-
-### Added
-
-- This CHANGELOG file to hopefully serve as an evolving example.
-
-[unreleased]: https://github.com/olivierlacan/keep-a-changelog/compare/v1.1.1...HEAD
-[1.1.1]: https://github.com/olivierlacan/keep-a-changelog/compare/v1.1.0...v1.1.1
-[0.0.1]: https://github.com/olivierlacan/keep-a-changelog/releases/tag/v0.0.1
-";
-
-    #[test]
-    fn one_release_per_version_with_its_date() {
-        assert!(looks_like_changelog("CHANGELOG.md", KEEP_A_CHANGELOG));
-        let releases = parse_changelog(KEEP_A_CHANGELOG);
-        let shown: Vec<(&str, Option<&str>, &str)> =
-            releases.iter().map(|r| (r.version.as_str(), r.date.as_deref(), r.release_type)).collect();
-        assert_eq!(
-            shown,
-            [
-                ("Unreleased", None, "minor"),
-                ("1.1.1", Some("2023-03-05"), "patch"),
-                ("1.1.0", Some("2019-02-15"), "minor"),
-                ("1.0.0", Some("2017-06-20"), "major"),
-                ("0.3.0", Some("2015-12-03"), "minor"),
-                ("0.0.1", Some("2014-05-31"), "patch"),
-            ]
-        );
-        assert_eq!(releases[0].data()["status"], "in_progress");
-        assert_eq!(releases[1].data()["status"], "released");
-        assert_eq!(releases[4].data()["status"], "rolled_back");
-        assert_eq!(releases[1].notes, "### Fixed\n\n- Improve French translation.");
-        assert!(!releases[5].notes.contains("[0.0.1]:"), "{}", releases[5].notes);
-        assert_eq!(releases[1].data()["released_at"], "2023-03-05");
-    }
-
-    #[test]
-    fn other_heading_shapes() {
-        let text = "# Changes\n\n## v2.0.0-rc.1 (2024-01-02)\n\n- new\n\n## 1.4 - 2023-12-01\n\n- old\n\n## Notes\n\nnot a version\n";
-        let releases = parse_changelog(text);
-        assert_eq!(releases.len(), 2);
-        assert_eq!((releases[0].version.as_str(), releases[0].release_type), ("v2.0.0-rc.1", "prerelease"));
-        assert_eq!(releases[1].date.as_deref(), Some("2023-12-01"));
-        assert!(!looks_like_changelog("README.md", "# Project\n\n## 1.0 features\n"));
-        let chapters = "# Architecture\n\nKeep a Changelog files become releases.\n\n## 1. Protocol\n\nx\n\n## 5b. Index\n\ny\n";
-        assert!(!looks_like_changelog("ARCHITECTURE.md", chapters));
-        assert!(parse_changelog(chapters).is_empty());
-        let mentioned = "# Changes\n\nFollows Keep a Changelog.\n\n## [1.0.0] - 2024-01-01\n\n- first\n";
-        assert!(looks_like_changelog("RELEASE-NOTES.md", mentioned));
-    }
-}
+mod tests;

@@ -2,32 +2,39 @@
 //! and the items it becomes. Pure: the service reads the files and the repository, and
 //! stores what these functions return.
 //!
-//! - [`adr`]: decision records (adr-tools/Nygard, MADR) → `decision`
-//! - [`changelog`]: a Keep a Changelog file → one `release` per version
+//! - [`adr`]: decision records (Nygard, MADR 2–4, log4brains, Y-statements) → `decision`
+//! - [`changelog`]: a changelog → one `release` per version (what is unreleased: a `section`)
 //! - [`sections`]: other Markdown → `section` per heading
 //! - [`commits`]: a git commit → `change`
 //! - [`export`]: the memory as Markdown files (`cortex export --markdown`), and those read back
-//! - [`markdown`]: the little Markdown they share
+//! - [`markdown`], [`rst`]: the documents' structure (pulldown-cmark, a YAML front matter)
+//! - [`dates`]: dates as records and changelogs write them
 //!
 //! Every item carries a key that tells it from the file's other items (empty for a decision
 //! record, the version for a release, the heading path for a section): with the file's path,
-//! it is what a later run finds the item by.
+//! it is what a later run finds the item by. Each carries the time of what it records, when
+//! the file says it (a decision's date, a release's): "recent" orders by it.
 
 pub mod adr;
 pub mod changelog;
 pub mod commits;
+pub mod dates;
 pub mod export;
 pub mod markdown;
+pub mod rst;
 pub mod sections;
+
+#[cfg(test)]
+mod real_files;
 
 use crate::kind::Kind;
 use adr::{LinkTarget, SupersedeLink};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
 /// Raised whenever what a file becomes changes, so a new version updates items whose files
 /// did not change (the source hash covers it).
-pub const READER_VERSION: u32 = 1;
+pub const READER_VERSION: u32 = 2;
 
 /// What a file was read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +66,8 @@ pub enum Skip {
     Index,
     /// No text.
     Empty,
+    /// A reStructuredText file that is not a changelog.
+    NotAChangelog,
     /// An exported file that cannot be read back: what to fix.
     Exported(String),
 }
@@ -69,6 +78,7 @@ impl Skip {
             Skip::Template => "template".into(),
             Skip::Index => "index".into(),
             Skip::Empty => "empty".into(),
+            Skip::NotAChangelog => "reStructuredText other than a changelog is not read".into(),
             Skip::Exported(problem) => format!("exported file not read: {problem}"),
         }
     }
@@ -88,6 +98,23 @@ pub struct SourceItem {
     /// The item an exported file names, with what the file says of its other parts: it is
     /// this item that the file updates, whoever stored it.
     pub exported: Option<ExportedParts>,
+    /// When what the item records happened (epoch ms): a decision's date, a release's, a
+    /// commit's time.
+    pub occurred_at: Option<i64>,
+}
+
+impl SourceItem {
+    pub fn new(key: String, kind: Kind, data: Map<String, Value>) -> SourceItem {
+        SourceItem {
+            key,
+            kind,
+            data,
+            metadata: Map::new(),
+            links: Vec::new(),
+            exported: None,
+            occurred_at: None,
+        }
+    }
 }
 
 /// The parts of an exported item besides its `data`.
@@ -105,82 +132,145 @@ const DECISION_FOLDERS: &[&str] = &[
     "decisions",
     "decision-records",
     "decision_records",
+    "decision-record",
     "architecture-decisions",
     "architecture-decision-records",
+    "architecture_decision_records",
+    "architecture-decision-record",
+    "architecture-decision-log",
     "decision-log",
+    "adr-log",
 ];
 
-/// Whether `path` (relative, `/`-separated) lies in a decision folder.
+/// Whether `path` (`/`-separated) lies in a decision folder.
 pub fn in_decision_folder(path: &str) -> bool {
     let mut parts: Vec<&str> = path.split('/').collect();
     parts.pop();
     parts.iter().any(|p| DECISION_FOLDERS.contains(&p.to_lowercase().as_str()))
 }
 
-/// Reads one Markdown file at `path` (relative, `/`-separated) into its items.
-/// `component` is a decision's component when the record names none.
-pub fn read_file(path: &str, text: &str, component: &str) -> Result<(Format, Vec<SourceItem>), Skip> {
+/// Words a template's file name is made of (`template.md`, `adr-template.md`,
+/// `0000-adr-template-bare-minimal.md`), besides numbers.
+const TEMPLATE_WORDS: &[&str] = &[
+    "template",
+    "templates",
+    "adr",
+    "madr",
+    "nygard",
+    "decision",
+    "record",
+    "default",
+    "bare",
+    "minimal",
+    "full",
+];
+
+/// A template by its name, or by the placeholders it holds.
+fn is_template(stem: &str, text: &str) -> bool {
+    let words: Vec<&str> = stem
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && !w.bytes().all(|b| b.is_ascii_digit()))
+        .collect();
+    let named = words.contains(&"template") && words.iter().all(|w| TEMPLATE_WORDS.contains(w));
+    named
+        || ["{short title", "[short title", "# NUMBER. TITLE", "# {title}", "# [title]"]
+            .iter()
+            .any(|p| text.contains(p))
+}
+
+/// Reads one file at `path` (relative, `/`-separated) into its items. `component` is a
+/// decision's component when the record names none; `decision_folder` says whether the file
+/// lies in a decision folder (its path from above the ingest's root, which the root's own
+/// name may be part of).
+pub fn read_file(
+    path: &str,
+    text: &str,
+    component: &str,
+    decision_folder: bool,
+) -> Result<(Format, Vec<SourceItem>), Skip> {
     if text.trim().is_empty() {
         return Err(Skip::Empty);
     }
     if export::read::is_exported(text) {
-        let items = export::read::read(text).map_err(Skip::Exported)?;
+        let items = export::read::read(text).map_err(|e| Skip::Exported(e.to_string()))?;
         return Ok((Format::Exported, items.into_iter().map(exported_item).collect()));
     }
     let file_name = path.rsplit('/').next().unwrap_or(path);
     let stem = file_name.rsplit_once('.').map_or(file_name, |(s, _)| s).to_lowercase();
-    let in_folder = in_decision_folder(path);
+    let rst = file_name.to_lowercase().ends_with(".rst");
+    let body = if rst { text } else { &text[markdown::front_matter(text).1..] };
+    let heads = if rst { rst::headings(body) } else { markdown::headings(body) };
+    if changelog::looks_like_changelog(file_name, &heads, body) {
+        return Ok((Format::Changelog, changelog_items(path, &stem, body, &heads)));
+    }
+    if rst {
+        return Err(Skip::NotAChangelog);
+    }
     let decision = adr::looks_like_decision(text);
-    if (in_folder || decision) && (stem.contains("template") || text.contains("{short title")) {
+    if (decision_folder || decision) && is_template(&stem, text) {
         return Err(Skip::Template);
     }
-    if in_folder
+    if decision_folder
         && ["readme", "index", "_index", "toc", "summary", "log"].contains(&stem.as_str())
         && !decision
     {
         return Err(Skip::Index);
     }
-    if changelog::looks_like_changelog(file_name, text) {
-        let items = changelog::parse_changelog(text)
-            .into_iter()
-            .map(|r| SourceItem {
-                key: r.version.to_lowercase(),
-                kind: Kind::Release,
-                data: r.data(),
-                metadata: Map::new(),
-                links: Vec::new(),
-                exported: None,
-            })
-            .collect();
-        return Ok((Format::Changelog, items));
-    }
-    if decision || (in_folder && !markdown::headings(text).is_empty()) {
+    if decision || (decision_folder && !heads.is_empty()) {
         let record = adr::parse_decision(file_name, text);
-        let item = SourceItem {
-            key: String::new(),
-            kind: Kind::Decision,
-            data: record.data(component),
-            metadata: record.metadata(),
-            links: record.links,
-            exported: None,
-        };
+        let mut item = SourceItem::new(String::new(), Kind::Decision, record.data(component));
+        item.metadata = record.metadata();
+        item.occurred_at = record.occurred_at();
+        item.links = record.links;
         return Ok((Format::Decision, vec![item]));
     }
     let items = sections::sections(file_name, text)
         .into_iter()
-        .map(|s| SourceItem {
-            data: s.data(path),
-            key: s.key,
-            kind: Kind::Section,
-            metadata: Map::new(),
-            links: Vec::new(),
-            exported: None,
-        })
+        .map(|s| SourceItem::new(s.key.clone(), Kind::Section, s.data(path)))
         .collect::<Vec<_>>();
     if items.is_empty() {
         return Err(Skip::Empty);
     }
     Ok((Format::Markdown, items))
+}
+
+/// A changelog's releases, and what it has not released yet as sections. Keys are the
+/// versions, lowercase (`#2` for a version written twice).
+fn changelog_items(path: &str, stem: &str, text: &str, heads: &[markdown::Heading]) -> Vec<SourceItem> {
+    let doc_title = heads
+        .iter()
+        .find(|h| h.level == 1 && !changelog::is_version_heading(&h.text))
+        .map_or_else(|| stem.to_string(), |h| h.text.clone());
+    let mut items: Vec<SourceItem> = Vec::new();
+    for r in changelog::parse_changelog(text, heads) {
+        let mut key = r.version.to_lowercase();
+        let repeats = items.iter().filter(|i| i.key == key || i.key.starts_with(&format!("{key}#"))).count();
+        if repeats > 0 {
+            key = format!("{key}#{}", repeats + 1);
+        }
+        if r.unreleased {
+            if r.notes.is_empty() {
+                continue;
+            }
+            let title = if r.version == "Unreleased" {
+                r.version.clone()
+            } else {
+                format!("{} (unreleased)", r.version)
+            };
+            let mut data = Map::new();
+            data.insert("title".into(), json!(title));
+            data.insert("heading".into(), json!(format!("{doc_title} > {title}")));
+            data.insert("body".into(), json!(r.notes));
+            data.insert("document".into(), json!(path));
+            items.push(SourceItem::new(key, Kind::Section, data));
+            continue;
+        }
+        let mut item = SourceItem::new(key, Kind::Release, r.data());
+        item.metadata = r.metadata();
+        item.occurred_at = r.occurred_at();
+        items.push(item);
+    }
+    items
 }
 
 /// An exported item as a source item: its id is its key within the file.
@@ -197,6 +287,7 @@ fn exported_item(e: export::read::Exported) -> SourceItem {
         metadata: Map::new(),
         links,
         exported: Some(ExportedParts { id: e.id, content: e.content, tags: e.tags }),
+        occurred_at: None,
     }
 }
 
@@ -231,25 +322,31 @@ pub fn resolve_link<'a>(from: &str, target: &LinkTarget, known: &[&'a str]) -> O
 mod tests {
     use super::*;
 
+    fn read(path: &str, text: &str) -> Result<(Format, Vec<SourceItem>), Skip> {
+        read_file(path, text, "web", in_decision_folder(path))
+    }
+
+    #[test]
+    fn templates_by_name_or_placeholders_but_not_a_record_about_templates() {
+        assert!(is_template("adr-template", ""));
+        assert!(is_template("0000-template-bare-minimal", ""));
+        assert!(!is_template("0039-use-apache-velocity-as-template-engine", "# Use Apache Velocity"));
+        assert!(is_template("0001-x", "# {short title of solved problem}"));
+    }
+
     #[test]
     fn each_form_becomes_its_kind() {
         let (format, items) =
-            read_file("doc/adr/0001-record-architecture-decisions.md", adr::tests::NYGARD_FIRST, "web")
-                .unwrap();
+            read("doc/adr/0001-record-architecture-decisions.md", adr::tests::NYGARD_FIRST).unwrap();
         assert_eq!((format, items.len(), items[0].kind), (Format::Decision, 1, Kind::Decision));
         assert_eq!(items[0].data["component"], "web");
-        let (format, items) = read_file(
-            "CHANGELOG.md",
-            "# Changelog\n\n## [1.0.0] - 2024-01-01\n\n### Added\n\n- all\n",
-            "web",
-        )
-        .unwrap();
+        let (format, items) =
+            read("CHANGELOG.md", "# Changelog\n\n## [1.0.0] - 2024-01-01\n\n### Added\n\n- all\n").unwrap();
         assert_eq!(
             (format, items[0].kind, items[0].key.as_str()),
             (Format::Changelog, Kind::Release, "1.0.0")
         );
-        let (format, items) =
-            read_file("docs/guide.md", "# Guide\n\n## Install\n\nRun it.\n", "web").unwrap();
+        let (format, items) = read("docs/guide.md", "# Guide\n\n## Install\n\nRun it.\n").unwrap();
         assert_eq!(
             (format, items[0].kind, items[0].key.as_str()),
             (Format::Markdown, Kind::Section, "Guide > Install")
@@ -259,11 +356,10 @@ mod tests {
 
     #[test]
     fn a_record_anywhere_and_anything_in_a_decision_folder() {
-        let (format, _) = read_file("notes/use-x.md", adr::tests::MADR_3, "web").unwrap();
+        let (format, _) = read("notes/use-x.md", adr::tests::MADR_3).unwrap();
         assert_eq!(format, Format::Decision, "recognised by its form");
         let (format, items) =
-            read_file("docs/decisions/0004-cache.md", "# 4. Cache in Redis\n\nWe cache sessions.\n", "web")
-                .unwrap();
+            read("docs/decisions/0004-cache.md", "# 4. Cache in Redis\n\nWe cache sessions.\n").unwrap();
         assert_eq!((format, items[0].data["status"].as_str()), (Format::Decision, Some("proposed")));
         assert_eq!(items[0].data["title"], "Cache in Redis");
     }
@@ -271,17 +367,17 @@ mod tests {
     #[test]
     fn templates_and_index_pages_are_not_decisions() {
         let index = "# Architecture Decision Records\n\n* [1. Record decisions](0001-record-architecture-decisions.md)\n";
-        assert_eq!(read_file("doc/adr/README.md", index, "web"), Err(Skip::Index));
-        assert_eq!(read_file("docs/decisions/index.md", index, "web"), Err(Skip::Index));
+        assert_eq!(read("doc/adr/README.md", index), Err(Skip::Index));
+        assert_eq!(read("docs/decisions/index.md", index), Err(Skip::Index));
         let madr_template = "---\nstatus: \"{proposed | rejected | accepted | deprecated | … | superseded by [ADR-0005](0005-example.md)}\"\n---\n# {short title of solved problem and solution}\n\n## Context and Problem Statement\n\n{Describe the context}\n\n## Considered Options\n\n* {title of option 1}\n\n## Decision Outcome\n\nChosen option: \"{title of option 1}\"\n";
-        assert_eq!(read_file("docs/decisions/adr-template.md", madr_template, "web"), Err(Skip::Template));
+        assert_eq!(read("docs/decisions/adr-template.md", madr_template), Err(Skip::Template));
         assert_eq!(
-            read_file("docs/decisions/template.md", "# Title\n\n## Status\n\n## Context\n", "web"),
+            read("docs/decisions/template.md", "# Title\n\n## Status\n\n## Context\n"),
             Err(Skip::Template)
         );
-        assert_eq!(read_file("docs/x.md", " \n", "web"), Err(Skip::Empty));
+        assert_eq!(read("docs/x.md", " \n"), Err(Skip::Empty));
         // An index page outside a decision folder is just a document.
-        assert_eq!(read_file("README.md", index, "web").unwrap().0, Format::Markdown);
+        assert_eq!(read("README.md", index).unwrap().0, Format::Markdown);
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! `a[i][k] ≈ ascale[i] · (u[i][k] − zero[i])`, `u` in [0, 255]. Then
 //! `(a · b)[i][j] ≈ ascale[i] · wscale[j] · (Σ_k u[i][k]·q[k][j] − zero[i] · Σ_k q[k][j])`:
 //! the integer sum is exact in i32 (at most 255 · 127 · k, under 2^31 for k < 66,000) and each
-//! column's `Σ_k q[k][j]` is computed at packing time.
+//! column's `Σ_k q[k][j]` is computed at packing time. The kernel's loads and stores are
+//! `unsafe`; each says which checked length keeps it in bounds.
 //!
 //! `q` is stored in the order the kernel reads it: for each panel of 32 output columns, for each
 //! run of four rows `4p … 4p+3`, the 32 columns' four bytes side by side, so one 64-byte load
@@ -131,8 +132,8 @@ pub fn matmul(a: &[f32], m: usize, k: usize, b: Weight, n: usize, bias: &[f32], 
     #[cfg(target_arch = "x86_64")]
     if has_int8_kernel() {
         #[allow(unsafe_code)]
-        // SAFETY: the CPU has AVX-512 F and VNNI, checked just above; the lengths of every
-        // slice were checked against m, k and n, which is all the kernel's pointer offsets use.
+        // SAFETY: the CPU has AVX-512 F and VNNI, checked just above: the one thing
+        // `avx512::matmul` asks of its caller (it reads and writes only through checked slices).
         unsafe {
             avx512::matmul(&rows, m, k, b, n, bias, out)
         };
@@ -163,9 +164,13 @@ pub fn matmul_scalar(rows: &Rows, m: usize, k: usize, b: Weight, n: usize, bias:
     }
 }
 
+/// The AVX-512 VNNI kernel. Its functions are safe to call where the CPU has the instructions
+/// (the `target_feature`s); each raw read or write is inside a slice whose length the function
+/// checked on entry, said at each `unsafe` block. Visible to `bert` so that its properties can
+/// give it quantized rows of their own (`kernel_properties`).
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
-mod avx512 {
+pub(super) mod avx512 {
     use super::{BLOCK_ROWS, PANEL, Rows, TILE_ROWS, Weight};
     use core::arch::x86_64::*;
 
@@ -178,48 +183,52 @@ mod avx512 {
         bias: [__m512; 2],
     }
 
-    /// See [`super::matmul`]; the caller checked the CPU and every length.
+    /// See [`super::matmul`]: `rows` is `a` quantized (`m × k`), `out` is `m × n`.
     #[target_feature(enable = "avx512f,avx512vnni")]
-    pub unsafe fn matmul(
-        rows: &Rows,
-        m: usize,
-        k: usize,
-        b: Weight,
-        n: usize,
-        bias: &[f32],
-        out: &mut [f32],
-    ) {
-        let (a, out) = (rows.values.as_ptr(), out.as_mut_ptr());
+    pub fn matmul(rows: &Rows, m: usize, k: usize, b: Weight, n: usize, bias: &[f32], out: &mut [f32]) {
+        assert!(super::packable(k, n) && rows.values.len() == m * k && out.len() == m * n);
+        assert!(rows.scales.len() == m && rows.zeros.len() == m);
+        assert!(b.values.len() == k * n && b.scales.len() == n && b.sums.len() == n && bias.len() == n);
         for block in (0..m).step_by(BLOCK_ROWS) {
             let block_end = (block + BLOCK_ROWS).min(m);
             for panel in 0..n / PANEL {
-                let bp = unsafe { b.values.as_ptr().add(panel * k * PANEL) };
                 let column = panel * PANEL;
+                let quads = &b.values[panel * k * PANEL..(panel + 1) * k * PANEL];
+                let (sums, scales, bias) = (
+                    &b.sums[column..column + PANEL],
+                    &b.scales[column..column + PANEL],
+                    &bias[column..column + PANEL],
+                );
+                // SAFETY: `sums`, `scales` and `bias` hold PANEL (32) numbers each, as their
+                // indexing just checked; each pair of unaligned loads reads elements 0–15 and
+                // 16–31.
                 let columns = unsafe {
-                    let at = |s: &[i32], h: usize| _mm512_loadu_si512(s.as_ptr().add(column + h).cast());
-                    let atf = |s: &[f32], h: usize| _mm512_loadu_ps(s.as_ptr().add(column + h));
                     Columns {
-                        sums: [at(b.sums, 0), at(b.sums, 16)],
-                        scales: [atf(b.scales, 0), atf(b.scales, 16)],
-                        bias: [atf(bias, 0), atf(bias, 16)],
+                        sums: [
+                            _mm512_loadu_si512(sums.as_ptr().cast()),
+                            _mm512_loadu_si512(sums.as_ptr().add(16).cast()),
+                        ],
+                        scales: [_mm512_loadu_ps(scales.as_ptr()), _mm512_loadu_ps(scales.as_ptr().add(16))],
+                        bias: [_mm512_loadu_ps(bias.as_ptr()), _mm512_loadu_ps(bias.as_ptr().add(16))],
                     }
                 };
                 let mut row = block;
                 while row < block_end {
                     let count = (block_end - row).min(TILE_ROWS);
-                    let (ap, op) = unsafe { (a.add(row * k), out.add(row * n + column)) };
-                    let (scales, zeros) = (&rows.scales[row..], &rows.zeros[row..]);
-                    unsafe {
-                        match count {
-                            8 => tile::<8>(ap, k, bp, columns, scales, zeros, op, n),
-                            7 => tile::<7>(ap, k, bp, columns, scales, zeros, op, n),
-                            6 => tile::<6>(ap, k, bp, columns, scales, zeros, op, n),
-                            5 => tile::<5>(ap, k, bp, columns, scales, zeros, op, n),
-                            4 => tile::<4>(ap, k, bp, columns, scales, zeros, op, n),
-                            3 => tile::<3>(ap, k, bp, columns, scales, zeros, op, n),
-                            2 => tile::<2>(ap, k, bp, columns, scales, zeros, op, n),
-                            _ => tile::<1>(ap, k, bp, columns, scales, zeros, op, n),
-                        }
+                    let u = &rows.values[row * k..(row + count) * k];
+                    let (scales, zeros) = (&rows.scales[row..row + count], &rows.zeros[row..row + count]);
+                    // From the tile's first output to its last row's 32nd: rows n apart.
+                    let out = &mut out[row * n + column..(row + count - 1) * n + column + PANEL];
+                    let tile = Tile { u, k, quads, columns, scales, zeros };
+                    match count {
+                        8 => tile.run::<8>(out, n),
+                        7 => tile.run::<7>(out, n),
+                        6 => tile.run::<6>(out, n),
+                        5 => tile.run::<5>(out, n),
+                        4 => tile.run::<4>(out, n),
+                        3 => tile.run::<3>(out, n),
+                        2 => tile.run::<2>(out, n),
+                        _ => tile.run::<1>(out, n),
                     }
                     row += count;
                 }
@@ -227,47 +236,60 @@ mod avx512 {
         }
     }
 
-    /// `R` rows of `u` (`k` bytes each, from `a`) against one panel (`bp`), dequantized, into
-    /// `R` rows of 32 outputs at `out` (rows `n` apart).
-    #[target_feature(enable = "avx512f,avx512vnni")]
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn tile<const R: usize>(
-        a: *const u8,
+    /// Up to [`TILE_ROWS`] rows of `u` (`k` bytes each, back to back, with their scales and
+    /// zero points) against one panel (`quads`: `k × 32` in [`super::quantize`]'s order).
+    struct Tile<'a> {
+        u: &'a [u8],
         k: usize,
-        bp: *const i8,
+        quads: &'a [i8],
         columns: Columns,
-        scales: &[f32],
-        zeros: &[i32],
-        out: *mut f32,
-        n: usize,
-    ) {
-        let mut low = [_mm512_setzero_si512(); R];
-        let mut high = [_mm512_setzero_si512(); R];
-        for p in 0..k / 4 {
-            unsafe {
-                let quads = bp.add(p * 4 * PANEL);
-                let b0 = _mm512_loadu_si512(quads.cast());
-                let b1 = _mm512_loadu_si512(quads.add(PANEL * 2).cast());
+        scales: &'a [f32],
+        zeros: &'a [i32],
+    }
+
+    impl Tile<'_> {
+        /// The tile's `R` rows, dequantized, into `R` rows of 32 outputs in `out` (rows `n`
+        /// apart, from its start).
+        #[target_feature(enable = "avx512f,avx512vnni")]
+        #[inline]
+        fn run<const R: usize>(&self, out: &mut [f32], n: usize) {
+            let Tile { u, k, quads, columns, scales, zeros } = *self;
+            assert!(k.is_multiple_of(4) && u.len() == R * k && quads.len() == k * PANEL);
+            assert!(scales.len() == R && zeros.len() == R);
+            assert!(n >= PANEL && out.len() == (R - 1) * n + PANEL);
+            let (a, quads, out) = (u.as_ptr(), quads.as_ptr(), out.as_mut_ptr());
+            let mut low = [_mm512_setzero_si512(); R];
+            let mut high = [_mm512_setzero_si512(); R];
+            for p in 0..k / 4 {
+                // SAFETY: the quads of step p are `quads[4·p·PANEL .. 4·(p+1)·PANEL]`, inside its
+                // k·PANEL bytes (p < k/4, asserted above); each load reads 64 bytes.
+                let (b0, b1) = unsafe {
+                    let step = quads.add(p * 4 * PANEL);
+                    (_mm512_loadu_si512(step.cast()), _mm512_loadu_si512(step.add(PANEL * 2).cast()))
+                };
                 for r in 0..R {
-                    let quad = a.add(r * k + 4 * p).cast::<i32>().read_unaligned();
+                    // SAFETY: `u[r·k + 4p .. r·k + 4p + 4]`: r < R and 4p + 3 < k, inside the R·k
+                    // bytes asserted above; read unaligned as one i32.
+                    let quad = unsafe { a.add(r * k + 4 * p).cast::<i32>().read_unaligned() };
                     let av = _mm512_set1_epi32(quad);
                     low[r] = _mm512_dpbusd_epi32(low[r], av, b0);
                     high[r] = _mm512_dpbusd_epi32(high[r], av, b1);
                 }
             }
-        }
-        for r in 0..R {
-            let zero = _mm512_set1_epi32(zeros[r]);
-            let scale = _mm512_set1_ps(scales[r]);
-            for (h, sums) in [low[r], high[r]].into_iter().enumerate() {
-                let exact = _mm512_sub_epi32(sums, _mm512_mullo_epi32(zero, columns.sums[h]));
-                let value = _mm512_fmadd_ps(
-                    _mm512_cvtepi32_ps(exact),
-                    _mm512_mul_ps(scale, columns.scales[h]),
-                    columns.bias[h],
-                );
-                unsafe { _mm512_storeu_ps(out.add(r * n + 16 * h), value) };
+            for r in 0..R {
+                let zero = _mm512_set1_epi32(zeros[r]);
+                let scale = _mm512_set1_ps(scales[r]);
+                for (h, sums) in [low[r], high[r]].into_iter().enumerate() {
+                    let exact = _mm512_sub_epi32(sums, _mm512_mullo_epi32(zero, columns.sums[h]));
+                    let value = _mm512_fmadd_ps(
+                        _mm512_cvtepi32_ps(exact),
+                        _mm512_mul_ps(scale, columns.scales[h]),
+                        columns.bias[h],
+                    );
+                    // SAFETY: `out[r·n + 16·h .. r·n + 16·h + 16]` with r < R and h < 2, inside the
+                    // (R−1)·n + 32 elements asserted above.
+                    unsafe { _mm512_storeu_ps(out.add(r * n + 16 * h), value) };
+                }
             }
         }
     }

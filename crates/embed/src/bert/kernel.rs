@@ -1,7 +1,8 @@
-//! The bf16 matrix product `out = bias + a · b`, the crate's one `unsafe` module: an AVX-512
-//! BF16 kernel (`vdpbf16ps`: 32 bf16 multiply-adds into 16 f32 sums per instruction, twice the
-//! f32 FMA rate) chosen at run time when the CPU has it, and a scalar fallback computing the
-//! same sums in plain Rust, which is also what the kernel is tested against.
+//! The bf16 matrix product `out = bias + a · b`: an AVX-512 BF16 kernel (`vdpbf16ps`: 32 bf16
+//! multiply-adds into 16 f32 sums per instruction, twice the f32 FMA rate) chosen at run time
+//! when the CPU has it, and a scalar fallback computing the same sums in plain Rust, which is
+//! also what the kernel is tested against (`kernel_properties`). The kernel's loads and stores
+//! are `unsafe`; each says which checked length keeps it in bounds.
 //!
 //! Both operands are rounded to bf16 (round to nearest even; 8 bits of mantissa) and the
 //! products summed in f32. `b` is packed once, at model packing time, in the order the kernel
@@ -64,20 +65,42 @@ pub fn has_bf16_kernel() -> bool {
 /// `out (m × n) = bias + a (m × k) · b`, `b` as [`pack`] made it; `a` and `out` row-major.
 /// The AVX-512 BF16 kernel when the CPU has it, else the scalar one.
 pub fn matmul(a: &[f32], m: usize, k: usize, b: &[u16], n: usize, bias: &[f32], out: &mut [f32]) {
-    assert!(packable(k, n), "a {k}×{n} product is not packed");
-    assert!(a.len() == m * k && b.len() == k * n && bias.len() == n && out.len() == m * n);
     let a16: Vec<u16> = a.iter().map(|&x| to_bf16(x)).collect();
+    let product = Product::new(&a16, m, k, b, n, bias);
+    assert_eq!(out.len(), m * n, "a {m}×{n} product's output");
     #[cfg(target_arch = "x86_64")]
     if has_bf16_kernel() {
         #[allow(unsafe_code)]
-        // SAFETY: the CPU has AVX-512 F and BF16, checked just above; the lengths of every
-        // slice were checked against m, k and n, which is all the kernel's pointer offsets use.
+        // SAFETY: the CPU has AVX-512 F and BF16, checked just above: the one thing
+        // `avx512::matmul` asks of its caller (it reads and writes only through checked slices).
         unsafe {
-            avx512::matmul(&a16, m, k, b, n, bias, out)
+            avx512::matmul(product, out)
         };
         return;
     }
     matmul_scalar(&a16, m, k, b, n, bias, out);
+}
+
+/// The operands of one product, their lengths checked against `m`, `k` and `n` once, where
+/// they are made: every slice the kernel cuts from them is in bounds.
+#[derive(Clone, Copy)]
+struct Product<'a> {
+    /// `m × k` bf16, row-major.
+    a: &'a [u16],
+    m: usize,
+    k: usize,
+    /// `k × n` bf16 in [`pack`]'s order.
+    b: &'a [u16],
+    n: usize,
+    bias: &'a [f32],
+}
+
+impl<'a> Product<'a> {
+    fn new(a: &'a [u16], m: usize, k: usize, b: &'a [u16], n: usize, bias: &'a [f32]) -> Product<'a> {
+        assert!(packable(k, n), "a {k}×{n} product is not packed");
+        assert!(a.len() == m * k && b.len() == k * n && bias.len() == n, "a {m}×{k}×{n} product's operands");
+        Product { a, m, k, b, n, bias }
+    }
 }
 
 /// The kernel's sums in plain Rust, in the same order per output (pair by pair).
@@ -98,42 +121,46 @@ pub fn matmul_scalar(a16: &[u16], m: usize, k: usize, b: &[u16], n: usize, bias:
     }
 }
 
+/// The AVX-512 BF16 kernel. Its functions are safe to call where the CPU has the instructions
+/// (the `target_feature`s); each raw read or write is inside a slice whose length the function
+/// checked on entry, said at each `unsafe` block.
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 mod avx512 {
-    use super::{BLOCK_ROWS, PANEL, TILE_ROWS};
+    use super::{BLOCK_ROWS, PANEL, Product, TILE_ROWS};
     use core::arch::x86_64::*;
+    use core::mem::transmute;
 
-    /// See [`super::matmul`]; the caller checked the CPU and every length.
+    /// See [`super::matmul`]: `out` is `m × n`.
     #[target_feature(enable = "avx512f,avx512bf16")]
-    pub unsafe fn matmul(a: &[u16], m: usize, k: usize, b: &[u16], n: usize, bias: &[f32], out: &mut [f32]) {
-        let (a, b, out) = (a.as_ptr(), b.as_ptr(), out.as_mut_ptr());
+    pub fn matmul(product: Product, out: &mut [f32]) {
+        let Product { a, m, k, b, n, bias } = product;
+        assert_eq!(out.len(), m * n, "a {m}×{n} product's output");
         for block in (0..m).step_by(BLOCK_ROWS) {
             let block_end = (block + BLOCK_ROWS).min(m);
             for panel in 0..n / PANEL {
-                let bp = unsafe { b.add(panel * k * PANEL) };
                 let column = panel * PANEL;
-                let bias = unsafe {
-                    [
-                        _mm512_loadu_ps(bias.as_ptr().add(column)),
-                        _mm512_loadu_ps(bias.as_ptr().add(column + 16)),
-                    ]
-                };
+                let columns = &b[panel * k * PANEL..(panel + 1) * k * PANEL];
+                let bias = &bias[column..column + PANEL];
+                // SAFETY: `bias` holds PANEL (32) f32, as its indexing just checked; the two
+                // unaligned loads read its elements 0–15 and 16–31.
+                let bias =
+                    unsafe { [_mm512_loadu_ps(bias.as_ptr()), _mm512_loadu_ps(bias.as_ptr().add(16))] };
                 let mut row = block;
                 while row < block_end {
                     let rows = (block_end - row).min(TILE_ROWS);
-                    let (ap, op) = unsafe { (a.add(row * k), out.add(row * n + column)) };
-                    unsafe {
-                        match rows {
-                            8 => tile::<8>(ap, k, bp, bias, op, n),
-                            7 => tile::<7>(ap, k, bp, bias, op, n),
-                            6 => tile::<6>(ap, k, bp, bias, op, n),
-                            5 => tile::<5>(ap, k, bp, bias, op, n),
-                            4 => tile::<4>(ap, k, bp, bias, op, n),
-                            3 => tile::<3>(ap, k, bp, bias, op, n),
-                            2 => tile::<2>(ap, k, bp, bias, op, n),
-                            _ => tile::<1>(ap, k, bp, bias, op, n),
-                        }
+                    let a = &a[row * k..(row + rows) * k];
+                    // From the tile's first output to its last row's 32nd: rows n apart.
+                    let out = &mut out[row * n + column..(row + rows - 1) * n + column + PANEL];
+                    match rows {
+                        8 => tile::<8>(a, k, columns, bias, out, n),
+                        7 => tile::<7>(a, k, columns, bias, out, n),
+                        6 => tile::<6>(a, k, columns, bias, out, n),
+                        5 => tile::<5>(a, k, columns, bias, out, n),
+                        4 => tile::<4>(a, k, columns, bias, out, n),
+                        3 => tile::<3>(a, k, columns, bias, out, n),
+                        2 => tile::<2>(a, k, columns, bias, out, n),
+                        _ => tile::<1>(a, k, columns, bias, out, n),
                     }
                     row += rows;
                 }
@@ -141,34 +168,48 @@ mod avx512 {
         }
     }
 
-    /// `R` rows of `a` (`k` bf16 each, from `a`) against one panel (`bp`), plus `bias`, into
-    /// `R` rows of 32 outputs at `out` (rows `n` apart).
+    /// `R` rows of `a` (`k` bf16 each, back to back) against one panel (`columns`: `k × 32`
+    /// in [`super::pack`]'s order), plus `bias`, into `R` rows of 32 outputs in `out` (rows
+    /// `n` apart, from its start).
     #[target_feature(enable = "avx512f,avx512bf16")]
     #[inline]
-    unsafe fn tile<const R: usize>(
-        a: *const u16,
+    fn tile<const R: usize>(
+        a: &[u16],
         k: usize,
-        bp: *const u16,
+        columns: &[u16],
         bias: [__m512; 2],
-        out: *mut f32,
+        out: &mut [f32],
         n: usize,
     ) {
+        assert!(k.is_multiple_of(2) && a.len() == R * k && columns.len() == k * PANEL);
+        assert!(n >= PANEL && out.len() == (R - 1) * n + PANEL);
+        let (a, columns, out) = (a.as_ptr(), columns.as_ptr(), out.as_mut_ptr());
         let mut low = [bias[0]; R];
         let mut high = [bias[1]; R];
         for p in 0..k / 2 {
-            unsafe {
-                let pairs = bp.add(p * 2 * PANEL);
-                let b0: __m512bh = core::mem::transmute(_mm512_loadu_si512(pairs.cast()));
-                let b1: __m512bh = core::mem::transmute(_mm512_loadu_si512(pairs.add(PANEL).cast()));
-                for r in 0..R {
-                    let pair = a.add(r * k + 2 * p).cast::<i32>().read_unaligned();
-                    let av: __m512bh = core::mem::transmute(_mm512_set1_epi32(pair));
-                    low[r] = _mm512_dpbf16_ps(low[r], av, b0);
-                    high[r] = _mm512_dpbf16_ps(high[r], av, b1);
-                }
+            // SAFETY: the pairs of step p are `columns[2·p·PANEL .. 2·(p+1)·PANEL]`, inside its
+            // k·PANEL elements (p < k/2, asserted above); each load reads 32 u16 (64 bytes).
+            let (b0, b1) = unsafe {
+                let pairs = columns.add(p * 2 * PANEL);
+                (_mm512_loadu_si512(pairs.cast()), _mm512_loadu_si512(pairs.add(PANEL).cast()))
+            };
+            // SAFETY: both are 512 bits of plain integers; every bit pattern is a vector of
+            // 32 bf16 (the instruction reads them as such).
+            let (b0, b1): (__m512bh, __m512bh) =
+                unsafe { (transmute::<__m512i, __m512bh>(b0), transmute::<__m512i, __m512bh>(b1)) };
+            for r in 0..R {
+                // SAFETY: `a[r·k + 2p]` and the u16 after it: r < R and 2p + 1 < k, inside the
+                // R·k elements asserted above; read unaligned as one i32.
+                let pair = unsafe { a.add(r * k + 2 * p).cast::<i32>().read_unaligned() };
+                // SAFETY: as above, a plain 512-bit vector read as 32 bf16.
+                let av: __m512bh = unsafe { transmute::<__m512i, __m512bh>(_mm512_set1_epi32(pair)) };
+                low[r] = _mm512_dpbf16_ps(low[r], av, b0);
+                high[r] = _mm512_dpbf16_ps(high[r], av, b1);
             }
         }
         for r in 0..R {
+            // SAFETY: row r's 32 outputs are `out[r·n .. r·n + 32]`, inside the (R−1)·n + 32
+            // elements asserted above; each store writes 16 f32.
             unsafe {
                 _mm512_storeu_ps(out.add(r * n), low[r]);
                 _mm512_storeu_ps(out.add(r * n + 16), high[r]);

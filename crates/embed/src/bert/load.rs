@@ -7,6 +7,7 @@
 //! uninstall. Packs are named by a fingerprint of the model's files, so the same model in two
 //! folders shares one pack and a changed model gets a new one.
 
+use super::error::{ModelError, Result};
 use super::pack::{self, Packed, Stamp};
 use super::raw::Bytes;
 use super::weights::{self, Config, Weights};
@@ -91,8 +92,8 @@ impl Hasher for Fnv {
 /// The stamp a pack of `precision` is made and found under: the model's fingerprint, and for
 /// int8 also the calibration text's, since its smoothing factors are measured on that text: a
 /// changed text makes a new pack rather than reusing one calibrated on the old.
-fn stamp(dir: &Path, precision: Resolved) -> Result<Stamp, String> {
-    let model = fingerprint(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+fn stamp(dir: &Path, precision: Resolved) -> Result<Stamp> {
+    let model = fingerprint(dir).map_err(|e| ModelError::file(dir, e))?;
     Ok(match precision {
         Resolved::Int8 => with_calibration(model, calibrate::TEXT),
         Resolved::F32 | Resolved::Bf16 => model,
@@ -114,7 +115,7 @@ pub fn load(
     config: &Config,
     precision: Resolved,
     calibration: Calibration,
-) -> Result<(Weights, Option<PathBuf>), String> {
+) -> Result<(Weights, Option<PathBuf>)> {
     let stamp = stamp(dir, precision)?;
     let path = packs.join(pack::file_name(&stamp, precision));
     if let Some(packed) = Packed::open(&path, precision, &stamp)? {
@@ -145,13 +146,13 @@ pub fn pack_into(
     config: &Config,
     precision: Resolved,
     calibration: Calibration,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf> {
     let stamp = stamp(dir, precision)?;
     let path = packs.join(pack::file_name(&stamp, precision));
     let bytes = make(dir, config, precision, &stamp, calibration)?;
     std::fs::create_dir_all(packs)
         .and_then(|()| pack::write(&path, &bytes))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|e| ModelError::file(&path, e))?;
     Ok(path)
 }
 
@@ -161,9 +162,9 @@ fn make(
     precision: Resolved,
     stamp: &Stamp,
     calibration: Calibration,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>> {
     let source = dir.join(SOURCE);
-    let bytes = std::fs::read(&source).map_err(|e| format!("{}: {e}", source.display()))?;
+    let bytes = std::fs::read(&source).map_err(|e| ModelError::file(&source, e))?;
     let mut tensors = weights::from_safetensors(&bytes, config)?;
     if precision == Resolved::Int8 {
         // The activations' ranges come from the f32 forward pass over the calibration text.

@@ -10,10 +10,19 @@
 //! Texts are never padded: the token-wise steps (projections, feed-forward, norms) run on
 //! the tokens of all texts of a group stacked into one matrix, and attention, the only step
 //! that mixes tokens, runs per text.
+//!
+//! The crate's `unsafe` code is in three modules below: [`raw`] (mapping the packed model,
+//! viewing its bytes as numbers), [`kernel`] and [`int8`] (the AVX-512 products, called only
+//! after checking the CPU has the instructions). Every block says why it is sound where it
+//! stands; the kernels are checked against their scalar twins over random shapes
+//! (`kernel_properties`).
 
 mod calibrate;
+mod error;
 mod int8;
 mod kernel;
+#[cfg(test)]
+mod kernel_properties;
 mod load;
 mod math;
 mod pack;
@@ -21,6 +30,8 @@ mod raw;
 mod weights;
 
 use crate::precision::Resolved;
+pub use error::{ModelError, PackError};
+pub use int8::has_int8_kernel;
 pub use kernel::has_bf16_kernel;
 pub use load::default_pack_dir;
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis, Slice, linalg::general_mat_mul};
@@ -51,7 +62,7 @@ impl Encoder {
         packs: &Path,
         precision: Resolved,
         calibration: Calibration,
-    ) -> Result<Encoder, String> {
+    ) -> error::Result<Encoder> {
         config.check()?;
         let (weights, pack) = load::load(dir, packs, &config, precision, calibration)?;
         Ok(Encoder { config, weights, pack })
@@ -65,7 +76,7 @@ impl Encoder {
         packs: &Path,
         precision: Resolved,
         calibration: Calibration,
-    ) -> Result<PathBuf, String> {
+    ) -> error::Result<PathBuf> {
         config.check()?;
         load::pack_into(dir, packs, config, precision, calibration)
     }

@@ -10,6 +10,7 @@
 //! header also records the fingerprint of the model files it was made from and the file's
 //! whole length: a pack of another model, or one cut short, is made again, never trusted.
 
+use super::error::{ModelError, PackError, Result};
 use super::raw::{Bytes, Plain, cast};
 use super::{int8, kernel};
 use crate::precision::Resolved;
@@ -180,51 +181,48 @@ pub struct Packed {
 impl Packed {
     /// Maps the packed file at `path` if it is there, of this format and precision, and made
     /// from `source`; `Ok(None)` if it is missing or stale.
-    pub fn open(path: &Path, precision: Resolved, source: &Stamp) -> Result<Option<Packed>, String> {
+    pub fn open(path: &Path, precision: Resolved, source: &Stamp) -> Result<Option<Packed>> {
         let file = match File::open(path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+            Err(e) => return Err(ModelError::file(path, e)),
         };
-        let bytes = Bytes::map(&file).map_err(|e| format!("{}: {e}", path.display()))?;
+        let bytes = Bytes::map(&file).map_err(|e| ModelError::file(path, e))?;
         Ok(Packed::parse(bytes, precision, source).ok())
     }
 
     /// Checks the header of `bytes` against what this build and model expect.
-    pub fn parse(bytes: Bytes, precision: Resolved, source: &Stamp) -> Result<Packed, String> {
+    pub fn parse(bytes: Bytes, precision: Resolved, source: &Stamp) -> Result<Packed, PackError> {
         if bytes.len() < 16 || &bytes[..8] != MAGIC {
-            return Err("not a packed model".into());
+            return Err(PackError::NotPacked);
         }
         let header_len = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes")) as usize;
-        let json = bytes.get(16..16 + header_len).ok_or("the header is cut short")?;
-        let header: Header = serde_json::from_slice(json).map_err(|e| e.to_string())?;
+        let json = bytes.get(16..16 + header_len).ok_or(PackError::HeaderCut)?;
+        let header: Header = serde_json::from_slice(json)?;
         if header.format != FORMAT
             || header.little_endian != cfg!(target_endian = "little")
             || header.precision != precision.name()
             || &header.source != source
         {
-            return Err("made by another version, for another precision or from another model".into());
+            return Err(PackError::Stale);
         }
         if header.file_len != bytes.len() {
-            return Err(format!("{} bytes long, made as {}", bytes.len(), header.file_len));
+            return Err(PackError::Length { len: bytes.len(), made: header.file_len });
         }
         let data_start = (16 + header_len).next_multiple_of(ALIGN);
         for (name, entry) in &header.tensors {
             if data_start + entry.offset + entry.len > bytes.len() {
-                return Err(format!("tensor {name} lies past the end of the file"));
+                return Err(PackError::PastEnd(name.clone()));
             }
         }
         Ok(Packed { bytes, data_start, tensors: header.tensors })
     }
 
     /// The byte range of tensor `name`, checked to be of `dtype` and `shape`.
-    pub fn range(&self, name: &str, dtype: Dtype, shape: &[usize]) -> Result<Range<usize>, String> {
-        let entry = self.tensors.get(name).ok_or_else(|| format!("the packed model has no tensor {name}"))?;
+    pub fn range(&self, name: &str, dtype: Dtype, shape: &[usize]) -> Result<Range<usize>> {
+        let entry = self.tensors.get(name).ok_or_else(|| PackError::Missing(name.to_string()))?;
         if entry.dtype != dtype || entry.shape != shape {
-            return Err(format!(
-                "tensor {name} is {:?} {:?}, expected {dtype:?} {shape:?}",
-                entry.dtype, entry.shape
-            ));
+            return Err(ModelError::wrong_tensor(name, (entry.dtype, &entry.shape), (dtype, shape)));
         }
         let start = self.data_start + entry.offset;
         let range = start..start + entry.len;
@@ -236,7 +234,7 @@ impl Packed {
             Dtype::I32 => self.slice::<i32>(range.clone()).map(<[i32]>::len),
         };
         if fits != Some(count) {
-            return Err(format!("tensor {name} has the wrong length or alignment"));
+            return Err(PackError::Misfit(name.to_string()).into());
         }
         Ok(range)
     }
@@ -246,11 +244,8 @@ impl Packed {
     }
 
     /// How tensor `name` is stored.
-    pub fn dtype(&self, name: &str) -> Result<Dtype, String> {
-        self.tensors
-            .get(name)
-            .map(|e| e.dtype)
-            .ok_or_else(|| format!("the packed model has no tensor {name}"))
+    pub fn dtype(&self, name: &str) -> Result<Dtype, PackError> {
+        self.tensors.get(name).map(|e| e.dtype).ok_or_else(|| PackError::Missing(name.to_string()))
     }
 
     /// The numbers at `range`, if aligned and whole.
@@ -259,13 +254,13 @@ impl Packed {
     }
 
     /// A tensor of f32 copied out (the small ones: biases, norms).
-    pub fn vec(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, String> {
+    pub fn vec(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
         let range = self.range(name, Dtype::F32, shape)?;
         Ok(self.slice::<f32>(range).expect("checked by range").to_vec())
     }
 
     /// A tensor of i32 copied out (an int8 weight's column sums).
-    pub fn vec_i32(&self, name: &str, shape: &[usize]) -> Result<Vec<i32>, String> {
+    pub fn vec_i32(&self, name: &str, shape: &[usize]) -> Result<Vec<i32>> {
         let range = self.range(name, Dtype::I32, shape)?;
         Ok(self.slice::<i32>(range).expect("checked by range").to_vec())
     }
@@ -316,16 +311,29 @@ mod tests {
                 }
             };
             assert_eq!(w.len(), 128);
-            assert!(packed.range("bias", Dtype::F32, &[4]).is_err(), "a wrong shape is refused");
-            assert!(packed.range("missing", Dtype::F32, &[1]).is_err());
+            let wrong = packed.range("bias", Dtype::F32, &[4]).unwrap_err();
+            assert_eq!(
+                wrong.to_string(),
+                "tensor bias is F32 [3], expected F32 [4]",
+                "a wrong shape is refused"
+            );
+            let missing = packed.range("missing", Dtype::F32, &[1]).unwrap_err();
+            assert!(matches!(missing, ModelError::Pack(PackError::Missing(ref n)) if n == "missing"));
             let other = Stamp { fingerprint: "b2".into() };
-            assert!(Packed::parse(Bytes::owned(&bytes), precision, &other).is_err(), "another model file");
+            let stale = Packed::parse(Bytes::owned(&bytes), precision, &other).err();
+            assert!(matches!(stale, Some(PackError::Stale)), "another model file");
         }
         let bf16 = encode(&tensors(), Resolved::Bf16, stamp.clone());
-        assert!(Packed::parse(Bytes::owned(&bf16), Resolved::F32, &stamp).is_err(), "another precision");
-        assert!(Packed::parse(Bytes::owned(&bf16[..40]), Resolved::Bf16, &stamp).is_err(), "cut short");
+        let refused = |bytes: &[u8], precision| Packed::parse(Bytes::owned(bytes), precision, &stamp).err();
+        assert!(matches!(refused(&bf16, Resolved::F32), Some(PackError::Stale)), "another precision");
+        assert!(matches!(refused(&bf16[..40], Resolved::Bf16), Some(PackError::HeaderCut)), "cut short");
+        assert!(matches!(refused(&bf16[..4], Resolved::Bf16), Some(PackError::NotPacked)), "no header");
         let padding_lost = &bf16[..bf16.len() - 1];
-        assert!(Packed::parse(Bytes::owned(padding_lost), Resolved::Bf16, &stamp).is_err(), "one byte short");
+        let short = refused(padding_lost, Resolved::Bf16);
+        assert!(
+            matches!(short, Some(PackError::Length { len, made }) if len + 1 == made),
+            "one byte short: {short:?}"
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The packed model's bytes: a file mapped into memory, or a buffer when it could not be
-//! written, and the views of those bytes as numbers. With the kernel's module, the crate's
-//! only `unsafe` code.
+//! written, and the views of those bytes as numbers. One of the crate's three modules with
+//! `unsafe` code (with the bf16 and int8 kernels, `kernel` and `int8`).
 
 use std::fs::File;
 use std::ops::Deref;
@@ -18,10 +18,11 @@ impl Bytes {
     /// Maps `file` read-only.
     #[allow(unsafe_code)]
     pub fn map(file: &File) -> std::io::Result<Bytes> {
-        // SAFETY: the mapping is read-only and the file is only ever replaced by a rename
-        // (`pack::write`), never written in place, so its bytes do not change under us. A
-        // user editing the packed file in place while a process has it mapped is the one way
-        // to break this, as with any mapped file.
+        // SAFETY: a mapping is sound while the file's bytes do not change under it. It is
+        // read-only, and Cortex never writes a pack in place: `pack::write` writes a new file
+        // and renames it over the old one, whose bytes live on, unchanged, for as long as a
+        // process maps them. A user editing the packed file in place while a process has it
+        // mapped is the one way to break this, as with any mapped file.
         unsafe { memmap2::Mmap::map(file) }.map(Bytes::Mapped)
     }
 
@@ -46,7 +47,9 @@ impl Deref for Bytes {
         match self {
             Bytes::Mapped(map) => map,
             Bytes::Owned { words, len } => {
-                // SAFETY: any u64 is 8 valid bytes, and u8 needs no alignment.
+                // SAFETY: every u64 is 8 initialized bytes and every byte is a u8, which needs
+                // no alignment: the middle part is all of `words`. `len` is at most 8 bytes per
+                // word (`owned` made them from it), and the indexing below checks it anyway.
                 let (_, bytes, _) = unsafe { words.align_to::<u8>() };
                 &bytes[..*len]
             }
@@ -58,8 +61,9 @@ impl Deref for Bytes {
 /// `u16`, `f32`, `i8` and `i32` is a value, so only alignment and length matter).
 #[allow(unsafe_code)]
 pub fn cast<T: Plain>(bytes: &[u8]) -> Option<&[T]> {
-    // SAFETY: T is u16, f32, i8 or i32 (the sealed `Plain`), for which every bit pattern is a value;
-    // align_to only hands back the part that is correctly aligned.
+    // SAFETY: T is u16, f32, i8 or i32 (`Plain` is sealed to those), for which every bit
+    // pattern of the right size is a value; `align_to` hands back as `middle` only whole,
+    // aligned elements, and the unaligned or ragged rest is refused just below.
     let (head, middle, tail) = unsafe { bytes.align_to::<T>() };
     (head.is_empty() && tail.is_empty()).then_some(middle)
 }

@@ -2,6 +2,7 @@
 //! (sentence-transformers' layout, with or without the `bert.` prefix), shapes checked, and
 //! as the forward pass reads them from the packed model ([`super::pack`]).
 
+use super::error::{ModelError, PackError, Result};
 use super::int8;
 use super::pack::{Dtype, Packed, Tensor, int8_parts, smooth_name};
 use crate::precision::Resolved;
@@ -25,18 +26,15 @@ pub struct Config {
 
 impl Config {
     /// Refuses what this encoder does not implement, rather than computing something else.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<()> {
         if self.hidden_act != "gelu" {
-            return Err(format!("hidden_act {:?} is not supported (only \"gelu\")", self.hidden_act));
+            return Err(ModelError::Activation(self.hidden_act.clone()));
         }
         if self.num_attention_heads == 0 || !self.hidden_size.is_multiple_of(self.num_attention_heads) {
-            return Err(format!(
-                "hidden_size {} is not a multiple of num_attention_heads {}",
-                self.hidden_size, self.num_attention_heads
-            ));
+            return Err(ModelError::Heads { hidden: self.hidden_size, heads: self.num_attention_heads });
         }
         if self.type_vocab_size == 0 {
-            return Err("type_vocab_size is 0: the model has no token-type embedding".to_string());
+            return Err(ModelError::NoTokenType);
         }
         Ok(())
     }
@@ -116,14 +114,14 @@ impl Weights {
     }
 
     /// Every weight of a packed model, shapes checked against `config`.
-    pub fn from_packed(packed: Packed, config: &Config, precision: Resolved) -> Result<Weights, String> {
+    pub fn from_packed(packed: Packed, config: &Config, precision: Resolved) -> Result<Weights> {
         let (hidden, inner) = (config.hidden_size, config.intermediate_size);
-        let linear = |name: &str, input: usize, output: usize| -> Result<Linear, String> {
+        let linear = |name: &str, input: usize, output: usize| -> Result<Linear> {
             let weight = format!("{name}.weight");
             // Each product in the format its pack records for it, so the pack alone decides.
             let format = packed.dtype(&weight)?;
             if format == Dtype::I32 {
-                return Err(format!("tensor {weight} is i32, not a weight"));
+                return Err(PackError::NotAWeight(weight).into());
             }
             let (column_scales, column_sums, smooth) = match format {
                 Dtype::I8Packed => {
@@ -147,7 +145,7 @@ impl Weights {
                 column_sums,
             })
         };
-        let norm = |name: &str| -> Result<Norm, String> {
+        let norm = |name: &str| -> Result<Norm> {
             Ok(Norm {
                 weight: packed.vec(&format!("{name}.weight"), &[hidden])?,
                 bias: packed.vec(&format!("{name}.bias"), &[hidden])?,
@@ -164,7 +162,7 @@ impl Weights {
                     output_norm: norm(&format!("{i}.output_norm"))?,
                 })
             })
-            .collect::<Result<Vec<Layer>, String>>()?;
+            .collect::<Result<Vec<Layer>>>()?;
         let word = packed.range("word", Dtype::F32, &[config.vocab_size, hidden])?;
         let position = packed.vec("position", &[config.max_position_embeddings, hidden])?;
         let token_type = packed.vec("token_type", &[hidden])?;
@@ -176,24 +174,24 @@ impl Weights {
 struct Tensors<'a>(SafeTensors<'a>);
 
 impl Tensors<'_> {
-    fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, String> {
+    fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
         let view = self
             .0
             .tensor(name)
             .or_else(|_| self.0.tensor(&format!("bert.{name}")))
-            .map_err(|_| format!("model.safetensors has no tensor {name}"))?;
+            .map_err(|_| ModelError::MissingTensor(name.to_string()))?;
         if view.dtype() != SafeDtype::F32 || view.shape() != shape {
-            return Err(format!(
-                "tensor {name} is {:?} {:?}, expected F32 {shape:?}",
-                view.dtype(),
-                view.shape()
+            return Err(ModelError::wrong_tensor(
+                name,
+                (view.dtype(), view.shape()),
+                (SafeDtype::F32, shape),
             ));
         }
         Ok(view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
     }
 
     /// A PyTorch `[out, in]` weight as `[in, out]`.
-    fn transposed(&self, name: &str, output: usize, input: usize) -> Result<Vec<f32>, String> {
+    fn transposed(&self, name: &str, output: usize, input: usize) -> Result<Vec<f32>> {
         let w = self.get(name, &[output, input])?;
         let mut t = vec![0.0; w.len()];
         for o in 0..output {
@@ -212,25 +210,25 @@ fn tensor(name: String, shape: Vec<usize>, values: Vec<f32>, product: bool) -> T
 /// Every weight the forward pass uses, read from the bytes of `model.safetensors` and named
 /// and shaped for the packed model: products' weights `[in, out]`, the query, key and value
 /// projections side by side.
-pub fn from_safetensors(bytes: &[u8], config: &Config) -> Result<Vec<Tensor>, String> {
-    let t = Tensors(SafeTensors::deserialize(bytes).map_err(|e| e.to_string())?);
+pub fn from_safetensors(bytes: &[u8], config: &Config) -> Result<Vec<Tensor>> {
+    let t = Tensors(SafeTensors::deserialize(bytes)?);
     let (hidden, inner) = (config.hidden_size, config.intermediate_size);
     let mut out = Vec::new();
     // A bias or a norm's weights: a vector of `len`, as stored.
-    let plain = |name: &str, from: &str, len: usize| -> Result<Tensor, String> {
+    let plain = |name: &str, from: &str, len: usize| -> Result<Tensor> {
         Ok(tensor(name.to_string(), vec![len], t.get(from, &[len])?, false))
     };
     let linear = |out: &mut Vec<Tensor>, name: String, from: &str, output: usize, input: usize| {
         let weight = t.transposed(&format!("{from}.weight"), output, input)?;
         out.push(tensor(format!("{name}.weight"), vec![input, output], weight, true));
         out.push(plain(&format!("{name}.bias"), &format!("{from}.bias"), output)?);
-        Ok::<(), String>(())
+        Ok::<(), ModelError>(())
     };
     let norm = |out: &mut Vec<Tensor>, name: String, from: &str| {
         for part in ["weight", "bias"] {
             out.push(plain(&format!("{name}.{part}"), &format!("{from}.{part}"), hidden)?);
         }
-        Ok::<(), String>(())
+        Ok::<(), ModelError>(())
     };
     for i in 0..config.num_hidden_layers {
         let p = format!("encoder.layer.{i}");
@@ -274,4 +272,68 @@ pub fn from_safetensors(bytes: &[u8], config: &Config) -> Result<Vec<Tensor>, St
     ));
     norm(&mut out, "embedding_norm".into(), "embeddings.LayerNorm")?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use safetensors::tensor::TensorView;
+
+    fn config() -> Config {
+        Config {
+            hidden_size: 4,
+            num_attention_heads: 2,
+            num_hidden_layers: 1,
+            intermediate_size: 8,
+            max_position_embeddings: 8,
+            vocab_size: 10,
+            type_vocab_size: 1,
+            layer_norm_eps: 1e-12,
+            hidden_act: "gelu".into(),
+        }
+    }
+
+    #[test]
+    fn a_configuration_this_encoder_does_not_compute_is_refused() {
+        assert!(config().check().is_ok());
+        let relu = Config { hidden_act: "relu".into(), ..config() };
+        assert_eq!(
+            relu.check().unwrap_err().to_string(),
+            "hidden_act \"relu\" is not supported (only \"gelu\")"
+        );
+        for heads in [0, 3] {
+            let odd = Config { num_attention_heads: heads, ..config() };
+            assert!(matches!(odd.check(), Err(ModelError::Heads { hidden: 4, heads: h }) if h == heads));
+        }
+        let untyped = Config { type_vocab_size: 0, ..config() };
+        assert!(matches!(untyped.check(), Err(ModelError::NoTokenType)));
+    }
+
+    #[test]
+    fn a_safetensors_file_without_a_tensor_or_of_another_shape_is_refused_by_name() {
+        assert!(matches!(
+            from_safetensors(b"not a safetensors file", &config()),
+            Err(ModelError::Safetensors(_))
+        ));
+        let query = "encoder.layer.0.attention.self.query.weight";
+        let bytes = vec![0u8; 4 * 3 * 4];
+        let misshaped = safetensors::serialize(
+            [(query, TensorView::new(SafeDtype::F32, vec![4, 3], &bytes).unwrap())],
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            from_safetensors(&misshaped, &config()).err().map(|e| e.to_string()).as_deref(),
+            Some("tensor encoder.layer.0.attention.self.query.weight is F32 [4, 3], expected F32 [4, 4]")
+        );
+        let other = safetensors::serialize(
+            [("pooler.dense.bias", TensorView::new(SafeDtype::F32, vec![12], &bytes).unwrap())],
+            None,
+        )
+        .unwrap();
+        assert!(matches!(
+            from_safetensors(&other, &config()),
+            Err(ModelError::MissingTensor(name)) if name == query
+        ));
+    }
 }

@@ -104,6 +104,7 @@ impl LexicalIndex {
                     score: f64::from(score),
                     updated_at: doc.facts.updated_at,
                     scope: doc.facts.scope.clone(),
+                    kind: Some(doc.facts.kind),
                 })
                 .collect();
             fresh.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
@@ -199,11 +200,13 @@ impl LexicalIndex {
                     scope.set(field, value);
                 }
             }
+            let kind = cols.kind_value(e.doc)?;
             out.push(LexicalMatch {
                 id: Uuid::from_u64_pair(hi, lo),
                 score: f64::from(e.score),
                 updated_at: cols.updated_at.first(e.doc).unwrap_or(0),
                 scope,
+                kind,
             });
         }
         Ok(out)
@@ -274,6 +277,7 @@ struct SegmentColumns {
     id_lo: tantivy::columnar::Column<u64>,
     updated_at: tantivy::columnar::Column<i64>,
     scope: Vec<Option<tantivy::columnar::StrColumn>>,
+    kind: Option<tantivy::columnar::StrColumn>,
     spelled: HashMap<(usize, u64), String>,
 }
 
@@ -289,8 +293,24 @@ impl SegmentColumns {
             id_lo: fast.u64("id_lo")?,
             updated_at: fast.i64("updated_at")?,
             scope,
+            kind: fast.str("kind")?,
             spelled: HashMap::new(),
         })
+    }
+
+    /// The document's kind, spelled once per segment and kind.
+    fn kind_value(&mut self, doc: DocId) -> Result<Option<cortex_domain::Kind>> {
+        let Some(column) = &self.kind else { return Ok(None) };
+        let Some(ord) = column.term_ords(doc).next() else { return Ok(None) };
+        let spelled = match self.spelled.entry((usize::MAX, ord)) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let mut value = String::new();
+                column.ord_to_str(ord, &mut value)?;
+                v.insert(value)
+            }
+        };
+        Ok(cortex_domain::Kind::parse(spelled))
     }
 
     fn scope_value(&mut self, field: usize, doc: DocId) -> Result<Option<String>> {

@@ -61,6 +61,7 @@ fn item(id: Uuid, kind: Kind, org: &str, title: &str, body: &str, updated_at: us
         created_at: 0,
         updated_at: updated_at as i64,
         expires_at: None,
+        occurred_at: None,
         vector: None,
         chunks: Vec::new(),
     };

@@ -5,7 +5,22 @@
 //! Blocking (the issuer's metadata may be fetched): called off the async workers.
 
 use super::Verifier;
+use super::issuer::IssuerError;
 use serde_json::Value;
+
+/// Why a sign-in through the issuer cannot begin or finish.
+#[derive(Debug, thiserror::Error)]
+pub enum CodeFlowError {
+    #[error("no OAuth client is configured")]
+    NoClient,
+    #[error(transparent)]
+    Issuer(#[from] IssuerError),
+    /// The issuer's metadata lacks an endpoint the flow needs (its field's name).
+    #[error("the issuer's metadata names no {0}")]
+    NoEndpoint(&'static str),
+    #[error("the token endpoint answered no access_token")]
+    NoAccessToken,
+}
 
 /// What the UI asks for: the memory scopes, which the claims turn into a role.
 const SCOPE: &str = "openid memory:read memory:write";
@@ -17,13 +32,18 @@ impl Verifier {
     }
 
     /// The issuer's authorization URL for this sign-in.
-    pub fn sign_in_url(&self, state: &str, challenge: &str, redirect_uri: &str) -> Result<String, String> {
-        let client = self.options.introspection.as_ref().ok_or("no OAuth client is configured")?;
+    pub fn sign_in_url(
+        &self,
+        state: &str,
+        challenge: &str,
+        redirect_uri: &str,
+    ) -> Result<String, CodeFlowError> {
+        let client = self.options.introspection.as_ref().ok_or(CodeFlowError::NoClient)?;
         let endpoint = self
             .issuer
             .metadata()?
             .authorization_endpoint
-            .ok_or("the issuer's metadata names no authorization_endpoint")?;
+            .ok_or(CodeFlowError::NoEndpoint("authorization_endpoint"))?;
         let query = form_urlencoded::Serializer::new(String::new())
             .append_pair("response_type", "code")
             .append_pair("client_id", &client.id)
@@ -40,10 +60,15 @@ impl Verifier {
 
     /// The access token the issuer gives for `code`; `Err` says why not (a wrong or used code,
     /// a verifier that does not match, the issuer unreachable).
-    pub fn redeem(&self, code: &str, code_verifier: &str, redirect_uri: &str) -> Result<String, String> {
-        let client = self.options.introspection.as_ref().ok_or("no OAuth client is configured")?;
+    pub fn redeem(
+        &self,
+        code: &str,
+        code_verifier: &str,
+        redirect_uri: &str,
+    ) -> Result<String, CodeFlowError> {
+        let client = self.options.introspection.as_ref().ok_or(CodeFlowError::NoClient)?;
         let endpoint =
-            self.issuer.metadata()?.token_endpoint.ok_or("the issuer's metadata names no token_endpoint")?;
+            self.issuer.metadata()?.token_endpoint.ok_or(CodeFlowError::NoEndpoint("token_endpoint"))?;
         let answer = self.issuer.exchange_code(
             &endpoint,
             client,
@@ -59,6 +84,6 @@ impl Verifier {
             .get("access_token")
             .and_then(Value::as_str)
             .map(str::to_string)
-            .ok_or_else(|| "the token endpoint answered no access_token".to_string())
+            .ok_or(CodeFlowError::NoAccessToken)
     }
 }

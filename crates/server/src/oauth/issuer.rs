@@ -3,9 +3,18 @@
 //! issuer; JSON documents fetched from it; token introspection (RFC 7662). Blocking (ureq):
 //! called off the async workers.
 
+use super::flight::{Flight, Pace};
 use serde_json::Value;
 use std::sync::Mutex;
 use std::time::Duration;
+
+/// Discovery is tried again at most every 5 s after a failure, one at a time; a request needing
+/// the metadata waits at most 2 s for a discovery under way.
+const DISCOVERY: Pace = Pace {
+    after_success: Duration::MAX,
+    after_failure: Duration::from_secs(5),
+    wait: Duration::from_secs(2),
+};
 
 const TIMEOUT: Duration = Duration::from_secs(10);
 /// An issuer's answers are small; a larger one is not read whole.
@@ -19,6 +28,45 @@ pub struct Metadata {
     /// Where the web UI sends a person to sign in, and exchanges the code it gets back.
     pub authorization_endpoint: Option<String>,
     pub token_endpoint: Option<String>,
+}
+
+/// Why the issuer's metadata, documents or keys could not be had. The HTTP client's and the
+/// JSON reader's own errors are kept as their text: they are only ever shown, in logs and
+/// refusals.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IssuerError {
+    #[error("the issuer's metadata has not been read yet")]
+    NotDiscovered,
+    /// Another request is reading the metadata and it did not arrive within the wait.
+    #[error("the issuer's metadata is being read from {issuer} and has not arrived yet")]
+    Discovering { issuer: String },
+    #[error("cannot reach {url}: {detail}")]
+    Unreachable { url: String, detail: String },
+    #[error("{url} answered {status}")]
+    Status { url: String, status: http::StatusCode },
+    #[error("{url} answered something that is not JSON: {detail}")]
+    NotJson { url: String, detail: String },
+    #[error(
+        "{url} names the issuer {named:?}, not {configured:?}: set CORTEX_OAUTH_ISSUER to exactly the issuer the metadata names"
+    )]
+    OtherIssuer { url: String, named: String, configured: String },
+    #[error("{url} has no jwks_uri")]
+    NoJwksUri { url: String },
+    /// Neither metadata document could be read: why, for each.
+    #[error("cannot read the issuer's metadata: {}", join(.0))]
+    NoMetadata(Vec<IssuerError>),
+    #[error("{uri}: {reason}")]
+    Jwks { uri: String, reason: super::keys::NotJwks },
+    /// The thread that fetches the key set could not be started.
+    #[error("cannot start fetching the issuer's keys: {detail}")]
+    NoFetchThread { detail: String },
+    /// A fetch of the key set is under way and none is kept yet.
+    #[error("the issuer's keys are being fetched and have not arrived yet")]
+    KeysPending,
+}
+
+fn join(errors: &[IssuerError]) -> String {
+    errors.iter().map(IssuerError::to_string).collect::<Vec<_>>().join("; ")
 }
 
 /// How Cortex authenticates itself at the introspection endpoint (`client_secret_basic`).
@@ -38,7 +86,9 @@ impl std::fmt::Debug for ClientCredentials {
 pub struct Issuer {
     pub url: String,
     agent: ureq::Agent,
-    metadata: Mutex<Option<Metadata>>,
+    /// The metadata once discovered, else why the last discovery failed.
+    metadata: Mutex<Result<Metadata, IssuerError>>,
+    discovery: Flight,
 }
 
 impl Issuer {
@@ -48,23 +98,32 @@ impl Issuer {
             .http_status_as_error(false)
             .build()
             .new_agent();
-        Issuer { url: url.to_string(), agent, metadata: Mutex::new(None) }
+        let pending = Err(IssuerError::NotDiscovered);
+        Issuer { url: url.to_string(), agent, metadata: Mutex::new(pending), discovery: Flight::default() }
     }
 
-    /// The issuer's metadata, read on first use and kept.
-    pub fn metadata(&self) -> Result<Metadata, String> {
-        let mut kept = self.metadata.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(metadata) = kept.as_ref() {
+    /// The issuer's metadata, read on first use and kept. One discovery at a time, never under
+    /// the lock: a caller finding one under way waits for it at most [`DISCOVERY`]'s bound.
+    pub fn metadata(&self) -> Result<Metadata, IssuerError> {
+        let kept = || self.metadata.lock().unwrap_or_else(|e| e.into_inner());
+        if let Ok(metadata) = &*kept() {
             return Ok(metadata.clone());
         }
-        let metadata = self.discover()?;
-        *kept = Some(metadata.clone());
-        Ok(metadata)
+        if self.discovery.start(&DISCOVERY, false) {
+            let found = self.discover();
+            *kept() = found.clone();
+            self.discovery.end(found.is_ok());
+            return found;
+        }
+        if !self.discovery.wait(DISCOVERY.wait) {
+            return Err(IssuerError::Discovering { issuer: self.url.clone() });
+        }
+        kept().clone()
     }
 
     /// Its metadata, whose `issuer` must be the one configured (OpenID Connect Discovery §4.3,
     /// RFC 8414 §3.3): a document naming another is someone else's.
-    fn discover(&self) -> Result<Metadata, String> {
+    fn discover(&self) -> Result<Metadata, IssuerError> {
         let mut tried = Vec::new();
         for url in metadata_urls(&self.url) {
             let doc = match self.get_json(&url) {
@@ -76,24 +135,25 @@ impl Issuer {
             };
             let named = doc.get("issuer").and_then(Value::as_str).unwrap_or("");
             if named != self.url {
-                return Err(format!(
-                    "{url} names the issuer {named:?}, not {:?}: set CORTEX_OAUTH_ISSUER to exactly the issuer the metadata names",
-                    self.url
-                ));
+                return Err(IssuerError::OtherIssuer {
+                    url,
+                    named: named.to_string(),
+                    configured: self.url.clone(),
+                });
             }
             let text = |field: &str| doc.get(field).and_then(Value::as_str).map(str::to_string);
             return Ok(Metadata {
-                jwks_uri: text("jwks_uri").ok_or_else(|| format!("{url} has no jwks_uri"))?,
+                jwks_uri: text("jwks_uri").ok_or_else(|| IssuerError::NoJwksUri { url: url.clone() })?,
                 introspection_endpoint: text("introspection_endpoint"),
                 authorization_endpoint: text("authorization_endpoint"),
                 token_endpoint: text("token_endpoint"),
             });
         }
-        Err(format!("cannot read the issuer's metadata: {}", tried.join("; ")))
+        Err(IssuerError::NoMetadata(tried))
     }
 
-    pub fn get_json(&self, url: &str) -> Result<Value, String> {
-        let response = self.agent.get(url).call().map_err(|e| format!("cannot reach {url}: {e}"))?;
+    pub fn get_json(&self, url: &str) -> Result<Value, IssuerError> {
+        let response = self.agent.get(url).call().map_err(|e| unreachable(url, &e))?;
         read_json(url, response)
     }
 
@@ -103,7 +163,7 @@ impl Issuer {
         endpoint: &str,
         client: &ClientCredentials,
         token: &str,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, IssuerError> {
         self.post_form(endpoint, client, &[("token", token), ("token_type_hint", "access_token")])
     }
 
@@ -113,14 +173,14 @@ impl Issuer {
         endpoint: &str,
         client: &ClientCredentials,
         form: &[(&str, &str)],
-    ) -> Result<Value, String> {
+    ) -> Result<Value, IssuerError> {
         let response = self
             .agent
             .post(endpoint)
             .header("Authorization", &basic(client))
             .header("Accept", "application/json")
             .send_form(form.iter().copied())
-            .map_err(|e| format!("cannot reach {endpoint}: {e}"))?;
+            .map_err(|e| unreachable(endpoint, &e))?;
         read_json(endpoint, response)
     }
 }
@@ -133,21 +193,25 @@ impl Issuer {
         endpoint: &str,
         client: &ClientCredentials,
         form: &[(&str, &str)],
-    ) -> Result<Value, String> {
+    ) -> Result<Value, IssuerError> {
         self.post_form(endpoint, client, form)
     }
 }
 
-fn read_json(url: &str, mut response: http::Response<ureq::Body>) -> Result<Value, String> {
+fn unreachable(url: &str, e: &ureq::Error) -> IssuerError {
+    IssuerError::Unreachable { url: url.to_string(), detail: e.to_string() }
+}
+
+fn read_json(url: &str, mut response: http::Response<ureq::Body>) -> Result<Value, IssuerError> {
     if !response.status().is_success() {
-        return Err(format!("{url} answered {}", response.status()));
+        return Err(IssuerError::Status { url: url.to_string(), status: response.status() });
     }
     response
         .body_mut()
         .with_config()
         .limit(MAX_DOCUMENT_BYTES)
         .read_json()
-        .map_err(|e| format!("{url} answered something that is not JSON: {e}"))
+        .map_err(|e| IssuerError::NotJson { url: url.to_string(), detail: e.to_string() })
 }
 
 /// `client_secret_basic` (RFC 6749 §2.3.1): id and secret form-encoded, then Base64.

@@ -1,21 +1,27 @@
 //! The issuer's signing keys: its JWKS (named by its metadata) fetched and kept by `kid`. A
-//! token naming a `kid` not kept makes the set be fetched again, at most once a minute: the
-//! issuer rotated its keys, or someone sends made-up `kid`s, and the second must not make this
-//! server hammer the issuer.
+//! token naming a `kid` not kept makes the set be fetched again, at most once a minute (every
+//! 5 s while the issuer cannot be reached), counted from the end of the last fetch: the issuer
+//! rotated its keys, or someone sends made-up `kid`s, and the second must not make this server
+//! hammer the issuer. The fetch runs on a thread of its own, one at a time ([`Flight`]); a
+//! token with a kept `kid` never waits for it, and one with an unknown `kid` waits at most
+//! [`Pace::wait`], then is answered from the keys kept — so an issuer whose key endpoint hangs
+//! delays no valid token.
 
-use super::issuer::Issuer;
+use super::flight::{Flight, Pace};
+use super::issuer::{Issuer, IssuerError};
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// The least time between two fetches of the key set.
-pub const REFETCH_INTERVAL: Duration = Duration::from_secs(60);
-/// The least time between two tries after a fetch failed (the issuer was down): sooner, so a
-/// server that started before its issuer is not refusing tokens for a minute.
-const RETRY_INTERVAL: Duration = Duration::from_secs(5);
+/// How often the key set may be fetched, and how long a token waits for a fetch under way.
+pub const PACE: Pace = Pace {
+    after_success: Duration::from_secs(60),
+    after_failure: Duration::from_secs(5),
+    wait: Duration::from_secs(2),
+};
 
 /// A key the issuer signs with, and the one algorithm it is accepted for.
 #[derive(Clone)]
@@ -30,80 +36,133 @@ pub enum KeyError {
     /// The issuer's current key set has no such key (or it was fetched less than a minute ago).
     Unknown,
     /// The issuer's metadata or key set could not be fetched or read, and no key is kept.
-    Unavailable(String),
+    Unavailable(IssuerError),
 }
 
-struct State {
+/// A document that is not a JWKS key set.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a JWKS document (no `keys` list)")]
+pub struct NotJwks;
+
+#[derive(Default)]
+struct Kept {
     keys: HashMap<String, SigningKey>,
-    fetched_at: Option<Instant>,
     /// Why the last fetch failed, if it did.
-    failed: Option<String>,
+    failed: Option<IssuerError>,
+}
+
+struct Shared {
+    issuer: Arc<Issuer>,
+    kept: Mutex<Kept>,
+    flight: Flight,
+    pace: Pace,
 }
 
 pub struct IssuerKeys {
-    issuer: Arc<Issuer>,
-    state: Mutex<State>,
+    shared: Arc<Shared>,
 }
 
 impl IssuerKeys {
     pub fn new(issuer: Arc<Issuer>) -> IssuerKeys {
+        IssuerKeys::paced(issuer, PACE)
+    }
+
+    pub(super) fn paced(issuer: Arc<Issuer>, pace: Pace) -> IssuerKeys {
         IssuerKeys {
-            issuer,
-            state: Mutex::new(State { keys: HashMap::new(), fetched_at: None, failed: None }),
+            shared: Arc::new(Shared { issuer, kept: Mutex::default(), flight: Flight::default(), pace }),
         }
     }
 
-    /// The key named `kid`, fetching the key set again if it is not kept and the last fetch
-    /// is a minute old. Blocking (network I/O): call off the async workers.
+    /// The key named `kid`. One not kept starts a fetch of the key set when one is due, and
+    /// waits at most [`Pace::wait`] for a fetch under way. Blocking (it may wait): call off the
+    /// async workers.
     pub fn key(&self, kid: &str) -> Result<SigningKey, KeyError> {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(key) = state.keys.get(kid) {
+        if let Some(key) = self.shared.kept().keys.get(kid) {
             return Ok(key.clone());
         }
-        let interval = if state.failed.is_some() { RETRY_INTERVAL } else { REFETCH_INTERVAL };
-        if state.fetched_at.is_none_or(|at| at.elapsed() >= interval) {
-            // A failure is kept in `state.failed`.
-            let _ = self.refresh(&mut state);
+        if self.shared.flight.start(&self.shared.pace, false) {
+            let shared = self.shared.clone();
+            let spawned =
+                std::thread::Builder::new().name("oauth-jwks".into()).spawn(move || shared.refresh());
+            if let Err(e) = spawned {
+                self.shared.kept().failed = Some(IssuerError::NoFetchThread { detail: e.to_string() });
+                self.shared.flight.end(false);
+            }
         }
-        match (state.keys.get(kid), &state.failed) {
+        let settled = self.shared.flight.wait(self.shared.pace.wait);
+        let kept = self.shared.kept();
+        match (kept.keys.get(kid), &kept.failed) {
             (Some(key), _) => Ok(key.clone()),
-            (None, Some(why)) if state.keys.is_empty() => Err(KeyError::Unavailable(why.clone())),
+            (None, Some(why)) if kept.keys.is_empty() => Err(KeyError::Unavailable(why.clone())),
+            (None, _) if kept.keys.is_empty() && !settled => {
+                Err(KeyError::Unavailable(IssuerError::KeysPending))
+            }
             (None, _) => Err(KeyError::Unknown),
         }
     }
 
-    /// Fetches the key set now (at start, so the first token is not kept waiting).
-    pub fn warm(&self) -> Result<usize, String> {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        self.refresh(&mut state)?;
-        Ok(state.keys.len())
+    /// Fetches the key set now (at start, so the first token is not kept waiting), and waits
+    /// for it whatever it takes; a fetch already under way is waited for instead.
+    pub fn warm(&self) -> Result<usize, IssuerError> {
+        if self.shared.flight.start(&self.shared.pace, true) {
+            self.shared.refresh()?;
+        } else {
+            while !self.shared.flight.wait(self.shared.pace.wait) {}
+        }
+        let kept = self.shared.kept();
+        match &kept.failed {
+            Some(why) => Err(why.clone()),
+            None => Ok(kept.keys.len()),
+        }
+    }
+
+    /// Fetches of the key set started so far.
+    #[cfg(test)]
+    pub fn fetches(&self) -> u64 {
+        self.shared.flight.started()
+    }
+}
+
+impl Shared {
+    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Replaces the kept keys with the issuer's current set: a key it no longer publishes is
-    /// no longer accepted. On failure the kept keys stay. Counts as a fetch either way.
-    fn refresh(&self, state: &mut State) -> Result<(), String> {
-        state.fetched_at = Some(Instant::now());
-        let fetched = self.fetch(state);
-        state.failed = fetched.as_ref().err().cloned();
-        fetched
+    /// no longer accepted. On failure the kept keys stay. Ends the flight [`start`] began; the
+    /// network is used without any lock held.
+    ///
+    /// [`start`]: Flight::start
+    fn refresh(&self) -> Result<(), IssuerError> {
+        let refreshed = match self.fetch() {
+            Ok(keys) => {
+                *self.kept() = Kept { keys, failed: None };
+                Ok(())
+            }
+            Err(why) => {
+                self.kept().failed = Some(why.clone());
+                Err(why)
+            }
+        };
+        self.flight.end(refreshed.is_ok());
+        refreshed
     }
 
-    fn fetch(&self, state: &mut State) -> Result<(), String> {
+    fn fetch(&self) -> Result<HashMap<String, SigningKey>, IssuerError> {
         let uri = self.issuer.metadata()?.jwks_uri;
         let set = self.issuer.get_json(&uri)?;
-        let keys = signing_keys(&set).map_err(|e| format!("{uri}: {e}"))?;
+        let keys = signing_keys(&set).map_err(|reason| IssuerError::Jwks { uri, reason })?;
         tracing::info!(issuer = %self.issuer.url, keys = keys.len(), "fetched the issuer's signing keys");
-        state.keys = keys;
-        Ok(())
+        Ok(keys)
     }
 }
 
 /// The keys of a JWKS document that can sign access tokens here, by `kid`: RSA (RS256), P-256
 /// (ES256) and Ed25519 (EdDSA) keys with a `kid`, not marked for encryption. Others are left
 /// out one by one, not the set refused: issuers publish keys for other uses beside them.
-pub fn signing_keys(set: &Value) -> Result<HashMap<String, SigningKey>, String> {
+pub fn signing_keys(set: &Value) -> Result<HashMap<String, SigningKey>, NotJwks> {
     let Some(items) = set.get("keys").and_then(Value::as_array) else {
-        return Err("not a JWKS document (no `keys` list)".into());
+        return Err(NotJwks);
     };
     let mut keys = HashMap::new();
     for item in items {
@@ -141,8 +200,62 @@ fn algorithm_of(jwk: &Jwk) -> Option<Algorithm> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_issuer::TestIssuer;
     use super::*;
     use serde_json::json;
+
+    /// Fetches as soon as one is asked for (none running), a short wait.
+    const EAGER: Pace = Pace {
+        after_success: Duration::ZERO,
+        after_failure: Duration::ZERO,
+        wait: Duration::from_millis(200),
+    };
+
+    #[test]
+    fn a_hanging_key_endpoint_costs_one_fetch_and_delays_no_kept_key() {
+        let issuer = TestIssuer::start();
+        let keys = Arc::new(IssuerKeys::paced(Arc::new(Issuer::new(&issuer.url)), EAGER));
+        assert_eq!(keys.warm(), Ok(1));
+        issuer.hang("/jwks");
+        let askers: Vec<_> = (0..6)
+            .map(|i| {
+                let keys = keys.clone();
+                std::thread::spawn(move || keys.key(&format!("made-up-{i}")))
+            })
+            .collect();
+        for asker in askers {
+            assert_eq!(asker.join().unwrap().err(), Some(KeyError::Unknown), "answered from the keys kept");
+        }
+        assert!(keys.key("k1").is_ok(), "a kept key, while the endpoint hangs");
+        assert_eq!(keys.key("another").err(), Some(KeyError::Unknown));
+        // One fetch at a time: six unknown kids and one more made one request, still held.
+        assert_eq!((issuer.seen("/jwks"), issuer.held(), keys.fetches()), (2, 1, 2));
+        issuer.release();
+    }
+
+    #[test]
+    fn an_unknown_kid_fetches_at_most_once_per_interval() {
+        let issuer = TestIssuer::start();
+        let pace = Pace { after_success: Duration::from_secs(3600), ..EAGER };
+        let keys = IssuerKeys::paced(Arc::new(Issuer::new(&issuer.url)), pace);
+        assert_eq!(keys.warm(), Ok(1));
+        for i in 0..5 {
+            assert_eq!(keys.key(&format!("made-up-{i}")).err(), Some(KeyError::Unknown));
+        }
+        assert_eq!((issuer.seen("/jwks"), keys.fetches()), (1, 1));
+    }
+
+    #[test]
+    fn no_keys_yet_and_a_hanging_issuer_answer_unavailable_within_the_wait() {
+        let issuer = TestIssuer::start();
+        issuer.hang("/.well-known/openid-configuration");
+        let keys = IssuerKeys::paced(Arc::new(Issuer::new(&issuer.url)), EAGER);
+        for _ in 0..3 {
+            assert!(matches!(keys.key("k1"), Err(KeyError::Unavailable(_))));
+        }
+        assert_eq!((issuer.seen("/.well-known/openid-configuration"), keys.fetches()), (1, 1));
+        issuer.release();
+    }
 
     // A P-256 public key and an RSA modulus, as an issuer publishes them.
     const EC_X: &str = "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU";
@@ -165,6 +278,6 @@ mod tests {
         let mut kids: Vec<_> = keys.iter().map(|(k, v)| (k.as_str(), v.algorithm)).collect();
         kids.sort_by_key(|(k, _)| *k);
         assert_eq!(kids, vec![("e", Algorithm::ES256), ("r", Algorithm::RS256)]);
-        assert!(signing_keys(&json!({"no": []})).is_err());
+        assert_eq!(signing_keys(&json!({"no": []})).err(), Some(NotJwks));
     }
 }

@@ -5,7 +5,8 @@
 //! - `options`: the settings (`CORTEX_OAUTH_ISSUER`, `CORTEX_PUBLIC_URL` and the claims' names)
 //! - `metadata`: the Protected Resource Metadata document and the `WWW-Authenticate` challenges
 //! - `issuer`: the authorization server's metadata, documents and introspection endpoint
-//! - `keys`: the issuer's signing keys (JWKS), kept by `kid`
+//! - `keys`: the issuer's signing keys (JWKS), kept by `kid`; `flight`: one fetch from the
+//!   issuer at a time, others waiting a short bound
 //! - `token`: checking a JWT access token; `introspect`: an opaque one (RFC 7662);
 //!   `claims`: what a token's claims grant (role, tenant bound)
 //! - `code_flow`: the web UI's sign-in through the issuer (authorization code + PKCE)
@@ -14,11 +15,14 @@
 
 mod claims;
 mod code_flow;
+mod flight;
 mod introspect;
 mod issuer;
 mod keys;
 mod metadata;
 mod options;
+#[cfg(test)]
+mod test_issuer;
 mod token;
 
 pub use claims::Identity;

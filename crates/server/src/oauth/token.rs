@@ -3,8 +3,8 @@
 //! configured issuer for this server's audience, current; then what its claims grant.
 
 use super::claims::{self, ClaimError, ClaimNames, Identity};
-use super::introspect;
-use super::issuer::Issuer;
+use super::introspect::Introspector;
+use super::issuer::{Issuer, IssuerError};
 use super::keys::{IssuerKeys, KeyError};
 use super::options::OAuthOptions;
 use jsonwebtoken::errors::ErrorKind;
@@ -35,17 +35,23 @@ pub struct Verifier {
     pub options: OAuthOptions,
     pub(super) issuer: Arc<Issuer>,
     keys: IssuerKeys,
+    introspector: Introspector,
 }
 
 impl Verifier {
     pub fn new(options: OAuthOptions) -> Verifier {
         let issuer = Arc::new(Issuer::new(&options.issuer));
-        Verifier { keys: IssuerKeys::new(issuer.clone()), issuer, options }
+        Verifier {
+            keys: IssuerKeys::new(issuer.clone()),
+            issuer,
+            options,
+            introspector: Introspector::default(),
+        }
     }
 
     /// Fetches the issuer's keys now; `Err` says why not (the server starts anyway and tries
     /// again on the first token).
-    pub fn warm(&self) -> Result<usize, String> {
+    pub fn warm(&self) -> Result<usize, IssuerError> {
         self.keys.warm()
     }
 
@@ -55,10 +61,7 @@ impl Verifier {
         if token.split('.').count() != 3
             && let Some(client) = &self.options.introspection
         {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs() as i64);
-            return introspect::identity(&self.issuer, client, &self.options, token, now);
+            return self.introspector.identity(&self.issuer, client, &self.options, token);
         }
         let header = jsonwebtoken::decode_header(token).map_err(|e| {
             invalid(format!("the token is not a JWT signed with RS256, ES256 or EdDSA ({e})"))
@@ -74,7 +77,7 @@ impl Verifier {
             KeyError::Unknown => {
                 invalid(format!("the token names the key {kid:?}, which the issuer does not publish"))
             }
-            KeyError::Unavailable(why) => TokenError::Unavailable(why),
+            KeyError::Unavailable(why) => TokenError::Unavailable(why.to_string()),
         })?;
         if key.algorithm != header.alg {
             return Err(invalid(format!(

@@ -71,10 +71,12 @@ pub async fn revoke(State(ui): State<Ui>, request: Request) -> Response {
         Err(answer) => return answer,
     };
     let name = field(&fields, "name").to_string();
+    let org = field(&fields, "org").to_string();
     let bound = viewer.principal.caller.bound.clone();
     let service = ui.app.service.clone();
     let revoked =
-        tokio::task::spawn_blocking(move || service.keys().revoke_within(bound.as_ref(), &name)).await;
+        tokio::task::spawn_blocking(move || service.keys().revoke_within(bound.as_ref(), Some(&org), &name))
+            .await;
     match revoked {
         Ok(Ok(key)) => {
             tracing::info!(target: "cortex::access", by = %viewer.principal.key, key = %key.name, "API key revoked from the web UI");

@@ -53,12 +53,18 @@ impl Ui {
     fn clear_cookie(&self) -> String {
         session::clear_cookie(self.secure())
     }
+
+    /// Whether the sign-in form offers the identity provider's sign-in: this server accepts
+    /// its tokens and has a client there.
+    fn offers_oauth(&self) -> bool {
+        self.app.oauth.as_ref().is_some_and(|v| v.signs_in_people())
+    }
 }
 
 /// The UI's routes, for the server's router to merge (behind its Origin check).
 pub(super) fn routes(app: App) -> Router<App> {
-    oauth_signin::offer(app.oauth.as_ref().is_some_and(|v| v.signs_in_people()));
-    let ui = Ui { app, sessions: Arc::new(Sessions::default()), oauth_pending: Arc::default() };
+    let sessions = Arc::new(Sessions::new(app.options.max_sessions_per_key));
+    let ui = Ui { app, sessions, oauth_pending: Arc::default() };
     Router::new()
         .route("/", get(search::page))
         .route("/login", post(signin::login))

@@ -16,11 +16,8 @@ use base64::Engine;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Whether the sign-in form offers the provider (set once, as the routes are made).
-pub static OFFERED: AtomicBool = AtomicBool::new(false);
 /// A sign-in not finished within this is forgotten.
 const PENDING_FOR: Duration = Duration::from_secs(10 * 60);
 /// Sign-ins under way at most (bounds what anonymous visits can hold).
@@ -104,7 +101,7 @@ pub async fn start(State(ui): State<Ui>) -> Response {
             page::with_cookie(page::see_other(&url), &cookie)
         }
         Ok(Err(e)) => page::server_error("reaching the identity provider", e, None),
-        Err(e) => page::server_error("signing in", e.to_string(), None),
+        Err(e) => page::server_error("signing in", e, None),
     }
 }
 
@@ -116,7 +113,7 @@ pub async fn callback(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Res
         return unavailable();
     };
     let refused =
-        |status, message: String, hint: &str| page::sign_in(status, Some(Problem::new(message, hint)));
+        |status, message: String, hint: &str| page::sign_in(&ui, status, Some(Problem::new(message, hint)));
     if let Some(error) = query.get("error") {
         return refused(
             StatusCode::UNAUTHORIZED,
@@ -150,34 +147,29 @@ pub async fn callback(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Res
                 "start again from the sign-in page's provider link",
             );
         }
-        Err(e) => return page::server_error("signing in", e.to_string(), None),
+        Err(e) => return page::server_error("signing in", e, None),
     };
-    match principal_of(&ui, Some(&token)).await {
-        Ok(principal) => match ui.sessions.start(Some(token), Instant::now()) {
-            Ok(session) => {
-                tracing::info!(target: "cortex::access", key = %principal.key, "signed in to the web UI through the identity provider");
-                let cleared = format!("{STATE_COOKIE}=; Path=/ui/oauth; HttpOnly; SameSite=Lax; Max-Age=0");
-                // A page of this site that moves on, not a redirect: the session cookie is
-                // SameSite=Strict, and a browser leaves it off every step of a redirect chain
-                // the provider's site started.
-                let page = SignedIn { chrome: None, who: principal.key.clone() };
-                let answer = page::with_cookie(
-                    page::html(StatusCode::OK, &page),
-                    &super::session::set_cookie(&session.id, ui.secure()),
-                );
-                page::with_cookie(answer, &cleared)
-            }
-            Err(e) => page::server_error("signing in", e, None),
-        },
-        Err((status, problem)) => page::sign_in(status, Some(problem)),
+    let principal = match principal_of(&ui, Some(&token)).await {
+        Ok(principal) => principal,
+        Err((status, problem)) => return page::sign_in(&ui, status, Some(problem)),
+    };
+    if let Some(refused) = super::signin::over_rate(&ui, &principal) {
+        return refused;
     }
-}
-
-/// Whether the sign-in form offers the provider.
-pub fn offered() -> bool {
-    OFFERED.load(Ordering::Relaxed)
-}
-
-pub fn offer(yes: bool) {
-    OFFERED.store(yes, Ordering::Relaxed);
+    match ui.sessions.start(Some(token), &principal.id, Instant::now()) {
+        Ok(session) => {
+            tracing::info!(target: "cortex::access", key = %principal.key, "signed in to the web UI through the identity provider");
+            let cleared = format!("{STATE_COOKIE}=; Path=/ui/oauth; HttpOnly; SameSite=Lax; Max-Age=0");
+            // A page of this site that moves on, not a redirect: the session cookie is
+            // SameSite=Strict, and a browser leaves it off every step of a redirect chain
+            // the provider's site started.
+            let page = SignedIn { chrome: None, who: principal.key.clone() };
+            let answer = page::with_cookie(
+                page::html(StatusCode::OK, &page),
+                &super::session::set_cookie(&session.id, ui.secure()),
+            );
+            page::with_cookie(answer, &cleared)
+        }
+        Err(e) => page::server_error("signing in", e, None),
+    }
 }

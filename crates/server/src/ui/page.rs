@@ -60,9 +60,10 @@ pub struct Message {
     pub problem: Problem,
 }
 
-/// The sign-in form, with why it is shown again when something went wrong.
-pub fn sign_in(status: StatusCode, problem: Option<Problem>) -> Response {
-    html(status, &Login { chrome: None, problem, oauth: super::oauth_signin::offered() })
+/// The sign-in form, with why it is shown again when something went wrong, and the identity
+/// provider's sign-in when this server offers it.
+pub fn sign_in(ui: &super::Ui, status: StatusCode, problem: Option<Problem>) -> Response {
+    html(status, &Login { chrome: None, problem, oauth: ui.offers_oauth() })
 }
 
 /// A page that only says what went wrong and what to do.
@@ -71,13 +72,13 @@ pub fn message(status: StatusCode, heading: &str, problem: Problem, chrome: Opti
 }
 
 /// A failure of the server, not of the request: logged, and said so on the page.
-pub fn server_error(what: &str, e: String, chrome: Option<Chrome>) -> Response {
+pub fn server_error(what: &str, e: impl std::fmt::Display, chrome: Option<Chrome>) -> Response {
     tracing::error!(error = %e, "web UI: {what} failed");
     message(
         StatusCode::INTERNAL_SERVER_ERROR,
         "Server error",
         Problem::new(
-            e,
+            e.to_string(),
             "a server-side failure, not your request: retry; if it persists, run `cortex doctor`",
         ),
         chrome,

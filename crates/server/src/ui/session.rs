@@ -3,6 +3,11 @@
 //! and the CSRF token every form of the session carries. A session ends when signed out,
 //! after [`IDLE`] without a request, after [`LIFETIME`] in all, or when its key no longer
 //! passes the gate (checked on every request, so revoking the key ends it).
+//!
+//! Each principal (a key, a token's subject, the local user) holds at most a set number of
+//! sessions: a new one past it ends that principal's own oldest, never anyone else's. So the
+//! memory sessions take is bounded by the principals the server knows, and no one can sign
+//! others out by signing in many times.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -12,9 +17,6 @@ use std::time::{Duration, Instant};
 pub const IDLE: Duration = Duration::from_secs(30 * 60);
 /// No session lives longer than this, used or not.
 pub const LIFETIME: Duration = Duration::from_secs(12 * 60 * 60);
-/// Sessions held at most: past it, the one idle longest is dropped (bounds the memory an
-/// anonymous flood of sign-ins could take).
-const MAX_SESSIONS: usize = 10_000;
 
 pub const COOKIE: &str = "cortex_session";
 
@@ -25,6 +27,8 @@ pub struct Session {
     /// The API key's token; `None` for the local user of a keyless loopback server.
     pub token: Option<String>,
     pub csrf: String,
+    /// The principal it was started for (`Principal::id`).
+    owner: String,
     started: Instant,
     last_seen: Instant,
 }
@@ -35,21 +39,37 @@ impl Session {
     }
 }
 
-#[derive(Default)]
 pub struct Sessions {
     live: Mutex<HashMap<String, Session>>,
+    /// Sessions one principal holds at most.
+    max_per_owner: usize,
 }
 
 impl Sessions {
-    /// A new session for `token`; the `Err` is the system's random source failing.
-    pub fn start(&self, token: Option<String>, now: Instant) -> Result<Session, String> {
-        let session = Session { id: random_hex()?, token, csrf: random_hex()?, started: now, last_seen: now };
+    pub fn new(max_per_owner: usize) -> Sessions {
+        Sessions { live: Mutex::default(), max_per_owner: max_per_owner.max(1) }
+    }
+
+    /// A new session for `token`, held by the principal `owner` (past its cap, the owner's
+    /// oldest session ends).
+    pub fn start(&self, token: Option<String>, owner: &str, now: Instant) -> Result<Session, NoRandomness> {
+        let session = Session {
+            id: random_hex()?,
+            token,
+            csrf: random_hex()?,
+            owner: owner.to_string(),
+            started: now,
+            last_seen: now,
+        };
         let mut live = self.lock();
         live.retain(|_, s| !s.expired(now));
-        if live.len() >= MAX_SESSIONS
-            && let Some(oldest) = live.values().min_by_key(|s| s.last_seen).map(|s| s.id.clone())
-        {
-            live.remove(&oldest);
+        let mut own: Vec<(Instant, String)> =
+            live.values().filter(|s| s.owner == owner).map(|s| (s.started, s.id.clone())).collect();
+        if own.len() >= self.max_per_owner {
+            own.sort();
+            for (_, oldest) in own.iter().take(own.len() + 1 - self.max_per_owner) {
+                live.remove(oldest);
+            }
         }
         live.insert(session.id.clone(), session.clone());
         Ok(session)
@@ -76,10 +96,15 @@ impl Sessions {
     }
 }
 
+/// The system's random source failed: no unguessable id can be made.
+#[derive(Debug, thiserror::Error)]
+#[error("the system's random source failed: {0}")]
+pub struct NoRandomness(getrandom::Error);
+
 /// 256 random bits as 64 hex digits.
-pub fn random_hex() -> Result<String, String> {
+pub fn random_hex() -> Result<String, NoRandomness> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| format!("the system's random source failed: {e}"))?;
+    getrandom::fill(&mut bytes).map_err(NoRandomness)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
@@ -118,15 +143,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sessions_expire_when_idle_and_at_the_end_of_their_life() {
-        let sessions = Sessions::default();
+    fn a_principal_past_its_cap_loses_its_own_oldest_session_never_anothers() {
+        let sessions = Sessions::new(3);
         let t0 = Instant::now();
-        let s = sessions.start(Some("tok".into()), t0).unwrap();
+        let at = |i: u64| t0 + Duration::from_millis(i);
+        let victim: Vec<Session> =
+            (0..3).map(|i| sessions.start(Some("v".into()), "key:victim", at(i)).unwrap()).collect();
+        let flood: Vec<Session> =
+            (0..50).map(|i| sessions.start(Some("f".into()), "key:flooder", at(10 + i)).unwrap()).collect();
+        for s in &victim {
+            assert!(sessions.touch(&s.id, at(100)).is_some(), "another principal's sessions stay");
+        }
+        let kept: Vec<bool> = flood.iter().map(|s| sessions.touch(&s.id, at(100)).is_some()).collect();
+        assert_eq!(kept.iter().filter(|k| **k).count(), 3, "the flooder holds its cap");
+        assert!(kept[47] && kept[48] && kept[49], "its newest three");
+        let fourth = sessions.start(Some("v".into()), "key:victim", at(200)).unwrap();
+        assert!(sessions.touch(&victim[0].id, at(201)).is_none(), "the victim's own oldest ends");
+        assert!(
+            sessions.touch(&victim[1].id, at(201)).is_some() && sessions.touch(&fourth.id, at(201)).is_some()
+        );
+    }
+
+    #[test]
+    fn sessions_expire_when_idle_and_at_the_end_of_their_life() {
+        let sessions = Sessions::new(100);
+        let t0 = Instant::now();
+        let s = sessions.start(Some("tok".into()), "key:k", t0).unwrap();
         assert_eq!(s.id.len(), 64);
         assert_ne!(s.id, s.csrf);
         assert!(sessions.touch(&s.id, t0 + IDLE / 2).is_some());
         assert!(sessions.touch(&s.id, t0 + IDLE / 2 + IDLE + Duration::from_secs(1)).is_none());
-        let s = sessions.start(None, t0).unwrap();
+        let s = sessions.start(None, "local", t0).unwrap();
         let mut now = t0;
         while now.duration_since(t0) < LIFETIME {
             assert!(sessions.touch(&s.id, now).is_some(), "used within the idle time, still live");

@@ -8,13 +8,15 @@ use super::page::{self, Chrome, Problem};
 use super::session::{self, Session};
 use crate::gate::who;
 use crate::principal::Principal;
+use crate::problem_code::ProblemCode;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use cortex_domain::api_key::Role;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use subtle::ConstantTimeEq;
+use tokio::sync::OwnedSemaphorePermit;
 
 /// A request the UI answers: who it is for, and the session it belongs to.
 pub struct Viewer {
@@ -23,6 +25,9 @@ pub struct Viewer {
     /// A session this request started (the keyless local user's): its cookie goes out with
     /// the answer.
     new_cookie: Option<String>,
+    /// The request's place among its principal's calls at once, held while it is answered
+    /// (a page is rendered whole before it is sent).
+    _call: OwnedSemaphorePermit,
 }
 
 impl Viewer {
@@ -70,17 +75,21 @@ pub async fn viewer(ui: &Ui, headers: &HeaderMap) -> Result<Viewer, Response> {
     let now = Instant::now();
     if let Some(session) = session::cookie_id(headers).and_then(|id| ui.sessions.touch(&id, now)) {
         return match principal_of(ui, session.token.as_deref()).await {
-            Ok(principal) => Ok(Viewer { principal, session, new_cookie: None }),
+            Ok(principal) => {
+                let call = admit_call(ui, &principal).map_err(|refused| *refused)?;
+                Ok(Viewer { principal, session, new_cookie: None, _call: call })
+            }
             Err((status, problem)) => Err(ended(ui, &session, status, problem)),
         };
     }
     match principal_of(ui, None).await {
         Ok(principal) => {
-            let session = ui.sessions.start(None, now).map_err(internal)?;
+            let call = admit_call(ui, &principal).map_err(|refused| *refused)?;
+            let session = ui.sessions.start(None, &principal.id, now).map_err(internal)?;
             let new_cookie = Some(session::set_cookie(&session.id, ui.secure()));
-            Ok(Viewer { principal, session, new_cookie })
+            Ok(Viewer { principal, session, new_cookie, _call: call })
         }
-        Err((StatusCode::UNAUTHORIZED, _)) => Err(page::sign_in(StatusCode::OK, None)),
+        Err((StatusCode::UNAUTHORIZED, _)) => Err(page::sign_in(ui, StatusCode::OK, None)),
         Err((status, problem)) => Err(page::message(status, "Not available", problem, None)),
     }
 }
@@ -128,20 +137,66 @@ pub async fn login(State(ui): State<Ui>, request: Request) -> Response {
     let token = field(&fields, "token").trim().to_string();
     if token.is_empty() {
         return page::sign_in(
+            &ui,
             StatusCode::UNAUTHORIZED,
             Some(Problem::new("no token was given", "paste the token of your API key into the field")),
         );
     }
     match principal_of(&ui, Some(&token)).await {
-        Ok(principal) => match ui.sessions.start(Some(token), Instant::now()) {
-            Ok(session) => {
-                tracing::info!(target: "cortex::access", key = %principal.key, "signed in to the web UI");
-                page::with_cookie(page::see_other("/"), &session::set_cookie(&session.id, ui.secure()))
-            }
-            Err(e) => internal(e),
+        Ok(principal) => match over_rate(&ui, &principal) {
+            Some(refused) => refused,
+            None => match ui.sessions.start(Some(token), &principal.id, Instant::now()) {
+                Ok(session) => {
+                    tracing::info!(target: "cortex::access", key = %principal.key, "signed in to the web UI");
+                    page::with_cookie(page::see_other("/"), &session::set_cookie(&session.id, ui.secure()))
+                }
+                Err(e) => internal(e),
+            },
         },
-        Err((status, problem)) => page::sign_in(status, Some(problem)),
+        Err((status, problem)) => page::sign_in(&ui, status, Some(problem)),
     }
+}
+
+/// 429 with `Retry-After` when `principal` is over its rate: a UI request is counted as an
+/// MCP call is, against the same limits `/mcp` applies, so the UI is no way around them.
+pub(super) fn over_rate(ui: &Ui, principal: &Principal) -> Option<Response> {
+    let wait = ui.app.limits.admit(&principal.id, principal.rate, Instant::now()).err()?;
+    Some(too_many(
+        ui,
+        ProblemCode::RateLimited,
+        format!("the key `{}` is over its rate of {}", principal.key, principal.rate),
+        "wait a moment and reload; the server's admin sets a key's rate with `cortex keys create --rate`",
+        wait,
+    ))
+}
+
+/// [`over_rate`], then a place among the principal's calls at once, held until the page is
+/// answered; 429 when they are all taken.
+fn admit_call(ui: &Ui, principal: &Principal) -> Result<OwnedSemaphorePermit, Box<Response>> {
+    if let Some(refused) = over_rate(ui, principal) {
+        return Err(Box::new(refused));
+    }
+    ui.app.limits.call_permit(&principal.id, principal.rate).ok_or_else(|| {
+        Box::new(too_many(
+            ui,
+            ProblemCode::TooManyCalls,
+            format!(
+                "the key `{}` has {} calls running already, this server's limit per key",
+                principal.key, ui.app.options.max_concurrent_per_key
+            ),
+            "wait for a page to load before asking for more (CORTEX_HTTP_MAX_CONCURRENT sets the limit)",
+            Duration::from_secs(1),
+        ))
+    })
+}
+
+fn too_many(ui: &Ui, code: ProblemCode, message: String, hint: &str, wait: Duration) -> Response {
+    ui.app.metrics.refused(code);
+    let problem = Problem::new(message, hint);
+    let mut answer = page::message(StatusCode::TOO_MANY_REQUESTS, "Too many requests", problem, None);
+    let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
+    answer.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    answer
 }
 
 /// `POST /logout` (with the session's CSRF token): the session ends.
@@ -186,7 +241,10 @@ pub async fn checked_form(
         return Err(forbidden("this form does not carry this session's CSRF token"));
     }
     let viewer = match principal_of(ui, session.token.as_deref()).await {
-        Ok(principal) => Viewer { principal, session, new_cookie: None },
+        Ok(principal) => {
+            let call = admit_call(ui, &principal).map_err(|refused| *refused)?;
+            Viewer { principal, session, new_cookie: None, _call: call }
+        }
         Err((status, problem)) => return Err(ended(ui, &session, status, problem)),
     };
     Ok((viewer, fields))
@@ -200,7 +258,7 @@ fn ended(ui: &Ui, session: &Session, status: StatusCode, problem: Problem) -> Re
     }
     ui.sessions.end(&session.id);
     let problem = Problem::new(format!("Your session ended: {}", problem.message), problem.hint);
-    page::with_cookie(page::sign_in(StatusCode::UNAUTHORIZED, Some(problem)), &ui.clear_cookie())
+    page::with_cookie(page::sign_in(ui, StatusCode::UNAUTHORIZED, Some(problem)), &ui.clear_cookie())
 }
 
 /// A form-encoded body, within the server's body limit.
@@ -224,6 +282,6 @@ pub fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
     fields.iter().find(|(n, _)| n == name).map_or("", |(_, v)| v.as_str())
 }
 
-fn internal(e: String) -> Response {
+fn internal(e: impl std::fmt::Display) -> Response {
     page::server_error("signing in", e, None)
 }

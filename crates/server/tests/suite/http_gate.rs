@@ -23,13 +23,14 @@ use tower::ServiceExt;
 per_backend!(
     beyond_loopback_every_request_needs_a_key_even_before_any_exists,
     metrics_from_another_machine_need_an_admin_key,
+    two_orgs_keys_of_one_name_have_their_own_rates,
 );
 
 /// A peer on another machine (TEST-NET-1: a documentation address, never contacted).
 const ELSEWHERE: &str = "192.0.2.7:40000";
 const LOOPBACK: &str = "127.0.0.1:40000";
 
-fn service(db: &TestDb) -> Arc<MemoryService> {
+pub fn service(db: &TestDb) -> Arc<MemoryService> {
     let config =
         Config::new(db.target().clone(), InferredScope::fixed("acme", "api", "main"), EmbedderChoice::None);
     Arc::new(MemoryService::open(&config).unwrap())
@@ -71,7 +72,7 @@ async fn send(
     (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
 
@@ -110,5 +111,32 @@ fn metrics_from_another_machine_need_an_admin_key(db: &TestDb) {
         // From the server's own machine no key is needed.
         let (status, _) = send(&app, "GET", "/metrics", LOOPBACK, None).await;
         assert_eq!(status, StatusCode::OK);
+    });
+}
+
+/// Key names are unique per org, so two orgs may each have a key `ci`: each has its own rate
+/// (and calls at once, and sessions), one org's use never refusing the other's.
+fn two_orgs_keys_of_one_name_have_their_own_rates(db: &TestDb) {
+    let service = service(db);
+    let spec = |org: &str| KeySpec {
+        name: "ci".into(),
+        org: org.into(),
+        role: "read".into(),
+        rate: Some("1/min".into()),
+        ..KeySpec::default()
+    };
+    let acme = service.keys().create(&spec("acme")).unwrap().token;
+    let globex = service.keys().create(&spec("globex")).unwrap().token;
+    let app = app(&service, "127.0.0.1:0");
+    runtime().block_on(async {
+        let (status, _) = send(&app, "POST", "/mcp", LOOPBACK, Some(&acme)).await;
+        assert_ne!(status, StatusCode::TOO_MANY_REQUESTS);
+        let (status, body) = send(&app, "POST", "/mcp", LOOPBACK, Some(&globex)).await;
+        assert_ne!(status, StatusCode::TOO_MANY_REQUESTS, "globex's ci has a bucket of its own: {body}");
+        let (status, body) = send(&app, "POST", "/mcp", LOOPBACK, Some(&acme)).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (StatusCode::TOO_MANY_REQUESTS, Some("rate_limited"))
+        );
     });
 }

@@ -1,4 +1,7 @@
-//! The team application's integration tests, one binary (one link): the HTTP gate, for what a
-//! test over loopback cannot show (tests/e2e drives the rest through the real binary).
+//! The team application's integration tests, one binary (one link): the HTTP gate and the web
+//! UI's sign-in form, for what a test over loopback cannot show (tests/e2e drives the rest
+//! through the real binary).
 
 mod http_gate;
+mod ui_limits;
+mod ui_signin;

@@ -23,7 +23,7 @@ impl Briefing<'_> {
         let branch = filter.caller.branch.clone();
         // Every section's items are read first: whether they may be out of date is one check.
         let mut read: Vec<(usize, StoredItem)> = Vec::new();
-        for (at, section) in SECTIONS.iter().enumerate() {
+        for (n, section) in SECTIONS.iter().enumerate() {
             for (kind, statuses) in section.wanted {
                 let statuses: Vec<Option<String>> = if statuses.is_empty() {
                     vec![None]
@@ -39,23 +39,23 @@ impl Briefing<'_> {
                         ..Filters::default()
                     };
                     let items = self.service.view.recent(&filters, READ_PER_QUERY)?;
-                    read.extend(items.into_iter().map(|item| (at, item)));
+                    read.extend(items.into_iter().map(|item| (n, item)));
                 }
             }
         }
         let asked: Vec<Asked<'_>> = read.iter().map(|(_, item)| Asked::of(item)).collect();
         let mut stale = stale::check(self.service.view.as_ref(), &filter.caller, &asked)?;
         let mut found: Vec<Vec<Entry>> = vec![Vec::new(); SECTIONS.len()];
-        for (at, item) in read {
+        for (n, item) in read {
             let r = item.record;
             let note = stale.remove(&r.id).and_then(|(_, s)| s).map(|s| s.few_words());
-            found[at].push(Entry {
+            found[n].push(Entry {
                 id: r.id.to_string(),
                 kind: r.kind,
                 title: r.title,
                 status: r.status,
                 other_branch: r.scope.branch.filter(|b| Some(b) != branch.as_ref()),
-                updated_at: r.updated_at,
+                at: r.occurred_at.unwrap_or(r.updated_at),
                 note,
             });
         }

@@ -215,7 +215,8 @@ pub(super) fn write(from: &str, root: &str, w: &Wanted, id: Option<Uuid>, supers
     let mut metadata = w.item.metadata.clone();
     metadata.insert(
         "ingest".into(),
-        json!({"from": from, "root": root, "path": w.path, "key": w.item.key, "hash": w.hash}),
+        json!({"from": from, "root": root, "path": w.path, "key": w.item.key, "hash": w.hash,
+               "reader": cortex_domain::sources::READER_VERSION}),
     );
     let mut item = json!({
         "kind": w.item.kind.as_str(),
@@ -238,6 +239,9 @@ pub(super) fn write(from: &str, root: &str, w: &Wanted, id: Option<Uuid>, supers
     }
     if let Some(old) = supersedes {
         item["supersedes"] = json!(old.to_string());
+    }
+    if let Some(at) = w.item.occurred_at {
+        item["occurred_at"] = json!(cortex_domain::time::format_instant(at));
     }
     Write { item, kind: w.item.kind, path: w.path.clone(), key: w.item.key.clone(), supersedes: None }
 }

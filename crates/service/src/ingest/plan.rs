@@ -17,8 +17,8 @@ use uuid::Uuid;
 pub(crate) const FROM_FILES: &str = "files";
 pub(crate) const FROM_GIT: &str = "git";
 
-/// How many earlier items one run reads back at most.
-const LISTED_AT_MOST: usize = 1_000_000;
+/// How many earlier items one read brings back at most (each whole, its text and metadata).
+const LISTED_PER_READ: usize = 2_000;
 
 /// One item the sources want in memory.
 pub(crate) struct Wanted {
@@ -35,10 +35,11 @@ pub(crate) struct Wanted {
 impl Wanted {
     pub fn new(path: &str, item: SourceItem) -> Wanted {
         let text = format!(
-            "{READER_VERSION}\u{1f}{}\u{1f}{}\u{1f}{}",
+            "{READER_VERSION}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{:?}",
             item.kind.as_str(),
             Value::Object(item.data.clone()),
-            Value::Object(item.metadata.clone())
+            Value::Object(item.metadata.clone()),
+            item.occurred_at
         );
         let hash = Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
         Wanted { path: path.to_string(), item, hash, matched: None }
@@ -54,6 +55,11 @@ pub(crate) struct Existing {
     pub key: String,
     pub hash: String,
     pub superseded_by: Option<Uuid>,
+    /// Made by a version of ingest that named no root: updated when a file of this root
+    /// names it again, never deleted (it may be another checkout's).
+    pub legacy: bool,
+    /// The reader version that made it (0: one that did not say).
+    pub reader: u64,
 }
 
 /// What to write.
@@ -90,8 +96,12 @@ impl Wanted {
 }
 
 impl Ingest<'_> {
-    /// The live items of this project that a `from` ingest of `root` made.
-    pub(super) fn ingested(&self, from: &str, root: &str, kinds: &[Kind]) -> Result<Vec<Existing>> {
+    /// The live items of this project that a `from` ingest of `root` (of any root: `None`)
+    /// made, each reduced to its source as soon as it is read. The store's `recent` read
+    /// returns whole items, so they are read [`LISTED_PER_READ`] at a time: by windows of
+    /// their update time, a window that comes back full halved until none does (one store
+    /// call writes at most 100 items at one instant, so a millisecond never overflows).
+    pub(crate) fn ingested(&self, from: &str, root: Option<&str>, kinds: &[Kind]) -> Result<Vec<Existing>> {
         let scope = &self.service.inferred.scope;
         let mut filters = Filters {
             kinds: kinds.to_vec(),
@@ -105,23 +115,41 @@ impl Ingest<'_> {
                 filters.scope_equals.push((field, value.clone()));
             }
         }
-        let items = self.service.view.recent(&filters, LISTED_AT_MOST)?;
-        Ok(items
-            .into_iter()
-            .filter_map(|item| {
-                let source = item.record.metadata.as_ref()?.get("ingest")?;
-                let text = |field: &str| source.get(field).and_then(Value::as_str).map(str::to_string);
-                (text("from")? == from && text("root")? == root).then(|| Existing {
-                    id: item.record.id,
-                    kind: item.record.kind,
-                    path: text("path").unwrap_or_default(),
-                    key: text("key").unwrap_or_default(),
-                    hash: text("hash").unwrap_or_default(),
-                    superseded_by: item.superseded_by,
-                })
-            })
-            .collect())
+        let mut out = Vec::new();
+        let mut windows = vec![(0, i64::MAX / 2)];
+        while let Some((since, until)) = windows.pop() {
+            let window = Filters { since: Some(since), until: Some(until), ..filters.clone() };
+            let items = self.service.view.recent(&window, LISTED_PER_READ)?;
+            if items.len() == LISTED_PER_READ && until - since > 1 {
+                let middle = since + (until - since) / 2;
+                windows.push((since, middle));
+                windows.push((middle, until));
+                continue;
+            }
+            out.extend(items.into_iter().filter_map(|item| existing(&item, from, root)));
+        }
+        Ok(out)
     }
+}
+
+/// What an item an ingest made says of its source; `None` for an item of another ingest, root
+/// or none.
+fn existing(item: &StoredItem, from: &str, root: Option<&str>) -> Option<Existing> {
+    let source = item.record.metadata.as_ref()?.get("ingest")?;
+    let text = |field: &str| source.get(field).and_then(Value::as_str).map(str::to_string);
+    let stored_root = text("root")?;
+    let legacy = stored_root.is_empty();
+    let ours = root.is_none_or(|root| stored_root == root || legacy);
+    (text("from")? == from && ours).then(|| Existing {
+        id: item.record.id,
+        kind: item.record.kind,
+        path: text("path").unwrap_or_default(),
+        key: text("key").unwrap_or_default(),
+        hash: text("hash").unwrap_or_default(),
+        superseded_by: item.superseded_by,
+        legacy: legacy && root.is_some_and(|r| !r.is_empty()),
+        reader: source.get("reader").and_then(Value::as_u64).unwrap_or(0),
+    })
 }
 
 /// Compares what the sources want with what earlier runs stored. `covered` says whether a
@@ -157,6 +185,8 @@ pub(crate) fn plan(
                 key: w.item.key.clone(),
                 hash: String::new(),
                 superseded_by: stored.superseded_by,
+                legacy: false,
+                reader: 0,
             };
             plan.stored_records.insert(w.path.clone(), existing);
         }
@@ -186,7 +216,7 @@ pub(crate) fn plan(
             }
         }
     }
-    plan.deletes.extend(by_key.into_values().filter(|e| covered(&e.path)));
+    plan.deletes.extend(by_key.into_values().filter(|e| covered(&e.path) && !e.legacy));
     let targets = supersede_targets(wanted, &inserts, &plan.stored_records, &mut plan.links, report);
     plan.inserts = inserts.into_iter().map(|i| (i, targets.get(&i).cloned())).collect();
     plan

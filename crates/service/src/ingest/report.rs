@@ -37,6 +37,14 @@ pub struct Passed {
     pub reason: String,
 }
 
+/// A PATH that does not exist: named, and the others read.
+#[derive(Debug, Clone, Serialize)]
+pub struct Missing {
+    pub path: String,
+    pub message: String,
+    pub human_hint: String,
+}
+
 /// A supersede a record names that could not be made, and why.
 #[derive(Debug, Clone, Serialize)]
 pub struct Unlinked {
@@ -58,6 +66,16 @@ pub struct IngestReport {
     pub passed_over: Vec<Passed>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unlinked: Vec<Unlinked>,
+    /// PATHs that do not exist (the others were read).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<Missing>,
+    /// Merges whose message git or a forge wrote, with nothing of their own to say: no item.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub merges_without_message: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl IngestReport {

@@ -78,6 +78,9 @@ pub enum AuthFailure {
 /// The holder of a valid key: who, what they may do, how far and how fast.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeyHolder {
+    /// Tells this key from every other: its token's public lookup id (the name is unique
+    /// only within the key's org).
+    pub id: String,
     pub name: String,
     pub role: Role,
     pub bound: Bound,
@@ -120,8 +123,8 @@ impl Keys<'_> {
             return Err(ValidationError::new(
                 ErrorCode::InvalidValue,
                 "--name",
-                format!("a key named `{}` exists already", row.name),
-                "choose another name (`cortex keys list` shows the names in use, revoked keys included)",
+                format!("a key named `{}` exists already in the org `{}`", row.name, row.org),
+                "choose another name (`cortex keys list` shows the names in use, revoked keys included; names are unique within an org)",
             )
             .into());
         }
@@ -138,27 +141,58 @@ impl Keys<'_> {
         Ok(self.service.whole_store("listing the API keys")?.keys()?.iter().map(|k| info(k, now)).collect())
     }
 
-    /// Revokes the key named `name`: from now on every request with it is refused.
-    pub fn revoke(&self, name: &str) -> Result<KeyInfo> {
+    /// Revokes the key named `name` (of `org`; without it, the name must be one org's only):
+    /// from now on every request with it is refused.
+    pub fn revoke(&self, org: Option<&str>, name: &str) -> Result<KeyInfo> {
         let store = self.service.whole_store("revoking an API key")?;
-        let at = self.service.now()?;
-        if !store.revoke_key(name.trim(), at)? {
-            let known = store.keys()?.into_iter().find(|k| k.name == name.trim());
-            let (problem, hint) = match known {
-                Some(_) => (format!("the key `{}` is revoked already", name.trim()), "nothing to do"),
-                None => (
-                    format!("no key is named `{}`", cortex_domain::error::shown(name)),
+        let (org, name) = (org.map(str::trim), name.trim());
+        let find = || -> Result<Vec<ApiKeyRow>> {
+            Ok(store
+                .keys()?
+                .into_iter()
+                .filter(|k| k.name == name && org.is_none_or(|o| k.org == o))
+                .collect())
+        };
+        let key = match find()?.as_slice() {
+            [] => {
+                let within =
+                    org.map(|o| format!(" in org `{}`", cortex_domain::error::shown(o))).unwrap_or_default();
+                return Err(ValidationError::new(
+                    ErrorCode::NotFound,
+                    "name",
+                    format!("no key is named `{}`{within}", cortex_domain::error::shown(name)),
                     "`cortex keys list` shows the names",
-                ),
-            };
-            return Err(ValidationError::new(ErrorCode::NotFound, "name", problem, hint).into());
+                )
+                .into());
+            }
+            [key] => key.clone(),
+            several => {
+                let orgs: Vec<&str> = several.iter().map(|k| k.org.as_str()).collect();
+                return Err(ValidationError::new(
+                    ErrorCode::InvalidValue,
+                    "--org",
+                    format!("keys named `{name}` exist in the orgs {}", orgs.join(", ")),
+                    format!("name the key's org: cortex keys revoke {name} --org <org>"),
+                )
+                .into());
+            }
+        };
+        let at = self.service.now()?;
+        if !store.revoke_key(&key.org, name, at)? {
+            return Err(ValidationError::new(
+                ErrorCode::NotFound,
+                "name",
+                format!("the key `{name}` is revoked already"),
+                "nothing to do",
+            )
+            .into());
         }
-        let key = store.keys()?.into_iter().find(|k| k.name == name.trim()).ok_or_else(|| {
+        let revoked = find()?.into_iter().find(|k| k.org == key.org).ok_or_else(|| {
             ServiceError::Internal(StoreError::Corrupt(format!(
                 "the key `{name}` went missing as it was revoked"
             )))
         })?;
-        Ok(info(&key, at))
+        Ok(info(&revoked, at))
     }
 
     /// Whether any key was ever made: from then on the HTTP server asks every request for one.
@@ -188,6 +222,7 @@ impl Keys<'_> {
             return Ok(Err(AuthFailure::Expired));
         }
         Ok(Ok(KeyHolder {
+            id: row.lookup,
             name: row.name,
             role: row.role,
             bound: Bound { org: row.org, projects: row.projects },

@@ -52,9 +52,16 @@ impl Keys<'_> {
         self.create(spec)
     }
 
-    /// Revokes a key `bound`'s admin manages; one outside is refused as unknown.
-    pub fn revoke_within(&self, bound: Option<&Bound>, name: &str) -> Result<KeyInfo> {
-        let known = self.list()?.into_iter().find(|k| k.name == name.trim());
+    /// Revokes a key `bound`'s admin manages: a bound admin's own org's key named `name` (the
+    /// `org` given is not needed then, and another is not looked at), the local user's of `org`.
+    /// One outside the admin's bound is refused as unknown.
+    pub fn revoke_within(&self, bound: Option<&Bound>, org: Option<&str>, name: &str) -> Result<KeyInfo> {
+        let org = match bound {
+            Some(b) => Some(b.org.as_str()),
+            None => org.map(str::trim).filter(|o| !o.is_empty()),
+        };
+        let known =
+            self.list()?.into_iter().find(|k| k.name == name.trim() && org.is_none_or(|o| k.org == o));
         if known.is_some_and(|k| !within(bound, &k.org, &k.projects)) {
             return Err(ValidationError::new(
                 ErrorCode::NotFound,
@@ -64,7 +71,7 @@ impl Keys<'_> {
             )
             .into());
         }
-        self.revoke(name)
+        self.revoke(org, name)
     }
 }
 

@@ -6,7 +6,7 @@ use super::MemoryFind;
 use super::deadline::DenseFound;
 use crate::semantic::{DenseHit, Span, best_similarity};
 use cortex_domain::fusion::{self, Fusion};
-use cortex_domain::{Scope, neighbours, ranking};
+use cortex_domain::{Kind, Scope, neighbours, ranking};
 use cortex_store::{ItemVectors, LexicalMatch, Neighbour};
 use std::collections::{HashMap, HashSet};
 use uuid::Uuid;
@@ -17,6 +17,8 @@ pub(super) struct Candidate {
     pub(super) relevance: f64,
     pub(super) updated_at: i64,
     pub(super) scope: Scope,
+    /// Its kind, when the route that found it knows (a question weighs it).
+    pub(super) kind: Option<Kind>,
     /// Whether the lexical route found it (and so FTS5 can cut its snippet).
     pub(super) lexical: bool,
     /// The dense route's best chunk of it, and how many of its chunks matched.
@@ -80,6 +82,7 @@ pub(super) fn fused_candidates(
                 relevance: ranking::relevance(m.score, best),
                 updated_at: m.updated_at,
                 scope: m.scope.clone(),
+                kind: m.kind,
                 lexical: true,
                 chunk: None,
                 chunks_matched: 0,
@@ -100,11 +103,13 @@ pub(super) fn fused_candidates(
                 (None, Some(d)) => (d.facts.updated_at, &d.facts.scope),
                 (None, None) => return None,
             };
+            let kind = d.map(|d| d.facts.kind).or(m.and_then(|m| m.kind));
             Some(Candidate {
                 id,
                 relevance: ranking::relevance(score, best),
                 updated_at,
                 scope: scope.clone(),
+                kind,
                 lexical: m.is_some(),
                 chunk: d.and_then(|d| d.chunk),
                 chunks_matched: d.map_or(0, |d| d.chunks_matched),
@@ -136,6 +141,7 @@ pub(super) fn with_neighbours(candidates: Vec<Candidate>, found: &[Neighbour]) -
                         relevance,
                         updated_at: n.updated_at,
                         scope: n.scope.clone(),
+                        kind: None,
                         lexical: false,
                         chunk: None,
                         chunks_matched: 0,
@@ -153,7 +159,7 @@ mod tests {
     use cortex_domain::neighbours::{NEXT_SHARE, Side};
 
     fn lexical(id: Uuid, score: f64) -> LexicalMatch {
-        LexicalMatch { id, score, updated_at: 1, scope: Scope::default() }
+        LexicalMatch { id, score, updated_at: 1, scope: Scope::default(), kind: None }
     }
 
     #[test]

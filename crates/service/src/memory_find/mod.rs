@@ -295,11 +295,14 @@ impl MemoryFind<'_> {
                 candidates = with_neighbours(candidates, &found);
             }
         }
+        // A question weighs down what only records that something happened.
+        let question = cortex_domain::query::is_question(text);
         let mut ranked: Vec<(ScoreParts, &Candidate)> = candidates
             .iter()
             .map(|c| {
+                let fit = c.kind.map_or(1.0, |kind| ranking::kind_fit(question, kind));
                 let parts = ScoreParts {
-                    relevance: c.relevance,
+                    relevance: c.relevance * fit,
                     recency: ranking::recency(c.updated_at, now),
                     scope_proximity: ranking::scope_proximity(filter.match_of(&c.scope)),
                     citations: 0.0,

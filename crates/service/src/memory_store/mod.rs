@@ -147,6 +147,7 @@ fn record(item: NewItem, id: Uuid, scope: Scope, now: i64) -> Record {
         created_at: now,
         updated_at: now,
         expires_at: life.expires_at,
+        occurred_at: item.occurred_at,
         vector: None,
         chunks: Vec::new(),
     }

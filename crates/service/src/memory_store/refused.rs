@@ -36,10 +36,16 @@ impl MemoryStore<'_> {
         let count = args.get("items").and_then(Value::as_array).map_or(items.len(), Vec::len);
         let now = self.service.now()?;
         let budget = || self.service.shared.refusals.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(carried) = budget().admit(actor, count as u64, now) else { return Ok(0) };
+        // Actors are named within an org (two orgs may each have a key `ci`): each org's
+        // refusals are counted apart, so no org's record tells of another's.
+        let counted = match &self.service.bound {
+            Some(bound) => format!("{}\u{1f}{actor}", bound.org),
+            None => actor.to_string(),
+        };
+        let Some(carried) = budget().admit(&counted, count as u64, now) else { return Ok(0) };
         let written = self.record_refused(&items, count, actor, reason, carried, now);
         if !matches!(written, Ok(1)) {
-            budget().give_back(actor, carried, count as u64, now);
+            budget().give_back(&counted, carried, count as u64, now);
         }
         written
     }

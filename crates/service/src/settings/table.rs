@@ -145,7 +145,7 @@ pub const EMBED_PRECISION: Setting<Parsed<Precision>> = Setting {
     name: "CORTEX_EMBED_PRECISION",
     flag: None,
     kind: Parsed { default: "auto", parse: precision, refuses: &["int4", "garbage"] },
-    doc: "the local model's matrix products: `auto` (`bf16` where the CPU has AVX-512 BF16, else `f32`), `f32` (the reference), `bf16` (weights and activations rounded to bf16, sums in f32) or `int8` (AVX-512 VNNI: weights per output column, activations per row, sums in i32, the query/key/value and feed-forward inputs smoothed per channel from a calibration text at packing; slightly further from `f32`, BENCHMARKS.md); without the CPU feature a slow scalar kernel. No `cortex reindex` is needed to switch. The weights are packed once per precision into `<user cache dir>/cortex/packs/` (by `cortex model install` or at the first load)",
+    doc: "the local model's matrix products: `auto` (`int8` where the CPU has AVX-512 VNNI, else `bf16` where it has AVX-512 BF16, else `f32`), `f32` (the reference), `bf16` (weights and activations rounded to bf16, sums in f32) or `int8` (AVX-512 VNNI: weights per output column, activations per row, sums in i32, the query/key/value and feed-forward inputs smoothed per channel from a calibration text at packing; slightly further from `f32`, BENCHMARKS.md); without the CPU feature a slow scalar kernel. No `cortex reindex` is needed to switch. The weights are packed once per precision into `<user cache dir>/cortex/packs/` (by `cortex model install` or at the first load)",
 };
 pub const PURGE_INTERVAL_SECS: Setting<Whole> = Setting {
     name: "CORTEX_PURGE_INTERVAL_SECS",
@@ -235,7 +235,7 @@ fn precision(value: &str) -> Result<Precision, Refusal> {
     Precision::parse(value).ok_or_else(|| {
         Refusal::new(
             "is not a precision",
-            format!("expected {PRECISION_VALUES} (auto: bf16 where the CPU has AVX-512 BF16, else f32)"),
+            format!("expected {PRECISION_VALUES} (auto: int8 where the CPU has AVX-512 VNNI, else bf16 where it has AVX-512 BF16, else f32)"),
         )
     })
 }

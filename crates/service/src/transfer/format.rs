@@ -66,6 +66,9 @@ pub struct ItemLine {
     pub created_at: i64,
     pub updated_at: i64,
     pub expires_at: Option<i64>,
+    /// When what the item records happened (absent from files of builds before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub occurred_at: Option<i64>,
     pub deleted_at: Option<i64>,
     #[serde(default)]
     pub superseded_by: Option<Uuid>,
@@ -104,6 +107,7 @@ impl From<ExportedItem> for ItemLine {
             created_at: r.created_at,
             updated_at: r.updated_at,
             expires_at: r.expires_at,
+            occurred_at: r.occurred_at,
             deleted_at: e.item.deleted_at,
             superseded_by: e.item.superseded_by,
             vector: e.vector,
@@ -178,6 +182,7 @@ impl ItemLine {
             created_at: self.created_at,
             updated_at: self.updated_at,
             expires_at: self.expires_at,
+            occurred_at: self.occurred_at,
             vector: None,
             chunks: Vec::new(),
         };

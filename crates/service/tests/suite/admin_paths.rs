@@ -104,7 +104,7 @@ fn a_keys_view_cannot_count_export_or_change_the_whole_store(db: &TestDb) {
     let spec = KeySpec { name: "eve".into(), org: "acme".into(), role: "admin".into(), ..KeySpec::default() };
     refused(key.keys().create(&spec));
     refused(key.keys().list());
-    refused(key.keys().revoke("eve"));
+    refused(key.keys().revoke(None, "eve"));
     refused(key.keys().any());
     refused(key.keys().authenticate("ctx_not_a_real_token"));
 

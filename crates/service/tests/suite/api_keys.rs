@@ -18,6 +18,8 @@ per_backend!(
     a_key_holder_cannot_see_or_make_keys,
     a_store_refused_for_its_role_is_audited_on_the_items_it_named,
     a_read_keys_flood_of_refused_stores_adds_a_bounded_number_of_audit_rows,
+    names_are_unique_per_org_and_never_tell_of_another_org,
+    one_orgs_refused_stores_are_counted_apart_from_anothers_key_of_the_same_name,
 );
 
 fn spec(name: &str, role: &str) -> KeySpec {
@@ -69,12 +71,12 @@ fn a_key_is_made_listed_checked_and_revoked(db: &TestDb) {
     let text = serde_json::to_string(&listed).unwrap();
     assert!(!text.contains(&created.token[24..]), "the list shows no secret: {text}");
 
-    let revoked = s.keys().revoke("ci-bot").unwrap();
+    let revoked = s.keys().revoke(None, "ci-bot").unwrap();
     assert_eq!(revoked.state, "revoked");
     assert!(revoked.revoked_at.is_some());
     assert_eq!(s.keys().authenticate(&created.token).unwrap(), Err(AuthFailure::Revoked));
-    assert_eq!(invalid_field(s.keys().revoke("ci-bot").unwrap_err()), "name");
-    assert_eq!(invalid_field(s.keys().revoke("nobody").unwrap_err()), "name");
+    assert_eq!(invalid_field(s.keys().revoke(None, "ci-bot").unwrap_err()), "name");
+    assert_eq!(invalid_field(s.keys().revoke(None, "nobody").unwrap_err()), "name");
     // Another process sees the revocation at once.
     assert_eq!(open_at(db, "main").keys().authenticate(&created.token).unwrap(), Err(AuthFailure::Revoked));
 }
@@ -105,7 +107,7 @@ fn keys_are_audited_and_the_trail_verifies(db: &TestDb) {
         .unwrap();
     assert_eq!(stored.summary.inserted, 1);
     s.keys().create(&spec("ana", "read")).unwrap();
-    s.keys().revoke("ana").unwrap();
+    s.keys().revoke(None, "ana").unwrap();
     let records = s.audit().records(None, None, 100).unwrap();
     let keys: Vec<(String, String)> = records
         .iter()
@@ -133,7 +135,7 @@ fn rows_cannot_be_deleted_or_changed_but_by_revoking(db: &TestDb) {
         let e = db.execute_raw(sql).expect_err(sql);
         assert!(e.contains("API key"), "{sql}: {e}");
     }
-    s.keys().revoke("ana").unwrap();
+    s.keys().revoke(None, "ana").unwrap();
     let e = db.execute_raw("UPDATE api_keys SET revoked_at = NULL").unwrap_err();
     assert!(e.contains("revoked, once"), "{e}");
     assert_eq!(s.keys().list().unwrap()[0].role, Role::Read);
@@ -147,7 +149,7 @@ fn a_key_holder_cannot_see_or_make_keys(db: &TestDb) {
     assert!(matches!(under_key.keys().list(), Err(ServiceError::AdminOnly(_))));
     assert!(matches!(under_key.keys().authenticate(&created.token), Err(ServiceError::AdminOnly(_))));
     assert!(matches!(under_key.keys().create(&spec("eve", "admin")), Err(ServiceError::AdminOnly(_))));
-    assert!(matches!(under_key.keys().revoke("ana"), Err(ServiceError::AdminOnly(_))));
+    assert!(matches!(under_key.keys().revoke(None, "ana"), Err(ServiceError::AdminOnly(_))));
     assert_eq!(s.keys().list().unwrap().len(), 1);
     assert_eq!(s.keys().list().unwrap()[0].state, "active");
 }
@@ -240,4 +242,74 @@ fn a_read_keys_flood_of_refused_stores_adds_a_bounded_number_of_audit_rows(db: &
     }
     let v = s.audit().verify(&VerifyOptions { full: true, anchor: None }).unwrap();
     assert!(v.ok, "{:?}", v.problems);
+}
+
+/// Two orgs may each have a key `ci`; "exists already" names only the org asked about, a
+/// revocation reaches only the org's key, and a bound admin never reaches another org's key
+/// of the same name.
+fn names_are_unique_per_org_and_never_tell_of_another_org(db: &TestDb) {
+    let s = open_at(db, "main");
+    let in_org = |org: &str, name: &str| KeySpec { org: org.into(), projects: vec![], ..spec(name, "read") };
+    let acme = s.keys().create(&in_org("acme", "ci")).unwrap();
+    let globex = s.keys().create(&in_org("globex", "ci")).unwrap();
+    assert_eq!((acme.key.org.as_str(), globex.key.org.as_str()), ("acme", "globex"));
+    let ServiceError::Invalid(again) = s.keys().create(&in_org("globex", "ci")).unwrap_err() else {
+        panic!()
+    };
+    assert_eq!(again.field, "--name");
+    assert!(again.message.contains("globex") && !again.message.contains("acme"), "{}", again.message);
+
+    // A bound admin of globex makes, sees and revokes globex's keys only.
+    let admin = s.keys().create(&in_org("globex", "globex-admin")).unwrap();
+    let bound = s.keys().authenticate(&admin.token).unwrap().unwrap().bound;
+    let ServiceError::Invalid(taken) =
+        s.keys().create_within(Some(&bound), &in_org("globex", "ci")).unwrap_err()
+    else {
+        panic!()
+    };
+    assert!(!taken.message.contains("acme"), "{}", taken.message);
+    assert!(s.keys().list_within(Some(&bound)).unwrap().iter().all(|k| k.org == "globex"));
+    let revoked = s.keys().revoke_within(Some(&bound), Some("acme"), "ci").unwrap();
+    assert_eq!(
+        (revoked.org.as_str(), revoked.state),
+        ("globex", "revoked"),
+        "the admin's own org, whatever the form says"
+    );
+    assert_eq!(s.keys().authenticate(&globex.token).unwrap(), Err(AuthFailure::Revoked));
+    assert!(s.keys().authenticate(&acme.token).unwrap().is_ok(), "acme's ci is untouched");
+
+    // The local user names the org when the name is several orgs'.
+    s.keys().create(&in_org("initech", "ci")).unwrap();
+    let ServiceError::Invalid(which) = s.keys().revoke(None, "ci").unwrap_err() else { panic!() };
+    assert_eq!(which.field, "--org");
+    assert_eq!(s.keys().revoke(Some("acme"), "ci").unwrap().org, "acme");
+    assert_eq!(s.keys().authenticate(&acme.token).unwrap(), Err(AuthFailure::Revoked));
+    assert_eq!(invalid_field(s.keys().revoke(Some("nowhere"), "ci").unwrap_err()), "name");
+    assert_eq!(s.keys().list().unwrap().iter().filter(|k| k.name == "ci" && k.state == "active").count(), 1);
+}
+
+/// Refused stores are recorded a few a minute per actor; two orgs' keys of one name are two
+/// actors, so one org's flood neither silences the other's record nor is told in it.
+fn one_orgs_refused_stores_are_counted_apart_from_anothers_key_of_the_same_name(db: &TestDb) {
+    let s = open_at(db, "main");
+    let in_org = |org: &str| KeySpec { org: org.into(), projects: vec![], ..spec("reader", "read") };
+    let caller = |org: &str| {
+        let holder = s.keys().authenticate(&s.keys().create(&in_org(org)).unwrap().token).unwrap().unwrap();
+        s.for_caller(&Caller::for_key(holder.bound, Some("api"), None).unwrap())
+    };
+    let (acme, globex) = (caller("acme"), caller("globex"));
+    let request = serde_json::json!({"items": [crate::common::section("Nope", "refused")]});
+    for _ in 0..30 {
+        acme.memory_store().audit_refused_store(&request, "key:reader", "refused: role read").unwrap();
+    }
+    assert_eq!(
+        globex.memory_store().audit_refused_store(&request, "key:reader", "refused: role read").unwrap(),
+        1
+    );
+    let records = s.audit().records(None, None, 10_000).unwrap();
+    let globex_record = records
+        .iter()
+        .find(|r| r.operation == "blocked" && r.scope.org.as_deref() == Some("globex"))
+        .expect("globex's refusal is recorded");
+    assert!(!globex_record.summary.contains("more refused"), "{}", globex_record.summary);
 }

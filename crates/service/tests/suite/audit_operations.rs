@@ -66,7 +66,7 @@ fn every_recorded_operation_is_typed_and_the_chain_verifies(db: &TestDb) {
         ..Default::default()
     };
     s.keys().create(&key).unwrap();
-    s.keys().revoke("reader").unwrap();
+    s.keys().revoke(None, "reader").unwrap();
 
     let records = s.audit().records(None, None, 1_000).unwrap();
     let seen: Vec<AuditOperation> = records

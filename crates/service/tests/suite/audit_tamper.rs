@@ -237,7 +237,7 @@ fn keys_changed_around_the_trail_are_named(db: &TestDb) {
     for name in ["raised", "moved", "widened", "revived"] {
         s.keys().create(&spec(name, "read")).unwrap();
     }
-    s.keys().revoke("revived").unwrap();
+    s.keys().revoke(None, "revived").unwrap();
     assert!(verify(&m, true).ok, "{:?}", verify(&m, true).problems);
     let (everywhere, planted_projects) = match db.backend() {
         Backend::Sqlite => ("'[]'", "'[]'"),

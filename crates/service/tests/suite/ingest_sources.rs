@@ -2,9 +2,10 @@
 //! formats, a Keep a Changelog file, docs and a git history written by the test, ingested,
 //! ingested again, edited and removed.
 
-use crate::common::memory;
+use crate::common::{ingested, memory};
+use cortex_service::ingest::Selection;
 use cortex_service::ingest::report::IngestReport;
-use cortex_store::{Filters, StoredItem};
+use cortex_store::StoredItem;
 use cortex_testdb::git::{commit, git};
 use cortex_testdb::{TestDb, per_backend};
 use serde_json::json;
@@ -120,22 +121,6 @@ fn adr_folder() -> tempfile::TempDir {
 
 fn ingest(m: &crate::common::Memory, path: &Path) -> IngestReport {
     m.service.ingest().files(&[path.to_path_buf()], false, &|_, _| {}).unwrap()
-}
-
-/// Every item an ingest made, by `path` (and `#key` when the file has several).
-fn ingested(db: &TestDb) -> BTreeMap<String, StoredItem> {
-    let filters = Filters { include_superseded: true, include_expired: true, ..Filters::default() };
-    let items = db.open().recent(&filters, 10_000).unwrap();
-    items
-        .into_iter()
-        .filter_map(|item| {
-            let source = item.record.metadata.as_ref()?.get("ingest")?.clone();
-            let path = source["path"].as_str()?.to_string();
-            let key = source["key"].as_str()?.to_string();
-            let name = if key.is_empty() { path } else { format!("{path}#{key}") };
-            Some((name, item))
-        })
-        .collect()
 }
 
 fn audit_count(m: &crate::common::Memory) -> usize {
@@ -337,8 +322,8 @@ fn madr_records_a_changelog_and_docs(db: &TestDb) {
     let paths = [dir.path().join("docs"), dir.path().join("CHANGELOG.md")];
     let report = m.service.ingest().files(&paths, false, &|_, _| {}).unwrap();
     assert_eq!(report.kinds["decision"].inserted, 2, "{report:?}");
-    assert_eq!(report.kinds["release"].inserted, 4);
-    assert_eq!(report.kinds["section"].inserted, 3);
+    assert_eq!(report.kinds["release"].inserted, 3, "[Unreleased] is no release");
+    assert_eq!(report.kinds["section"].inserted, 4, "the guide's three, and what is unreleased");
     let items = ingested(db);
     let old = &items["docs/decisions/0001-use-formless-notes.md"];
     let new = &items["docs/decisions/0002-use-madr.md"];
@@ -351,7 +336,10 @@ fn madr_records_a_changelog_and_docs(db: &TestDb) {
     assert_eq!(release("1.1.0").data["released_at"], "2024-05-02");
     assert_eq!(release("1.1.0").data["status"], "released");
     assert_eq!(release("1.0.1").data["release_type"], "patch");
-    assert_eq!(release("unreleased").data["status"], "in_progress", "[Unreleased] is not released");
+    let unreleased = &items["CHANGELOG.md#unreleased"].record;
+    assert_eq!((unreleased.kind, unreleased.title.as_str()), (cortex_domain::Kind::Section, "Unreleased"));
+    assert!(unreleased.data["body"].as_str().unwrap().contains("Bulk export"));
+    assert_eq!(release("1.1.0").occurred_at, cortex_domain::time::parse_instant("2024-05-02").ok());
     assert!(release("1.0.1").data["notes"].as_str().unwrap().contains("A crash on empty input"));
     let install = &items["docs/guide.md#Guide > Install"].record;
     assert_eq!(
@@ -368,6 +356,10 @@ fn madr_records_a_changelog_and_docs(db: &TestDb) {
     assert_eq!(alone.total().deleted, 0);
 }
 
+fn since(rev: &str) -> Selection {
+    Selection { since: Some(rev.into()), ..Selection::default() }
+}
+
 fn a_git_history_becomes_one_change_per_commit_and_only_new_ones_later(db: &TestDb) {
     let m = memory(db, "main");
     let dir = tempfile::tempdir().unwrap();
@@ -378,7 +370,7 @@ fn a_git_history_becomes_one_change_per_commit_and_only_new_ones_later(db: &Test
     git(repo, &["tag", "v1"]);
     commit(repo, "c.txt", "docs: explain retries");
 
-    let report = m.service.ingest().commits(repo, None, false, &|_, _| {}).unwrap();
+    let report = m.service.ingest().commits(repo, &Selection::default(), false, &|_, _| {}).unwrap();
     assert_eq!(report.kinds["change"].inserted, 3, "{report:?}");
     let items = ingested(db);
     let changes: Vec<&StoredItem> = items.values().collect();
@@ -391,15 +383,15 @@ fn a_git_history_becomes_one_change_per_commit_and_only_new_ones_later(db: &Test
     assert_eq!(feature.record.data["subject_ref"], &hash[..12]);
 
     let before = audit_count(&m);
-    let again = m.service.ingest().commits(repo, None, false, &|_, _| {}).unwrap();
+    let again = m.service.ingest().commits(repo, &Selection::default(), false, &|_, _| {}).unwrap();
     assert_eq!((again.kinds["change"].inserted, again.kinds["change"].unchanged), (0, 3));
     assert_eq!(audit_count(&m), before, "nothing new on a re-run");
 
     commit(repo, "d.txt", "perf: cache the price list");
-    let since_tag = m.service.ingest().commits(repo, Some("v1"), true, &|_, _| {}).unwrap();
+    let since_tag = m.service.ingest().commits(repo, &since("v1"), true, &|_, _| {}).unwrap();
     assert_eq!((since_tag.files, since_tag.kinds["change"].inserted), (2, 1), "{since_tag:?}");
-    let later = m.service.ingest().commits(repo, None, false, &|_, _| {}).unwrap();
+    let later = m.service.ingest().commits(repo, &Selection::default(), false, &|_, _| {}).unwrap();
     assert_eq!((later.kinds["change"].inserted, later.kinds["change"].unchanged), (1, 3));
-    let err = m.service.ingest().commits(repo, Some("no-such-ref"), false, &|_, _| {}).unwrap_err();
+    let err = m.service.ingest().commits(repo, &since("no-such-ref"), false, &|_, _| {}).unwrap_err();
     assert!(err.to_string().contains("no-such-ref"), "{err}");
 }

@@ -16,6 +16,8 @@ mod flows;
 mod fuzz;
 mod governance;
 mod graph;
+mod ingest_questions;
+mod ingest_real;
 mod ingest_sources;
 mod lexical_index;
 mod provenance;

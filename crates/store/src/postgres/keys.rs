@@ -35,7 +35,7 @@ pub fn create(client: &mut Conn, k: &ApiKeyRow) -> Result<bool> {
     let inserted = tx.execute(
         &format!(
             "INSERT INTO api_keys ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
-             ON CONFLICT (name) DO NOTHING"
+             ON CONFLICT (org, name) DO NOTHING"
         ),
         &[
             &k.name,
@@ -70,12 +70,12 @@ pub fn by_lookup(client: &mut Conn, lookup: &str) -> Result<Option<ApiKeyRow>> {
         .transpose()
 }
 
-pub fn revoke(client: &mut Conn, name: &str, at: i64) -> Result<bool> {
+pub fn revoke(client: &mut Conn, org: &str, name: &str, at: i64) -> Result<bool> {
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&super::AUDIT_LOCK])?;
     let changed = tx.execute(
-        "UPDATE api_keys SET revoked_at = $2 WHERE name = $1 AND revoked_at IS NULL",
-        &[&name, &at],
+        "UPDATE api_keys SET revoked_at = $3 WHERE org = $1 AND name = $2 AND revoked_at IS NULL",
+        &[&org, &name, &at],
     )?;
     tx.commit()?;
     Ok(changed == 1)

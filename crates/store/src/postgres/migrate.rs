@@ -19,7 +19,9 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (10, "api_keys", include_str!("../../migrations/postgres/0010_api_keys.sql")),
     (11, "audit_actor", include_str!("../../migrations/postgres/0011_audit_actor.sql")),
     (12, "drop_lexicon", include_str!("../../migrations/postgres/0012_drop_lexicon.sql")),
-    (13, "provenance", include_str!("../../migrations/postgres/0013_provenance.sql")),
+    (13, "api_key_names_per_org", include_str!("../../migrations/postgres/0013_api_key_names_per_org.sql")),
+    (14, "occurred_at", include_str!("../../migrations/postgres/0014_occurred_at.sql")),
+    (15, "provenance", include_str!("../../migrations/postgres/0015_provenance.sql")),
 ];
 
 /// Serializes migrations across processes starting at once (an arbitrary fixed key).

@@ -492,8 +492,8 @@ impl ApiKeys for PostgresStore {
         self.on_primary(|c| keys::by_lookup(c, lookup))
     }
 
-    fn revoke_key(&self, name: &str, at: i64) -> Result<bool> {
-        keys::revoke(&mut *self.primary()?, name, at)
+    fn revoke_key(&self, org: &str, name: &str, at: i64) -> Result<bool> {
+        keys::revoke(&mut *self.primary()?, org, name, at)
     }
 
     fn any_key(&self) -> Result<bool> {

@@ -67,7 +67,7 @@ pub fn search(client: &mut Conn, query: &LexicalQuery) -> Result<Vec<LexicalMatc
     let limit = params.push(query.pool as i64);
     let sql = format!(
         "SELECT i.id, ts_rank({RANK_WEIGHTS}, i.tsv, {q}) AS score, i.updated_at, \
-         i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment \
+         i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, i.kind \
          FROM items i WHERE i.tsv @@ {q}{filters} ORDER BY score DESC, i.id LIMIT {limit}"
     );
     let rows = client.query(&sql, &params.as_refs())?;
@@ -79,6 +79,7 @@ pub fn search(client: &mut Conn, query: &LexicalQuery) -> Result<Vec<LexicalMatc
                 score: f64::from(score),
                 updated_at: row.try_get(2)?,
                 scope: scope_at(row, 3)?,
+                kind: cortex_domain::Kind::parse(row.try_get::<_, &str>(10)?),
             })
         })
         .collect()
@@ -120,7 +121,7 @@ pub fn recent(client: &mut Conn, filters: &Filters, limit: usize) -> Result<Vec<
     let conditions = filter_sql(filters, &mut params);
     let limit = params.push(limit as i64);
     let sql = format!(
-        "SELECT {COLUMNS} FROM items i WHERE true{conditions} ORDER BY i.updated_at DESC, i.id LIMIT {limit}"
+        "SELECT {COLUMNS} FROM items i WHERE true{conditions} ORDER BY coalesce(i.occurred_at, i.updated_at) DESC, i.id DESC LIMIT {limit}"
     );
     client.query(&sql, &params.as_refs())?.iter().map(from_row).collect()
 }

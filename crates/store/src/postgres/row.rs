@@ -8,8 +8,9 @@ use serde_json::Value;
 /// The columns `from_row` reads, in order, prefixed with the table alias `i`.
 pub const COLUMNS: &str = "i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
      i.title, i.body, i.content, i.data, i.metadata, i.source, i.tags, i.status, i.content_hash, \
-     i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at, i.superseded_by";
-pub const COLUMN_COUNT: usize = 25;
+     i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at, i.superseded_by, \
+     i.occurred_at";
+pub const COLUMN_COUNT: usize = 26;
 
 fn opt(text: String) -> Option<String> {
     (!text.is_empty()).then_some(text)
@@ -54,6 +55,7 @@ pub fn from_row(row: &Row) -> Result<StoredItem> {
         created_at: row.try_get(20)?,
         updated_at: row.try_get(21)?,
         expires_at: row.try_get(22)?,
+        occurred_at: row.try_get(25)?,
         vector: None,
         chunks: Vec::new(),
     };

@@ -70,7 +70,7 @@ pub(super) fn configure(url: &str, label: &str) -> Result<(String, Tls)> {
             )));
         }
         (_, Some("system")) => Some(RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() }),
-        (_, Some(path)) => Some(read_roots(path).map_err(refuse)?),
+        (_, Some(path)) => Some(read_roots(path).map_err(|e| refuse(e.to_string()))?),
     };
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
@@ -89,15 +89,27 @@ pub(super) fn configure(url: &str, label: &str) -> Result<(String, Tls)> {
     Ok((format!("{base}?{}", kept.join("&")), MakeRustlsConnect::new(config)))
 }
 
-fn read_roots(path: &str) -> std::result::Result<RootCertStore, String> {
+/// Why `sslrootcert` gives no CA to check the server's certificate against.
+#[derive(Debug, thiserror::Error)]
+enum RootsError {
+    #[error("sslrootcert {path}: {source}")]
+    Pem { path: String, source: rustls::pki_types::pem::Error },
+    #[error("sslrootcert {path}: {source}")]
+    Certificate { path: String, source: TlsError },
+    #[error("sslrootcert {path} holds no PEM certificate")]
+    Empty { path: String },
+}
+
+fn read_roots(path: &str) -> std::result::Result<RootCertStore, RootsError> {
+    let pem = |source| RootsError::Pem { path: path.to_string(), source };
     let mut roots = RootCertStore::empty();
-    let certs = CertificateDer::pem_file_iter(path).map_err(|e| format!("sslrootcert {path}: {e}"))?;
-    for cert in certs {
-        let cert = cert.map_err(|e| format!("sslrootcert {path}: {e}"))?;
-        roots.add(cert).map_err(|e| format!("sslrootcert {path}: {e}"))?;
+    for cert in CertificateDer::pem_file_iter(path).map_err(pem)? {
+        roots
+            .add(cert.map_err(pem)?)
+            .map_err(|source| RootsError::Certificate { path: path.to_string(), source })?;
     }
     if roots.is_empty() {
-        return Err(format!("sslrootcert {path} holds no PEM certificate"));
+        return Err(RootsError::Empty { path: path.to_string() });
     }
     Ok(roots)
 }
@@ -199,6 +211,13 @@ mod tests {
                 .contains("/no/such/ca.pem")
         );
         assert!(error("postgres://h/db?sslmode=verify").contains("verify-full"));
+        let dir = tempfile::tempdir().unwrap();
+        let not_pem = dir.path().join("ca.pem");
+        std::fs::write(&not_pem, "not a certificate\n").unwrap();
+        assert_eq!(
+            error(&format!("postgres://h/db?sslmode=verify-ca&sslrootcert={}", not_pem.display())),
+            format!("sslrootcert {} holds no PEM certificate", not_pem.display())
+        );
         assert_eq!(percent_decoded("%2Ftmp%2Fca.pem"), "/tmp/ca.pem");
     }
 }

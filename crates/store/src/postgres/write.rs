@@ -162,8 +162,9 @@ fn find_duplicate(
 
 const INSERT: &str = "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
      title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, ttl, \
-     created_at, updated_at, expires_at, deleted_at, embedding, superseded_by, natural_key, link_from, link_to) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29) \
+     created_at, updated_at, expires_at, deleted_at, embedding, superseded_by, natural_key, link_from, link_to, \
+     occurred_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30) \
      ON CONFLICT DO NOTHING RETURNING id";
 
 /// Inserts the row unless any unique key (id, idempotency key) is taken; whether it went in.
@@ -209,6 +210,7 @@ fn insert_row(
             &natural_key_of(r),
             &link_from,
             &link_to,
+            &r.occurred_at,
         ],
     )?;
     Ok(!rows.is_empty())
@@ -288,7 +290,7 @@ fn update(tx: &mut Tx<'_>, r: &Record) -> Result<WriteOutcome> {
            title = $9, body = $10, content = $11, data = $12, metadata = $13, source = $14, tags = $15, \
            status = $16, content_hash = $17, ttl = coalesce($18, ttl), updated_at = $19, \
            expires_at = CASE WHEN $18::text IS NULL THEN expires_at ELSE $20 END, embedding = $21, \
-           natural_key = $22, link_from = $23, link_to = $24 \
+           natural_key = $22, link_from = $23, link_to = $24, occurred_at = coalesce($25, occurred_at) \
          WHERE id = $1",
         &[
             &r.id,
@@ -315,6 +317,7 @@ fn update(tx: &mut Tx<'_>, r: &Record) -> Result<WriteOutcome> {
             &natural_key_of(r),
             &link_from,
             &link_to,
+            &r.occurred_at,
         ],
     )?;
     replace_chunks(tx, r.id, &r.chunks)?;

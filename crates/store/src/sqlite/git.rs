@@ -1,4 +1,4 @@
-//! Provenance and the git tables on SQLite (`0013_provenance.sql`): an item's provenance row,
+//! Provenance and the git tables on SQLite (`0015_provenance.sql`): an item's provenance row,
 //! a branch's path table and head, a project's merge records.
 
 use crate::{GitTables, Result, StoreError, WriteContext, WriteOutcome};

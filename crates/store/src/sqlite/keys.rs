@@ -41,7 +41,7 @@ pub fn create(conn: &Connection, key: &ApiKeyRow) -> Result<bool> {
     let inserted = conn.execute(
         &format!(
             "INSERT INTO api_keys ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
-             ON CONFLICT (name) DO NOTHING"
+             ON CONFLICT (org, name) DO NOTHING"
         ),
         params![
             key.name,
@@ -74,14 +74,65 @@ pub fn by_lookup(conn: &Connection, lookup: &str) -> Result<Option<ApiKeyRow>> {
     found.map(finish).transpose()
 }
 
-pub fn revoke(conn: &Connection, name: &str, at: i64) -> Result<bool> {
+pub fn revoke(conn: &Connection, org: &str, name: &str, at: i64) -> Result<bool> {
     let changed = conn.execute(
-        "UPDATE api_keys SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL",
-        params![name, at],
+        "UPDATE api_keys SET revoked_at = ?3 WHERE org = ?1 AND name = ?2 AND revoked_at IS NULL",
+        params![org, name, at],
     )?;
     Ok(changed == 1)
 }
 
 pub fn any(conn: &Connection) -> Result<bool> {
     Ok(conn.prepare_cached("SELECT 1 FROM api_keys LIMIT 1")?.exists([])?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(org: &str, name: &str) -> ApiKeyRow {
+        ApiKeyRow {
+            name: name.into(),
+            lookup: format!("{org}-{name}"),
+            secret_hash: "0".repeat(64),
+            org: org.into(),
+            projects: vec!["api".into()],
+            role: Role::Write,
+            rate_per_second: Some(2.0),
+            created_at: 1,
+            expires_at: None,
+            revoked_at: None,
+        }
+    }
+
+    /// A database whose key names were unique across the server keeps its keys, their
+    /// triggers and a verifying chain when names become unique per org.
+    #[test]
+    fn keys_made_before_names_were_per_org_are_kept_by_the_upgrade() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::chain::register_functions(&conn).unwrap();
+        super::super::migrate::run_to(&mut conn, 12).unwrap();
+        let before = "INSERT INTO api_keys (name, lookup, secret_hash, org, projects, role, rate_per_second, \
+                      created_at) VALUES ('ci', ?1, ?2, ?3, '[\"api\"]', 'write', 2.0, 1)";
+        conn.execute(before, params!["acme-ci", "0".repeat(64), "acme"]).unwrap();
+        assert!(
+            conn.execute(before, params!["globex-ci", "0".repeat(64), "globex"]).is_err(),
+            "before: one name across the server"
+        );
+        super::super::migrate::run(&mut conn).unwrap();
+
+        assert_eq!(all(&conn).unwrap(), vec![key("acme", "ci")], "kept whole");
+        assert!(create(&conn, &key("globex", "ci")).unwrap(), "another org's key of the same name");
+        assert!(!create(&conn, &ApiKeyRow { lookup: "other".into(), ..key("acme", "ci") }).unwrap());
+        assert!(revoke(&conn, "globex", "ci", 5).unwrap());
+        let revoked: Vec<(String, Option<i64>)> =
+            all(&conn).unwrap().into_iter().map(|k| (k.org, k.revoked_at)).collect();
+        assert_eq!(revoked, [("acme".to_string(), None), ("globex".to_string(), Some(5))]);
+        assert!(conn.execute("DELETE FROM api_keys", []).is_err(), "still never deleted");
+        let audited: i64 = conn
+            .query_row("SELECT count(*) FROM audit_log WHERE kind = 'api_key'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(audited, 3, "two creations and a revocation");
+        assert!(super::super::chain::schema_drift(&conn).unwrap().is_empty());
+    }
 }

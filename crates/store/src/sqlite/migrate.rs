@@ -22,7 +22,9 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (10, "change_log", include_str!("../../migrations/sqlite/0010_change_log.sql")),
     (11, "api_keys", include_str!("../../migrations/sqlite/0011_api_keys.sql")),
     (12, "audit_actor", include_str!("../../migrations/sqlite/0012_audit_actor.sql")),
-    (13, "provenance", include_str!("../../migrations/sqlite/0013_provenance.sql")),
+    (13, "api_key_names_per_org", include_str!("../../migrations/sqlite/0013_api_key_names_per_org.sql")),
+    (14, "occurred_at", include_str!("../../migrations/sqlite/0014_occurred_at.sql")),
+    (15, "provenance", include_str!("../../migrations/sqlite/0015_provenance.sql")),
 ];
 
 fn checksum(sql: &str) -> String {

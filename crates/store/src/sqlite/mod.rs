@@ -389,8 +389,8 @@ impl ApiKeys for SqliteStore {
         keys::by_lookup(&*self.reader()?, lookup)
     }
 
-    fn revoke_key(&self, name: &str, at: i64) -> Result<bool> {
-        keys::revoke(&*self.writer()?, name, at)
+    fn revoke_key(&self, org: &str, name: &str, at: i64) -> Result<bool> {
+        keys::revoke(&*self.writer()?, org, name, at)
     }
 
     fn any_key(&self) -> Result<bool> {

@@ -95,7 +95,7 @@ pub fn search(conn: &Connection, query: &LexicalQuery) -> Result<Vec<LexicalMatc
     let filters = filter_sql(&query.filters, &mut params);
     params.push(SqlValue::Integer(query.pool as i64));
     let sql = format!(
-        "SELECT i.id, -items_fts.rank, i.updated_at, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment \
+        "SELECT i.id, -items_fts.rank, i.updated_at, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, i.kind \
          FROM items_fts JOIN items i ON i.rowid = items_fts.rowid \
          WHERE items_fts MATCH ?1 AND items_fts.rank MATCH '{BM25}'{filters} ORDER BY items_fts.rank LIMIT ?{}",
         params.len()
@@ -110,6 +110,7 @@ pub fn search(conn: &Connection, query: &LexicalQuery) -> Result<Vec<LexicalMatc
             score: row.get(1)?,
             updated_at: row.get(2)?,
             scope: scope_at(row, 3)?,
+            kind: cortex_domain::Kind::parse(&row.get::<_, String>(10)?),
         });
     }
     Ok(out)
@@ -148,7 +149,7 @@ pub fn recent(conn: &Connection, filters: &Filters, limit: usize) -> Result<Vec<
     let conditions = filter_sql(filters, &mut params);
     params.push(SqlValue::Integer(limit as i64));
     let sql = format!(
-        "SELECT {COLUMNS} FROM items i WHERE 1 = 1{conditions} ORDER BY i.updated_at DESC, i.id LIMIT ?{}",
+        "SELECT {COLUMNS} FROM items i WHERE 1 = 1{conditions} ORDER BY coalesce(i.occurred_at, i.updated_at) DESC, i.id DESC LIMIT ?{}",
         params.len()
     );
     let mut stmt = conn.prepare_cached(&sql)?;

@@ -10,8 +10,9 @@ use uuid::Uuid;
 /// The columns `from_row` reads, in order, prefixed with the table alias `i`.
 pub const COLUMNS: &str = "i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
      i.title, i.body, i.content, i.data, i.metadata, i.source, i.tags, i.status, i.content_hash, \
-     i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at, i.superseded_by";
-pub const COLUMN_COUNT: usize = 25;
+     i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at, i.superseded_by, \
+     i.occurred_at";
+pub const COLUMN_COUNT: usize = 26;
 
 /// A stored item id, or an error naming the column and the text found: a damaged id must
 /// not read back as some other (or the nil) id.
@@ -87,6 +88,7 @@ pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
         created_at: row.get(20)?,
         updated_at: row.get(21)?,
         expires_at: row.get(22)?,
+        occurred_at: row.get(25)?,
         vector: None,
         chunks: Vec::new(),
     };

@@ -191,8 +191,9 @@ fn insert_row(
     tx.prepare_cached(
         "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
          title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, \
-         ttl, created_at, updated_at, expires_at, deleted_at, superseded_by, natural_key, link_from, link_to) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
+         ttl, created_at, updated_at, expires_at, deleted_at, superseded_by, natural_key, link_from, link_to, \
+         occurred_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
     )?
     .execute(params![
             r.id.to_string(),
@@ -223,6 +224,7 @@ fn insert_row(
             natural_key_of(r),
             link_from.map(|id| id.to_string()),
             link_to.map(|id| id.to_string()),
+            r.occurred_at,
     ])?;
     let rowid = tx.last_insert_rowid();
     insert_tags(tx, rowid, &r.tags)?;
@@ -300,7 +302,7 @@ fn update(tx: &Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
            title = ?9, body = ?10, content = ?11, data = ?12, metadata = ?13, source = ?14, tags = ?15, \
            status = ?16, content_hash = ?17, ttl = coalesce(?18, ttl), updated_at = ?19, \
            expires_at = CASE WHEN ?18 IS NULL THEN expires_at ELSE ?20 END, natural_key = ?21, \
-           link_from = ?22, link_to = ?23 \
+           link_from = ?22, link_to = ?23, occurred_at = coalesce(?24, occurred_at) \
          WHERE rowid = ?1",
         params![
             rowid,
@@ -326,6 +328,7 @@ fn update(tx: &Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
             natural_key_of(r),
             link_from.map(|id| id.to_string()),
             link_to.map(|id| id.to_string()),
+            r.occurred_at,
         ],
     )?;
     tx.prepare_cached("DELETE FROM item_tags WHERE item_rowid = ?1")?.execute([rowid])?;

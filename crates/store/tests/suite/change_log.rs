@@ -39,6 +39,7 @@ fn record(body: &str) -> Record {
         created_at: NOW,
         updated_at: NOW,
         expires_at: None,
+        occurred_at: None,
         vector: Some(vec![1.0, 0.0, 0.0]),
         chunks: Vec::new(),
     }

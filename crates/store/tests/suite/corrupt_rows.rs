@@ -29,6 +29,7 @@ fn record(body: &str) -> Record {
         created_at: 1,
         updated_at: 1,
         expires_at: None,
+        occurred_at: None,
         vector: None,
         chunks: Vec::new(),
     }

@@ -84,6 +84,7 @@ fn random_record(rng: &mut Rng, n: usize) -> Record {
             1 => Some(NOW - 500),
             _ => Some(NOW + 500),
         },
+        occurred_at: None,
         vector: None,
         chunks: Vec::new(),
     }

@@ -109,7 +109,7 @@ fn a_key_revoked_by_another_process_is_seen_revoked_at_its_next_lookup(db: &Test
         let row = server.key_by_lookup("lookup-ana").unwrap().expect("the key is found");
         assert_eq!(row.revoked_at, None);
     }
-    assert!(admin.revoke_key("ana", 7).unwrap());
+    assert!(admin.revoke_key("acme", "ana", 7).unwrap());
     let row = server.key_by_lookup("lookup-ana").unwrap().expect("the key is still found");
     assert_eq!(row.revoked_at, Some(7), "the revocation is seen by the very next lookup");
 }

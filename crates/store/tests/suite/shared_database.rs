@@ -42,6 +42,7 @@ pub(crate) fn record(i: usize, key: Option<&str>) -> Record {
         created_at: 1,
         updated_at: 1,
         expires_at: None,
+        occurred_at: None,
         vector: None,
         chunks: Vec::new(),
     }

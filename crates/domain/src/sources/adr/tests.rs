@@ -167,8 +167,8 @@ fn supersede_lines_become_links_both_ways() {
             target: LinkTarget::Path("0002-use-mysql-for-orders.md".into())
         }]
     );
-    let by_number = supersede_links("## Status\n\nSuperseded by ADR-0012\n");
-    assert_eq!(by_number[0].target, LinkTarget::Number(12));
+    let by_number = parse_decision("x.md", "# X\n\n## Status\n\nSuperseded by ADR-0012\n\n## Context\n\nc\n");
+    assert_eq!(by_number.links[0].target, LinkTarget::Number(12));
 }
 
 #[test]
@@ -221,6 +221,12 @@ fn statuses_map_onto_ours() {
         ("Superseded", "superseded"),
         ("", "proposed"),
         ("something else", "proposed"),
+        ("✅ Accepted", "accepted"),
+        ("❌ Rejected", "rejected"),
+        ("⌛️ Superseded [0019](0019-use-bash-go-as-core-languages.md)", "superseded"),
+        ("🤔 Proposed", "proposed"),
+        ("accepted; supersedes ADR-0045", "accepted"),
+        ("on hold", "proposed"),
     ];
     for (written, ours) in cases {
         assert_eq!(decision_status(written), ours, "{written}");
@@ -259,4 +265,99 @@ fn plain_documents_are_not_decisions() {
 fn a_link_target_reads_as_a_person_names_it() {
     assert_eq!(LinkTarget::Path("0003-use-postgresql.md".into()).to_string(), "0003-use-postgresql.md");
     assert_eq!(LinkTarget::Number(2).to_string(), "decision record 2");
+}
+
+#[test]
+fn statuses_as_teams_write_them() {
+    let cases = [
+        ("# A\n\n**Status:** Accepted\n\n## Context\n\nc\n", "accepted", "Accepted"),
+        ("# A\n\n- **Status**: Rejected\n\n## Context\n\nc\n", "rejected", "Rejected"),
+        (
+            "# A\n\n| Field | Value |\n|---|---|\n| **Status** | Deprecated |\n\n## Decision\n\nd\n",
+            "deprecated",
+            "Deprecated",
+        ),
+        (
+            "# A\n\n![Status: accepted](https://img.shields.io/badge/status-accepted-green)\n\n## Context\n\nc\n",
+            "accepted",
+            "accepted",
+        ),
+        ("# A\n\n## Status\n\n| Status | Proposed |\n|---|---|\n\n## Context\n\nc\n", "proposed", "Proposed"),
+        (
+            "---\nstatus: on hold\n---\n# A\n\n## Context and Problem Statement\n\nc\n\n## Decision Outcome\n\nd\n",
+            "proposed",
+            "on hold",
+        ),
+        (
+            "---\nparent: Decisions\nnav_order: 3\n---\n# A\n\n## Context and Problem Statement\n\nc\n\n## Considered Options\n\n* x\n",
+            "proposed",
+            "",
+        ),
+    ];
+    for (text, status, written) in cases {
+        assert!(looks_like_decision(text), "{text}");
+        let d = parse_decision("0001-a.md", text);
+        assert_eq!((d.status, d.status_as_written.as_str()), (status, written), "{text}");
+    }
+}
+
+#[test]
+fn supersede_links_in_front_matter_phrases_and_emoji_statuses() {
+    let newer = parse_decision(
+        "0057-a.md",
+        "---\nstatus: \"accepted; supersedes ADR-0045\"\n---\n# A\n\n## Context and Problem Statement\n\nc\n",
+    );
+    assert_eq!(newer.status, "accepted");
+    assert_eq!(
+        newer.links,
+        [SupersedeLink { direction: Direction::Supersedes, target: LinkTarget::Number(45) }]
+    );
+    let older = parse_decision("0045-b.md", "---\nstatus: \"superseded by ADR-0057\"\n---\n# B\n");
+    assert_eq!(
+        older.links,
+        [SupersedeLink { direction: Direction::SupersededBy, target: LinkTarget::Number(57) }]
+    );
+    let emoji = parse_decision(
+        "0004-c.md",
+        "# 4. C\n\nDate: 2020-11-19\n\n## Status\n\n⌛️ Superseded [0019](0019-use-bash-go-as-core-languages.md)\n\n## Context\n\nc\n",
+    );
+    assert_eq!(emoji.status, "superseded");
+    assert_eq!(
+        emoji.links,
+        [SupersedeLink {
+            direction: Direction::SupersededBy,
+            target: LinkTarget::Path("0019-use-bash-go-as-core-languages.md".into())
+        }]
+    );
+    assert_eq!(emoji.occurred_at(), crate::sources::dates::date_ms("2020-11-19"));
+    let keyed = parse_decision("0002-d.md", "---\nsuperseded-by: 0003-e.md\n---\n# D\n");
+    assert_eq!(keyed.links[0].target, LinkTarget::Path("0003-e.md".into()));
+    let prose = parse_decision(
+        "0005-f.md",
+        "# F\n\n## Context\n\nThis supersedes nothing we know of, said ADR-0001.\n",
+    );
+    assert!(prose.links.is_empty(), "{:?}", prose.links);
+}
+
+#[test]
+fn a_y_statement_is_a_decision() {
+    let text = "# Session storage\n\nIn the context of the checkout service, facing lost carts on restarts, we decided for PostgreSQL and neglected Redis and Memcached, to achieve durable sessions, accepting slower reads.\n";
+    assert!(looks_like_decision(text));
+    let d = parse_decision("session-storage.md", text);
+    assert_eq!(d.title, "Session storage");
+    assert_eq!(d.alternatives, ["Redis", "Memcached"]);
+    assert_eq!(d.status, "proposed");
+    assert!(d.rationale.contains("we decided for PostgreSQL"));
+    assert!(!looks_like_decision("# Notes\n\nIn the context of testing we decided nothing.\n"));
+}
+
+#[test]
+fn a_date_from_a_log4brains_file_name() {
+    let d = parse_decision(
+        "20201016-use-the-slug.md",
+        "# Use the slug\n\n## Context and Problem Statement\n\nc\n",
+    );
+    assert_eq!(d.date.as_deref(), Some("2020-10-16"));
+    let dated = parse_decision("x.md", "# X\n\n- Date: 2020-10-16\n\n## Context\n\nc\n");
+    assert_eq!(dated.date.as_deref(), Some("2020-10-16"));
 }

@@ -138,7 +138,7 @@ pub(crate) fn label(kind: Kind, field: &str) -> String {
 pub(crate) fn title_field(kind: Kind) -> Option<&'static str> {
     match kind.spec().title {
         TitleRule::Field(field) => Some(field),
-        TitleRule::Join(_) => None,
+        TitleRule::Join(_) | TitleRule::FieldOr(..) => None,
     }
 }
 

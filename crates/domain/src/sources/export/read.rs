@@ -20,6 +20,22 @@ pub struct Exported {
     pub superseded_by: Option<String>,
 }
 
+/// Why an exported file cannot be read back; each message names the place in the file to fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    #[error("{at}: `{ID_KEY}` must be the item's id as exported (a UUID), not {text:?}")]
+    BadId { at: String, text: String },
+    #[error("the front matter's `kind: {0}` is not a kind: one of {names}", names = Kind::names())]
+    UnknownKind(String),
+    #[error(
+        "the version `## {0}` has no `{COMMENT_START}{{…}}{COMMENT_END}` line under it: \
+         a release is added to the memory with memory_store, not in an exported changelog"
+    )]
+    NoComment(String),
+    #[error("the comment under `## {0}` is not a JSON object as exported")]
+    CommentNotObject(String),
+}
+
 /// Front matter keys that are not `data` fields: written for people (`date`, `deciders`)
 /// or holding the item's other parts.
 const NOT_DATA: &[&str] = &[ID_KEY, "kind", "date", "deciders", "superseded_by", "tags", "content"];
@@ -32,9 +48,8 @@ pub fn is_exported(text: &str) -> bool {
     front || text.lines().any(|l| l.starts_with(COMMENT_START))
 }
 
-/// The items of an exported file, or what keeps it from being read (the message names the
-/// line to fix).
-pub fn read(text: &str) -> Result<Vec<Exported>, String> {
+/// The items of an exported file, or what keeps it from being read.
+pub fn read(text: &str) -> Result<Vec<Exported>, ReadError> {
     if text.lines().next() == Some("---") {
         read_item(text).map(|item| vec![item])
     } else {
@@ -47,10 +62,14 @@ fn value(raw: &str) -> Value {
     serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.trim_matches(['"', '\'']).to_string()))
 }
 
-fn id_of(value: Option<&Value>, at: &str) -> Result<Uuid, String> {
-    let text = value.and_then(Value::as_str).unwrap_or("");
-    Uuid::parse_str(text.trim())
-        .map_err(|_| format!("{at}: `{ID_KEY}` must be the item's id as exported (a UUID), not {text:?}"))
+fn id_of(value: Option<&Value>, at: &str) -> Result<Uuid, ReadError> {
+    // A number or a list is shown as written, not as an empty text.
+    let text = match value {
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    Uuid::parse_str(text.trim()).map_err(|_| ReadError::BadId { at: at.to_string(), text })
 }
 
 fn tags_of(value: Option<Value>) -> Vec<String> {
@@ -64,7 +83,7 @@ fn tags_of(value: Option<Value>) -> Vec<String> {
 /// A `##` section of a file: the field it holds (none for the item's content) and its lines.
 type Section<'a> = (Option<(&'static str, FieldType)>, Vec<&'a str>);
 
-fn read_item(text: &str) -> Result<Exported, String> {
+fn read_item(text: &str) -> Result<Exported, ReadError> {
     let mut lines = text.lines().skip(1);
     let mut front: Map<String, Value> = Map::new();
     for line in lines.by_ref() {
@@ -77,9 +96,7 @@ fn read_item(text: &str) -> Result<Exported, String> {
     }
     let id = id_of(front.get(ID_KEY), "the front matter")?;
     let kind_text = front.get("kind").and_then(Value::as_str).unwrap_or("");
-    let kind = Kind::parse(kind_text).ok_or_else(|| {
-        format!("the front matter's `kind: {kind_text}` is not a kind: one of {}", Kind::names())
-    })?;
+    let kind = Kind::parse(kind_text).ok_or_else(|| ReadError::UnknownKind(kind_text.to_string()))?;
     let mut data: Map<String, Value> = front
         .iter()
         .filter(|(k, _)| !NOT_DATA.contains(&k.as_str()))
@@ -155,7 +172,7 @@ fn read_item(text: &str) -> Result<Exported, String> {
     })
 }
 
-fn read_changelog(text: &str) -> Result<Vec<Exported>, String> {
+fn read_changelog(text: &str) -> Result<Vec<Exported>, ReadError> {
     let mut out: Vec<Exported> = Vec::new();
     let mut notes: Vec<&str> = Vec::new();
     let mut lines = text.lines().peekable();
@@ -175,16 +192,12 @@ fn read_changelog(text: &str) -> Result<Vec<Exported>, String> {
                 lines.next();
             }
             let comment = lines.next().unwrap_or("");
-            let json = comment.strip_prefix(COMMENT_START).and_then(|c| c.strip_suffix(COMMENT_END)).ok_or_else(
-                || {
-                    format!(
-                        "the version `## {heading}` has no `{COMMENT_START}{{…}}{COMMENT_END}` line under it: \
-                         a release is added to the memory with memory_store, not in an exported changelog"
-                    )
-                },
-            )?;
+            let json = comment
+                .strip_prefix(COMMENT_START)
+                .and_then(|c| c.strip_suffix(COMMENT_END))
+                .ok_or_else(|| ReadError::NoComment(heading.to_string()))?;
             let Ok(Value::Object(mut fields)) = serde_json::from_str::<Value>(json) else {
-                return Err(format!("the comment under `## {heading}` is not a JSON object as exported"));
+                return Err(ReadError::CommentNotObject(heading.to_string()));
             };
             let id = id_of(fields.get(ID_KEY), &format!("the comment under `## {heading}`"))?;
             fields.remove(ID_KEY);

@@ -1,4 +1,4 @@
-use super::read::{is_exported, read};
+use super::read::{ReadError, is_exported, read};
 use super::*;
 use serde_json::json;
 
@@ -130,11 +130,22 @@ fn an_edited_file_reads_as_edited() {
 #[test]
 fn a_broken_file_says_what_to_fix() {
     let bad_id = "---\ncortex_id: 12\nkind: todo\n---\n# x\n";
-    assert!(read(bad_id).unwrap_err().contains("cortex_id"));
+    assert_eq!(
+        read(bad_id).unwrap_err().to_string(),
+        "the front matter: `cortex_id` must be the item's id as exported (a UUID), not \"12\""
+    );
     let bad_kind = "---\ncortex_id: 00000000-0000-0000-0000-000000000009\nkind: nope\n---\n";
-    assert!(read(bad_kind).unwrap_err().contains("not a kind"));
+    let e = read(bad_kind).unwrap_err();
+    assert_eq!(e, ReadError::UnknownKind("nope".into()));
+    assert!(e.to_string().starts_with("the front matter's `kind: nope` is not a kind: one of "), "{e}");
     let hand_added = "# Changelog\n\n## [2.0.0]\n\n- more\n\n<!-- cortex: {} -->\n";
-    assert!(read(hand_added).unwrap_err().contains("## [2.0.0]"));
+    assert_eq!(
+        read(hand_added).unwrap_err().to_string(),
+        "the version `## [2.0.0]` has no `<!-- cortex: {…} -->` line under it: a release is added to the \
+         memory with memory_store, not in an exported changelog"
+    );
+    let not_object = "# Changelog\n\n## [2.0.0]\n\n<!-- cortex: [1] -->\n";
+    assert_eq!(read(not_object).unwrap_err(), ReadError::CommentNotObject("[2.0.0]".into()));
     assert!(!is_exported("# Guide\n\n## Install\n"));
 }
 

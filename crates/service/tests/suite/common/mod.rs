@@ -82,3 +82,22 @@ impl Lcg {
         (self.next() % n as u64) as usize
     }
 }
+
+/// Every item an ingest made (superseded ones too), by `path` (and `#key` when the file has
+/// several; a commit is `#hash`).
+pub fn ingested(db: &TestDb) -> std::collections::BTreeMap<String, cortex_store::StoredItem> {
+    let filters =
+        cortex_store::Filters { include_superseded: true, include_expired: true, ..Default::default() };
+    db.open()
+        .recent(&filters, 100_000)
+        .unwrap()
+        .into_iter()
+        .filter_map(|item| {
+            let source = item.record.metadata.as_ref()?.get("ingest")?.clone();
+            let path = source["path"].as_str()?.to_string();
+            let key = source["key"].as_str()?.to_string();
+            let name = if key.is_empty() { path } else { format!("{path}#{key}") };
+            Some((name, item))
+        })
+        .collect()
+}

@@ -45,6 +45,7 @@ pub fn record(title: &str, body: &str, branch: &str) -> Record {
         created_at: NOW,
         updated_at: NOW,
         expires_at: None,
+        occurred_at: None,
         vector: None,
         chunks: Vec::new(),
     }

@@ -177,7 +177,9 @@ fn precision_on_real_decision_records(db: &TestDb) {
         flagged.len(),
         wanted.len()
     );
-    assert!(precision >= 0.6, "precision {precision:.2}");
+    // Two pairs are flagged on these records now that rejected and superseded records are out of
+    // force: one true, one not. A floor this low says little; BENCHMARKS.md keeps the figures.
+    assert!(precision >= 0.5, "precision {precision:.2}");
     assert_eq!(found, wanted.len(), "every linked pair in force is found");
 }
 

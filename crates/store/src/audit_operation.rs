@@ -112,7 +112,7 @@ mod tests {
             include_str!("../migrations/postgres/0008_audit_chain.sql"),
             include_str!("../migrations/postgres/0010_api_keys.sql"),
             include_str!("../migrations/sqlite/0015_provenance.sql"),
-            include_str!("../migrations/postgres/0015_provenance.sql"),
+            include_str!("../migrations/postgres/0017_provenance.sql"),
         ]
         .concat();
         for op in AuditOperation::ALL {

@@ -20,6 +20,8 @@ pub mod key_trail;
 mod model;
 mod open;
 pub mod postgres;
+mod shared_limits;
+mod shared_sessions;
 pub mod sqlite;
 
 pub use audit_operation::AuditOperation;
@@ -28,6 +30,8 @@ pub use filter::{Clause, Filters, ItemFacts};
 pub use model::*;
 pub use open::{DEFAULT_POOL_SIZE, DbTarget, Engine, PoolConfig, open};
 pub use postgres::PostgresStore;
+pub use shared_limits::{Admission, SharedLimits};
+pub use shared_sessions::{NewUiSession, SessionLimits, SharedSessions, UiSessionRow};
 pub use sqlite::SqliteStore;
 
 use cortex_domain::graph::Cascade;
@@ -290,4 +294,14 @@ pub trait ApiKeys: Send + Sync {
     /// Whether any key was ever created (revoked and expired ones count): from then on the
     /// HTTP server asks every request for one.
     fn any_key(&self) -> Result<bool>;
+    /// The keys' limits as every server over this database shares them; `None` where each
+    /// server keeps its own (SQLite).
+    fn shared_limits(&self) -> Option<std::sync::Arc<dyn SharedLimits>> {
+        None
+    }
+    /// The web UI's sessions as every server over this database shares them; `None` where each
+    /// server keeps its own (SQLite).
+    fn shared_sessions(&self) -> Option<std::sync::Arc<dyn SharedSessions>> {
+        None
+    }
 }

@@ -23,6 +23,12 @@ pub const DB: Setting<Optional<DbTarget>> = Setting {
     },
     doc: "a SQLite file (created with its folder if missing), or a PostgreSQL URL `postgres://user:password@host:port/database`; TLS as libpq: `?sslmode=verify-full&sslrootcert=/path/ca.pem` (or `sslrootcert=system` for a public CA; `require` encrypts without checking the certificate; `disable`, `prefer` is the default)",
 };
+pub const DB_FILE: Setting<Optional<PathBuf>> = Setting {
+    name: "CORTEX_DB_FILE",
+    flag: None,
+    kind: Optional { when_unset: "none", parse: path, refuses: &[] },
+    doc: "a file holding what `CORTEX_DB` would (a PostgreSQL URL with its password: a container's secret), read when neither `--db` nor `CORTEX_DB` is given",
+};
 pub const DB_POOL_SIZE: Setting<Whole> = Setting {
     name: "CORTEX_DB_POOL_SIZE",
     flag: None,
@@ -38,6 +44,12 @@ pub const DB_READ_URL: Setting<Optional<String>> = Setting {
         refuses: &["replica.db"],
     },
     doc: "PostgreSQL: a read replica; finds go there, writes and reads by id stay on the primary",
+};
+pub const DB_WAIT_SECS: Setting<Whole> = Setting {
+    name: "CORTEX_DB_WAIT_SECS",
+    flag: None,
+    kind: Whole { default: 60, min: 0, max: 3600 },
+    doc: "PostgreSQL: how long `cortex serve` keeps trying to reach the database at start (a server started before its database, in a container), once a second, before it gives up (`0`: at once)",
 };
 pub const ORG: Setting<Optional<String>> = Setting {
     name: "CORTEX_ORG",
@@ -183,10 +195,12 @@ pub const LEXICAL_INDEX: Setting<Optional<String>> = Setting {
 };
 /// The service's settings, in the docs' order (the HTTP server's follow them, in
 /// `cortex_server::settings`).
-pub static SETTINGS: [&(dyn super::Declared + Sync); 19] = [
+pub static SETTINGS: [&(dyn super::Declared + Sync); 21] = [
     &DB,
+    &DB_FILE,
     &DB_POOL_SIZE,
     &DB_READ_URL,
+    &DB_WAIT_SECS,
     &ORG,
     &PROJECT,
     &BRANCH,

@@ -1,4 +1,4 @@
-//! Provenance and the git tables on PostgreSQL (`0015_provenance.sql`): an item's provenance
+//! Provenance and the git tables on PostgreSQL (`0017_provenance.sql`): an item's provenance
 //! row, a branch's path table and head, a project's merge records. A write of merge records
 //! takes the audit chain's lock first, as every audited transaction does.
 

@@ -24,6 +24,7 @@
 //! - [`provenance`]: the commit and files an item was written at, when they changed since,
 //!   and the branches whose items a branch sees after merges
 //! - [`tenant`]: how far an API key's holder may reach (one org, some projects)
+//! - [`principal`]: who made a change, as the server established it (the audit trail's)
 //! - [`api_key`]: what a key may do (role), how fast (rate), its name and token shape
 //! - [`tool`]: the tools the server offers and the role each needs
 //! - [`text`], [`time`], [`ttl`], [`limits`], [`git_remote`]: small shared rules
@@ -47,6 +48,7 @@ pub mod limits;
 pub mod natural_key;
 pub mod near_duplicate;
 pub mod neighbours;
+pub mod principal;
 pub mod provenance;
 pub mod query;
 pub mod ranking;

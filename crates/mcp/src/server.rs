@@ -265,13 +265,7 @@ fn forbidden(principal: &Principal, tool: Tool) -> CallToolResult {
 /// A call refused by role. A store is recorded in the audit trail as blocked attempts (what
 /// was tried, by which key or token holder, why); a failure to record is logged, never the
 /// caller's answer. A tool that only reads changes nothing, so there is nothing to record.
-async fn audit_refused(
-    service: Arc<MemoryService>,
-    tool: Tool,
-    args: Value,
-    principal: &Principal,
-    refusal: &CallToolResult,
-) {
+async fn audit_refused(service: Arc<MemoryService>, tool: Tool, args: Value, refusal: &CallToolResult) {
     match tool {
         Tool::Store => {}
         Tool::Find => return,
@@ -282,11 +276,8 @@ async fn audit_refused(
         .and_then(|c| c["error"]["message"].as_str())
         .unwrap_or("memory_store needs role write")
         .to_string();
-    let actor = principal.caller.actor.clone().unwrap_or_else(|| format!("key:{}", principal.key));
-    let recorded = tokio::task::spawn_blocking(move || {
-        service.memory_store().audit_refused_store(&args, &actor, &reason)
-    })
-    .await;
+    let recorded =
+        tokio::task::spawn_blocking(move || service.memory_store().audit_refused_store(&args, &reason)).await;
     match recorded {
         Ok(Ok(_)) => {}
         Ok(Err(e)) => tracing::warn!("a store refused by role was not recorded in the audit trail: {e}"),
@@ -368,7 +359,7 @@ impl ServerHandler for CortexServer {
         let (result, outcome, tally) = match principal {
             Some(p) if !p.role.covers(tool.role()) => {
                 let refusal = forbidden(p, tool);
-                audit_refused(service.clone(), tool, args, p, &refusal).await;
+                audit_refused(service.clone(), tool, args, &refusal).await;
                 (refusal, CallOutcome::Forbidden, None)
             }
             _ => match tool {

@@ -36,6 +36,7 @@ pub mod lexical_index;
 pub mod lifecycle;
 pub mod memory_find;
 pub mod memory_store;
+mod os_user;
 pub mod response;
 pub mod scope_inference;
 pub mod semantic;
@@ -45,7 +46,7 @@ pub mod transfer;
 
 pub use administration::Administration;
 pub use audit::Audit;
-pub use briefing::Briefing;
+pub use briefing::{Briefing, RecallRequest, Recalled, Sessions, Weighed};
 pub use caller::Caller;
 pub use config::Config;
 pub use contradictions::Contradictions;
@@ -78,8 +79,10 @@ pub struct MemoryService {
     inferred: InferredScope,
     /// The caller's tenant bound; `None` for the local user.
     bound: Option<cortex_domain::tenant::Bound>,
-    /// The audit trail's actor for this caller's changes (`Caller::actor`).
-    actor: Option<String>,
+    /// Who this caller's changes are recorded as made by (`Caller::principal`).
+    principal: Option<cortex_domain::principal::Principal>,
+    /// What this caller's changes come through, when not the flow's own name (`Caller::via`).
+    via: Option<&'static str>,
 }
 
 /// What every caller's service shares: made once, at open.
@@ -99,6 +102,8 @@ struct Shared {
     write_lanes: Arc<lanes::WriteLanes>,
     /// Refused stores recorded lately, per actor.
     refusals: std::sync::Mutex<memory_store::RefusalBudget>,
+    /// The prompt-submit hook's budgets and where it keeps its sessions and counts.
+    recall: config::RecallConfig,
 }
 
 impl MemoryService {
@@ -113,15 +118,27 @@ impl MemoryService {
         let shared = Arc::new(Shared {
             db_label: store.label(),
             lexical: Arc::new(lexical_index::Lexical::new(store.clone(), config.lexical.as_ref())),
-            semantic: Arc::new(semantic::Semantic::new(config.embedder.clone(), store.clone())),
+            semantic: Arc::new(semantic::Semantic::new(
+                config.embedder.clone(),
+                store.clone(),
+                config.vector_file.clone(),
+            )),
             write_lanes: Arc::new(lanes::WriteLanes::for_connections(store.connections())),
             store: store.clone(),
             inferred: config.scope.clone(),
             near_duplicate_policy: config.near_duplicates,
             find_deadline: config.find_deadline,
             refusals: Default::default(),
+            recall: config.recall.clone(),
         });
-        MemoryService { view: store, inferred: shared.inferred.clone(), shared, bound: None, actor: None }
+        MemoryService {
+            view: store,
+            inferred: shared.inferred.clone(),
+            shared,
+            bound: None,
+            principal: Some(os_user::local_principal()),
+            via: None,
+        }
     }
 
     pub fn inferred_scope(&self) -> &InferredScope {

@@ -3,7 +3,8 @@
 //! text, so the text of each is fixed for good: a record is read as text and typed here,
 //! never rewritten.
 
-/// What an audit record records.
+/// What an audit record records. The stores write `import`, `blocked` and `sign_in` records
+/// themselves; the triggers write the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AuditOperation {
     Insert,
@@ -19,6 +20,8 @@ pub enum AuditOperation {
     Blocked,
     KeyCreate,
     KeyRevoke,
+    /// Someone holding admin rights signed in to the web UI.
+    SignIn,
     /// Someone said an item still holds as its files changed: its commit moved forward.
     Confirm,
     /// A branch's work seen merged into another: its items visible from there (about no item).
@@ -28,7 +31,7 @@ pub enum AuditOperation {
 }
 
 impl AuditOperation {
-    pub const ALL: [AuditOperation; 14] = [
+    pub const ALL: [AuditOperation; 15] = [
         AuditOperation::Insert,
         AuditOperation::Import,
         AuditOperation::Update,
@@ -40,6 +43,7 @@ impl AuditOperation {
         AuditOperation::Blocked,
         AuditOperation::KeyCreate,
         AuditOperation::KeyRevoke,
+        AuditOperation::SignIn,
         AuditOperation::Confirm,
         AuditOperation::BranchMerge,
         AuditOperation::BranchUnmerge,
@@ -59,6 +63,7 @@ impl AuditOperation {
             AuditOperation::Blocked => "blocked",
             AuditOperation::KeyCreate => "key_create",
             AuditOperation::KeyRevoke => "key_revoke",
+            AuditOperation::SignIn => "sign_in",
             AuditOperation::Confirm => "confirm",
             AuditOperation::BranchMerge => "branch_merge",
             AuditOperation::BranchUnmerge => "branch_unmerge",
@@ -111,12 +116,18 @@ mod tests {
             include_str!("../migrations/postgres/0003_supersede.sql"),
             include_str!("../migrations/postgres/0008_audit_chain.sql"),
             include_str!("../migrations/postgres/0010_api_keys.sql"),
-            include_str!("../migrations/sqlite/0015_provenance.sql"),
-            include_str!("../migrations/postgres/0017_provenance.sql"),
+            include_str!("../migrations/sqlite/0017_provenance.sql"),
+            include_str!("../migrations/postgres/0019_provenance.sql"),
         ]
         .concat();
         for op in AuditOperation::ALL {
-            if !matches!(op, AuditOperation::Import | AuditOperation::Blocked | AuditOperation::Confirm) {
+            if !matches!(
+                op,
+                AuditOperation::Import
+                    | AuditOperation::Blocked
+                    | AuditOperation::SignIn
+                    | AuditOperation::Confirm
+            ) {
                 let text = op.as_str();
                 assert!(migrations.contains(&format!("'{text}'")), "no trigger writes {text}");
             }

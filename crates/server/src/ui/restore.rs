@@ -28,11 +28,9 @@ pub const DAYS: i64 = 90;
 const SHOWN: usize = 200;
 
 /// The viewer as the caller of a change: the audit trail names the signed-in key (or the
-/// token's own actor) as who made it, even when the item names another author.
+/// token's subject) as who made it, through the web UI, whatever the item claims.
 pub fn acting(viewer: &Viewer) -> Caller {
-    let mut caller = viewer.principal.caller.clone();
-    caller.actor.get_or_insert_with(|| viewer.principal.key.clone());
-    caller
+    Caller { via: Some("web UI"), ..viewer.principal.caller.clone() }
 }
 
 pub struct Line {

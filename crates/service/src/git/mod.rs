@@ -103,7 +103,7 @@ impl Git<'_> {
     pub fn sync(&self, repo: &Path) -> Result<SyncReport> {
         let store = self.service.whole_store("keeping the git tables")?;
         let repo = Repo::open(repo)?;
-        sync_with(store, &self.service.inferred.scope, &repo, self.service.actor.clone())
+        sync_with(store, &self.service.inferred.scope, &repo, self.service.write_context(SYNC))
     }
 
     /// [`Git::sync`] of the checkout the service was started in, on a thread of its own; a
@@ -116,11 +116,12 @@ impl Git<'_> {
             return;
         };
         let scope = self.service.inferred.scope.clone();
+        let context = upkeep_context();
         let spawned = std::thread::Builder::new().name("git-sync".into()).spawn(move || {
             let started = std::time::Instant::now();
             let result = Repo::open(&checkout)
                 .map_err(crate::ServiceError::from)
-                .and_then(|repo| sync_with(store.as_ref(), &scope, &repo, None));
+                .and_then(|repo| sync_with(store.as_ref(), &scope, &repo, context));
             match result {
                 Ok(r) => tracing::info!(
                     branch = r.branch.as_deref(),
@@ -165,12 +166,7 @@ impl Git<'_> {
             .or_else(|| self.service.inferred.scope.branch.clone())
             .unwrap_or_default();
         let place = RepoBranch { org, project, branch };
-        let context = WriteContext {
-            tool: Some("cortex git unmerge".into()),
-            actor: self.service.actor.clone(),
-            request_id: Some(uuid::Uuid::now_v7().to_string()),
-            ..WriteContext::default()
-        };
+        let context = self.service.write_context("cortex git unmerge");
         Ok(store.undo_merges(&place, from, self.service.now()?, &context)?)
     }
 
@@ -199,12 +195,26 @@ pub fn hooks_dir(path: &Path) -> Result<std::path::PathBuf> {
     })
 }
 
-/// The sync of one repository into the tables of `scope`'s org and project.
+/// What a sync's merge records say they came through.
+const SYNC: &str = "cortex git sync";
+
+/// The writer of the server's own upkeep of its checkout's tables: whoever runs the process.
+pub(crate) fn upkeep_context() -> WriteContext {
+    WriteContext {
+        request_id: Some(uuid::Uuid::now_v7().to_string()),
+        principal: Some(crate::os_user::local_principal().to_string()),
+        via: Some(SYNC.into()),
+        ..WriteContext::default()
+    }
+}
+
+/// The sync of one repository into the tables of `scope`'s org and project, its merge
+/// records written as `context`'s.
 pub(crate) fn sync_with(
     store: &dyn Store,
     scope: &cortex_domain::Scope,
     repo: &Repo,
-    actor: Option<String>,
+    context: WriteContext,
 ) -> Result<SyncReport> {
     let Some(head) = repo.head()? else {
         return Ok(SyncReport {
@@ -243,12 +253,6 @@ pub(crate) fn sync_with(
     report.commits_read = update.commits_read;
     report.paths_written = update.rows.len();
     report.rebuilt = update.whole;
-    let context = WriteContext {
-        tool: Some("cortex git sync".into()),
-        actor,
-        request_id: Some(uuid::Uuid::now_v7().to_string()),
-        ..WriteContext::default()
-    };
     for seen in merges::seen(repo, &branch, &head, &update.added)? {
         let merge = BranchMerge {
             id: 0,

@@ -193,7 +193,7 @@ fn open(service: &MemoryService, path: &std::path::Path) -> crate::Result<Option
         table_at_head = at(service.view.path_head(&place)?);
         // The table is the server's own upkeep, done for its checkout whoever stores.
         if !table_at_head {
-            super::sync_with(service.shared.store.as_ref(), scope, &repo, None)?;
+            super::sync_with(service.shared.store.as_ref(), scope, &repo, super::upkeep_context())?;
             table_at_head = at(service.view.path_head(&place)?);
         }
     }

@@ -119,7 +119,8 @@ impl Ingest<'_> {
         while writes.peek().is_some() {
             let chunk: Vec<Write> = writes.by_ref().take(MAX_BATCH_ITEMS).collect();
             let items: Vec<Value> = chunk.iter().map(|w| w.item.clone()).collect();
-            let response = self.service.memory_store().store(&json!({ "items": items }))?;
+            let response =
+                self.service.through("cortex ingest").memory_store().store(&json!({ "items": items }))?;
             for (w, result) in chunk.into_iter().zip(response.results) {
                 let id = count(&w, &result, report);
                 out.push((w, id));

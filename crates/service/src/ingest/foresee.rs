@@ -66,11 +66,11 @@ impl Ingest<'_> {
                     let current = stored.iter().find(|s| Some(s.record.id) == id && s.deleted_at.is_none());
                     match (op, current) {
                         (ItemOp::Upsert(new), Some(current)) => check_update(
-                            view_of(&current.record),
+                            view_of(current),
                             &Value::Object(new.data.clone()),
                             &new.content_hash,
                         ),
-                        (ItemOp::Delete { .. }, Some(current)) => check_delete(view_of(&current.record)),
+                        (ItemOp::Delete { .. }, Some(current)) => check_delete(view_of(current)),
                         // A restore brings back what is deleted: no rule guards a live item from it.
                         (ItemOp::Restore { .. }, Some(_)) => Ok(()),
                         // A confirm changes no field of the item.

@@ -13,6 +13,7 @@
 //! - [`chunks`]: a long item's chunks as the store keeps them (the UI's item page)
 //! - [`merged`]: the branches merged into the caller's, whose items it sees
 //! - [`staleness`]: hits whose files changed since they were written
+//! - [`prompt`]: a prompt's candidates for the recall hook, ranked as `auto` ranks them
 
 mod budget;
 mod candidates;
@@ -22,6 +23,7 @@ mod expand;
 mod explain;
 mod hits;
 mod merged;
+mod prompt;
 mod staleness;
 mod suggest;
 mod typos;

@@ -8,17 +8,19 @@ use cortex_domain::governance::{
     StoredView, SupersedeTarget, check_delete, check_supersede_target, check_update,
 };
 use cortex_domain::lifecycle;
-use cortex_store::{BlockedAttempt, Record, WriteOp};
+use cortex_store::{BlockedAttempt, StoredItem, WriteOp};
 use uuid::Uuid;
 
 /// What governance judges of a stored item.
-pub(crate) fn view_of(c: &Record) -> StoredView<'_> {
+pub(crate) fn view_of(item: &StoredItem) -> StoredView<'_> {
+    let c = &item.record;
     StoredView {
         id: c.id,
         kind: c.kind,
         status: c.status.as_deref(),
         data: &c.data,
         content_hash: &c.content_hash,
+        governed_since: item.governed_since,
     }
 }
 
@@ -57,7 +59,7 @@ impl MemoryStore<'_> {
                 continue;
             };
             let c = &current.record;
-            let view = view_of(c);
+            let view = view_of(current);
             let verdict = match op {
                 WriteOp::Update { record } if record.kind == c.kind => {
                     check_update(view, &record.data, &record.content_hash)

@@ -8,6 +8,7 @@ use super::kind::{
 };
 use cortex_domain::limits::FIND_DEADLINE_MS;
 use cortex_domain::near_duplicate::{DEFAULT_THRESHOLD, DEFAULT_WINDOW_DAYS};
+use cortex_domain::recall::{DEFAULT_BUDGET_TOKENS, DEFAULT_SESSION_BUDGET_TOKENS};
 use cortex_embed::{PRECISION_VALUES, Precision};
 use cortex_store::{DEFAULT_POOL_SIZE, DbTarget};
 use std::path::PathBuf;
@@ -193,9 +194,21 @@ pub const LEXICAL_INDEX: Setting<Optional<String>> = Setting {
     },
     doc: "where the lexical index lives: a folder, `memory` (built at each start) or `off` (the database's own full-text search, and no spelling hints or typo correction: their words come from the index). It is derived from the database and rebuilt from it when missing (`cortex reindex --lexical`)",
 };
+pub const RECALL_BUDGET_TOKENS: Setting<Whole> = Setting {
+    name: "CORTEX_RECALL_BUDGET_TOKENS",
+    flag: Some("cortex recall --budget-tokens"),
+    kind: Whole { default: DEFAULT_BUDGET_TOKENS as u64, min: 0, max: 100_000 },
+    doc: "the most the prompt-submit hook (`cortex recall`) adds to one prompt, in tokens (characters / 3); 0 turns it off",
+};
+pub const RECALL_SESSION_BUDGET_TOKENS: Setting<Whole> = Setting {
+    name: "CORTEX_RECALL_SESSION_BUDGET_TOKENS",
+    flag: None,
+    kind: Whole { default: DEFAULT_SESSION_BUDGET_TOKENS as u64, min: 0, max: 10_000_000 },
+    doc: "the most the prompt-submit hook adds to one agent session (by the hook's `session_id`) until it is compacted or cleared; `cortex stats` counts the sessions that reach it",
+};
 /// The service's settings, in the docs' order (the HTTP server's follow them, in
 /// `cortex_server::settings`).
-pub static SETTINGS: [&(dyn super::Declared + Sync); 21] = [
+pub static SETTINGS: [&(dyn super::Declared + Sync); 23] = [
     &DB,
     &DB_FILE,
     &DB_POOL_SIZE,
@@ -217,6 +230,8 @@ pub static SETTINGS: [&(dyn super::Declared + Sync); 21] = [
     &NEAR_DUP_WINDOW_DAYS,
     &FIND_DEADLINE,
     &LEXICAL_INDEX,
+    &RECALL_BUDGET_TOKENS,
+    &RECALL_SESSION_BUDGET_TOKENS,
 ];
 
 fn database(value: &str) -> Result<DbTarget, Refusal> {

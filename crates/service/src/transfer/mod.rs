@@ -14,7 +14,7 @@ pub use git_lines::{GitImport, GitLine};
 
 use crate::MemoryService;
 use crate::semantic::MODEL_KEY;
-use cortex_store::{WriteContext, WriteOp, WriteOutcome};
+use cortex_store::{WriteOp, WriteOutcome};
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -78,7 +78,7 @@ impl Transfer<'_> {
         let ops: Vec<WriteOp> = items.into_iter().map(ItemLine::into_op).collect();
         let mut imported = 0;
         let mut present = 0;
-        let context = WriteContext { tool: Some("cortex import".into()), ..WriteContext::default() };
+        let context = self.service.write_context("cortex import");
         for outcome in self.service.whole_store("importing a memory")?.write_batch_as(&ops, &context)? {
             match outcome {
                 WriteOutcome::Inserted { .. } => imported += 1,
@@ -110,7 +110,7 @@ impl Transfer<'_> {
     /// left alone). How many provenance rows were written.
     pub fn import_git(&self, import: GitImport) -> crate::Result<u64> {
         let store = self.service.whole_store("importing a memory")?;
-        let context = WriteContext { tool: Some("cortex import".into()), ..WriteContext::default() };
+        let context = self.service.write_context("cortex import");
         let mut written = 0;
         for chunk in import.provenance.chunks(500) {
             let ops: Vec<WriteOp> = chunk
@@ -123,7 +123,7 @@ impl Transfer<'_> {
                 .filter(|o| matches!(o, WriteOutcome::Updated { .. }))
                 .count() as u64;
         }
-        store.import_git_tables(&import.tables)?;
+        store.import_git_tables(&import.tables, &context)?;
         Ok(written)
     }
 

@@ -166,21 +166,25 @@ fn a_store_refused_for_its_role_is_audited_on_the_items_it_named(db: &TestDb) {
     let outside = stored.results[1].id.clone().unwrap();
     let holder =
         s.keys().authenticate(&s.keys().create(&spec("reader", "read")).unwrap().token).unwrap().unwrap();
-    let under_key = s.for_caller(&Caller::for_key(holder.bound, Some("api"), None).unwrap());
+    let under_key = s.for_caller(&holder.caller(Some("api"), None).unwrap());
     let request = serde_json::json!({"items": [
         {"kind": "section", "id": inside, "data": {"title": "Inside", "body": "changed"}, "source": {"actor": "eve"}},
         {"operation": "delete", "id": outside},
         {"kind": "todo", "content": "a new item names no stored item"},
         {"operation": "delete", "id": "not-an-id"},
     ]});
-    let recorded =
-        under_key.memory_store().audit_refused_store(&request, "key:reader", "refused: role read").unwrap();
+    let recorded = under_key.memory_store().audit_refused_store(&request, "refused: role read").unwrap();
     assert_eq!(recorded, 1, "one record for the call");
     let trail = |id: &str| s.audit().records(Some(uuid::Uuid::parse_str(id).unwrap()), None, 10).unwrap();
     let inside_trail = trail(&inside);
     assert_eq!(inside_trail.iter().map(|r| r.operation.as_str()).collect::<Vec<_>>(), ["insert", "blocked"]);
     let record = &inside_trail[1];
-    assert_eq!(record.actor.as_deref(), Some("key:reader"));
+    assert_eq!(record.principal.as_deref(), Some("key:acme/reader"));
+    assert!(
+        record.claimed.is_empty(),
+        "the refused items' own claims are not repeated: {:?}",
+        record.claimed
+    );
     assert_eq!(
         record.summary,
         format!(
@@ -207,7 +211,7 @@ fn a_read_keys_flood_of_refused_stores_adds_a_bounded_number_of_audit_rows(db: &
         .authenticate(&s.keys().create(&spec("flooding-reader", "read")).unwrap().token)
         .unwrap()
         .unwrap();
-    let under_key = s.for_caller(&Caller::for_key(holder.bound, Some("api"), None).unwrap());
+    let under_key = s.for_caller(&holder.caller(Some("api"), None).unwrap());
     let rows = |s: &cortex_service::MemoryService| s.audit().records(None, None, 10_000).unwrap().len();
     let before = rows(&s);
     let items: Vec<serde_json::Value> = (0..100)
@@ -219,10 +223,7 @@ fn a_read_keys_flood_of_refused_stores_adds_a_bounded_number_of_audit_rows(db: &
     let request = serde_json::json!({ "items": items });
     let mut recorded = 0;
     for _ in 0..100 {
-        recorded += under_key
-            .memory_store()
-            .audit_refused_store(&request, "key:flooding-reader", "refused: role read")
-            .unwrap();
+        recorded += under_key.memory_store().audit_refused_store(&request, "refused: role read").unwrap();
     }
     let added = rows(&s) - before;
     assert!(added <= 200, "100 refused 100-item stores added {added} audit rows");
@@ -295,17 +296,14 @@ fn one_orgs_refused_stores_are_counted_apart_from_anothers_key_of_the_same_name(
     let in_org = |org: &str| KeySpec { org: org.into(), projects: vec![], ..spec("reader", "read") };
     let caller = |org: &str| {
         let holder = s.keys().authenticate(&s.keys().create(&in_org(org)).unwrap().token).unwrap().unwrap();
-        s.for_caller(&Caller::for_key(holder.bound, Some("api"), None).unwrap())
+        s.for_caller(&holder.caller(Some("api"), None).unwrap())
     };
     let (acme, globex) = (caller("acme"), caller("globex"));
     let request = serde_json::json!({"items": [crate::common::section("Nope", "refused")]});
     for _ in 0..30 {
-        acme.memory_store().audit_refused_store(&request, "key:reader", "refused: role read").unwrap();
+        acme.memory_store().audit_refused_store(&request, "refused: role read").unwrap();
     }
-    assert_eq!(
-        globex.memory_store().audit_refused_store(&request, "key:reader", "refused: role read").unwrap(),
-        1
-    );
+    assert_eq!(globex.memory_store().audit_refused_store(&request, "refused: role read").unwrap(), 1);
     let records = s.audit().records(None, None, 10_000).unwrap();
     let globex_record = records
         .iter()

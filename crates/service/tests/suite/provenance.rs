@@ -7,7 +7,7 @@ use crate::common::*;
 use cortex_domain::provenance::{PathState, RepoBranch};
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;
-use cortex_service::{Caller, Config, MemoryService};
+use cortex_service::{Caller, Config, MemoryService, RecallRequest};
 use cortex_testdb::git::git;
 use cortex_testdb::{TestDb, per_backend};
 use serde_json::{Value, json};
@@ -125,7 +125,13 @@ fn a_memory_about_a_changed_file_is_flagged_and_one_about_an_untouched_file_is_n
     let briefing = s.briefing().context(None, 4_000).unwrap();
     let line = briefing.lines().find(|l| l.contains(&decided)).unwrap_or_else(|| panic!("{briefing}"));
     assert!(line.contains(&format!("Opaque session tokens {note}")), "{briefing}");
-    let recalled = s.briefing().recall("how are sessions validated by check", 0.0, 2_000).unwrap();
+    let ask = RecallRequest {
+        prompt: "how are sessions validated by check".into(),
+        budget_tokens: Some(2_000),
+        floor: Some(0.0),
+        session: None,
+    };
+    let recalled = s.briefing().recall(&ask).unwrap().injection.text;
     let line = recalled.lines().find(|l| l.contains(&about_auth)).unwrap_or_else(|| panic!("{recalled}"));
     assert!(line.contains(&format!("Sessions {note}")), "{recalled}");
     let pool = recalled.lines().find(|l| l.contains(&about_db));
@@ -149,6 +155,11 @@ fn confirming_moves_the_commit_forward_and_clears_the_flag(db: &TestDb) {
     let after = hit(&s, &id);
     assert!(after.stale.is_none(), "confirmed: {:?}", after.stale);
     assert_eq!(after.provenance.unwrap().commit.as_deref(), Some(moved_to.as_str()));
+    let confirmed =
+        s.audit().records(None, None, 1_000).unwrap().into_iter().find(|r| r.operation == "confirm");
+    let confirmed = confirmed.expect("the confirm is audited");
+    assert_eq!(confirmed.via.as_deref(), Some("memory_store"), "{confirmed:?}");
+    assert!(confirmed.principal.as_deref().is_some_and(|p| p.starts_with("local")), "{confirmed:?}");
     let m = Memory { service: s };
     assert_eq!(m.operations(&id), vec!["insert", "confirm"]);
     // The flag comes back with the next change; the trail still verifies.
@@ -242,9 +253,16 @@ fn a_feature_branchs_items_are_seen_from_main_after_a_merge_commit_never_before(
     assert!(on_main.git().sync(repo).unwrap().merges.is_empty());
     assert_eq!(on_main.git().unmerge("feature/login", None).unwrap(), 1);
     assert!(titles(&on_main, "passkeys").is_empty());
-    let ops: Vec<String> =
-        on_main.audit().records(None, None, 1_000).unwrap().into_iter().map(|r| r.operation).collect();
-    assert!(ops.contains(&"branch_merge".into()) && ops.contains(&"branch_unmerge".into()), "{ops:?}");
+    let records = on_main.audit().records(None, None, 1_000).unwrap();
+    let ops: Vec<&str> = records.iter().map(|r| r.operation.as_str()).collect();
+    assert!(ops.contains(&"branch_merge") && ops.contains(&"branch_unmerge"), "{ops:?}");
+    // Each names who did it and what it came through; nothing is a client's claim.
+    for (op, via) in [("branch_merge", "cortex git sync"), ("branch_unmerge", "cortex git unmerge")] {
+        let r = records.iter().find(|r| r.operation == op).unwrap();
+        assert_eq!(r.via.as_deref(), Some(via), "{r:?}");
+        assert!(r.principal.as_deref().is_some_and(|p| p.starts_with("local")), "{r:?}");
+        assert_eq!(r.claimed.actor, None, "{r:?}");
+    }
     assert!(on_main.git().sync(repo).unwrap().merges.is_empty(), "an undone merge stays undone");
 }
 

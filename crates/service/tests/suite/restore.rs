@@ -1,8 +1,9 @@
 //! `memory_store`'s `restore` operation: a deleted item comes back as it was, audited as
-//! `restore` with the caller as actor; never over a live item that took its natural key, never
+//! `restore` with the caller as principal; never over a live item that took its natural key, never
 //! for a caller who cannot see it. On every backend.
 
 use crate::common::{id_of, memory};
+use cortex_domain::principal::Principal;
 use cortex_domain::tenant::Bound;
 use cortex_service::Caller;
 use cortex_service::response::ItemStatus;
@@ -22,8 +23,7 @@ fn a_deleted_item_is_restored_and_audited(db: &TestDb) {
         "body": "rotate the quokka keys monthly"}, "source": {"actor": "bob"}}]));
     let id = id_of(&stored, 0);
     // Someone other than the item's author deletes and restores it: the trail names them.
-    let mut alice = m.service.local_caller();
-    alice.actor = Some("alice".into());
+    let alice = m.service.local_caller().as_principal(Principal::Local { user: Some("alice".into()) });
     let alice = m.service.for_caller(&alice);
     let deleted = alice.memory_store().store(&json!({"items": [{"operation": "delete", "id": id}]})).unwrap();
     assert_eq!(deleted.results[0].status, ItemStatus::Deleted);
@@ -32,7 +32,7 @@ fn a_deleted_item_is_restored_and_audited(db: &TestDb) {
     assert_eq!(listed.items.len(), 1);
     let item = &listed.items[0];
     assert_eq!((item.id.to_string(), item.title.as_str()), (id.clone(), "Quokka rotation"));
-    assert_eq!(item.deleted_by.as_deref(), Some("alice"));
+    assert_eq!(item.deleted_by.as_deref(), Some("local:alice"));
 
     let restored =
         alice.memory_store().store(&json!({"items": [{"operation": "restore", "id": id}]})).unwrap();
@@ -48,9 +48,15 @@ fn a_deleted_item_is_restored_and_audited(db: &TestDb) {
         "restored: no longer listed"
     );
     let uuid = uuid::Uuid::parse_str(&id).unwrap();
-    let actors: Vec<Option<String>> =
-        m.service.audit().records(Some(uuid), None, 10).unwrap().into_iter().map(|r| r.actor).collect();
-    assert_eq!(actors, [Some("bob".into()), Some("alice".into()), Some("alice".into())]);
+    let records = m.service.audit().records(Some(uuid), None, 10).unwrap();
+    let who: Vec<(Option<String>, Option<String>)> =
+        records.into_iter().map(|r| (r.principal, r.claimed.actor)).collect();
+    let me = m.service.local_caller().principal.map(|p| p.to_string());
+    assert_eq!(
+        who,
+        [(me, Some("bob".into())), (Some("local:alice".into()), None), (Some("local:alice".into()), None)],
+        "who stored it claimed to be bob; who deleted and restored it is alice, who claimed nothing"
+    );
     assert!(m.service.audit().verify(&Default::default()).unwrap().ok, "the chain holds");
 
     let again = m.store(json!([{"operation": "restore", "id": id}]));

@@ -1,4 +1,4 @@
-//! Provenance and the git tables on PostgreSQL (`0017_provenance.sql`): an item's provenance
+//! Provenance and the git tables on PostgreSQL (`0019_provenance.sql`): an item's provenance
 //! row, a branch's path table and head, a project's merge records. A write of merge records
 //! takes the audit chain's lock first, as every audited transaction does.
 
@@ -83,12 +83,11 @@ pub(super) fn confirm(
     };
     tx.execute(
         "INSERT INTO audit_log (at, operation, item_id, kind, org, project, branch, service, sprint, \
-           tenant, environment, actor, tool, session, request_id, batch_id, hash_before, hash_after, summary) \
+           tenant, environment, request_id, batch_id, hash_before, hash_after, summary, principal, via) \
          SELECT $1, 'confirm', i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, \
-           i.environment, nullif(current_setting('cortex.actor', true), ''), \
-           nullif(current_setting('cortex.tool', true), ''), nullif(current_setting('cortex.session', true), ''), \
-           nullif(current_setting('cortex.request_id', true), ''), \
-           nullif(current_setting('cortex.batch_id', true), ''), i.content_hash, i.content_hash, $3 \
+           i.environment, nullif(current_setting('cortex.request_id', true), ''), \
+           nullif(current_setting('cortex.batch_id', true), ''), i.content_hash, i.content_hash, $3, \
+           nullif(current_setting('cortex.principal', true), ''), nullif(current_setting('cortex.via', true), '') \
          FROM items i WHERE i.id = $2",
         &[&at, &id, &summary],
     )?;
@@ -262,14 +261,12 @@ fn audited<'a>(c: &'a mut Conn, context: &WriteContext) -> Result<Tx<'a>> {
     let none = String::new();
     tx.execute(
         "SELECT set_config('cortex.request_id', $1, true), set_config('cortex.batch_id', $2, true), \
-         set_config('cortex.actor', $3, true), set_config('cortex.tool', $4, true), \
-         set_config('cortex.session', $5, true)",
+         set_config('cortex.principal', $3, true), set_config('cortex.via', $4, true)",
         &[
             context.request_id.as_ref().unwrap_or(&none),
             &Uuid::now_v7().to_string(),
-            context.actor.as_ref().unwrap_or(&none),
-            context.tool.as_ref().unwrap_or(&none),
-            context.session.as_ref().unwrap_or(&none),
+            context.principal.as_ref().unwrap_or(&none),
+            context.via.as_ref().unwrap_or(&none),
         ],
     )?;
     Ok(tx)
@@ -340,9 +337,8 @@ pub(super) fn git_tables(c: &mut Conn) -> Result<GitTables> {
     Ok(GitTables { heads, paths, merges })
 }
 
-pub(super) fn import_git_tables(c: &mut Conn, tables: &GitTables) -> Result<()> {
-    let context = WriteContext { tool: Some("cortex import".into()), ..WriteContext::default() };
-    let mut tx = audited(c, &context)?;
+pub(super) fn import_git_tables(c: &mut Conn, tables: &GitTables, context: &WriteContext) -> Result<()> {
+    let mut tx = audited(c, context)?;
     for (at, head) in &tables.heads {
         upsert_head(&mut tx, at, head, true)?;
     }

@@ -1,4 +1,4 @@
-//! Provenance and the git tables on SQLite (`0015_provenance.sql`): an item's provenance row,
+//! Provenance and the git tables on SQLite (`0017_provenance.sql`): an item's provenance row,
 //! a branch's path table and head, a project's merge records.
 
 use crate::{GitTables, Result, StoreError, WriteContext, WriteOutcome};
@@ -83,10 +83,9 @@ pub(super) fn confirm(
     };
     tx.execute(
         "INSERT INTO audit_append (at, operation, item_id, kind, org, project, branch, service, sprint, \
-           tenant, environment, actor, tool, session, request_id, batch_id, hash_before, hash_after, summary) \
+           tenant, environment, request_id, batch_id, hash_before, hash_after, summary, principal, via) \
          SELECT ?1, 'confirm', i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, \
-           i.environment, c.actor, c.tool, c.session, c.request_id, c.batch_id, i.content_hash, \
-           i.content_hash, ?3 \
+           i.environment, c.request_id, c.batch_id, i.content_hash, i.content_hash, ?3, c.principal, c.via \
          FROM items i, audit_context c WHERE i.id = ?2 AND c.id = 1",
         params![at, id.to_string(), summary],
     )?;
@@ -270,13 +269,12 @@ fn with_context<T>(
 ) -> Result<T> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     tx.execute(
-        "UPDATE audit_context SET request_id = ?1, batch_id = ?2, actor = ?3, tool = ?4, session = ?5 WHERE id = 1",
-        params![context.request_id, Uuid::now_v7().to_string(), context.actor, context.tool, context.session],
+        "UPDATE audit_context SET request_id = ?1, batch_id = ?2, principal = ?3, via = ?4 WHERE id = 1",
+        params![context.request_id, Uuid::now_v7().to_string(), context.principal, context.via],
     )?;
     let out = write(&tx)?;
     tx.execute(
-        "UPDATE audit_context SET request_id = NULL, batch_id = NULL, actor = NULL, tool = NULL, \
-         session = NULL WHERE id = 1",
+        "UPDATE audit_context SET request_id = NULL, batch_id = NULL, principal = NULL, via = NULL WHERE id = 1",
         [],
     )?;
     tx.commit()?;
@@ -350,9 +348,12 @@ pub(super) fn git_tables(conn: &Connection) -> Result<GitTables> {
     Ok(GitTables { heads, paths, merges })
 }
 
-pub(super) fn import_git_tables(conn: &mut Connection, tables: &GitTables) -> Result<()> {
-    let context = WriteContext { tool: Some("cortex import".into()), ..WriteContext::default() };
-    with_context(conn, &context, |tx| {
+pub(super) fn import_git_tables(
+    conn: &mut Connection,
+    tables: &GitTables,
+    context: &WriteContext,
+) -> Result<()> {
+    with_context(conn, context, |tx| {
         {
             let mut head = tx.prepare_cached(
                 "INSERT INTO git_heads (org, project, branch, commit_id, commit_time, synced_at) \

@@ -8,13 +8,13 @@
 
 mod chain;
 mod changes;
-mod connect;
+pub(crate) mod connect;
 mod expected;
 mod fts;
 mod git;
 mod graph;
 mod keys;
-mod migrate;
+pub(crate) mod migrate;
 mod neighbours;
 mod read;
 mod row;
@@ -249,12 +249,13 @@ impl Maintenance for SqliteStore {
         limit: usize,
         dry_run: bool,
         cascade: Cascade,
+        context: &WriteContext,
     ) -> Result<Vec<(String, i64)>> {
         if dry_run {
             return read::expired_by_kind(&*self.reader()?, now);
         }
         let mut conn = self.writer()?;
-        write::purge_expired(&mut conn, now, limit, cascade)
+        write::purge_expired(&mut conn, now, limit, cascade, context)
     }
 
     fn stats(&self) -> Result<Stats> {
@@ -371,14 +372,14 @@ impl crate::GitHistory for SqliteStore {
         git::git_tables(&*self.reader()?)
     }
 
-    fn import_git_tables(&self, tables: &crate::GitTables) -> Result<()> {
-        git::import_git_tables(&mut *self.writer()?, tables)
+    fn import_git_tables(&self, tables: &crate::GitTables, context: &WriteContext) -> Result<()> {
+        git::import_git_tables(&mut *self.writer()?, tables, context)
     }
 }
 
 impl ApiKeys for SqliteStore {
-    fn create_key(&self, key: &ApiKeyRow) -> Result<bool> {
-        keys::create(&*self.writer()?, key)
+    fn create_key(&self, key: &ApiKeyRow, context: &WriteContext) -> Result<bool> {
+        keys::create(&*self.writer()?, key, context)
     }
 
     fn keys(&self) -> Result<Vec<ApiKeyRow>> {
@@ -389,12 +390,16 @@ impl ApiKeys for SqliteStore {
         keys::by_lookup(&*self.reader()?, lookup)
     }
 
-    fn revoke_key(&self, org: &str, name: &str, at: i64) -> Result<bool> {
-        keys::revoke(&*self.writer()?, org, name, at)
+    fn revoke_key(&self, org: &str, name: &str, at: i64, context: &WriteContext) -> Result<bool> {
+        keys::revoke(&*self.writer()?, org, name, at, context)
     }
 
     fn any_key(&self) -> Result<bool> {
         keys::any(&*self.reader()?)
+    }
+
+    fn record_sign_in(&self, org: &str, summary: &str, context: &WriteContext) -> Result<()> {
+        keys::record_sign_in(&*self.writer()?, org, summary, context)
     }
 }
 

@@ -60,12 +60,13 @@ CREATE TRIGGER git_merges_audit_insert AFTER INSERT ON git_merges
 BEGIN
     INSERT INTO audit_append (at, operation, item_id, kind, org, project, branch, service, sprint,
                               tenant, environment, actor, tool, session, request_id, batch_id,
-                              hash_before, hash_after, summary)
+                              hash_before, hash_after, summary, principal, via)
     SELECT NEW.detected_at, 'branch_merge', NULL, 'branch', NEW.org, NEW.project, NEW.into_branch,
-           '', '', '', '', c.actor, coalesce(c.tool, 'cortex git'), c.session, c.request_id, c.batch_id,
+           '', '', '', '', NULL, NULL, NULL, c.request_id, c.batch_id,
            NULL, NULL,
            NEW.from_branch || ' merged into ' || NEW.into_branch || ' (' || NEW.how || ' at '
-               || substr(NEW.commit_id, 1, 12) || '): its items are visible from ' || NEW.into_branch
+               || substr(NEW.commit_id, 1, 12) || '): its items are visible from ' || NEW.into_branch,
+           c.principal, coalesce(c.via, 'cortex git')
     FROM audit_context c WHERE c.id = 1;
 END;
 
@@ -74,12 +75,13 @@ WHEN NEW.undone_at IS NOT NULL AND OLD.undone_at IS NULL
 BEGIN
     INSERT INTO audit_append (at, operation, item_id, kind, org, project, branch, service, sprint,
                               tenant, environment, actor, tool, session, request_id, batch_id,
-                              hash_before, hash_after, summary)
+                              hash_before, hash_after, summary, principal, via)
     SELECT NEW.undone_at, 'branch_unmerge', NULL, 'branch', NEW.org, NEW.project, NEW.into_branch,
-           '', '', '', '', c.actor, coalesce(c.tool, 'cortex git'), c.session, c.request_id, c.batch_id,
+           '', '', '', '', NULL, NULL, NULL, c.request_id, c.batch_id,
            NULL, NULL,
            'undone: ' || NEW.from_branch || ' merged into ' || NEW.into_branch || ' at '
-               || substr(NEW.commit_id, 1, 12)
+               || substr(NEW.commit_id, 1, 12),
+           c.principal, coalesce(c.via, 'cortex git')
     FROM audit_context c WHERE c.id = 1;
 END;
 

@@ -63,27 +63,25 @@ BEGIN
             USING ERRCODE = 'insufficient_privilege';
     END IF;
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO audit_log (at, operation, item_id, kind, org, project, branch, actor, tool,
-                               session, request_id, batch_id, summary)
+        INSERT INTO audit_log (at, operation, item_id, kind, org, project, branch, request_id,
+                               batch_id, summary, principal, via)
         VALUES (NEW.detected_at, 'branch_merge', NULL, 'branch', NEW.org, NEW.project, NEW.into_branch,
-                nullif(current_setting('cortex.actor', true), ''),
-                coalesce(nullif(current_setting('cortex.tool', true), ''), 'cortex git'),
-                nullif(current_setting('cortex.session', true), ''),
                 nullif(current_setting('cortex.request_id', true), ''),
                 nullif(current_setting('cortex.batch_id', true), ''),
                 NEW.from_branch || ' merged into ' || NEW.into_branch || ' (' || NEW.how || ' at '
-                    || left(NEW.commit_id, 12) || '): its items are visible from ' || NEW.into_branch);
+                    || left(NEW.commit_id, 12) || '): its items are visible from ' || NEW.into_branch,
+                nullif(current_setting('cortex.principal', true), ''),
+                coalesce(nullif(current_setting('cortex.via', true), ''), 'cortex git'));
     ELSIF NEW.undone_at IS NOT NULL AND OLD.undone_at IS NULL THEN
-        INSERT INTO audit_log (at, operation, item_id, kind, org, project, branch, actor, tool,
-                               session, request_id, batch_id, summary)
+        INSERT INTO audit_log (at, operation, item_id, kind, org, project, branch, request_id,
+                               batch_id, summary, principal, via)
         VALUES (NEW.undone_at, 'branch_unmerge', NULL, 'branch', NEW.org, NEW.project, NEW.into_branch,
-                nullif(current_setting('cortex.actor', true), ''),
-                coalesce(nullif(current_setting('cortex.tool', true), ''), 'cortex git'),
-                nullif(current_setting('cortex.session', true), ''),
                 nullif(current_setting('cortex.request_id', true), ''),
                 nullif(current_setting('cortex.batch_id', true), ''),
                 'undone: ' || NEW.from_branch || ' merged into ' || NEW.into_branch || ' at '
-                    || left(NEW.commit_id, 12));
+                    || left(NEW.commit_id, 12),
+                nullif(current_setting('cortex.principal', true), ''),
+                coalesce(nullif(current_setting('cortex.via', true), ''), 'cortex git'));
     END IF;
     RETURN NULL;
 END $$;

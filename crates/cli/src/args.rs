@@ -1,7 +1,7 @@
 //! The command line: every subcommand and flag of `cortex`, as clap reads them (with the
 //! `CORTEX_*` variable each flag falls back to). What each command does is in `main.rs`.
 
-use crate::{context, hook, install, keys, recall};
+use crate::{context, git, hook, install, keys, recall};
 use clap::builder::PossibleValuesParser;
 use clap::{Parser, Subcommand};
 use cortex_domain::args::{Arg, Word};
@@ -127,6 +127,10 @@ pub enum Command {
         /// A head printed by an earlier check (SEQ:HASH): that record must still carry that hash.
         #[arg(long)]
         anchor: Option<String>,
+        /// Instead: the decisions, runbooks and sections in force in this project that may
+        /// contradict or duplicate each other, each pair with how to supersede.
+        #[arg(long, conflicts_with_all = ["full", "anchor"])]
+        conflicts: bool,
     },
     /// The audit trail: every insert, update, delete, import and purge, oldest first.
     Audit {
@@ -254,12 +258,20 @@ pub enum Command {
     /// API keys for `serve --http`: create (prints the token once), list, revoke.
     #[command(subcommand)]
     Keys(keys::KeysCommand),
+    /// Memory that follows the code: bring the git tables up to date (what the git hooks
+    /// run), list merge records, undo one.
+    #[command(subcommand)]
+    Git(git::GitCommand),
 }
 
 impl Command {
     /// The commands an agent's hooks run: they exit 0 whatever happens.
     pub fn is_hook(&self) -> bool {
-        matches!(self, Command::Context(_) | Command::Recall(_) | Command::Hook(_))
+        match self {
+            Command::Context(_) | Command::Recall(_) | Command::Hook(_) => true,
+            Command::Git(git) => git.is_hook(),
+            _ => false,
+        }
     }
 }
 

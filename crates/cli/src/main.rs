@@ -5,6 +5,7 @@ mod args;
 mod confined;
 mod context;
 mod error;
+mod git;
 mod health;
 mod hook;
 mod ingest;
@@ -168,6 +169,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             service.indexes().ensure_embedder_fits()?;
             service.indexes().prepare_lexical();
             service.indexes().embed_missing_in_background();
+            service.git().sync_in_background();
             let scope = &service.inferred_scope().scope;
             tracing::info!(
                 org = scope.org.as_deref(),
@@ -259,7 +261,11 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 ExitCode::SUCCESS
             })
         }
-        Command::Doctor { full, anchor } => {
+        Command::Doctor { conflicts: true, .. } => respond(open(cli.db)?.contradictions().scan(None), |r| {
+            output::json(r);
+            ExitCode::SUCCESS
+        }),
+        Command::Doctor { full, anchor, conflicts: false } => {
             let options = verify_options(full, anchor)?;
             let settings = settings::in_force(cortex_server::settings::all(), env, cli.db.as_deref());
             let service = open(cli.db)?;
@@ -362,6 +368,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Recall(args) => Ok(recall::run(cli.db, args)),
         Command::Install(args) => install::run(args, cli.db),
         Command::Hook(command) => Ok(hook::run(command)),
+        Command::Git(command) => git::run(open(cli.db), command),
         Command::Bench(_) => Err(moved("bench")),
         Command::Eval(_) => Err(moved("eval")),
         Command::Keys(keys::KeysCommand::List) => respond(open(cli.db)?.keys().list(), |r| {

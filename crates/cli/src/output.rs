@@ -78,6 +78,9 @@ pub fn find_table(response: &FindResponse) {
             say!("{first:<5} {:<12} {scope_match:<8} {:<36} {title}", hit.kind, hit.id);
             let snippet: String = cell(&hit.snippet).chars().take(160).collect();
             say!("      {snippet}");
+            if let Some(stale) = &hit.stale {
+                say!("      may be out of date: {}", stale.why);
+            }
             if hit.expanded {
                 let path: Vec<String> =
                     hit.path.iter().map(|e| format!("{} → {} → {}", e.from, e.relation_type, e.to)).collect();

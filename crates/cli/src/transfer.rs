@@ -4,8 +4,8 @@
 use crate::error::CliError;
 use cortex_service::MemoryService;
 use cortex_service::transfer::{
-    FORMAT_VERSION, Header, ImportReport, ItemLine, Line, Trailer, TrailerCounts, check_lines, encode_line,
-    parse_line,
+    FORMAT_VERSION, GitImport, Header, ImportReport, ItemLine, Line, Trailer, TrailerCounts, check_lines,
+    encode_line, parse_line,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -76,7 +76,23 @@ pub fn export(service: &MemoryService, out: Option<&Path>) -> Result<u64, CliErr
         count += page.len() as u64;
         progress.inc(page.len() as u64);
     }
-    let trailer = Trailer { cortex_export_end: TrailerCounts { items: count } };
+    // The items' provenance, then the git tables.
+    let mut git = 0u64;
+    let mut after = None;
+    loop {
+        let page = service.transfer().provenance_page(after, BATCH)?;
+        let Some(cortex_service::transfer::GitLine::Provenance { item, .. }) = page.last() else { break };
+        after = Some(*item);
+        for line in &page {
+            writeln!(sink, "{}", encode_line(line).map_err(CliError::Run)?).map_err(fail)?;
+        }
+        git += page.len() as u64;
+    }
+    for line in service.transfer().git_tables()? {
+        writeln!(sink, "{}", encode_line(&line).map_err(CliError::Run)?).map_err(fail)?;
+        git += 1;
+    }
+    let trailer = Trailer { cortex_export_end: TrailerCounts { items: count, git } };
     writeln!(sink, "{}", encode_line(&trailer).map_err(CliError::Run)?).map_err(fail)?;
     sink.flush().map_err(fail)?;
     progress.finish_and_clear();
@@ -96,6 +112,7 @@ pub fn import(service: &MemoryService, file: &Path) -> Result<ImportReport, CliE
     let mut report = ImportReport { items: declared, ..ImportReport::default() };
     let mut batch: Vec<ItemLine> = Vec::with_capacity(BATCH);
     let mut ids = Vec::with_capacity(BATCH);
+    let mut git = GitImport::default();
     let flush = |batch: &mut Vec<ItemLine>, ids: &mut Vec<uuid::Uuid>, report: &mut ImportReport| {
         let n = batch.len() as u64;
         let (imported, present) = service.transfer().import_batch(std::mem::take(batch))?;
@@ -108,19 +125,23 @@ pub fn import(service: &MemoryService, file: &Path) -> Result<ImportReport, CliE
     };
     for line in lines(file)? {
         let (number, line) = line.map_err(|e| CliError::content(file, e))?;
-        if let Line::Item(item) =
-            parse_line(&line).map_err(|e| CliError::content(file, format!("line {number}: {e}")))?
-        {
-            ids.push(item.id);
-            batch.push(*item);
-            if batch.len() == BATCH {
-                flush(&mut batch, &mut ids, &mut report)?;
+        match parse_line(&line).map_err(|e| CliError::content(file, format!("line {number}: {e}")))? {
+            Line::Item(item) => {
+                ids.push(item.id);
+                batch.push(*item);
+                if batch.len() == BATCH {
+                    flush(&mut batch, &mut ids, &mut report)?;
+                }
             }
+            Line::Git(line) => git.add(*line),
+            Line::Header(_) | Line::Trailer(_) => {}
         }
     }
     if !batch.is_empty() {
         flush(&mut batch, &mut ids, &mut report)?;
     }
+    // After every item: provenance rows name their items.
+    report.provenance = service.transfer().import_git(git)?;
     progress.finish_and_clear();
     if report.verified != report.items {
         return Err(CliError::Run(format!(

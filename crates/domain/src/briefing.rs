@@ -57,6 +57,8 @@ pub struct Entry {
     /// When what it records happened (`occurred_at`), else when it was last written: newest
     /// first.
     pub at: i64,
+    /// Said after the title, never cut: `may be out of date: src/auth.rs changed in 3 commits`.
+    pub note: Option<String>,
 }
 
 /// The briefing for `place` (e.g. `acme/api @ main`): `found[i]` holds the items of
@@ -129,7 +131,8 @@ fn line_of(entry: &Entry) -> String {
     let cut = if entry.title.chars().count() > TITLE_CHARS { "…" } else { "" };
     let status = entry.status.as_deref().map(|s| format!(", {s}")).unwrap_or_default();
     let branch = entry.other_branch.as_deref().map(|b| format!(" (branch {b})")).unwrap_or_default();
-    format!("- [{}{status}] {title}{cut}{branch} · {}\n", entry.kind.as_str(), entry.id)
+    let note = entry.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+    format!("- [{}{status}] {title}{cut}{branch}{note} · {}\n", entry.kind.as_str(), entry.id)
 }
 
 /// The `memory_find` arguments that list a section whole.
@@ -150,6 +153,7 @@ mod tests {
             status: status.map(str::to_string),
             other_branch: branch.map(str::to_string),
             at,
+            note: None,
         }
     }
 
@@ -183,6 +187,15 @@ mod tests {
         let more: usize = text.split("(+").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
         let shown = text.lines().filter(|l| l.starts_with("- [")).count();
         assert_eq!(shown + more, 200, "every item is shown or counted");
+    }
+
+    #[test]
+    fn a_note_follows_a_long_title_whole() {
+        let mut stale = entry(Kind::Decision, &"a long title ".repeat(10), Some("accepted"), None, 1);
+        stale.note = Some("may be out of date: src/auth.rs changed in 3 commits".into());
+        let text =
+            render("acme/api @ main", vec![vec![stale], vec![], vec![], vec![]], DEFAULT_BUDGET_TOKENS);
+        assert!(text.contains("… (may be out of date: src/auth.rs changed in 3 commits) · 01a2"), "{text}");
     }
 
     #[test]

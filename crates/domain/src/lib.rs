@@ -14,12 +14,15 @@
 //! - [`neighbours`]: the best hits' session neighbours share their relevance
 //! - [`snippet`]: the passage of a hit shown around its best match
 //! - [`spelling`]: close-spelling suggestions
+//! - [`conflicts`]: which decisions in force look close enough to contradict each other
 //! - [`governance`]: what may not change once accepted
 //! - [`lifecycle`]: when items expire, when runbooks are stale
 //! - [`natural_key`]: issues, PRs, DDL, changes, entities, relations that are the same thing
 //! - [`dedupe`]: which stored item a new one duplicates, and which check wins
 //! - [`graph`]: which links an expansion follows, and the walk
 //! - [`sources`]: decision records, changelogs, docs and commits read into items (`cortex ingest`)
+//! - [`provenance`]: the commit and files an item was written at, when they changed since,
+//!   and the branches whose items a branch sees after merges
 //! - [`tenant`]: how far an API key's holder may reach (one org, some projects)
 //! - [`principal`]: who made a change, as the server established it (the audit trail's)
 //! - [`api_key`]: what a key may do (role), how fast (rate), its name and token shape
@@ -30,6 +33,7 @@ pub mod api_key;
 pub mod args;
 pub mod briefing;
 pub mod chunking;
+pub mod conflicts;
 pub mod dedupe;
 pub mod error;
 pub mod find;
@@ -45,6 +49,7 @@ pub mod natural_key;
 pub mod near_duplicate;
 pub mod neighbours;
 pub mod principal;
+pub mod provenance;
 pub mod query;
 pub mod ranking;
 pub mod recall;

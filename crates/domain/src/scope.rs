@@ -212,6 +212,9 @@ pub struct ScopeFilter {
     pub caller: Scope,
     /// The fields to filter on, with their values.
     pub equals: Vec<(&'static str, String)>,
+    /// Branches merged into the caller's (at branch level): their items created up to each
+    /// one's cutoff pass too, as the branch's own (`crate::provenance::visible_branches`).
+    pub merged: Vec<crate::provenance::MergedBranch>,
 }
 
 impl ScopeFilter {
@@ -252,7 +255,20 @@ impl ScopeFilter {
                 }
             }
         }
-        ScopeFilter { level, caller, equals }
+        ScopeFilter { level, caller, equals, merged: Vec::new() }
+    }
+
+    /// How near an item's scope is to the caller's, an item of a branch merged into the
+    /// caller's counting as the caller's branch.
+    pub fn match_of(&self, item: &Scope) -> ScopeMatch {
+        match ScopeMatch::between(&self.caller, item) {
+            ScopeMatch::Project
+                if item.branch.as_ref().is_some_and(|b| self.merged.iter().any(|m| &m.branch == b)) =>
+            {
+                ScopeMatch::Branch
+            }
+            other => other,
+        }
     }
 
     /// The same filter at another level (for "N more hits in project scope" suggestions).
@@ -271,6 +287,9 @@ impl ScopeFilter {
         }
         let mut filter = ScopeFilter::resolve(&self.caller, Some(&explicit), Some(level));
         filter.caller = self.caller.clone();
+        if level == ScopeLevel::Branch {
+            filter.merged = self.merged.clone();
+        }
         filter
     }
 }

@@ -24,6 +24,15 @@ enum Test {
         column: StrColumn,
         ords: Vec<u64>,
     },
+    /// The doc's branch is `own`, or one of `merged` with the doc created by then (ordinals of
+    /// the segment's branch column; an unset branch is `''`, which `own_unset` says).
+    BranchWithMerged {
+        column: Option<StrColumn>,
+        own: Option<u64>,
+        own_unset: bool,
+        merged: Vec<(u64, i64)>,
+        created: Column<i64>,
+    },
     AtLeast(Column<i64>, i64),
     Below(Column<i64>, i64),
     Above(Column<i64>, i64),
@@ -56,6 +65,32 @@ impl SegmentFilter {
                 Clause::ScopeIn(field, values) => {
                     let values: Vec<&str> = values.iter().map(String::as_str).collect();
                     one_of(fast.str(&scope_column(field))?, &values)?
+                }
+                Clause::BranchWithMerged(branch, merged) => {
+                    let column = fast.str(&scope_column("branch"))?;
+                    let ord = |value: &str| -> Result<Option<u64>, LexicalError> {
+                        match &column {
+                            Some(c) if !value.is_empty() => Ok(c.dictionary().term_ord(value.as_bytes())?),
+                            _ => Ok(None),
+                        }
+                    };
+                    let own = ord(branch)?;
+                    let mut known = Vec::new();
+                    for m in merged {
+                        if let Some(o) = ord(&m.branch)? {
+                            known.push((o, m.until));
+                        }
+                    }
+                    if own.is_none() && !branch.is_empty() && known.is_empty() {
+                        nothing = true;
+                    }
+                    Test::BranchWithMerged {
+                        column,
+                        own,
+                        own_unset: branch.is_empty(),
+                        merged: known,
+                        created: fast.i64("created_at")?,
+                    }
                 }
                 Clause::UpdatedSince(t) => Test::AtLeast(fast.i64("updated_at")?, t),
                 Clause::UpdatedBefore(t) => Test::Below(fast.i64("updated_at")?, t),
@@ -102,6 +137,16 @@ impl SegmentFilter {
             Test::AllOf { column, ords } => {
                 let held: Vec<u64> = column.term_ords(doc).collect();
                 ords.iter().all(|o| held.contains(o))
+            }
+            Test::BranchWithMerged { column, own, own_unset, merged, created } => {
+                match column.as_ref().and_then(|c| c.term_ords(doc).next()) {
+                    None => *own_unset,
+                    Some(ord) if Some(ord) == *own => true,
+                    Some(ord) => {
+                        let at = created.first(doc).unwrap_or(i64::MAX);
+                        merged.iter().any(|(o, until)| *o == ord && at <= *until)
+                    }
+                }
             }
             Test::AtLeast(column, t) => column.first(doc).is_some_and(|v| v >= *t),
             Test::Below(column, t) => column.first(doc).is_some_and(|v| v < *t),

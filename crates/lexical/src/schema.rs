@@ -22,7 +22,7 @@ pub(crate) const ANALYZER: &str = "cortex_english";
 
 /// Bumped whenever the schema or the analysis changes: an index of another version is built
 /// again rather than read wrongly.
-pub(crate) const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 2;
 
 /// Tokens longer than this are not indexed (hashes, base64): they are never searched as words.
 const LONGEST_TOKEN: usize = 64;
@@ -71,6 +71,8 @@ pub(crate) struct Fields {
     /// `SCOPE_FIELDS`, in that order; an unset field holds no value.
     pub scope: [Field; 7],
     pub updated_at: Field,
+    /// When the item was created: a merged branch's items are seen up to a time.
+    pub created_at: Field,
     /// `i64::MAX` for an item that never expires.
     pub expires_at: Field,
     /// 1 when a newer item supersedes it.
@@ -100,6 +102,7 @@ impl Fields {
             tags: b.add_text_field("tags", FAST),
             scope: SCOPE_FIELDS.map(|f| b.add_text_field(&scope_column(f), FAST)),
             updated_at: b.add_i64_field("updated_at", FAST),
+            created_at: b.add_i64_field("created_at", FAST),
             expires_at: b.add_i64_field("expires_at", FAST),
             superseded: b.add_u64_field("superseded", FAST),
         };
@@ -134,6 +137,7 @@ impl Fields {
             }
         }
         doc.add_i64(self.updated_at, facts.updated_at);
+        doc.add_i64(self.created_at, facts.created_at);
         doc.add_i64(self.expires_at, facts.expires_at.unwrap_or(i64::MAX));
         doc.add_u64(self.superseded, u64::from(facts.superseded));
         doc

@@ -75,7 +75,7 @@ fn strip(schema: &mut JsonObject, keys: &[&str]) {
 pub fn tools() -> Vec<rmcp::model::Tool> {
     let store = rmcp::model::Tool::new(
         STORE_TOOL,
-        "Store knowledge items (batch of 1–100). Each item gets its own result: inserted, updated, deleted, skipped_dedupe (with existing_id), business_rule_blocked or validation_error (with field and human_hint). operation \"delete\" with id soft-deletes; \"restore\" undoes it.",
+        "Store knowledge items (batch of 1–100). Each item gets its own result: inserted, updated, deleted, skipped_dedupe (with existing_id), business_rule_blocked or validation_error (with field and human_hint). operation \"delete\" with id soft-deletes; \"restore\" undoes it; \"confirm\" says it still holds though its files changed (clears stale). A decision close to one in force names it in may_contradict.",
         input_schema(Tool::Store),
     )
     .with_title("Store memory")

@@ -27,4 +27,23 @@ pub enum ServiceError {
         "{0} spans every tenant, so it is the server operator's: run the `cortex` command on the server, as its local user, not under an API key"
     )]
     AdminOnly(&'static str),
+    /// The git repository could not be read (`cortex git sync`, `cortex ingest --git`).
+    #[error("{0}")]
+    Git(String),
+}
+
+impl From<crate::git::GitError> for ServiceError {
+    fn from(e: crate::git::GitError) -> ServiceError {
+        match e {
+            crate::git::GitError::NotARepository { path, reason } => {
+                ServiceError::Invalid(ValidationError::new(
+                    cortex_domain::ErrorCode::NotFound,
+                    "repository",
+                    format!("{path} is not in a git repository: {reason}"),
+                    "run in a git checkout, or give its folder",
+                ))
+            }
+            other => ServiceError::Git(other.to_string()),
+        }
+    }
 }

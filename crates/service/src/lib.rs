@@ -16,13 +16,17 @@
 //!   backfill, reindex, whether the embedder fits the store
 //! - `briefing`: the session briefing and the prompt's recall
 //! - [`administration`]: `stats`, `doctor`, readiness, pools and lanes
+//! - [`git`]: memory that follows the code: the git tables kept, merges recorded
+//! - [`contradictions`]: decisions in force that may contradict each other
 
 pub mod administration;
 pub mod audit;
 mod briefing;
 mod caller;
 pub mod config;
+pub mod contradictions;
 mod error;
+pub mod git;
 pub mod indexes;
 pub mod ingest;
 pub mod keys;
@@ -45,7 +49,9 @@ pub use audit::Audit;
 pub use briefing::{Briefing, RecallRequest, Recalled, Sessions, Weighed};
 pub use caller::Caller;
 pub use config::Config;
+pub use contradictions::Contradictions;
 pub use error::{Result, ServiceError};
+pub use git::Git;
 pub use indexes::Indexes;
 pub use ingest::Ingest;
 pub use keys::Keys;
@@ -171,6 +177,18 @@ impl MemoryService {
     /// `cortex export` and `cortex import`: the whole memory as JSON Lines.
     pub fn transfer(&self) -> Transfer<'_> {
         Transfer { service: self }
+    }
+
+    /// Decisions, runbooks and sections in force that may contradict each other
+    /// (`cortex doctor --conflicts`).
+    pub fn contradictions(&self) -> Contradictions<'_> {
+        Contradictions { service: self }
+    }
+
+    /// Memory that follows the code: the git tables brought up to date (`cortex git sync`),
+    /// merge records listed and undone.
+    pub fn git(&self) -> Git<'_> {
+        Git { service: self }
     }
 
     /// `cortex ingest` (files and commits into memory) and `cortex export --markdown`.

@@ -86,6 +86,87 @@ pub struct ItemResult {
     pub similarity: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorBody>,
+    /// Items in force in the same scope this one may contradict or duplicate (nothing was
+    /// refused); `hint` says how to replace one. Each `{id, title, why}`: the shape is left
+    /// out of the output schema, which every session pays for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Vec<Value>")]
+    pub may_contradict: Vec<ConflictView>,
+    /// What to do about `may_contradict`, in one line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// A stored item a new one may contradict or duplicate.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ConflictView {
+    pub id: String,
+    pub title: String,
+    /// Why they look close (same component, shared title words, similar text).
+    pub why: String,
+}
+
+/// Why a hit may be out of date.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct StaleView {
+    /// In a few words: which files changed in how many commits, or a runbook not verified.
+    pub why: String,
+    /// The files it concerns that changed since it was written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// Commits that changed them since (the most any one file saw), when the history says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commits: Option<i64>,
+    /// The newest of those changes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub newest: Option<String>,
+}
+
+impl StaleView {
+    /// A runbook not verified for a while (`cortex_domain::lifecycle::is_stale`).
+    pub fn unverified_runbook() -> StaleView {
+        StaleView {
+            why: format!("runbook not verified for {} days", cortex_domain::lifecycle::STALE_RUNBOOK_DAYS),
+            files: Vec::new(),
+            commits: None,
+            newest: None,
+        }
+    }
+
+    /// Files changed since the item's commit.
+    pub fn files_changed(stale: &cortex_domain::provenance::Stale) -> StaleView {
+        StaleView {
+            why: stale.why(),
+            files: stale.files.iter().map(|f| f.path.clone()).collect(),
+            commits: stale.commits(),
+            newest: Some(cortex_domain::time::format_instant(stale.newest())),
+        }
+    }
+}
+
+/// Where an item came from in git: the commit it was written at and the files it concerns.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ProvenanceView {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// Some of its files had uncommitted changes when it was written.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dirty: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+}
+
+impl From<&cortex_domain::provenance::Provenance> for ProvenanceView {
+    fn from(p: &cortex_domain::provenance::Provenance) -> ProvenanceView {
+        ProvenanceView {
+            commit: p.commit.clone(),
+            branch: p.branch.clone(),
+            dirty: p.dirty,
+            files: p.paths().map(str::to_string).collect(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
@@ -189,9 +270,18 @@ pub struct Hit {
     /// The newer item that replaced this one (only with `include_superseded`, or by `ids`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
-    /// A runbook not verified for 90 days: check it before relying on it.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub stale: bool,
+    /// May be out of date: the files it concerns changed since it was written (or a runbook
+    /// was not verified for 90 days). Check before relying on it; `memory_store` with
+    /// `"operation": "confirm"` says it still holds. `{why, files, commits, newest}`
+    /// (`StaleView`), its shape left out of the output schema as `chunk`'s is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Value")]
+    pub stale: Option<StaleView>,
+    /// The commit it was written at and the files it concerns (`detail: full`); its shape
+    /// (`ProvenanceView`) is left out of the output schema, as `chunk`'s is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Value")]
+    pub provenance: Option<ProvenanceView>,
     /// Not a match: reached by following links from a hit (`expand`); `path` says how.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub expanded: bool,
@@ -246,6 +336,7 @@ impl Hit {
         self.observations.clear();
         self.chunk = None;
         self.chunks_matched = 0;
+        self.provenance = None;
     }
 }
 

@@ -24,6 +24,10 @@ pub struct InferredScope {
     pub org_from: &'static str,
     pub project_from: &'static str,
     pub branch_from: &'static str,
+    /// The top folder of the git checkout the server stands in, if any: where items stored
+    /// for its org and project take their commit and files from (`crate::git`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkout: Option<PathBuf>,
 }
 
 impl InferredScope {
@@ -39,7 +43,14 @@ impl InferredScope {
             org_from: "fixed",
             project_from: "fixed",
             branch_from: "fixed",
+            checkout: None,
         }
+    }
+
+    /// The same scope, standing in the git checkout at `top`.
+    pub fn in_checkout(mut self, top: &Path) -> InferredScope {
+        self.checkout = Some(top.to_path_buf());
+        self
     }
 }
 
@@ -87,6 +98,7 @@ pub fn infer(workdir: &Path, env: impl Fn(&str) -> Option<String>) -> Result<Inf
         org_from,
         project_from,
         branch_from,
+        checkout: git.map(|g| g.top),
     })
 }
 

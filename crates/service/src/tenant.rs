@@ -18,9 +18,10 @@
 //! which a key's holder is refused.
 
 use cortex_domain::Scope;
+use cortex_domain::provenance::{BranchMerge, PathChange, PathHead, Provenance, RepoBranch};
 use cortex_domain::tenant::Bound;
 use cortex_store::{
-    AuditQuery, AuditRecord, DenseMatch, DenseSearch, Filters, GraphLinks, ItemReads, ItemVectors,
+    AuditQuery, AuditRecord, DenseMatch, DenseSearch, Filters, GitReads, GraphLinks, ItemReads, ItemVectors,
     ItemWrites, LexicalMatch, LexicalQuery, LexicalSearch, Link, Neighbour, Result, Store, StoredItem,
     WriteContext, WriteOp, WriteOutcome,
 };
@@ -87,6 +88,7 @@ impl BoundedStore {
             }
             // Moving items between stores is the local user's (`cortex import`).
             WriteOp::Import { .. } => false,
+            WriteOp::Provenance { id, .. } | WriteOp::Confirm { id, .. } => inside.contains(id),
         }
     }
 }
@@ -96,7 +98,9 @@ fn target(op: &WriteOp) -> Option<Uuid> {
         WriteOp::Update { record } => Some(record.id),
         WriteOp::Delete { id, .. } | WriteOp::Restore { id, .. } | WriteOp::Supersede { id, .. } => Some(*id),
         WriteOp::Blocked(attempt) => Some(attempt.id),
-        WriteOp::Insert { .. } | WriteOp::Import { .. } => None,
+        WriteOp::Confirm { id, .. } => Some(*id),
+        // Follows the insert or update of its item in the same batch (checked there).
+        WriteOp::Insert { .. } | WriteOp::Import { .. } | WriteOp::Provenance { .. } => None,
     }
 }
 
@@ -106,6 +110,7 @@ fn op_id(op: &WriteOp) -> Uuid {
         WriteOp::Delete { id, .. } | WriteOp::Restore { id, .. } | WriteOp::Supersede { id, .. } => *id,
         WriteOp::Blocked(attempt) => attempt.id,
         WriteOp::Import { item, .. } => item.record.id,
+        WriteOp::Provenance { id, .. } | WriteOp::Confirm { id, .. } => *id,
     }
 }
 
@@ -115,7 +120,21 @@ impl ItemWrites for BoundedStore {
         let stored = if targets.is_empty() { Vec::new() } else { self.inner.get(&targets)? };
         let inside: HashSet<Uuid> =
             stored.iter().filter(|i| self.admits(&i.record.scope)).map(|i| i.record.id).collect();
-        let admitted: Vec<bool> = ops.iter().map(|op| self.op_inside(op, &inside, &stored)).collect();
+        let mut admitted: Vec<bool> = ops.iter().map(|op| self.op_inside(op, &inside, &stored)).collect();
+        // An item's provenance may follow its insert in the batch: admitted with the insert.
+        let fresh: HashSet<Uuid> = ops
+            .iter()
+            .zip(&admitted)
+            .filter_map(|(op, ok)| match op {
+                WriteOp::Insert { record, .. } if *ok => Some(record.id),
+                _ => None,
+            })
+            .collect();
+        for (op, ok) in ops.iter().zip(admitted.iter_mut()) {
+            if let WriteOp::Provenance { id, .. } = op {
+                *ok |= fresh.contains(id);
+            }
+        }
         if admitted.iter().all(|a| *a) {
             return self.inner.write_batch_as(ops, context);
         }
@@ -213,5 +232,41 @@ impl GraphLinks for BoundedStore {
     /// it in this tenant's ranking.
     fn incoming_links(&self, ids: &[Uuid], relations: &Filters) -> Result<Vec<(Uuid, i64)>> {
         self.inner.incoming_links(ids, &self.bounded(relations))
+    }
+}
+
+impl GitReads for BoundedStore {
+    /// Only the provenance of items inside the bound.
+    fn provenance_of(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, Provenance)>> {
+        let inside = self.inside(ids)?;
+        Ok(self.inner.provenance_of(ids)?.into_iter().filter(|(id, _)| inside.contains(id)).collect())
+    }
+
+    /// Only the path tables of a project inside the bound.
+    fn path_changes(&self, at: &RepoBranch, paths: &[String]) -> Result<Vec<PathChange>> {
+        match self.admits_project(&at.org, &at.project) {
+            true => self.inner.path_changes(at, paths),
+            false => Ok(Vec::new()),
+        }
+    }
+
+    fn path_head(&self, at: &RepoBranch) -> Result<Option<PathHead>> {
+        match self.admits_project(&at.org, &at.project) {
+            true => self.inner.path_head(at),
+            false => Ok(None),
+        }
+    }
+
+    fn merges(&self, org: &str, project: &str) -> Result<Vec<BranchMerge>> {
+        match self.admits_project(org, project) {
+            true => self.inner.merges(org, project),
+            false => Ok(Vec::new()),
+        }
+    }
+}
+
+impl BoundedStore {
+    fn admits_project(&self, org: &str, project: &str) -> bool {
+        self.admits(&Scope { org: Some(org.into()), project: Some(project.into()), ..Scope::default() })
     }
 }

@@ -1,5 +1,5 @@
 //! The operations an audit record names. The database writes them (its triggers, and the
-//! `blocked` and `import` records the stores write), and the hash chain covers the stored
+//! `blocked`, `import` and `confirm` records the stores write), and the hash chain covers the stored
 //! text, so the text of each is fixed for good: a record is read as text and typed here,
 //! never rewritten.
 
@@ -22,10 +22,16 @@ pub enum AuditOperation {
     KeyRevoke,
     /// Someone holding admin rights signed in to the web UI.
     SignIn,
+    /// Someone said an item still holds as its files changed: its commit moved forward.
+    Confirm,
+    /// A branch's work seen merged into another: its items visible from there (about no item).
+    BranchMerge,
+    /// A merge record undone (about no item).
+    BranchUnmerge,
 }
 
 impl AuditOperation {
-    pub const ALL: [AuditOperation; 12] = [
+    pub const ALL: [AuditOperation; 15] = [
         AuditOperation::Insert,
         AuditOperation::Import,
         AuditOperation::Update,
@@ -38,6 +44,9 @@ impl AuditOperation {
         AuditOperation::KeyCreate,
         AuditOperation::KeyRevoke,
         AuditOperation::SignIn,
+        AuditOperation::Confirm,
+        AuditOperation::BranchMerge,
+        AuditOperation::BranchUnmerge,
     ];
 
     /// The stored text.
@@ -55,6 +64,9 @@ impl AuditOperation {
             AuditOperation::KeyCreate => "key_create",
             AuditOperation::KeyRevoke => "key_revoke",
             AuditOperation::SignIn => "sign_in",
+            AuditOperation::Confirm => "confirm",
+            AuditOperation::BranchMerge => "branch_merge",
+            AuditOperation::BranchUnmerge => "branch_unmerge",
         }
     }
 
@@ -104,10 +116,18 @@ mod tests {
             include_str!("../migrations/postgres/0003_supersede.sql"),
             include_str!("../migrations/postgres/0008_audit_chain.sql"),
             include_str!("../migrations/postgres/0010_api_keys.sql"),
+            include_str!("../migrations/sqlite/0017_provenance.sql"),
+            include_str!("../migrations/postgres/0019_provenance.sql"),
         ]
         .concat();
         for op in AuditOperation::ALL {
-            if !matches!(op, AuditOperation::Import | AuditOperation::Blocked | AuditOperation::SignIn) {
+            if !matches!(
+                op,
+                AuditOperation::Import
+                    | AuditOperation::Blocked
+                    | AuditOperation::SignIn
+                    | AuditOperation::Confirm
+            ) {
                 let text = op.as_str();
                 assert!(migrations.contains(&format!("'{text}'")), "no trigger writes {text}");
             }

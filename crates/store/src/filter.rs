@@ -7,6 +7,7 @@
 
 use crate::model::StoredItem;
 use cortex_domain::find::FindFilter;
+use cortex_domain::provenance::MergedBranch;
 use cortex_domain::tenant::Bound;
 use cortex_domain::{Kind, Scope};
 
@@ -28,6 +29,9 @@ pub struct Filters {
     pub include_expired: bool,
     /// An API key's tenant bound: only its org (and its projects, when it names some).
     pub bound: Option<Bound>,
+    /// Branches merged into the branch `scope_equals` names, whose items created up to each
+    /// one's `until` pass too (`cortex_domain::provenance::visible_branches`).
+    pub merged: Vec<MergedBranch>,
 }
 
 /// One condition of [`Filters`]; an item passes the filters when it passes every clause.
@@ -45,6 +49,9 @@ pub enum Clause<'a> {
     ScopeEquals(&'static str, &'a str),
     /// The scope field holds one of these values (never empty).
     ScopeIn(&'static str, &'a [String]),
+    /// The branch is this one, or one of `merged` and the item was created by its `until`
+    /// (never empty: with no merged branch the clause is `ScopeEquals("branch", …)`).
+    BranchWithMerged(&'a str, &'a [MergedBranch]),
     /// Updated at or after this instant.
     UpdatedSince(i64),
     /// Updated before this instant.
@@ -67,7 +74,10 @@ impl Filters {
         if !self.kinds.is_empty() {
             out.push(Clause::KindIn(&self.kinds));
         }
-        out.extend(self.scope_equals.iter().map(|(field, value)| Clause::ScopeEquals(field, value)));
+        out.extend(self.scope_equals.iter().map(|(field, value)| match *field {
+            "branch" if !self.merged.is_empty() => Clause::BranchWithMerged(value, &self.merged),
+            field => Clause::ScopeEquals(field, value),
+        }));
         out.extend(self.since.map(Clause::UpdatedSince));
         out.extend(self.until.map(Clause::UpdatedBefore));
         out.extend(self.status.as_deref().map(Clause::StatusIs));
@@ -124,6 +134,10 @@ impl Clause<'_> {
             Clause::ScopeIn(field, values) => {
                 values.iter().any(|v| facts.scope.get(field).unwrap_or("") == v)
             }
+            Clause::BranchWithMerged(branch, merged) => {
+                let held = facts.scope.get("branch").unwrap_or("");
+                held == branch || merged.iter().any(|m| m.branch == held && facts.created_at <= m.until)
+            }
             Clause::UpdatedSince(t) => facts.updated_at >= t,
             Clause::UpdatedBefore(t) => facts.updated_at < t,
             Clause::StatusIs(status) => facts.status.as_deref() == Some(status),
@@ -137,6 +151,7 @@ impl Clause<'_> {
 pub struct ItemFacts {
     pub kind: Kind,
     pub scope: Scope,
+    pub created_at: i64,
     pub updated_at: i64,
     pub expires_at: Option<i64>,
     pub status: Option<String>,
@@ -152,6 +167,7 @@ impl ItemFacts {
         ItemFacts {
             kind: r.kind,
             scope: r.scope.clone(),
+            created_at: r.created_at,
             updated_at: r.updated_at,
             expires_at: r.expires_at,
             status: r.status.clone(),

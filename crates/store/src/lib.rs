@@ -35,6 +35,7 @@ pub use shared_sessions::{NewUiSession, SessionLimits, SharedSessions, UiSession
 pub use sqlite::SqliteStore;
 
 use cortex_domain::graph::Cascade;
+use cortex_domain::provenance::{BranchMerge, PathChange, PathHead, Provenance, RepoBranch};
 use uuid::Uuid;
 
 /// How many entries the change log keeps at least (the migrations `0010_change_log.sql` and
@@ -50,16 +51,23 @@ impl<T> Store for T where T: TenantStore + AdminStore {}
 
 /// What a request may do with items, and nothing else: every call is one a tenant's view can
 /// answer within its bound (`cortex_service`'s `BoundedStore` implements exactly this part).
-pub trait TenantStore: ItemWrites + ItemReads + LexicalSearch + DenseSearch + GraphLinks {}
+pub trait TenantStore: ItemWrites + ItemReads + LexicalSearch + DenseSearch + GraphLinks + GitReads {}
 
-impl<T> TenantStore for T where T: ItemWrites + ItemReads + LexicalSearch + DenseSearch + GraphLinks {}
+impl<T> TenantStore for T where T: ItemWrites + ItemReads + LexicalSearch + DenseSearch + GraphLinks + GitReads
+{}
 
 /// What spans every tenant: the change feed the derived indexes read, whole-store upkeep and
 /// checks, the audit trail's hash chain, metadata and API keys. No tenant's view implements it,
 /// so code holding only a view cannot reach it.
-pub trait AdminStore: ChangeFeed + Reembedding + AuditChain + Maintenance + Metadata + ApiKeys {}
+pub trait AdminStore:
+    ChangeFeed + Reembedding + AuditChain + Maintenance + Metadata + ApiKeys + GitHistory
+{
+}
 
-impl<T> AdminStore for T where T: ChangeFeed + Reembedding + AuditChain + Maintenance + Metadata + ApiKeys {}
+impl<T> AdminStore for T where
+    T: ChangeFeed + Reembedding + AuditChain + Maintenance + Metadata + ApiKeys + GitHistory
+{
+}
 
 /// Writing items: a batch of writes in one transaction, audited.
 pub trait ItemWrites: Send + Sync {
@@ -171,6 +179,41 @@ pub trait GraphLinks: Send + Sync {
     /// left out): the filters say which count — unexpired at their `now`, and only those
     /// inside a caller's bound, so another tenant's relations never weigh in its ranking.
     fn incoming_links(&self, ids: &[Uuid], relations: &Filters) -> Result<Vec<(Uuid, i64)>>;
+}
+
+/// What a request reads of memory that follows the code: items' provenance, a branch's path
+/// table (what its history last did to each path), and a project's merge records. Written by
+/// [`WriteOp::Provenance`] and [`WriteOp::Confirm`] (items) and [`GitHistory`] (the tables).
+pub trait GitReads: Send + Sync {
+    /// The provenance of those of `ids` that have one.
+    fn provenance_of(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, Provenance)>>;
+    /// The rows of `at`'s path table for `paths` (a path it has no row for is left out).
+    fn path_changes(&self, at: &RepoBranch, paths: &[String]) -> Result<Vec<PathChange>>;
+    /// The head `at`'s path table was brought up to, if it has one.
+    fn path_head(&self, at: &RepoBranch) -> Result<Option<PathHead>>;
+    /// The merge records of a project, undone ones too, oldest first.
+    fn merges(&self, org: &str, project: &str) -> Result<Vec<BranchMerge>>;
+}
+
+/// Keeping the git tables: `cortex git sync` brings a branch's path table to its head and
+/// records the merges it sees; `cortex git unmerge` undoes a record; export and import move
+/// them. Merge records are audited by the database (records about no item).
+pub trait GitHistory: Send + Sync {
+    /// Brings `at`'s path table to `head`: each of `rows` replaces its path's row; with
+    /// `whole`, the rows not given are removed (a table built again from nothing).
+    fn write_paths(&self, at: &RepoBranch, head: &PathHead, rows: &[PathChange], whole: bool) -> Result<()>;
+    /// Records a merge (its `id` is ignored); `Ok(None)` when this merge of this commit is
+    /// recorded already (undone or not): a merge is seen once.
+    fn record_merge(&self, merge: &BranchMerge, context: &WriteContext) -> Result<Option<i64>>;
+    /// Marks undone, at `at`, the live records of `from` merged into `into` in a project; how
+    /// many it undid.
+    fn undo_merges(&self, place: &RepoBranch, from: &str, at: i64, context: &WriteContext) -> Result<u64>;
+    /// Up to `limit` items' provenance by id after `after`, in id order: one page of an export.
+    fn provenance_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<(Uuid, Provenance)>>;
+    /// Every path table, head and merge record: the rest of an export.
+    fn git_tables(&self) -> Result<GitTables>;
+    /// Adds what an export held: rows, heads and merges already here are left alone.
+    fn import_git_tables(&self, tables: &GitTables, context: &WriteContext) -> Result<()>;
 }
 
 /// What verifying the audit trail's hash chain ([`audit_chain`]) reads: `cortex audit

@@ -5,6 +5,7 @@ use crate::filter::{Filters, ItemFacts};
 use cortex_domain::dedupe::{DuplicateCheck, DuplicateChecks};
 use cortex_domain::graph::Cascade;
 use cortex_domain::lifecycle::StatusChange;
+use cortex_domain::provenance::Provenance;
 use cortex_domain::query::ParsedQuery;
 use cortex_domain::{Kind, Scope};
 use serde_json::Value;
@@ -94,6 +95,14 @@ pub enum WriteOp {
     /// A change a governance rule refused: nothing changes, but the attempt is recorded in the
     /// audit trail with the batch's other changes.
     Blocked(Box<BlockedAttempt>),
+    /// Sets the provenance of the stored item `id` (deleted or not), replacing any it had:
+    /// follows the insert or update it describes in the same batch, so an insert that turned
+    /// out a duplicate sets nothing. Not audited: the write it follows is.
+    Provenance { id: Uuid, provenance: Box<Provenance> },
+    /// Someone says the live item `id` still holds: its provenance becomes `provenance` (its
+    /// commit moved forward, its files' baselines counted again) and the audit trail records a
+    /// `confirm`. The item's own row is not changed.
+    Confirm { id: Uuid, kind: Option<Kind>, provenance: Box<Provenance>, at: i64 },
 }
 
 /// What the audit trail keeps of a refused change.
@@ -146,6 +155,10 @@ pub enum WriteOutcome {
     },
     /// A [`WriteOp::Blocked`] attempt, recorded.
     Blocked {
+        id: Uuid,
+    },
+    /// A [`WriteOp::Confirm`], recorded.
+    Confirmed {
         id: Uuid,
     },
 }
@@ -497,4 +510,13 @@ pub struct PoolState {
     pub pool: &'static str,
     pub connections: u32,
     pub idle: u32,
+}
+
+/// The git tables of a store, whole: what an export carries besides items and their
+/// provenance.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GitTables {
+    pub heads: Vec<(cortex_domain::provenance::RepoBranch, cortex_domain::provenance::PathHead)>,
+    pub paths: Vec<(cortex_domain::provenance::RepoBranch, cortex_domain::provenance::PathChange)>,
+    pub merges: Vec<cortex_domain::provenance::BranchMerge>,
 }

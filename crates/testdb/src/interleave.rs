@@ -5,6 +5,7 @@
 //! product's store contract has no hook.
 
 use cortex_domain::graph::Cascade;
+use cortex_domain::provenance::{BranchMerge, PathChange, PathHead, Provenance, RepoBranch};
 use cortex_store::audit_chain::{ChainRecord, SchemaDrift, TrailMismatch};
 use cortex_store::*;
 use std::sync::{Arc, Mutex};
@@ -211,5 +212,49 @@ impl ApiKeys for Interleaved {
 
     fn record_sign_in(&self, org: &str, summary: &str, context: &WriteContext) -> Result<()> {
         self.inner.record_sign_in(org, summary, context)
+    }
+}
+
+impl GitReads for Interleaved {
+    fn provenance_of(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, Provenance)>> {
+        self.inner.provenance_of(ids)
+    }
+
+    fn path_changes(&self, at: &RepoBranch, paths: &[String]) -> Result<Vec<PathChange>> {
+        self.inner.path_changes(at, paths)
+    }
+
+    fn path_head(&self, at: &RepoBranch) -> Result<Option<PathHead>> {
+        self.inner.path_head(at)
+    }
+
+    fn merges(&self, org: &str, project: &str) -> Result<Vec<BranchMerge>> {
+        self.inner.merges(org, project)
+    }
+}
+
+impl GitHistory for Interleaved {
+    fn write_paths(&self, at: &RepoBranch, head: &PathHead, rows: &[PathChange], whole: bool) -> Result<()> {
+        self.inner.write_paths(at, head, rows, whole)
+    }
+
+    fn record_merge(&self, merge: &BranchMerge, context: &WriteContext) -> Result<Option<i64>> {
+        self.inner.record_merge(merge, context)
+    }
+
+    fn undo_merges(&self, place: &RepoBranch, from: &str, at: i64, context: &WriteContext) -> Result<u64> {
+        self.inner.undo_merges(place, from, at, context)
+    }
+
+    fn provenance_page(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<(Uuid, Provenance)>> {
+        self.inner.provenance_page(after, limit)
+    }
+
+    fn git_tables(&self) -> Result<GitTables> {
+        self.inner.git_tables()
+    }
+
+    fn import_git_tables(&self, tables: &GitTables, context: &WriteContext) -> Result<()> {
+        self.inner.import_git_tables(tables, context)
     }
 }

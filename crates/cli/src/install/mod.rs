@@ -1,6 +1,7 @@
 //! `cortex install claude-code|codex|cursor`: writes the MCP server entry (and, for Claude
 //! Code, its session-start and prompt-submit hooks) into that client's own config file, keeping
-//! everything else the file holds. Running it twice changes nothing; `--dry-run` only says what
+//! everything else the file holds. `cortex install git-hooks`: the repository's git hooks that
+//! keep memory in step with the code. Running it twice changes nothing; `--dry-run` only says what
 //! it would do; a file it cannot parse is left untouched and named in the error.
 //!
 //! - [`json_file`]: the JSON configs (Claude Code, Cursor)
@@ -8,8 +9,10 @@
 //! - [`launcher`]: the command that starts cortex (its path, or `uvx` when uvx runs it)
 //! - [`server_env`]: the settings the server entry carries (the database the user named)
 //! - [`hooks`]: the hooks (Claude Code's settings, Codex's and Cursor's hooks files), Cursor's rule
+//! - [`git_hooks`]: the repository's git hooks
 
 mod codex;
+mod git_hooks;
 mod hooks;
 mod json_file;
 mod launcher;
@@ -25,6 +28,8 @@ pub enum Client {
     ClaudeCode,
     Codex,
     Cursor,
+    /// This repository's git hooks (post-commit, post-merge, post-checkout): `cortex git sync`.
+    GitHooks,
 }
 
 #[derive(clap::Args)]
@@ -62,6 +67,7 @@ pub fn run(args: InstallArgs, db: Option<String>) -> Result<ExitCode, CliError> 
     let launcher = launcher::Launcher::current(&exe, &home);
     // Hooks are shell command lines: the launcher's, quoted where needed.
     let exe = launcher.shell_prefix();
+    let env = server_env::server_env(db.as_deref(), |k| std::env::var(k).ok(), &here);
     let user = match args.client {
         Client::Codex if args.project => {
             return Err(CliError::argument(
@@ -72,7 +78,6 @@ pub fn run(args: InstallArgs, db: Option<String>) -> Result<ExitCode, CliError> 
         Client::Codex => true,
         _ => args.user,
     };
-    let env = server_env::server_env(db.as_deref(), |k| std::env::var(k).ok(), &here);
     let (here_settings, home_settings) =
         (here.join(".claude").join("settings.json"), home.join(".claude").join("settings.json"));
     let edits = match (args.client, user) {
@@ -95,6 +100,14 @@ pub fn run(args: InstallArgs, db: Option<String>) -> Result<ExitCode, CliError> 
             hooks::cursor(&home.join(".cursor"), &exe)?,
             hooks::cursor_rule(&home.join(".cursor"))?,
         ],
+        (Client::GitHooks, _) => {
+            let dir = cortex_service::git::hooks_dir(&here)?;
+            apply(git_hooks::edits(&dir, &exe, &env)?, args.dry_run)?;
+            if !args.dry_run {
+                git_hooks::make_executable(&dir)?;
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
         (Client::Codex, _) => {
             let passed = server_env::passed_through(|k| std::env::var(k).ok());
             vec![

@@ -3,7 +3,7 @@
 //! walking them; then the checks across fields (the operation; a kind's `data` against the
 //! kind's table; `content` or `data`; what `supersedes` may name).
 
-use super::fields::{SOURCE_FIELDS, parse_idempotency_key, parse_metadata, parse_source, parse_tags};
+use super::fields::{parse_idempotency_key, parse_metadata, parse_source, parse_tags, source_schema};
 use super::{ItemOp, NewItem};
 use crate::args::shape::{Custom, KindName, ScopeObject, schemas};
 use crate::args::{self, Arg, Field, Word};
@@ -26,16 +26,21 @@ pub enum Operation {
     Delete,
     /// Bring back a deleted item.
     Restore,
+    /// Say the item still holds as the files it concerns changed: its commit moves forward
+    /// and it is no longer flagged out of date (`crate::provenance`).
+    Confirm,
 }
 
 impl Word for Operation {
-    const ALL: &'static [Operation] = &[Operation::Upsert, Operation::Delete, Operation::Restore];
+    const ALL: &'static [Operation] =
+        &[Operation::Upsert, Operation::Delete, Operation::Restore, Operation::Confirm];
 
     fn as_str(self) -> &'static str {
         match self {
             Operation::Upsert => "upsert",
             Operation::Delete => "delete",
             Operation::Restore => "restore",
+            Operation::Confirm => "confirm",
         }
     }
 }
@@ -50,6 +55,7 @@ pub struct Draft {
     pub(super) tags: Vec<String>,
     pub(super) metadata: Option<Value>,
     pub(super) source: Option<Value>,
+    pub(super) claim: crate::provenance::ProvenanceClaim,
     pub(super) idempotency_key: Option<String>,
     pub(super) ttl: Option<TtlPolicy>,
     pub(super) expires_at: Option<i64>,
@@ -101,11 +107,16 @@ pub const METADATA: ItemField<Custom<Option<Value>>> = Field {
     shape: Custom { schema: schemas::open_object, parse: |v| parse_metadata(Some(v)) },
     set: |d, v| d.metadata = v,
 };
-pub const SOURCE: ItemField<Custom<Option<Value>>> = Field {
+pub const SOURCE: ItemField<Custom<(Option<Value>, crate::provenance::ProvenanceClaim)>> = Field {
     name: "source",
-    doc: Some("Who stored it."),
-    shape: Custom { schema: || schemas::closed_strings(&SOURCE_FIELDS), parse: |v| parse_source(Some(v)) },
-    set: |d, v| d.source = v,
+    doc: Some(
+        "Who stored it; files: the repository paths it is about; commit: the commit it was written at.",
+    ),
+    shape: Custom { schema: source_schema, parse: |v| parse_source(Some(v)) },
+    set: |d, (source, claim)| {
+        d.source = source;
+        d.claim = claim;
+    },
 };
 pub const IDEMPOTENCY_KEY: ItemField<Custom<Option<String>>> = Field {
     name: "idempotency_key",
@@ -147,7 +158,7 @@ pub const ID: ItemField<Custom<Uuid>> = Field {
 };
 pub const OPERATION: ItemField<Custom<Operation>> = Field {
     name: "operation",
-    doc: Some("upsert (default), delete or restore"),
+    doc: Some("upsert (default), delete, restore, or confirm (it still holds: no longer flagged stale)"),
     shape: Custom { schema: schemas::words::<Operation>, parse: parse_operation },
     set: |d, v| d.operation = v,
 };
@@ -201,6 +212,12 @@ pub fn parse_item(value: &Value) -> Result<ItemOp, ValidationError> {
                 ValidationError::missing("id", "a restore names the deleted item to bring back by its `id`")
             })?;
             Ok(ItemOp::Restore { id, kind: draft.kind })
+        }
+        Operation::Confirm => {
+            let id = draft.id.ok_or_else(|| {
+                ValidationError::missing("id", "a confirm names the item that still holds by its `id`")
+            })?;
+            Ok(ItemOp::Confirm { id, kind: draft.kind })
         }
         Operation::Upsert => upsert(draft).map(|i| ItemOp::Upsert(Box::new(i))),
     }
@@ -257,6 +274,7 @@ pub(super) fn upsert(draft: Draft) -> Result<NewItem, ValidationError> {
         tags: draft.tags,
         metadata: draft.metadata,
         source: draft.source,
+        claim: draft.claim,
         idempotency_key: draft.idempotency_key,
         ttl: draft.ttl,
         expires_at: draft.expires_at,

@@ -88,7 +88,10 @@ impl ItemBuilder {
             .into_iter()
             .map(|(field, text)| (field.to_string(), Value::String(text.to_string())))
             .collect();
-        self.set(parse_source(Some(&Value::Object(source))), |d, v| d.source = v)
+        self.set(parse_source(Some(&Value::Object(source))), |d, (source, claim)| {
+            d.source = source;
+            d.claim = claim;
+        })
     }
 
     pub fn idempotency_key(self, key: &str) -> ItemBuilder {

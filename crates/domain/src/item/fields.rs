@@ -123,27 +123,57 @@ pub(super) fn json_depth(value: &Value) -> usize {
     max
 }
 
-/// The fields of an item's `source`.
+/// The fields of an item's `source` kept with it (who stored it).
 pub const SOURCE_FIELDS: [&str; 3] = ["actor", "tool", "session"];
+/// The fields of an item's `source` that say where it came from in git: kept apart from the
+/// item's row, as its provenance (`crate::provenance`).
+pub const SOURCE_PROVENANCE_FIELDS: [&str; 2] = ["files", "commit"];
 
-pub(super) fn parse_source(value: Option<&Value>) -> Result<Option<Value>, ValidationError> {
+/// The schema of `source`: its names as strings, `files` as a list of paths.
+pub(super) fn source_schema() -> Value {
+    let mut properties: Map<String, Value> =
+        SOURCE_FIELDS.iter().map(|f| (f.to_string(), serde_json::json!({ "type": "string" }))).collect();
+    properties.insert("files".into(), serde_json::json!({ "type": "array", "items": { "type": "string" } }));
+    properties.insert("commit".into(), serde_json::json!({ "type": "string" }));
+    serde_json::json!({ "type": "object", "properties": properties, "additionalProperties": false })
+}
+
+pub(super) fn parse_source(
+    value: Option<&Value>,
+) -> Result<(Option<Value>, crate::provenance::ProvenanceClaim), ValidationError> {
+    let mut claim = crate::provenance::ProvenanceClaim::default();
     let map = match value {
-        None | Some(Value::Null) => return Ok(None),
+        None | Some(Value::Null) => return Ok((None, claim)),
         Some(Value::Object(map)) => map,
         Some(other) => {
-            return Err(ValidationError::wrong_type("source", "an object {actor?, tool?, session?}", other));
+            return Err(ValidationError::wrong_type(
+                "source",
+                "an object {actor?, tool?, session?, files?, commit?}",
+                other,
+            ));
         }
     };
     let mut out = Map::new();
     for (key, v) in map {
         let field = format!("source.{}", crate::error::shown(key));
+        match key.as_str() {
+            "files" => {
+                claim.files = crate::provenance::ProvenanceClaim::parse_files(&field, v)?;
+                continue;
+            }
+            "commit" => {
+                claim.commit = Some(crate::provenance::ProvenanceClaim::parse_commit(&field, v)?);
+                continue;
+            }
+            _ => {}
+        }
         if !SOURCE_FIELDS.contains(&key.as_str()) {
             let key = crate::error::shown(key);
             return Err(ValidationError::new(
                 ErrorCode::UnknownField,
                 field,
                 format!("`{key}` is not a source field"),
-                format!("source has: {}", SOURCE_FIELDS.join(", ")),
+                format!("source has: {}, {}", SOURCE_FIELDS.join(", "), SOURCE_PROVENANCE_FIELDS.join(", ")),
             ));
         }
         let Value::String(text) = v else {
@@ -159,7 +189,7 @@ pub(super) fn parse_source(value: Option<&Value>) -> Result<Option<Value>, Valid
         }
         out.insert(key.clone(), Value::String(text.clone()));
     }
-    Ok(Some(Value::Object(out)))
+    Ok(((!out.is_empty() || claim.is_empty()).then_some(Value::Object(out)), claim))
 }
 
 pub(super) fn parse_idempotency_key(value: Option<&Value>) -> Result<Option<String>, ValidationError> {

@@ -41,13 +41,20 @@ pub enum ItemOp {
         id: Uuid,
         kind: Option<Kind>,
     },
+    /// The item still holds: its provenance moves to the current commit.
+    Confirm {
+        id: Uuid,
+        kind: Option<Kind>,
+    },
 }
 
 impl ItemOp {
     pub fn kind(&self) -> Option<Kind> {
         match self {
             ItemOp::Upsert(item) => Some(item.kind),
-            ItemOp::Delete { kind, .. } | ItemOp::Restore { kind, .. } => *kind,
+            ItemOp::Delete { kind, .. } | ItemOp::Restore { kind, .. } | ItemOp::Confirm { kind, .. } => {
+                *kind
+            }
         }
     }
 }
@@ -70,6 +77,8 @@ pub struct NewItem {
     pub tags: Vec<String>,
     pub metadata: Option<Value>,
     pub source: Option<Value>,
+    /// What `source` said of the item's provenance (files, commit): not stored in its row.
+    pub claim: crate::provenance::ProvenanceClaim,
     pub idempotency_key: Option<String>,
     pub ttl: Option<TtlPolicy>,
     /// An explicit end of life (epoch ms), over any policy.

@@ -188,6 +188,8 @@ pub struct Candidate {
     pub cosine: Option<f64>,
     /// When it was last updated (epoch milliseconds), for its age.
     pub updated_at: i64,
+    /// Said after the title, never cut: `may be out of date: src/auth.rs changed in 3 commits`.
+    pub note: Option<String>,
 }
 
 #[cfg(test)]

@@ -29,7 +29,8 @@ pub fn render(selected: &[Candidate], budget_tokens: usize, now: i64) -> Injecti
     let mut heads: Vec<(String, &Candidate)> = Vec::new();
     for c in selected {
         let title = truncate_chars(one_line(&c.title).as_str(), 120).0.to_string();
-        let head = format!("- [{}] {title} ({}, id {})", c.kind, age(c.updated_at, now), c.id);
+        let note = c.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+        let head = format!("- [{}] {title}{note} ({}, id {})", c.kind, age(c.updated_at, now), c.id);
         let len = head.chars().count() + 1;
         if used + len > budget {
             break;
@@ -80,6 +81,7 @@ mod tests {
             relevance: 1.0,
             cosine: None,
             updated_at: 0,
+            note: None,
         }
     }
 
@@ -96,6 +98,20 @@ mod tests {
         let line = lines.next().unwrap();
         assert!(line.starts_with("- [decision] title of id-1 (3 days ago, id id-1) — a passage"), "{line}");
         assert_eq!(lines.next(), None);
+    }
+
+    #[test]
+    fn a_note_follows_the_title() {
+        let mut stale = candidate("id-1");
+        stale.note = Some("may be out of date: src/auth.rs changed in 1 commit".into());
+        let text = render(&[stale], 400, 0).text;
+        assert!(
+            text.contains(
+                "- [decision] title of id-1 (may be out of date: src/auth.rs changed in 1 commit) \
+                 (today, id id-1) — a passage"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

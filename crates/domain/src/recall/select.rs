@@ -83,6 +83,7 @@ mod tests {
             relevance,
             cosine,
             updated_at: 0,
+            note: None,
         }
     }
 

@@ -3,9 +3,10 @@
 
 use super::Briefing;
 use crate::Result;
+use crate::git::stale::{self, Asked};
 use cortex_domain::briefing::{self, Entry, SECTIONS};
 use cortex_domain::{Scope, ScopeFilter, ScopeLevel};
-use cortex_store::Filters;
+use cortex_store::{Filters, StoredItem};
 
 /// Items read per kind and status: enough to count what a section leaves out.
 const READ_PER_QUERY: usize = 100;
@@ -20,9 +21,9 @@ impl Briefing<'_> {
         let filter = ScopeFilter::resolve(&self.service.inferred.scope, scope, Some(ScopeLevel::Project));
         let now = self.service.now()?;
         let branch = filter.caller.branch.clone();
-        let mut found = Vec::with_capacity(SECTIONS.len());
-        for section in &SECTIONS {
-            let mut entries = Vec::new();
+        // Every section's items are read first: whether they may be out of date is one check.
+        let mut read: Vec<(usize, StoredItem)> = Vec::new();
+        for (n, section) in SECTIONS.iter().enumerate() {
             for (kind, statuses) in section.wanted {
                 let statuses: Vec<Option<String>> = if statuses.is_empty() {
                     vec![None]
@@ -37,20 +38,26 @@ impl Briefing<'_> {
                         now,
                         ..Filters::default()
                     };
-                    for item in self.service.view.recent(&filters, READ_PER_QUERY)? {
-                        let r = item.record;
-                        entries.push(Entry {
-                            id: r.id.to_string(),
-                            kind: r.kind,
-                            title: r.title,
-                            status: r.status,
-                            other_branch: r.scope.branch.filter(|b| Some(b) != branch.as_ref()),
-                            at: r.occurred_at.unwrap_or(r.updated_at),
-                        });
-                    }
+                    let items = self.service.view.recent(&filters, READ_PER_QUERY)?;
+                    read.extend(items.into_iter().map(|item| (n, item)));
                 }
             }
-            found.push(entries);
+        }
+        let asked: Vec<Asked<'_>> = read.iter().map(|(_, item)| Asked::of(item)).collect();
+        let mut stale = stale::check(self.service.view.as_ref(), &filter.caller, &asked)?;
+        let mut found: Vec<Vec<Entry>> = vec![Vec::new(); SECTIONS.len()];
+        for (n, item) in read {
+            let r = item.record;
+            let note = stale.remove(&r.id).and_then(|(_, s)| s).map(|s| s.few_words());
+            found[n].push(Entry {
+                id: r.id.to_string(),
+                kind: r.kind,
+                title: r.title,
+                status: r.status,
+                other_branch: r.scope.branch.filter(|b| Some(b) != branch.as_ref()),
+                at: r.occurred_at.unwrap_or(r.updated_at),
+                note,
+            });
         }
         let place = briefing::place(
             filter.caller.org.as_deref(),

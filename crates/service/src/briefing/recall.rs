@@ -11,6 +11,7 @@ use super::Briefing;
 use super::sessions::Sessions;
 use super::tally::{PromptTally, Tally};
 use crate::Result;
+use crate::git::stale::{self, Asked};
 use cortex_domain::query::parse_query;
 use cortex_domain::recall::session::SessionState;
 use cortex_domain::recall::{self, Candidate, Hybrid, Injection, Rule};
@@ -146,6 +147,8 @@ impl Briefing<'_> {
         let items = self.service.view.get(&ids)?;
         let words = parsed.words();
         let terms = SnippetTerms::of(&parsed);
+        let asked: Vec<Asked<'_>> = items.iter().map(Asked::of).collect();
+        let checked = stale::check(self.service.view.as_ref(), &filter.caller, &asked)?;
         let mut candidates = Vec::with_capacity(ranked.len());
         for c in ranked {
             // A match deleted since the search is left out.
@@ -167,6 +170,7 @@ impl Briefing<'_> {
                 relevance: c.relevance,
                 cosine: c.cosine,
                 updated_at: r.updated_at,
+                note: checked.get(&r.id).and_then(|(_, stale)| stale.as_ref()).map(|s| s.few_words()),
             });
         }
         Ok(Weighed { candidates, rule, lexical_only: found.lexical_only })

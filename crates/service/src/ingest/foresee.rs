@@ -73,6 +73,8 @@ impl Ingest<'_> {
                         (ItemOp::Delete { .. }, Some(current)) => check_delete(view_of(current)),
                         // A restore brings back what is deleted: no rule guards a live item from it.
                         (ItemOp::Restore { .. }, Some(_)) => Ok(()),
+                        // A confirm changes no field of the item.
+                        (ItemOp::Confirm { .. }, Some(_)) => Ok(()),
                         (_, None) => Ok(()),
                     }
                 }

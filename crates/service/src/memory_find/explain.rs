@@ -46,6 +46,7 @@ impl MemoryFind<'_> {
         }
         let parsed = if req.mode == Mode::Deep { self.correct_typos(&parsed)?.0 } else { parsed };
         let filter = ScopeFilter::resolve(&self.service.inferred.scope, req.scope.as_ref(), req.widen);
+        let filter = self.with_merged_branches(filter)?;
         let filters = super::filters_for(req, &filter, self.service.now()?, self.service.bound.as_ref());
         for (combine, out) in [(Combine::All, &mut lists.lexical_all), (Combine::Any, &mut lists.lexical_any)]
         {

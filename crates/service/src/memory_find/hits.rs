@@ -7,7 +7,7 @@ use cortex_domain::ranking::{self, ScoreParts};
 use cortex_domain::snippet::{SnippetTerms, best_passage};
 use cortex_domain::text::truncate_chars;
 use cortex_domain::time::format_instant;
-use cortex_domain::{ScopeFilter, ScopeMatch, chunking};
+use cortex_domain::{ScopeFilter, chunking};
 use cortex_store::StoredItem;
 
 /// The hit's snippet: cut from the chunk the dense route found it through (which the hit then
@@ -34,7 +34,7 @@ pub(super) fn parts_for(item: &StoredItem, relevance: f64, filter: &ScopeFilter,
     ScoreParts {
         relevance,
         recency: ranking::recency(item.record.updated_at, now),
-        scope_proximity: ranking::scope_proximity(ScopeMatch::between(&filter.caller, &item.record.scope)),
+        scope_proximity: ranking::scope_proximity(filter.match_of(&item.record.scope)),
         citations: 0.0,
     }
 }
@@ -70,7 +70,7 @@ pub(super) fn hit(
             citations: parts.citations,
         }),
         scope: Some(r.scope.clone()),
-        scope_match: ScopeMatch::between(&filter.caller, &r.scope),
+        scope_match: filter.match_of(&r.scope),
         created_at: Some(format_instant(r.created_at)),
         updated_at: format_instant(r.updated_at),
         confidence: Some(round(confidence)),
@@ -80,7 +80,9 @@ pub(super) fn hit(
         metadata: r.metadata.clone(),
         expires_at: r.expires_at.map(format_instant),
         superseded_by: item.superseded_by.map(|id| id.to_string()),
-        stale: cortex_domain::lifecycle::is_stale(r.kind, &r.data, r.updated_at, crate::now_ms()),
+        stale: cortex_domain::lifecycle::is_stale(r.kind, &r.data, r.updated_at, crate::now_ms())
+            .then(crate::response::StaleView::unverified_runbook),
+        provenance: None,
         expanded: false,
         path: Vec::new(),
         relations: Vec::new(),

@@ -13,6 +13,8 @@
 //!   see them (for the hints and the corrections)
 //! - [`expand`]: graph expansion from the hits, citations, the links of items read by id
 //! - [`chunks`]: a long item's chunks as the store keeps them (the UI's item page)
+//! - [`merged`]: the branches merged into the caller's, whose items it sees
+//! - [`staleness`]: hits whose files changed since they were written
 //! - [`prompt`]: a prompt's candidates for the recall hook, ranked as `auto` ranks them
 
 mod budget;
@@ -23,7 +25,9 @@ mod dense_pool;
 mod expand;
 mod explain;
 mod hits;
+mod merged;
 mod prompt;
+mod staleness;
 mod suggest;
 mod typos;
 mod vocabulary;
@@ -47,7 +51,7 @@ use cortex_domain::ranking::{self, ScoreParts};
 use cortex_domain::snippet::{SnippetTerms, best_passage};
 use cortex_domain::tenant::Bound;
 use cortex_domain::text::truncate_chars;
-use cortex_domain::{FindRequest, Mode, Scope, ScopeFilter, ScopeMatch};
+use cortex_domain::{FindRequest, Mode, Scope, ScopeFilter};
 use cortex_store::{Combine, Filters, LexicalMatch, LexicalQuery, StoredItem};
 use deadline::{Deadline, DenseOutcome, DenseRoute};
 use hits::show_match;
@@ -84,6 +88,7 @@ impl MemoryFind<'_> {
             bound.check_read(scope)?;
         }
         let filter = ScopeFilter::resolve(&self.service.inferred.scope, req.scope.as_ref(), req.widen);
+        let filter = self.with_merged_branches(filter)?;
         let mut response = FindResponse {
             hits: Vec::new(),
             route_used: Route::Lexical,
@@ -114,6 +119,7 @@ impl MemoryFind<'_> {
         } else {
             self.expand_hits(req, &filter, &mut response)?;
         }
+        self.flag_stale(&filter, &mut response)?;
         if req.detail == Detail::Brief {
             response.hits.iter_mut().for_each(Hit::make_brief);
         }
@@ -304,7 +310,7 @@ impl MemoryFind<'_> {
                 let parts = ScoreParts {
                     relevance: c.relevance * fit,
                     recency: ranking::recency(c.updated_at, now),
-                    scope_proximity: ranking::scope_proximity(ScopeMatch::between(&filter.caller, &c.scope)),
+                    scope_proximity: ranking::scope_proximity(filter.match_of(&c.scope)),
                     citations: 0.0,
                 };
                 (parts, c)
@@ -394,8 +400,14 @@ impl MemoryFind<'_> {
 }
 
 fn filters_for(req: &FindRequest, filter: &ScopeFilter, now: i64, bound: Option<&Bound>) -> Filters {
-    Filters { scope_equals: filter.equals.clone(), now, bound: bound.cloned(), ..Filters::default() }
-        .with_find_filter(&req.filter)
+    Filters {
+        scope_equals: filter.equals.clone(),
+        now,
+        bound: bound.cloned(),
+        merged: filter.merged.clone(),
+        ..Filters::default()
+    }
+    .with_find_filter(&req.filter)
 }
 
 fn searched_scope(filter: &ScopeFilter) -> SearchedScope {

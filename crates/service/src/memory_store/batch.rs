@@ -9,6 +9,7 @@ use super::results::{refused, summarize};
 use crate::response::{ErrorBody, ItemResult, ItemStatus, StoreResponse};
 use cortex_domain::item::Refused;
 use cortex_domain::lifecycle::StatusChange;
+use cortex_domain::provenance::{Provenance, ProvenanceClaim};
 use cortex_domain::{Kind, ValidationError};
 use cortex_store::{ExpectedState, StoredItem, WriteOp};
 use uuid::Uuid;
@@ -20,6 +21,10 @@ pub(super) struct Pending {
     pub op: WriteOp,
     /// The stored item it replaces (`supersedes`), once checked by `govern`.
     pub replaces: Option<Replacement>,
+    /// What its `source` said of its files and commit.
+    pub claim: ProvenanceClaim,
+    /// Its provenance, once stamped (`provenance`): written after it.
+    pub provenance: Option<Provenance>,
 }
 
 /// An item of the request that replaces a stored one (`supersedes`).
@@ -80,6 +85,11 @@ impl Batch {
     pub fn settle(&mut self, index: usize, result: ItemResult) {
         self.pending.retain(|p| p.index != index);
         self.results[index] = Some(result);
+    }
+
+    /// How many items the request sent (one result slot each).
+    pub fn slots(&self) -> usize {
+        self.results.len()
     }
 
     /// The result slot of an item written: filled by the write stage.

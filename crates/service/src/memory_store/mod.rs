@@ -9,14 +9,18 @@
 //! - [`references`]: relation and observation ends resolved to item ids
 //! - [`govern`]: governance refusals and `supersedes` targets
 //! - [`vectors`]: embedding and near-duplicates
+//! - [`provenance`]: each item's commit and files, and a confirm's new baseline
+//! - [`contradict`]: the items in force an inserted decision (runbook, section) may contradict
 //! - [`write`]: the transaction, and each outcome as its item's result
 //! - [`results`]: one result per input item, and the summary
 //! - [`refused`]: a store the caller's role may not make, recorded as blocked attempts
 
 mod batch;
 mod bound;
+mod contradict;
 mod govern;
 mod natural_keys;
+pub(crate) mod provenance;
 mod references;
 mod refusal_budget;
 mod refused;
@@ -78,15 +82,20 @@ impl MemoryStore<'_> {
             .enumerate()
             .map(|(index, item)| {
                 let op = item.clone()?;
-                let replaces = match &op {
-                    ItemOp::Upsert(item) => item.supersedes.map(|target| Replacement {
-                        target,
-                        status: None,
-                        on_item: item.supersedes_on_item,
-                    }),
-                    ItemOp::Delete { .. } | ItemOp::Restore { .. } => None,
+                let (replaces, claim) = match &op {
+                    ItemOp::Upsert(item) => (
+                        item.supersedes.map(|target| Replacement {
+                            target,
+                            status: None,
+                            on_item: item.supersedes_on_item,
+                        }),
+                        item.claim.clone(),
+                    ),
+                    ItemOp::Delete { .. } | ItemOp::Restore { .. } | ItemOp::Confirm { .. } => {
+                        (None, Default::default())
+                    }
                 };
-                Ok(Pending { index, op: self.write_op(op, now), replaces })
+                Ok(Pending { index, op: self.write_op(op, now), replaces, claim, provenance: None })
             })
             .collect();
         let mut batch = Batch::new(kinds, items);
@@ -97,7 +106,9 @@ impl MemoryStore<'_> {
         self.check_supersedes(&mut batch)?;
         self.attach_vectors(&mut batch);
         self.drop_near_duplicates(&mut batch, now);
+        self.attach_provenance(&mut batch)?;
         self.write(&mut batch, now)?;
+        self.name_contradictions(&mut batch, now)?;
         self.service.shared.lexical.after_write();
         Ok(batch.finish())
     }
@@ -106,6 +117,10 @@ impl MemoryStore<'_> {
         match op {
             ItemOp::Delete { id, kind } => WriteOp::Delete { id, kind, at: now, cascade: graph::ON_REMOVAL },
             ItemOp::Restore { id, kind } => WriteOp::Restore { id, kind, at: now },
+            // The provenance is stamped by its stage (`provenance`).
+            ItemOp::Confirm { id, kind } => {
+                WriteOp::Confirm { id, kind, provenance: Box::default(), at: now }
+            }
             ItemOp::Upsert(item) => match item.id {
                 // An update keeps the stored scope for fields the caller does not name.
                 Some(id) => WriteOp::Update { record: record(*item.clone(), id, item.scope.clone(), now) },

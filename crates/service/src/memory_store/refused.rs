@@ -63,7 +63,9 @@ impl MemoryStore<'_> {
             .collect::<Result<Vec<_>>>()?;
         let first_kind = items.iter().find_map(|op| match op.as_ref().ok()? {
             ItemOp::Upsert(item) => Some(item.kind),
-            ItemOp::Delete { kind, .. } | ItemOp::Restore { kind, .. } => *kind,
+            ItemOp::Delete { kind, .. } | ItemOp::Restore { kind, .. } | ItemOp::Confirm { kind, .. } => {
+                *kind
+            }
         });
         let (id, kind, scope, hash) = match named.iter().find_map(|n| n.stored.clone()) {
             Some((id, kind, scope, hash)) => (id, kind, scope, Some(hash)),
@@ -99,6 +101,7 @@ impl MemoryStore<'_> {
             }
             ItemOp::Delete { id, kind } => (Some(*id), "delete", *kind),
             ItemOp::Restore { id, kind } => (Some(*id), "restore", *kind),
+            ItemOp::Confirm { id, kind } => (Some(*id), "confirm", *kind),
         };
         let stored = match id {
             Some(id) => self.service.view.get(&[id])?.into_iter().next(),

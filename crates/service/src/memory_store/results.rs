@@ -10,10 +10,12 @@ use uuid::Uuid;
 pub(super) fn op_kind(op: &WriteOp) -> Option<String> {
     match op {
         WriteOp::Insert { record, .. } | WriteOp::Update { record } => Some(record.kind.to_string()),
-        WriteOp::Delete { kind, .. } | WriteOp::Restore { kind, .. } => kind.map(|k| k.to_string()),
+        WriteOp::Delete { kind, .. } | WriteOp::Restore { kind, .. } | WriteOp::Confirm { kind, .. } => {
+            kind.map(|k| k.to_string())
+        }
         WriteOp::Import { item, .. } => Some(item.record.kind.to_string()),
         WriteOp::Blocked(attempt) => Some(attempt.kind.to_string()),
-        WriteOp::Supersede { .. } => None,
+        WriteOp::Supersede { .. } | WriteOp::Provenance { .. } => None,
     }
 }
 
@@ -31,6 +33,8 @@ pub(super) fn near_duplicate(index: usize, op: &WriteOp, existing: Uuid, similar
         similarity: Some((similarity * 1000.0).round() / 1000.0),
         kind,
         error: None,
+        may_contradict: Vec::new(),
+        hint: None,
     }
 }
 
@@ -44,6 +48,8 @@ pub(super) fn refused(index: usize, kind: Option<String>, error: &ValidationErro
         reason: None,
         similarity: None,
         error: Some(ErrorBody::from(error)),
+        may_contradict: Vec::new(),
+        hint: None,
     }
 }
 
@@ -58,6 +64,8 @@ pub(super) fn result_of(index: usize, op: &WriteOp, outcome: WriteOutcome) -> It
         reason,
         similarity: None,
         error: None,
+        may_contradict: Vec::new(),
+        hint: None,
     };
     let path = |field: &str| format!("items[{index}].{field}");
     match outcome {
@@ -65,6 +73,13 @@ pub(super) fn result_of(index: usize, op: &WriteOp, outcome: WriteOutcome) -> It
         WriteOutcome::Updated { id } => done(ItemStatus::Updated, id, None),
         // The refusal's error body is filled in by `store` from `govern`'s answer.
         WriteOutcome::Blocked { id } => done(ItemStatus::BusinessRuleBlocked, id, None),
+        WriteOutcome::Confirmed { id } => {
+            let reason = match op {
+                WriteOp::Confirm { provenance, .. } => crate::memory_store::provenance::confirmed(provenance),
+                _ => "confirmed".to_string(),
+            };
+            done(ItemStatus::Updated, id, Some(reason))
+        }
         WriteOutcome::Deleted { id, already, cascaded } => {
             let reason = if already {
                 Some("the item was already deleted".to_string())

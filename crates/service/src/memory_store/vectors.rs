@@ -25,7 +25,9 @@ impl MemoryStore<'_> {
                 | WriteOp::Restore { .. }
                 | WriteOp::Import { .. }
                 | WriteOp::Supersede { .. }
-                | WriteOp::Blocked(_) => None,
+                | WriteOp::Blocked(_)
+                | WriteOp::Provenance { .. }
+                | WriteOp::Confirm { .. } => None,
             })
             .collect();
         let refs: Vec<&str> = inputs.iter().flat_map(EmbeddingInputs::texts).collect();
@@ -89,6 +91,7 @@ impl MemoryStore<'_> {
             }
             let Some(vector) = &record.vector else { continue };
             let same_place = Filters {
+                merged: Vec::new(),
                 kinds: vec![record.kind],
                 scope_equals: Filters::exact_scope(&record.scope),
                 since: Some(policy.window_start(now)),

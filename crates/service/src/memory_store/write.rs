@@ -15,6 +15,12 @@ impl MemoryStore<'_> {
         for pending in &batch.pending {
             ops.push(pending.op.clone());
             positions.push(pending.index);
+            if let (WriteOp::Insert { record, .. } | WriteOp::Update { record }, Some(provenance)) =
+                (&pending.op, &pending.provenance)
+            {
+                ops.push(WriteOp::Provenance { id: record.id, provenance: Box::new(provenance.clone()) });
+                positions.push(pending.index);
+            }
             if let (WriteOp::Insert { record, .. }, Some(replaced)) = (&pending.op, pending.replaces) {
                 ops.push(WriteOp::Supersede {
                     id: replaced.target,
@@ -37,6 +43,9 @@ impl MemoryStore<'_> {
         // knowledge in the end: that item's stored duplicate, if it was one.
         let mut replaced: Vec<(String, String)> = Vec::new();
         for ((index, op), outcome) in positions.into_iter().zip(&ops).zip(outcomes) {
+            if matches!(op, WriteOp::Provenance { .. }) {
+                continue;
+            }
             if let WriteOp::Supersede { id, .. } = op {
                 if let (Some(result), WriteOutcome::Updated { .. }) =
                     (batch.result_mut(index).as_mut(), &outcome)

@@ -19,6 +19,7 @@ pub struct CompactFacts {
     scope: u32,
     status: Option<u32>,
     tags: Box<[u32]>,
+    created_at: i64,
     updated_at: i64,
     expires_at: Option<i64>,
     superseded: bool,
@@ -33,6 +34,7 @@ pub struct FactFields<'a> {
     pub scope: u32,
     pub status: Option<u32>,
     pub tags: Tags<'a>,
+    pub created_at: i64,
     pub updated_at: i64,
     pub expires_at: Option<i64>,
     pub superseded: bool,
@@ -67,6 +69,7 @@ impl CompactFacts {
             scope: self.scope,
             status: self.status,
             tags: Tags::Ids(&self.tags),
+            created_at: self.created_at,
             updated_at: self.updated_at,
             expires_at: self.expires_at,
             superseded: self.superseded,
@@ -144,6 +147,7 @@ impl FactTable {
             scope: self.scopes.id(&facts.scope),
             status: facts.status.as_deref().map(|s| self.words.id(s)),
             tags: facts.tags.iter().map(|t| self.words.id(t.as_str())).collect(),
+            created_at: facts.created_at,
             updated_at: facts.updated_at,
             expires_at: facts.expires_at,
             superseded: facts.superseded,
@@ -158,6 +162,7 @@ impl FactTable {
         ItemFacts {
             kind: c.kind,
             scope: self.scopes.values.get(c.scope as usize).cloned().unwrap_or_default(),
+            created_at: c.created_at,
             updated_at: c.updated_at,
             expires_at: c.expires_at,
             status: c.status.map(word),
@@ -173,6 +178,7 @@ impl FactTable {
         let mut compiled = CompiledFilter {
             kinds: 0,
             scopes: vec![true; self.scopes.values.len()],
+            created_by: vec![i64::MAX; self.scopes.values.len()],
             impossible: false,
             live: false,
             not_superseded: false,
@@ -197,6 +203,18 @@ impl FactTable {
                     for (passes, scope) in compiled.scopes.iter_mut().zip(&self.scopes.values) {
                         let held = scope.get(field).unwrap_or("");
                         *passes &= values.iter().any(|v| v == held);
+                    }
+                }
+                Clause::BranchWithMerged(branch, merged) => {
+                    let scopes = compiled.scopes.iter_mut().zip(&mut compiled.created_by);
+                    for ((passes, by), scope) in scopes.zip(&self.scopes.values) {
+                        let held = scope.get("branch").unwrap_or("");
+                        if held != branch {
+                            match merged.iter().find(|m| m.branch == held) {
+                                Some(m) => *by = (*by).min(m.until),
+                                None => *passes = false,
+                            }
+                        }
                     }
                 }
                 Clause::UpdatedSince(t) => compiled.since = Some(t),
@@ -231,6 +249,8 @@ pub struct CompiledFilter {
     kinds: u64,
     /// Per scope id, whether it passes.
     scopes: Vec<bool>,
+    /// Per scope id, the latest creation time that passes (a merged branch's cutoff).
+    created_by: Vec<i64>,
     impossible: bool,
     live: bool,
     not_superseded: bool,
@@ -246,6 +266,7 @@ impl CompiledFilter {
         !self.impossible
             && (self.kinds == 0 || self.kinds & kind_bit(c.kind) != 0)
             && self.scopes.get(c.scope as usize).copied().unwrap_or(false)
+            && self.created_by.get(c.scope as usize).is_some_and(|by| c.created_at <= *by)
             && !(self.live && c.deleted)
             && !(self.not_superseded && c.superseded)
             && self.not_expired_at.is_none_or(|now| c.expires_at.is_none_or(|t| t > now))
@@ -269,7 +290,13 @@ mod tests {
     fn decides_exactly_as_the_full_filters_do() {
         let mut facts = Vec::new();
         for (i, kind) in [Kind::Decision, Kind::Runbook, Kind::Todo].into_iter().enumerate() {
-            for scope in [scope("acme", Some("main")), scope("acme", None), scope("other", Some("main"))] {
+            let scopes = [
+                scope("acme", Some("main")),
+                scope("acme", None),
+                scope("other", Some("main")),
+                scope("acme", Some("feat")),
+            ];
+            for scope in scopes {
                 for status in [None, Some("open"), Some("done")] {
                     for tags in [vec![], vec!["a".to_string()], vec!["a".to_string(), "b".to_string()]] {
                         for (expires_at, superseded, deleted) in
@@ -278,6 +305,7 @@ mod tests {
                             facts.push(ItemFacts {
                                 kind,
                                 scope: scope.clone(),
+                                created_at: 60 * i as i64,
                                 updated_at: 100 * i as i64,
                                 expires_at,
                                 status: status.map(str::to_string),
@@ -314,6 +342,7 @@ mod tests {
                                 include_superseded,
                                 include_expired,
                                 bound: None,
+                                merged: Vec::new(),
                             });
                         }
                     }
@@ -334,6 +363,19 @@ mod tests {
             })
             .collect();
         filters.extend(bounded);
+        // Merged branches seen from main: one up to a time, one never seen in the facts.
+        let merged: Vec<Filters> = filters
+            .iter()
+            .filter(|f| f.scope_equals.iter().any(|(field, v)| *field == "branch" && v == "main"))
+            .map(|f| Filters {
+                merged: vec![
+                    cortex_domain::provenance::MergedBranch { branch: "feat".into(), until: 60 },
+                    cortex_domain::provenance::MergedBranch { branch: "gone".into(), until: 999 },
+                ],
+                ..f.clone()
+            })
+            .collect();
+        filters.extend(merged);
         let mut table = FactTable::default();
         let compact: Vec<CompactFacts> = facts.iter().map(|f| table.compact(f)).collect();
         let (mut admitted, mut refused) = (0, 0);

@@ -84,6 +84,7 @@ mod tests {
         ItemFacts {
             kind: Kind::Runbook,
             scope: Scope::default(),
+            created_at: 0,
             updated_at: 0,
             expires_at: None,
             status: None,

@@ -10,10 +10,10 @@
 //! version, cut short or missing, is written again from the database.
 //!
 //! ```text
-//! record (64 bytes, little-endian): item id 16 | chunk start u32, end u32 (both u32::MAX: the
+//! record (72 bytes, little-endian): item id 16 | chunk start u32, end u32 (both u32::MAX: the
 //! whole text) | kind u8 (its place in Kind::ALL) | flags u8 (1 superseded, 2 deleted) | 2 zero
 //! | scope u32 | status u32 (u32::MAX: none) | first tag u32 | tag count u32 | 4 zero
-//! | updated_at i64 | expires_at i64 (i64::MIN: none)
+//! | updated_at i64 | expires_at i64 (i64::MIN: none) | created_at i64
 //! header: JSON length u32 | JSON (`Header`) | tag ids, u32 each
 //! ```
 //! Entries are in order of item id, so an item's entries are found by binary search.
@@ -28,8 +28,8 @@ use std::path::Path;
 use uuid::Uuid;
 
 /// The version of what this module writes; a file of another is written again.
-const VERSION: u32 = 1;
-pub(super) const RECORD: usize = 64;
+const VERSION: u32 = 2;
+pub(super) const RECORD: usize = 72;
 const WHOLE: u32 = u32::MAX;
 const NONE32: u32 = u32::MAX;
 
@@ -123,6 +123,7 @@ fn record(item: Uuid, chunk: Option<Span>, f: &FactFields, first_tag: u32, tags:
     r[40..44].copy_from_slice(&tags.to_le_bytes());
     r[48..56].copy_from_slice(&f.updated_at.to_le_bytes());
     r[56..64].copy_from_slice(&f.expires_at.unwrap_or(i64::MIN).to_le_bytes());
+    r[64..72].copy_from_slice(&f.created_at.to_le_bytes());
     r
 }
 
@@ -226,6 +227,7 @@ impl VectorFile {
                 scope: u32_at(r, 28),
                 status: (status != NONE32).then_some(status),
                 tags: Tags::Bytes(tags.unwrap_or_default()),
+                created_at: i64_at(r, 64),
                 updated_at: i64_at(r, 48),
                 expires_at: (expires_at != i64::MIN).then_some(expires_at),
                 superseded: r[25] & 1 != 0,
@@ -307,6 +309,7 @@ mod tests {
         ItemFacts {
             kind,
             scope: Scope { org: Some("acme".into()), project: Some(project.into()), ..Scope::default() },
+            created_at: 40,
             updated_at: 42,
             expires_at: Some(7),
             status: Some("open".into()),
@@ -351,7 +354,7 @@ mod tests {
             (back.kind, &back.scope, &back.tags, back.status, back.expires_at),
             (want.kind, &want.scope, &want.tags, want.status, want.expires_at)
         );
-        assert!(back.superseded && !back.deleted && back.updated_at == 42);
+        assert!(back.superseded && !back.deleted && back.updated_at == 42 && back.created_at == 40);
         assert_eq!(file.entry(1).chunk, Some((3, 9)));
         let only_web = Filters {
             scope_equals: vec![("project", "web".to_string())],

@@ -1,6 +1,7 @@
 //! The export file format, in one place: one header line `{"cortex_export": 1,
 //! "embedding_model": …}`, one line per item (soft-deleted ones included, so the history moves
-//! too), and one trailer line `{"cortex_export_end": {"items": N}}`. A file without its trailer
+//! too), then the items' provenance and the git tables (`git_lines`), and one trailer line
+//! `{"cortex_export_end": {"items": N, "git": M}}`. A file without its trailer
 //! was cut short and is refused before anything is written ([`check_lines`]).
 
 use cortex_domain::{Kind, Scope};
@@ -40,6 +41,9 @@ pub struct Trailer {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct TrailerCounts {
     pub items: u64,
+    /// Lines of provenance and git tables (absent from files of builds before them).
+    #[serde(default)]
+    pub git: u64,
 }
 
 /// One item line: every stored field, its deletion time and its vector.
@@ -209,6 +213,7 @@ impl ItemLine {
 pub enum Line {
     Header(Header),
     Item(Box<ItemLine>),
+    Git(Box<super::git_lines::GitLine>),
     Trailer(Trailer),
 }
 
@@ -221,6 +226,9 @@ pub fn parse_line(text: &str) -> Result<Line, String> {
     }
     if value.get("cortex_export_end").is_some() {
         return serde_json::from_value(value).map(Line::Trailer).map_err(parse_err);
+    }
+    if let Some(git) = super::git_lines::GitLine::parse(&value) {
+        return git.map(|g| Line::Git(Box::new(g)));
     }
     serde_json::from_value(value).map(|item| Line::Item(Box::new(item))).map_err(parse_err)
 }
@@ -241,6 +249,7 @@ pub fn check_lines(
     let mut dimension = None;
     let mut trailer = None;
     let mut items = 0u64;
+    let mut git = 0u64;
     for line in lines {
         let (number, line) = line?;
         if trailer.is_some() {
@@ -268,7 +277,14 @@ pub fn check_lines(
                 item.check_vectors(dimension).map_err(|e| format!("line {number}: {e}"))?;
                 items += 1;
             }
-            Line::Trailer(t) => trailer = Some(t.cortex_export_end.items),
+            Line::Git(_) if header.is_none() => {
+                return Err(
+                    "line 1: not a cortex export header (export files start with {\"cortex_export\": 1, …})"
+                        .into(),
+                );
+            }
+            Line::Git(_) => git += 1,
+            Line::Trailer(t) => trailer = Some((t.cortex_export_end.items, t.cortex_export_end.git)),
         }
     }
     let header = header.ok_or("the file is empty: not a cortex export")?;
@@ -276,10 +292,13 @@ pub fn check_lines(
         None => Err(format!(
             "the file ends after {items} items without its end line: it was cut short; export again"
         )),
-        Some(declared) if declared != items => {
+        Some((declared, _)) if declared != items => {
             Err(format!("the end line says {declared} items, but the file holds {items}: export again"))
         }
-        Some(declared) => Ok((header, declared)),
+        Some((_, declared)) if declared != git => Err(format!(
+            "the end line says {declared} lines of provenance and git tables, but the file holds {git}: export again"
+        )),
+        Some((declared, _)) => Ok((header, declared)),
     }
 }
 

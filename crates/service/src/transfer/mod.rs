@@ -4,11 +4,13 @@
 //! Import verifies at the end that every item of the file is in the target store.
 
 pub mod format;
+pub mod git_lines;
 
 pub use format::{
     ChunkLine, FORMAT_VERSION, Header, ItemLine, Line, Trailer, TrailerCounts, check_lines, encode_line,
     parse_line,
 };
+pub use git_lines::{GitImport, GitLine};
 
 use crate::MemoryService;
 use crate::semantic::MODEL_KEY;
@@ -32,6 +34,8 @@ pub struct ImportReport {
     pub already_present: u64,
     /// Items of the file found in the target afterwards (must equal `items`).
     pub verified: u64,
+    /// Items' provenance written (with the git tables of the file).
+    pub provenance: u64,
 }
 
 impl Transfer<'_> {
@@ -82,6 +86,45 @@ impl Transfer<'_> {
             }
         }
         Ok((imported, present))
+    }
+
+    /// Up to `limit` items' provenance with ids after `after`, in id order, as export lines.
+    pub fn provenance_page(&self, after: Option<Uuid>, limit: usize) -> crate::Result<Vec<GitLine>> {
+        Ok(self
+            .service
+            .whole_store("exporting the memory")?
+            .provenance_page(after, limit)?
+            .into_iter()
+            .map(|(item, provenance)| GitLine::Provenance { item, provenance })
+            .collect())
+    }
+
+    /// The git tables (each branch's head and paths, the merge records) as export lines.
+    pub fn git_tables(&self) -> crate::Result<Vec<GitLine>> {
+        let tables = self.service.whole_store("exporting the memory")?.git_tables()?;
+        Ok(GitLine::of_tables(tables).collect())
+    }
+
+    /// Writes what the git lines of a file held: the items' provenance (an item the store
+    /// does not hold is left out), then the tables (rows, heads and merges already here are
+    /// left alone). How many provenance rows were written.
+    pub fn import_git(&self, import: GitImport) -> crate::Result<u64> {
+        let store = self.service.whole_store("importing a memory")?;
+        let context = self.service.write_context("cortex import");
+        let mut written = 0;
+        for chunk in import.provenance.chunks(500) {
+            let ops: Vec<WriteOp> = chunk
+                .iter()
+                .map(|(id, p)| WriteOp::Provenance { id: *id, provenance: Box::new(p.clone()) })
+                .collect();
+            written += store
+                .write_batch_as(&ops, &context)?
+                .iter()
+                .filter(|o| matches!(o, WriteOutcome::Updated { .. }))
+                .count() as u64;
+        }
+        store.import_git_tables(&import.tables, &context)?;
+        Ok(written)
     }
 
     /// How many of `ids` the store holds (deleted or not).

@@ -16,6 +16,29 @@ fn every_recorded_operation_is_typed_and_the_chain_verifies(db: &TestDb) {
     m.store(json!([{"kind": "section", "id": id, "data": {"title": "One", "body": "changed"}}]));
     m.store(json!([{"operation": "delete", "id": id}]));
     m.store(json!([{"operation": "restore", "id": id}]));
+    m.store(json!([{"operation": "confirm", "id": id}]));
+    // A merge recorded and undone (what `cortex git sync` and `cortex git unmerge` write).
+    let store = cortex_store::open(db.target()).unwrap();
+    let merge = cortex_domain::provenance::BranchMerge {
+        id: 0,
+        org: "acme".into(),
+        project: "api".into(),
+        from_branch: "feature".into(),
+        into_branch: "main".into(),
+        commit: "c".repeat(40),
+        how: cortex_domain::provenance::MergeHow::Merge,
+        detected_at: store.now().unwrap(),
+        undone_at: None,
+    };
+    let context = cortex_store::WriteContext::default();
+    assert!(store.record_merge(&merge, &context).unwrap().is_some());
+    let place = cortex_domain::provenance::RepoBranch {
+        org: "acme".into(),
+        project: "api".into(),
+        branch: "main".into(),
+    };
+    assert_eq!(store.undo_merges(&place, "feature", store.now().unwrap(), &context).unwrap(), 1);
+    drop(store);
     let adr = |title: &str, rationale: &str, supersedes: Option<&str>| {
         let mut data =
             json!({"component": "sessions", "status": "accepted", "title": title, "rationale": rationale});

@@ -232,7 +232,7 @@ fn each_kind_gets_its_lifetime_and_stale_runbooks_are_flagged(db: &TestDb) {
         runbook("Quokka restart fresh", days_ago(5))
     ]));
     let hits = m.find(json!({"query": "quokka", "mode": "fast"})).hits;
-    let stale: Vec<(&str, bool)> = hits.iter().map(|h| (h.title.as_str(), h.stale)).collect();
+    let stale: Vec<(&str, bool)> = hits.iter().map(|h| (h.title.as_str(), h.stale.is_some())).collect();
     assert!(
         stale.contains(&("Quokka restart old", true)) && stale.contains(&("Quokka restart fresh", false)),
         "{stale:?}"

@@ -25,6 +25,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (16, "ui_sessions", include_str!("../../migrations/postgres/0016_ui_sessions.sql")),
     (17, "governed", include_str!("../../migrations/postgres/0017_governed.sql")),
     (18, "audit_principal", include_str!("../../migrations/postgres/0018_audit_principal.sql")),
+    (19, "provenance", include_str!("../../migrations/postgres/0019_provenance.sql")),
 ];
 
 /// Serializes migrations across processes starting at once (an arbitrary fixed key).

@@ -15,6 +15,7 @@ mod changes;
 mod clock;
 mod conn;
 mod expected;
+mod git;
 mod graph;
 mod keys;
 mod limits;
@@ -184,7 +185,7 @@ impl PostgresStore {
         // are never deleted by design; a scratch database lifts its guard for that moment.
         self.primary()?.batch_execute(
             "BEGIN;
-             TRUNCATE items, item_chunks; DELETE FROM store_meta;
+             TRUNCATE items, item_chunks, item_provenance, git_paths, git_heads, git_merges; DELETE FROM store_meta;
              ALTER TABLE api_keys DISABLE TRIGGER api_keys_no_truncate;
              TRUNCATE api_keys;
              ALTER TABLE api_keys ENABLE TRIGGER api_keys_no_truncate;
@@ -466,6 +467,77 @@ impl Metadata for PostgresStore {
 }
 
 // On the primary: a revoked key must stop working at once, not after a replica's delay.
+impl crate::GitReads for PostgresStore {
+    fn provenance_of(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, cortex_domain::provenance::Provenance)>> {
+        self.on_primary(|c| git::provenance_of(c, ids))
+    }
+
+    fn path_changes(
+        &self,
+        at: &cortex_domain::provenance::RepoBranch,
+        paths: &[String],
+    ) -> Result<Vec<cortex_domain::provenance::PathChange>> {
+        self.on_reads(|c| git::path_changes(c, at, paths))
+    }
+
+    fn path_head(
+        &self,
+        at: &cortex_domain::provenance::RepoBranch,
+    ) -> Result<Option<cortex_domain::provenance::PathHead>> {
+        self.on_primary(|c| git::path_head(c, at))
+    }
+
+    fn merges(&self, org: &str, project: &str) -> Result<Vec<cortex_domain::provenance::BranchMerge>> {
+        self.on_primary(|c| git::merges(c, org, project))
+    }
+}
+
+impl crate::GitHistory for PostgresStore {
+    fn write_paths(
+        &self,
+        at: &cortex_domain::provenance::RepoBranch,
+        head: &cortex_domain::provenance::PathHead,
+        rows: &[cortex_domain::provenance::PathChange],
+        whole: bool,
+    ) -> Result<()> {
+        git::write_paths(&mut *self.primary()?, at, head, rows, whole)
+    }
+
+    fn record_merge(
+        &self,
+        merge: &cortex_domain::provenance::BranchMerge,
+        context: &WriteContext,
+    ) -> Result<Option<i64>> {
+        git::record_merge(&mut *self.primary()?, merge, context)
+    }
+
+    fn undo_merges(
+        &self,
+        place: &cortex_domain::provenance::RepoBranch,
+        from: &str,
+        at: i64,
+        context: &WriteContext,
+    ) -> Result<u64> {
+        git::undo_merges(&mut *self.primary()?, place, from, at, context)
+    }
+
+    fn provenance_page(
+        &self,
+        after: Option<Uuid>,
+        limit: usize,
+    ) -> Result<Vec<(Uuid, cortex_domain::provenance::Provenance)>> {
+        self.on_primary(|c| git::provenance_page(c, after, limit))
+    }
+
+    fn git_tables(&self) -> Result<crate::GitTables> {
+        self.on_primary(git::git_tables)
+    }
+
+    fn import_git_tables(&self, tables: &crate::GitTables, context: &WriteContext) -> Result<()> {
+        git::import_git_tables(&mut *self.primary()?, tables, context)
+    }
+}
+
 impl ApiKeys for PostgresStore {
     fn create_key(&self, key: &ApiKeyRow, context: &WriteContext) -> Result<bool> {
         keys::create(&mut *self.primary()?, key, context)

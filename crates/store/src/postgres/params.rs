@@ -63,6 +63,11 @@ element!(
     f32 => FLOAT4_ARRAY,
 );
 
+/// An array with NULLs among its elements is of the elements' array type.
+impl<T: Element> Element for Option<T> {
+    const ARRAY: Type = T::ARRAY;
+}
+
 impl Typed for Vec<u8> {
     const TYPE: Type = Type::BYTEA;
 }

@@ -73,6 +73,7 @@ pub fn facts_at(row: &Row, first: usize) -> Result<ItemFacts> {
     Ok(ItemFacts {
         kind: kind_at(row, first)?,
         scope: scope_at(row, first + 1)?,
+        created_at: row.try_get(first + 14)?,
         updated_at: row.try_get(first + 8)?,
         expires_at: row.try_get(first + 9)?,
         status: row.try_get(first + 10)?,
@@ -83,4 +84,5 @@ pub fn facts_at(row: &Row, first: usize) -> Result<ItemFacts> {
 }
 
 pub const FACTS: &str = "i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
-     i.updated_at, i.expires_at, i.status, i.tags, i.superseded_by IS NOT NULL, i.deleted_at IS NOT NULL";
+     i.updated_at, i.expires_at, i.status, i.tags, i.superseded_by IS NOT NULL, i.deleted_at IS NOT NULL, \
+     i.created_at";

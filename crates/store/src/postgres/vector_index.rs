@@ -20,7 +20,9 @@ pub fn ensure_vector_indexes(client: &mut Conn, ops: &[WriteOp], known: &Mutex<V
             WriteOp::Delete { .. }
             | WriteOp::Restore { .. }
             | WriteOp::Supersede { .. }
-            | WriteOp::Blocked(_) => None,
+            | WriteOp::Blocked(_)
+            | WriteOp::Provenance { .. }
+            | WriteOp::Confirm { .. } => None,
         })
         .map(Vec::len)
         .collect();

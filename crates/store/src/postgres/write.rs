@@ -71,6 +71,10 @@ fn try_batch(client: &mut Conn, ops: &[WriteOp], context: &WriteContext) -> Resu
             WriteOp::Import { item, vector, chunks } => import(&mut tx, item, vector.as_deref(), chunks)?,
             WriteOp::Supersede { id, by, at, status } => supersede(&mut tx, *id, *by, *at, *status)?,
             WriteOp::Blocked(attempt) => record_blocked(&mut tx, attempt)?,
+            WriteOp::Provenance { id, provenance } => super::git::set_provenance(&mut tx, *id, provenance)?,
+            WriteOp::Confirm { id, kind, provenance, at } => {
+                super::git::confirm(&mut tx, *id, *kind, provenance, *at)?
+            }
         };
         outcomes.push(outcome);
     }

@@ -26,6 +26,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (14, "occurred_at", include_str!("../../migrations/sqlite/0014_occurred_at.sql")),
     (15, "governed", include_str!("../../migrations/sqlite/0015_governed.sql")),
     (16, "audit_principal", include_str!("../../migrations/sqlite/0016_audit_principal.sql")),
+    (17, "provenance", include_str!("../../migrations/sqlite/0017_provenance.sql")),
 ];
 
 fn checksum(sql: &str) -> String {

@@ -11,6 +11,7 @@ mod changes;
 pub(crate) mod connect;
 mod expected;
 mod fts;
+mod git;
 mod graph;
 mod keys;
 pub(crate) mod migrate;
@@ -302,6 +303,77 @@ impl Metadata for SqliteStore {
             [key, value],
         )?;
         Ok(())
+    }
+}
+
+impl crate::GitReads for SqliteStore {
+    fn provenance_of(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, cortex_domain::provenance::Provenance)>> {
+        git::provenance_of(&*self.reader()?, ids)
+    }
+
+    fn path_changes(
+        &self,
+        at: &cortex_domain::provenance::RepoBranch,
+        paths: &[String],
+    ) -> Result<Vec<cortex_domain::provenance::PathChange>> {
+        git::path_changes(&*self.reader()?, at, paths)
+    }
+
+    fn path_head(
+        &self,
+        at: &cortex_domain::provenance::RepoBranch,
+    ) -> Result<Option<cortex_domain::provenance::PathHead>> {
+        git::path_head(&*self.reader()?, at)
+    }
+
+    fn merges(&self, org: &str, project: &str) -> Result<Vec<cortex_domain::provenance::BranchMerge>> {
+        git::merges(&*self.reader()?, org, project)
+    }
+}
+
+impl crate::GitHistory for SqliteStore {
+    fn write_paths(
+        &self,
+        at: &cortex_domain::provenance::RepoBranch,
+        head: &cortex_domain::provenance::PathHead,
+        rows: &[cortex_domain::provenance::PathChange],
+        whole: bool,
+    ) -> Result<()> {
+        git::write_paths(&mut *self.writer()?, at, head, rows, whole)
+    }
+
+    fn record_merge(
+        &self,
+        merge: &cortex_domain::provenance::BranchMerge,
+        context: &WriteContext,
+    ) -> Result<Option<i64>> {
+        git::record_merge(&mut *self.writer()?, merge, context)
+    }
+
+    fn undo_merges(
+        &self,
+        place: &cortex_domain::provenance::RepoBranch,
+        from: &str,
+        at: i64,
+        context: &WriteContext,
+    ) -> Result<u64> {
+        git::undo_merges(&mut *self.writer()?, place, from, at, context)
+    }
+
+    fn provenance_page(
+        &self,
+        after: Option<Uuid>,
+        limit: usize,
+    ) -> Result<Vec<(Uuid, cortex_domain::provenance::Provenance)>> {
+        git::provenance_page(&*self.reader()?, after, limit)
+    }
+
+    fn git_tables(&self) -> Result<crate::GitTables> {
+        git::git_tables(&*self.reader()?)
+    }
+
+    fn import_git_tables(&self, tables: &crate::GitTables, context: &WriteContext) -> Result<()> {
+        git::import_git_tables(&mut *self.writer()?, tables, context)
     }
 }
 

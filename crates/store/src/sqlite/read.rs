@@ -42,6 +42,15 @@ pub(super) fn filter_sql(filters: &Filters, params: &mut Vec<SqlValue>) -> Strin
                 let marks: Vec<String> = values.iter().map(|v| push(SqlValue::Text(v.clone()))).collect();
                 format!("i.{field} IN ({})", marks.join(", "))
             }
+            Clause::BranchWithMerged(branch, merged) => {
+                let mut any = vec![format!("i.branch = {}", push(SqlValue::Text(branch.into())))];
+                for m in merged {
+                    let (b, until) =
+                        (push(SqlValue::Text(m.branch.clone())), push(SqlValue::Integer(m.until)));
+                    any.push(format!("(i.branch = {b} AND i.created_at <= {until})"));
+                }
+                format!("({})", any.join(" OR "))
+            }
             Clause::UpdatedSince(t) => format!("i.updated_at >= {}", push(SqlValue::Integer(t))),
             Clause::UpdatedBefore(t) => format!("i.updated_at < {}", push(SqlValue::Integer(t))),
             Clause::StatusIs(status) => format!("i.status = {}", push(SqlValue::Text(status.into()))),

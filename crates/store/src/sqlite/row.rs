@@ -46,7 +46,8 @@ pub fn scope_at(row: &Row<'_>, first: usize) -> rusqlite::Result<Scope> {
 
 /// The columns [`facts_at`] reads, in order.
 pub const FACTS: &str = "i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
-     i.updated_at, i.expires_at, i.status, i.tags, i.superseded_by IS NOT NULL, i.deleted_at IS NOT NULL";
+     i.updated_at, i.expires_at, i.status, i.tags, i.superseded_by IS NOT NULL, i.deleted_at IS NOT NULL, \
+     i.created_at";
 
 /// What an index outside the database filters on, read from [`FACTS`] starting at `first`.
 pub fn facts_at(row: &Row<'_>, first: usize) -> Result<ItemFacts> {
@@ -55,6 +56,7 @@ pub fn facts_at(row: &Row<'_>, first: usize) -> Result<ItemFacts> {
     Ok(ItemFacts {
         kind: parse_kind(&kind)?,
         scope: scope_at(row, first + 1)?,
+        created_at: row.get(first + 14)?,
         updated_at: row.get(first + 8)?,
         expires_at: row.get(first + 9)?,
         status: row.get(first + 10)?,

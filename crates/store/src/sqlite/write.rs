@@ -41,6 +41,10 @@ pub fn apply_batch(
             WriteOp::Import { item, vector, chunks } => import(&tx, item, vector.as_deref(), chunks)?,
             WriteOp::Supersede { id, by, at, status } => supersede(&tx, *id, *by, *at, *status)?,
             WriteOp::Blocked(attempt) => record_blocked(&tx, attempt)?,
+            WriteOp::Provenance { id, provenance } => super::git::set_provenance(&tx, *id, provenance)?,
+            WriteOp::Confirm { id, kind, provenance, at } => {
+                super::git::confirm(&tx, *id, *kind, provenance, *at)?
+            }
         };
         outcomes.push(outcome);
     }

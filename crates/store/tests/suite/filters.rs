@@ -6,6 +6,7 @@
 
 use cortex_domain::dedupe;
 use cortex_domain::graph::Cascade;
+use cortex_domain::provenance::MergedBranch;
 use cortex_domain::query::parse_query;
 use cortex_domain::tenant::Bound;
 use cortex_domain::{Kind, Scope};
@@ -24,7 +25,7 @@ const FILTERS: usize = 300;
 const KINDS: [Kind; 3] = [Kind::Section, Kind::Runbook, Kind::Decision];
 const ORGS: [Option<&str>; 2] = [Some("acme"), Some("other")];
 const PROJECTS: [Option<&str>; 3] = [Some("api"), Some("web"), None];
-const BRANCHES: [Option<&str>; 3] = [Some("main"), Some("dev"), None];
+const BRANCHES: [Option<&str>; 4] = [Some("main"), Some("dev"), Some("feature"), None];
 const STATUSES: [Option<&str>; 3] = [Some("open"), Some("done"), None];
 const TAGS: [&str; 3] = ["ops", "db", "ui"];
 
@@ -76,7 +77,7 @@ fn random_record(rng: &mut Rng, n: usize) -> Record {
         content_hash: cortex_domain::text::content_hash(&format!("{title}\n{body}")),
         idempotency_key: None,
         ttl: None,
-        created_at: updated_at,
+        created_at: NOW - 1_000 * rng.below(10) as i64,
         updated_at,
         expires_at: match rng.below(3) {
             0 => None,
@@ -118,6 +119,16 @@ fn random_filters(rng: &mut Rng) -> Filters {
             org: rng.pick(&ORGS).unwrap_or("").to_string(),
             projects: PROJECTS.iter().flatten().filter(|_| rng.chance(2)).map(|p| p.to_string()).collect(),
         }),
+        // Branches merged into the one named: each item of theirs seen up to a time.
+        merged: {
+            let mut merged = Vec::new();
+            for branch in ["dev", "feature"] {
+                if rng.chance(2) {
+                    merged.push(MergedBranch { branch: branch.into(), until: instant(rng) });
+                }
+            }
+            merged
+        },
     }
 }
 

@@ -28,6 +28,10 @@ pub struct Cli {
     /// finds to a read replica and CORTEX_DB_POOL_SIZE sets connections per pool.
     #[arg(long, global = true, env = "CORTEX_DB")]
     pub db: Option<String>,
+    /// Log what the command does on stderr (INFO and up; CORTEX_LOG sets another level).
+    /// One-shot commands log warnings and errors only without it; serve and ui always log.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -59,9 +63,10 @@ pub enum Command {
         tls_key: Option<PathBuf>,
     },
     /// Open the web UI for one person on this machine: `serve --http ADDR` on the embedded
-    /// store (or --db), printing the URL; starts $BROWSER on it when that is set.
+    /// store (or --db), printing the URL once the port is bound; starts $BROWSER on it when
+    /// that is set.
     Ui {
-        /// A loopback address to serve on.
+        /// A loopback address to serve on: IP:PORT or HOST:PORT (localhost:9000).
         #[arg(default_value = crate::ui::DEFAULT_ADDR, value_name = "ADDR")]
         addr: String,
     },
@@ -90,6 +95,13 @@ pub enum Command {
         branch: Option<String>,
         #[arg(long, help = doc(&find::WIDEN), value_parser = choices::<ScopeLevel>(), ignore_case = true)]
         widen: Option<String>,
+        #[arg(long, help = doc(&find::STATUS))]
+        status: Option<String>,
+        /// Tags a hit must all carry (repeatable, or comma-separated).
+        #[arg(long = "tag", alias = "tags", value_delimiter = ',', value_name = "TAG")]
+        tags: Vec<String>,
+        #[arg(long, help = doc(&find::SINCE), value_name = "AGE|DATE")]
+        since: Option<String>,
         #[arg(long, help = doc(&find::LIMIT))]
         limit: Option<i64>,
         #[arg(long, help = doc(&find::CURSOR))]
@@ -102,8 +114,22 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Counts of stored items.
-    Stats,
+    /// Counts of stored items, per kind and scope, and the database's size.
+    Stats {
+        /// Print the JSON instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Items by id, in full: title, kind, status, scope, times, the text, the kind's fields and
+    /// the relations. An id that is unknown or out of reach is named; the others are shown.
+    Show {
+        /// Item ids (UUIDs).
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+        /// Print the JSON instead.
+        #[arg(long)]
+        json: bool,
+    },
     /// Database, schema version, inferred scope and what is enabled; the database's integrity
     /// check and the audit trail's verification (quick: the newest records). Exits 1 on a problem.
     Doctor {
@@ -114,13 +140,14 @@ pub enum Command {
         #[arg(long)]
         anchor: Option<String>,
     },
-    /// The audit trail: every insert, update, delete, import and purge, oldest first.
+    /// The audit trail: every insert, update, delete, import and purge, newest first.
     Audit {
         /// Only this item's history.
         #[arg(long)]
         item: Option<String>,
-        /// Only changes at or after this instant (RFC 3339, e.g. 2026-11-01T00:00:00Z).
-        #[arg(long)]
+        /// Only changes at or after this moment: an age (36h, 7d, 2w), a date or an RFC 3339
+        /// time.
+        #[arg(long, value_name = "AGE|DATE")]
         since: Option<String>,
         /// At most this many records.
         #[arg(long, default_value_t = 1000)]
@@ -134,6 +161,9 @@ pub enum Command {
         /// still carry that hash, which pins every record up to it.
         #[arg(long)]
         anchor: Option<String>,
+        /// Print the JSON instead (the records oldest first, times in epoch milliseconds).
+        #[arg(long)]
+        json: bool,
     },
     /// Remove expired items for good (each removal is audited); counts per kind.
     Purge {
@@ -246,6 +276,11 @@ impl Command {
     /// The commands an agent's hooks run: they exit 0 whatever happens.
     pub fn is_hook(&self) -> bool {
         matches!(self, Command::Context(_) | Command::Recall(_) | Command::Hook(_))
+    }
+
+    /// The commands that run until stopped: they log their work (INFO) without `--verbose`.
+    pub fn is_long_running(&self) -> bool {
+        matches!(self, Command::Serve { .. } | Command::Ui { .. })
     }
 }
 

@@ -160,27 +160,27 @@ impl Shape for Flag {
     }
 }
 
-/// An instant: RFC 3339 or a date (`time::parse_instant`), as epoch milliseconds.
-pub struct Date;
+/// A moment: an age like `7d` or an instant (`time::parse_moment`), resolved when used.
+pub struct When;
 
-impl Shape for Date {
-    type Out = i64;
+impl Shape for When {
+    type Out = crate::time::Moment;
 
     fn schema(&self) -> Map<String, Value> {
         Text.schema()
     }
 
-    fn parse(&self, field: &str, value: &Value) -> Result<i64, ValidationError> {
+    fn parse(&self, field: &str, value: &Value) -> Result<crate::time::Moment, ValidationError> {
         match value {
-            Value::String(s) => crate::time::parse_instant(s).map_err(|hint| {
+            Value::String(s) => crate::time::parse_moment(s).map_err(|hint| {
                 ValidationError::new(
                     ErrorCode::InvalidValue,
                     field,
-                    format!("`{field}` is not a date: `{}`", shown(s)),
+                    format!("`{field}` is not an age or a date: `{}`", shown(s)),
                     hint.to_string(),
                 )
             }),
-            other => Err(ValidationError::wrong_type(field, "a date string", other)),
+            other => Err(ValidationError::wrong_type(field, "an age or a date string", other)),
         }
     }
 }

@@ -4,7 +4,7 @@
 //! cursor, bound to everything else).
 
 use super::{Detail, FindRequest, Mode, cursor};
-use crate::args::shape::{Date, Flag, Ids, Int, Kinds, Query, ScopeObject, TagFilter, Text, Words};
+use crate::args::shape::{Flag, Ids, Int, Kinds, Query, ScopeObject, TagFilter, Text, When, Words};
 use crate::args::{self, Arg, Field};
 use crate::error::{ErrorCode, ValidationError, shown};
 use crate::graph::{DEFAULT_DEPTH, DEFAULT_EXPAND_LIMIT, Expand, MAX_DEPTH, MAX_EXPAND_LIMIT};
@@ -61,14 +61,14 @@ pub const WIDEN: FindField<Words<ScopeLevel>> = Field {
     shape: Words::plain(),
     set: |d, v| d.request.widen = Some(v),
 };
-pub const SINCE: FindField<Date> = Field {
+pub const SINCE: FindField<When> = Field {
     name: "since",
-    doc: Some("RFC 3339 or YYYY-MM-DD, on updated time."),
-    shape: Date,
+    doc: Some("Age (36h, 7d, 2w), RFC 3339 or YYYY-MM-DD, on updated time."),
+    shape: When,
     set: |d, v| d.request.since = Some(v),
 };
-pub const UNTIL: FindField<Date> =
-    Field { name: "until", doc: None, shape: Date, set: |d, v| d.request.until = Some(v) };
+pub const UNTIL: FindField<When> =
+    Field { name: "until", doc: None, shape: When, set: |d, v| d.request.until = Some(v) };
 pub const TAGS: FindField<TagFilter> = Field {
     name: "tags",
     doc: Some("Hits must carry all of these."),

@@ -9,6 +9,7 @@
 use super::FindRequest;
 use crate::error::{ErrorCode, ValidationError};
 use crate::scope::SCOPE_FIELDS;
+use crate::time::Moment;
 use sha2::{Digest, Sha256};
 
 /// The furthest offset a cursor may carry.
@@ -50,6 +51,17 @@ impl Encoder {
     }
 }
 
+impl Encoder {
+    /// An age stays an age: a search's next page counts it back from its own now.
+    fn moment(&mut self, tag: &str, value: Option<Moment>) {
+        match value {
+            Some(Moment::Ago(age)) => self.number(&format!("{tag} ago"), Some(age)),
+            Some(Moment::At(t)) => self.number(tag, Some(t)),
+            None => self.number(tag, None),
+        }
+    }
+}
+
 impl FindRequest {
     /// A hash of everything that shapes the result list (not the page).
     pub fn fingerprint(&self) -> u64 {
@@ -64,8 +76,8 @@ impl FindRequest {
             e.text(field, self.scope.as_ref().and_then(|s| s.get(field)));
         }
         e.text("widen", self.widen.map(|w| w.as_str()));
-        e.number("since", self.since);
-        e.number("until", self.until);
+        e.moment("since", self.since);
+        e.moment("until", self.until);
         e.texts("tags", self.tags.iter().map(String::as_str));
         e.text("status", self.status.as_deref());
         e.number("include_superseded", Some(self.include_superseded.into()));

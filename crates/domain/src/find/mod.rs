@@ -75,8 +75,8 @@ pub struct FindRequest {
     pub types: Vec<Kind>,
     pub scope: Option<Scope>,
     pub widen: Option<ScopeLevel>,
-    pub since: Option<i64>,
-    pub until: Option<i64>,
+    pub since: Option<crate::time::Moment>,
+    pub until: Option<crate::time::Moment>,
     pub tags: Vec<String>,
     pub status: Option<String>,
     /// Also return items a newer item superseded (they carry `superseded_by`).

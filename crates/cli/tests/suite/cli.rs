@@ -406,16 +406,23 @@ fn bench_and_eval_are_left_to_cortex_bench() {
 }
 
 /// A title and body carrying escape sequences (clear the screen, set the window title, ring,
-/// a C1 CSI, a right-to-left override) are printed without them by `find` and `context`, on
-/// stdout and stderr; `--json` keeps them, escaped, as the stored text.
+/// a C1 CSI, a right-to-left override) are printed without them by `find`, `show`, `audit` and
+/// `context`, on stdout and stderr; `--json` keeps them, escaped, as the stored text.
 fn terminal_escapes_in_stored_text_never_reach_a_persons_terminal(db: &TestDb) {
     let env = Env::new(db);
     let title = "Rotate \u{1b}[2J\u{1b}]0;pwned\u{7} keys \u{9b}31m\u{202e}now";
     let item = json!({"kind": "todo", "data": {"title": title, "status": "open"}, "content": "Rotate\r\u{1b}[1A the keys"});
     let stored = env.run(&["store", &item.to_string()], None);
     assert!(stored.status.success(), "{stored:?}");
+    let id = stdout_json(&stored)["results"][0]["id"].as_str().unwrap().to_string();
     let hostile = |b: u8| b == 0x1b || b == 0x07 || b == b'\r';
-    for args in [&["find", "Rotate"][..], &["context"], &["find", "Rotate", "--mode", "nonsense\u{1b}[2J"]] {
+    for args in [
+        &["find", "Rotate"][..],
+        &["context"],
+        &["find", "Rotate", "--mode", "nonsense\u{1b}[2J"],
+        &["show", &id, "\u{1b}]0;pwned\u{7}"],
+        &["audit"],
+    ] {
         let out = env.run(args, None);
         let both = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
         assert!(!both.iter().any(|b| hostile(*b)), "{args:?}: {}", String::from_utf8_lossy(&both));

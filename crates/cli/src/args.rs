@@ -62,6 +62,13 @@ pub enum Command {
         #[arg(long, env = "CORTEX_HTTP_TLS_KEY", value_name = "PEM", requires = "http")]
         tls_key: Option<PathBuf>,
     },
+    /// Whether the `serve --http` server on this machine answers `GET /health` (exit 0) or not
+    /// (exit 1): a container's health check.
+    Health {
+        /// The server's address, as it was given to `serve --http`.
+        #[arg(long, env = "CORTEX_HTTP_ADDR", value_name = "ADDR", default_value = "127.0.0.1:8080")]
+        http: String,
+    },
     /// Open the web UI for one person on this machine: `serve --http ADDR` on the embedded
     /// store (or --db), printing the URL once the port is bound; starts $BROWSER on it when
     /// that is set.

@@ -5,6 +5,7 @@ mod args;
 mod confined;
 mod context;
 mod error;
+mod health;
 mod hook;
 mod ingest;
 mod install;
@@ -36,7 +37,7 @@ use std::sync::Arc;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
     // Every setting is parsed before any command runs, so a bad value is refused whichever
     // command meets it first. A hook still exits 0 (an agent would stop on anything else).
     if let Err(e) = settings::check_environment(cortex_server::settings::all(), env) {
@@ -44,6 +45,15 @@ fn main() -> ExitCode {
         return if cli.command.is_hook() { ExitCode::SUCCESS } else { CliError::Config(e).exit_code() };
     }
     init_logging(cli.verbose || cli.command.is_long_running());
+    if cli.db.is_none() {
+        match db_from_file() {
+            Ok(db) => cli.db = db,
+            Err(error) => {
+                eprintln!("cortex: {error}");
+                return if cli.command.is_hook() { ExitCode::SUCCESS } else { error.exit_code() };
+            }
+        }
+    }
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
@@ -54,6 +64,21 @@ fn main() -> ExitCode {
             error.exit_code()
         }
     }
+}
+
+/// The database named in the file `CORTEX_DB_FILE` names, if it is set: a secret mounted into a
+/// container, kept out of the environment and the image.
+fn db_from_file() -> Result<Option<String>, CliError> {
+    let Some(path) = settings::DB_FILE.get(env)? else { return Ok(None) };
+    let text = std::fs::read_to_string(&path).map_err(|e| CliError::io("read CORTEX_DB_FILE", &path, e))?;
+    let db = text.trim();
+    if db.is_empty() {
+        return Err(CliError::content(
+            &path,
+            "CORTEX_DB_FILE names an empty file; put the database URL in it",
+        ));
+    }
+    Ok(Some(db.to_string()))
 }
 
 /// A variable of the process's environment, for the settings' getters.
@@ -97,6 +122,30 @@ fn open(db: Option<String>) -> Result<MemoryService, CliError> {
     Ok(MemoryService::open(&config)?)
 }
 
+/// [`open`], trying again once a second while the database cannot be reached yet, for up to
+/// `CORTEX_DB_WAIT_SECS`: a server started beside its database (a container, a machine's boot)
+/// waits for it instead of exiting.
+fn open_waiting(db: Option<String>) -> Result<MemoryService, CliError> {
+    let wait = std::time::Duration::from_secs(settings::DB_WAIT_SECS.get(env)?);
+    let started = std::time::Instant::now();
+    loop {
+        match open(db.clone()) {
+            Err(CliError::Service(ServiceError::Internal(cortex_store::StoreError::Unreachable {
+                reason,
+                ..
+            }))) if started.elapsed() < wait => {
+                tracing::warn!(
+                    waited_s = started.elapsed().as_secs(),
+                    "waiting for the database ({reason}); CORTEX_DB_WAIT_SECS={} sets how long",
+                    wait.as_secs()
+                );
+                std::thread::sleep(std::time::Duration::from_secs(1));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// What `audit --verify` and `doctor` check: `full` walks everything.
 fn verify_options(full: bool, anchor: Option<String>) -> Result<VerifyOptions, CliError> {
     let anchor = anchor
@@ -118,6 +167,10 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 })
                 .transpose()?;
             serve(cli.db, http, |_| {})
+        }
+        Command::Health { http } => {
+            output::line(&health::check(&http)?);
+            Ok(ExitCode::SUCCESS)
         }
         Command::Ui { addr } => ui::run(cli.db, &addr),
         Command::Store { json, file } => {
@@ -395,7 +448,7 @@ fn serve(
     http: Option<cortex_server::HttpOptions>,
     listening: impl FnOnce(std::net::SocketAddr) + Send,
 ) -> Result<ExitCode, CliError> {
-    let service = Arc::new(open(db)?);
+    let service = Arc::new(open_waiting(db)?);
     service.indexes().ensure_embedder_fits()?;
     service.indexes().prepare_lexical();
     service.indexes().embed_missing_in_background();

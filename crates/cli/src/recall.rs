@@ -1,12 +1,12 @@
 //! `cortex recall`: the memories most relevant to a prompt, for an agent's prompt-submit hook
-//! (Claude Code's `UserPromptSubmit` adds a hook's plain stdout to the prompt's context). It
-//! prints nothing when nothing matches strongly enough, and it must never break or hold up a
-//! prompt: whatever goes wrong is one line on stderr, and the exit code is 0.
+//! (Claude Code's and Codex's `UserPromptSubmit` add a hook's plain stdout to the prompt's
+//! context). It prints nothing when nothing is relevant enough, or all of it is in the session
+//! already (the hook input's `session_id`), and it must never break or hold up a prompt:
+//! whatever goes wrong is one line on stderr, and the exit code is 0.
 
 use crate::error::CliError;
 use crate::output;
-use cortex_domain::recall::{DEFAULT_BUDGET_TOKENS, DEFAULT_FLOOR};
-use cortex_service::{Config, MemoryService};
+use cortex_service::{Config, MemoryService, RecallRequest};
 use serde_json::Value;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -20,13 +20,15 @@ pub struct RecallArgs {
     /// The prompt [default: the hook's JSON on stdin, its `prompt` and `cwd`].
     #[arg(long)]
     prompt: Option<String>,
-    /// At most this many tokens (counted as characters / 3).
-    #[arg(long, default_value_t = DEFAULT_BUDGET_TOKENS)]
-    budget_tokens: usize,
-    /// How much of the prompt a memory must match to be shown (0–1: the share of the
-    /// prompt's meaningful words it holds, counted against at most 6 of them).
-    #[arg(long, default_value_t = DEFAULT_FLOOR)]
-    floor: f64,
+    /// At most this many tokens (counted as characters / 3) [default:
+    /// CORTEX_RECALL_BUDGET_TOKENS, else 400].
+    #[arg(long)]
+    budget_tokens: Option<usize>,
+    /// Without the embedding model: how much of the prompt a memory must match to be shown
+    /// (0–1: the share of the prompt's meaningful words it holds, counted against at most 6
+    /// of them) [default: 0.8].
+    #[arg(long)]
+    floor: Option<f64>,
 }
 
 /// What the hook was asked about, and where the agent stands.
@@ -34,12 +36,14 @@ struct Prompt {
     text: String,
     /// The session's folder (the hook input's `cwd`): the project whose memories count.
     cwd: Option<PathBuf>,
+    /// The hook input's `session_id`.
+    session: Option<String>,
 }
 
 pub fn run(db: Option<String>, args: RecallArgs) -> ExitCode {
     let recalled = prompt(&args).and_then(|prompt| {
-        if !(0.0..=1.0).contains(&args.floor) {
-            return Err(CliError::argument("--floor", format!("{} is not between 0 and 1", args.floor)));
+        if let Some(floor) = args.floor.filter(|f| !(0.0..=1.0).contains(f)) {
+            return Err(CliError::argument("--floor", format!("{floor} is not between 0 and 1")));
         }
         let workdir = prompt
             .cwd
@@ -48,11 +52,23 @@ pub fn run(db: Option<String>, args: RecallArgs) -> ExitCode {
             .unwrap_or_else(|| PathBuf::from("."));
         let config = Config::resolve(db, &workdir)?;
         let service = MemoryService::open(&config)?;
-        Ok(service.briefing().recall(&prompt.text, args.floor, args.budget_tokens)?)
+        let request = RecallRequest {
+            prompt: prompt.text,
+            budget_tokens: args.budget_tokens,
+            floor: args.floor,
+            session: prompt.session,
+        };
+        Ok(service.briefing().recall(&request)?)
     });
     match recalled {
-        Ok(text) if text.is_empty() => {}
-        Ok(text) => output::line(&text),
+        Ok(recalled) => {
+            if let Some(notice) = &recalled.notice {
+                output::note(&format!("cortex recall: {notice}"));
+            }
+            if !recalled.injection.text.is_empty() {
+                output::line(&recalled.injection.text);
+            }
+        }
         Err(e) => output::note(&format!("cortex recall: nothing recalled ({e})")),
     }
     ExitCode::SUCCESS
@@ -60,7 +76,7 @@ pub fn run(db: Option<String>, args: RecallArgs) -> ExitCode {
 
 fn prompt(args: &RecallArgs) -> Result<Prompt, CliError> {
     if let Some(text) = &args.prompt {
-        return Ok(Prompt { text: text.clone(), cwd: None });
+        return Ok(Prompt { text: text.clone(), cwd: None, session: None });
     }
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
@@ -74,7 +90,8 @@ fn prompt(args: &RecallArgs) -> Result<Prompt, CliError> {
     hook_input(&input)
 }
 
-/// The prompt and folder of a prompt-submit hook's input (`{"prompt": ..., "cwd": ...}`).
+/// The prompt, folder and session of a prompt-submit hook's input (`{"prompt": ..., "cwd":
+/// ..., "session_id": ...}`, Claude Code's and Codex's alike).
 fn hook_input(input: &str) -> Result<Prompt, CliError> {
     let value: Value = serde_json::from_str(input).map_err(|e| {
         CliError::argument("stdin", format!("is not the hook's JSON ({e}); or give the prompt with --prompt"))
@@ -86,7 +103,9 @@ fn hook_input(input: &str) -> Result<Prompt, CliError> {
         ));
     };
     let cwd = value.get("cwd").and_then(Value::as_str).map(PathBuf::from);
-    Ok(Prompt { text: text.to_string(), cwd })
+    let session =
+        value.get("session_id").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+    Ok(Prompt { text: text.to_string(), cwd, session })
 }
 
 #[cfg(test)]
@@ -99,6 +118,7 @@ mod tests {
             hook_input(r#"{"session_id": "s", "prompt": "why does deploy fail", "cwd": "/tmp/x"}"#).unwrap();
         assert_eq!(p.text, "why does deploy fail");
         assert_eq!(p.cwd, Some(PathBuf::from("/tmp/x")));
+        assert_eq!(p.session.as_deref(), Some("s"));
         let e = hook_input(r#"{"session_id": "s"}"#).err().unwrap().to_string();
         assert!(e.starts_with("stdin.prompt:"), "{e}");
         let e = hook_input("not json").err().unwrap().to_string();

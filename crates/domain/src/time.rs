@@ -109,9 +109,42 @@ pub fn describe_age(millis: i64, now: i64) -> String {
     if delta < 0 { format!("in {n} {unit}{plural}") } else { format!("{n} {unit}{plural} ago") }
 }
 
+/// How long ago `then` was at `now`, in the largest whole unit: "today", "1 day ago",
+/// "3 weeks ago", "5 months ago", "2 years ago". A time in the future reads "today".
+pub fn age(then: i64, now: i64) -> String {
+    let days = (now - then).max(0) / MILLIS_PER_DAY;
+    let (n, unit) = match days {
+        0 => return "today".to_string(),
+        1..=13 => (days, "day"),
+        14..=59 => (days / 7, "week"),
+        60..=729 => (days / 30, "month"),
+        _ => (days / 365, "year"),
+    };
+    format!("{n} {unit}{} ago", if n == 1 { "" } else { "s" })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_age_reads_in_its_largest_whole_unit() {
+        let day = MILLIS_PER_DAY;
+        let at = |days: i64| age(0, days * day + 5);
+        assert_eq!(
+            [at(0), at(1), at(6), at(20), at(45), at(200), at(800), age(10 * day, 0)],
+            [
+                "today",
+                "1 day ago",
+                "6 days ago",
+                "2 weeks ago",
+                "6 weeks ago",
+                "6 months ago",
+                "2 years ago",
+                "today"
+            ]
+        );
+    }
 
     #[test]
     fn parses_dates_and_timestamps() {

@@ -37,8 +37,6 @@ const BUILD_LOCK_WAIT: Duration = Duration::from_secs(60);
 /// Indexing memory of a fold (tantivy's least) and of a build.
 const CATCH_UP_HEAP: usize = 15_000_000;
 const BUILD_HEAP: usize = 200_000_000;
-/// The store metadata key naming the store, for the index to know it was built from it.
-const STORE_ID_KEY: &str = "store_id";
 
 /// Called as a build goes: items read so far, and how many there are.
 pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
@@ -56,7 +54,7 @@ impl SyncState {
         if let Some(id) = &self.store_id {
             return Ok(id.clone());
         }
-        let id = store_identity(store)?;
+        let id = cortex_store::identity(store)?;
         self.store_id = Some(id.clone());
         Ok(id)
     }
@@ -404,15 +402,4 @@ impl Drop for Unset<'_> {
     fn drop(&mut self) {
         self.0.store(false, Ordering::Release);
     }
-}
-
-/// The store's identity, made and recorded on first need.
-fn store_identity(store: &dyn Store) -> Result<String> {
-    if let Some(id) = store.meta(STORE_ID_KEY)? {
-        return Ok(id);
-    }
-    let id = uuid::Uuid::now_v7().to_string();
-    store.set_meta(STORE_ID_KEY, &id)?;
-    // Two processes may record one at once: the one that stayed is the identity.
-    Ok(store.meta(STORE_ID_KEY)?.unwrap_or(id))
 }

@@ -6,6 +6,7 @@
 
 use super::App;
 use super::body;
+use super::limits::Refused;
 use super::principal::{AccessNote, Principal};
 use super::problem::{problem, too_many, unauthorized};
 use super::problem_code::ProblemCode;
@@ -18,7 +19,6 @@ use cortex_domain::api_key::{self, MAX_RATE_PER_SECOND, Rate, Role};
 use cortex_service::Caller;
 use cortex_service::keys::AuthFailure;
 use futures::StreamExt;
-use std::time::Instant;
 
 /// The header that names an MCP session.
 const SESSION_ID: &str = "mcp-session-id";
@@ -81,15 +81,11 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
             "send initialize without Mcp-Session-Id to open a session of your own",
         );
     }
-    if let Err(wait) = app.limits.admit(&principal.id, principal.rate, Instant::now()) {
-        app.metrics.refused(ProblemCode::RateLimited);
-        drain(request).await;
-        return too_many(
-            ProblemCode::RateLimited,
-            format!("the key `{}` is over its rate of {}", principal.key, principal.rate),
-            "wait for Retry-After seconds, then retry; the server's admin sets a key's rate with `cortex keys create --rate`",
-            wait,
-        );
+    // A call (POST) is admitted against the key's rate and its calls at once, below.
+    if request.method() != Method::POST
+        && let Err(refused) = app.limits.admit(&principal.id, principal.rate).await
+    {
+        return limited(&app, &principal, refused, request).await;
     }
     let length =
         request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
@@ -109,21 +105,9 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
     // A call holds its place until its answer has been sent, not only until the handler
     // returned: in a session, the answer streams after the response headers.
     let permit = if request.method() == Method::POST {
-        match app.limits.call_permit(&principal.id, principal.rate) {
-            Some(permit) => Some(permit),
-            None => {
-                app.metrics.refused(ProblemCode::TooManyCalls);
-                drain(request).await;
-                return too_many(
-                    ProblemCode::TooManyCalls,
-                    format!(
-                        "the key `{}` has {} calls running already, this server's limit per key",
-                        principal.key, app.options.max_concurrent_per_key
-                    ),
-                    "wait for an answer before sending more (CORTEX_HTTP_MAX_CONCURRENT sets the limit)",
-                    std::time::Duration::from_secs(1),
-                );
-            }
+        match app.limits.call(&principal.id, principal.rate).await {
+            Ok(permit) => Some(permit),
+            Err(refused) => return limited(&app, &principal, refused, request).await,
         }
     } else {
         None
@@ -148,6 +132,36 @@ pub async fn mcp(State(app): State<App>, mut request: Request, next: Next) -> Re
         app.sessions.bind(id, &owner);
     }
     hold_until_sent(response, guard)
+}
+
+/// The answer to a request its key's limits refused.
+async fn limited(app: &App, principal: &Principal, refused: Refused, request: Request) -> Response {
+    match refused {
+        Refused::Rate(wait) => {
+            app.metrics.refused(ProblemCode::RateLimited);
+            drain(request).await;
+            too_many(
+                ProblemCode::RateLimited,
+                format!("the key `{}` is over its rate of {}", principal.key, principal.rate),
+                "wait for Retry-After seconds, then retry; the server's admin sets a key's rate with `cortex keys create --rate`",
+                wait,
+            )
+        }
+        Refused::Calls => {
+            app.metrics.refused(ProblemCode::TooManyCalls);
+            drain(request).await;
+            too_many(
+                ProblemCode::TooManyCalls,
+                format!(
+                    "the key `{}` has {} calls running already, the most one key may have",
+                    principal.key, app.options.max_concurrent_per_key
+                ),
+                "wait for an answer before sending more (CORTEX_HTTP_MAX_CONCURRENT sets the limit)",
+                std::time::Duration::from_secs(1),
+            )
+        }
+        Refused::Unavailable(why) => *internal(why),
+    }
 }
 
 /// The answer to a body that could not be read whole; the connection closes after it, as
@@ -246,7 +260,7 @@ pub async fn metrics(State(app): State<App>, request: Request, next: Next) -> Re
 /// A call being answered: counted in flight, holding its key's place, until dropped.
 struct InFlight {
     app: App,
-    _permit: tokio::sync::OwnedSemaphorePermit,
+    _permit: super::limits::CallPermit,
     _bytes: body::Held,
 }
 

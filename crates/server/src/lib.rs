@@ -62,12 +62,16 @@ use tokio_util::sync::CancellationToken;
 /// it, threads the cores then switched between.
 const KEY_CHECKS_PER_CORE: usize = 4;
 
+/// How long, past the longest a call may take to arrive and be answered, its place among its
+/// key's calls in the shared limits outlives a server that died holding it.
+const CALL_LEASE_MARGIN: Duration = Duration::from_secs(30);
+
 /// What every request handler shares.
 #[derive(Clone)]
 pub(crate) struct App {
     service: Arc<MemoryService>,
     options: Arc<HttpOptions>,
-    limits: Arc<limits::Limits>,
+    limits: Arc<limits::KeyLimits>,
     metrics: Arc<Metrics>,
     /// Who owns each MCP session.
     sessions: Arc<sessions::KeyedSessions>,
@@ -113,7 +117,14 @@ pub fn router(
         oauth::warm_in_background(verifier.clone());
     }
     let app = App {
-        limits: Arc::new(limits::Limits::new(options.max_concurrent_per_key)),
+        limits: Arc::new(match service.keys().shared_limits() {
+            Some(shared) => limits::KeyLimits::shared(
+                shared,
+                options.max_concurrent_per_key,
+                options.body_timeout + options.call_timeout + CALL_LEASE_MARGIN,
+            ),
+            None => limits::KeyLimits::Local(limits::Limits::new(options.max_concurrent_per_key)),
+        }),
         sessions: Arc::new(sessions::KeyedSessions::new(
             options.max_sessions_per_key,
             options.session_idle_timeout,

@@ -309,8 +309,13 @@ mod tests {
     }
 
     /// Test and benchmark plumbing, not settings of the product.
-    const PLUMBING: [&str; 4] =
-        ["CORTEX_TEST_DATABASE_URL", "CORTEX_BENCH_POSTGRES", "CORTEX_BIN", "CORTEX_FUZZ"];
+    const PLUMBING: [&str; 5] = [
+        "CORTEX_TEST_DATABASE_URL",
+        "CORTEX_TEST_POOLED",
+        "CORTEX_BENCH_POSTGRES",
+        "CORTEX_BIN",
+        "CORTEX_FUZZ",
+    ];
 
     /// Every `.rs` file under the crates' `src` folders.
     fn rust_sources(root: &str) -> Vec<std::path::PathBuf> {

@@ -21,6 +21,26 @@ pub struct StatsReport {
     pub deleted: i64,
     pub by_kind: Vec<KindCount>,
     pub bytes: i64,
+    /// What the prompt-submit hook did, per project, as counted on this machine (`cortex
+    /// recall` keeps the counts in the user's cache folder, not in the database).
+    pub recall: Vec<RecallCounts>,
+}
+
+/// The prompt-submit hook's counts for one project.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default)]
+pub struct RecallCounts {
+    pub org: String,
+    pub project: String,
+    /// Prompts the hook saw.
+    pub prompts: u64,
+    /// Prompts it injected memories into.
+    pub injections: u64,
+    /// Memories injected, and their tokens (characters / 3).
+    pub memories: u64,
+    pub tokens: u64,
+    /// Sessions that reached their ceiling (`CORTEX_RECALL_SESSION_BUDGET_TOKENS`).
+    pub sessions_at_ceiling: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -131,7 +151,15 @@ impl Administration<'_> {
             deleted: s.deleted,
             by_kind: s.by_kind.into_iter().map(|(kind, items)| KindCount { kind, items }).collect(),
             bytes: s.bytes,
+            recall: self.recall_counts()?,
         })
+    }
+
+    /// The prompt-submit hook's counts per project for this store, as kept on this machine.
+    pub fn recall_counts(&self) -> Result<Vec<RecallCounts>> {
+        let store = self.service.whole_store("reading the recall counts")?;
+        let Some(state) = &self.service.shared.recall.state else { return Ok(Vec::new()) };
+        Ok(crate::briefing::Tally::at(state, &cortex_store::identity(store)?).all())
     }
 
     /// The setup, the database's integrity and the audit trail's; `options.full` runs the

@@ -55,6 +55,51 @@ pub struct Config {
     /// Where the lexical index lives (`CORTEX_LEXICAL_INDEX`); `None`: lexical finds ask the
     /// database's own full-text search instead.
     pub lexical: Option<Place>,
+    /// Where the in-process vector index is kept between processes: beside a SQLite file
+    /// (`<file>.vectors`) whose lexical index is a folder; `None` for PostgreSQL (the database
+    /// searches its own vectors) or an index kept in memory.
+    pub vector_file: Option<PathBuf>,
+    /// The prompt-submit hook's budgets and where it keeps its sessions and counts.
+    pub recall: RecallConfig,
+}
+
+/// The prompt-submit hook's settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecallConfig {
+    /// Tokens one prompt may be given (`CORTEX_RECALL_BUDGET_TOKENS`).
+    pub budget_tokens: usize,
+    /// Tokens one session may be given until compacted (`CORTEX_RECALL_SESSION_BUDGET_TOKENS`).
+    pub session_budget_tokens: usize,
+    /// Where the sessions' ledgers and the per-project counts are kept (the user's cache
+    /// folder, `cortex/recall`); `None`: nothing is kept (each prompt is on its own, and not
+    /// counted), as for a config given outright.
+    pub state: Option<PathBuf>,
+}
+
+impl RecallConfig {
+    /// The defaults, keeping nothing.
+    pub fn defaults() -> RecallConfig {
+        RecallConfig {
+            budget_tokens: cortex_domain::recall::DEFAULT_BUDGET_TOKENS,
+            session_budget_tokens: cortex_domain::recall::DEFAULT_SESSION_BUDGET_TOKENS,
+            state: None,
+        }
+    }
+
+    /// From the environment, kept in the user's cache folder.
+    fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<RecallConfig, ConfigError> {
+        Ok(RecallConfig {
+            budget_tokens: settings::RECALL_BUDGET_TOKENS.get(&var)? as usize,
+            session_budget_tokens: settings::RECALL_SESSION_BUDGET_TOKENS.get(&var)? as usize,
+            state: recall_state_dir(),
+        })
+    }
+}
+
+/// Where the prompt-submit hook keeps the sessions' ledgers and the per-project counts: the
+/// user's cache folder, `cortex/recall`.
+pub fn recall_state_dir() -> Option<PathBuf> {
+    dirs::cache_dir().map(|d| d.join("cortex").join("recall"))
 }
 
 impl Config {
@@ -66,10 +111,12 @@ impl Config {
             near_duplicates: NearDuplicatePolicy::default(),
             find_deadline: Duration::from_millis(FIND_DEADLINE_MS),
             lexical: Some(match &db {
-                DbTarget::Sqlite(path) => Place::Dir(index_beside(path)),
+                DbTarget::Sqlite(path) => Place::Dir(beside(path, ".lexical")),
                 // Tests and benchmarks make many short-lived databases: no folder is left behind.
                 DbTarget::Postgres { .. } => Place::Memory,
             }),
+            vector_file: vector_file_for(&db, true),
+            recall: RecallConfig::defaults(),
             db,
         }
     }
@@ -85,8 +132,11 @@ impl Config {
             None => DbTarget::Sqlite(default_db_path()),
         };
         let scope = scope_inference::infer(workdir, env)?;
+        let lexical = lexical_from_vars(&db, env)?;
         Ok(Config {
-            lexical: lexical_from_vars(&db, env)?,
+            vector_file: vector_file_for(&db, matches!(lexical, Some(Place::Dir(_)))),
+            recall: RecallConfig::from_vars(env)?,
+            lexical,
             db,
             scope,
             embedder: embedder_from_env()?,
@@ -125,7 +175,7 @@ fn lexical_from_vars(
 ) -> Result<Option<Place>, ConfigError> {
     let Some(v) = settings::LEXICAL_INDEX.get(var)? else {
         return Ok(Some(match db {
-            DbTarget::Sqlite(path) => Place::Dir(index_beside(path)),
+            DbTarget::Sqlite(path) => Place::Dir(beside(path, ".lexical")),
             DbTarget::Postgres { url, .. } => {
                 let digest = sha2::Sha256::digest(cortex_store::postgres::redacted(url).as_bytes());
                 let name: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
@@ -146,11 +196,20 @@ fn lexical_from_vars(
     }
 }
 
-/// The lexical index's folder beside a SQLite file: `memory.db` → `memory.db.lexical`.
-fn index_beside(db: &Path) -> PathBuf {
+/// A derived index's place beside a SQLite file: `memory.db` → `memory.db.lexical`.
+fn beside(db: &Path, suffix: &str) -> PathBuf {
     let mut name = db.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "memory.db".into());
-    name.push(".lexical");
+    name.push(suffix);
     db.with_file_name(name)
+}
+
+/// The vector index file of a SQLite file kept beside it when its lexical index is kept on
+/// disk too (`lexical_on_disk`); none for PostgreSQL, which searches its own vectors.
+pub fn vector_file_for(db: &DbTarget, lexical_on_disk: bool) -> Option<PathBuf> {
+    match db {
+        DbTarget::Sqlite(path) if lexical_on_disk => Some(beside(path, ".vectors")),
+        _ => None,
+    }
 }
 
 /// `--db` / `CORTEX_DB`: a SQLite file (a path, or `sqlite:<path>`) or a PostgreSQL URL.
@@ -252,6 +311,17 @@ fn near_duplicates_from_vars(
 mod tests {
     use super::*;
     use cortex_embed::Precision;
+
+    #[test]
+    fn the_vector_file_lives_beside_a_sqlite_file_whose_lexical_index_is_on_disk() {
+        let sqlite = DbTarget::Sqlite(PathBuf::from("/data/memory.db"));
+        assert_eq!(vector_file_for(&sqlite, true), Some(PathBuf::from("/data/memory.db.vectors")));
+        assert_eq!(vector_file_for(&sqlite, false), None, "an index kept in memory keeps no file");
+        let pg = DbTarget::parse("postgres://u@h/db");
+        assert_eq!(vector_file_for(&pg, true), None, "PostgreSQL searches its own vectors");
+        let scope = InferredScope::fixed("o", "p", "b");
+        assert_eq!(Config::new(pg, scope, EmbedderChoice::None).vector_file, None);
+    }
 
     #[test]
     fn postgres_reads_its_replica_and_pool_size_from_the_environment() {

@@ -4,10 +4,9 @@
 //! product's adapters use, and a reader sees at once which calls exist only to be measured.
 
 use crate::response::FindResponse;
-use crate::{MemoryService, Result, RouteLists};
+use crate::{MemoryService, Result, RouteLists, Weighed};
 use cortex_domain::fusion::Fusion;
 use cortex_domain::graph::{Expand, Reached};
-use cortex_domain::recall::Candidate;
 use cortex_domain::{FindRequest, Scope, ScopeLevel};
 use cortex_store::{Filters, StoredItem};
 use std::collections::HashMap;
@@ -32,14 +31,16 @@ impl Lab<'_> {
         self.0.memory_find().explain_routes(req, pool)
     }
 
-    /// The recall hook's candidates for `prompt`, with their strength, before its floor.
-    pub fn recall_candidates(
+    /// The recall hook's candidates for `prompt` and its rule for them, before the rule:
+    /// hybrid when `dense` and the model answers, the lexical route alone otherwise.
+    pub fn recall_weighed(
         &self,
         prompt: &str,
         scope: Option<&Scope>,
         level: Option<ScopeLevel>,
-    ) -> Result<Vec<Candidate>> {
-        self.0.briefing().recall_candidates(prompt, scope, level)
+        dense: bool,
+    ) -> Result<Weighed> {
+        self.0.briefing().weigh(prompt, scope, level, dense)
     }
 
     /// A graph walk alone, as a find's expansion takes it.

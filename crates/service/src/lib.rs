@@ -41,7 +41,7 @@ pub mod transfer;
 
 pub use administration::Administration;
 pub use audit::Audit;
-pub use briefing::Briefing;
+pub use briefing::{Briefing, RecallRequest, Recalled, Sessions, Weighed};
 pub use caller::Caller;
 pub use config::Config;
 pub use error::{Result, ServiceError};
@@ -93,6 +93,8 @@ struct Shared {
     write_lanes: Arc<lanes::WriteLanes>,
     /// Refused stores recorded lately, per actor.
     refusals: std::sync::Mutex<memory_store::RefusalBudget>,
+    /// The prompt-submit hook's budgets and where it keeps its sessions and counts.
+    recall: config::RecallConfig,
 }
 
 impl MemoryService {
@@ -107,13 +109,18 @@ impl MemoryService {
         let shared = Arc::new(Shared {
             db_label: store.label(),
             lexical: Arc::new(lexical_index::Lexical::new(store.clone(), config.lexical.as_ref())),
-            semantic: Arc::new(semantic::Semantic::new(config.embedder.clone(), store.clone())),
+            semantic: Arc::new(semantic::Semantic::new(
+                config.embedder.clone(),
+                store.clone(),
+                config.vector_file.clone(),
+            )),
             write_lanes: Arc::new(lanes::WriteLanes::for_connections(store.connections())),
             store: store.clone(),
             inferred: config.scope.clone(),
             near_duplicate_policy: config.near_duplicates,
             find_deadline: config.find_deadline,
             refusals: Default::default(),
+            recall: config.recall.clone(),
         });
         MemoryService { view: store, inferred: shared.inferred.clone(), shared, bound: None, actor: None }
     }

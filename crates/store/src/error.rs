@@ -17,6 +17,10 @@ pub enum StoreError {
     Unsupported { what: String, fix: String },
     #[error("cannot open the database at {path}: {reason}")]
     Open { path: String, reason: String },
+    /// The database server cannot be reached, or does not take connections yet (starting,
+    /// recovering): worth trying again, unlike a refusal of the URL's user or database.
+    #[error("cannot reach the database at {path}: {reason}")]
+    Unreachable { path: String, reason: String },
     #[error(
         "migration {version} ({name}) was changed after it was applied (checksum {recorded} in the database, {expected} in this build); refusing to start. Restore the original migration or use a build that matches this database"
     )]

@@ -20,6 +20,8 @@ pub mod key_trail;
 mod model;
 mod open;
 pub mod postgres;
+mod shared_limits;
+mod shared_sessions;
 pub mod sqlite;
 
 pub use audit_operation::AuditOperation;
@@ -28,6 +30,8 @@ pub use filter::{Clause, Filters, ItemFacts};
 pub use model::*;
 pub use open::{DEFAULT_POOL_SIZE, DbTarget, Engine, PoolConfig, open};
 pub use postgres::PostgresStore;
+pub use shared_limits::{Admission, SharedLimits};
+pub use shared_sessions::{NewUiSession, SessionLimits, SharedSessions, UiSessionRow};
 pub use sqlite::SqliteStore;
 
 use cortex_domain::graph::Cascade;
@@ -230,6 +234,22 @@ pub trait Metadata: Send + Sync {
     fn set_meta(&self, key: &str, value: &str) -> Result<()>;
 }
 
+/// The metadata key naming the store.
+const STORE_ID_KEY: &str = "store_id";
+
+/// The store's identity: a random id recorded in its metadata on first need. What is kept
+/// outside the database (the lexical index, the vector index file, the recall hook's counts)
+/// records it, so that one of another database is never trusted.
+pub fn identity(store: &dyn Metadata) -> Result<String> {
+    if let Some(id) = store.meta(STORE_ID_KEY)? {
+        return Ok(id);
+    }
+    let id = Uuid::now_v7().to_string();
+    store.set_meta(STORE_ID_KEY, &id)?;
+    // Two processes may record one at once: the one that stayed is the identity.
+    Ok(store.meta(STORE_ID_KEY)?.unwrap_or(id))
+}
+
 /// The API keys of the HTTP team server. Only a hash of each secret is stored; a key is never
 /// deleted, only revoked, and creating and revoking one are recorded in the audit trail by the
 /// database (records about no item: `key_create`, `key_revoke`).
@@ -247,4 +267,14 @@ pub trait ApiKeys: Send + Sync {
     /// Whether any key was ever created (revoked and expired ones count): from then on the
     /// HTTP server asks every request for one.
     fn any_key(&self) -> Result<bool>;
+    /// The keys' limits as every server over this database shares them; `None` where each
+    /// server keeps its own (SQLite).
+    fn shared_limits(&self) -> Option<std::sync::Arc<dyn SharedLimits>> {
+        None
+    }
+    /// The web UI's sessions as every server over this database shares them; `None` where each
+    /// server keeps its own (SQLite).
+    fn shared_sessions(&self) -> Option<std::sync::Arc<dyn SharedSessions>> {
+        None
+    }
 }

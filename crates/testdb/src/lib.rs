@@ -22,6 +22,16 @@ use std::sync::Arc;
 /// The variable naming the PostgreSQL server the tests use.
 pub const DATABASE_URL_VAR: &str = "CORTEX_TEST_DATABASE_URL";
 
+/// Set (to anything but empty) when that URL names a pooler in transaction mode in front of the
+/// server (`scripts/test` runs the store's suite through PgBouncer so).
+pub const POOLED_VAR: &str = "CORTEX_TEST_POOLED";
+
+/// Whether the tests' PostgreSQL connections go through a pooler: a server connection then
+/// serves several of the test's connections, and is not one of them.
+pub fn pooled() -> bool {
+    std::env::var(POOLED_VAR).is_ok_and(|v| !v.trim().is_empty())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     Sqlite,
@@ -113,7 +123,7 @@ impl TestDb {
                 conn.execute(sql, []).map(|n| n as u64).map_err(|e| e.to_string())
             }
             DbTarget::Postgres { url, .. } => {
-                admin(url).execute(sql, &[]).map_err(|e| match e.as_db_error() {
+                admin(url).execute_typed(sql, &[]).map_err(|e| match e.as_db_error() {
                     Some(db) => format!("{e}: {}", db.message()),
                     None => e.to_string(),
                 })
@@ -162,7 +172,7 @@ impl TestDb {
     pub fn sessions_waiting_on_locks(&self) -> Option<i64> {
         let DbTarget::Postgres { url, .. } = &self.target else { return None };
         let row = admin(url)
-            .query_one(
+            .query_typed_one(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
                  AND wait_event_type = 'Lock'",
                 &[],

@@ -5,17 +5,23 @@
 //! the caller's filter, scoring `dot(q, v) · scale_q · scale_v` in integer arithmetic, which the
 //! compiler vectorizes. The error against the f32 cosine is about 1e-3 for unit vectors: enough
 //! to choose candidates, which the service then scores exactly with their f32 vectors. The
-//! scan is compiled for AVX-512 and AVX2 besides the baseline and picks the widest the CPU has
-//! at run time (this crate's only `unsafe` code: calling those builds, each after checking the
-//! CPU has its instructions). An index of 50,000 entries or more is scanned on every core at
-//! once.
+//! scan (`scan.rs`) is compiled for AVX-512 and AVX2 besides the baseline and picks the widest
+//! the CPU has at run time (an `unsafe` call guarded by that check). An index of 50,000
+//! entries or more is scanned on every core at once.
+//!
+//! [`VectorIndex`] holds its vectors in memory; [`MappedFile`] (`file.rs`) is the same kind of
+//! vectors written to a file and mapped, which a fresh process searches without reading them.
 
+mod file;
 mod quantize;
 pub mod sample;
+mod scan;
 #[cfg(test)]
 mod scan_properties;
 
+pub use file::{FileError, FileWriter, MappedFile, Written, write_file};
 pub use quantize::{Quantized, dot_i8};
+pub use scan::Slab;
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -42,7 +48,7 @@ impl std::fmt::Display for ScanError {
 
 impl std::error::Error for ScanError {}
 
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
@@ -149,10 +155,13 @@ impl<M: Clone, K: Copy + Eq + Hash> VectorIndex<M, K> {
         self.values.truncate(last * self.dimension);
     }
 
-    /// The `k` entries most similar to `query` among those `keep` accepts, best first. A
-    /// large index is scanned in parallel slices, one per core, whose best `k` are merged. A
-    /// slice whose scan panicked (in `keep`, or a bug) fails the whole search, naming the
-    /// panic, rather than leaving that slice's entries out of the answer.
+    /// The vectors as a scan reads them.
+    pub fn slab(&self) -> Slab<'_> {
+        Slab::new(self.dimension, &self.values, &self.scales).unwrap_or(Slab::EMPTY)
+    }
+
+    /// The `k` entries most similar to `query` among those `keep` accepts, best first (see
+    /// [`Slab::search`]: parallel from 50,000 entries, a panicking slice fails the search).
     pub fn search(
         &self,
         query: &[f32],
@@ -163,150 +172,17 @@ impl<M: Clone, K: Copy + Eq + Hash> VectorIndex<M, K> {
         M: Sync,
         K: Sync,
     {
-        if query.len() != self.dimension || k == 0 {
-            return Ok(Vec::new());
-        }
-        let q = Quantized::from_f32(query);
-        let n = self.len();
-        let threads = scan_threads(n);
-        let slice = n.div_ceil(threads.max(1));
-        let scan = |t: usize| {
-            let range = t * slice..((t + 1) * slice).min(n);
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                self.best_in(&q, k, range.clone(), &keep)
-            }))
-            .map_err(|panic| ScanError::WorkerPanicked { entries: range, message: panic_message(&*panic) })
-        };
-        let best = if threads <= 1 {
-            scan(0)?
-        } else {
-            let slices: Vec<Result<Vec<(f32, usize)>, ScanError>> = std::thread::scope(|scope| {
-                let workers: Vec<_> = (0..threads).map(|t| scope.spawn(move || scan(t))).collect();
-                // `scan` catches its own panics: a join error cannot happen, but is not dropped.
-                workers
-                    .into_iter()
-                    .enumerate()
-                    .map(|(t, w)| {
-                        w.join().unwrap_or_else(|panic| {
-                            Err(ScanError::WorkerPanicked {
-                                entries: t * slice..((t + 1) * slice).min(n),
-                                message: panic_message(&*panic),
-                            })
-                        })
-                    })
-                    .collect()
-            });
-            let mut merged = Vec::with_capacity(k * threads);
-            for found in slices {
-                merged.extend(found?);
-            }
-            merged.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            merged.truncate(k);
-            merged
-        };
+        let best = self.slab().search(query, k, |i| keep(&self.metas[i]))?;
         Ok(best
             .into_iter()
             .map(|(score, i)| Scored { id: self.ids[i], score, meta: self.metas[i].clone() })
             .collect())
     }
 
-    /// The best `k` (score, position) among the entries at `range`, best first: the scan
-    /// compiled for the widest vector instructions this CPU has (AVX-512 or AVX2 on x86-64,
-    /// checked at run time), else for the build's baseline. Every variant computes the same
-    /// integers, so the same results.
-    #[allow(unsafe_code)]
-    fn best_in(
-        &self,
-        q: &Quantized,
-        k: usize,
-        range: std::ops::Range<usize>,
-        keep: &(impl Fn(&M) -> bool + Sync),
-    ) -> Vec<(f32, usize)> {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512bw") {
-                // SAFETY: a `target_feature` function may run only on a CPU with those
-                // instructions: this one has AVX-512 BW, checked just above, and BW implies F.
-                // The scan itself is safe code.
-                return unsafe { self.best_in_avx512(q, k, range, keep) };
-            }
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: as above: this CPU has AVX2, checked just above.
-                return unsafe { self.best_in_avx2(q, k, range, keep) };
-            }
-        }
-        self.scan(q, k, range, keep)
+    /// The entries' keys and metadata, in scan order.
+    pub fn entries(&self) -> impl Iterator<Item = (&K, &M)> {
+        self.ids.iter().zip(&self.metas)
     }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw")]
-    fn best_in_avx512(
-        &self,
-        q: &Quantized,
-        k: usize,
-        range: std::ops::Range<usize>,
-        keep: &(impl Fn(&M) -> bool + Sync),
-    ) -> Vec<(f32, usize)> {
-        self.scan(q, k, range, keep)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn best_in_avx2(
-        &self,
-        q: &Quantized,
-        k: usize,
-        range: std::ops::Range<usize>,
-        keep: &(impl Fn(&M) -> bool + Sync),
-    ) -> Vec<(f32, usize)> {
-        self.scan(q, k, range, keep)
-    }
-
-    /// The scan itself, inlined into each variant above so each is compiled for its
-    /// instructions.
-    #[inline(always)]
-    fn scan(
-        &self,
-        q: &Quantized,
-        k: usize,
-        range: std::ops::Range<usize>,
-        keep: &(impl Fn(&M) -> bool + Sync),
-    ) -> Vec<(f32, usize)> {
-        let d = self.dimension;
-        // A small sorted buffer beats a heap for k ≤ a few hundred.
-        let mut best: Vec<(f32, usize)> = Vec::with_capacity(k + 1);
-        for i in range {
-            if !keep(&self.metas[i]) {
-                continue;
-            }
-            let score = dot_i8(&q.values, &self.values[i * d..(i + 1) * d]) as f32 * q.scale * self.scales[i];
-            if best.len() == k && score <= best[k - 1].0 {
-                continue;
-            }
-            let at = best.partition_point(|(s, _)| *s >= score);
-            best.insert(at, (score, i));
-            best.truncate(k);
-        }
-        best
-    }
-}
-
-/// Entries from which a scan is split across cores: below it, starting threads costs more
-/// than it saves.
-const PARALLEL_FROM: usize = 50_000;
-
-fn scan_threads(entries: usize) -> usize {
-    if entries < PARALLEL_FROM {
-        return 1;
-    }
-    cores().min(8)
-}
-
-/// The cores this process may use, read once: the standard library reads the cgroup quota
-/// files on every call, which cost a scan 50 µs.
-fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |p| p.get()))
 }
 
 #[cfg(test)]
@@ -345,7 +221,7 @@ mod tests {
     #[test]
     fn a_parallel_scan_finds_exactly_what_one_pass_finds() {
         let dim = 8;
-        let data = vectors(PARALLEL_FROM + 10_001, dim);
+        let data = vectors(scan::PARALLEL_FROM + 10_001, dim);
         let mut index = VectorIndex::new(dim);
         for (i, v) in data.iter().enumerate() {
             index.upsert(Uuid::from_u128(i as u128 + 1), v, i);
@@ -355,7 +231,8 @@ mod tests {
             let parallel: Vec<(Uuid, f32)> =
                 index.search(&query, 25, keep).unwrap().iter().map(|s| (s.id, s.score)).collect();
             let one_pass: Vec<(Uuid, f32)> = index
-                .best_in(&Quantized::from_f32(&query), 25, 0..index.len(), &keep)
+                .slab()
+                .best_in(&Quantized::from_f32(&query), 25, 0..index.len(), &|i| keep(&i))
                 .into_iter()
                 .map(|(score, i)| (index.ids[i], score))
                 .collect();
@@ -377,8 +254,8 @@ mod tests {
         let keep = |i: &usize| !i.is_multiple_of(5);
         for query in vectors(10, dim) {
             let q = Quantized::from_f32(&query);
-            let dispatched = index.best_in(&q, 50, 0..index.len(), &keep);
-            let baseline = index.scan(&q, 50, 0..index.len(), &keep);
+            let dispatched = index.slab().best_in(&q, 50, 0..index.len(), &|i| keep(&i));
+            let baseline = index.slab().scan(&q, 50, 0..index.len(), &|i| keep(&i));
             assert_eq!(dispatched.len(), 50);
             assert_eq!(dispatched, baseline);
         }
@@ -416,10 +293,10 @@ mod tests {
     fn a_panicking_scan_fails_the_search_and_says_so() {
         let dim = 4;
         let mut index = VectorIndex::new(dim);
-        for i in 0..(PARALLEL_FROM + 1_000) as u128 {
+        for i in 0..(scan::PARALLEL_FROM + 1_000) as u128 {
             index.upsert(Uuid::from_u128(i), &[1.0, 0.5, 0.25, (i % 7) as f32], i);
         }
-        let last = (PARALLEL_FROM + 999) as u128;
+        let last = (scan::PARALLEL_FROM + 999) as u128;
         let err =
             index
                 .search(&[1.0, 0.5, 0.25, 1.0], 10, |m| {
@@ -427,7 +304,7 @@ mod tests {
                 })
                 .unwrap_err();
         let ScanError::WorkerPanicked { entries, message } = &err;
-        assert!(entries.contains(&(PARALLEL_FROM + 999)), "{err}");
+        assert!(entries.contains(&(scan::PARALLEL_FROM + 999)), "{err}");
         assert_eq!(message, &format!("filter broke on {last}"));
         assert!(err.to_string().contains("panicked"), "{err}");
     }

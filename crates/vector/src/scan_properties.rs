@@ -104,9 +104,10 @@ fn the_scan_for_this_cpu_finds_to_the_bit_what_the_baseline_scan_finds() {
         let q = Quantized::from_f32(&vector(rng, dimension));
         let k = 1 + rng.below(entries + 20);
         let every = 1 + rng.below(4);
-        let keep = |i: &usize| i.is_multiple_of(every);
-        let dispatched = index.best_in(&q, k, 0..index.len(), &keep);
-        let baseline = index.scan(&q, k, 0..index.len(), &keep);
+        let keep = |i: usize| i.is_multiple_of(every);
+        let slab = index.slab();
+        let dispatched = slab.best_in(&q, k, 0..slab.len(), &keep);
+        let baseline = slab.scan(&q, k, 0..slab.len(), &keep);
         assert_eq!(dispatched.len(), baseline.len(), "{entries} entries of {dimension}, top {k}");
         for (d, b) in dispatched.iter().zip(&baseline) {
             assert!(d.0.to_bits() == b.0.to_bits() && d.1 == b.1, "{d:?} vs {b:?}");

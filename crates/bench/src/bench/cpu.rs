@@ -19,6 +19,19 @@ pub fn process_cpu(pid: u32) -> Option<(Duration, Duration)> {
     Some((of(user), of(system)))
 }
 
+/// This process's children's user and system CPU time so far, added (children that have
+/// exited and been waited for: a benchmark's `cortex` processes); `None` where `/proc` cannot
+/// tell.
+pub fn children_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // cutime and cstime are fields 16 and 17.
+    let ticks = |i: usize| fields.get(i)?.parse::<u64>().ok();
+    let total = ticks(13)? + ticks(14)?;
+    Some(Duration::from_secs_f64(total as f64 / clock_ticks_per_second()))
+}
+
 /// `sysconf(_SC_CLK_TCK)`: 100 on every Linux this runs on (the kernel's USER_HZ).
 fn clock_ticks_per_second() -> f64 {
     100.0

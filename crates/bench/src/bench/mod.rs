@@ -114,10 +114,11 @@ pub struct BenchArgs {
     /// instead of the store and find benchmark. `--semantic` serves with the model.
     #[arg(long, conflicts_with_all = ["reuse", "purge", "graph", "vectors", "adversarial", "concurrent", "http"])]
     flood: bool,
-    /// Time fresh `cortex recall` processes (the prompt-submit hook) from spawn to exit over
-    /// items recombined from this BEIR dataset's abstracts (as --prose), prompted with its test
-    /// claims and with unrelated prompts, instead of the store and find benchmark.
-    #[arg(long, value_name = "DATASET", conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors", "responses", "prose", "adversarial", "concurrent", "http", "postgres"])]
+    /// Time fresh `cortex recall` processes (the prompt-submit hook, with the model) from spawn
+    /// to exit over items recombined from this BEIR dataset's abstracts with their vectors (as
+    /// --prose --semantic), prompted with its test claims and with everyday coding asks, on
+    /// SQLite and `--postgres`, instead of the store and find benchmark.
+    #[arg(long, value_name = "DATASET", conflicts_with_all = ["semantic", "reuse", "purge", "graph", "vectors", "responses", "prose", "adversarial", "concurrent", "http"])]
     recall: Option<std::path::PathBuf>,
     /// Time `cortex ingest --git` of this repository's newest `size` commits (each of
     /// --sizes) on a fresh database, then again (nothing to write): wall and CPU time, peak
@@ -160,7 +161,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
             prose::Options { dataset, sizes, queries, dir: &dir, postgres, semantic: args.semantic };
         prose::run(&options)
     } else if let Some(dataset) = &args.recall {
-        recall::run(dataset, sizes, queries, &dir)
+        recall::run(dataset, sizes, queries, &dir, postgres)
     } else if let Some(repo) = &args.ingest {
         ingest::run(repo, sizes, &dir, args.semantic)
     } else if let Some(dataset) = &args.responses {

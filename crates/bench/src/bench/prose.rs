@@ -22,8 +22,8 @@ use super::{bench_scope, ms, on_each_backend, peak_rss_kib, percentile};
 use crate::output;
 use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService};
-use cortex_store::{DbTarget, ItemVectors};
-use serde_json::{Value, json};
+use cortex_store::DbTarget;
+use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -165,25 +165,8 @@ fn bench_one(
     let store = cortex_store::open(&target).map_err(|e| e.to_string())?;
     let lexical = Config::new(target.clone(), bench_scope(), EmbedderChoice::None);
     let service = MemoryService::with_store(store.clone(), &lexical);
-    let (stored_time, ids) = store_items(&service, corpus)?;
-    if let Some(sentence_vectors) = corpus.vectors {
-        let model = format!("{}:{}", cortex_embed::MINILM_ID, cortex_embed::MINILM_DIMENSION);
-        service.transfer().accept_embedding_model(Some(&model)).map_err(|e| e.to_string())??;
-        let t = Instant::now();
-        for (ids, picks) in ids.chunks(1_000).zip(corpus.picks.chunks(1_000)) {
-            let rows: Vec<ItemVectors> = ids
-                .iter()
-                .zip(picks)
-                .map(|(&id, p)| ItemVectors {
-                    id,
-                    vector: prose_corpus::item_vector(sentence_vectors, p),
-                    chunks: vec![],
-                })
-                .collect();
-            store.set_vectors(&rows).map_err(|e| e.to_string())?;
-        }
-        tracing::info!(seconds = t.elapsed().as_secs_f64(), "item vectors set");
-    }
+    let stored_time =
+        prose_corpus::fill(&service, store.as_ref(), corpus.prose, corpus.picks, corpus.vectors)?;
     let service = if options.semantic {
         let embedder = cortex_service::config::embedder_from_env().map_err(|e| e.to_string())?;
         MemoryService::with_store(store.clone(), &Config::new(target, bench_scope(), embedder))
@@ -261,24 +244,4 @@ fn bench_one(
     session.close()?;
     let store_per_sec = size as f64 / stored_time.as_secs_f64().max(f64::MIN_POSITIVE);
     Ok((Build { backend, size, store_per_sec, index_per_sec, index_mib, db_mib, server_rss_kib }, rows))
-}
-
-/// Stores the items in batches of 100: the time spent and the items' ids, in order.
-fn store_items(service: &MemoryService, corpus: &Corpus) -> Result<(Duration, Vec<uuid::Uuid>), String> {
-    let mut time = Duration::ZERO;
-    let mut ids = Vec::with_capacity(corpus.picks.len());
-    for (batch, picks) in corpus.picks.chunks(100).enumerate() {
-        let items: Vec<Value> =
-            picks.iter().enumerate().map(|(i, p)| corpus.prose.item(batch * 100 + i, p)).collect();
-        let t = Instant::now();
-        let response = service.memory_store().store(&json!({ "items": items })).map_err(|e| e.to_string())?;
-        time += t.elapsed();
-        for result in &response.results {
-            let id = result.id.as_deref().or(result.existing_id.as_deref()).ok_or_else(|| {
-                format!("item {} of batch {batch} was not stored: {:?}", result.index, result.reason)
-            })?;
-            ids.push(uuid::Uuid::parse_str(id).map_err(|e| e.to_string())?);
-        }
-    }
-    Ok((time, ids))
 }

@@ -15,8 +15,11 @@
 
 use crate::corpus::{BRANCHES, PROJECTS, Rng};
 use crate::eval::dataset::{lines, read_queries};
+use cortex_service::MemoryService;
+use cortex_store::{ItemVectors, Store};
 use serde_json::{Value, json};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// Sentences per item.
 const PER_ITEM: usize = 3;
@@ -158,6 +161,47 @@ fn content_words(sentence: &str) -> Vec<String> {
         }
     }
     words
+}
+
+/// Stores the items of `picks` through `memory_store` in batches of 100 (`service` has no
+/// embedder: the rate is the lexical index's), then, given the sentences' vectors, sets each
+/// item's vector (their mean) in `store` directly. The time the stores took.
+pub fn fill(
+    service: &MemoryService,
+    store: &dyn Store,
+    prose: &Prose,
+    picks: &[Picks],
+    sentence_vectors: Option<&[Vec<f32>]>,
+) -> Result<Duration, String> {
+    let mut time = Duration::ZERO;
+    let mut ids = Vec::with_capacity(picks.len());
+    for (batch, chunk) in picks.chunks(100).enumerate() {
+        let items: Vec<Value> =
+            chunk.iter().enumerate().map(|(i, p)| prose.item(batch * 100 + i, p)).collect();
+        let t = Instant::now();
+        let response = service.memory_store().store(&json!({ "items": items })).map_err(|e| e.to_string())?;
+        time += t.elapsed();
+        for result in &response.results {
+            let id = result.id.as_deref().or(result.existing_id.as_deref()).ok_or_else(|| {
+                format!("item {} of batch {batch} was not stored: {:?}", result.index, result.reason)
+            })?;
+            ids.push(uuid::Uuid::parse_str(id).map_err(|e| e.to_string())?);
+        }
+    }
+    let Some(sentence_vectors) = sentence_vectors else { return Ok(time) };
+    let model = format!("{}:{}", cortex_embed::MINILM_ID, cortex_embed::MINILM_DIMENSION);
+    service.transfer().accept_embedding_model(Some(&model)).map_err(|e| e.to_string())??;
+    let t = Instant::now();
+    for (ids, picks) in ids.chunks(1_000).zip(picks.chunks(1_000)) {
+        let rows: Vec<ItemVectors> = ids
+            .iter()
+            .zip(picks)
+            .map(|(&id, p)| ItemVectors { id, vector: item_vector(sentence_vectors, p), chunks: vec![] })
+            .collect();
+        store.set_vectors(&rows).map_err(|e| e.to_string())?;
+    }
+    tracing::info!(seconds = t.elapsed().as_secs_f64(), "item vectors set");
+    Ok(time)
 }
 
 /// The unit-length mean of an item's sentence vectors.

@@ -57,9 +57,17 @@ pub struct EvalArgs {
     #[arg(long)]
     per_query: Option<PathBuf>,
     /// Instead of the routes: how `cortex recall` (the prompt-submit hook) chooses what to
-    /// inject, at each candidate floor (`recall_hook.rs`). Lexical: runs with CORTEX_EMBEDDER=none.
+    /// inject, lexical-only and hybrid (`recall_hook.rs`); `--dump` writes each prompt's
+    /// candidates.
     #[arg(long)]
     recall_hook: bool,
+    /// With `--recall-hook`: another dataset whose queries are asked as prompts about nothing
+    /// this memory holds (SciFact's claims against locomo-dev, and the reverse).
+    #[arg(long)]
+    unrelated_dataset: Option<PathBuf>,
+    /// The split of `--unrelated-dataset` whose queries are asked.
+    #[arg(long, default_value = "train")]
+    unrelated_split: String,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -100,7 +108,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
     let fresh = !db.exists();
     let scope = InferredScope::fixed("eval", "beir", "main");
     let embedder = cortex_service::config::embedder_from_env().map_err(|e| e.to_string())?;
-    if let (EmbedderChoice::None, false) = (&embedder, args.recall_hook) {
+    if let EmbedderChoice::None = &embedder {
         return Err(
             "cortex-bench eval compares lexical, dense and hybrid routes: unset CORTEX_EMBEDDER=none".into(),
         );
@@ -138,7 +146,11 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
         }
     ));
     if args.recall_hook {
-        let measured = recall_hook::run(&service, &queries, &doc_of);
+        let other = match &args.unrelated_dataset {
+            Some(d) => dataset::read_queries(d, &args.unrelated_split)?,
+            None => Vec::new(),
+        };
+        let measured = recall_hook::run(&service, &queries, &other, &doc_of, args.dump.as_deref());
         remove_temporary(&args, &temp);
         return measured.map(|()| ExitCode::SUCCESS);
     }
@@ -171,7 +183,8 @@ pub fn run(args: EvalArgs) -> Result<ExitCode, String> {
 /// The corpus database of this run, unless `--corpus-db` keeps it.
 fn remove_temporary(args: &EvalArgs, temp: &std::path::Path) {
     if args.corpus_db.is_none() {
-        for suffix in ["", "-wal", "-shm", ".ids.json"] {
+        // The database, and the vector index file the service wrote beside it.
+        for suffix in ["", "-wal", "-shm", ".ids.json", ".vectors"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", temp.display()));
         }
         // The lexical index the service built beside the database.

@@ -2,12 +2,14 @@
 //! which ask the agent to store what the session learned when it changed files and stored
 //! nothing (the rule is [`rule`]'s). They read the hook input on stdin and the session's
 //! transcript only to count tool uses; nothing of either is stored, and the database is not
-//! opened. A hook must never break the session: whatever goes wrong is one line on stderr,
-//! nothing on stdout, and exit 0, within a bounded time whatever stdin and the transcript
-//! turn out to be (`input`).
+//! opened. `cortex hook post-tool-use` notes the memories a `memory_find` returned in the
+//! session's ledger ([`seen`]), so the prompt's recall does not inject them again. A hook must
+//! never break the session: whatever goes wrong is one line on stderr, nothing on stdout, and
+//! exit 0, within a bounded time whatever stdin and the transcript turn out to be (`input`).
 
 pub mod input;
 mod rule;
+mod seen;
 
 use crate::output;
 use rule::{Activity, Event, HookInput};
@@ -26,12 +28,22 @@ pub enum HookCommand {
     /// compaction to keep its decisions, issues and changes in the summary, marked as not
     /// stored yet. Prints nothing otherwise.
     PreCompact,
+    /// Claude Code's and Codex's `PostToolUse` for `memory_find`: notes the memories it
+    /// returned as in the session, so `cortex recall` does not inject them again. Prints
+    /// nothing.
+    PostToolUse,
 }
 
 pub fn run(command: HookCommand) -> ExitCode {
     let (event, name) = match command {
         HookCommand::Stop => (Event::Stop, "stop"),
         HookCommand::PreCompact => (Event::PreCompact, "pre-compact"),
+        HookCommand::PostToolUse => {
+            if let Err(e) = note_found() {
+                output::note(&format!("cortex hook post-tool-use: nothing noted ({e})"));
+            }
+            return ExitCode::SUCCESS;
+        }
     };
     match answer(event) {
         Ok(Some(text)) => output::line(&text),
@@ -39,6 +51,17 @@ pub fn run(command: HookCommand) -> ExitCode {
         Err(e) => output::note(&format!("cortex hook {name}: nothing asked ({e})")),
     }
     ExitCode::SUCCESS
+}
+
+/// Notes a memory_find's hits in its session's ledger.
+fn note_found() -> Result<(), String> {
+    let text =
+        input::stdin(MAX_INPUT_BYTES, input::STDIN_WAIT).map_err(|e| format!("no hook input ({e})"))?;
+    let hook: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("the hook input on stdin is not JSON ({e})"))?;
+    let Some(found) = seen::find_result(&hook) else { return Ok(()) };
+    let Some(state) = cortex_service::config::recall_state_dir() else { return Ok(()) };
+    cortex_service::Sessions::at(&state).seen(&found.session, found.ids).map_err(|e| e.to_string())
 }
 
 /// Why a hook asks nothing: one line on stderr, and the hook still exits 0.

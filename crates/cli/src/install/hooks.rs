@@ -30,10 +30,17 @@ const fn hook(event: &'static str, args: &'static str) -> Hook {
 
 /// Claude Code's hooks: the briefing at session start (`cortex context`), the memories most
 /// relevant to each prompt (`cortex recall`, with a timeout that keeps a stuck database from
-/// holding a prompt for the default minute), and the two that keep what a session learned.
+/// holding a prompt for the default minute), the one that notes what a `memory_find` returned
+/// so the prompt's recall does not inject it again (any MCP server name: the matcher is a
+/// pattern), and the two that keep what a session learned.
 const CLAUDE_CODE: &[Hook] = &[
     Hook { matcher: Some("startup|resume|clear|compact"), ..hook("SessionStart", "context") },
     Hook { timeout: Some(10), ..hook("UserPromptSubmit", "recall") },
+    Hook {
+        matcher: Some("mcp__.*memory_find"),
+        timeout: Some(10),
+        ..hook("PostToolUse", "hook post-tool-use")
+    },
     hook("Stop", "hook stop"),
     hook("PreCompact", "hook pre-compact"),
 ];

@@ -210,9 +210,13 @@ fn the_hooks_that_keep_what_a_session_learned_are_installed_once() {
     let h = homes();
     assert!(install(&h, &["claude-code"]).status.success());
     let settings = json(&h.project.join(".claude/settings.json"));
-    for (event, args) in
-        [("SessionStart", "context"), ("Stop", "hook stop"), ("PreCompact", "hook pre-compact")]
-    {
+    for (event, args) in [
+        ("SessionStart", "context"),
+        ("UserPromptSubmit", "recall"),
+        ("PostToolUse", "hook post-tool-use"),
+        ("Stop", "hook stop"),
+        ("PreCompact", "hook pre-compact"),
+    ] {
         let groups = settings["hooks"][event].as_array().unwrap_or_else(|| panic!("{event}: {settings}"));
         assert_eq!(groups.len(), 1, "{event}");
         assert_eq!(groups[0]["hooks"][0]["command"], format!("{EXE} {args}"), "{event}");
@@ -221,6 +225,7 @@ fn the_hooks_that_keep_what_a_session_learned_are_installed_once() {
     let again = install(&h, &["claude-code"]);
     let said = String::from_utf8_lossy(&again.stdout);
     assert!(said.contains("the cortex Stop hook: nothing to change"), "{said}");
+    assert_eq!(settings["hooks"]["PostToolUse"][0]["matcher"], "mcp__.*memory_find");
     assert_eq!(
         std::fs::read(h.project.join(".claude/settings.json")).unwrap(),
         before,

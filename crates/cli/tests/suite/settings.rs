@@ -134,3 +134,28 @@ fn a_bad_value_is_said_with_what_is_expected_and_every_command_refuses_it() {
     assert!(String::from_utf8_lossy(&hook.stderr).contains("CORTEX_HTTP_RATE"));
     assert!(hook.stdout.is_empty());
 }
+
+/// A container's secret: the database named in the file `CORTEX_DB_FILE` names, when `--db` and
+/// `CORTEX_DB` say nothing; a missing or empty file stops the command naming the variable.
+#[test]
+fn the_database_can_come_from_a_file_and_a_bad_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("db-url");
+    std::fs::write(&secret, format!("{}\n", dir.path().join("from-file.db").display())).unwrap();
+    let stats = |file: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_cortex"))
+            .current_dir(dir.path())
+            .env_remove("CORTEX_DB")
+            .env("CORTEX_DB_FILE", file)
+            .env("CORTEX_LOG", "warn")
+            .arg("stats")
+            .output()
+            .unwrap()
+    };
+    let out = stats(&secret);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(dir.path().join("from-file.db").exists(), "the file's database was opened");
+    std::fs::write(&secret, "  \n").unwrap();
+    refused(&stats(&secret), "CORTEX_DB_FILE", "empty");
+    refused(&stats(&dir.path().join("missing")), "CORTEX_DB_FILE", "missing");
+}

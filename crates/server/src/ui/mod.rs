@@ -3,7 +3,8 @@
 //! does; an item's page with its history; curation for write keys through `memory_store`'s
 //! path. Every page sees exactly what the signed-in key sees.
 //!
-//! - `session`: sign-in sessions in server memory, cookies
+//! - `session`: sign-in sessions (in memory, or in the database every server shares), cookies;
+//!   `seal`: a session's token sealed for the database
 //! - `signin`: who a request is shown to (the gate's check), sign-in and -out, the CSRF check
 //! - `search`, `item`, `graph`, `activity`, `admin`, `keys`, `curate`, `restore`: the pages and
 //!   forms
@@ -24,6 +25,7 @@ mod page;
 mod rebinding;
 mod restore;
 mod same_origin;
+mod seal;
 mod search;
 mod session;
 mod signin;
@@ -63,7 +65,8 @@ impl Ui {
 
 /// The UI's routes, for the server's router to merge (behind its Origin check).
 pub(super) fn routes(app: App) -> Router<App> {
-    let sessions = Arc::new(Sessions::new(app.options.max_sessions_per_key));
+    let shared = app.service.keys().shared_sessions();
+    let sessions = Arc::new(Sessions::new(app.options.max_sessions_per_key, shared));
     let ui = Ui { app, sessions, oauth_pending: Arc::default() };
     Router::new()
         .route("/", get(search::page))

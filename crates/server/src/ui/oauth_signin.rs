@@ -153,7 +153,7 @@ pub async fn callback(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Res
         Ok(principal) => principal,
         Err((status, problem)) => return page::sign_in(&ui, status, Some(problem)),
     };
-    if let Some(refused) = super::signin::over_rate(&ui, &principal) {
+    if let Some(refused) = super::signin::over_rate(&ui, &principal).await {
         return refused;
     }
     match ui.sessions.start(Some(token), &principal.id, Instant::now()) {

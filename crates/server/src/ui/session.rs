@@ -1,16 +1,20 @@
-//! The UI's sign-in sessions, in server memory only: a random 256-bit id (the cookie's value)
-//! maps to the API key's token — never sent back to the browser, never in a URL or a log —
-//! and the CSRF token every form of the session carries. A session ends when signed out,
-//! after [`IDLE`] without a request, after [`LIFETIME`] in all, or when its key no longer
-//! passes the gate (checked on every request, so revoking the key ends it).
+//! The UI's sign-in sessions: a random 256-bit id (the cookie's value) maps to the API key's
+//! token — never sent back to the browser, never in a URL or a log — and the CSRF token every
+//! form of the session carries. A session ends when signed out, after [`IDLE`] without a
+//! request, after [`LIFETIME`] in all, or when its key no longer passes the gate (checked on
+//! every request, so revoking the key ends it). Kept in the server's memory, or, over a
+//! database every server shares (PostgreSQL), in the database, so that a person signed in
+//! through one server is signed in on all of them (`seal.rs`: how the token is kept there).
 //!
 //! Each principal (a key, a token's subject, the local user) holds at most a set number of
 //! sessions: a new one past it ends that principal's own oldest, never anyone else's. So the
 //! memory sessions take is bounded by the principals the server knows, and no one can sign
-//! others out by signing in many times.
+//! others out by signing in many times. The database keeps the same cap.
 
+use super::seal;
+use cortex_store::{NewUiSession, SessionLimits, SharedSessions};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A session unused this long is over.
@@ -43,16 +47,24 @@ pub struct Sessions {
     live: Mutex<HashMap<String, Session>>,
     /// Sessions one principal holds at most.
     max_per_owner: usize,
+    /// The database every server shares, when there is one: sessions are kept there instead.
+    shared: Option<Arc<dyn SharedSessions>>,
 }
 
 impl Sessions {
-    pub fn new(max_per_owner: usize) -> Sessions {
-        Sessions { live: Mutex::default(), max_per_owner: max_per_owner.max(1) }
+    /// Sessions in the database `shared` names, else in memory.
+    pub fn new(max_per_owner: usize, shared: Option<Arc<dyn SharedSessions>>) -> Sessions {
+        Sessions { live: Mutex::default(), max_per_owner: max_per_owner.max(1), shared }
+    }
+
+    fn limits(&self) -> SessionLimits {
+        SessionLimits { idle: IDLE, lifetime: LIFETIME, max_per_owner: self.max_per_owner }
     }
 
     /// A new session for `token`, held by the principal `owner` (past its cap, the owner's
-    /// oldest session ends).
-    pub fn start(&self, token: Option<String>, owner: &str, now: Instant) -> Result<Session, NoRandomness> {
+    /// oldest session ends); the `Err` is the system's random source, or the shared database,
+    /// failing.
+    pub fn start(&self, token: Option<String>, owner: &str, now: Instant) -> Result<Session, StartError> {
         let session = Session {
             id: random_hex()?,
             token,
@@ -61,6 +73,17 @@ impl Sessions {
             started: now,
             last_seen: now,
         };
+        if let Some(shared) = &self.shared {
+            let sealed = session.token.as_deref().map(|t| seal::seal(&session.id, t)).transpose()?;
+            let new = NewUiSession {
+                id_hash: &seal::id_hash(&session.id),
+                owner,
+                sealed: sealed.as_deref(),
+                csrf: &session.csrf,
+            };
+            blocking(|| shared.start_session(&new, self.limits()))?;
+            return Ok(session);
+        }
         let mut live = self.lock();
         live.retain(|_, s| !s.expired(now));
         let mut own: Vec<(Instant, String)> =
@@ -75,8 +98,24 @@ impl Sessions {
         Ok(session)
     }
 
-    /// The live session with this id, marked as used now; `None` when unknown or expired.
+    /// The live session with this id, marked as used now; `None` when unknown or expired (or
+    /// when the shared database cannot say: the person is asked to sign in).
     pub fn touch(&self, id: &str, now: Instant) -> Option<Session> {
+        if let Some(shared) = &self.shared {
+            let row = match blocking(|| shared.touch_session(&seal::id_hash(id), self.limits())) {
+                Ok(row) => row?,
+                Err(e) => {
+                    tracing::warn!("cannot read the UI's sessions: {e}");
+                    return None;
+                }
+            };
+            let token = match &row.sealed {
+                Some(sealed) => Some(seal::open(id, sealed)?),
+                None => None,
+            };
+            let (id, owner) = (id.to_string(), row.owner);
+            return Some(Session { id, token, csrf: row.csrf, owner, started: now, last_seen: now });
+        }
         let mut live = self.lock();
         let session = live.get_mut(id)?;
         if session.expired(now) {
@@ -88,6 +127,11 @@ impl Sessions {
     }
 
     pub fn end(&self, id: &str) {
+        if let Some(shared) = &self.shared
+            && let Err(e) = blocking(|| shared.end_session(&seal::id_hash(id)))
+        {
+            tracing::warn!("cannot end a UI session in the database: {e}");
+        }
         self.lock().remove(id);
     }
 
@@ -96,10 +140,30 @@ impl Sessions {
     }
 }
 
+/// The database's blocking I/O, from a request's task: the worker hands its other tasks to
+/// another worker meanwhile (a multi-threaded runtime, as the server's is).
+fn blocking<T>(work: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),
+        _ => work(),
+    }
+}
+
 /// The system's random source failed: no unguessable id can be made.
 #[derive(Debug, thiserror::Error)]
 #[error("the system's random source failed: {0}")]
 pub struct NoRandomness(getrandom::Error);
+
+/// Why a session could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    NoRandomness(#[from] NoRandomness),
+    #[error(transparent)]
+    Seal(#[from] seal::SealError),
+    #[error("cannot record the session in the database: {0}")]
+    Store(#[from] cortex_store::StoreError),
+}
 
 /// 256 random bits as 64 hex digits.
 pub fn random_hex() -> Result<String, NoRandomness> {
@@ -144,7 +208,7 @@ mod tests {
 
     #[test]
     fn a_principal_past_its_cap_loses_its_own_oldest_session_never_anothers() {
-        let sessions = Sessions::new(3);
+        let sessions = Sessions::new(3, None);
         let t0 = Instant::now();
         let at = |i: u64| t0 + Duration::from_millis(i);
         let victim: Vec<Session> =
@@ -166,7 +230,7 @@ mod tests {
 
     #[test]
     fn sessions_expire_when_idle_and_at_the_end_of_their_life() {
-        let sessions = Sessions::new(100);
+        let sessions = Sessions::new(100, None);
         let t0 = Instant::now();
         let s = sessions.start(Some("tok".into()), "key:k", t0).unwrap();
         assert_eq!(s.id.len(), 64);

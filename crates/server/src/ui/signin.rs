@@ -7,6 +7,7 @@ use super::Ui;
 use super::page::{self, Chrome, Problem};
 use super::session::{self, Session};
 use crate::gate::who;
+use crate::limits::{CallPermit, Refused};
 use crate::principal::Principal;
 use crate::problem_code::ProblemCode;
 use axum::body::Body;
@@ -16,7 +17,6 @@ use axum::response::Response;
 use cortex_domain::api_key::Role;
 use std::time::{Duration, Instant};
 use subtle::ConstantTimeEq;
-use tokio::sync::OwnedSemaphorePermit;
 
 /// A request the UI answers: who it is for, and the session it belongs to.
 pub struct Viewer {
@@ -27,7 +27,7 @@ pub struct Viewer {
     new_cookie: Option<String>,
     /// The request's place among its principal's calls at once, held while it is answered
     /// (a page is rendered whole before it is sent).
-    _call: OwnedSemaphorePermit,
+    _call: CallPermit,
 }
 
 impl Viewer {
@@ -76,7 +76,7 @@ pub async fn viewer(ui: &Ui, headers: &HeaderMap) -> Result<Viewer, Response> {
     if let Some(session) = session::cookie_id(headers).and_then(|id| ui.sessions.touch(&id, now)) {
         return match principal_of(ui, session.token.as_deref()).await {
             Ok(principal) => {
-                let call = admit_call(ui, &principal).map_err(|refused| *refused)?;
+                let call = admit_call(ui, &principal).await.map_err(|refused| *refused)?;
                 Ok(Viewer { principal, session, new_cookie: None, _call: call })
             }
             Err((status, problem)) => Err(ended(ui, &session, status, problem)),
@@ -84,7 +84,7 @@ pub async fn viewer(ui: &Ui, headers: &HeaderMap) -> Result<Viewer, Response> {
     }
     match principal_of(ui, None).await {
         Ok(principal) => {
-            let call = admit_call(ui, &principal).map_err(|refused| *refused)?;
+            let call = admit_call(ui, &principal).await.map_err(|refused| *refused)?;
             let session = ui.sessions.start(None, &principal.id, now).map_err(internal)?;
             let new_cookie = Some(session::set_cookie(&session.id, ui.secure()));
             Ok(Viewer { principal, session, new_cookie, _call: call })
@@ -143,7 +143,7 @@ pub async fn login(State(ui): State<Ui>, request: Request) -> Response {
         );
     }
     match principal_of(&ui, Some(&token)).await {
-        Ok(principal) => match over_rate(&ui, &principal) {
+        Ok(principal) => match over_rate(&ui, &principal).await {
             Some(refused) => refused,
             None => match ui.sessions.start(Some(token), &principal.id, Instant::now()) {
                 Ok(session) => {
@@ -159,35 +159,43 @@ pub async fn login(State(ui): State<Ui>, request: Request) -> Response {
 
 /// 429 with `Retry-After` when `principal` is over its rate: a UI request is counted as an
 /// MCP call is, against the same limits `/mcp` applies, so the UI is no way around them.
-pub(super) fn over_rate(ui: &Ui, principal: &Principal) -> Option<Response> {
-    let wait = ui.app.limits.admit(&principal.id, principal.rate, Instant::now()).err()?;
-    Some(too_many(
-        ui,
-        ProblemCode::RateLimited,
-        format!("the key `{}` is over its rate of {}", principal.key, principal.rate),
-        "wait a moment and reload; the server's admin sets a key's rate with `cortex keys create --rate`",
-        wait,
-    ))
+pub(super) async fn over_rate(ui: &Ui, principal: &Principal) -> Option<Response> {
+    let refused = ui.app.limits.admit(&principal.id, principal.rate).await.err()?;
+    Some(refusal(ui, principal, refused))
 }
 
-/// [`over_rate`], then a place among the principal's calls at once, held until the page is
-/// answered; 429 when they are all taken.
-fn admit_call(ui: &Ui, principal: &Principal) -> Result<OwnedSemaphorePermit, Box<Response>> {
-    if let Some(refused) = over_rate(ui, principal) {
-        return Err(Box::new(refused));
-    }
-    ui.app.limits.call_permit(&principal.id, principal.rate).ok_or_else(|| {
-        Box::new(too_many(
+/// A place among the principal's calls at once (after its rate), held until the page is
+/// answered; 429 when over its rate or when they are all taken.
+async fn admit_call(ui: &Ui, principal: &Principal) -> Result<CallPermit, Box<Response>> {
+    ui.app
+        .limits
+        .call(&principal.id, principal.rate)
+        .await
+        .map_err(|refused| Box::new(refusal(ui, principal, refused)))
+}
+
+/// The page for a request its principal's limits refused.
+fn refusal(ui: &Ui, principal: &Principal, refused: Refused) -> Response {
+    match refused {
+        Refused::Rate(wait) => too_many(
+            ui,
+            ProblemCode::RateLimited,
+            format!("the key `{}` is over its rate of {}", principal.key, principal.rate),
+            "wait a moment and reload; the server's admin sets a key's rate with `cortex keys create --rate`",
+            wait,
+        ),
+        Refused::Calls => too_many(
             ui,
             ProblemCode::TooManyCalls,
             format!(
-                "the key `{}` has {} calls running already, this server's limit per key",
+                "the key `{}` has {} calls running already, the most one key may have",
                 principal.key, ui.app.options.max_concurrent_per_key
             ),
             "wait for a page to load before asking for more (CORTEX_HTTP_MAX_CONCURRENT sets the limit)",
             Duration::from_secs(1),
-        ))
-    })
+        ),
+        Refused::Unavailable(why) => internal(why),
+    }
 }
 
 fn too_many(ui: &Ui, code: ProblemCode, message: String, hint: &str, wait: Duration) -> Response {
@@ -242,7 +250,7 @@ pub async fn checked_form(
     }
     let viewer = match principal_of(ui, session.token.as_deref()).await {
         Ok(principal) => {
-            let call = admit_call(ui, &principal).map_err(|refused| *refused)?;
+            let call = admit_call(ui, &principal).await.map_err(|refused| *refused)?;
             Viewer { principal, session, new_cookie: None, _call: call }
         }
         Err((status, problem)) => return Err(ended(ui, &session, status, problem)),

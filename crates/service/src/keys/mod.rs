@@ -200,6 +200,18 @@ impl Keys<'_> {
         Ok(self.service.whole_store("asking whether API keys exist")?.any_key()?)
     }
 
+    /// The keys' limits as every server over this database shares them; `None` where each
+    /// server keeps its own (SQLite), or for a key holder's view.
+    pub fn shared_limits(&self) -> Option<std::sync::Arc<dyn cortex_store::SharedLimits>> {
+        self.service.whole_store("sharing the keys' limits").ok()?.shared_limits()
+    }
+
+    /// The web UI's sessions as every server over this database shares them; `None` where each
+    /// server keeps its own (SQLite), or for a key holder's view.
+    pub fn shared_sessions(&self) -> Option<std::sync::Arc<dyn cortex_store::SharedSessions>> {
+        self.service.whole_store("sharing the UI's sessions").ok()?.shared_sessions()
+    }
+
     /// The holder of `token`, or why it is refused. The secret is compared with the stored
     /// hash in constant time; expiry by this machine's clock (a key's end is a date, not a
     /// race).

@@ -11,6 +11,7 @@
 //!   see them (for the hints and the corrections)
 //! - [`expand`]: graph expansion from the hits, citations, the links of items read by id
 //! - [`chunks`]: a long item's chunks as the store keeps them (the UI's item page)
+//! - [`prompt`]: a prompt's candidates for the recall hook, ranked as `auto` ranks them
 
 mod budget;
 mod candidates;
@@ -19,6 +20,7 @@ mod deadline;
 mod expand;
 mod explain;
 mod hits;
+mod prompt;
 mod suggest;
 mod typos;
 mod vocabulary;

@@ -25,6 +25,56 @@ pub struct CompactFacts {
     deleted: bool,
 }
 
+/// An entry's facts as a filter reads them: from [`CompactFacts`] in memory, or from an entry's
+/// record in the index file (`file_entries`), without allocating.
+#[derive(Debug, Clone, Copy)]
+pub struct FactFields<'a> {
+    pub kind: Kind,
+    pub scope: u32,
+    pub status: Option<u32>,
+    pub tags: Tags<'a>,
+    pub updated_at: i64,
+    pub expires_at: Option<i64>,
+    pub superseded: bool,
+    pub deleted: bool,
+}
+
+/// An entry's tag ids: a slice in memory, or little-endian `u32`s in a file.
+#[derive(Debug, Clone, Copy)]
+pub enum Tags<'a> {
+    Ids(&'a [u32]),
+    Bytes(&'a [u8]),
+}
+
+impl Tags<'_> {
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        let (ids, bytes): (&[u32], &[u8]) = match self {
+            Tags::Ids(ids) => (ids, &[]),
+            Tags::Bytes(bytes) => (&[], bytes),
+        };
+        ids.iter().copied().chain(bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+    }
+
+    fn contains(&self, id: u32) -> bool {
+        self.iter().any(|t| t == id)
+    }
+}
+
+impl CompactFacts {
+    pub fn fields(&self) -> FactFields<'_> {
+        FactFields {
+            kind: self.kind,
+            scope: self.scope,
+            status: self.status,
+            tags: Tags::Ids(&self.tags),
+            updated_at: self.updated_at,
+            expires_at: self.expires_at,
+            superseded: self.superseded,
+            deleted: self.deleted,
+        }
+    }
+}
+
 /// The distinct scopes and words (statuses, tags) entries refer to. It only grows: values of
 /// removed entries stay, which costs little since few distinct values exist.
 #[derive(Debug, Default)]
@@ -71,6 +121,23 @@ impl<T: Eq + std::hash::Hash + Clone> Interner<T> {
 }
 
 impl FactTable {
+    /// A table holding these values, each at its place (as [`FactTable::values`] gave them).
+    pub fn from_values(scopes: Vec<Scope>, words: Vec<String>) -> FactTable {
+        let mut table = FactTable::default();
+        for scope in &scopes {
+            table.scopes.id(scope);
+        }
+        for word in &words {
+            table.words.id(word.as_str());
+        }
+        table
+    }
+
+    /// The distinct scopes and words, each at its id.
+    pub fn values(&self) -> (&[Scope], &[String]) {
+        (&self.scopes.values, &self.words.values)
+    }
+
     pub fn compact(&mut self, facts: &ItemFacts) -> CompactFacts {
         CompactFacts {
             kind: facts.kind,
@@ -84,15 +151,17 @@ impl FactTable {
         }
     }
 
-    /// The full facts again (for the few entries a search returns).
-    pub fn expand(&self, c: &CompactFacts) -> ItemFacts {
+    /// The full facts again (for the few entries a search returns). An id this table does
+    /// not hold (a damaged file) reads as an empty value.
+    pub fn expand(&self, c: &FactFields) -> ItemFacts {
+        let word = |id: u32| self.words.values.get(id as usize).cloned().unwrap_or_default();
         ItemFacts {
             kind: c.kind,
-            scope: self.scopes.values[c.scope as usize].clone(),
+            scope: self.scopes.values.get(c.scope as usize).cloned().unwrap_or_default(),
             updated_at: c.updated_at,
             expires_at: c.expires_at,
-            status: c.status.map(|id| self.words.values[id as usize].clone()),
-            tags: c.tags.iter().map(|id| self.words.values[*id as usize].clone()).collect(),
+            status: c.status.map(word),
+            tags: c.tags.iter().map(word).collect(),
             superseded: c.superseded,
             deleted: c.deleted,
         }
@@ -173,7 +242,7 @@ pub struct CompiledFilter {
 }
 
 impl CompiledFilter {
-    pub fn admits(&self, c: &CompactFacts) -> bool {
+    pub fn admits(&self, c: &FactFields) -> bool {
         !self.impossible
             && (self.kinds == 0 || self.kinds & kind_bit(c.kind) != 0)
             && self.scopes.get(c.scope as usize).copied().unwrap_or(false)
@@ -183,7 +252,7 @@ impl CompiledFilter {
             && self.since.is_none_or(|t| c.updated_at >= t)
             && self.until.is_none_or(|t| c.updated_at < t)
             && self.status.is_none_or(|s| c.status == Some(s))
-            && self.tags.iter().all(|t| c.tags.contains(t))
+            && self.tags.iter().all(|t| c.tags.contains(*t))
     }
 }
 
@@ -272,13 +341,13 @@ mod tests {
             let compiled = table.compile(filter);
             for (full, small) in facts.iter().zip(&compact) {
                 let expected = filter.admits(full);
-                assert_eq!(compiled.admits(small), expected, "{filter:?} on {full:?}");
+                assert_eq!(compiled.admits(&small.fields()), expected, "{filter:?} on {full:?}");
                 if expected { admitted += 1 } else { refused += 1 }
             }
         }
         assert!(admitted > 1000 && refused > 1000, "both outcomes exercised: {admitted} / {refused}");
         for (full, small) in facts.iter().zip(&compact) {
-            let back = table.expand(small);
+            let back = table.expand(&small.fields());
             assert_eq!(
                 (
                     back.kind,

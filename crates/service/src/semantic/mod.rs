@@ -3,13 +3,15 @@
 //!
 //! Long documents (`cortex_domain::chunking`) have a vector per chunk besides their own
 //! (`inputs`): the dense route searches both and groups what it finds by item, so one
-//! document is one hit however many of its chunks match (`nearest`).
+//! document is one hit however many of its chunks match (`nearest`). The in-process index is
+//! kept in a file beside the lexical index (`vector_file`), mapped by every process.
 
 mod backfill;
 mod entry_facts;
 mod index;
 mod inputs;
 mod nearest;
+mod vector_file;
 
 pub(crate) use inputs::{EmbeddingInputs, vectors_for};
 
@@ -104,14 +106,15 @@ const QUERY_CACHE_SIZE: usize = 512;
 pub(crate) const MODEL_KEY: &str = "embedding_model";
 
 impl Semantic {
-    /// The semantic side of the service over the whole `store`.
-    pub fn new(choice: EmbedderChoice, store: Arc<dyn Store>) -> Semantic {
+    /// The semantic side of the service over the whole `store`, its in-process index kept in
+    /// the file `vector_file` when given (`Config::vector_file`).
+    pub fn new(choice: EmbedderChoice, store: Arc<dyn Store>, vector_file: Option<PathBuf>) -> Semantic {
         Semantic {
             choice,
             store,
             embedder: Mutex::new(Loaded::default()),
             became_available: AtomicBool::new(false),
-            state: RwLock::new(IndexState::new()),
+            state: RwLock::new(IndexState::new(vector_file)),
             query_cache: Mutex::new(std::collections::HashMap::new()),
             backfill: backfill::Backfill::default(),
         }

@@ -8,6 +8,7 @@ use super::kind::{
 };
 use cortex_domain::limits::FIND_DEADLINE_MS;
 use cortex_domain::near_duplicate::{DEFAULT_THRESHOLD, DEFAULT_WINDOW_DAYS};
+use cortex_domain::recall::{DEFAULT_BUDGET_TOKENS, DEFAULT_SESSION_BUDGET_TOKENS};
 use cortex_embed::{PRECISION_VALUES, Precision};
 use cortex_store::{DEFAULT_POOL_SIZE, DbTarget};
 use std::path::PathBuf;
@@ -22,6 +23,12 @@ pub const DB: Setting<Optional<DbTarget>> = Setting {
         refuses: &["mysql://root@localhost/memory"],
     },
     doc: "a SQLite file (created with its folder if missing), or a PostgreSQL URL `postgres://user:password@host:port/database`; TLS as libpq: `?sslmode=verify-full&sslrootcert=/path/ca.pem` (or `sslrootcert=system` for a public CA; `require` encrypts without checking the certificate; `disable`, `prefer` is the default)",
+};
+pub const DB_FILE: Setting<Optional<PathBuf>> = Setting {
+    name: "CORTEX_DB_FILE",
+    flag: None,
+    kind: Optional { when_unset: "none", parse: path, refuses: &[] },
+    doc: "a file holding what `CORTEX_DB` would (a PostgreSQL URL with its password: a container's secret), read when neither `--db` nor `CORTEX_DB` is given",
 };
 pub const DB_POOL_SIZE: Setting<Whole> = Setting {
     name: "CORTEX_DB_POOL_SIZE",
@@ -38,6 +45,12 @@ pub const DB_READ_URL: Setting<Optional<String>> = Setting {
         refuses: &["replica.db"],
     },
     doc: "PostgreSQL: a read replica; finds go there, writes and reads by id stay on the primary",
+};
+pub const DB_WAIT_SECS: Setting<Whole> = Setting {
+    name: "CORTEX_DB_WAIT_SECS",
+    flag: None,
+    kind: Whole { default: 60, min: 0, max: 3600 },
+    doc: "PostgreSQL: how long `cortex serve` keeps trying to reach the database at start (a server started before its database, in a container), once a second, before it gives up (`0`: at once)",
 };
 pub const ORG: Setting<Optional<String>> = Setting {
     name: "CORTEX_ORG",
@@ -181,12 +194,26 @@ pub const LEXICAL_INDEX: Setting<Optional<String>> = Setting {
     },
     doc: "where the lexical index lives: a folder, `memory` (built at each start) or `off` (the database's own full-text search, and no spelling hints or typo correction: their words come from the index). It is derived from the database and rebuilt from it when missing (`cortex reindex --lexical`)",
 };
+pub const RECALL_BUDGET_TOKENS: Setting<Whole> = Setting {
+    name: "CORTEX_RECALL_BUDGET_TOKENS",
+    flag: Some("cortex recall --budget-tokens"),
+    kind: Whole { default: DEFAULT_BUDGET_TOKENS as u64, min: 0, max: 100_000 },
+    doc: "the most the prompt-submit hook (`cortex recall`) adds to one prompt, in tokens (characters / 3); 0 turns it off",
+};
+pub const RECALL_SESSION_BUDGET_TOKENS: Setting<Whole> = Setting {
+    name: "CORTEX_RECALL_SESSION_BUDGET_TOKENS",
+    flag: None,
+    kind: Whole { default: DEFAULT_SESSION_BUDGET_TOKENS as u64, min: 0, max: 10_000_000 },
+    doc: "the most the prompt-submit hook adds to one agent session (by the hook's `session_id`) until it is compacted or cleared; `cortex stats` counts the sessions that reach it",
+};
 /// The service's settings, in the docs' order (the HTTP server's follow them, in
 /// `cortex_server::settings`).
-pub static SETTINGS: [&(dyn super::Declared + Sync); 19] = [
+pub static SETTINGS: [&(dyn super::Declared + Sync); 23] = [
     &DB,
+    &DB_FILE,
     &DB_POOL_SIZE,
     &DB_READ_URL,
+    &DB_WAIT_SECS,
     &ORG,
     &PROJECT,
     &BRANCH,
@@ -203,6 +230,8 @@ pub static SETTINGS: [&(dyn super::Declared + Sync); 19] = [
     &NEAR_DUP_WINDOW_DAYS,
     &FIND_DEADLINE,
     &LEXICAL_INDEX,
+    &RECALL_BUDGET_TOKENS,
+    &RECALL_SESSION_BUDGET_TOKENS,
 ];
 
 fn database(value: &str) -> Result<DbTarget, Refusal> {

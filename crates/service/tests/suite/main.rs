@@ -24,3 +24,4 @@ mod restore;
 mod semantic;
 mod tenant_citations;
 mod tenant_isolation;
+mod vector_file;

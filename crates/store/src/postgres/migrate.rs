@@ -1,8 +1,8 @@
 //! Schema migrations with checksums, as for SQLite: a migration changed after it was applied,
 //! or a database newer than this build, stops start-up with a message saying what to do.
 
+use super::conn::{Conn, Sql};
 use crate::{Result, StoreError};
-use postgres::Client;
 use sha2::{Digest, Sha256};
 
 /// `(version, name, sql)`, in order. Never edit an applied migration: add a new one.
@@ -21,6 +21,8 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (12, "drop_lexicon", include_str!("../../migrations/postgres/0012_drop_lexicon.sql")),
     (13, "api_key_names_per_org", include_str!("../../migrations/postgres/0013_api_key_names_per_org.sql")),
     (14, "occurred_at", include_str!("../../migrations/postgres/0014_occurred_at.sql")),
+    (15, "key_limits", include_str!("../../migrations/postgres/0015_key_limits.sql")),
+    (16, "ui_sessions", include_str!("../../migrations/postgres/0016_ui_sessions.sql")),
 ];
 
 /// Serializes migrations across processes starting at once (an arbitrary fixed key).
@@ -30,7 +32,7 @@ fn checksum(sql: &str) -> String {
     Sha256::digest(sql.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-pub fn run(client: &mut Client) -> Result<()> {
+pub fn run(client: &mut Conn) -> Result<()> {
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
     tx.batch_execute(
@@ -79,16 +81,13 @@ pub fn run(client: &mut Client) -> Result<()> {
 }
 
 /// The schema version recorded in the database.
-pub fn current_version(client: &mut Client) -> Result<i64> {
+pub fn current_version(client: &mut impl Sql) -> Result<i64> {
     Ok(client.query_one("SELECT coalesce(max(version), 0) FROM schema_migrations", &[])?.try_get(0)?)
 }
 
 /// Each schema object the audit trail depends on (triggers and functions) as `(name,
 /// definition)`, in `schema`.
-fn audit_objects(
-    client: &mut impl postgres::GenericClient,
-    schema: &str,
-) -> Result<Vec<(String, Option<String>)>> {
+fn audit_objects(client: &mut impl Sql, schema: &str) -> Result<Vec<(String, Option<String>)>> {
     let rows = client.query(
         "SELECT 'trigger ' || c.relname || '.' || t.tgname, \
                 concat_ws(' ', 'type', t.tgtype, 'calls', p.proname, 'on columns', t.tgattr::text, \
@@ -107,7 +106,7 @@ fn audit_objects(
 /// The audit triggers and functions that differ from what this build's migrations create (up
 /// to the database's version): the migrations are run into a scratch schema inside a
 /// transaction that is rolled back, and the two catalogs compared.
-pub fn audit_schema_drift(client: &mut Client) -> Result<Vec<crate::audit_chain::SchemaDrift>> {
+pub fn audit_schema_drift(client: &mut Conn) -> Result<Vec<crate::audit_chain::SchemaDrift>> {
     let version = current_version(client)?;
     let schema: String = client.query_one("SELECT current_schema()", &[])?.try_get(0)?;
     let found = audit_objects(client, &schema)?;

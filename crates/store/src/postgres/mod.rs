@@ -17,6 +17,7 @@ mod conn;
 mod expected;
 mod graph;
 mod keys;
+mod limits;
 mod migrate;
 mod neighbours;
 mod params;
@@ -27,6 +28,7 @@ mod read;
 mod row;
 mod tls;
 mod tsquery;
+mod ui_sessions;
 mod unembedded;
 mod vector_index;
 mod write;
@@ -62,6 +64,10 @@ pub struct PostgresStore {
     /// Vector dimensions known to have their HNSW index.
     indexed_dimensions: std::sync::Mutex<Vec<usize>>,
     clock: clock::Clock,
+    /// The keys' limits every server over this database shares (on the primary).
+    limits: std::sync::Arc<limits::PgLimits>,
+    /// The web UI's sessions every server over this database shares (on the primary).
+    sessions: std::sync::Arc<ui_sessions::PgSessions>,
 }
 
 impl PostgresStore {
@@ -74,12 +80,24 @@ impl PostgresStore {
             .map_err(|e| StoreError::Open { path: label.clone(), reason: format!("not a valid URL: {e}") })?;
         // One direct connection first: its error says precisely why (refused, auth, no such
         // database), where a pool would only report a timeout.
-        let mut client = config
-            .connect(tls.clone())
-            .map_err(|e| StoreError::Open { path: label.clone(), reason: connect_reason(&e) })?;
-        preflight::check(&mut client, &label)?;
-        migrate::run(&mut client)?;
-        drop(client);
+        let client = config.connect(tls.clone()).map_err(|e| {
+            let reason = connect_reason(&e);
+            match unreachable(&e) {
+                true => StoreError::Unreachable { path: label.clone(), reason },
+                false => StoreError::Open { path: label.clone(), reason },
+            }
+        })?;
+        let mut conn = Conn::new(client);
+        // A server (or a pooler's) that lets the connection in but is not ready yet fails the
+        // first statements the same way.
+        let ready = preflight::check(&mut conn, &label).and_then(|()| migrate::run(&mut conn));
+        if let Err(StoreError::Postgres(e)) = &ready
+            && unreachable(e)
+        {
+            return Err(StoreError::Unreachable { path: label, reason: connect_reason(e) });
+        }
+        ready?;
+        drop(conn);
         let primary = build_pool(config, tls, pool.size, &label)?;
         let reads = match read_url {
             Some(read_url) => {
@@ -95,6 +113,8 @@ impl PostgresStore {
         };
         Ok(PostgresStore {
             label,
+            limits: std::sync::Arc::new(limits::PgLimits::new(primary.clone())),
+            sessions: std::sync::Arc::new(ui_sessions::PgSessions::new(primary.clone())),
             primary,
             reads,
             replica: read_url.is_some(),
@@ -191,6 +211,34 @@ pub fn redacted(url: &str) -> String {
     }
 }
 
+/// Whether connecting failed for a reason that may pass: nothing answered at the address (a
+/// refused or timed-out connection, a name not resolved yet: no answer from a database at
+/// all), or the server answered that it cannot take connections now (starting up, shutting
+/// down, recovering; a pooler that cannot reach it).
+fn unreachable(e: &postgres::Error) -> bool {
+    use postgres::error::SqlState;
+    match e.as_db_error() {
+        None => {
+            let io = std::error::Error::source(e).and_then(|s| s.downcast_ref::<std::io::Error>());
+            // Any failure to reach the address: refused, timed out, reset, or a name that does
+            // not resolve yet (a container's peer not started; the resolver's errors have no
+            // kind of their own). Not a TLS handshake that failed (invalid data) or a URL the
+            // driver cannot use.
+            io.is_some_and(|io| {
+                use std::io::ErrorKind::*;
+                !matches!(io.kind(), InvalidData | InvalidInput | PermissionDenied | Unsupported)
+            })
+        }
+        Some(db) => {
+            let code = db.code();
+            *code == SqlState::CANNOT_CONNECT_NOW
+                || *code == SqlState::ADMIN_SHUTDOWN
+                || *code == SqlState::CRASH_SHUTDOWN
+                || code.code().starts_with("08")
+        }
+    }
+}
+
 fn connect_reason(e: &postgres::Error) -> String {
     let detail = e.as_db_error().map_or_else(|| e.to_string(), |db| db.message().to_string());
     if detail.contains("certificate") || detail.contains("TLS") || detail.contains("tls") {
@@ -206,7 +254,7 @@ fn connect_reason(e: &postgres::Error) -> String {
 impl ItemWrites for PostgresStore {
     fn write_batch_as(&self, ops: &[WriteOp], context: &WriteContext) -> Result<Vec<WriteOutcome>> {
         let mut conn = self.primary()?;
-        vector_index::ensure_vector_indexes(conn.client(), ops, &self.indexed_dimensions)?;
+        vector_index::ensure_vector_indexes(&mut conn, ops, &self.indexed_dimensions)?;
         write::apply_batch(&mut conn, ops, context)
     }
 
@@ -288,7 +336,7 @@ impl Reembedding for PostgresStore {
     fn set_vectors(&self, vectors: &[ItemVectors]) -> Result<()> {
         let mut conn = self.primary()?;
         let dims = vectors.iter().map(|r| r.vector.len()).collect();
-        vector_index::ensure_dimension_indexes(conn.client(), dims, &self.indexed_dimensions)?;
+        vector_index::ensure_dimension_indexes(&mut conn, dims, &self.indexed_dimensions)?;
         write::set_vectors(&mut conn, vectors)
     }
 
@@ -330,7 +378,7 @@ impl AuditChain for PostgresStore {
     }
 
     fn schema_drift(&self) -> Result<Vec<SchemaDrift>> {
-        self.on_primary(|c| migrate::audit_schema_drift(c.client()))
+        self.on_primary(migrate::audit_schema_drift)
     }
 }
 
@@ -365,7 +413,7 @@ impl Maintenance for PostgresStore {
     }
 
     fn ready(&self) -> Result<crate::Readiness> {
-        Ok(crate::Readiness { schema_version: self.on_primary(|c| migrate::current_version(c.client()))? })
+        Ok(crate::Readiness { schema_version: self.on_primary(migrate::current_version)? })
     }
 
     fn integrity_problems(&self, _full: bool) -> Result<Vec<String>> {
@@ -426,6 +474,14 @@ impl ApiKeys for PostgresStore {
 
     fn any_key(&self) -> Result<bool> {
         self.on_primary(keys::any)
+    }
+
+    fn shared_limits(&self) -> Option<std::sync::Arc<dyn crate::SharedLimits>> {
+        Some(self.limits.clone())
+    }
+
+    fn shared_sessions(&self) -> Option<std::sync::Arc<dyn crate::SharedSessions>> {
+        Some(self.sessions.clone())
     }
 }
 

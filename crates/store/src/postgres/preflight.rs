@@ -2,8 +2,8 @@
 //! the `vector` (pgvector ≥ 0.8, for iterative index scans) and `pg_trgm` extensions. Each gap
 //! is reported with how to close it.
 
+use super::conn::{Conn, Sql};
 use crate::{Result, StoreError};
-use postgres::Client;
 
 const MIN_SERVER: i32 = 180_000;
 /// `(extension, minimum version, how to install it on the server)`.
@@ -20,7 +20,7 @@ const EXTENSIONS: &[(&str, (u32, u32), &str)] = &[
     ),
 ];
 
-pub fn check(client: &mut Client, label: &str) -> Result<()> {
+pub fn check(client: &mut Conn, label: &str) -> Result<()> {
     let version: String = client.query_one("SHOW server_version_num", &[])?.try_get(0)?;
     let version: i32 = version.trim().parse().unwrap_or(0);
     if version < MIN_SERVER {

@@ -11,7 +11,6 @@ use crate::{
     Result, Stats, StoredItem, VectorRow,
 };
 use cortex_domain::Scope;
-use pgvector::Vector;
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -134,7 +133,7 @@ pub fn stats(client: &mut Conn) -> Result<Stats> {
         items: row.try_get(0)?,
         deleted: row.try_get(1)?,
         by_kind,
-        schema_version: current_version(client.client())?,
+        schema_version: current_version(client)?,
         bytes: row.try_get(2)?,
     })
 }
@@ -143,7 +142,7 @@ pub fn stats(client: &mut Conn) -> Result<Stats> {
 pub fn vector_rows(client: &mut Conn, ids: Option<&[Uuid]>) -> Result<Vec<VectorRow>> {
     let rows = client.query(
         &format!(
-            "SELECT i.id, i.deleted_at IS NOT NULL, i.embedding, {FACTS} FROM items i \
+            "SELECT i.id, i.deleted_at IS NOT NULL, i.embedding::real[], {FACTS} FROM items i \
              WHERE $1::uuid[] IS NULL OR i.id = ANY($1)"
         ),
         &[&ids],
@@ -152,12 +151,11 @@ pub fn vector_rows(client: &mut Conn, ids: Option<&[Uuid]>) -> Result<Vec<Vector
     let mut chunks = chunks_of(client, &ids)?;
     rows.iter()
         .map(|row| {
-            let vector: Option<Vector> = row.try_get(2)?;
             let id: Uuid = row.try_get(0)?;
             Ok(VectorRow {
                 id,
                 deleted: row.try_get(1)?,
-                vector: vector.map(|v| v.to_vec()),
+                vector: row.try_get(2)?,
                 chunks: chunks.remove(&id).unwrap_or_default(),
                 facts: facts_at(row, 3)?,
             })
@@ -166,14 +164,15 @@ pub fn vector_rows(client: &mut Conn, ids: Option<&[Uuid]>) -> Result<Vec<Vector
 }
 
 pub fn vectors_of(client: &mut Conn, ids: &[Uuid]) -> Result<Vec<ItemVectors>> {
-    let rows = client
-        .query("SELECT id, embedding FROM items WHERE id = ANY($1) AND embedding IS NOT NULL", &[&ids])?;
+    let rows = client.query(
+        "SELECT id, embedding::real[] FROM items WHERE id = ANY($1) AND embedding IS NOT NULL",
+        &[&ids],
+    )?;
     let mut chunks = chunks_of(client, ids)?;
     rows.iter()
         .map(|row| {
             let id: Uuid = row.try_get(0)?;
-            let vector: Vector = row.try_get(1)?;
-            Ok(ItemVectors { id, vector: vector.to_vec(), chunks: chunks.remove(&id).unwrap_or_default() })
+            Ok(ItemVectors { id, vector: row.try_get(1)?, chunks: chunks.remove(&id).unwrap_or_default() })
         })
         .collect()
 }
@@ -185,17 +184,16 @@ fn chunks_of(client: &mut Conn, ids: &[Uuid]) -> Result<HashMap<Uuid, Vec<ChunkV
         return Ok(out);
     }
     let rows = client.query(
-        "SELECT item_id, start_byte, end_byte, embedding FROM item_chunks WHERE item_id = ANY($1) \
+        "SELECT item_id, start_byte, end_byte, embedding::real[] FROM item_chunks WHERE item_id = ANY($1) \
          ORDER BY item_id, start_byte",
         &[&ids],
     )?;
     for row in rows {
         let (start, end): (i32, i32) = (row.try_get(1)?, row.try_get(2)?);
-        let vector: Vector = row.try_get(3)?;
         out.entry(row.try_get(0)?).or_default().push(ChunkVector {
             start: start as u32,
             end: end as u32,
-            vector: vector.to_vec(),
+            vector: row.try_get(3)?,
         });
     }
     Ok(out)
@@ -212,7 +210,7 @@ pub fn search_dense(
 ) -> Result<Vec<DenseMatch>> {
     let dim = vector.len();
     let mut params = Params::default();
-    let query = params.push(Vector::from(vector.to_vec()));
+    let query = params.push(vector.to_vec());
     let filters = filter_sql(filters, &mut params);
     let limit = params.push(k as i64);
     // Whole texts and chunks, each through its own HNSW index.
@@ -255,7 +253,7 @@ pub fn search_dense(
 pub fn export_page(client: &mut Conn, after: Option<Uuid>, limit: usize) -> Result<Vec<ExportedItem>> {
     let rows = client.query(
         &format!(
-            "SELECT {COLUMNS}, i.embedding FROM items i WHERE $1::uuid IS NULL OR i.id > $1 ORDER BY i.id LIMIT $2"
+            "SELECT {COLUMNS}, i.embedding::real[] FROM items i WHERE $1::uuid IS NULL OR i.id > $1 ORDER BY i.id LIMIT $2"
         ),
         &[&after, &(limit as i64)],
     )?;
@@ -263,10 +261,10 @@ pub fn export_page(client: &mut Conn, after: Option<Uuid>, limit: usize) -> Resu
     let mut chunks = chunks_of(client, &ids)?;
     rows.iter()
         .map(|row| {
-            let vector: Option<Vector> = row.try_get(COLUMN_COUNT)?;
+            let vector: Option<Vec<f32>> = row.try_get(COLUMN_COUNT)?;
             let item = from_row(row)?;
             let chunks = chunks.remove(&item.record.id).unwrap_or_default();
-            Ok(ExportedItem { item, vector: vector.map(|v| v.to_vec()), chunks })
+            Ok(ExportedItem { item, vector, chunks })
         })
         .collect()
 }

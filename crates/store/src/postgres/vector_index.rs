@@ -1,18 +1,17 @@
 //! The HNSW vector indexes, one per embedding dimension, created on first use outside any
 //! batch's transaction (an index build must not hold a batch's locks, nor block writers).
 
+use super::conn::{Conn, Sql};
 use crate::{Result, WriteOp};
-use postgres::Client;
+use postgres::error::SqlState;
 use std::sync::Mutex;
 
 /// pgvector's HNSW index takes vectors of at most this many dimensions.
 const HNSW_MAX_DIMENSIONS: usize = 2000;
-/// Serializes creating a dimension's vector index across processes.
-const INDEX_LOCK: i64 = 0x636f_7274_6579;
 
 /// Creates the HNSW index for each vector dimension in `ops` that has none yet. Outside the
 /// batch's transaction: an index build must not hold the batch's locks.
-pub fn ensure_vector_indexes(client: &mut Client, ops: &[WriteOp], known: &Mutex<Vec<usize>>) -> Result<()> {
+pub fn ensure_vector_indexes(client: &mut Conn, ops: &[WriteOp], known: &Mutex<Vec<usize>>) -> Result<()> {
     let dims: Vec<usize> = ops
         .iter()
         .filter_map(|op| match op {
@@ -31,10 +30,17 @@ pub fn ensure_vector_indexes(client: &mut Client, ops: &[WriteOp], known: &Mutex
 
 /// Creates the HNSW index of each dimension in `dims` that has none yet. The store's list of
 /// known dimensions is locked only to read and record it, never during a build, and the build
-/// is `CONCURRENTLY`: writers (of this process and others) go on meanwhile. Two builders of
-/// one dimension take turns on an advisory lock; the second finds the index there.
+/// is `CONCURRENTLY`: writers (of this process and others) go on meanwhile.
+///
+/// Nothing waits for another builder. A write whose dimension's index another connection is
+/// building goes on without it (the build takes in rows written meanwhile; a dense search
+/// scans the table until the index is valid), and checks again at its next write. No lock is
+/// held across statements: a session-level advisory lock would stay behind on a pooler's
+/// server connection (transaction pooling), and `CREATE INDEX CONCURRENTLY` cannot run inside
+/// the transaction a transaction-level one would need. Who is building is read from the
+/// server's own view of its running statements instead.
 pub fn ensure_dimension_indexes(
-    client: &mut Client,
+    client: &mut Conn,
     mut dims: Vec<usize>,
     known: &Mutex<Vec<usize>>,
 ) -> Result<()> {
@@ -43,47 +49,83 @@ pub fn ensure_dimension_indexes(
     dims.dedup();
     dims.retain(|d| !known.lock().unwrap_or_else(|e| e.into_inner()).contains(d));
     for dim in dims {
-        take_index_lock(client)?;
-        let built = build_vector_indexes(client, dim);
-        client.execute("SELECT pg_advisory_unlock($1)", &[&INDEX_LOCK])?;
-        built?;
-        let mut known = known.lock().unwrap_or_else(|e| e.into_inner());
-        if !known.contains(&dim) {
-            known.push(dim);
+        if build_vector_indexes(client, dim)? == Built::Valid {
+            let mut known = known.lock().unwrap_or_else(|e| e.into_inner());
+            if !known.contains(&dim) {
+                known.push(dim);
+            }
         }
     }
     Ok(())
 }
 
-/// Takes [`INDEX_LOCK`] by trying, not by waiting: `CREATE INDEX CONCURRENTLY` waits for every
-/// transaction that holds a snapshot, and a `pg_advisory_lock` waiting for the builder's lock
-/// is such a statement, so a waiting writer and the builder would wait for each other (a
-/// deadlock PostgreSQL ends by failing the writer). Each try ends at once.
-fn take_index_lock(client: &mut Client) -> Result<()> {
-    loop {
-        let taken: bool = client.query_one("SELECT pg_try_advisory_lock($1)", &[&INDEX_LOCK])?.try_get(0)?;
-        if taken {
-            return Ok(());
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+#[derive(Debug, PartialEq, Eq)]
+enum Built {
+    /// Every index of the dimension is there and valid.
+    Valid,
+    /// Another connection is building one of them now.
+    Elsewhere,
 }
 
 /// Builds one dimension's indexes (on items and on chunks), outside any transaction as
 /// `CREATE INDEX CONCURRENTLY` requires. A build that failed half-way leaves an invalid index
-/// that `IF NOT EXISTS` would keep forever: it is dropped and built again.
-fn build_vector_indexes(client: &mut Client, dim: usize) -> Result<()> {
+/// that `IF NOT EXISTS` would keep forever: one that no connection is building is dropped and
+/// built again.
+fn build_vector_indexes(client: &mut Conn, dim: usize) -> Result<Built> {
+    let mut built = Built::Valid;
     for (name, sql) in vector_index_statements(dim) {
-        let valid: Option<bool> = client
-            .query_opt("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)", &[&name])?
-            .map(|r| r.try_get(0))
-            .transpose()?;
+        let valid = validity(client, &name)?;
+        if valid == Some(true) {
+            continue;
+        }
+        if building_elsewhere(client, &sql)? {
+            built = Built::Elsewhere;
+            continue;
+        }
         if valid == Some(false) {
             client.batch_execute(&format!("DROP INDEX CONCURRENTLY IF EXISTS {name}"))?;
         }
-        client.batch_execute(&sql)?;
+        match client.batch_execute(&sql) {
+            // `IF NOT EXISTS` also passes over an index another connection is still building.
+            Ok(()) if validity(client, &name)? == Some(true) => {}
+            Ok(()) => built = Built::Elsewhere,
+            // Another connection started a build between the check and this one: the two
+            // collide on the index's name, or each waits for the other (two builds on one table
+            // each wait for the other's transaction, and the server ends one of them).
+            Err(e)
+                if matches!(
+                    e.code(),
+                    Some(
+                        &SqlState::UNIQUE_VIOLATION
+                            | &SqlState::DUPLICATE_TABLE
+                            | &SqlState::T_R_DEADLOCK_DETECTED
+                    )
+                ) =>
+            {
+                built = Built::Elsewhere;
+            }
+            Err(e) => return Err(e.into()),
+        }
     }
-    Ok(())
+    Ok(built)
+}
+
+/// Whether the index `name` is valid; `None` when there is none.
+fn validity(client: &mut Conn, name: &str) -> Result<Option<bool>> {
+    Ok(client
+        .query_opt("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)", &[&name])?
+        .map(|r| r.try_get(0))
+        .transpose()?)
+}
+
+/// Whether another connection is running the statement `sql` now.
+fn building_elsewhere(client: &mut Conn, sql: &str) -> Result<bool> {
+    let row = client.query_one(
+        "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND state = 'active' \
+         AND datname = current_database() AND query = $1",
+        &[&sql],
+    )?;
+    Ok(row.try_get::<_, i64>(0)? > 0)
 }
 
 /// The partial HNSW indexes for one dimension, by name; `read::search_dense` repeats their

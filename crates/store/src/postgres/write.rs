@@ -11,7 +11,6 @@ use cortex_domain::Kind;
 use cortex_domain::dedupe::{self, DuplicateCheck, DuplicateChecks};
 use cortex_domain::graph::Cascade;
 use cortex_domain::lifecycle::StatusChange;
-use pgvector::Vector;
 use postgres::error::SqlState;
 use uuid::Uuid;
 
@@ -173,7 +172,7 @@ fn insert_row(
 ) -> Result<bool> {
     let s = scope_values(&r.scope);
     let (link_from, link_to) = link_ends(r);
-    let embedding = vector.map(|v| Vector::from(v.to_vec()));
+    let embedding = vector.map(<[f32]>::to_vec);
     let rows = tx.query(
         INSERT,
         &[
@@ -274,7 +273,7 @@ fn update(tx: &mut Tx<'_>, r: &Record) -> Result<WriteOutcome> {
     }
     let s = scope_values(&r.scope);
     let (link_from, link_to) = link_ends(r);
-    let embedding = r.vector.as_ref().map(|v| Vector::from(v.clone()));
+    let embedding = r.vector.clone();
     // A scope field the update leaves unset ('') keeps its stored value; so do `ttl` and
     // `expires_at` when no ttl is given.
     tx.execute(
@@ -414,11 +413,7 @@ pub(super) fn delete_links_of(tx: &mut Tx<'_>, ids: &[Uuid], at: i64, cascade: C
 pub fn set_vectors(client: &mut Conn, vectors: &[ItemVectors]) -> Result<()> {
     let mut tx = client.transaction()?;
     for r in vectors {
-        if tx.execute(
-            "UPDATE items SET embedding = $2 WHERE id = $1",
-            &[&r.id, &Vector::from(r.vector.clone())],
-        )? > 0
-        {
+        if tx.execute("UPDATE items SET embedding = $2 WHERE id = $1", &[&r.id, &r.vector])? > 0 {
             replace_chunks(&mut tx, r.id, &r.chunks)?;
         }
     }
@@ -434,7 +429,7 @@ fn insert_chunks(tx: &mut Tx<'_>, id: Uuid, chunks: &[ChunkVector]) -> Result<()
     for c in chunks {
         tx.execute(
             "INSERT INTO item_chunks (item_id, start_byte, end_byte, embedding) VALUES ($1, $2, $3, $4)",
-            &[&id, &(c.start as i32), &(c.end as i32), &Vector::from(c.vector.clone())],
+            &[&id, &(c.start as i32), &(c.end as i32), &c.vector],
         )?;
     }
     Ok(())

@@ -200,8 +200,13 @@ fn postgres_a_change_committed_out_of_seq_order_is_not_skipped() {
     assert!(cursor < late, "the cursor stays before the running transaction's entry: {cursor:?} {late:?}");
 
     pending.commit().unwrap();
-    let quick_seq: i64 =
-        other.query_one("SELECT max(seq) FROM change_log WHERE item_id = $1", &[&quick.id]).unwrap().get(0);
+    let quick_seq: i64 = other
+        .query_typed_one(
+            "SELECT max(seq) FROM change_log WHERE item_id = $1",
+            &[(&quick.id, postgres::types::Type::UUID)],
+        )
+        .unwrap()
+        .get(0);
     assert!(late.seq < quick_seq, "the late commit holds the lower seq");
     assert!(changed(&*store, &mut cursor).contains(&slow.id), "the late commit is not skipped");
 }

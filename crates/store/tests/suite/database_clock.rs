@@ -16,7 +16,10 @@ fn postgres_times_stay_within_a_round_trip_of_the_servers_clock_and_never_go_bac
     let DbTarget::Postgres { url, .. } = db.target() else { unreachable!("a PostgreSQL database") };
     let mut server = postgres::Client::connect(url, postgres::NoTls).unwrap();
     let mut server_now = || -> i64 {
-        server.query_one("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint", &[]).unwrap().get(0)
+        server
+            .query_typed_one("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint", &[])
+            .unwrap()
+            .get(0)
     };
     let mut last = i64::MIN;
     // Over more than a second: times from a kept reading, and from readings made again.

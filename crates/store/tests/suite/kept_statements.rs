@@ -1,9 +1,11 @@
-//! A store keeps each connection's prepared statements (PostgreSQL) and trusts a connection that
-//! answered lately without asking it first: what it reads stays right and current through
-//! that. A statement prepared before a schema change still runs after it; a connection the
-//! server ended is replaced without failing a read or a write; one statement text serving
-//! several tenants, with their own parameters, returns each only its rows; a key revoked by
-//! another process is seen revoked at its next lookup.
+//! A store's connections stay right and current across what happens between statements: it
+//! trusts a connection that answered lately without asking it first, and (PostgreSQL) sends
+//! every statement unnamed, so nothing of a statement is kept on a connection. A statement
+//! text run before a schema change still runs after it; a connection the server ended is
+//! replaced without failing a read or a write; one statement text serving several tenants,
+//! with their own parameters, returns each only its rows; a key revoked by another process is
+//! seen revoked at its next lookup. The suite also runs through PgBouncer in transaction mode
+//! (`scripts/test`), where each statement may land on another server connection.
 
 use cortex_domain::api_key::Role;
 use cortex_domain::dedupe;
@@ -114,11 +116,11 @@ fn a_key_revoked_by_another_process_is_seen_revoked_at_its_next_lookup(db: &Test
     assert_eq!(row.revoked_at, Some(7), "the revocation is seen by the very next lookup");
 }
 
-/// A column whose type changes under a prepared statement changes the type of the rows it
-/// returns, which PostgreSQL refuses for a prepared statement ("cached plan must not change
-/// result type"): the store prepares it again rather than failing the read.
+/// A column whose type changes between two runs of one statement text changes the type of the
+/// rows it returns, which PostgreSQL refuses for a statement kept prepared ("cached plan must
+/// not change result type"): the store keeps none, so the read goes on.
 #[test]
-fn postgres_a_statement_whose_rows_change_type_is_prepared_again() {
+fn postgres_a_statement_whose_rows_change_type_still_runs() {
     let db = TestDb::postgres();
     let store = one_connection(&db);
     store.set_meta("a test's key", "its value").unwrap();
@@ -142,7 +144,9 @@ fn postgres_reads_and_writes_go_on_after_the_server_ends_every_connection() {
     }
     let end_all = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
          WHERE datname = current_database() AND pid <> pg_backend_pid()";
-    assert!(db.execute_raw(end_all).unwrap() >= 1, "the store's connections were ended");
+    let ended = db.execute_raw(end_all).unwrap();
+    // Through a pooler, the pool's one server connection may be the one asking.
+    assert!(ended >= 1 || cortex_testdb::pooled(), "the store's connections were ended");
     assert_eq!(store.get(&[first]).unwrap()[0].record.title, "before the cut");
     db.execute_raw(end_all).unwrap();
     let second = insert(&store, record("acme", "after the cut"));

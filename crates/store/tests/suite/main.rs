@@ -9,3 +9,5 @@ mod filters;
 mod kept_statements;
 mod readiness;
 mod shared_database;
+mod shared_limits;
+mod shared_sessions;

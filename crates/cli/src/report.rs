@@ -49,6 +49,15 @@ pub fn stats(report: &StatsReport) {
     for kind in &report.by_kind {
         output::line(&format!("  {:<width$}  {:>6}", kind.kind, kind.items));
     }
+    if !report.recall.is_empty() {
+        output::line("recall     what the prompt-submit hook added, per project (counted on this machine)");
+    }
+    for r in &report.recall {
+        output::line(&format!(
+            "  {}/{}: {} prompts, {} with memories ({} memories, {} tokens), {} sessions at their ceiling",
+            r.org, r.project, r.prompts, r.injections, r.memories, r.tokens, r.sessions_at_ceiling
+        ));
+    }
 }
 
 /// The records as read, newest first; says so when `limit` cut the list.

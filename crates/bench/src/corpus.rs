@@ -283,8 +283,8 @@ mod tests {
         for i in 0..64 {
             let item = item(i, &mut a);
             assert_eq!(item, super::item(i, &mut b));
-            let parsed = cortex_domain::item::parse_store_request(&json!({"items": [item]})).unwrap();
-            assert!(parsed[0].is_ok(), "item {i}: {:?}", parsed[0]);
+            let parsed = cortex_domain::item::parse_item(&item);
+            assert!(parsed.is_ok(), "item {i}: {parsed:?}");
         }
     }
 }

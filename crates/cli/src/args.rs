@@ -20,6 +20,40 @@ fn choices<W: Word>() -> PossibleValuesParser {
     PossibleValuesParser::new(W::words())
 }
 
+/// `cortex find`'s words and the flags that mirror `memory_find` arguments.
+#[derive(clap::Args)]
+pub struct FindFlags {
+    pub query: String,
+    #[arg(long, help = doc(&find::MODE), value_parser = choices::<Mode>(), ignore_case = true)]
+    pub mode: Option<String>,
+    /// Kinds to keep (repeatable).
+    #[arg(long = "kind")]
+    pub kinds: Vec<String>,
+    #[arg(long)]
+    pub org: Option<String>,
+    #[arg(long)]
+    pub project: Option<String>,
+    #[arg(long)]
+    pub branch: Option<String>,
+    #[arg(long, help = doc(&find::WIDEN), value_parser = choices::<ScopeLevel>(), ignore_case = true)]
+    pub widen: Option<String>,
+    #[arg(long, help = doc(&find::STATUS))]
+    pub status: Option<String>,
+    /// Tags a hit must all carry (repeatable, or comma-separated).
+    #[arg(long = "tag", alias = "tags", value_delimiter = ',', value_name = "TAG")]
+    pub tags: Vec<String>,
+    #[arg(long, help = doc(&find::SINCE), value_name = "AGE|DATE")]
+    pub since: Option<String>,
+    #[arg(long, help = doc(&find::LIMIT))]
+    pub limit: Option<i64>,
+    #[arg(long, help = doc(&find::CURSOR))]
+    pub cursor: Option<String>,
+    #[arg(long, help = doc(&find::EXPAND), value_parser = choices::<Expand>(), ignore_case = true)]
+    pub expand: Option<String>,
+    #[arg(long, help = doc(&find::DEPTH))]
+    pub depth: Option<i64>,
+}
+
 #[derive(Parser)]
 #[command(name = "cortex", version, about = "Cortex Memory: a memory server for AI coding agents (MCP)")]
 pub struct Cli {
@@ -88,35 +122,8 @@ pub enum Command {
     /// Find stored knowledge. Flags that mirror a memory_find argument take its description
     /// and its words from the argument's definition (docs/TOOLS.md).
     Find {
-        query: String,
-        #[arg(long, help = doc(&find::MODE), value_parser = choices::<Mode>(), ignore_case = true)]
-        mode: Option<String>,
-        /// Kinds to keep (repeatable).
-        #[arg(long = "kind")]
-        kinds: Vec<String>,
-        #[arg(long)]
-        org: Option<String>,
-        #[arg(long)]
-        project: Option<String>,
-        #[arg(long)]
-        branch: Option<String>,
-        #[arg(long, help = doc(&find::WIDEN), value_parser = choices::<ScopeLevel>(), ignore_case = true)]
-        widen: Option<String>,
-        #[arg(long, help = doc(&find::STATUS))]
-        status: Option<String>,
-        /// Tags a hit must all carry (repeatable, or comma-separated).
-        #[arg(long = "tag", alias = "tags", value_delimiter = ',', value_name = "TAG")]
-        tags: Vec<String>,
-        #[arg(long, help = doc(&find::SINCE), value_name = "AGE|DATE")]
-        since: Option<String>,
-        #[arg(long, help = doc(&find::LIMIT))]
-        limit: Option<i64>,
-        #[arg(long, help = doc(&find::CURSOR))]
-        cursor: Option<String>,
-        #[arg(long, help = doc(&find::EXPAND), value_parser = choices::<Expand>(), ignore_case = true)]
-        expand: Option<String>,
-        #[arg(long, help = doc(&find::DEPTH))]
-        depth: Option<i64>,
+        #[command(flatten)]
+        flags: FindFlags,
         /// Print the full JSON response.
         #[arg(long)]
         json: bool,

@@ -15,6 +15,7 @@ mod output;
 mod progress;
 mod recall;
 mod report;
+mod request;
 mod show;
 mod transfer;
 mod ui;
@@ -189,14 +190,12 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             };
             let value: Value = serde_json::from_str(&text)
                 .map_err(|e| CliError::argument("json", format!("the input is not JSON: {e}")))?;
-            let args = match value {
-                Value::Array(items) => json!({ "items": items }),
-                Value::Object(ref map) if map.contains_key("items") => value,
-                other => json!({ "items": [other] }),
-            };
             let service = open(cli.db)?;
             service.indexes().ensure_embedder_fits()?;
-            respond(service.memory_store().store(&args), |r| {
+            let stored = request::store_request(&value)
+                .map_err(ServiceError::from)
+                .and_then(|request| service.memory_store().store(&request));
+            respond(stored, |r| {
                 output::json(r);
                 if r.summary.validation_error > 0 || r.summary.business_rule_blocked > 0 {
                     ExitCode::from(2)
@@ -205,64 +204,19 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 }
             })
         }
-        Command::Find {
-            query,
-            mode,
-            kinds,
-            org,
-            project,
-            branch,
-            widen,
-            status,
-            tags,
-            since,
-            limit,
-            cursor,
-            expand,
-            depth,
-            json,
-        } => {
-            let mut args = json!({ "query": query });
-            if !tags.is_empty() {
-                args["tags"] = json!(tags);
-            }
-            let scope: serde_json::Map<String, Value> =
-                [("org", org), ("project", project), ("branch", branch)]
-                    .into_iter()
-                    .filter_map(|(k, v)| v.map(|v| (k.to_string(), Value::String(v))))
-                    .collect();
-            if !scope.is_empty() {
-                args["scope"] = Value::Object(scope);
-            }
-            if !kinds.is_empty() {
-                args["types"] = json!(kinds);
-            }
-            for (key, value) in [
-                ("mode", mode),
-                ("widen", widen),
-                ("status", status),
-                ("since", since),
-                ("cursor", cursor),
-                ("expand", expand),
-            ] {
-                if let Some(v) = value {
-                    args[key] = Value::String(v);
-                }
-            }
-            for (key, value) in [("limit", limit), ("depth", depth)] {
-                if let Some(n) = value {
-                    args[key] = json!(n);
-                }
-            }
+        Command::Find { flags, json } => {
             let service = open(cli.db)?;
             service.indexes().ensure_embedder_fits()?;
+            let found = request::find_request(&flags)
+                .map_err(ServiceError::from)
+                .and_then(|request| service.memory_find().find(&request));
             if json {
-                return respond(service.memory_find().find(&args), |r| {
+                return respond(found, |r| {
                     output::json(r);
                     ExitCode::SUCCESS
                 });
             }
-            let response = service.memory_find().find(&args).map_err(|e| match e {
+            let response = found.map_err(|e| match e {
                 ServiceError::Invalid(e) => CliError::argument(
                     &output::flag(&e.field),
                     format!("{} (hint: {})", e.message, e.human_hint),

@@ -58,7 +58,11 @@ fn unprintable(c: char) -> bool {
 /// A readable table of hits, then suggestions and notes.
 pub fn find_table(response: &FindResponse) {
     if response.hits.is_empty() {
-        say!("no hits (route: {}, scope: {})", response.route_used, cell(&response.searched_scope.level));
+        say!(
+            "no hits (route: {}, scope: {})",
+            response.route_used,
+            cell(response.searched_scope.level.as_str())
+        );
     } else {
         // Scores come with `--detail full` only; without them the first column is the rank.
         let scored = response.hits.iter().all(|h| h.score.is_some());

@@ -68,20 +68,28 @@ pub fn audit(records: &[AuditRecord], limit: usize) {
     }
     let now = cortex_service::now_ms();
     output::line(&format!(
-        "{:<15} {:<23} {:<9} {:<11} {:<36} {:<14} SUMMARY",
-        "WHEN", "AT", "CHANGE", "KIND", "ITEM", "BY"
+        "{:<15} {:<23} {:<9} {:<11} {:<36} {:<20} {:<14} SUMMARY",
+        "WHEN", "AT", "CHANGE", "KIND", "ITEM", "BY", "VIA"
     ));
     for r in records {
         let item = r.item_id.map(|id| id.to_string()).unwrap_or_default();
-        let by = r.actor.as_deref().or(r.tool.as_deref()).unwrap_or("-");
+        // Who Cortex established made the change; on records from before principals were
+        // recorded, what the client claimed, labelled as a claim.
+        let by = match (&r.principal, &r.claimed.actor) {
+            (Some(principal), _) => principal.clone(),
+            (None, Some(actor)) => format!("{actor} (claimed)"),
+            (None, None) => "-".to_string(),
+        };
+        let via = r.via.as_deref().or(r.claimed.tool.as_deref()).unwrap_or("-");
         output::line(&format!(
-            "{:<15} {:<23} {:<9} {:<11} {:<36} {:<14} {}",
+            "{:<15} {:<23} {:<9} {:<11} {:<36} {:<20} {:<14} {}",
             describe_age(r.at, now),
             exact(r.at),
             r.operation,
             r.kind.as_deref().unwrap_or("-"),
             item,
             by,
+            via,
             r.summary.replace('\n', " ")
         ));
     }

@@ -61,14 +61,9 @@ pub fn run(service: &MemoryService, ids: &[String], json: bool) -> Result<ExitCo
 
 /// One item by id, in full, or `None` when the caller cannot read it.
 fn read(service: &MemoryService, id: Uuid) -> Result<Option<Hit>, ServiceError> {
-    let request = FindRequest {
-        query: None,
-        ids: vec![id],
-        detail: Detail::Full,
-        max_content_chars: MAX_HIT_CONTENT_CHARS,
-        ..FindRequest::query("")
-    };
-    let response = service.memory_find().find_request(&request)?;
+    let request =
+        FindRequest::ids([id]).with_detail(Detail::Full).with_max_content_chars(MAX_HIT_CONTENT_CHARS);
+    let response = service.memory_find().find(&request)?;
     Ok(response.hits.into_iter().find(|h| h.id == id))
 }
 

@@ -7,6 +7,11 @@
 //!
 //! An approved document section (`status: approved`, or an `approved_at` date) is locked:
 //! neither an update nor a delete goes through; a new version that supersedes it retires it.
+//!
+//! Both hold for good once reached, whatever the status goes through afterwards: the store
+//! keeps when an item first entered a governed state ([`governs`]), and the rules read that
+//! fact (`StoredView::governed_since`) beside the current status. Otherwise `proposed`, an
+//! edit, then `accepted` again would change an accepted decision in three allowed steps.
 
 use crate::error::{ErrorCode, ValidationError};
 use crate::kind::Kind;
@@ -25,19 +30,60 @@ pub struct StoredView<'a> {
     pub data: &'a Value,
     /// The hash of the stored searchable text (title, body, content).
     pub content_hash: &'a str,
+    /// When the item first entered a governed state ([`governs`]), as the store keeps it:
+    /// set once, never cleared.
+    pub governed_since: Option<i64>,
+}
+
+/// Whether an item in this state is governed: a decision accepted, a section approved. The
+/// store records the first time an item is written in such a state (`governed_since`), and
+/// the rules below hold from then on.
+pub fn governs(kind: Kind, status: Option<&str>, data: &Value) -> bool {
+    match kind {
+        Kind::Decision => status == Some("accepted"),
+        Kind::Section => status == Some("approved") || data.get("approved_at").is_some_and(|v| !v.is_null()),
+        _ => false,
+    }
 }
 
 impl StoredView<'_> {
     fn is_approved_section(&self) -> bool {
-        self.kind == Kind::Section
-            && (self.status == Some("approved") || self.data.get("approved_at").is_some_and(|v| !v.is_null()))
+        self.kind == Kind::Section && governs(self.kind, self.status, self.data)
+    }
+
+    /// Approved now, or once (and moved to another status since, which governance never
+    /// allowed, so only a write around it or an older version could have done it).
+    fn was_approved_section(&self) -> bool {
+        self.kind == Kind::Section && (self.is_approved_section() || self.governed_since.is_some())
+    }
+
+    /// An accepted decision, now or once: its status may have moved on since (deprecated,
+    /// superseded, even back to proposed), its accepted fields never.
+    fn was_accepted_decision(&self) -> bool {
+        self.kind == Kind::Decision && (self.status == Some("accepted") || self.governed_since.is_some())
+    }
+
+    /// "is accepted", or "was accepted on 2026-01-01T…" when its status has moved on.
+    fn accepted_state(&self) -> String {
+        match (self.status, self.governed_since) {
+            (Some("accepted"), _) | (_, None) => "is accepted".to_string(),
+            (status, Some(since)) => format!(
+                "was accepted on {} (its status is {} now)",
+                crate::time::format_instant(since),
+                status.unwrap_or("unset")
+            ),
+        }
     }
 
     fn locked_section(&self, verb: &str) -> ValidationError {
         ValidationError::new(
             ErrorCode::BusinessRuleBlocked,
             if verb == "deleted" { "id".to_string() } else { "data".to_string() },
-            format!("section {} is approved: it cannot be {verb}", self.id),
+            format!(
+                "section {} {}: it cannot be {verb}",
+                self.id,
+                if self.is_approved_section() { "is approved" } else { "was approved" }
+            ),
             format!(
                 "store the new version as a new section with \"supersedes\": \"{}\"; \
                  finds then return the new version and point from the old one to it",
@@ -49,7 +95,7 @@ impl StoredView<'_> {
 
 /// Whether deleting the stored item is allowed.
 pub fn check_delete(stored: StoredView<'_>) -> Result<(), ValidationError> {
-    if stored.is_approved_section() {
+    if stored.was_approved_section() {
         return Err(stored.locked_section("deleted"));
     }
     Ok(())
@@ -62,13 +108,21 @@ pub fn check_update(stored: StoredView<'_>, new_data: &Value, new_hash: &str) ->
     if stored.is_approved_section() && (stored.data != new_data || stored.content_hash != new_hash) {
         return Err(stored.locked_section("changed"));
     }
-    if stored.kind == Kind::Decision && stored.status == Some("accepted") {
+    // Once approved and no longer: its text still stands as approved.
+    if stored.was_approved_section() && stored.content_hash != new_hash {
+        return Err(stored.locked_section("changed"));
+    }
+    if stored.was_accepted_decision() {
         for field in ACCEPTED_DECISION_FIELDS {
             if stored.data.get(field) != new_data.get(field) {
                 return Err(ValidationError::new(
                     ErrorCode::BusinessRuleBlocked,
                     format!("data.{field}"),
-                    format!("decision {} is accepted: its `{field}` cannot change", stored.id),
+                    format!(
+                        "decision {} {}: its `{field}` cannot change",
+                        stored.id,
+                        stored.accepted_state()
+                    ),
                     format!(
                         "store a new decision with \"supersedes\": \"{}\" that says what changed; \
                          an accepted decision may only change its status or consequences",
@@ -117,7 +171,14 @@ mod tests {
     }
 
     fn view<'a>(data: &'a Value, status: &'a str) -> StoredView<'a> {
-        StoredView { id: Uuid::nil(), kind: Kind::Decision, status: Some(status), data, content_hash: "h" }
+        StoredView {
+            id: Uuid::nil(),
+            kind: Kind::Decision,
+            status: Some(status),
+            data,
+            content_hash: "h",
+            governed_since: None,
+        }
     }
 
     #[test]
@@ -158,6 +219,7 @@ mod tests {
             status: Some("accepted"),
             data: &stored,
             content_hash: "h",
+            governed_since: None,
         };
         assert!(check_update(todo, &edited, "other").is_ok());
         assert!(check_delete(todo).is_ok());
@@ -172,6 +234,7 @@ mod tests {
             status: Some("approved"),
             data: &data,
             content_hash: "h",
+            governed_since: None,
         };
         assert!(check_update(approved, &data, "h").is_ok(), "storing it unchanged is no change");
         let mut edited = data.clone();
@@ -187,5 +250,51 @@ mod tests {
         let draft = json!({"title": "Retention", "body": "b", "status": "draft"});
         let free = StoredView { status: Some("draft"), data: &draft, ..approved };
         assert!(check_update(free, &edited, "h2").is_ok() && check_delete(free).is_ok());
+    }
+
+    #[test]
+    fn a_decision_once_accepted_keeps_its_fields_whatever_its_status_went_through() {
+        let stored = decision("proposed");
+        let mut edited = stored.clone();
+        edited["rationale"] = json!("cheaper after all");
+        let never = view(&stored, "proposed");
+        assert!(check_update(never, &edited, "h").is_ok(), "never accepted: free to edit");
+        let once = StoredView { governed_since: Some(1_767_225_600_000), ..never };
+        let err = check_update(once, &edited, "h").unwrap_err();
+        assert_eq!((err.code, err.field.as_str()), (ErrorCode::BusinessRuleBlocked, "data.rationale"));
+        assert!(err.message.contains("was accepted on 2026-01-01"), "{}", err.message);
+        assert!(err.message.contains("its status is proposed now"), "{}", err.message);
+        let mut status_only = stored.clone();
+        status_only["status"] = json!("accepted");
+        assert!(check_update(once, &status_only, "h").is_ok(), "its status may still move");
+    }
+
+    #[test]
+    fn a_section_once_approved_keeps_its_text() {
+        let draft = json!({"title": "Retention", "body": "Keep logs 30 days", "status": "draft"});
+        let once = StoredView {
+            id: Uuid::nil(),
+            kind: Kind::Section,
+            status: Some("draft"),
+            data: &draft,
+            content_hash: "h",
+            governed_since: Some(1),
+        };
+        let mut edited = draft.clone();
+        edited["body"] = json!("Keep logs 60 days");
+        assert!(check_update(once, &edited, "h2").is_err());
+        assert!(check_delete(once).is_err());
+        assert!(check_update(StoredView { governed_since: None, ..once }, &edited, "h2").is_ok());
+    }
+
+    #[test]
+    fn what_governs() {
+        let none = json!({});
+        assert!(governs(Kind::Decision, Some("accepted"), &none));
+        assert!(!governs(Kind::Decision, Some("proposed"), &none));
+        assert!(governs(Kind::Section, Some("approved"), &none));
+        assert!(governs(Kind::Section, None, &json!({"approved_at": "2026-01-01"})));
+        assert!(!governs(Kind::Section, None, &json!({"approved_at": null})));
+        assert!(!governs(Kind::Risk, Some("accepted"), &none), "an accepted risk is not a decision");
     }
 }

@@ -21,6 +21,7 @@
 //! - [`graph`]: which links an expansion follows, and the walk
 //! - [`sources`]: decision records, changelogs, docs and commits read into items (`cortex ingest`)
 //! - [`tenant`]: how far an API key's holder may reach (one org, some projects)
+//! - [`principal`]: who made a change, as the server established it (the audit trail's)
 //! - [`api_key`]: what a key may do (role), how fast (rate), its name and token shape
 //! - [`tool`]: the tools the server offers and the role each needs
 //! - [`text`], [`time`], [`ttl`], [`limits`], [`git_remote`]: small shared rules
@@ -43,6 +44,7 @@ pub mod limits;
 pub mod natural_key;
 pub mod near_duplicate;
 pub mod neighbours;
+pub mod principal;
 pub mod query;
 pub mod ranking;
 pub mod recall;

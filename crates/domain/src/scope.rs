@@ -94,6 +94,17 @@ impl Scope {
         Ok(scope)
     }
 
+    /// Checks a scope built in the process as [`Scope::from_json`] checks a sent one: each
+    /// value set is 1–128 characters without control characters.
+    pub fn check(&self) -> Result<(), ValidationError> {
+        for field in SCOPE_FIELDS {
+            if let Some(value) = self.get(field) {
+                check_value(field, value)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Fills every field this scope lacks from `fallback`.
     pub fn or(&self, fallback: &Scope) -> Scope {
         let mut out = self.clone();

@@ -8,8 +8,9 @@ use crate::principal::{self, AccessNote, Principal, Source};
 use crate::resources;
 use crate::schema::tools;
 use cortex_domain::args::Word;
-use cortex_domain::find::Mode;
-use cortex_domain::{ErrorCode, Tool};
+use cortex_domain::find::{FindRequest, Mode};
+use cortex_domain::item::StoreRequest;
+use cortex_domain::{ErrorCode, Tool, ValidationError};
 use cortex_service::response::{ErrorBody, FindResponse, ItemStatus, StoreResponse};
 use cortex_service::{MemoryService, ServiceError};
 use rmcp::model::{
@@ -135,10 +136,7 @@ impl CortexServer {
                     .map_err(|e| McpError::internal_error(format!("cannot encode result: {e}"), None))?;
                 (CallToolResult::structured(value), CallOutcome::Ok, Some(tally))
             }
-            Err(ServiceError::Invalid(e)) => {
-                let body = json!({ "error": ErrorBody::from(&e) });
-                (CallToolResult::structured_error(body), CallOutcome::Refused, None)
-            }
+            Err(ServiceError::Invalid(e)) => (refusal_of(&e), CallOutcome::Refused, None),
             Err(e @ (ServiceError::Internal(_) | ServiceError::Lexical(_))) => {
                 tracing::error!(error = %e, "tool call failed");
                 let hint = "this is a server-side failure, not your input; retry, and if it persists run `cortex doctor`";
@@ -226,6 +224,11 @@ impl Answer for FindResponse {
     }
 }
 
+/// The caller's request refused: `{"error": {...}}` naming the field and how to fix it.
+fn refusal_of(error: &ValidationError) -> CallToolResult {
+    CallToolResult::structured_error(json!({ "error": ErrorBody::from(error) }))
+}
+
 /// A tool error that is not a refusal of one field: `field` is empty, the code says why.
 fn refusal(code: ErrorCode, message: String, hint: impl Into<String>) -> CallToolResult {
     let body = ErrorBody::from(&cortex_domain::ValidationError::new(code, "", message, hint));
@@ -265,13 +268,7 @@ fn forbidden(principal: &Principal, tool: Tool) -> CallToolResult {
 /// A call refused by role. A store is recorded in the audit trail as blocked attempts (what
 /// was tried, by which key or token holder, why); a failure to record is logged, never the
 /// caller's answer. A tool that only reads changes nothing, so there is nothing to record.
-async fn audit_refused(
-    service: Arc<MemoryService>,
-    tool: Tool,
-    args: Value,
-    principal: &Principal,
-    refusal: &CallToolResult,
-) {
+async fn audit_refused(service: Arc<MemoryService>, tool: Tool, args: Value, refusal: &CallToolResult) {
     match tool {
         Tool::Store => {}
         Tool::Find => return,
@@ -282,9 +279,10 @@ async fn audit_refused(
         .and_then(|c| c["error"]["message"].as_str())
         .unwrap_or("memory_store needs role write")
         .to_string();
-    let actor = principal.caller.actor.clone().unwrap_or_else(|| format!("key:{}", principal.key));
-    let recorded = tokio::task::spawn_blocking(move || {
-        service.memory_store().audit_refused_store(&args, &actor, &reason)
+    // Arguments that are not even a batch name nothing to record the attempt on.
+    let recorded = tokio::task::spawn_blocking(move || match StoreRequest::from_json(&args) {
+        Ok(request) => service.memory_store().audit_refused_store(&request, &reason),
+        Err(_) => Ok(0),
     })
     .await;
     match recorded {
@@ -304,11 +302,13 @@ struct Call<'a> {
     took: Duration,
 }
 
-/// The find mode a call asked for (the label of its metrics); `store` for memory_store.
-fn mode_label(tool: Tool, args: &Value) -> &'static str {
-    match tool {
-        Tool::Store => "store",
-        Tool::Find => match args.get("mode") {
+/// The find mode a call asked for (the label of its metrics); `store` for memory_store. A find
+/// refused for another argument is still labelled with the mode it named.
+fn mode_label(tool: Tool, find: Option<&Result<FindRequest, ValidationError>>, args: &Value) -> &'static str {
+    match (tool, find) {
+        (Tool::Store, _) => "store",
+        (Tool::Find, Some(Ok(request))) => request.mode.as_str(),
+        (Tool::Find, _) => match args.get("mode") {
             None | Some(Value::Null) => Mode::default().as_str(),
             Some(Value::String(word)) => Mode::parse_word(word).map_or("invalid", Mode::as_str),
             Some(_) => "invalid",
@@ -364,17 +364,28 @@ impl ServerHandler for CortexServer {
                 None,
             ));
         };
-        let mode = mode_label(tool, &args);
+        // A find's arguments are parsed here, once (they are small); a store's on its blocking
+        // thread (a batch may carry megabytes of text to check and hash).
+        let find = match tool {
+            Tool::Find => Some(FindRequest::from_json(&args)),
+            Tool::Store => None,
+        };
+        let mode = mode_label(tool, find.as_ref(), &args);
         let (result, outcome, tally) = match principal {
             Some(p) if !p.role.covers(tool.role()) => {
                 let refusal = forbidden(p, tool);
-                audit_refused(service.clone(), tool, args, p, &refusal).await;
+                audit_refused(service.clone(), tool, args, &refusal).await;
                 (refusal, CallOutcome::Forbidden, None)
             }
-            _ => match tool {
-                Tool::Store => self.run(service, None, move |s| s.memory_store().store(&args)).await?,
-                Tool::Find => {
-                    self.run(service, self.finds.as_ref(), move |s| s.memory_find().find(&args)).await?
+            _ => match find {
+                None => {
+                    let store =
+                        move |s: &MemoryService| s.memory_store().store(&StoreRequest::from_json(&args)?);
+                    self.run(service, None, store).await?
+                }
+                Some(Err(refused)) => (refusal_of(&refused), CallOutcome::Refused, None),
+                Some(Ok(request)) => {
+                    self.run(service, self.finds.as_ref(), move |s| s.memory_find().find(&request)).await?
                 }
             },
         };

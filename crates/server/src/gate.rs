@@ -16,6 +16,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use cortex_domain::api_key::{self, MAX_RATE_PER_SECOND, Rate, Role};
+use cortex_domain::principal::Principal as AuditPrincipal;
 use cortex_service::Caller;
 use cortex_service::keys::AuthFailure;
 use futures::StreamExt;
@@ -301,7 +302,7 @@ pub(super) async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Ref
                 ),
             }));
         }
-        let mut caller = app.service.local_caller();
+        let mut caller = app.service.local_caller().as_principal(AuditPrincipal::Loopback);
         caller.scope.project = project.or(caller.scope.project);
         caller.scope.branch = branch.or(caller.scope.branch);
         // The machine's only user, on a server no one else can reach: a rate would protect
@@ -358,7 +359,7 @@ pub(super) async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Ref
         app.metrics.refused(code);
         Box::new(unauthorized(code, message, hint))
     })?;
-    let caller = Caller::for_key(holder.bound, project.as_deref(), branch.as_deref()).map_err(|why| {
+    let caller = holder.caller(project.as_deref(), branch.as_deref()).map_err(|why| {
         app.metrics.refused(ProblemCode::ForbiddenScope);
         problem(
             StatusCode::FORBIDDEN,
@@ -378,7 +379,7 @@ pub(super) async fn who(app: &App, headers: &HeaderMap) -> Result<Principal, Ref
 
 /// The holder of an OAuth access token: a principal exactly as a key's holder is, bound to the
 /// token's org and projects, with the role its scopes grant and the default rate; its changes
-/// recorded as the token's subject's.
+/// recorded as the token's subject's at its issuer.
 async fn token_holder(
     app: &App,
     verifier: &std::sync::Arc<super::oauth::Verifier>,
@@ -390,7 +391,7 @@ async fn token_holder(
         app.metrics.refused(code);
         Box::new(refusal)
     })?;
-    let mut caller =
+    let caller =
         Caller::for_key(identity.bound.clone(), project.as_deref(), branch.as_deref()).map_err(|why| {
             app.metrics.refused(ProblemCode::ForbiddenScope);
             problem(
@@ -400,7 +401,11 @@ async fn token_holder(
                 "set X-Cortex-Project to a project this token may reach (its projects claim), or leave it out",
             )
         })?;
-    caller.actor = Some(identity.actor());
+    let caller = caller.as_principal(AuditPrincipal::OAuth {
+        issuer: verifier.options.issuer.clone(),
+        subject: identity.subject.clone(),
+        client: identity.client_id.clone(),
+    });
     Ok(Principal {
         id: format!("oauth:{}", identity.subject),
         key: format!("oauth:{}", identity.subject),

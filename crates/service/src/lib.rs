@@ -32,6 +32,7 @@ pub mod lexical_index;
 pub mod lifecycle;
 pub mod memory_find;
 pub mod memory_store;
+mod os_user;
 pub mod response;
 pub mod scope_inference;
 pub mod semantic;
@@ -72,8 +73,10 @@ pub struct MemoryService {
     inferred: InferredScope,
     /// The caller's tenant bound; `None` for the local user.
     bound: Option<cortex_domain::tenant::Bound>,
-    /// The audit trail's actor for this caller's changes (`Caller::actor`).
-    actor: Option<String>,
+    /// Who this caller's changes are recorded as made by (`Caller::principal`).
+    principal: Option<cortex_domain::principal::Principal>,
+    /// What this caller's changes come through, when not the flow's own name (`Caller::via`).
+    via: Option<&'static str>,
 }
 
 /// What every caller's service shares: made once, at open.
@@ -89,6 +92,8 @@ struct Shared {
     lexical: Arc<lexical_index::Lexical>,
     near_duplicate_policy: cortex_domain::near_duplicate::NearDuplicatePolicy,
     find_deadline: std::time::Duration,
+    /// The threads finds' dense routes run on.
+    dense_routes: memory_find::DensePool,
     /// Store calls using the database at once.
     write_lanes: Arc<lanes::WriteLanes>,
     /// Refused stores recorded lately, per actor.
@@ -119,10 +124,18 @@ impl MemoryService {
             inferred: config.scope.clone(),
             near_duplicate_policy: config.near_duplicates,
             find_deadline: config.find_deadline,
+            dense_routes: memory_find::DensePool::per_core(),
             refusals: Default::default(),
             recall: config.recall.clone(),
         });
-        MemoryService { view: store, inferred: shared.inferred.clone(), shared, bound: None, actor: None }
+        MemoryService {
+            view: store,
+            inferred: shared.inferred.clone(),
+            shared,
+            bound: None,
+            principal: Some(os_user::local_principal()),
+            via: None,
+        }
     }
 
     pub fn inferred_scope(&self) -> &InferredScope {

@@ -1,9 +1,10 @@
 //! What the service answers. These types are the tools' `outputSchema` and the CLI's JSON,
 //! so a field added here reaches every client.
 
+use cortex_domain::args::Word;
 use cortex_domain::limits::MAX_BRIEF_TITLE_CHARS;
 use cortex_domain::text::truncate_chars;
-use cortex_domain::{Kind, Scope, ScopeMatch, ValidationError};
+use cortex_domain::{Kind, Mode, Scope, ScopeLevel, ScopeMatch, ValidationError};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -216,6 +217,11 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+/// A word of a closed list (a mode, a scope level), sent as the word.
+fn word<W: Word, S: serde::Serializer>(value: &W, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(value.as_str())
+}
+
 impl Hit {
     /// Keeps what an agent needs to choose what to read (`detail: brief`): id, kind, title,
     /// snippet, scope level, update time, status, and the warnings (superseded, stale, how a
@@ -309,7 +315,9 @@ pub struct GraphNode {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SearchedScope {
-    pub level: String,
+    #[serde(serialize_with = "word")]
+    #[schemars(with = "String")]
+    pub level: ScopeLevel,
     #[serde(flatten)]
     #[schemars(with = "Value")]
     pub filter: Scope,
@@ -377,7 +385,9 @@ pub struct FindResponse {
     /// What ran: `lexical`, `ids`, or `none` when the query had no searchable word.
     pub route_used: Route,
     /// The mode asked for.
-    pub mode: String,
+    #[serde(serialize_with = "word")]
+    #[schemars(with = "String")]
+    pub mode: Mode,
     /// How well the best hit answers the query, 0–1.
     pub confidence: f64,
     pub searched_scope: SearchedScope,

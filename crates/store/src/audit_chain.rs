@@ -14,6 +14,12 @@
 //! UTF-8 bytes, `:`, and the value (integers in decimal). Length prefixes make it unambiguous
 //! whatever the values hold (newlines included). The hashed text is `prev_hash`, a newline,
 //! and the canonical form; hashes are lowercase hex.
+//!
+//! Version 2 (every record written from the audit_principal migration on, `chain_version` 2): the line
+//! `cortex-audit-v2`, the 20 fields of version 1, then `principal` and `via`, so who made a
+//! change and through what are covered too. A record keeps the version it was written in:
+//! older records are never rehashed, and verify as they always did. The version itself is
+//! covered, being the first line hashed.
 
 use sha2::{Digest, Sha256};
 
@@ -31,6 +37,12 @@ pub struct ChainRecord {
     pub kind: Option<String>,
     /// org, project, branch, service, sprint, tenant, environment ('' when unset).
     pub scope: [String; 7],
+    /// Who made the change, as the server established it (version 2 on).
+    pub principal: Option<String>,
+    /// What the change came through (version 2 on).
+    pub via: Option<String>,
+    /// The canonical form the record was hashed in: 1 or 2.
+    pub chain_version: i64,
     pub actor: Option<String>,
     pub tool: Option<String>,
     pub session: Option<String>,
@@ -74,9 +86,9 @@ impl ChainRecord {
             item_id,
             kind: self.kind,
             scope: cortex_domain::Scope { org, project, branch, service, sprint, tenant, environment },
-            actor: self.actor,
-            tool: self.tool,
-            session: self.session,
+            principal: self.principal,
+            via: self.via,
+            claimed: crate::Claim { actor: self.actor, tool: self.tool, session: self.session },
             request_id: self.request_id,
             batch_id: self.batch_id,
             hash_before: self.hash_before,
@@ -86,7 +98,7 @@ impl ChainRecord {
     }
 }
 
-/// The fields of a record in canonical order, as text (`None` for NULL).
+/// The fields of a record in its version's canonical order, as text (`None` for NULL).
 pub fn fields(r: &ChainRecord) -> Vec<Option<String>> {
     let mut out = vec![Some(r.seq.to_string()), Some(r.at.to_string()), Some(r.operation.clone())];
     out.push(r.item_id.clone());
@@ -96,17 +108,25 @@ pub fn fields(r: &ChainRecord) -> Vec<Option<String>> {
         out.push(f.clone());
     }
     out.push(Some(r.summary.clone()));
+    if r.chain_version >= 2 {
+        out.push(r.principal.clone());
+        out.push(r.via.clone());
+    }
     out
 }
 
-/// How many fields the canonical form has (and `cortex_audit_hash` takes after `prev_hash`).
+/// How many fields the canonical form version 1 has (and `cortex_audit_hash` takes after
+/// `prev_hash`).
 pub const FIELD_COUNT: usize = 20;
+/// How many fields version 2 has (and `cortex_audit_hash_v2` takes after `prev_hash`).
+pub const FIELD_COUNT_V2: usize = 22;
 
-/// The hash of a record whose fields are `fields` (canonical order), following `prev_hash`.
-pub fn hash_fields<S: AsRef<str>>(prev_hash: &str, fields: &[Option<S>]) -> String {
+/// The hash of a record of canonical form `version` whose fields are `fields` (that form's
+/// order), following `prev_hash`.
+pub fn hash_fields<S: AsRef<str>>(prev_hash: &str, version: i64, fields: &[Option<S>]) -> String {
     let mut h = Sha256::new();
     h.update(prev_hash.as_bytes());
-    h.update(b"\ncortex-audit-v1");
+    h.update(format!("\ncortex-audit-v{version}").as_bytes());
     for f in fields {
         h.update(b"\n");
         match f {
@@ -124,7 +144,7 @@ pub fn hash_fields<S: AsRef<str>>(prev_hash: &str, fields: &[Option<S>]) -> Stri
 
 /// The hash `r` should carry after a record whose hash is `prev_hash`.
 pub fn record_hash(prev_hash: &str, r: &ChainRecord) -> String {
-    hash_fields(prev_hash, &fields(r))
+    hash_fields(prev_hash, r.chain_version, &fields(r))
 }
 
 /// What is wrong at one record of the chain.
@@ -349,6 +369,9 @@ mod tests {
             item_id: Some("0190a0b0-0000-7000-8000-000000000001".into()),
             kind: Some("note".into()),
             scope: Default::default(),
+            principal: Some("key:acme/ana".into()),
+            via: Some("memory_store".into()),
+            chain_version: 2,
             actor: None,
             tool: Some("memory_store".into()),
             session: None,
@@ -413,10 +436,10 @@ mod tests {
     #[test]
     fn field_boundaries_cannot_be_shifted() {
         // "ab" + "c" and "a" + "bc" hash differently: each field carries its length.
-        let a = hash_fields(GENESIS, &[Some("ab"), Some("c")]);
-        let b = hash_fields(GENESIS, &[Some("a"), Some("bc")]);
-        let null = hash_fields(GENESIS, &[None, Some("c")]);
-        let dash = hash_fields(GENESIS, &[Some("-"), Some("c")]);
+        let a = hash_fields(GENESIS, 1, &[Some("ab"), Some("c")]);
+        let b = hash_fields(GENESIS, 1, &[Some("a"), Some("bc")]);
+        let null = hash_fields(GENESIS, 1, &[None, Some("c")]);
+        let dash = hash_fields(GENESIS, 1, &[Some("-"), Some("c")]);
         assert_ne!(a, b);
         assert_ne!(null, dash);
     }
@@ -425,10 +448,43 @@ mod tests {
     fn the_canonical_form_is_pinned() {
         // The SQL copies (SQLite's function, PostgreSQL's audit_record_hash) must produce
         // this exact value: changing the form breaks every stored chain.
-        let h = hash_fields(GENESIS, &[Some("1"), None, Some("é")]);
+        let h = hash_fields(GENESIS, 1, &[Some("1"), None, Some("é")]);
         let mut expected = Sha256::new();
         expected.update(format!("{GENESIS}\ncortex-audit-v1\n1:1\n-\n2:é").as_bytes());
         let expected: String = expected.finalize().iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(h, expected);
+        let h2 = hash_fields(GENESIS, 2, &[Some("1"), None, Some("é")]);
+        let mut expected = Sha256::new();
+        expected.update(format!("{GENESIS}\ncortex-audit-v2\n1:1\n-\n2:é").as_bytes());
+        let expected: String = expected.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(h2, expected);
+    }
+
+    #[test]
+    fn the_principal_is_covered_and_each_record_keeps_its_version() {
+        let mut c = chain(3);
+        c[1].principal = Some("key:acme/admin".into());
+        assert_eq!(walk(&c), Err(ChainBreak::Rewritten { seq: 2 }), "a principal rewritten");
+        let mut c = chain(3);
+        c[2].via = None;
+        assert_eq!(walk(&c), Err(ChainBreak::Rewritten { seq: 3 }));
+        // Stripping the principal by calling a record version 1 changes its hash too.
+        let mut c = chain(3);
+        c[0].chain_version = 1;
+        assert_eq!(walk(&c), Err(ChainBreak::Rewritten { seq: 1 }));
+
+        // A chain begun in version 1 goes on in version 2: both verify, each in its own form.
+        let mut old = record(1, GENESIS);
+        old.chain_version = 1;
+        old.principal = None;
+        old.via = None;
+        old.hash = Some(record_hash(GENESIS, &old));
+        let next = record(2, old.hash.as_deref().unwrap());
+        assert_eq!(walk(&[old.clone(), next]), Ok(()));
+        // Version 1 ignores the new fields: the same record hashes as before them.
+        let mut fields = fields(&old);
+        assert_eq!(fields.len(), FIELD_COUNT);
+        fields.truncate(FIELD_COUNT);
+        assert_eq!(old.hash.clone().unwrap(), hash_fields(GENESIS, 1, &fields));
     }
 }

@@ -1,14 +1,16 @@
 //! Whether each API key row is what its audit records say it is. Keys are the tenant
-//! boundary, and the database writes a `key_create` record (org, role, projects) when a key is
-//! made and a `key_revoke` record when it is revoked; a key row raised to another role, org or
-//! set of projects, revoked and then revived, or planted with the audit trigger out of the way
-//! contradicts those records. What the records do not hold (the secret's hash, the rate, the
-//! expiry) cannot be checked this way.
+//! boundary, and the database writes a `key_create` record (org, role, projects, and since the
+//! audit_principal migration the expiry) when a key is made and a `key_revoke` record when it is revoked; a key
+//! row raised to another role, org or set of projects, given a later expiry, revoked and then
+//! revived, or planted with the audit trigger out of the way contradicts those records. What
+//! the records do not hold (the secret's hash, the rate, an older record's expiry) cannot be
+//! checked this way. A key is its org and name: two orgs may each have a key of one name.
 
 use crate::{ApiKeyRow, AuditOperation};
 
 /// One `key_create` or `key_revoke` record: its operation, the org it was written in, its
-/// summary (`created API key NAME (role ROLE, projects all|LIST)`, `revoked API key NAME`).
+/// summary (`created API key NAME (role ROLE, projects all|LIST); expires never|TIME`, the
+/// expiry absent before the audit_principal migration; `revoked API key NAME`).
 #[derive(Debug, Clone)]
 pub struct KeyRecord {
     pub operation: AuditOperation,
@@ -58,14 +60,20 @@ pub fn check_keys(keys: &[ApiKeyRow], records: &[KeyRecord]) -> Vec<KeyMismatch>
 fn check_key(key: &ApiKeyRow, records: &[KeyRecord]) -> Option<KeyMismatch> {
     let name = || key.name.clone();
     let created_prefix = format!("created API key {} (role ", key.name);
+    let made =
+        |r: &&KeyRecord| r.operation == AuditOperation::KeyCreate && r.summary.starts_with(&created_prefix);
+    // Its own org's record; failing that, another org's key of this name, which the row was
+    // moved from when no key of its name was ever made in its org.
     let Some(created) = records
         .iter()
         .rev()
-        .find(|r| r.operation == AuditOperation::KeyCreate && r.summary.starts_with(&created_prefix))
+        .filter(made)
+        .find(|r| r.org == key.org)
+        .or_else(|| records.iter().rev().find(made))
     else {
         return Some(KeyMismatch::NoRecord { name: name() });
     };
-    let (role, projects) = parse_created(&created.summary[created_prefix.len()..]);
+    let (role, projects, expires) = parse_created(&created.summary[created_prefix.len()..]);
     let mut found_projects = key.projects.clone();
     found_projects.sort();
     let changed = |field: &str, recorded: String, found: String| KeyMismatch::Changed {
@@ -83,9 +91,22 @@ fn check_key(key: &ApiKeyRow, records: &[KeyRecord]) -> Option<KeyMismatch> {
     if projects != found_projects {
         return Some(changed("projects", shown(&projects), shown(&found_projects)));
     }
+    if let Some(expires) = expires {
+        // The trigger writes the time to the millisecond from a float: within one of it.
+        let agrees = match (&expires, key.expires_at) {
+            (Expiry::Never, None) => true,
+            (Expiry::At(recorded), Some(found)) => (recorded - found).abs() <= 1,
+            _ => false,
+        };
+        if !agrees {
+            let found = key.expires_at.map_or("never".to_string(), cortex_domain::time::format_instant);
+            return Some(changed("expiry", expires.to_string(), found));
+        }
+    }
     let revoked = format!("revoked API key {}", key.name);
-    let revoke_recorded =
-        records.iter().any(|r| r.operation == AuditOperation::KeyRevoke && r.summary == revoked);
+    let revoke_recorded = records
+        .iter()
+        .any(|r| r.operation == AuditOperation::KeyRevoke && r.org == key.org && r.summary == revoked);
     match (key.revoked_at.is_some(), revoke_recorded) {
         (false, true) => Some(KeyMismatch::RevivedWithoutRecord { name: name() }),
         (true, false) => Some(KeyMismatch::RevokedWithoutRecord { name: name() }),
@@ -93,10 +114,37 @@ fn check_key(key: &ApiKeyRow, records: &[KeyRecord]) -> Option<KeyMismatch> {
     }
 }
 
-/// `ROLE, projects all|LIST)` → the role and the projects, sorted. SQLite writes the list as
-/// a JSON array, PostgreSQL joined with `, `.
-fn parse_created(rest: &str) -> (String, Vec<String>) {
-    let rest = rest.strip_suffix(')').unwrap_or(rest);
+/// A key's expiry as its creation record says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Expiry {
+    Never,
+    At(i64),
+}
+
+impl std::fmt::Display for Expiry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Expiry::Never => f.write_str("never"),
+            Expiry::At(ms) => f.write_str(&cortex_domain::time::format_instant(*ms)),
+        }
+    }
+}
+
+/// `ROLE, projects all|LIST)[; expires never|TIME]` → the role, the projects (sorted) and the
+/// expiry when the record names one. SQLite writes the list as a JSON array, PostgreSQL joined
+/// with `, `. An expiry that does not parse reads as "expires never", which no key with an
+/// expiry matches.
+fn parse_created(rest: &str) -> (String, Vec<String>, Option<Expiry>) {
+    let (rest, expires) = match rest.rsplit_once("); expires ") {
+        Some((head, expiry)) => {
+            let expiry = match cortex_domain::time::parse_instant(expiry) {
+                Ok(ms) if expiry != "never" => Expiry::At(ms),
+                _ => Expiry::Never,
+            };
+            (head, Some(expiry))
+        }
+        None => (rest.strip_suffix(')').unwrap_or(rest), None),
+    };
     let (role, projects) = rest.split_once(", projects ").unwrap_or((rest, "all"));
     let mut projects: Vec<String> = match projects {
         "all" => Vec::new(),
@@ -106,7 +154,7 @@ fn parse_created(rest: &str) -> (String, Vec<String>) {
         list => list.split(", ").map(str::to_string).collect(),
     };
     projects.sort();
-    (role.to_string(), projects)
+    (role.to_string(), projects, expires)
 }
 
 fn shown(projects: &[String]) -> String {
@@ -150,6 +198,41 @@ mod tests {
         ];
         assert_eq!(check_keys(&keys, &sqlite), []);
         assert_eq!(check_keys(&keys, &postgres), []);
+    }
+
+    #[test]
+    fn an_expiry_recorded_is_checked_and_two_orgs_keys_of_one_name_are_apart() {
+        let mut ci = key("ci", Role::Read, &["api"]);
+        ci.expires_at = Some(1_801_353_600_000);
+        let made =
+            [created("created API key ci (role read, projects api); expires 2027-01-31T00:00:00.000Z")];
+        assert_eq!(check_keys(std::slice::from_ref(&ci), &made), []);
+        let mut later = ci.clone();
+        later.expires_at = Some(1_901_440_000_000);
+        assert!(matches!(
+            check_keys(&[later], &made).pop(),
+            Some(KeyMismatch::Changed { field, .. }) if field == "expiry"
+        ));
+        let mut forever = ci.clone();
+        forever.expires_at = None;
+        assert_eq!(check_keys(&[forever.clone()], &made).len(), 1);
+        let never = [created("created API key ci (role read, projects api); expires never")];
+        assert_eq!(check_keys(&[forever], &never), []);
+        assert_eq!(check_keys(std::slice::from_ref(&ci), &never).len(), 1);
+
+        // Another org's `ci`, made later with another role, says nothing about acme's.
+        let mut records = made.to_vec();
+        records.push(KeyRecord {
+            operation: AuditOperation::KeyCreate,
+            org: "globex".into(),
+            summary: "created API key ci (role admin, projects all); expires never".into(),
+        });
+        records.push(KeyRecord {
+            operation: AuditOperation::KeyRevoke,
+            org: "globex".into(),
+            summary: "revoked API key ci".into(),
+        });
+        assert_eq!(check_keys(&[ci], &records), []);
     }
 
     #[test]

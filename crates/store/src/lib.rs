@@ -28,7 +28,7 @@ pub use audit_operation::AuditOperation;
 pub use error::{Result, StoreError};
 pub use filter::{Clause, Filters, ItemFacts};
 pub use model::*;
-pub use open::{DEFAULT_POOL_SIZE, DbTarget, Engine, PoolConfig, open};
+pub use open::{DEFAULT_POOL_SIZE, DbTarget, Engine, PoolConfig, migrate_to, open};
 pub use postgres::PostgresStore;
 pub use shared_limits::{Admission, SharedLimits};
 pub use shared_sessions::{NewUiSession, SessionLimits, SharedSessions, UiSessionRow};
@@ -195,12 +195,14 @@ pub trait Maintenance: Send + Sync {
     /// in one transaction, each audited as `purge`; or, with `dry_run`, only counts all of
     /// them. Counts per kind either way. Callers loop until it returns nothing. `cascade` says
     /// what happens to the links whose end a purged item was (`cortex_domain::graph`).
+    /// `context` names who purges, for the records.
     fn purge_expired(
         &self,
         now: i64,
         limit: usize,
         dry_run: bool,
         cascade: Cascade,
+        context: &WriteContext,
     ) -> Result<Vec<(String, i64)>>;
     fn stats(&self) -> Result<Stats>;
     /// Every item (deleted ones too) with its vector, in id order, after `after`: one page of
@@ -252,21 +254,25 @@ pub fn identity(store: &dyn Metadata) -> Result<String> {
 
 /// The API keys of the HTTP team server. Only a hash of each secret is stored; a key is never
 /// deleted, only revoked, and creating and revoking one are recorded in the audit trail by the
-/// database (records about no item: `key_create`, `key_revoke`).
+/// database (records about no item: `key_create`, `key_revoke`), under the principal and
+/// channel `context` names.
 pub trait ApiKeys: Send + Sync {
     /// Adds a key; `Ok(false)` when a key of this name exists already in its org (revoked ones
     /// count). Names are unique per org: two orgs may each have a key `ci`.
-    fn create_key(&self, key: &ApiKeyRow) -> Result<bool>;
+    fn create_key(&self, key: &ApiKeyRow, context: &WriteContext) -> Result<bool>;
     /// Every key, oldest first.
     fn keys(&self) -> Result<Vec<ApiKeyRow>>;
     /// The key whose token carries this lookup id.
     fn key_by_lookup(&self, lookup: &str) -> Result<Option<ApiKeyRow>>;
     /// Revokes `org`'s key named `name` at `at`; `Ok(false)` when no unrevoked key of `org`
     /// has that name.
-    fn revoke_key(&self, org: &str, name: &str, at: i64) -> Result<bool>;
+    fn revoke_key(&self, org: &str, name: &str, at: i64, context: &WriteContext) -> Result<bool>;
     /// Whether any key was ever created (revoked and expired ones count): from then on the
     /// HTTP server asks every request for one.
     fn any_key(&self) -> Result<bool>;
+    /// Appends a `sign_in` record about no item, in `org`: someone holding admin rights signed
+    /// in to the web UI (`summary` says who and how), under `context`'s principal.
+    fn record_sign_in(&self, org: &str, summary: &str, context: &WriteContext) -> Result<()>;
     /// The keys' limits as every server over this database shares them; `None` where each
     /// server keeps its own (SQLite).
     fn shared_limits(&self) -> Option<std::sync::Arc<dyn SharedLimits>> {

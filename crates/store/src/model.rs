@@ -157,6 +157,9 @@ pub struct StoredItem {
     pub deleted_at: Option<i64>,
     /// The newer item that replaced this one.
     pub superseded_by: Option<Uuid>,
+    /// When it first entered a state governance protects (`cortex_domain::governance::governs`:
+    /// a decision accepted, a section approved); kept for good, whatever its status does next.
+    pub governed_since: Option<i64>,
 }
 
 /// How the terms of a lexical search combine.
@@ -327,19 +330,30 @@ pub struct Stats {
     pub bytes: i64,
 }
 
+/// When a write of `r` makes it governed (`cortex_domain::governance::governs`): its
+/// `updated_at`, else `None`. The stores keep the first such time for good.
+pub(crate) fn governed_at(r: &Record) -> Option<i64> {
+    cortex_domain::governance::governs(r.kind, r.status.as_deref(), &r.data).then_some(r.updated_at)
+}
+
 /// Scope values as stored ('' for unset), in column order org..environment.
 pub(crate) fn scope_values(scope: &Scope) -> [String; 7] {
     cortex_domain::scope::SCOPE_FIELDS.map(|f| scope.get(f).unwrap_or("").to_string())
 }
 
 /// Who writes and for which request, recorded in the audit trail of every change a batch makes.
-/// An item's own `source` (actor, tool, session) wins over these.
+/// The audit records take the principal and the channel from here, never from an item; an
+/// item's own `source` (actor, tool, session) is recorded beside them as what the client said
+/// of itself.
 #[derive(Debug, Clone, Default)]
 pub struct WriteContext {
     pub request_id: Option<String>,
-    pub actor: Option<String>,
-    pub tool: Option<String>,
-    pub session: Option<String>,
+    /// Who makes the changes, as the server established it (`cortex_domain::principal`'s
+    /// text); `None` is recorded as no principal.
+    pub principal: Option<String>,
+    /// What the changes came through: `memory_store`, `web UI`, `cortex ingest`, `cortex
+    /// import`, `cortex keys`, `purge`, `cortex secrets`.
+    pub via: Option<String>,
     /// The stored items the batch's ops were checked against (governance, an entity merge),
     /// as the checks saw them: the batch is written only if each is still in that state when
     /// its transaction holds the write lock; otherwise nothing is written and the batch fails
@@ -400,9 +414,14 @@ pub struct AuditRecord {
     pub item_id: Option<Uuid>,
     pub kind: Option<String>,
     pub scope: Scope,
-    pub actor: Option<String>,
-    pub tool: Option<String>,
-    pub session: Option<String>,
+    /// Who made the change, as the server established it (`key:acme/ana`, `local:dana`, …);
+    /// `None` on records written before the audit_principal migration, or around Cortex.
+    pub principal: Option<String>,
+    /// What the change came through (`memory_store`, `web UI`, `cortex ingest`, …).
+    pub via: Option<String>,
+    /// What the client said of itself, as sent: a claim, not proven.
+    #[serde(skip_serializing_if = "Claim::is_empty")]
+    pub claimed: Claim,
     pub request_id: Option<String>,
     /// One id per write transaction: the records of one batch share it.
     pub batch_id: Option<String>,
@@ -410,6 +429,23 @@ pub struct AuditRecord {
     pub hash_after: Option<String>,
     /// What changed, in a few words (`changed title, status`).
     pub summary: String,
+}
+
+/// What a client said of itself with a change (the item's `source`): taken as sent, never
+/// checked. On records written before the audit_principal migration it holds the writer's name (the web UI's key,
+/// an OAuth subject) when the item named none, and the channel (`cortex import`, `purge`) as
+/// its tool: those records have no principal.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Claim {
+    pub actor: Option<String>,
+    pub tool: Option<String>,
+    pub session: Option<String>,
+}
+
+impl Claim {
+    pub fn is_empty(&self) -> bool {
+        self.actor.is_none() && self.tool.is_none() && self.session.is_none()
+    }
 }
 
 impl AuditRecord {

@@ -70,6 +70,19 @@ impl DbTarget {
     }
 }
 
+/// Creates the database (or brings it) to schema `version` and no further, without opening a
+/// store on it: what an older build left, for tests of what the next migrations do with it.
+#[doc(hidden)]
+pub fn migrate_to(target: &DbTarget, version: i64) -> Result<()> {
+    match target {
+        DbTarget::Sqlite(path) => {
+            let mut conn = crate::sqlite::connect::writer(path)?;
+            crate::sqlite::migrate::run_to(&mut conn, version)
+        }
+        DbTarget::Postgres { url, .. } => crate::postgres::migrate_to(url, version),
+    }
+}
+
 /// Opens the store, creating and migrating it as needed.
 pub fn open(target: &DbTarget) -> Result<Arc<dyn Store>> {
     Ok(match target {

@@ -152,8 +152,9 @@ impl Maintenance for Interleaved {
         limit: usize,
         dry_run: bool,
         cascade: Cascade,
+        context: &WriteContext,
     ) -> Result<Vec<(String, i64)>> {
-        self.inner.purge_expired(now, limit, dry_run, cascade)
+        self.inner.purge_expired(now, limit, dry_run, cascade, context)
     }
     fn stats(&self) -> Result<Stats> {
         self.inner.stats()
@@ -188,8 +189,8 @@ impl Metadata for Interleaved {
 }
 
 impl ApiKeys for Interleaved {
-    fn create_key(&self, key: &ApiKeyRow) -> Result<bool> {
-        self.inner.create_key(key)
+    fn create_key(&self, key: &ApiKeyRow, context: &WriteContext) -> Result<bool> {
+        self.inner.create_key(key, context)
     }
 
     fn keys(&self) -> Result<Vec<ApiKeyRow>> {
@@ -200,11 +201,15 @@ impl ApiKeys for Interleaved {
         self.inner.key_by_lookup(lookup)
     }
 
-    fn revoke_key(&self, org: &str, name: &str, at: i64) -> Result<bool> {
-        self.inner.revoke_key(org, name, at)
+    fn revoke_key(&self, org: &str, name: &str, at: i64, context: &WriteContext) -> Result<bool> {
+        self.inner.revoke_key(org, name, at, context)
     }
 
     fn any_key(&self) -> Result<bool> {
         self.inner.any_key()
+    }
+
+    fn record_sign_in(&self, org: &str, summary: &str, context: &WriteContext) -> Result<()> {
+        self.inner.record_sign_in(org, summary, context)
     }
 }

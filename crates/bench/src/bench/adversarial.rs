@@ -68,13 +68,13 @@ pub fn run(
 }
 
 /// The adversarial items, in batches a client may send (at most 100 items, 64 MiB).
-fn adversarial_batches() -> Vec<Value> {
+fn adversarial_batches() -> Vec<Vec<Value>> {
     let mut batches = Vec::new();
     // One word 50,000 times (250 KB, under the 256 KiB item limit): five such items.
     let repeated: Vec<Value> = (0..5)
         .map(|i| json!({"kind": "section", "content": format!("repeat {i} {}", format!("{REPEATED} ").repeat(50_000))}))
         .collect();
-    batches.push(json!({ "items": repeated }));
+    batches.push(repeated);
     // Items of 256 KiB of varied text holding the query word a few times.
     let large: Vec<Value> = (0..20)
         .map(|i| {
@@ -91,12 +91,12 @@ fn adversarial_batches() -> Vec<Value> {
             json!({"kind": "section", "content": text})
         })
         .collect();
-    batches.push(json!({ "items": large }));
+    batches.push(large);
     // 100 items of 30 KB that all match: a full page of large hits.
     let wide: Vec<Value> = (0..100)
         .map(|i| json!({"kind": "section", "content": format!("wide {i} {WIDE} {}", format!("filler{i} text ").repeat(2_000))}))
         .collect();
-    batches.push(json!({ "items": wide }));
+    batches.push(wide);
     batches
 }
 
@@ -123,7 +123,7 @@ fn bench_one(backend: &'static str, db: &str, size: usize, runs: usize) -> Resul
     let service = MemoryService::open(&config).map_err(|e| e.to_string())?;
     store_corpus(&service, size)?;
     for batch in adversarial_batches() {
-        let out = service.memory_store().store(&batch).map_err(|e| e.to_string())?;
+        let out = super::store_items(&service, &batch)?;
         if out.summary.validation_error > 0 {
             return Err(format!(
                 "an adversarial item was refused: {:?}",

@@ -7,10 +7,10 @@
 use super::{bench_scope, ms, on_each_backend, percentile, store_corpus};
 use crate::corpus::{self, Rng};
 use crate::output;
+use cortex_domain::Mode;
 use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService};
 use cortex_store::DbTarget;
-use serde_json::json;
 use std::time::{Duration, Instant};
 
 const CLIENTS: [usize; 3] = [1, 2, 4];
@@ -56,7 +56,7 @@ fn bench_one(backend: &'static str, db: &str, size: usize, queries: usize) -> Re
     let questions: Vec<String> = (0..queries).map(|_| corpus::query(&mut rng)).collect();
     // Warm the caches once, so every client count starts alike.
     for q in questions.iter().take(20) {
-        service.memory_find().find(&json!({"query": q, "mode": "fast"})).map_err(|e| e.to_string())?;
+        super::find(&service, q, Mode::Fast)?;
     }
     let mut rows = Vec::new();
     for clients in CLIENTS {
@@ -71,10 +71,7 @@ fn bench_one(backend: &'static str, db: &str, size: usize, queries: usize) -> Re
                         for i in 0..questions.len() {
                             let q = &questions[(i + c * 97) % questions.len()];
                             let t = Instant::now();
-                            service
-                                .memory_find()
-                                .find(&json!({"query": q, "mode": "fast"}))
-                                .map_err(|e| e.to_string())?;
+                            super::find(service, q, Mode::Fast)?;
                             own.push(t.elapsed());
                         }
                         Ok::<_, String>(own)

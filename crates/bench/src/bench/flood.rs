@@ -75,7 +75,7 @@ pub fn bench_one(
                 item
             })
             .collect();
-        let stored = other.memory_store().store(&json!({"items": items})).map_err(|e| e.to_string())?;
+        let stored = super::store_items(&other, &items)?;
         if stored.summary.inserted == 0 {
             return Err(format!("the other tenant's items were not stored: {:?}", stored.results.first()));
         }

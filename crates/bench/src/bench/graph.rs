@@ -7,6 +7,7 @@ use super::{bench_scope, ms, on_each_backend, percentile};
 use crate::corpus::{self, Rng};
 use crate::output;
 use cortex_domain::graph::Expand;
+use cortex_domain::{FindRequest, Mode, ScopeLevel};
 use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService};
 use cortex_store::{DbTarget, Filters};
@@ -72,7 +73,7 @@ fn bench_one(backend: &'static str, db: &str, size: usize, queries: usize) -> Re
     let mut by_project: HashMap<String, Vec<(String, Value)>> = HashMap::new();
     for start in (0..size).step_by(100) {
         let items: Vec<Value> = (start..(start + 100).min(size)).map(|i| corpus::item(i, &mut rng)).collect();
-        let stored = service.memory_store().store(&json!({ "items": items })).map_err(|e| e.to_string())?;
+        let stored = super::store_items(&service, &items)?;
         for (item, result) in items.iter().zip(&stored.results) {
             if let Some(id) = &result.id {
                 let project = item["scope"]["project"].as_str().unwrap_or_default().to_string();
@@ -114,7 +115,7 @@ fn bench_one(backend: &'static str, db: &str, size: usize, queries: usize) -> Re
                        "data": {"from": from, "to": to, "relation_type": rng.pick(RELATION_TYPES)}})
             })
             .collect();
-        let out = service.memory_store().store(&json!({ "items": batch })).map_err(|e| e.to_string())?;
+        let out = super::store_items(&service, &batch)?;
         stored += batch.len();
         if out.summary.validation_error > 0 {
             return Err(format!("relations refused: {:?}", out.results.iter().find(|r| r.error.is_some())));
@@ -158,10 +159,12 @@ fn bench_one(backend: &'static str, db: &str, size: usize, queries: usize) -> Re
     for _ in 0..queries {
         let q = corpus::query(&mut query_rng);
         let t = Instant::now();
-        service
-            .memory_find()
-            .find(&json!({"query": q, "mode": "fast", "widen": "project", "expand": "all", "depth": 2}))
-            .map_err(|e| e.to_string())?;
+        let request = FindRequest::query(q.as_str())
+            .with_mode(Mode::Fast)
+            .with_widen(ScopeLevel::Project)
+            .with_expand(Expand::All)
+            .with_depth(2);
+        service.memory_find().find(&request).map_err(|e| e.to_string())?;
         find.push(t.elapsed());
     }
     for times in [&mut depth1, &mut depth2, &mut find] {

@@ -33,9 +33,12 @@ mod store_find;
 mod vectors;
 
 use crate::corpus::{self, Rng};
+use cortex_domain::item::StoreRequest;
+use cortex_domain::{FindRequest, Mode};
 use cortex_service::MemoryService;
+use cortex_service::response::{FindResponse, StoreResponse};
 use cortex_service::scope_inference::InferredScope;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
@@ -313,6 +316,18 @@ fn peak_rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// Stores `items`, parsed as the tool's `items` argument is at the MCP edge (inside the time a
+/// caller measures, as an agent's call pays for it).
+pub(crate) fn store_items(service: &MemoryService, items: &[Value]) -> Result<StoreResponse, String> {
+    let request = StoreRequest::from_items(items).map_err(|e| e.to_string())?;
+    service.memory_store().store(&request).map_err(|e| e.to_string())
+}
+
+/// A find of `query` in `mode`, every other argument at its default.
+fn find(service: &MemoryService, query: &str, mode: Mode) -> Result<FindResponse, String> {
+    service.memory_find().find(&FindRequest::query(query).with_mode(mode)).map_err(|e| e.to_string())
+}
+
 /// Stores the corpus in batches of 100, as an agent's client would send them; the time spent.
 fn store_corpus(service: &MemoryService, size: usize) -> Result<Duration, String> {
     let mut rng = Rng::new(42);
@@ -320,9 +335,8 @@ fn store_corpus(service: &MemoryService, size: usize) -> Result<Duration, String
     let (mut inserted, mut skipped) = (0, 0);
     for start in (0..size).step_by(100) {
         let items: Vec<Value> = (start..(start + 100).min(size)).map(|i| corpus::item(i, &mut rng)).collect();
-        let request = json!({ "items": items });
         let t = Instant::now();
-        let response = service.memory_store().store(&request).map_err(|e| e.to_string())?;
+        let response = store_items(service, &items)?;
         stored_time += t.elapsed();
         inserted += response.summary.inserted;
         skipped += response.summary.skipped_dedupe;

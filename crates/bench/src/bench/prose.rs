@@ -20,6 +20,7 @@ use super::prose_corpus::{self, Picks, Prose};
 use super::session::Session;
 use super::{bench_scope, ms, on_each_backend, peak_rss_kib, percentile};
 use crate::output;
+use cortex_domain::Mode;
 use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService};
 use cortex_store::DbTarget;
@@ -45,7 +46,7 @@ struct Row {
     backend: &'static str,
     size: usize,
     set: &'static str,
-    mode: &'static str,
+    mode: Mode,
     queries: usize,
     in_process: Vec<Duration>,
     mcp: Vec<Duration>,
@@ -114,7 +115,7 @@ pub fn run(options: &Options) -> Result<(), String> {
                 r.size,
                 r.set,
                 r.queries,
-                r.mode,
+                r.mode.as_str(),
                 ms(percentile(&r.in_process, 50.0)),
                 ms(percentile(&r.in_process, 95.0)),
                 ms(percentile(&r.in_process, 99.0)),
@@ -175,24 +176,21 @@ fn bench_one(
     };
     let two_words = corpus.prose.two_word_queries(corpus.picks, options.queries, 7);
     let warm_up = corpus.prose.two_word_queries(corpus.picks, WARM_UP, 99);
-    let modes: &[&'static str] = if options.semantic { &["fast", "auto"] } else { &["fast"] };
+    let modes: &[Mode] = if options.semantic { &[Mode::Fast, Mode::Auto] } else { &[Mode::Fast] };
     let sets: [(&'static str, &[String]); 2] = [("claims", corpus.claims), ("two words", &two_words)];
 
     tracing::info!(backend, size, "prose benchmark: finding in-process");
     let mut rows = Vec::new();
     for &mode in modes {
         for q in &warm_up {
-            service.memory_find().find(&json!({"query": q, "mode": mode})).map_err(|e| e.to_string())?;
+            super::find(&service, q, mode)?;
         }
         for (set, queries) in sets {
             let (mut timed, mut hits, mut no_hit) = (Vec::new(), 0, 0);
             for q in queries {
                 service.lab().forget_query_embeddings();
                 let t = Instant::now();
-                let found = service
-                    .memory_find()
-                    .find(&json!({"query": q, "mode": mode}))
-                    .map_err(|e| e.to_string())?;
+                let found = super::find(&service, q, mode)?;
                 timed.push((t.elapsed(), q));
                 hits += found.hits.len();
                 no_hit += usize::from(found.hits.is_empty());
@@ -203,7 +201,7 @@ fn bench_one(
                     backend,
                     size,
                     set,
-                    mode,
+                    mode = mode.as_str(),
                     ms = ms(*time),
                     query = query.as_str(),
                     "a slowest find"
@@ -230,12 +228,12 @@ fn bench_one(
     let mut row = rows.iter_mut();
     for &mode in modes {
         for q in &warm_up {
-            session.find(&json!({"query": q, "mode": mode}))?;
+            session.find(&json!({"query": q, "mode": mode.as_str()}))?;
         }
         for (_, queries) in sets {
             let row = row.next().ok_or("a row for each set")?;
             for q in queries {
-                row.mcp.push(session.find(&json!({"query": q, "mode": mode}))?.0);
+                row.mcp.push(session.find(&json!({"query": q, "mode": mode.as_str()}))?.0);
             }
             row.mcp.sort();
         }

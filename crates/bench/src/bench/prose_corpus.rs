@@ -179,7 +179,7 @@ pub fn fill(
         let items: Vec<Value> =
             chunk.iter().enumerate().map(|(i, p)| prose.item(batch * 100 + i, p)).collect();
         let t = Instant::now();
-        let response = service.memory_store().store(&json!({ "items": items })).map_err(|e| e.to_string())?;
+        let response = super::store_items(service, &items)?;
         time += t.elapsed();
         for result in &response.results {
             let id = result.id.as_deref().or(result.existing_id.as_deref()).ok_or_else(|| {

@@ -5,6 +5,7 @@
 use super::{bench_scope, ms, on_each_backend, percentile};
 use crate::corpus::{self, Rng};
 use crate::output;
+use cortex_domain::Mode;
 use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService};
 use cortex_store::DbTarget;
@@ -71,13 +72,13 @@ fn bench_one(backend: &'static str, db: &str, size: usize, queries: usize) -> Re
                 item
             })
             .collect();
-        service.memory_store().store(&json!({ "items": items })).map_err(|e| e.to_string())?;
+        super::store_items(&service, &items)?;
     }
     let mut rng = Rng::new(7);
     let queries: Vec<String> = (0..queries).map(|_| corpus::query(&mut rng)).collect();
     let find = |q: &str| -> Result<Duration, String> {
         let t = Instant::now();
-        service.memory_find().find(&json!({ "query": q, "mode": "fast" })).map_err(|e| e.to_string())?;
+        super::find(&service, q, Mode::Fast)?;
         Ok(t.elapsed())
     };
     let mut before = queries.iter().map(|q| find(q)).collect::<Result<Vec<_>, _>>()?;

@@ -7,6 +7,7 @@
 
 use crate::eval::dataset::lines;
 use crate::output;
+use cortex_domain::FindRequest;
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService};
@@ -58,7 +59,7 @@ pub fn run(dataset: &Path, queries: usize, dir: &Path) -> Result<(), String> {
                 json!({"kind": "section", "data": {"title": title, "body": text}, "dedupe": false})
             })
             .collect();
-        service.memory_store().store(&json!({ "items": items })).map_err(|e| e.to_string())?;
+        super::store_items(&service, &items)?;
     }
     let questions: Vec<String> = lines(&dataset.join("queries.jsonl"))?
         .iter()
@@ -79,7 +80,9 @@ pub fn run(dataset: &Path, queries: usize, dir: &Path) -> Result<(), String> {
                 for (k, v) in extra.as_object().into_iter().flatten() {
                     args[k] = v.clone();
                 }
-                sizes.add(&service.memory_find().find(&args).map_err(|e| e.to_string())?);
+                // The arguments as an agent sends them, parsed as the MCP edge parses them.
+                let request = FindRequest::from_json(&args).map_err(|e| e.to_string())?;
+                sizes.add(&service.memory_find().find(&request).map_err(|e| e.to_string())?);
             }
             rows.push(sizes.row(&format!("{case}, {detail}")));
         }
@@ -87,11 +90,11 @@ pub fn run(dataset: &Path, queries: usize, dir: &Path) -> Result<(), String> {
     // Reads by 100 ids: the 100 best hits of each question, read whole.
     let mut by_ids = Sizes::default();
     for q in &questions {
-        let hits =
-            service.memory_find().find(&json!({"query": q, "limit": 100})).map_err(|e| e.to_string())?.hits;
-        let ids: Vec<String> = hits.iter().map(|h| h.id.to_string()).collect();
-        if !ids.is_empty() {
-            by_ids.add(&service.memory_find().find(&json!({ "ids": ids })).map_err(|e| e.to_string())?);
+        let request = FindRequest::query(q.as_str()).with_limit(100);
+        let hits = service.memory_find().find(&request).map_err(|e| e.to_string())?.hits;
+        if !hits.is_empty() {
+            let read = FindRequest::ids(hits.iter().map(|h| h.id));
+            by_ids.add(&service.memory_find().find(&read).map_err(|e| e.to_string())?);
         }
     }
     rows.push(by_ids.row("reads by up to 100 ids (full)"));

@@ -1,13 +1,17 @@
 //! The store and find benchmark, `cortex-bench bench` with no other benchmark asked for: store
-//! throughput, `fast` (or with `--semantic`, `auto`) find latency, cold start of `cortex serve`
-//! to a `tools/list` answer, and the server's memory, at each size on SQLite and, given one, on
-//! the scratch PostgreSQL database; one Markdown table row per backend and size.
+//! throughput, `fast` (or with `--semantic`, `auto`) find latency and CPU time per find (in
+//! this process, and in a `cortex serve` answering the same queries over stdio, where the
+//! answer's encoding counts too), cold start of `cortex serve` to a `tools/list` answer, and the
+//! server's memory, at each size on SQLite and, given one, on the scratch PostgreSQL database;
+//! one Markdown table row per backend and size.
 
 use super::{
-    BenchArgs, bench_scope, cortex, empty_postgres, ms, peak_rss_kib, percentile, serve_command, store_corpus,
+    BenchArgs, bench_scope, cortex, cpu, empty_postgres, ms, peak_rss_kib, percentile, serve_command,
+    store_corpus,
 };
 use crate::corpus::{self, Rng};
 use crate::output;
+use cortex_domain::Mode;
 use cortex_service::semantic::EmbedderChoice;
 use cortex_service::{Config, MemoryService};
 use cortex_store::DbTarget;
@@ -36,6 +40,10 @@ struct Row {
     find_p95: Duration,
     find_p99: Duration,
     mean_hits: f64,
+    /// CPU µs per find, this process (every thread), user + system.
+    find_cpu_us: f64,
+    /// CPU µs per find of `cortex serve` answering the same queries over stdio.
+    served_cpu_us: Option<f64>,
     start_p50: Duration,
     start_p95: Duration,
     server_rss_kib: u64,
@@ -71,12 +79,12 @@ pub(super) fn run(args: &BenchArgs, dir: &Path) -> Result<(), String> {
     }
     let mode = if args.semantic { "auto" } else { "fast" };
     output::line(&format!(
-        "| backend | items | store items/s (batches of 100) | {mode} find p50 | p95 | p99 | mean hits | cold start to tools/list p50 | p95 | server RSS after finds | db size |"
+        "| backend | items | store items/s (batches of 100) | {mode} find p50 | p95 | p99 | mean hits | CPU per find in-process | through MCP (server) | cold start to tools/list p50 | p95 | server RSS after finds | db size |"
     ));
-    output::line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    output::line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in rows {
         output::line(&format!(
-            "| {} | {} | {} | {:.2} ms | {:.2} ms | {:.2} ms | {:.1} | {:.0} ms | {:.0} ms | {:.1} MiB | {:.1} MiB |",
+            "| {} | {} | {} | {:.2} ms | {:.2} ms | {:.2} ms | {:.1} | {:.0} µs | {} | {:.0} ms | {:.0} ms | {:.1} MiB | {:.1} MiB |",
             r.backend,
             r.size,
             if r.reused {
@@ -90,6 +98,8 @@ pub(super) fn run(args: &BenchArgs, dir: &Path) -> Result<(), String> {
             ms(r.find_p95),
             ms(r.find_p99),
             r.mean_hits,
+            r.find_cpu_us,
+            r.served_cpu_us.map_or_else(|| "–".to_string(), |us| format!("{us:.0} µs")),
             ms(r.start_p50),
             ms(r.start_p95),
             r.server_rss_kib as f64 / 1024.0,
@@ -113,7 +123,7 @@ fn bench_size(
     } else {
         EmbedderChoice::None
     };
-    let mode = if args.semantic { "auto" } else { "fast" };
+    let mode = if args.semantic { Mode::Auto } else { Mode::Fast };
     let mut config = Config::new(DbTarget::parse(db), bench_scope(), embedder);
     // `CORTEX_LEXICAL_INDEX=off` times the database's own search, for a before and after.
     config.lexical = cortex_service::config::lexical_from_env(&config.db).map_err(|e| e.to_string())?;
@@ -131,25 +141,33 @@ fn bench_size(
     let mut rng = Rng::new(7);
     let queries: Vec<String> = (0..args.queries).map(|_| corpus::query(&mut rng)).collect();
     for q in queries.iter().take(20) {
-        service.memory_find().find(&json!({ "query": q, "mode": mode })).map_err(|e| e.to_string())?;
+        super::find(&service, q, mode)?;
     }
     let mut times = Vec::with_capacity(queries.len());
     let mut hits = 0usize;
+    let cpu_before = cpu::process_cpu(std::process::id());
     for q in &queries {
         let t = Instant::now();
         // The corpus repeats queries; every timed find pays for its query embedding.
         service.lab().forget_query_embeddings();
-        let response =
-            service.memory_find().find(&json!({ "query": q, "mode": mode })).map_err(|e| e.to_string())?;
+        let response = super::find(&service, q, mode)?;
         times.push(t.elapsed());
         hits += response.hits.len();
     }
+    let find_cpu_us = match (cpu_before, cpu::process_cpu(std::process::id())) {
+        (Some(before), Some(after)) => {
+            let (user, system) = cpu::per_request(before, after, queries.len());
+            user + system
+        }
+        _ => f64::NAN,
+    };
     times.sort();
     let db_mib =
         service.administration().stats().map_err(|e| e.to_string())?.bytes as f64 / (1024.0 * 1024.0);
     drop(service);
 
-    let (starts, server_rss_kib) = cold_starts(db, args.starts, &queries, mode)?;
+    let Served { starts, rss_kib: server_rss_kib, cpu_us: served_cpu_us } =
+        cold_starts(db, args.starts, &queries, mode.as_str())?;
     Ok(Row {
         backend,
         imported,
@@ -160,6 +178,8 @@ fn bench_size(
         find_p95: percentile(&times, 95.0),
         find_p99: percentile(&times, 99.0),
         mean_hits: hits as f64 / queries.len().max(1) as f64,
+        find_cpu_us,
+        served_cpu_us,
         start_p50: percentile(&starts, 50.0),
         start_p95: percentile(&starts, 95.0),
         server_rss_kib,
@@ -167,17 +187,22 @@ fn bench_size(
     })
 }
 
+/// What the `cortex serve` runs showed: the cold starts, the peak RSS after finds and the
+/// server's CPU µs per find.
+struct Served {
+    starts: Vec<Duration>,
+    rss_kib: u64,
+    cpu_us: Option<f64>,
+}
+
 /// Starts `cortex serve` on the database `runs` times and times spawn → `tools/list` answer.
-/// On the last run, also sends finds and reads the server's peak RSS before it exits.
-fn cold_starts(
-    db: &str,
-    runs: usize,
-    queries: &[String],
-    mode: &str,
-) -> Result<(Vec<Duration>, u64), String> {
+/// On the last run, also sends every query as a find (the first 20 untimed, to page the index
+/// in), reads the server's CPU time over them, and its peak RSS before it exits.
+fn cold_starts(db: &str, runs: usize, queries: &[String], mode: &str) -> Result<Served, String> {
     let exe = cortex::exe()?;
     let mut times = Vec::new();
     let mut rss = 0;
+    let mut cpu_us = None;
     for run in 0..runs.max(1) {
         let t = Instant::now();
         let mut child =
@@ -212,7 +237,11 @@ fn cold_starts(
         read_id(&mut stdout, 2)?;
         times.push(t.elapsed());
         if run + 1 == runs.max(1) {
-            for (i, q) in queries.iter().take(100).enumerate() {
+            let mut before = None;
+            for (i, q) in queries.iter().enumerate() {
+                if i == WARM_UP.min(queries.len() / 2) {
+                    before = cpu::process_cpu(child.id());
+                }
                 let id = 10 + i as i64;
                 send(
                     &mut stdin,
@@ -220,6 +249,11 @@ fn cold_starts(
                     "params": {"name": "memory_find", "arguments": {"query": q, "mode": mode}}}),
                 )?;
                 read_id(&mut stdout, id)?;
+            }
+            if let (Some(before), Some(after)) = (before, cpu::process_cpu(child.id())) {
+                let timed = queries.len() - WARM_UP.min(queries.len() / 2);
+                let (user, system) = cpu::per_request(before, after, timed);
+                cpu_us = Some(user + system);
             }
             rss = peak_rss_kib(child.id());
         }
@@ -230,8 +264,11 @@ fn cold_starts(
         }
     }
     times.sort();
-    Ok((times, rss))
+    Ok(Served { starts: times, rss_kib: rss, cpu_us })
 }
+
+/// Finds sent to the server before its CPU time is read.
+const WARM_UP: usize = 20;
 /// Copies every item and vector of another benchmark database in; the time spent writing.
 fn import_corpus(service: &MemoryService, source: &str) -> Result<Duration, String> {
     let scope = bench_scope();

@@ -227,7 +227,7 @@ fn load_corpus(service: &MemoryService, docs: &[Doc]) -> Result<HashMap<String, 
                 item
             })
             .collect();
-        let response = service.memory_store().store(&json!({ "items": items })).map_err(|e| e.to_string())?;
+        let response = crate::bench::store_items(service, &items)?;
         for (result, doc) in response.results.iter().zip(batch) {
             match &result.id {
                 Some(id) => {
@@ -259,16 +259,15 @@ fn batches(docs: &[Doc]) -> Vec<&[Doc]> {
 /// The find an agent would send for this query on this route.
 fn request_for(q: &Judged, route: &Route) -> FindRequest {
     let text: String = q.text.chars().take(1000).collect();
-    let mut request = FindRequest::query(&text);
-    request.mode = route.mode;
+    let mut request = FindRequest::query(text).with_mode(route.mode);
     match &q.conversation {
         Some(conversation) => {
             request.scope = Some(Scope { project: Some(conversation.clone()), ..Scope::default() })
         }
         None => request.widen = Some(ScopeLevel::All),
     }
-    request.max_content_chars = 0;
-    request
+    // Full detail (scores), no content: what the metrics read.
+    request.with_max_content_chars(0)
 }
 
 /// The route's metrics and find times over every query, overall and per category; one JSON

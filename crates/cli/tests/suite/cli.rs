@@ -330,7 +330,14 @@ fn audit_shows_an_items_history(db: &TestDb) {
     let records = stdout_json(&out)["records"].as_array().unwrap().clone();
     let ops: Vec<&str> = records.iter().map(|r| r["operation"].as_str().unwrap()).collect();
     assert_eq!(ops, ["insert", "delete"]);
-    assert_eq!(records[0]["actor"], "dana");
+    // What the client said of itself is a labelled claim; who did it is the OS user running
+    // the CLI, recorded by Cortex whatever the item says.
+    assert_eq!(records[0]["claimed"]["actor"], "dana");
+    assert_eq!(records[0]["via"], "memory_store");
+    let principal = records[0]["principal"].as_str().unwrap();
+    assert!(principal.starts_with("local") && principal != "local:dana", "{principal}");
+    assert_eq!(records[1]["principal"], principal, "the delete is the same user's");
+    assert!(records[1].get("claimed").is_none(), "a delete claims nothing: {}", records[1]);
     assert!(records[0]["request_id"].is_string());
     let since = env.run(&["audit", "--json", "--since", "2000-01-01T00:00:00Z"], None);
     assert_eq!(stdout_json(&since)["records"].as_array().unwrap().len(), 2);

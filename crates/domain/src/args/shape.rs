@@ -36,9 +36,16 @@ impl Shape for Text {
 
     fn parse(&self, field: &str, value: &Value) -> Result<String, ValidationError> {
         match value {
-            Value::String(s) => Ok(s.trim().to_ascii_lowercase()),
+            Value::String(s) => Ok(Text::of(s)),
             other => Err(ValidationError::wrong_type(field, "a string", other)),
         }
+    }
+}
+
+impl Text {
+    /// The text as the argument keeps it.
+    pub fn of(text: &str) -> String {
+        text.trim().to_ascii_lowercase()
     }
 }
 
@@ -90,6 +97,14 @@ impl<W: Word> Shape for Words<W> {
 
     fn parse(&self, field: &str, value: &Value) -> Result<W, ValidationError> {
         let text = Text.parse(field, value)?;
+        self.parse_str(field, &text)
+    }
+}
+
+impl<W: Word> Words<W> {
+    /// The word `text` names (a form's field, a flag), refused as a sent one is.
+    pub fn parse_str(&self, field: &str, text: &str) -> Result<W, ValidationError> {
+        let text = Text::of(text);
         W::parse_word(&text).ok_or_else(|| {
             let hint = match self.hint {
                 Some(hint) => hint.to_string(),
@@ -121,16 +136,11 @@ impl Shape for Int {
     }
 
     fn parse(&self, field: &str, value: &Value) -> Result<i64, ValidationError> {
-        let Int { min, max, default } = *self;
+        let Int { min, max, .. } = *self;
         match value {
             Value::Number(n) => match n.as_i64() {
-                Some(i) if (min..=max).contains(&i) => Ok(i),
-                _ => Err(ValidationError::new(
-                    ErrorCode::InvalidValue,
-                    field,
-                    format!("`{field}` must be a whole number from {min} to {max}, got {value}"),
-                    format!("send `{field}` as a number between {min} and {max} (default {default})"),
-                )),
+                Some(i) => self.check(field, i),
+                None => Err(self.out_of_range(field, value)),
             },
             other => Err(ValidationError::new(
                 ErrorCode::WrongType,
@@ -139,6 +149,23 @@ impl Shape for Int {
                 format!("send `{field}` as a number between {min} and {max}, without quotes"),
             )),
         }
+    }
+}
+
+impl Int {
+    /// `value` when it is within the bounds, else the refusal the parse gives.
+    pub fn check(&self, field: &str, value: i64) -> Result<i64, ValidationError> {
+        if (self.min..=self.max).contains(&value) { Ok(value) } else { Err(self.out_of_range(field, value)) }
+    }
+
+    fn out_of_range(&self, field: &str, value: impl std::fmt::Display) -> ValidationError {
+        let Int { min, max, default } = *self;
+        ValidationError::new(
+            ErrorCode::InvalidValue,
+            field,
+            format!("`{field}` must be a whole number from {min} to {max}, got {value}"),
+            format!("send `{field}` as a number between {min} and {max} (default {default})"),
+        )
     }
 }
 
@@ -172,16 +199,23 @@ impl Shape for When {
 
     fn parse(&self, field: &str, value: &Value) -> Result<crate::time::Moment, ValidationError> {
         match value {
-            Value::String(s) => crate::time::parse_moment(s).map_err(|hint| {
-                ValidationError::new(
-                    ErrorCode::InvalidValue,
-                    field,
-                    format!("`{field}` is not an age or a date: `{}`", shown(s)),
-                    hint.to_string(),
-                )
-            }),
+            Value::String(s) => self.parse_str(field, s),
             other => Err(ValidationError::wrong_type(field, "an age or a date string", other)),
         }
+    }
+}
+
+impl When {
+    /// The moment `text` names, refused as a sent one is.
+    pub fn parse_str(&self, field: &str, text: &str) -> Result<crate::time::Moment, ValidationError> {
+        crate::time::parse_moment(text).map_err(|hint| {
+            ValidationError::new(
+                ErrorCode::InvalidValue,
+                field,
+                format!("`{field}` is not an age or a date: `{}`", shown(text)),
+                hint.to_string(),
+            )
+        })
     }
 }
 
@@ -201,14 +235,7 @@ impl Shape for Ids {
         let Value::Array(list) = value else {
             return Err(ValidationError::wrong_type(field, "an array of item ids", value));
         };
-        if list.len() > self.max {
-            return Err(ValidationError::new(
-                ErrorCode::TooMany,
-                field,
-                format!("{} ids; at most {}", list.len(), self.max),
-                format!("fetch at most {} items per call", self.max),
-            ));
-        }
+        self.check_count(field, list.len())?;
         list.iter()
             .enumerate()
             .map(|(i, v)| {
@@ -226,6 +253,21 @@ impl Shape for Ids {
                 }
             })
             .collect()
+    }
+}
+
+impl Ids {
+    /// Refuses more than `max` ids.
+    pub fn check_count(&self, field: &str, count: usize) -> Result<(), ValidationError> {
+        if count > self.max {
+            return Err(ValidationError::new(
+                ErrorCode::TooMany,
+                field,
+                format!("{count} ids; at most {}", self.max),
+                format!("fetch at most {} items per call", self.max),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -301,6 +343,25 @@ impl Shape for Kinds {
     }
 }
 
+impl Kinds {
+    /// Kinds named one by one (a form's or a command line's repeated field), each once,
+    /// refused as sent ones are.
+    pub fn parse_strs<'a>(
+        &self,
+        field: &str,
+        names: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Vec<Kind>, ValidationError> {
+        let mut kinds = Vec::new();
+        for (i, name) in names.into_iter().enumerate() {
+            let kind = parse_kind(format!("{field}[{i}]"), name)?;
+            if !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
+        }
+        Ok(kinds)
+    }
+}
+
 /// Tags a hit must all carry: at most `max` (an item holds no more, so a longer list can
 /// match nothing; refusing it also bounds the filter's SQL), trimmed and lowercased.
 pub struct TagFilter {
@@ -315,28 +376,54 @@ impl Shape for TagFilter {
     }
 
     fn parse(&self, field: &str, value: &Value) -> Result<Vec<String>, ValidationError> {
-        let max = self.max;
         match value {
-            Value::Array(list) if list.len() > max => Err(ValidationError::new(
+            Value::Array(list) => {
+                self.check_count(field, list.len())?;
+                list.iter()
+                    .enumerate()
+                    .map(|(i, t)| match t {
+                        Value::String(s) if !s.trim().is_empty() => Ok(s.trim().to_lowercase()),
+                        other => Err(ValidationError::wrong_type(
+                            format!("{field}[{i}]"),
+                            "a non-empty string",
+                            other,
+                        )),
+                    })
+                    .collect()
+            }
+            other => Err(ValidationError::wrong_type(field, "an array of strings", other)),
+        }
+    }
+}
+
+impl TagFilter {
+    /// Refuses more tags than an item holds.
+    pub fn check_count(&self, field: &str, count: usize) -> Result<(), ValidationError> {
+        let max = self.max;
+        if count > max {
+            return Err(ValidationError::new(
                 ErrorCode::TooMany,
                 field,
-                format!("{} tags; at most {max}", list.len()),
+                format!("{count} tags; at most {max}"),
                 format!(
                     "a hit must carry every tag given and items hold at most {max}: pass the few tags that matter"
                 ),
-            )),
-            Value::Array(list) => list
-                .iter()
-                .enumerate()
-                .map(|(i, t)| match t {
-                    Value::String(s) if !s.trim().is_empty() => Ok(s.trim().to_lowercase()),
-                    other => {
-                        Err(ValidationError::wrong_type(format!("{field}[{i}]"), "a non-empty string", other))
-                    }
-                })
-                .collect(),
-            other => Err(ValidationError::wrong_type(field, "an array of strings", other)),
+            ));
         }
+        Ok(())
+    }
+
+    /// Tags given as text, as the parse keeps them: trimmed, lowercased, the empty ones
+    /// left out.
+    pub fn parse_strs<'a>(
+        &self,
+        field: &str,
+        tags: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Vec<String>, ValidationError> {
+        let tags: Vec<String> =
+            tags.into_iter().map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty()).collect();
+        self.check_count(field, tags.len())?;
+        Ok(tags)
     }
 }
 

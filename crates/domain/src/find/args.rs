@@ -3,8 +3,10 @@
 //! arguments (one of `query`, `ids` or `types`; the defaults that depend on the others; the
 //! cursor, bound to everything else).
 
+use super::filter::FindFilter;
+pub use super::filter::{INCLUDE_EXPIRED, INCLUDE_SUPERSEDED, SINCE, STATUS, TAGS, TYPES, UNTIL};
 use super::{Detail, FindRequest, Mode, cursor};
-use crate::args::shape::{Flag, Ids, Int, Kinds, Query, ScopeObject, TagFilter, Text, When, Words};
+use crate::args::shape::{Ids, Int, Query, ScopeObject, Text, Words};
 use crate::args::{self, Arg, Field};
 use crate::error::{ErrorCode, ValidationError, shown};
 use crate::graph::{DEFAULT_DEPTH, DEFAULT_EXPAND_LIMIT, Expand, MAX_DEPTH, MAX_EXPAND_LIMIT};
@@ -23,7 +25,14 @@ pub struct Draft {
     cursor: Option<String>,
 }
 
-type FindField<S> = Field<Draft, S>;
+impl Draft {
+    /// The filters being built (for the filters' own definitions, `filter.rs`).
+    pub(super) fn filter(&mut self) -> &mut FindFilter {
+        &mut self.request.filter
+    }
+}
+
+pub(super) type FindField<S> = Field<Draft, S>;
 
 pub const QUERY: FindField<Query> = Field {
     name: "query",
@@ -43,12 +52,6 @@ pub const MODE: FindField<Words<Mode>> = Field {
     shape: Words::plain(),
     set: |d, v| d.request.mode = v,
 };
-pub const TYPES: FindField<Kinds> = Field {
-    name: "types",
-    doc: Some("Kinds to keep. Without query or ids: the newest items of these kinds."),
-    shape: Kinds,
-    set: |d, v| d.request.types = v,
-};
 pub const SCOPE: FindField<ScopeObject> = Field {
     name: "scope",
     doc: Some("Naming fewer of org/project/branch widens the search."),
@@ -60,38 +63,6 @@ pub const WIDEN: FindField<Words<ScopeLevel>> = Field {
     doc: Some("Default branch."),
     shape: Words::plain(),
     set: |d, v| d.request.widen = Some(v),
-};
-pub const SINCE: FindField<When> = Field {
-    name: "since",
-    doc: Some("Age (36h, 7d, 2w), RFC 3339 or YYYY-MM-DD, on updated time."),
-    shape: When,
-    set: |d, v| d.request.since = Some(v),
-};
-pub const UNTIL: FindField<When> =
-    Field { name: "until", doc: None, shape: When, set: |d, v| d.request.until = Some(v) };
-pub const TAGS: FindField<TagFilter> = Field {
-    name: "tags",
-    doc: Some("Hits must carry all of these."),
-    shape: TagFilter { max: MAX_TAGS },
-    set: |d, v| d.request.tags = v,
-};
-pub const STATUS: FindField<Text> = Field {
-    name: "status",
-    doc: Some("The kind's status, e.g. accepted, open."),
-    shape: Text,
-    set: |d, v| d.request.status = Some(v.replace([' ', '-'], "_")),
-};
-pub const INCLUDE_SUPERSEDED: FindField<Flag> = Field {
-    name: "include_superseded",
-    doc: Some("Also return items a newer item superseded."),
-    shape: Flag,
-    set: |d, v| d.request.include_superseded = v,
-};
-pub const INCLUDE_EXPIRED: FindField<Flag> = Field {
-    name: "include_expired",
-    doc: Some("Also return expired items not purged yet."),
-    shape: Flag,
-    set: |d, v| d.request.include_expired = v,
 };
 pub const LIMIT: FindField<Int> = Field {
     name: "limit",
@@ -179,11 +150,8 @@ impl FindRequest {
             Draft { request: FindRequest::defaults(), max_content_chars: None, detail: None, cursor: None };
         args::parse_object(&ARGS, object, &mut draft, unknown)?;
         let Draft { mut request, max_content_chars, detail, cursor } = draft;
-        if request.query.is_none() && request.ids.is_empty() && request.types.is_empty() {
-            return Err(ValidationError::missing(
-                "query",
-                "pass `query` with a few words to search, `ids` to fetch items by id, or `types` alone to list the newest items of those kinds",
-            ));
+        if request.query.is_none() && request.ids.is_empty() && request.filter.types.is_empty() {
+            return Err(nothing_asked());
         }
         // A read by ids wants the items whole; a search wants enough of each hit to choose.
         let by_ids = request.query.is_none() && !request.ids.is_empty();
@@ -202,6 +170,14 @@ impl FindRequest {
         }
         Ok(request)
     }
+}
+
+/// A find with no `query`, `ids` or `types`.
+pub(super) fn nothing_asked() -> ValidationError {
+    ValidationError::missing(
+        "query",
+        "pass `query` with a few words to search, `ids` to fetch items by id, or `types` alone to list the newest items of those kinds",
+    )
 }
 
 fn unknown(key: &str) -> ValidationError {

@@ -6,14 +6,14 @@
 //! encoding does not follow `Debug` output (which a compiler or a new field could change).
 //! Cursors made before this encoding are refused as `bad_cursor`: the client starts over.
 
-use super::FindRequest;
+use super::{FindFilter, FindRequest};
 use crate::error::{ErrorCode, ValidationError};
 use crate::scope::SCOPE_FIELDS;
 use crate::time::Moment;
 use sha2::{Digest, Sha256};
 
 /// The furthest offset a cursor may carry.
-const MAX_OFFSET: usize = 10_000;
+pub(super) const MAX_OFFSET: usize = 10_000;
 
 /// A SHA-256 fed with tagged parts.
 struct Encoder(Sha256);
@@ -63,25 +63,45 @@ impl Encoder {
 }
 
 impl FindRequest {
-    /// A hash of everything that shapes the result list (not the page).
+    /// A hash of everything that shapes the result list (not the page). The request and its
+    /// filters are taken apart whole: a new field does not compile until it is encoded here or
+    /// said to shape only the page.
     pub fn fingerprint(&self) -> u64 {
+        let FindRequest {
+            query,
+            ids,
+            mode,
+            filter,
+            scope,
+            widen,
+            // The page, and how much of each hit it shows: not the list.
+            limit: _,
+            offset: _,
+            max_content_chars: _,
+            detail: _,
+            // Linked items are added to a page; they do not change which matches it holds.
+            expand: _,
+            depth: _,
+            expand_limit: _,
+        } = self;
+        let FindFilter { types, since, until, tags, status, include_superseded, include_expired } = filter;
         let mut e = Encoder(Sha256::new());
-        e.text("query", self.query.as_deref());
-        let ids: Vec<String> = self.ids.iter().map(|id| id.to_string()).collect();
+        e.text("query", query.as_deref());
+        let ids: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
         e.texts("ids", ids.iter().map(String::as_str));
-        e.text("mode", Some(self.mode.as_str()));
-        e.texts("types", self.types.iter().map(|k| k.as_str()));
-        e.number("scope", Some(self.scope.is_some().into()));
+        e.text("mode", Some(mode.as_str()));
+        e.texts("types", types.iter().map(|k| k.as_str()));
+        e.number("scope", Some(scope.is_some().into()));
         for field in SCOPE_FIELDS {
-            e.text(field, self.scope.as_ref().and_then(|s| s.get(field)));
+            e.text(field, scope.as_ref().and_then(|s| s.get(field)));
         }
-        e.text("widen", self.widen.map(|w| w.as_str()));
-        e.moment("since", self.since);
-        e.moment("until", self.until);
-        e.texts("tags", self.tags.iter().map(String::as_str));
-        e.text("status", self.status.as_deref());
-        e.number("include_superseded", Some(self.include_superseded.into()));
-        e.number("include_expired", Some(self.include_expired.into()));
+        e.text("widen", widen.map(|w| w.as_str()));
+        e.moment("since", *since);
+        e.moment("until", *until);
+        e.texts("tags", tags.iter().map(String::as_str));
+        e.text("status", status.as_deref());
+        e.number("include_superseded", Some((*include_superseded).into()));
+        e.number("include_expired", Some((*include_expired).into()));
         let digest = e.0.finalize();
         u64::from_be_bytes(digest[..8].try_into().unwrap_or_default())
     }
@@ -119,9 +139,9 @@ mod tests {
     #[test]
     fn the_fingerprint_tells_apart_what_a_joined_text_would_not() {
         let mut a = FindRequest::query("x");
-        a.tags = vec!["a|b".into()];
+        a.filter.tags = vec!["a|b".into()];
         let mut b = FindRequest::query("x");
-        b.tags = vec!["a".into(), "b".into()];
+        b.filter.tags = vec!["a".into(), "b".into()];
         assert_ne!(a.fingerprint(), b.fingerprint());
         let mut c = FindRequest::query("x");
         c.scope = Some(Scope { org: Some("acme".into()), ..Scope::default() });

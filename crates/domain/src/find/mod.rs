@@ -1,14 +1,22 @@
-//! One `memory_find` request: what it asks for, typed.
+//! One `memory_find` request: what it asks for, typed. The MCP adapter parses the tool's
+//! arguments into it ([`FindRequest::from_json`]); the CLI, the web UI and the harness build
+//! it directly ([`FindRequest::query`] and the `with_*` methods), and the service checks
+//! either kind against the same limits ([`FindRequest::check`]).
 //!
 //! - [`args`]: its arguments, one definition each (schema and parse), and the checks across them
+//! - [`filter`]: its filters, each defined once
+//! - `build`: the request built in the process, and its checks
 //! - [`cursor`]: the cursor of the next page, bound to the query it came from
 
 pub mod args;
+mod build;
 mod cursor;
+pub mod filter;
+
+pub use filter::FindFilter;
 
 use crate::args::Word;
 use crate::graph::{DEFAULT_DEPTH, DEFAULT_EXPAND_LIMIT, Expand};
-use crate::kind::Kind;
 use crate::limits::*;
 use crate::scope::{Scope, ScopeLevel};
 use uuid::Uuid;
@@ -72,17 +80,10 @@ pub struct FindRequest {
     pub query: Option<String>,
     pub ids: Vec<Uuid>,
     pub mode: Mode,
-    pub types: Vec<Kind>,
+    /// Which items may be hits: kinds, dates, tags, status, superseded and expired ones.
+    pub filter: FindFilter,
     pub scope: Option<Scope>,
     pub widen: Option<ScopeLevel>,
-    pub since: Option<crate::time::Moment>,
-    pub until: Option<crate::time::Moment>,
-    pub tags: Vec<String>,
-    pub status: Option<String>,
-    /// Also return items a newer item superseded (they carry `superseded_by`).
-    pub include_superseded: bool,
-    /// Also return expired items (until a purge removes them).
-    pub include_expired: bool,
     pub limit: usize,
     pub offset: usize,
     pub max_content_chars: usize,
@@ -98,26 +99,15 @@ pub struct FindRequest {
 }
 
 impl FindRequest {
-    /// A plain query with defaults, for the CLI and tests.
-    pub fn query(text: &str) -> FindRequest {
-        FindRequest { query: Some(text.to_string()), ..FindRequest::defaults() }
-    }
-
     /// Every argument at its default, no query: what the arguments' parse starts from.
     pub(crate) fn defaults() -> FindRequest {
         FindRequest {
             query: None,
             ids: Vec::new(),
             mode: Mode::Auto,
-            types: Vec::new(),
+            filter: FindFilter::default(),
             scope: None,
             widen: None,
-            since: None,
-            until: None,
-            tags: Vec::new(),
-            status: None,
-            include_superseded: false,
-            include_expired: false,
             limit: DEFAULT_LIMIT as usize,
             offset: 0,
             max_content_chars: DEFAULT_HIT_CONTENT_CHARS,
@@ -138,6 +128,7 @@ impl FindRequest {
 mod tests {
     use super::*;
     use crate::error::ErrorCode;
+    use crate::kind::Kind;
     use serde_json::json;
 
     #[test]
@@ -193,7 +184,7 @@ mod tests {
         assert!(err.message.contains("1000") && err.human_hint.contains("32"), "{err:?}");
         let tags: Vec<String> = (0..MAX_TAGS).map(|i| format!("t{i}")).collect();
         assert_eq!(
-            FindRequest::from_json(&json!({"query": "x", "tags": tags})).unwrap().tags.len(),
+            FindRequest::from_json(&json!({"query": "x", "tags": tags})).unwrap().filter.tags.len(),
             MAX_TAGS
         );
     }
@@ -210,7 +201,7 @@ mod tests {
         );
         let r = FindRequest::from_json(&json!({"query": "x", "types": "decision", "since": "2026-01-01"}))
             .unwrap();
-        assert_eq!(r.types, vec![Kind::Decision]);
-        assert!(r.since.is_some());
+        assert_eq!(r.filter.types, vec![Kind::Decision]);
+        assert!(r.filter.since.is_some());
     }
 }

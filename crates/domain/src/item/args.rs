@@ -43,22 +43,22 @@ impl Word for Operation {
 /// An item as its fields build it, before the checks across them.
 #[derive(Default)]
 pub struct Draft {
-    kind: Option<Kind>,
-    content: Option<String>,
-    data: Option<Map<String, Value>>,
-    scope: Scope,
-    tags: Vec<String>,
-    metadata: Option<Value>,
-    source: Option<Value>,
-    idempotency_key: Option<String>,
-    ttl: Option<TtlPolicy>,
-    expires_at: Option<i64>,
-    occurred_at: Option<i64>,
-    supersedes: Option<Uuid>,
-    id: Option<Uuid>,
-    operation: Operation,
+    pub(super) kind: Option<Kind>,
+    pub(super) content: Option<String>,
+    pub(super) data: Option<Map<String, Value>>,
+    pub(super) scope: Scope,
+    pub(super) tags: Vec<String>,
+    pub(super) metadata: Option<Value>,
+    pub(super) source: Option<Value>,
+    pub(super) idempotency_key: Option<String>,
+    pub(super) ttl: Option<TtlPolicy>,
+    pub(super) expires_at: Option<i64>,
+    pub(super) occurred_at: Option<i64>,
+    pub(super) supersedes: Option<Uuid>,
+    pub(super) id: Option<Uuid>,
+    pub(super) operation: Operation,
     /// `dedupe: false` was given.
-    no_dedupe: bool,
+    pub(super) no_dedupe: bool,
 }
 
 type ItemField<S> = Field<Draft, S>;
@@ -219,7 +219,7 @@ fn unknown(key: &str) -> ValidationError {
     )
 }
 
-fn upsert(draft: Draft) -> Result<NewItem, ValidationError> {
+pub(super) fn upsert(draft: Draft) -> Result<NewItem, ValidationError> {
     let kind = draft.kind.ok_or_else(|| {
         ValidationError::missing("kind", format!("every item needs a kind, one of: {}", Kind::names()))
     })?;
@@ -242,6 +242,7 @@ fn upsert(draft: Draft) -> Result<NewItem, ValidationError> {
         crate::natural_key::apply_ddl_checksum(&mut data).map_err(|e| e.under("data"))?;
     }
     let Derived { title, body, content_hash } = derive(kind, content.as_deref(), &data);
+    let supersedes_on_item = draft.supersedes.is_some();
     let supersedes = check_supersedes(draft.id, draft.supersedes, &data)?;
     Ok(NewItem {
         kind,
@@ -262,6 +263,7 @@ fn upsert(draft: Draft) -> Result<NewItem, ValidationError> {
         occurred_at: draft.occurred_at,
         dedupe: !draft.no_dedupe,
         supersedes,
+        supersedes_on_item,
     })
 }
 
@@ -301,6 +303,11 @@ fn parse_content(value: &Value) -> Result<Option<String>, ValidationError> {
     let Value::String(text) = value else {
         return Err(ValidationError::wrong_type("content", "a string", value));
     };
+    check_content(text)
+}
+
+/// The rules of `content` on text: within its size, without NUL; blank text is no content.
+pub(super) fn check_content(text: &str) -> Result<Option<String>, ValidationError> {
     if text.len() > MAX_CONTENT_BYTES {
         return Err(ValidationError::new(
             ErrorCode::TooLarge,
@@ -310,7 +317,7 @@ fn parse_content(value: &Value) -> Result<Option<String>, ValidationError> {
         ));
     }
     text::reject_nul("content", text)?;
-    Ok((!text.trim().is_empty()).then(|| text.clone()))
+    Ok((!text.trim().is_empty()).then(|| text.to_string()))
 }
 
 fn parse_data(value: &Value) -> Result<Map<String, Value>, ValidationError> {

@@ -14,37 +14,57 @@ pub(super) fn parse_tags(value: Option<&Value>) -> Result<Vec<String>, Validatio
             return Err(ValidationError::wrong_type("tags", "an array of strings", other));
         }
     };
-    if list.len() > MAX_TAGS {
+    check_tag_count(list.len())?;
+    let mut tags = Vec::with_capacity(list.len());
+    for (i, tag) in list.iter().enumerate() {
+        let Value::String(text) = tag else {
+            return Err(ValidationError::wrong_type(format!("tags[{i}]"), "a string", tag));
+        };
+        add_tag(&mut tags, i, text)?;
+    }
+    Ok(tags)
+}
+
+/// Tags given as text (an item built in the process): the rules of [`parse_tags`].
+pub(super) fn check_tags(list: &[String]) -> Result<Vec<String>, ValidationError> {
+    check_tag_count(list.len())?;
+    let mut tags = Vec::with_capacity(list.len());
+    for (i, text) in list.iter().enumerate() {
+        add_tag(&mut tags, i, text)?;
+    }
+    Ok(tags)
+}
+
+fn check_tag_count(count: usize) -> Result<(), ValidationError> {
+    if count > MAX_TAGS {
         return Err(ValidationError::new(
             ErrorCode::TooMany,
             "tags",
-            format!("{} tags; at most {MAX_TAGS}", list.len()),
+            format!("{count} tags; at most {MAX_TAGS}"),
             "keep the few tags you will filter on",
         ));
     }
-    let mut tags = Vec::with_capacity(list.len());
-    for (i, tag) in list.iter().enumerate() {
-        let field = format!("tags[{i}]");
-        let Value::String(text) = tag else {
-            return Err(ValidationError::wrong_type(field, "a string", tag));
-        };
-        let text = text.trim().to_lowercase();
-        if text.is_empty() || text.chars().count() > MAX_TAG_CHARS || text.chars().any(char::is_control) {
-            return Err(ValidationError::new(
-                ErrorCode::InvalidValue,
-                field,
-                format!(
-                    "tag `{}` must be 1–{MAX_TAG_CHARS} characters without control characters",
-                    crate::error::shown(&text)
-                ),
-                "use short labels such as \"auth\" or \"perf\"",
-            ));
-        }
-        if !tags.contains(&text) {
-            tags.push(text);
-        }
+    Ok(())
+}
+
+/// The tag at position `i`, trimmed and lowercased, added unless already there.
+fn add_tag(tags: &mut Vec<String>, i: usize, text: &str) -> Result<(), ValidationError> {
+    let text = text.trim().to_lowercase();
+    if text.is_empty() || text.chars().count() > MAX_TAG_CHARS || text.chars().any(char::is_control) {
+        return Err(ValidationError::new(
+            ErrorCode::InvalidValue,
+            format!("tags[{i}]"),
+            format!(
+                "tag `{}` must be 1–{MAX_TAG_CHARS} characters without control characters",
+                crate::error::shown(&text)
+            ),
+            "use short labels such as \"auth\" or \"perf\"",
+        ));
     }
-    Ok(tags)
+    if !tags.contains(&text) {
+        tags.push(text);
+    }
+    Ok(())
 }
 
 pub(super) fn parse_metadata(value: Option<&Value>) -> Result<Option<Value>, ValidationError> {
@@ -145,29 +165,30 @@ pub(super) fn parse_source(value: Option<&Value>) -> Result<Option<Value>, Valid
 pub(super) fn parse_idempotency_key(value: Option<&Value>) -> Result<Option<String>, ValidationError> {
     match value {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(key)) => {
-            let count = key.chars().count();
-            if count == 0 {
-                return Err(ValidationError::new(
-                    ErrorCode::Empty,
-                    "idempotency_key",
-                    "`idempotency_key` is empty",
-                    "use a short unique string per logical write, such as a UUID, or leave the field out",
-                ));
-            }
-            if count > MAX_IDEMPOTENCY_KEY_CHARS {
-                return Err(ValidationError::new(
-                    ErrorCode::TooLong,
-                    "idempotency_key",
-                    format!(
-                        "`idempotency_key` is {count} characters; it must be 1–{MAX_IDEMPOTENCY_KEY_CHARS}"
-                    ),
-                    "use a short unique string per logical write, such as a UUID",
-                ));
-            }
-            text::reject_nul("idempotency_key", key)?;
-            Ok(Some(key.clone()))
-        }
+        Some(Value::String(key)) => check_idempotency_key(key).map(Some),
         Some(other) => Err(ValidationError::wrong_type("idempotency_key", "a string", other)),
     }
+}
+
+/// An idempotency key: 1 to [`MAX_IDEMPOTENCY_KEY_CHARS`] characters without NUL.
+pub(super) fn check_idempotency_key(key: &str) -> Result<String, ValidationError> {
+    let count = key.chars().count();
+    if count == 0 {
+        return Err(ValidationError::new(
+            ErrorCode::Empty,
+            "idempotency_key",
+            "`idempotency_key` is empty",
+            "use a short unique string per logical write, such as a UUID, or leave the field out",
+        ));
+    }
+    if count > MAX_IDEMPOTENCY_KEY_CHARS {
+        return Err(ValidationError::new(
+            ErrorCode::TooLong,
+            "idempotency_key",
+            format!("`idempotency_key` is {count} characters; it must be 1–{MAX_IDEMPOTENCY_KEY_CHARS}"),
+            "use a short unique string per logical write, such as a UUID",
+        ));
+    }
+    text::reject_nul("idempotency_key", key)?;
+    Ok(key.to_string())
 }

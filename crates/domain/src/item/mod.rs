@@ -1,20 +1,25 @@
-//! Parsing one `memory_store` request into per-item operations.
+//! One `memory_store` request and its items, parsed or built.
 //!
-//! The request is taken as raw JSON on purpose: a typed deserializer would reject the whole
-//! batch on the first bad item, while every item here gets its own result and a field path.
+//! The tool's arguments are parsed by walking JSON on purpose: a typed deserializer would
+//! refuse the whole batch at the first bad item, while every item here gets its own result
+//! and a field path. Callers inside the process build the same types ([`StoreRequest`],
+//! [`ItemOp`] through [`ItemBuilder`]) under the same rules.
 //!
 //! - [`args`]: an item's fields, one definition each (schema and parse), and the checks across them
-//! - [`batch`]: `memory_store`'s one argument, `items`: the batch and its limits
+//! - [`batch`]: `memory_store`'s one argument, `items`, its limits, and [`StoreRequest`]
+//! - `build`: an item built in the process, under the parse's rules
 //! - [`derive`]: an item's title, searchable body and content hash
 //! - [`fields`]: the optional fields every kind shares (tags, metadata, source, idempotency key)
 
 pub mod args;
 mod batch;
+mod build;
 mod derive;
 mod fields;
 
 pub use args::{Operation, parse_item};
-pub use batch::{parse_store_request, store_schema};
+pub use batch::{Entry, Refused, StoreRequest, store_schema};
+pub use build::ItemBuilder;
 pub use derive::{Derived, derive, field_texts};
 
 use crate::kind::Kind;
@@ -76,6 +81,9 @@ pub struct NewItem {
     pub dedupe: bool,
     /// The live item this new one replaces (`supersedes`, or a decision's `data.supersedes`).
     pub supersedes: Option<Uuid>,
+    /// Whether `supersedes` was given on the item itself rather than in `data`: where a
+    /// refusal of the replaced item points.
+    pub supersedes_on_item: bool,
 }
 
 #[cfg(test)]
@@ -87,7 +95,7 @@ mod tests {
     use serde_json::json;
 
     fn one(item: Value) -> Result<ItemOp, ValidationError> {
-        parse_store_request(&json!({"items": [item]})).unwrap().remove(0)
+        StoreRequest::from_json(&json!({"items": [item]})).unwrap().items.remove(0).map_err(|r| r.error)
     }
 
     fn upsert(item: Value) -> NewItem {
@@ -102,21 +110,27 @@ mod tests {
         for bad in
             [json!({}), json!({"items": []}), json!({"items": "x"}), json!({"items": vec![json!({}); 101]})]
         {
-            assert_eq!(parse_store_request(&bad).unwrap_err().field, "items", "{bad}");
+            assert_eq!(StoreRequest::from_json(&bad).unwrap_err().field, "items", "{bad}");
         }
     }
 
     #[test]
     fn per_item_errors_carry_the_index_path() {
-        let results = parse_store_request(&json!({"items": [
+        let results = StoreRequest::from_json(&json!({"items": [
             {"kind": "section", "content": "ok"},
             {"kind": "decision", "data": {"component": "db", "status": "accepted", "title": "t"}},
             {"kind": "bogus", "content": "x"}
         ]}))
-        .unwrap();
+        .unwrap()
+        .items;
         assert!(results[0].is_ok());
-        assert_eq!(results[1].as_ref().unwrap_err().field, "items[1].data.rationale");
-        assert_eq!(results[2].as_ref().unwrap_err().field, "items[2].kind");
+        let refused = results[1].as_ref().unwrap_err();
+        assert_eq!(
+            (refused.error.field.as_str(), refused.kind),
+            ("items[1].data.rationale", Some(Kind::Decision))
+        );
+        let refused = results[2].as_ref().unwrap_err();
+        assert_eq!((refused.error.field.as_str(), refused.kind), ("items[2].kind", None));
     }
 
     #[test]
@@ -196,8 +210,9 @@ mod tests {
 
     #[test]
     fn unknown_top_level_arguments_are_refused_like_memory_find_does() {
-        let err = parse_store_request(&json!({"items": [{"kind": "todo", "content": "x"}], "dry_run": true}))
-            .unwrap_err();
+        let err =
+            StoreRequest::from_json(&json!({"items": [{"kind": "todo", "content": "x"}], "dry_run": true}))
+                .unwrap_err();
         assert_eq!((err.code, err.field.as_str()), (ErrorCode::UnknownField, "dry_run"));
         assert!(err.human_hint.contains("items"), "{err:?}");
     }

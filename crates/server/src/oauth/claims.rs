@@ -30,16 +30,6 @@ pub struct Identity {
     pub bound: Bound,
 }
 
-impl Identity {
-    /// The actor of the audit trail: `oauth:<subject>`, and the client it came through.
-    pub fn actor(&self) -> String {
-        match &self.client_id {
-            Some(client) => format!("oauth:{} (client {client})", self.subject),
-            None => format!("oauth:{}", self.subject),
-        }
-    }
-}
-
 /// A verified token that still grants nothing here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClaimError {
@@ -184,11 +174,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(id.bound, Bound { org: "acme".into(), projects: vec!["api".into(), "web".into()] });
-        assert_eq!((id.role, id.actor()), (Role::Write, "oauth:u1 (client claude)".to_string()));
+        assert_eq!(
+            (id.role, id.subject.as_str(), id.client_id.as_deref()),
+            (Role::Write, "u1", Some("claude"))
+        );
         let whole_org =
             identity(&of(json!({"sub": "u1", "scope": "memory:read", "org": "acme"})), &NAMES).unwrap();
         assert!(whole_org.bound.projects.is_empty());
-        assert_eq!(whole_org.actor(), "oauth:u1");
+        assert_eq!(whole_org.client_id, None);
         let fixed = ClaimNames { fixed_org: Some("solo"), ..NAMES };
         assert_eq!(
             identity(&of(json!({"sub": "u", "scope": "memory:read", "org": "x"})), &fixed).unwrap().bound.org,

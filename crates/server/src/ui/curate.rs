@@ -12,11 +12,13 @@ use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use cortex_domain::api_key::Role;
+use cortex_domain::item::{Entry, ItemBuilder, ItemOp, StoreRequest};
 use cortex_domain::limits::MAX_HIT_CONTENT_CHARS;
+use cortex_domain::time::parse_instant;
 use cortex_domain::{ErrorCode, ValidationError};
 use cortex_service::ServiceError;
 use cortex_service::response::{Hit, ItemStatus, StoreResponse};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use uuid::Uuid;
 
 /// Names the UI as the tool in the audit trail.
@@ -27,14 +29,7 @@ pub async fn edit(State(ui): State<Ui>, Path(id): Path<String>, request: Request
 }
 
 pub async fn delete(State(ui): State<Ui>, Path(id): Path<String>, request: Request) -> Response {
-    curate(
-        ui,
-        id,
-        request,
-        |hit, _| Ok(json_object(json!({ "operation": "delete", "id": hit.id.to_string() }))),
-        "Deleted.",
-    )
-    .await
+    curate(ui, id, request, |hit, _, _| Ok(Ok(ItemOp::delete(hit.id))), "Deleted.").await
 }
 
 /// `POST /items/<id>/supersede`: the edit form's values as a new version of the item, which
@@ -44,8 +39,10 @@ pub async fn supersede(State(ui): State<Ui>, Path(id): Path<String>, request: Re
     curate(ui, id, request, new_version, "Superseded.").await
 }
 
-/// What a form changes: the `memory_store` item for the item as read and the form's fields.
-type Change = fn(&Hit, &[(String, String)]) -> Result<Map<String, Value>, ValidationError>;
+/// What a form changes: the `memory_store` item for the item as read, the form's fields and
+/// the actor storing it. A field the item's rules refuse is that item's refusal, answered by
+/// the store as the tool's would be.
+type Change = fn(&Hit, &[(String, String)], &str) -> Result<Entry, ValidationError>;
 
 /// A write key's form on an item within its reach (out of reach is not found, before the
 /// store is asked), stored through `memory_store` as the key.
@@ -59,31 +56,57 @@ async fn curate(ui: Ui, id: String, request: Request, change: Change, done: &str
     let actor = viewer.principal.key.clone();
     let outcome = tokio::task::spawn_blocking(move || {
         let Some((hit, _)) = read(&service, uuid)? else { return Ok(None) };
-        let mut item = change(&hit, &fields)?;
-        item.insert("source".into(), json!({ "actor": actor, "tool": TOOL }));
-        service.memory_store().store(&json!({ "items": [item] })).map(Some)
+        let item = change(&hit, &fields, &actor)?;
+        service.memory_store().store(&StoreRequest::new([item])).map(Some)
     })
     .await;
     finish(&ui, &viewer, &id, outcome, done).await
 }
 
-/// The item with the form's text fields in place of its own: each `data.<name>` field replaces
-/// that text field of `data` (the others are kept), `content` the text of a free-text item;
-/// kind, tags, scope, metadata and expiry stay as they are.
-fn edited(hit: &Hit, fields: &[(String, String)]) -> Result<Map<String, Value>, ValidationError> {
-    let mut item = Map::new();
-    item.insert("id".into(), json!(hit.id.to_string()));
-    item.insert("kind".into(), json!(hit.kind.as_str()));
+/// The item with the form's text fields in place of its own, as a new version of it.
+fn edited(hit: &Hit, fields: &[(String, String)], actor: &str) -> Result<Entry, ValidationError> {
+    let item = with_form(ItemOp::update(hit.id, hit.kind), hit, fields)?;
+    let item = match &hit.expires_at {
+        Some(at) => item.expires_at(parse_instant(at).map_err(|hint| {
+            ValidationError::new(
+                ErrorCode::InvalidValue,
+                "expires_at",
+                format!("`{at}` is not a time"),
+                hint.to_string(),
+            )
+        })?),
+        None => item,
+    };
+    Ok(item.source(actor, TOOL).build())
+}
+
+/// The edited item as a new item superseding the old one, with a lifetime of its own.
+fn new_version(hit: &Hit, fields: &[(String, String)], actor: &str) -> Result<Entry, ValidationError> {
+    let item = with_form(ItemOp::insert(hit.kind), hit, fields)?.supersedes(hit.id);
+    // A new version reads much like the one it replaces: asked for by a person, it is stored
+    // even when the near-duplicate check would skip it.
+    Ok(item.dedupe(false).source(actor, TOOL).build())
+}
+
+/// `item` with the read item's fields and the form's text fields in place of its own: each
+/// `data.<name>` field replaces that text field of `data` (the others are kept), `content`
+/// the text of a free-text item; tags, scope and metadata stay as they are.
+fn with_form(
+    item: ItemBuilder,
+    hit: &Hit,
+    fields: &[(String, String)],
+) -> Result<ItemBuilder, ValidationError> {
+    let mut item = item;
     if let Some(Value::Object(mut data)) = hit.data.clone() {
         for (name, value) in data.iter_mut() {
             if value.is_string()
                 && let Some((_, new)) =
                     fields.iter().find(|(n, _)| n.strip_prefix("data.") == Some(name.as_str()))
             {
-                *value = json!(new.replace("\r\n", "\n"));
+                *value = Value::String(new.replace("\r\n", "\n"));
             }
         }
-        item.insert("data".into(), Value::Object(data));
+        item = item.data(data);
     }
     // A structured item's content is derived from its data; free text is edited as such.
     if free_text(hit) {
@@ -101,38 +124,16 @@ fn edited(hit: &Hit, fields: &[(String, String)]) -> Result<Map<String, Value>, 
             true => field(fields, "content").replace("\r\n", "\n"),
             false => hit.content.clone().unwrap_or_default(),
         };
-        item.insert("content".into(), json!(content));
+        item = item.content(&content);
     }
-    item.insert("tags".into(), json!(hit.tags));
     if let Some(scope) = &hit.scope {
-        item.insert("scope".into(), serde_json::to_value(scope).unwrap_or(Value::Null));
+        item = item.scope(scope.clone());
     }
+    item = item.tags(&hit.tags);
     if let Some(metadata) = &hit.metadata {
-        item.insert("metadata".into(), metadata.clone());
-    }
-    if let Some(expires_at) = &hit.expires_at {
-        item.insert("expires_at".into(), json!(expires_at));
+        item = item.metadata(metadata.clone());
     }
     Ok(item)
-}
-
-/// The edited item as a new item superseding the old one, with a lifetime of its own.
-fn new_version(hit: &Hit, fields: &[(String, String)]) -> Result<Map<String, Value>, ValidationError> {
-    let mut item = edited(hit, fields)?;
-    item.remove("id");
-    item.remove("expires_at");
-    item.insert("supersedes".into(), json!(hit.id.to_string()));
-    // A new version reads much like the one it replaces: asked for by a person, it is stored
-    // even when the near-duplicate check would skip it.
-    item.insert("dedupe".into(), json!(false));
-    Ok(item)
-}
-
-fn json_object(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    }
 }
 
 /// A live session's form with the right CSRF token, from a key that may write.

@@ -12,8 +12,10 @@ use askama::Template;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
+use cortex_domain::FindRequest;
+use cortex_domain::find::Detail;
+use cortex_domain::graph::Expand;
 use cortex_service::response::{FindResponse, GraphEdge};
-use serde_json::json;
 use std::collections::{HashMap, VecDeque};
 use std::f64::consts::TAU;
 use uuid::Uuid;
@@ -21,7 +23,7 @@ use uuid::Uuid;
 /// The drawing's width and height (SVG user units; the stylesheet scales it to the page).
 const SIZE: f64 = 760.0;
 /// Items expanded at most, as `memory_find`'s `expand_limit`.
-const MAX_NODES: i64 = 40;
+const MAX_NODES: usize = 40;
 const RING: [f64; 3] = [0.0, 170.0, 330.0];
 
 pub struct Node {
@@ -135,8 +137,12 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap, Path(id): Path<Strin
     let Ok(uuid) = Uuid::parse_str(&id) else { return viewer.answer(not_found(&viewer)) };
     let depth: u8 = if uri.query().is_some_and(|q| q.split('&').any(|p| p == "depth=2")) { 2 } else { 1 };
     let service = ui.app.service.for_caller(&viewer.principal.caller);
-    let args = json!({ "ids": [uuid.to_string()], "expand": "all", "depth": depth, "expand_limit": MAX_NODES, "detail": "brief" });
-    let found = tokio::task::spawn_blocking(move || service.memory_find().find(&args)).await;
+    let request = FindRequest::ids([uuid])
+        .with_expand(Expand::All)
+        .with_depth(depth)
+        .with_expand_limit(MAX_NODES)
+        .with_detail(Detail::Brief);
+    let found = tokio::task::spawn_blocking(move || service.memory_find().find(&request)).await;
     let response = match found {
         Ok(Ok(response)) => response,
         Ok(Err(e)) => return failed(&viewer, e.to_string()),

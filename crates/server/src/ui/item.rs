@@ -12,12 +12,13 @@ use askama::Template;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use cortex_domain::FindRequest;
 use cortex_domain::api_key::Role;
 use cortex_domain::limits::MAX_HIT_CONTENT_CHARS;
 use cortex_service::MemoryService;
 use cortex_service::response::{Direction, Hit};
 use cortex_store::AuditRecord;
-use serde_json::{Value, json};
+use serde_json::Value;
 use uuid::Uuid;
 
 pub struct Field {
@@ -93,9 +94,8 @@ pub fn read(
     service: &MemoryService,
     id: Uuid,
 ) -> Result<Option<(Hit, Vec<AuditRecord>)>, cortex_service::ServiceError> {
-    let args =
-        json!({ "ids": [id.to_string()], "detail": "full", "max_content_chars": MAX_HIT_CONTENT_CHARS });
-    let Some(hit) = service.memory_find().find(&args)?.hits.into_iter().find(|h| h.id == id) else {
+    let request = FindRequest::ids([id]).with_max_content_chars(MAX_HIT_CONTENT_CHARS);
+    let Some(hit) = service.memory_find().find(&request)?.hits.into_iter().find(|h| h.id == id) else {
         return Ok(None);
     };
     let history = service.audit().records(Some(id), None, cortex_service::audit::MAX_AUDIT_RECORDS)?;
@@ -215,15 +215,28 @@ fn is_text(data: Option<&Value>, name: &str) -> bool {
     data.and_then(|d| d.get(name)).is_some_and(Value::is_string)
 }
 
+/// Who a record names: the principal the server established (and what it came through),
+/// then what the client said of itself, labelled as its claim.
 fn history_line(r: &AuditRecord) -> HistoryLine {
-    let who: Vec<String> = [("actor", &r.actor), ("tool", &r.tool), ("session", &r.session)]
+    let mut who: Vec<String> = Vec::new();
+    if let Some(principal) = &r.principal {
+        who.push(match &r.via {
+            Some(via) => format!("{principal} via {via}"),
+            None => principal.clone(),
+        });
+    }
+    let c = &r.claimed;
+    let claimed: Vec<String> = [("actor", &c.actor), ("tool", &c.tool), ("session", &c.session)]
         .into_iter()
-        .filter_map(|(label, v)| v.as_ref().map(|v| format!("{label}: {v}")))
+        .filter_map(|(label, v)| v.as_ref().map(|v| format!("{label} {v}")))
         .collect();
+    if !claimed.is_empty() {
+        who.push(format!("claims {}", claimed.join(", ")));
+    }
     HistoryLine {
         at: cortex_domain::time::format_instant(r.at),
         operation: r.operation.clone(),
-        who: if who.is_empty() { "-".to_string() } else { who.join(", ") },
+        who: if who.is_empty() { "-".to_string() } else { who.join("; ") },
         summary: r.summary.clone(),
     }
 }

@@ -7,14 +7,15 @@
 use super::Ui;
 use super::page::{self, Chrome, Problem};
 use super::signin::{Viewer, checked_form, field, split};
+use crate::principal::Principal;
 use askama::Template;
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use cortex_domain::ErrorCode;
 use cortex_domain::api_key::Role;
-use cortex_service::ServiceError;
 use cortex_service::keys::{CreatedKey, KeySpec};
+use cortex_service::{Caller, MemoryService, ServiceError};
 
 #[derive(Template)]
 #[template(path = "ui/key_created.html")]
@@ -53,7 +54,7 @@ pub async fn create(State(ui): State<Ui>, request: Request) -> Response {
     };
     let spec = spec(&viewer, &fields);
     let bound = viewer.principal.caller.bound.clone();
-    let service = ui.app.service.clone();
+    let service = as_admin(&ui, &viewer.principal);
     let made = tokio::task::spawn_blocking(move || service.keys().create_within(bound.as_ref(), &spec)).await;
     match made {
         Ok(Ok(key)) => {
@@ -73,7 +74,7 @@ pub async fn revoke(State(ui): State<Ui>, request: Request) -> Response {
     let name = field(&fields, "name").to_string();
     let org = field(&fields, "org").to_string();
     let bound = viewer.principal.caller.bound.clone();
-    let service = ui.app.service.clone();
+    let service = as_admin(&ui, &viewer.principal);
     let revoked =
         tokio::task::spawn_blocking(move || service.keys().revoke_within(bound.as_ref(), Some(&org), &name))
             .await;
@@ -85,6 +86,18 @@ pub async fn revoke(State(ui): State<Ui>, request: Request) -> Response {
         Ok(Err(e)) => refused(&viewer, "Key not revoked", e),
         Err(e) => page::server_error("revoking a key", e.to_string(), Some(viewer.chrome())),
     }
+}
+
+/// The service over every key (keys are no tenant's items: a bounded view has none), its
+/// key records naming the signed-in admin as who made or revoked a key, through the web UI.
+/// The admin's bound is kept by `*_within`.
+pub(super) fn as_admin(ui: &Ui, principal: &Principal) -> MemoryService {
+    let caller = Caller {
+        principal: principal.caller.principal.clone(),
+        via: Some("web UI"),
+        ..ui.app.service.local_caller()
+    };
+    ui.app.service.for_caller(&caller)
 }
 
 /// A live session's form with the right CSRF token, from an admin key.

@@ -159,6 +159,7 @@ pub async fn callback(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Res
     match ui.sessions.start(Some(token), &principal.id, Instant::now()) {
         Ok(session) => {
             tracing::info!(target: "cortex::access", key = %principal.key, "signed in to the web UI through the identity provider");
+            super::signin::audit_admin_sign_in(&ui, &principal, "through the identity provider").await;
             let cleared = format!("{STATE_COOKIE}=; Path=/ui/oauth; HttpOnly; SameSite=Lax; Max-Age=0");
             // A page of this site that moves on, not a redirect: the session cookie is
             // SameSite=Strict, and a browser leaves it off every step of a redirect chain

@@ -16,10 +16,10 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use cortex_domain::ErrorCode;
 use cortex_domain::api_key::Role;
+use cortex_domain::item::{ItemOp, StoreRequest};
 use cortex_domain::time::{MILLIS_PER_DAY, format_instant};
 use cortex_service::Caller;
 use cortex_service::response::ItemStatus;
-use serde_json::json;
 use uuid::Uuid;
 
 /// Days of deletions the page lists.
@@ -28,11 +28,9 @@ pub const DAYS: i64 = 90;
 const SHOWN: usize = 200;
 
 /// The viewer as the caller of a change: the audit trail names the signed-in key (or the
-/// token's own actor) as who made it, even when the item names another author.
+/// token's subject) as who made it, through the web UI, whatever the item claims.
 pub fn acting(viewer: &Viewer) -> Caller {
-    let mut caller = viewer.principal.caller.clone();
-    caller.actor.get_or_insert_with(|| viewer.principal.key.clone());
-    caller
+    Caller { via: Some("web UI"), ..viewer.principal.caller.clone() }
 }
 
 pub struct Line {
@@ -102,8 +100,8 @@ pub async fn restore(State(ui): State<Ui>, Path(id): Path<String>, request: Requ
     };
     let Ok(uuid) = Uuid::parse_str(&id) else { return not_found(&viewer) };
     let service = ui.app.service.for_caller(&acting(&viewer));
-    let args = json!({ "items": [{ "operation": "restore", "id": uuid.to_string() }] });
-    let stored = tokio::task::spawn_blocking(move || service.memory_store().store(&args)).await;
+    let request = StoreRequest::of([ItemOp::restore(uuid)]);
+    let stored = tokio::task::spawn_blocking(move || service.memory_store().store(&request)).await;
     let result = match stored {
         Ok(Ok(response)) => response.results.into_iter().next(),
         Ok(Err(e)) => return failed(&viewer, e.to_string()),

@@ -9,14 +9,18 @@ use askama::Template;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
-use cortex_domain::Kind;
+use cortex_domain::args::shape::Text;
+use cortex_domain::find::args::{MODE, SINCE, TAGS, TYPES, UNTIL, WIDEN};
+use cortex_domain::find::filter::status_word;
+use cortex_domain::find::{Detail, FindFilter};
+use cortex_domain::query::validate_query;
+use cortex_domain::{FindRequest, Kind, ValidationError};
 use cortex_service::ServiceError;
 use cortex_service::response::{FindResponse, Hit};
-use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
 /// Results per page.
-const PAGE_SIZE: i64 = 20;
+const PAGE_SIZE: usize = 20;
 const MODES: [&str; 3] = ["auto", "fast", "deep"];
 /// `""`: each item's own scope, as `memory_find` without `widen`.
 const WIDTHS: [&str; 5] = ["", "branch", "project", "org", "all"];
@@ -56,37 +60,37 @@ impl Params {
         p
     }
 
-    /// The `memory_find` arguments: what the form says, checked by the tool's own parser.
-    pub fn find_args(&self) -> Value {
-        let mut args = Map::new();
-        let mut text = |name: &str, value: &str| {
-            if !value.is_empty() {
-                args.insert(name.into(), json!(value));
-            }
-        };
-        text("query", &self.q);
-        text("mode", &self.mode);
-        text("status", &self.status);
-        text("widen", &self.widen);
-        text("since", &self.since);
-        text("until", &self.until);
-        text("cursor", &self.cursor);
-        let tags: Vec<&str> = self.tags.split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
-        if !tags.is_empty() {
-            args.insert("tags".into(), json!(tags));
+    /// The find the form asks for, each field read by its argument's own rule (so a bad
+    /// value is refused as the tool refuses it), in the order the tool reads them.
+    pub fn find_request(&self) -> Result<FindRequest, ValidationError> {
+        if !self.q.is_empty() {
+            validate_query(&self.q)?;
         }
-        let kinds: Vec<String> = if self.kinds.is_empty() && self.q.is_empty() {
+        let text = |value: &str| (!value.is_empty()).then(|| value.to_string());
+        let mode = text(&self.mode).map(|m| MODE.shape.parse_str(MODE.name, &m)).transpose()?;
+        let kinds = TYPES.shape.parse_strs(TYPES.name, self.kinds.iter().map(String::as_str))?;
+        let widen = text(&self.widen).map(|w| WIDEN.shape.parse_str(WIDEN.name, &w)).transpose()?;
+        let filter = FindFilter {
+            since: text(&self.since).map(|d| SINCE.shape.parse_str(SINCE.name, &d)).transpose()?,
+            until: text(&self.until).map(|d| UNTIL.shape.parse_str(UNTIL.name, &d)).transpose()?,
+            tags: TAGS.shape.parse_strs(TAGS.name, self.tags.split(','))?,
+            status: text(&self.status).map(|s| status_word(&s)),
+            ..FindFilter::default()
+        };
+        let mut request = match self.q.as_str() {
             // Nothing asked: the newest items of every kind.
-            Kind::ALL.iter().map(|k| k.as_str().to_string()).collect()
-        } else {
-            self.kinds.clone()
+            "" if kinds.is_empty() => FindRequest::newest(Kind::ALL.iter().copied()),
+            "" => FindRequest::newest(kinds),
+            q => FindRequest::query(q).with_types(kinds),
         };
-        if !kinds.is_empty() {
-            args.insert("types".into(), json!(kinds));
+        request.filter = FindFilter { types: std::mem::take(&mut request.filter.types), ..filter };
+        request.mode = mode.unwrap_or(request.mode);
+        request.widen = widen;
+        let request = request.with_limit(PAGE_SIZE).with_detail(Detail::Brief);
+        match self.cursor.as_str() {
+            "" => Ok(request),
+            cursor => request.after(&Text::of(cursor)),
         }
-        args.insert("limit".into(), json!(PAGE_SIZE));
-        args.insert("detail".into(), json!("brief"));
-        Value::Object(args)
     }
 
     /// This search's next page.
@@ -225,9 +229,9 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Respons
         Err(answer) => return answer,
     };
     let params = Params::parse(uri.query());
-    let args = params.find_args();
+    let request = params.find_request();
     let service = Arc::new(ui.app.service.for_caller(&viewer.principal.caller));
-    let found = tokio::task::spawn_blocking(move || service.memory_find().find(&args)).await;
+    let found = tokio::task::spawn_blocking(move || service.memory_find().find(&request?)).await;
     let mut page = SearchPage {
         chrome: Some(viewer.chrome()),
         form: Form::of(&params),
@@ -278,27 +282,41 @@ fn fill(page: &mut SearchPage, params: &Params, response: &FindResponse) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
-    fn the_form_becomes_find_arguments() {
+    fn the_form_becomes_the_request_its_arguments_parse_to() {
         let p = Params::parse(Some(
-            "q=auth+tokens&mode=deep&kind=decision&kind=issue&tags=a,+b&widen=org&status=&x=1",
+            "q=auth+tokens&mode=deep&kind=decision&kind=issue&tags=a,+B&widen=org&status=In+progress&since=2026-01-01&x=1",
         ));
-        let args = p.find_args();
-        assert_eq!(args["query"], "auth tokens");
-        assert_eq!(args["mode"], "deep");
-        assert_eq!(args["types"], json!(["decision", "issue"]));
-        assert_eq!(args["tags"], json!(["a", "b"]));
-        assert_eq!(args["widen"], "org");
-        assert!(args.get("status").is_none());
-        assert!(cortex_domain::FindRequest::from_json(&args).is_ok());
+        let sent = json!({"query": "auth tokens", "mode": "deep", "types": ["decision", "issue"],
+            "tags": ["a", "b"], "widen": "org", "status": "in progress", "since": "2026-01-01",
+            "limit": PAGE_SIZE, "detail": "brief"});
+        assert_eq!(p.find_request().unwrap(), FindRequest::from_json(&sent).unwrap());
+        let empty_status = Params::parse(Some("q=x&status="));
+        assert_eq!(empty_status.find_request().unwrap().filter.status, None);
     }
 
     #[test]
     fn no_words_list_the_newest_of_every_kind() {
-        let args = Params::parse(None).find_args();
-        assert_eq!(args["types"].as_array().unwrap().len(), Kind::ALL.len());
-        assert!(cortex_domain::FindRequest::from_json(&args).is_ok());
+        let request = Params::parse(None).find_request().unwrap();
+        assert_eq!(request.filter.types.len(), Kind::ALL.len());
+        assert!(request.check().is_ok());
+    }
+
+    #[test]
+    fn a_bad_field_is_refused_as_the_tool_refuses_it() {
+        for (query, field) in [
+            ("q=x&since=yesterday-ish", "since"),
+            ("q=x&mode=quick", "mode"),
+            ("q=x&kind=nope", "types[0]"),
+            ("q=x&cursor=zz", "cursor"),
+        ] {
+            let refused = Params::parse(Some(query)).find_request().unwrap_err();
+            assert_eq!(refused.field, field, "{query}");
+        }
+        let next = FindRequest::query("x").with_limit(PAGE_SIZE).with_detail(Detail::Brief).cursor_at(20);
+        assert_eq!(Params::parse(Some(&format!("q=x&cursor={next}"))).find_request().unwrap().offset, 20);
     }
 
     #[test]

@@ -148,12 +148,29 @@ pub async fn login(State(ui): State<Ui>, request: Request) -> Response {
             None => match ui.sessions.start(Some(token), &principal.id, Instant::now()) {
                 Ok(session) => {
                     tracing::info!(target: "cortex::access", key = %principal.key, "signed in to the web UI");
+                    audit_admin_sign_in(&ui, &principal, "with an API key").await;
                     page::with_cookie(page::see_other("/"), &session::set_cookie(&session.id, ui.secure()))
                 }
                 Err(e) => internal(e),
             },
         },
         Err((status, problem)) => page::sign_in(&ui, status, Some(problem)),
+    }
+}
+
+/// An admin's sign-in, recorded in the audit trail (a `sign_in` record in the admin's org,
+/// naming the principal and how); the other roles' sign-ins change nothing and are only
+/// logged. A failure to record is logged, never the sign-in's answer.
+pub(super) async fn audit_admin_sign_in(ui: &Ui, principal: &Principal, how: &'static str) {
+    if principal.role != Role::Admin {
+        return;
+    }
+    let org = principal.caller.bound.as_ref().map(|b| b.org.clone()).unwrap_or_default();
+    let service = super::keys::as_admin(ui, principal);
+    match tokio::task::spawn_blocking(move || service.keys().record_admin_sign_in(&org, how)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!("an admin's sign-in was not recorded in the audit trail: {e}"),
+        Err(e) => tracing::warn!("an admin's sign-in was not recorded in the audit trail: {e}"),
     }
 }
 

@@ -9,6 +9,7 @@ use super::plan::{Plan, Wanted};
 use super::report::{IngestReport, Refusal};
 use crate::Result;
 use crate::response::{ItemResult, ItemStatus};
+use cortex_domain::item::StoreRequest;
 use cortex_domain::limits::MAX_BATCH_ITEMS;
 use cortex_domain::{ErrorCode, Kind};
 use serde_json::{Value, json};
@@ -119,7 +120,11 @@ impl Ingest<'_> {
         while writes.peek().is_some() {
             let chunk: Vec<Write> = writes.by_ref().take(MAX_BATCH_ITEMS).collect();
             let items: Vec<Value> = chunk.iter().map(|w| w.item.clone()).collect();
-            let response = self.service.memory_store().store(&json!({ "items": items }))?;
+            let response = self
+                .service
+                .through("cortex ingest")
+                .memory_store()
+                .store(&StoreRequest::from_items(&items)?)?;
             for (w, result) in chunk.into_iter().zip(response.results) {
                 let id = count(&w, &result, report);
                 out.push((w, id));

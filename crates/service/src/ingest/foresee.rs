@@ -9,7 +9,7 @@ use super::report::IngestReport;
 use crate::Result;
 use crate::memory_store::view_of;
 use cortex_domain::governance::{check_delete, check_update};
-use cortex_domain::item::{ItemOp, parse_store_request};
+use cortex_domain::item::{ItemOp, parse_item};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -59,18 +59,18 @@ impl Ingest<'_> {
             .collect();
         let stored = if ids.is_empty() { Vec::new() } else { self.service.view.get(&ids)? };
         for (w, outcome) in writes {
-            let parsed = parse_store_request(&json!({ "items": [w.item.clone()] }))?.pop();
+            let parsed = Some(parse_item(&w.item).map_err(|e| e.under("items[0]")));
             let verdict = match parsed {
                 Some(Ok(op)) => {
                     let id = w.item.get("id").and_then(Value::as_str).and_then(|id| Uuid::parse_str(id).ok());
                     let current = stored.iter().find(|s| Some(s.record.id) == id && s.deleted_at.is_none());
                     match (op, current) {
                         (ItemOp::Upsert(new), Some(current)) => check_update(
-                            view_of(&current.record),
+                            view_of(current),
                             &Value::Object(new.data.clone()),
                             &new.content_hash,
                         ),
-                        (ItemOp::Delete { .. }, Some(current)) => check_delete(view_of(&current.record)),
+                        (ItemOp::Delete { .. }, Some(current)) => check_delete(view_of(current)),
                         // A restore brings back what is deleted: no rule guards a live item from it.
                         (ItemOp::Restore { .. }, Some(_)) => Ok(()),
                         (_, None) => Ok(()),

@@ -7,7 +7,7 @@ use super::Ingest;
 use crate::Result;
 use cortex_domain::governance::{SupersedeTarget, check_supersede_target};
 use cortex_domain::lifecycle;
-use cortex_store::{WriteContext, WriteOp, WriteOutcome};
+use cortex_store::{WriteOp, WriteOutcome};
 use uuid::Uuid;
 
 impl Ingest<'_> {
@@ -28,11 +28,7 @@ impl Ingest<'_> {
         }
         let status = find(old).and_then(|s| lifecycle::status_when_superseded(s.record.kind));
         let op = WriteOp::Supersede { id: old, by, at: self.service.now()?, status };
-        let context = WriteContext {
-            request_id: Some(Uuid::now_v7().to_string()),
-            tool: Some("cortex ingest".into()),
-            ..WriteContext::default()
-        };
+        let context = self.service.write_context("cortex ingest");
         Ok(match self.service.view.write_batch_as(&[op], &context)?.pop() {
             Some(WriteOutcome::Updated { .. }) => None,
             other => Some(format!("the memory did not make it ({other:?})")),

@@ -8,8 +8,9 @@ mod within;
 
 pub use within::within;
 
-use crate::{MemoryService, Result, ServiceError};
+use crate::{Caller, MemoryService, Result, ServiceError};
 use cortex_domain::api_key::{self, Rate, Role};
+use cortex_domain::principal::Principal;
 use cortex_domain::tenant::Bound;
 use cortex_domain::{ErrorCode, ValidationError};
 use cortex_store::{ApiKeyRow, StoreError};
@@ -88,6 +89,16 @@ pub struct KeyHolder {
     pub rate: Option<Rate>,
 }
 
+impl KeyHolder {
+    /// The key's holder as a caller: bound to the key's org and projects, standing at the
+    /// project and branch its request names (see [`Caller::for_key`]), its changes recorded
+    /// as the key's (`key:<org>/<name>`). `Err` says why a header is refused.
+    pub fn caller(&self, project: Option<&str>, branch: Option<&str>) -> std::result::Result<Caller, String> {
+        let principal = Principal::Key { org: self.bound.org.clone(), name: self.name.clone() };
+        Ok(Caller::for_key(self.bound.clone(), project, branch)?.as_principal(principal))
+    }
+}
+
 impl Keys<'_> {
     /// Makes a key. The token is in the answer and nowhere else.
     pub fn create(&self, spec: &KeySpec) -> Result<CreatedKey> {
@@ -119,7 +130,7 @@ impl Keys<'_> {
             expires_at,
             revoked_at: None,
         };
-        if !store.create_key(&row)? {
+        if !store.create_key(&row, &self.service.write_context("cortex keys"))? {
             return Err(ValidationError::new(
                 ErrorCode::InvalidValue,
                 "--name",
@@ -178,7 +189,7 @@ impl Keys<'_> {
             }
         };
         let at = self.service.now()?;
-        if !store.revoke_key(&key.org, name, at)? {
+        if !store.revoke_key(&key.org, name, at, &self.service.write_context("cortex keys"))? {
             return Err(ValidationError::new(
                 ErrorCode::NotFound,
                 "name",
@@ -193,6 +204,18 @@ impl Keys<'_> {
             )))
         })?;
         Ok(info(&revoked, at))
+    }
+
+    /// Records in the audit trail that an admin signed in to the web UI (`how`: with which key
+    /// or through which provider), in `org`, under the caller's principal.
+    pub fn record_admin_sign_in(&self, org: &str, how: &str) -> Result<()> {
+        let store = self.service.whole_store("recording a sign-in")?;
+        store.record_sign_in(
+            org,
+            &format!("an admin signed in to the web UI {how}"),
+            &self.service.write_context("web UI"),
+        )?;
+        Ok(())
     }
 
     /// Whether any key was ever made: from then on the HTTP server asks every request for one.

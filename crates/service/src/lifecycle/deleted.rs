@@ -42,7 +42,7 @@ impl Lifecycle<'_> {
             .iter()
             .rev()
             .filter(|r| r.operation == "delete")
-            .filter_map(|r| r.item_id.map(|id| (id, r.actor.clone())))
+            .filter_map(|r| r.item_id.map(|id| (id, r.principal.clone().or_else(|| r.claimed.actor.clone()))))
             .filter(|(id, _)| seen.insert(*id))
             .collect();
         let ids: Vec<Uuid> = deletions.iter().map(|(id, _)| *id).collect();

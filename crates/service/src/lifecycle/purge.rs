@@ -26,8 +26,10 @@ impl Lifecycle<'_> {
         let store = self.service.whole_store("purging expired items")?;
         let now = self.service.now()?;
         let mut counts: BTreeMap<String, i64> = BTreeMap::new();
+        let context = self.service.write_context("purge");
         loop {
-            let batch = store.purge_expired(now, PURGE_BATCH, dry_run, cortex_domain::graph::ON_REMOVAL)?;
+            let batch =
+                store.purge_expired(now, PURGE_BATCH, dry_run, cortex_domain::graph::ON_REMOVAL, &context)?;
             let removed: i64 = batch.iter().map(|(_, n)| n).sum();
             for (kind, n) in batch {
                 *counts.entry(kind).or_default() += n;

@@ -1,8 +1,9 @@
-//! A find's deadline: past it, a find answers with what it has. The dense
-//! route runs on its own thread and is left behind when it has not answered in time (a remote
-//! embedder may take up to its own timeout); later optional stages (suggestions, graph
-//! expansion) are skipped. Each omission is said in `notes`.
+//! A find's deadline: past it, a find answers with what it has. The dense route runs on the
+//! service's pool of dense-route threads (`dense_pool`) and is left behind when it has not
+//! answered in time (a remote embedder may take up to its own timeout); later optional stages
+//! (suggestions, graph expansion) are skipped. Each omission is said in `notes`.
 
+use super::dense_pool::DensePool;
 use crate::semantic::{DenseHit, Semantic};
 use cortex_domain::fusion;
 use cortex_store::{Filters, TenantStore};
@@ -48,11 +49,14 @@ pub(crate) enum DenseOutcome {
     TimedOut,
 }
 
-/// The dense route, running on its own thread.
+/// The dense route, running on a thread of the pool.
 pub(crate) struct DenseRoute(mpsc::Receiver<Result<DenseFound, String>>);
 
 impl DenseRoute {
-    pub fn spawn(
+    /// Queues the dense route on `pool`; a thread that takes it after the deadline drops it.
+    pub fn start(
+        pool: &DensePool,
+        deadline: &Deadline,
         semantic: Arc<Semantic>,
         view: Arc<dyn TenantStore>,
         text: &str,
@@ -61,12 +65,15 @@ impl DenseRoute {
     ) -> DenseRoute {
         let (answer, route) = mpsc::sync_channel(1);
         let (text, filters) = (text.to_string(), filters.clone());
-        let started = std::thread::Builder::new().name("dense-route".into()).spawn(move || {
+        let job_answer = answer.clone();
+        let queued = pool.submit(deadline.ends, move || {
             // The find may have stopped waiting; then nobody reads this.
-            let _ = answer.send(dense_matches(&semantic, &*view, &text, &filters, k));
+            let _ = job_answer.send(dense_matches(&semantic, &*view, &text, &filters, k));
         });
-        if let Err(e) = started {
-            tracing::warn!("cannot start the dense route: {e}");
+        if queued.is_err() {
+            let _ = answer.send(Err(
+                "every dense-search thread is busy (the embedder may be slow to answer)".to_string(),
+            ));
         }
         DenseRoute(route)
     }

@@ -87,8 +87,8 @@ impl MemoryFind<'_> {
         let filters = Filters {
             scope_equals: filter.equals.clone(),
             now,
-            include_superseded: req.include_superseded,
-            include_expired: req.include_expired,
+            include_superseded: req.filter.include_superseded,
+            include_expired: req.filter.include_expired,
             bound: self.service.bound.clone(),
             ..Filters::default()
         };

@@ -6,6 +6,8 @@
 //! - [`hits`]: the page's hits
 //! - [`budget`]: the response cut to its size budget, saying what was left out
 //! - [`suggest`]: hints when recall is low
+//! - [`deadline`]: the find's deadline, and the dense route left behind at it
+//! - [`dense_pool`]: the threads dense routes run on
 //! - [`explain`]: each route's raw candidates, for tuning the fusion offline
 //! - [`typos`]: `deep`'s typo correction; [`vocabulary`]: the index's words as the caller may
 //!   see them (for the hints and the corrections)
@@ -17,6 +19,7 @@ mod budget;
 mod candidates;
 mod chunks;
 mod deadline;
+mod dense_pool;
 mod expand;
 mod explain;
 mod hits;
@@ -26,6 +29,8 @@ mod typos;
 mod vocabulary;
 
 pub use chunks::{ChunkView, ItemChunks, SHOWN_CHARS};
+pub(crate) use dense_pool::DensePool;
+pub use dense_pool::dense_route_threads;
 pub use explain::RouteLists;
 use hits::{hit, parts_for};
 
@@ -64,13 +69,9 @@ const COUNT_CAP: usize = 1_000;
 const SUGGEST_BELOW: usize = 3;
 
 impl MemoryFind<'_> {
-    /// Handles one `memory_find` request given as raw JSON arguments.
-    pub fn find(&self, args: &serde_json::Value) -> Result<FindResponse> {
-        let request = FindRequest::from_json(args)?;
-        self.find_request(&request)
-    }
-
-    pub fn find_request(&self, req: &FindRequest) -> Result<FindResponse> {
+    /// Handles one `memory_find` request, parsed at the MCP edge or built in the process;
+    /// either is held to the arguments' limits first.
+    pub fn find(&self, req: &FindRequest) -> Result<FindResponse> {
         self.find_with_fusion(req, &Fusion::TUNED)
     }
 
@@ -78,6 +79,7 @@ impl MemoryFind<'_> {
     /// harness, which compares rules. No agent chooses the fusion, so it is no part of the
     /// request.
     pub(crate) fn find_with_fusion(&self, req: &FindRequest, fusion: &Fusion) -> Result<FindResponse> {
+        req.check()?;
         if let (Some(bound), Some(scope)) = (&self.service.bound, &req.scope) {
             bound.check_read(scope)?;
         }
@@ -85,7 +87,7 @@ impl MemoryFind<'_> {
         let mut response = FindResponse {
             hits: Vec::new(),
             route_used: Route::Lexical,
-            mode: req.mode.as_str().into(),
+            mode: req.mode,
             confidence: 0.0,
             searched_scope: searched_scope(&filter),
             next_cursor: None,
@@ -225,7 +227,9 @@ impl MemoryFind<'_> {
         // lexical search, and neither needs the other. The dense route counts only if it
         // answers by the deadline.
         let dense = (req.mode != Mode::Fast).then(|| {
-            DenseRoute::spawn(
+            DenseRoute::start(
+                &self.service.shared.dense_routes,
+                deadline,
                 self.service.shared.semantic.clone(),
                 self.service.view.clone(),
                 text,
@@ -390,26 +394,14 @@ impl MemoryFind<'_> {
 }
 
 fn filters_for(req: &FindRequest, filter: &ScopeFilter, now: i64, bound: Option<&Bound>) -> Filters {
-    Filters {
-        kinds: req.types.clone(),
-        scope_equals: filter.equals.clone(),
-        since: req.since.map(|m| m.resolve(now)),
-        until: req.until.map(|m| m.resolve(now)),
-        tags: req.tags.clone(),
-        status: req.status.clone(),
-        now,
-        include_superseded: req.include_superseded,
-        include_expired: req.include_expired,
-        bound: bound.cloned(),
-    }
+    Filters { scope_equals: filter.equals.clone(), now, bound: bound.cloned(), ..Filters::default() }
+        .with_find_filter(&req.filter)
 }
 
 fn searched_scope(filter: &ScopeFilter) -> SearchedScope {
     let mut scope = Scope::default();
-    let json: serde_json::Map<String, serde_json::Value> =
-        filter.equals.iter().map(|(f, v)| (f.to_string(), serde_json::Value::String(v.clone()))).collect();
-    if let Ok(s) = serde_json::from_value(serde_json::Value::Object(json)) {
-        scope = s;
+    for (field, value) in &filter.equals {
+        scope.set(field, value.clone());
     }
-    SearchedScope { level: filter.level.as_str().into(), filter: scope }
+    SearchedScope { level: filter.level, filter: scope }
 }

@@ -68,7 +68,15 @@ impl MemoryFind<'_> {
         let embeds = !matches!(shared.semantic.choice(), EmbedderChoice::None);
         let deadline = Deadline::start(shared.find_deadline);
         let dense = embeds.then(|| {
-            DenseRoute::spawn(shared.semantic.clone(), self.service.view.clone(), text, filters, pool)
+            DenseRoute::start(
+                &shared.dense_routes,
+                &deadline,
+                shared.semantic.clone(),
+                self.service.view.clone(),
+                text,
+                filters,
+                pool,
+            )
         });
         let cores = if dense.is_some() { Cores::One } else { Cores::Any };
         let lexical = if parsed.is_empty() {

@@ -40,29 +40,15 @@ impl MemoryFind<'_> {
                 break;
             }
         }
-        if !req.types.is_empty() {
+        if !req.filter.types.is_empty() {
             let n = count(Filters { kinds: Vec::new(), ..filters.clone() })?;
             if n > found {
                 out.push(Suggestion::OtherKinds { more: show(n - found) });
             }
         }
-        let narrowing: Vec<&str> = [
-            (!req.tags.is_empty()).then_some("tags"),
-            req.status.is_some().then_some("status"),
-            req.since.is_some().then_some("since"),
-            req.until.is_some().then_some("until"),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
+        let narrowing = req.filter.narrowing();
         if !narrowing.is_empty() {
-            let n = count(Filters {
-                tags: Vec::new(),
-                status: None,
-                since: None,
-                until: None,
-                ..filters.clone()
-            })?;
+            let n = count(filters.clone().with_find_filter(&req.filter.without_narrowing()))?;
             if n > found {
                 out.push(Suggestion::Unfiltered { more: show(n - found), filters: narrowing });
             }

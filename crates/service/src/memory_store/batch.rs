@@ -5,10 +5,11 @@
 //! (a refusal, a near-duplicate), which takes it out of the batch with its result. What is
 //! still pending at the end is written, and the store's outcomes fill the remaining slots.
 
-use super::results::{raw_kind, refused, summarize};
+use super::results::{refused, summarize};
 use crate::response::{ErrorBody, ItemResult, ItemStatus, StoreResponse};
-use cortex_domain::ValidationError;
+use cortex_domain::item::Refused;
 use cortex_domain::lifecycle::StatusChange;
+use cortex_domain::{Kind, ValidationError};
 use cortex_store::{ExpectedState, StoredItem, WriteOp};
 use uuid::Uuid;
 
@@ -27,11 +28,13 @@ pub(super) struct Replacement {
     pub target: Uuid,
     /// What superseding writes into the target's status, once its kind is known.
     pub status: Option<StatusChange>,
+    /// Named by the item's own `supersedes` (else by its `data.supersedes`).
+    pub on_item: bool,
 }
 
-pub(super) struct Batch<'a> {
-    /// The request as sent: a refused item's result names the kind it asked for.
-    args: &'a serde_json::Value,
+pub(super) struct Batch {
+    /// The kind each item of the request named: a refused item's result repeats it.
+    kinds: Vec<Option<Kind>>,
     pub pending: Vec<Pending>,
     results: Vec<Option<ItemResult>>,
     /// Refusals of governance and migration checksums: the item stays in the batch as an
@@ -43,11 +46,12 @@ pub(super) struct Batch<'a> {
     pub seen: Seen,
 }
 
-impl<'a> Batch<'a> {
-    /// The batch of a parsed request: valid items pending, refused ones settled.
-    pub fn new(args: &'a serde_json::Value, items: Vec<Result<Pending, ValidationError>>) -> Batch<'a> {
+impl Batch {
+    /// The batch of a request whose items named `kinds`: valid items pending, refused ones
+    /// settled.
+    pub fn new(kinds: Vec<Option<Kind>>, items: Vec<Result<Pending, Refused>>) -> Batch {
         let mut batch = Batch {
-            args,
+            kinds,
             pending: Vec::with_capacity(items.len()),
             results: vec![None; items.len()],
             blocked: Vec::new(),
@@ -57,7 +61,9 @@ impl<'a> Batch<'a> {
         for (index, item) in items.into_iter().enumerate() {
             match item {
                 Ok(pending) => batch.pending.push(pending),
-                Err(error) => batch.results[index] = Some(refused(index, raw_kind(args, index), &error)),
+                Err(Refused { kind, error }) => {
+                    batch.results[index] = Some(refused(index, kind.map(|k| k.to_string()), &error))
+                }
             }
         }
         batch
@@ -65,7 +71,8 @@ impl<'a> Batch<'a> {
 
     /// Takes the item at request position `index` out of the batch, refused with `error`.
     pub fn refuse(&mut self, index: usize, error: &ValidationError) {
-        let result = refused(index, raw_kind(self.args, index), error);
+        let kind = self.kinds.get(index).copied().flatten();
+        let result = refused(index, kind.map(|k| k.to_string()), error);
         self.settle(index, result);
     }
 
@@ -73,11 +80,6 @@ impl<'a> Batch<'a> {
     pub fn settle(&mut self, index: usize, result: ItemResult) {
         self.pending.retain(|p| p.index != index);
         self.results[index] = Some(result);
-    }
-
-    /// Whether `index`'s `supersedes` was sent on the item itself (else inside `data`).
-    pub fn supersedes_on_top(&self, index: usize) -> bool {
-        self.args["items"][index].get("supersedes").is_some_and(|v| !v.is_null())
     }
 
     /// The result slot of an item written: filled by the write stage.

@@ -8,17 +8,19 @@ use cortex_domain::governance::{
     StoredView, SupersedeTarget, check_delete, check_supersede_target, check_update,
 };
 use cortex_domain::lifecycle;
-use cortex_store::{BlockedAttempt, Record, WriteOp};
+use cortex_store::{BlockedAttempt, StoredItem, WriteOp};
 use uuid::Uuid;
 
 /// What governance judges of a stored item.
-pub(crate) fn view_of(c: &Record) -> StoredView<'_> {
+pub(crate) fn view_of(item: &StoredItem) -> StoredView<'_> {
+    let c = &item.record;
     StoredView {
         id: c.id,
         kind: c.kind,
         status: c.status.as_deref(),
         data: &c.data,
         content_hash: &c.content_hash,
+        governed_since: item.governed_since,
     }
 }
 
@@ -57,7 +59,7 @@ impl MemoryStore<'_> {
                 continue;
             };
             let c = &current.record;
-            let view = view_of(c);
+            let view = view_of(current);
             let verdict = match op {
                 WriteOp::Update { record } if record.kind == c.kind => {
                     check_update(view, &record.data, &record.content_hash)
@@ -104,15 +106,11 @@ impl MemoryStore<'_> {
                 Some(s) => s.superseded_by.map_or(SupersedeTarget::Live, SupersedeTarget::SupersededBy),
             };
             if let Err(error) = check_supersede_target(id, target) {
-                refused.push((index, error));
+                refused.push((index, replacement.on_item, error));
             }
         }
-        for (index, error) in refused {
-            let at = if batch.supersedes_on_top(index) {
-                format!("items[{index}]")
-            } else {
-                format!("items[{index}].data")
-            };
+        for (index, on_item, error) in refused {
+            let at = if on_item { format!("items[{index}]") } else { format!("items[{index}].data") };
             batch.refuse(index, &error.under(&at));
         }
         Ok(())

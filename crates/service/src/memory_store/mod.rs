@@ -30,7 +30,7 @@ use crate::response::StoreResponse;
 use crate::{MemoryService, Result, ServiceError};
 use batch::{Batch, Pending, Replacement};
 use cortex_domain::Scope;
-use cortex_domain::item::{ItemOp, NewItem, parse_store_request};
+use cortex_domain::item::{ItemOp, NewItem, StoreRequest};
 use cortex_domain::lifecycle;
 use cortex_domain::{dedupe, graph};
 use cortex_store::{Record, StoreError, WriteOp};
@@ -52,11 +52,12 @@ impl MemoryStore<'_> {
     /// batch only if those items are still as read (compare-and-set, `WriteContext::expected`).
     /// When another writer changed one in between, the whole request is checked again against
     /// the new state, a few times at most.
-    pub fn store(&self, args: &serde_json::Value) -> Result<StoreResponse> {
+    pub fn store(&self, request: &StoreRequest) -> Result<StoreResponse> {
+        request.check()?;
         let _lane = self.service.write_lane();
         let mut attempt = 1;
         loop {
-            match self.store_once(args) {
+            match self.store_once(request) {
                 Err(ServiceError::Internal(StoreError::Conflict { id })) if attempt < CONFLICT_ATTEMPTS => {
                     tracing::debug!(attempt, %id, "an item changed while the request was checked; checking again");
                     attempt += 1;
@@ -67,23 +68,28 @@ impl MemoryStore<'_> {
     }
 
     /// One pass of the pipeline over the request's items (see `batch`).
-    fn store_once(&self, args: &serde_json::Value) -> Result<StoreResponse> {
+    fn store_once(&self, request: &StoreRequest) -> Result<StoreResponse> {
         let now = self.service.now()?;
-        let items = parse_store_request(args)?
-            .into_iter()
+        let kinds =
+            request.items.iter().map(|item| item.as_ref().map_or_else(|r| r.kind, ItemOp::kind)).collect();
+        let items = request
+            .items
+            .iter()
             .enumerate()
             .map(|(index, item)| {
-                let op = item?;
+                let op = item.clone()?;
                 let replaces = match &op {
-                    ItemOp::Upsert(item) => {
-                        item.supersedes.map(|target| Replacement { target, status: None })
-                    }
+                    ItemOp::Upsert(item) => item.supersedes.map(|target| Replacement {
+                        target,
+                        status: None,
+                        on_item: item.supersedes_on_item,
+                    }),
                     ItemOp::Delete { .. } | ItemOp::Restore { .. } => None,
                 };
                 Ok(Pending { index, op: self.write_op(op, now), replaces })
             })
             .collect();
-        let mut batch = Batch::new(args, items);
+        let mut batch = Batch::new(kinds, items);
         self.check_bound(&mut batch)?;
         self.resolve_natural_keys(&mut batch, now)?;
         self.resolve_references(&mut batch)?;

@@ -8,9 +8,8 @@ use super::MemoryStore;
 use super::refusal_budget::Unrecorded;
 use crate::Result;
 use cortex_domain::Kind;
-use cortex_domain::item::{ItemOp, parse_store_request};
-use cortex_store::{BlockedAttempt, WriteContext, WriteOp};
-use serde_json::{Value, json};
+use cortex_domain::item::{Entry, ItemOp, StoreRequest};
+use cortex_store::{BlockedAttempt, WriteOp};
 use uuid::Uuid;
 
 /// Items of a refused call named one by one in its record; the rest are counted.
@@ -24,26 +23,25 @@ struct Named {
 }
 
 impl MemoryStore<'_> {
-    /// Records a store `actor` was refused for `reason` as one blocked attempt; how many
+    /// Records a store the caller was refused for `reason` as one blocked attempt; how many
     /// records were written (0 or 1). The record stands on the first stored item the call
     /// named (when the caller can see it), else on a new id of the first item's kind; its
     /// summary says the reason, the number of items and what the first [`NAMED_ITEMS`] named.
     /// Items that do not parse, or that lie outside the caller's reach, are counted, never
     /// named. Past the actor's records for this minute, the call is only counted, and its next
-    /// record says how many calls and items went unrecorded.
-    pub fn audit_refused_store(&self, args: &Value, actor: &str, reason: &str) -> Result<usize> {
-        let items = parse_store_request(args).unwrap_or_default();
-        let count = args.get("items").and_then(Value::as_array).map_or(items.len(), Vec::len);
+    /// record says how many calls and items went unrecorded. A call whose arguments are not
+    /// even a batch names nothing to record it on: the caller does not ask.
+    pub fn audit_refused_store(&self, request: &StoreRequest, reason: &str) -> Result<usize> {
+        let items = &request.items;
+        let count = items.len();
         let now = self.service.now()?;
         let budget = || self.service.shared.refusals.lock().unwrap_or_else(|e| e.into_inner());
-        // Actors are named within an org (two orgs may each have a key `ci`): each org's
-        // refusals are counted apart, so no org's record tells of another's.
-        let counted = match &self.service.bound {
-            Some(bound) => format!("{}\u{1f}{actor}", bound.org),
-            None => actor.to_string(),
-        };
+        // Counted per principal, whose name holds its org (two orgs may each have a key `ci`):
+        // no org's record tells of another's refusals.
+        let counted =
+            self.service.principal.as_ref().map_or_else(|| "unnamed".to_string(), ToString::to_string);
         let Some(carried) = budget().admit(&counted, count as u64, now) else { return Ok(0) };
-        let written = self.record_refused(&items, count, actor, reason, carried, now);
+        let written = self.record_refused(items, count, reason, carried, now);
         if !matches!(written, Ok(1)) {
             budget().give_back(&counted, carried, count as u64, now);
         }
@@ -52,9 +50,8 @@ impl MemoryStore<'_> {
 
     fn record_refused(
         &self,
-        items: &[std::result::Result<ItemOp, cortex_domain::ValidationError>],
+        items: &[Entry],
         count: usize,
-        actor: &str,
         reason: &str,
         carried: Unrecorded,
         now: i64,
@@ -83,12 +80,12 @@ impl MemoryStore<'_> {
             kind,
             scope,
             hash,
-            source: Some(json!({"actor": actor, "tool": "memory_store"})),
+            // The call's own claims are not repeated: the principal says who it was.
+            source: None,
             reason: summary(reason, count, &named, carried),
             at: now,
         };
-        let context =
-            WriteContext { request_id: Some(Uuid::now_v7().to_string()), ..WriteContext::default() };
+        let context = self.service.write_context("memory_store");
         let outcomes = self.service.view.write_batch_as(&[WriteOp::Blocked(Box::new(attempt))], &context)?;
         Ok(outcomes.iter().filter(|o| matches!(o, cortex_store::WriteOutcome::Blocked { .. })).count())
     }
@@ -133,7 +130,7 @@ fn summary(reason: &str, count: usize, named: &[Named], carried: Unrecorded) -> 
     }
     if carried.calls > 0 {
         out.push_str(&format!(
-            "; {} more refused call{} of this actor ({} items) since {} not recorded one by one",
+            "; {} more refused call{} of this principal ({} items) since {} not recorded one by one",
             carried.calls,
             if carried.calls == 1 { "" } else { "s" },
             carried.items,

@@ -17,12 +17,6 @@ pub(super) fn op_kind(op: &WriteOp) -> Option<String> {
     }
 }
 
-/// The kind an item names, when it names a real one, for the result of a refused item.
-pub(super) fn raw_kind(args: &serde_json::Value, index: usize) -> Option<String> {
-    let name = args.get("items")?.get(index)?.get("kind")?.as_str()?;
-    cortex_domain::Kind::parse(name).map(|k| k.to_string())
-}
-
 pub(super) fn near_duplicate(index: usize, op: &WriteOp, existing: Uuid, similarity: f64) -> ItemResult {
     let kind = op_kind(op);
     ItemResult {

@@ -7,7 +7,6 @@ use super::batch::Batch;
 use super::results::result_of;
 use crate::Result;
 use cortex_store::{WriteContext, WriteOp, WriteOutcome};
-use uuid::Uuid;
 
 impl MemoryStore<'_> {
     pub(super) fn write(&self, batch: &mut Batch, now: i64) -> Result<()> {
@@ -30,10 +29,8 @@ impl MemoryStore<'_> {
             return Ok(());
         }
         let context = WriteContext {
-            request_id: Some(Uuid::now_v7().to_string()),
-            actor: self.service.actor.clone(),
             expected: std::mem::take(&mut batch.seen.0),
-            ..WriteContext::default()
+            ..self.service.write_context("memory_store")
         };
         let outcomes = self.service.view.write_batch_as(&ops, &context)?;
         // A near-duplicate of an earlier item of this batch must name the item that holds the

@@ -68,6 +68,10 @@ pub struct ItemLine {
     pub deleted_at: Option<i64>,
     #[serde(default)]
     pub superseded_by: Option<Uuid>,
+    /// When the item first entered a governed state (absent from files of builds before it:
+    /// the importing store derives it from the item's status then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub governed_since: Option<i64>,
     pub vector: Option<Vec<f32>>,
     /// A long document's chunk vectors (absent from files of builds before chunking).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -106,6 +110,7 @@ impl From<ExportedItem> for ItemLine {
             occurred_at: r.occurred_at,
             deleted_at: e.item.deleted_at,
             superseded_by: e.item.superseded_by,
+            governed_since: e.item.governed_since,
             vector: e.vector,
             chunks: e
                 .chunks
@@ -187,6 +192,7 @@ impl ItemLine {
                 record,
                 deleted_at: self.deleted_at,
                 superseded_by: self.superseded_by,
+                governed_since: self.governed_since,
             }),
             vector: self.vector,
             chunks: self

@@ -12,7 +12,7 @@ pub use format::{
 
 use crate::MemoryService;
 use crate::semantic::MODEL_KEY;
-use cortex_store::{WriteContext, WriteOp, WriteOutcome};
+use cortex_store::{WriteOp, WriteOutcome};
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -74,7 +74,7 @@ impl Transfer<'_> {
         let ops: Vec<WriteOp> = items.into_iter().map(ItemLine::into_op).collect();
         let mut imported = 0;
         let mut present = 0;
-        let context = WriteContext { tool: Some("cortex import".into()), ..WriteContext::default() };
+        let context = self.service.write_context("cortex import");
         for outcome in self.service.whole_store("importing a memory")?.write_batch_as(&ops, &context)? {
             match outcome {
                 WriteOutcome::Inserted { .. } => imported += 1,

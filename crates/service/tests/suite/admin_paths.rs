@@ -4,6 +4,7 @@
 //! local user. No stubbed answer: a key's `doctor` cannot come back healthy on a damaged trail,
 //! nor its `stats` with another tenant's counts (or with none). On every backend.
 
+use crate::common::Tools;
 use cortex_domain::tenant::Bound;
 use cortex_service::audit::VerifyOptions;
 use cortex_service::config::embedder_from_env;
@@ -44,7 +45,7 @@ fn seeded(db: &TestDb) -> (MemoryService, MemoryService) {
 fn seeded_with(db: &TestDb, embedder: EmbedderChoice) -> (MemoryService, MemoryService) {
     let local = open_with(db, embedder);
     let stored = local
-        .memory_store().store(&json!({"items": [
+        .store_args(&json!({"items": [
             {"kind": "decision", "scope": at("acme"), "data": {"component": "webhooks", "status": "accepted", "title": "Acme retries webhooks", "rationale": "receivers recover"}},
             {"kind": "todo", "scope": at("globex"), "data": {"title": "Rotate the globex webhook secret", "status": "open"}},
             {"kind": "todo", "scope": at("globex"), "data": {"title": "Move globex billing to the new queue", "status": "open"}},
@@ -109,7 +110,7 @@ fn a_keys_view_cannot_count_export_or_change_the_whole_store(db: &TestDb) {
     refused(key.keys().authenticate("ctx_not_a_real_token"));
 
     // What the key may do it still does, inside its bound.
-    let found = key.memory_find().find(&json!({"query": "webhook", "widen": "all"})).unwrap();
+    let found = key.find_args(&json!({"query": "webhook", "widen": "all"})).unwrap();
     assert_eq!(found.hits.len(), 1, "{found:?}");
     // And nothing of the whole store changed.
     assert_eq!(local.administration().stats().unwrap().items, 3);
@@ -128,26 +129,22 @@ fn readiness_is_the_schema_version_without_counting(db: &TestDb) {
 /// filter of each search), so the local user's next find and the key's both see what changed.
 fn the_in_process_index_is_kept_from_the_whole_store_whoever_finds(db: &TestDb) {
     let (local, key) = seeded_with(db, embedder_from_env().unwrap());
-    let found =
-        key.memory_find().find(&json!({"query": "webhook retries", "mode": "auto", "widen": "all"})).unwrap();
+    let found = key.find_args(&json!({"query": "webhook retries", "mode": "auto", "widen": "all"})).unwrap();
     assert!(found.hits.iter().any(|h| h.title.starts_with("Acme")), "{found:?}");
     assert!(found.hits.iter().all(|h| !h.title.contains("globex")), "{found:?}");
     if db.backend() == Backend::Sqlite {
         assert_eq!(local.indexes().vectors_in_process(), 3, "every tenant's item, read through a key's find");
     }
     local
-        .memory_store()
-        .store(&json!({"items": [{"kind": "todo", "scope": at("globex"),
+        .store_args(&json!({"items": [{"kind": "todo", "scope": at("globex"),
             "data": {"title": "Retry the globex webhook deliveries by hand", "status": "open"}}]}))
         .unwrap();
     let seen = local
-        .memory_find()
-        .find(&json!({"query": "retry globex webhook deliveries", "mode": "auto", "widen": "all"}))
+        .find_args(&json!({"query": "retry globex webhook deliveries", "mode": "auto", "widen": "all"}))
         .unwrap();
     assert!(seen.hits.iter().any(|h| h.title.contains("by hand")), "{seen:?}");
     let theirs = key
-        .memory_find()
-        .find(&json!({"query": "retry globex webhook deliveries", "mode": "auto", "widen": "all"}))
+        .find_args(&json!({"query": "retry globex webhook deliveries", "mode": "auto", "widen": "all"}))
         .unwrap();
     assert!(theirs.hits.iter().all(|h| !h.title.contains("globex")), "{theirs:?}");
     if db.backend() == Backend::Sqlite {

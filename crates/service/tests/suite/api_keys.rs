@@ -2,6 +2,7 @@
 //! checked by token (malformed, unknown, revoked, expired named as such), recorded in the
 //! audit trail that still verifies, and out of reach of a key's holder.
 
+use crate::common::Tools;
 use crate::common::open_at;
 use cortex_domain::api_key::Role;
 use cortex_service::Caller;
@@ -102,8 +103,7 @@ fn bad_specs_name_their_flag_and_names_are_unique(db: &TestDb) {
 fn keys_are_audited_and_the_trail_verifies(db: &TestDb) {
     let s = open_at(db, "main");
     let stored = s
-        .memory_store()
-        .store(&serde_json::json!({"items": [crate::common::section("Before", "before the keys")]}))
+        .store_args(&serde_json::json!({"items": [crate::common::section("Before", "before the keys")]}))
         .unwrap();
     assert_eq!(stored.summary.inserted, 1);
     s.keys().create(&spec("ana", "read")).unwrap();
@@ -157,7 +157,7 @@ fn a_key_holder_cannot_see_or_make_keys(db: &TestDb) {
 fn a_store_refused_for_its_role_is_audited_on_the_items_it_named(db: &TestDb) {
     let s = open_at(db, "main");
     let stored = s
-        .memory_store().store(&serde_json::json!({"items": [
+        .store_args(&serde_json::json!({"items": [
             crate::common::section("Inside", "a section of acme/api"),
             {"kind": "section", "scope": {"org": "globex", "project": "x"}, "data": {"title": "Outside", "body": "another org"}},
         ]}))
@@ -166,21 +166,26 @@ fn a_store_refused_for_its_role_is_audited_on_the_items_it_named(db: &TestDb) {
     let outside = stored.results[1].id.clone().unwrap();
     let holder =
         s.keys().authenticate(&s.keys().create(&spec("reader", "read")).unwrap().token).unwrap().unwrap();
-    let under_key = s.for_caller(&Caller::for_key(holder.bound, Some("api"), None).unwrap());
+    let under_key = s.for_caller(&holder.caller(Some("api"), None).unwrap());
     let request = serde_json::json!({"items": [
         {"kind": "section", "id": inside, "data": {"title": "Inside", "body": "changed"}, "source": {"actor": "eve"}},
         {"operation": "delete", "id": outside},
         {"kind": "todo", "content": "a new item names no stored item"},
         {"operation": "delete", "id": "not-an-id"},
     ]});
-    let recorded =
-        under_key.memory_store().audit_refused_store(&request, "key:reader", "refused: role read").unwrap();
+    let request = cortex_domain::item::StoreRequest::from_json(&request).unwrap();
+    let recorded = under_key.memory_store().audit_refused_store(&request, "refused: role read").unwrap();
     assert_eq!(recorded, 1, "one record for the call");
     let trail = |id: &str| s.audit().records(Some(uuid::Uuid::parse_str(id).unwrap()), None, 10).unwrap();
     let inside_trail = trail(&inside);
     assert_eq!(inside_trail.iter().map(|r| r.operation.as_str()).collect::<Vec<_>>(), ["insert", "blocked"]);
     let record = &inside_trail[1];
-    assert_eq!(record.actor.as_deref(), Some("key:reader"));
+    assert_eq!(record.principal.as_deref(), Some("key:acme/reader"));
+    assert!(
+        record.claimed.is_empty(),
+        "the refused items' own claims are not repeated: {:?}",
+        record.claimed
+    );
     assert_eq!(
         record.summary,
         format!(
@@ -199,7 +204,7 @@ fn a_store_refused_for_its_role_is_audited_on_the_items_it_named(db: &TestDb) {
 fn a_read_keys_flood_of_refused_stores_adds_a_bounded_number_of_audit_rows(db: &TestDb) {
     let s = open_at(db, "main");
     let stored = s
-        .memory_store().store(&serde_json::json!({"items": [crate::common::section("Target", "what a reader tried to change")]}))
+        .store_args(&serde_json::json!({"items": [crate::common::section("Target", "what a reader tried to change")]}))
         .unwrap();
     let target = stored.results[0].id.clone().unwrap();
     let holder = s
@@ -207,7 +212,7 @@ fn a_read_keys_flood_of_refused_stores_adds_a_bounded_number_of_audit_rows(db: &
         .authenticate(&s.keys().create(&spec("flooding-reader", "read")).unwrap().token)
         .unwrap()
         .unwrap();
-    let under_key = s.for_caller(&Caller::for_key(holder.bound, Some("api"), None).unwrap());
+    let under_key = s.for_caller(&holder.caller(Some("api"), None).unwrap());
     let rows = |s: &cortex_service::MemoryService| s.audit().records(None, None, 10_000).unwrap().len();
     let before = rows(&s);
     let items: Vec<serde_json::Value> = (0..100)
@@ -216,13 +221,11 @@ fn a_read_keys_flood_of_refused_stores_adds_a_bounded_number_of_audit_rows(db: &
             i => crate::common::section(&format!("Item {i}"), &"a long body ".repeat(200)),
         })
         .collect();
-    let request = serde_json::json!({ "items": items });
+    let request =
+        cortex_domain::item::StoreRequest::from_json(&serde_json::json!({ "items": items })).unwrap();
     let mut recorded = 0;
     for _ in 0..100 {
-        recorded += under_key
-            .memory_store()
-            .audit_refused_store(&request, "key:flooding-reader", "refused: role read")
-            .unwrap();
+        recorded += under_key.memory_store().audit_refused_store(&request, "refused: role read").unwrap();
     }
     let added = rows(&s) - before;
     assert!(added <= 200, "100 refused 100-item stores added {added} audit rows");
@@ -295,17 +298,15 @@ fn one_orgs_refused_stores_are_counted_apart_from_anothers_key_of_the_same_name(
     let in_org = |org: &str| KeySpec { org: org.into(), projects: vec![], ..spec("reader", "read") };
     let caller = |org: &str| {
         let holder = s.keys().authenticate(&s.keys().create(&in_org(org)).unwrap().token).unwrap().unwrap();
-        s.for_caller(&Caller::for_key(holder.bound, Some("api"), None).unwrap())
+        s.for_caller(&holder.caller(Some("api"), None).unwrap())
     };
     let (acme, globex) = (caller("acme"), caller("globex"));
     let request = serde_json::json!({"items": [crate::common::section("Nope", "refused")]});
+    let request = cortex_domain::item::StoreRequest::from_json(&request).unwrap();
     for _ in 0..30 {
-        acme.memory_store().audit_refused_store(&request, "key:reader", "refused: role read").unwrap();
+        acme.memory_store().audit_refused_store(&request, "refused: role read").unwrap();
     }
-    assert_eq!(
-        globex.memory_store().audit_refused_store(&request, "key:reader", "refused: role read").unwrap(),
-        1
-    );
+    assert_eq!(globex.memory_store().audit_refused_store(&request, "refused: role read").unwrap(), 1);
     let records = s.audit().records(None, None, 10_000).unwrap();
     let globex_record = records
         .iter()

@@ -3,6 +3,7 @@
 //! `verify_audit` (what `cortex audit --verify` prints); and the limit of a hash chain without
 //! a secret, recomputing it whole, is caught by an anchor kept elsewhere.
 
+use crate::common::Tools;
 use crate::common::{Memory, id_of, memory, section};
 use cortex_service::audit::{AuditVerification, VerifyOptions};
 use cortex_store::audit_chain::{ChainBreak, TrailMismatch};
@@ -337,9 +338,10 @@ fn a_recomputed_chain_passes_alone_but_not_against_an_anchor(db: &TestDb) {
             "WITH RECURSIVE chain (seq, prev_hash, hash) AS (
                  SELECT 0, NULL, '0000000000000000000000000000000000000000000000000000000000000000'
                  UNION ALL
-                 SELECT a.seq, c.hash, cortex_audit_hash(c.hash, a.seq, a.at, a.operation, a.item_id, a.kind,
+                 SELECT a.seq, c.hash, cortex_audit_hash_v2(c.hash, a.seq, a.at, a.operation, a.item_id, a.kind,
                         a.org, a.project, a.branch, a.service, a.sprint, a.tenant, a.environment, a.actor,
-                        a.tool, a.session, a.request_id, a.batch_id, a.hash_before, a.hash_after, a.summary)
+                        a.tool, a.session, a.request_id, a.batch_id, a.hash_before, a.hash_after, a.summary,
+                        a.principal, a.via)
                  FROM chain c JOIN audit_log a ON a.seq = c.seq + 1)
              UPDATE audit_log SET prev_hash = chain.prev_hash, hash = chain.hash FROM chain WHERE chain.seq = audit_log.seq",
         ),
@@ -347,8 +349,8 @@ fn a_recomputed_chain_passes_alone_but_not_against_an_anchor(db: &TestDb) {
             db,
             "DO $$ DECLARE r audit_log; prev text := repeat('0', 64); BEGIN
                  FOR r IN SELECT * FROM audit_log ORDER BY seq LOOP
-                     UPDATE audit_log SET prev_hash = prev, hash = audit_record_hash(prev, r) WHERE seq = r.seq;
-                     prev := audit_record_hash(prev, r);
+                     UPDATE audit_log SET prev_hash = prev, hash = audit_record_hash_v2(prev, r) WHERE seq = r.seq;
+                     prev := audit_record_hash_v2(prev, r);
                  END LOOP; END $$",
         ),
     }
@@ -393,7 +395,7 @@ fn sqlite_refuses_to_lose_its_audit_context() {
     raw(&db, "DELETE FROM audit_context");
     let e = refused(&db, "UPDATE items SET body = 'unaudited', content_hash = 'x'");
     assert!(e.contains("audit_context is missing"), "{e}");
-    let stored = m.service.memory_store().store(&json!({"items": [section("Four", "fourth")]}));
+    let stored = m.service.store_args(&json!({"items": [section("Four", "fourth")]}));
     assert!(stored.is_err(), "a store without an audit context fails");
     let v = verify(&m, false);
     assert!(

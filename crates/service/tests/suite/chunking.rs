@@ -1,6 +1,7 @@
 //! Long documents through the service with the real all-MiniLM-L6-v2: stored whole, indexed
 //! in chunks, found by the meaning of one part, returned as one hit byte for byte.
 
+use crate::common::Tools;
 use cortex_service::config::embedder_from_env;
 use cortex_service::response::{FindResponse, ItemStatus};
 use cortex_service::scope_inference::InferredScope;
@@ -100,7 +101,7 @@ automatically once the processor answers health checks for five minutes — no m
 | processor support | the number on the merchant portal |\n";
 
 fn store_runbook(m: &MemoryService) -> String {
-    let r = m.memory_store().store(&json!({"items": [{"kind": "section", "content": RUNBOOK}]})).unwrap();
+    let r = m.store_args(&json!({"items": [{"kind": "section", "content": RUNBOOK}]})).unwrap();
     assert_eq!(r.results[0].status, ItemStatus::Inserted, "{:?}", r.results[0]);
     r.results[0].id.clone().unwrap()
 }
@@ -116,12 +117,12 @@ fn assert_one_hit_per_item(r: &FindResponse) {
 fn a_document_is_found_through_the_chunk_that_answers(db: &TestDb) {
     let m = open(db);
     let id = store_runbook(&m);
-    m.memory_store().store(&json!({"items": [
+    m.store_args(&json!({"items": [
         {"kind": "section", "content": "The billing worker charges customers every night at 02:00 UTC."},
         {"kind": "decision", "content": "We chose PostgreSQL for the ledger because of its transactional guarantees."},
     ]}))
     .unwrap();
-    let r = m.memory_find().find(&json!({"detail": "full", "query": "what to do when the main database server goes down and the replica must take over"})).unwrap();
+    let r = m.find_args(&json!({"detail": "full", "query": "what to do when the main database server goes down and the replica must take over"})).unwrap();
     assert_one_hit_per_item(&r);
     let hit = &r.hits[0];
     assert_eq!(hit.id.to_string(), id, "{:?}", r.hits.iter().map(|h| &h.title).collect::<Vec<_>>());
@@ -140,8 +141,7 @@ fn a_document_is_found_through_the_chunk_that_answers(db: &TestDb) {
 
     // A query about another part points at that part.
     let r = m
-        .memory_find()
-        .find(&json!({"detail": "full", "query": "how do I undo a deployment that broke checkout"}))
+        .find_args(&json!({"detail": "full", "query": "how do I undo a deployment that broke checkout"}))
         .unwrap();
     assert_one_hit_per_item(&r);
     let hit = r.hits.iter().find(|h| h.id.to_string() == id).expect("the runbook is found");
@@ -151,12 +151,11 @@ fn a_document_is_found_through_the_chunk_that_answers(db: &TestDb) {
 fn the_document_comes_back_byte_for_byte(db: &TestDb) {
     let m = open(db);
     let id = store_runbook(&m);
-    let by_id = m.memory_find().find(&json!({"ids": [id], "max_content_chars": 20000})).unwrap();
+    let by_id = m.find_args(&json!({"ids": [id], "max_content_chars": 20000})).unwrap();
     assert_eq!(by_id.hits[0].content.as_deref(), Some(RUNBOOK));
     assert!(!by_id.hits[0].content_truncated);
     let found = m
-        .memory_find()
-        .find(&json!({"query": "promote the standby ledger database", "max_content_chars": 20000}))
+        .find_args(&json!({"query": "promote the standby ledger database", "max_content_chars": 20000}))
         .unwrap();
     assert_eq!(found.hits[0].id.to_string(), id);
     assert_eq!(found.hits[0].content.as_deref(), Some(RUNBOOK), "the parent's text, not a chunk's");
@@ -167,15 +166,15 @@ fn chunks_follow_updates_and_reindex(db: &TestDb) {
     let id = store_runbook(&m);
     let query = json!({"detail": "full", "query": "what to do when the main database server goes down and the replica must take over"});
     m.indexes().reindex_vectors(|_, _| {}).unwrap();
-    let after_reindex = m.memory_find().find(&query).unwrap();
+    let after_reindex = m.find_args(&query).unwrap();
     assert_eq!(after_reindex.hits[0].id.to_string(), id);
     assert!(after_reindex.hits[0].chunk.is_some(), "reindex embeds the chunks again");
 
     // Short new text: no chunks left to match, from this process or a fresh one.
     let short = "Payments runbook moved to the wiki.";
-    m.memory_store().store(&json!({"items": [{"kind": "section", "id": id, "content": short}]})).unwrap();
+    m.store_args(&json!({"items": [{"kind": "section", "id": id, "content": short}]})).unwrap();
     for service in [&m, &open(db)] {
-        let r = service.memory_find().find(&query).unwrap();
+        let r = service.find_args(&query).unwrap();
         assert!(
             r.hits.iter().all(|h| h.chunk.is_none()),
             "{:?}",
@@ -189,6 +188,6 @@ fn a_short_note_like_one_chunk_is_not_a_near_duplicate_of_the_document(db: &Test
     store_runbook(&m);
     let note = "To fail over the ledger, fence the old primary, promote the standby with pg_ctl promote, \
                 point PgBouncer at the new primary and reload it.";
-    let r = m.memory_store().store(&json!({"items": [{"kind": "section", "content": note}]})).unwrap();
+    let r = m.store_args(&json!({"items": [{"kind": "section", "content": note}]})).unwrap();
     assert_eq!(r.results[0].status, ItemStatus::Inserted, "{:?}", r.results[0]);
 }

@@ -4,6 +4,7 @@
 //! runs another process's write at exactly that point (`cortex_testdb::Interleaved`), on every
 //! backend.
 
+use crate::common::Tools;
 use crate::common::{id_of, memory, open_at};
 use cortex_service::response::ItemStatus;
 use cortex_service::scope_inference::InferredScope;
@@ -30,7 +31,7 @@ fn interleaved(db: &TestDb) -> (MemoryService, Arc<Interleaved>) {
 fn other_process_stores(db: &TestDb, items: Value) -> impl FnOnce() + Send + 'static {
     let other = open_at(db, "main");
     move || {
-        let r = other.memory_store().store(&json!({ "items": items })).unwrap();
+        let r = other.store_args(&json!({ "items": items })).unwrap();
         assert_eq!(r.results[0].status, ItemStatus::Updated, "{:?}", r.results);
     }
 }
@@ -51,7 +52,7 @@ fn an_edit_checked_against_a_proposed_decision_cannot_change_it_once_accepted(db
         json!([{"kind": "decision", "id": id, "data": adr("accepted", "one database to run")}]),
     ));
     let edit = service
-        .memory_store().store(&json!({"items": [{"kind": "decision", "id": id, "data": adr("accepted", "we changed our minds")}]}))
+        .store_args(&json!({"items": [{"kind": "decision", "id": id, "data": adr("accepted", "we changed our minds")}]}))
         .unwrap();
     assert!(store.step_ran());
     let result = &edit.results[0];
@@ -81,8 +82,7 @@ fn an_entity_merge_does_not_lose_a_concurrent_update(db: &TestDb) {
         json!([{"kind": "entity", "data": entity(json!({"description": "Charges cards hourly"}))}]),
     ));
     let tagged = service
-        .memory_store()
-        .store(&json!({"items": [{"kind": "entity", "tags": ["team-pay"], "data": entity(json!({}))}]}))
+        .store_args(&json!({"items": [{"kind": "entity", "tags": ["team-pay"], "data": entity(json!({}))}]}))
         .unwrap();
     assert!(store.step_ran());
     assert_eq!((tagged.results[0].status, id_of(&tagged, 0)), (ItemStatus::Updated, id.clone()));

@@ -2,6 +2,7 @@
 //! of the database's connections, so another tenant's find is answered while that tenant's
 //! writes are all stuck in the database — on every backend.
 
+use crate::common::Tools;
 use crate::common::{open_at, section};
 use cortex_domain::tenant::Bound;
 use cortex_service::Caller;
@@ -33,8 +34,7 @@ fn until(mut ready: impl FnMut() -> bool) {
 fn a_tenant_finds_while_another_tenants_flood_of_stores_is_stuck_in_the_database(db: &TestDb) {
     let local = open_at(db, "main");
     local
-        .memory_store()
-        .store(&json!({"items": [{"kind": "section", "scope": {"org": "globex", "project": "api"},
+        .store_args(&json!({"items": [{"kind": "section", "scope": {"org": "globex", "project": "api"},
             "data": {"title": "Globex runbook", "body": "rotate the zebra certificates"}}]}))
         .unwrap();
     let connections = db.open().connections();
@@ -46,15 +46,13 @@ fn a_tenant_finds_while_another_tenants_flood_of_stores_is_stuck_in_the_database
     // A first find records the store's identity for the lexical index (a write): done before
     // the writes are blocked, as a serving process does at start.
     let query = json!({"query": "zebra certificates", "mode": "fast"});
-    assert_eq!(other.memory_find().find(&query).unwrap().hits.len(), 1);
+    assert_eq!(other.find_args(&query).unwrap().hits.len(), 1);
     let blocked = db.block_writes();
     let writers: Vec<_> = (0..flood_size(connections))
         .map(|n| {
             let flooder = flooder.clone();
             std::thread::spawn(move || {
-                flooder
-                    .memory_store()
-                    .store(&json!({"items": [section(&format!("Flood {n}"), "a flood of stores")]}))
+                flooder.store_args(&json!({"items": [section(&format!("Flood {n}"), "a flood of stores")]}))
             })
         })
         .collect();
@@ -69,7 +67,7 @@ fn a_tenant_finds_while_another_tenants_flood_of_stores_is_stuck_in_the_database
         assert!(waiting <= per_tenant as i64);
     }
 
-    let found = other.memory_find().find(&query).unwrap();
+    let found = other.find_args(&query).unwrap();
     assert_eq!(found.hits.len(), 1, "the other tenant's find is answered: {found:?}");
     assert_eq!(found.hits[0].title, "Globex runbook");
     assert_eq!(

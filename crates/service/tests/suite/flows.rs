@@ -1,6 +1,7 @@
 //! The store and find flows end to end through `MemoryService`, on each backend (a real
 //! SQLite file, a real PostgreSQL database).
 
+use crate::common::Tools;
 use crate::common::{Lcg, id_of, memory, open_at, section};
 use cortex_service::ServiceError;
 use cortex_service::response::ItemStatus;
@@ -157,7 +158,7 @@ fn kinds_without_a_query_list_the_newest_of_those_kinds_page_by_page(db: &TestDb
     assert!(hits.windows(2).all(|w| w[0].updated_at >= w[1].updated_at), "newest first");
     titles.sort();
     assert_eq!(titles, ["Runbook 0", "Runbook 1", "Runbook 2", "Runbook 3", "Runbook 4"], "each once");
-    let err = m.service.memory_find().find(&json!({})).unwrap_err();
+    let err = m.service.find_args(&json!({})).unwrap_err();
     assert!(matches!(err, ServiceError::Invalid(e) if e.human_hint.contains("`types` alone")));
 }
 
@@ -187,8 +188,7 @@ fn limit_and_cursor_page_through_every_hit_once(db: &TestDb) {
     assert_eq!((seen.len(), unique.len()), (7, 7));
     let err = m
         .service
-        .memory_find()
-        .find(&json!({"query": "other", "cursor": cursor.unwrap_or_else(|| "1.0".into())}))
+        .find_args(&json!({"query": "other", "cursor": cursor.unwrap_or_else(|| "1.0".into())}))
         .unwrap_err();
     assert!(matches!(err, ServiceError::Invalid(e) if e.field == "cursor"));
 }
@@ -275,11 +275,11 @@ fn any_query_text_is_accepted(db: &TestDb) {
         "^x",
         &long,
     ] {
-        let r = m.service.memory_find().find(&json!({"query": q}));
+        let r = m.service.find_args(&json!({"query": q}));
         assert!(r.is_ok(), "{q}: {:?}", r.err());
     }
     assert_eq!(m.find(json!({"query": "foo:bar"})).hits.len(), 1);
-    let too_long = m.service.memory_find().find(&json!({"query": "x".repeat(1001)})).unwrap_err();
+    let too_long = m.service.find_args(&json!({"query": "x".repeat(1001)})).unwrap_err();
     assert!(matches!(too_long, ServiceError::Invalid(e) if e.field == "query"));
 }
 
@@ -317,10 +317,10 @@ fn ids_lookup_returns_items_whole(db: &TestDb) {
 fn two_services_on_one_database_see_each_others_writes(db: &TestDb) {
     let a = open_at(db, "main");
     let b = open_at(db, "main");
-    a.memory_store().store(&json!({"items": [section("Shared", "written by process a")]})).unwrap();
-    let found = b.memory_find().find(&json!({"query": "process"})).unwrap();
+    a.store_args(&json!({"items": [section("Shared", "written by process a")]})).unwrap();
+    let found = b.find_args(&json!({"query": "process"})).unwrap();
     assert_eq!(found.hits.len(), 1);
-    let dup = b.memory_store().store(&json!({"items": [section("Shared", "written by process a")]})).unwrap();
+    let dup = b.store_args(&json!({"items": [section("Shared", "written by process a")]})).unwrap();
     assert_eq!(dup.results[0].status, ItemStatus::SkippedDedupe);
 }
 
@@ -333,7 +333,7 @@ fn arbitrary_input_never_panics_and_results_match_items(db: &TestDb) {
         let items: Vec<Value> = (0..rng.below(6) + 1).map(|_| random_item(&mut rng)).collect();
         let count = items.len();
         let before = m.service.administration().stats().unwrap().items;
-        match m.service.memory_store().store(&json!({ "items": items })) {
+        match m.service.store_args(&json!({ "items": items })) {
             Ok(r) => {
                 assert_eq!(r.results.len(), count, "round {round}");
                 let stored = r.summary.inserted;
@@ -353,10 +353,10 @@ fn arbitrary_input_never_panics_and_results_match_items(db: &TestDb) {
             }
             Err(e) => panic!("a valid envelope was refused whole: {e}"),
         }
-        let _ = m.service.memory_find().find(&random_value(&mut rng, 3));
-        let _ = m.service.memory_store().store(&random_value(&mut rng, 3));
+        let _ = m.service.find_args(&random_value(&mut rng, 3));
+        let _ = m.service.store_args(&random_value(&mut rng, 3));
         let query = random_text(&mut rng);
-        let _ = m.service.memory_find().find(&json!({"query": query, "limit": rng.below(120) as i64 - 10}));
+        let _ = m.service.find_args(&json!({"query": query, "limit": rng.below(120) as i64 - 10}));
     }
 }
 

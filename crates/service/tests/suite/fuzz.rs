@@ -4,8 +4,9 @@
 //! refusal: a code, the field it names, a message and a hint (no empty field name in the text).
 //! Bounded for CI; `CORTEX_FUZZ_CASES` / `CORTEX_FUZZ_SEED` run it longer or elsewhere.
 
+use crate::common::Tools;
 use crate::common::open_at;
-use cortex_domain::item::parse_store_request;
+use cortex_domain::item::{Refused, StoreRequest};
 use cortex_domain::query::parse_query;
 use cortex_domain::{FindRequest, ValidationError};
 use cortex_service::ServiceError;
@@ -73,14 +74,14 @@ fn find_request(rng: &mut Rng) -> Value {
 fn store_requests_are_parsed_or_refused_clearly() {
     check("store requests", cases(), |rng| {
         let request = store_request(rng);
-        match parse_store_request(&request) {
+        match StoreRequest::from_json(&request) {
             Err(e) => {
                 assert_clear(&e, &request);
                 assert!(!e.field.is_empty(), "a request-level refusal names its field: {e:?}");
             }
-            Ok(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    if let Err(e) = item {
+            Ok(parsed) => {
+                for (i, item) in parsed.items.iter().enumerate() {
+                    if let Err(Refused { error: e, .. }) = item {
                         assert_clear(e, &request);
                         assert!(e.field.starts_with(&format!("items[{i}]")), "{e:?}");
                     }
@@ -146,15 +147,14 @@ fn a_cursor_tampered_with_is_refused_or_names_a_page() {
 fn whole_requests_through_the_service_are_answered_or_refused_clearly(db: &TestDb) {
     let service = open_at(db, "main");
     service
-        .memory_store()
-        .store(&json!({"items": [
+        .store_args(&json!({"items": [
             {"kind": "section", "content": "deploy redis with the ops runbook", "tags": ["ops"]},
             {"kind": "todo", "content": "rotate the certificates"},
         ]}))
         .unwrap();
     check("service requests", (cases() / 10).max(50), |rng| {
         let request = store_request(rng);
-        match service.memory_store().store(&request) {
+        match service.store_args(&request) {
             Ok(out) => {
                 for result in &out.results {
                     if result.status == ItemStatus::ValidationError {
@@ -167,7 +167,7 @@ fn whole_requests_through_the_service_are_answered_or_refused_clearly(db: &TestD
             Err(other) => panic!("store answered {other} for {request}"),
         }
         let request = find_request(rng);
-        match service.memory_find().find(&request) {
+        match service.find_args(&request) {
             Ok(_) => {}
             Err(ServiceError::Invalid(e)) => assert_clear(&e, &request),
             Err(other) => panic!("find answered {other} for {request}"),

@@ -2,6 +2,7 @@
 //! as accepted, supersede chains, natural keys, lifetimes and purge, and the audit trail that
 //! records every one of them.
 
+use crate::common::Tools;
 use crate::common::{DAY_MS, Lcg, days_ago, id_of, memory, section};
 use cortex_service::response::ItemStatus;
 use cortex_testdb::{TestDb, per_backend};
@@ -9,6 +10,8 @@ use serde_json::{Value, json};
 
 per_backend!(
     an_accepted_decision_keeps_its_rationale_and_the_attempt_is_audited,
+    an_accepted_decision_stays_accepted_whatever_its_status_goes_through,
+    a_decision_accepted_by_import_stays_accepted,
     a_superseded_decision_leaves_finds_and_points_to_its_successor,
     expired_items_hide_stay_listable_and_purge_removes_them_with_audit,
     each_kind_gets_its_lifetime_and_stale_runbooks_are_flagged,
@@ -55,9 +58,72 @@ fn an_accepted_decision_keeps_its_rationale_and_the_attempt_is_audited(db: &Test
     let uuid = uuid::Uuid::parse_str(&id).unwrap();
     assert_eq!(m.operations(&id), ["insert", "blocked", "update"]);
     let history = m.service.audit().records(Some(uuid), None, 100).unwrap();
-    assert_eq!(history[1].actor.as_deref(), Some("eve"));
+    assert_eq!(history[1].claimed.actor.as_deref(), Some("eve"), "what the edit claimed, kept as its claim");
+    assert!(
+        history[1].principal.as_deref().is_some_and(|p| p.starts_with("local")),
+        "{:?}",
+        history[1].principal
+    );
     assert!(history[1].summary.contains("cannot change"), "{}", history[1].summary);
     assert!(history[1].batch_id.is_some());
+}
+
+/// The status flip: `proposed`, the edit, `accepted` again — refused at the edit, in three
+/// requests or in one, and the decision keeps its rationale.
+fn an_accepted_decision_stays_accepted_whatever_its_status_goes_through(db: &TestDb) {
+    let m = memory(db, "main");
+    let adr = |status: &str, rationale: &str| {
+        json!({"component": "queue", "status": status, "title": "Jobs on the database queue",
+               "rationale": rationale})
+    };
+    let id = id_of(&m.store(json!([{"kind": "decision", "data": adr("accepted", "one system to run")}])), 0);
+    let back = m.store(json!([{"kind": "decision", "id": id, "data": adr("proposed", "one system to run")}]));
+    assert_eq!(back.results[0].status, ItemStatus::Updated, "its status may move");
+    let edit = m.store(json!([{"kind": "decision", "id": id, "data": adr("proposed", "Kafka after all")}]));
+    assert_eq!(edit.results[0].status, ItemStatus::BusinessRuleBlocked, "{:?}", edit.results[0]);
+    let error = edit.results[0].error.as_ref().unwrap();
+    assert_eq!(error.field, "items[0].data.rationale");
+    assert!(error.message.contains("was accepted on"), "{}", error.message);
+    let again =
+        m.store(json!([{"kind": "decision", "id": id, "data": adr("accepted", "one system to run")}]));
+    assert_eq!(again.results[0].status, ItemStatus::Updated);
+
+    // All three in one request: the edit is judged against the stored, once-accepted item.
+    let batch = m.store(json!([
+        {"kind": "decision", "id": id, "data": adr("proposed", "one system to run")},
+        {"kind": "decision", "id": id, "data": adr("proposed", "Kafka after all")},
+        {"kind": "decision", "id": id, "data": adr("accepted", "Kafka after all")},
+    ]));
+    assert_eq!(batch.results[1].status, ItemStatus::BusinessRuleBlocked);
+    assert_eq!(batch.results[2].status, ItemStatus::BusinessRuleBlocked);
+    let stored = m.find(json!({"ids": [id]})).hits.remove(0);
+    assert_eq!(stored.data.as_ref().unwrap()["rationale"], "one system to run");
+    assert_eq!(m.operations(&id), ["insert", "update", "blocked", "update", "update", "blocked", "blocked"]);
+
+    // A proposal never accepted is still free to edit.
+    let draft = id_of(&m.store(json!([{"kind": "decision", "data": adr("proposed", "a first idea")}])), 0);
+    let edited =
+        m.store(json!([{"kind": "decision", "id": draft, "data": adr("proposed", "a better idea")}]));
+    assert_eq!(edited.results[0].status, ItemStatus::Updated);
+}
+
+/// An export carries when a decision was accepted: imported elsewhere after its status moved
+/// on, it is still governed there.
+fn a_decision_accepted_by_import_stays_accepted(db: &TestDb) {
+    let m = memory(db, "main");
+    let adr = |status: &str, rationale: &str| json!({"component": "cache", "status": status, "title": "Cache in process", "rationale": rationale});
+    let id = id_of(&m.store(json!([{"kind": "decision", "data": adr("accepted", "no network hop")}])), 0);
+    m.store(json!([{"kind": "decision", "id": id, "data": adr("proposed", "no network hop")}]));
+    let lines = m.service.transfer().export_page(None, 100).unwrap();
+    let other = TestDb::new(db.backend());
+    let there = crate::common::open_at(&other, "main");
+    there.transfer().import_batch(lines).unwrap();
+    let edit = there
+        .store_args(
+            &json!({"items": [{"kind": "decision", "id": id, "data": adr("proposed", "a shared cache")}]}),
+        )
+        .unwrap();
+    assert_eq!(edit.results[0].status, ItemStatus::BusinessRuleBlocked, "{:?}", edit.results[0]);
 }
 
 fn a_superseded_decision_leaves_finds_and_points_to_its_successor(db: &TestDb) {
@@ -130,7 +196,7 @@ fn expired_items_hide_stay_listable_and_purge_removes_them_with_audit(db: &TestD
     assert!(m.find(json!({"ids": [gone]})).hits.is_empty(), "removed for good");
     assert_eq!(m.operations(&gone), ["insert", "purge"]);
     let history = m.service.audit().records(Some(uuid::Uuid::parse_str(&gone).unwrap()), None, 10).unwrap();
-    assert_eq!(history[1].tool.as_deref(), Some("purge"));
+    assert_eq!(history[1].via.as_deref(), Some("purge"));
     assert_eq!(m.service.lifecycle().purge(false).unwrap().purged, 0, "nothing left to purge");
 }
 

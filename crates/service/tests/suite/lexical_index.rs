@@ -5,6 +5,7 @@
 //! not trusted, and the index finds what the database's own full-text search finds.
 
 use super::common::{section, stored_ids};
+use crate::common::Tools;
 use cortex_lexical::Place;
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;
@@ -45,7 +46,7 @@ fn found(service: &MemoryService, args: Value) -> BTreeSet<String> {
     let mut args = args;
     args["mode"] = json!("fast");
     args["limit"] = json!(50);
-    service.memory_find().find(&args).unwrap().hits.into_iter().map(|h| h.id.to_string()).collect()
+    service.find_args(&args).unwrap().hits.into_iter().map(|h| h.id.to_string()).collect()
 }
 
 fn set(ids: &[&String]) -> BTreeSet<String> {
@@ -121,11 +122,10 @@ fn an_index_left_behind_catches_up_from_the_change_log(db: &TestDb) {
     let other = open(db, None);
     let new = stored_ids(&other, json!([section("Gateway timeouts", "raise the gateway timeout to 30 s")]));
     other
-        .memory_store()
-        .store(&json!({"items": [{"operation": "upsert", "id": ids[0], "kind": "section",
+        .store_args(&json!({"items": [{"operation": "upsert", "id": ids[0], "kind": "section",
             "data": {"title": "Kafka partitions", "body": "rebalance the partitions"}}]}))
         .unwrap();
-    other.memory_store().store(&json!({"items": [{"operation": "delete", "id": ids[1]}]})).unwrap();
+    other.store_args(&json!({"items": [{"operation": "delete", "id": ids[1]}]})).unwrap();
     let reopened = open(db, folder(dir.path()));
     assert_eq!(found(&reopened, json!({"query": "gateway"})), set(&[&new[0]]), "insert in, delete out");
     assert_eq!(found(&reopened, json!({"query": "consumer"})), BTreeSet::new(), "the old words are gone");
@@ -141,7 +141,7 @@ fn two_processes_on_one_index_find_each_others_writes(db: &TestDb) {
     assert_eq!(found(&b, json!({"query": "flamingo"})), set(&[&first[0]]), "b finds a's write");
     let second = stored_ids(&b, json!([section("Flamingo rollback", "how to turn the flamingo flag off")]));
     assert_eq!(found(&a, json!({"query": "flamingo"})), set(&[&first[0], &second[0]]), "a finds b's write");
-    a.memory_store().store(&json!({"items": [{"operation": "delete", "id": first[0]}]})).unwrap();
+    a.store_args(&json!({"items": [{"operation": "delete", "id": first[0]}]})).unwrap();
     assert_eq!(
         found(&b, json!({"query": "flamingo"})),
         set(&[&second[0]]),
@@ -162,7 +162,7 @@ fn a_closing_service_commits_what_its_finds_read(db: &TestDb) {
         json!([section("Heron queue", "the heron queue drains at night"), section("Egret", "egret heron")]),
     );
     assert_eq!(found(&service, json!({"query": "heron"})), set(&[&ids[0], &ids[1]]));
-    service.memory_store().store(&json!({"items": [{"operation": "delete", "id": ids[1]}]})).unwrap();
+    service.store_args(&json!({"items": [{"operation": "delete", "id": ids[1]}]})).unwrap();
     assert_eq!(
         found(&service, json!({"query": "heron"})),
         set(&[&ids[0]]),

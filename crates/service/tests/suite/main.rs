@@ -15,6 +15,7 @@ mod flows;
 mod fuzz;
 mod governance;
 mod graph;
+mod hanging_embedder;
 mod ingest_questions;
 mod ingest_real;
 mod ingest_sources;

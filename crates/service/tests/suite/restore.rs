@@ -1,8 +1,10 @@
 //! `memory_store`'s `restore` operation: a deleted item comes back as it was, audited as
-//! `restore` with the caller as actor; never over a live item that took its natural key, never
+//! `restore` with the caller as principal; never over a live item that took its natural key, never
 //! for a caller who cannot see it. On every backend.
 
+use crate::common::Tools;
 use crate::common::{id_of, memory};
+use cortex_domain::principal::Principal;
 use cortex_domain::tenant::Bound;
 use cortex_service::Caller;
 use cortex_service::response::ItemStatus;
@@ -22,20 +24,18 @@ fn a_deleted_item_is_restored_and_audited(db: &TestDb) {
         "body": "rotate the quokka keys monthly"}, "source": {"actor": "bob"}}]));
     let id = id_of(&stored, 0);
     // Someone other than the item's author deletes and restores it: the trail names them.
-    let mut alice = m.service.local_caller();
-    alice.actor = Some("alice".into());
+    let alice = m.service.local_caller().as_principal(Principal::Local { user: Some("alice".into()) });
     let alice = m.service.for_caller(&alice);
-    let deleted = alice.memory_store().store(&json!({"items": [{"operation": "delete", "id": id}]})).unwrap();
+    let deleted = alice.store_args(&json!({"items": [{"operation": "delete", "id": id}]})).unwrap();
     assert_eq!(deleted.results[0].status, ItemStatus::Deleted);
     assert!(m.ids(json!({"query": "quokka"})).is_empty());
     let listed = m.service.lifecycle().recently_deleted(0, 10).unwrap();
     assert_eq!(listed.items.len(), 1);
     let item = &listed.items[0];
     assert_eq!((item.id.to_string(), item.title.as_str()), (id.clone(), "Quokka rotation"));
-    assert_eq!(item.deleted_by.as_deref(), Some("alice"));
+    assert_eq!(item.deleted_by.as_deref(), Some("local:alice"));
 
-    let restored =
-        alice.memory_store().store(&json!({"items": [{"operation": "restore", "id": id}]})).unwrap();
+    let restored = alice.store_args(&json!({"items": [{"operation": "restore", "id": id}]})).unwrap();
     let result = &restored.results[0];
     assert_eq!((result.status, result.id.as_deref()), (ItemStatus::Updated, Some(id.as_str())), "{result:?}");
     assert!(result.reason.as_deref().unwrap_or_default().contains("restored"), "{result:?}");
@@ -48,9 +48,15 @@ fn a_deleted_item_is_restored_and_audited(db: &TestDb) {
         "restored: no longer listed"
     );
     let uuid = uuid::Uuid::parse_str(&id).unwrap();
-    let actors: Vec<Option<String>> =
-        m.service.audit().records(Some(uuid), None, 10).unwrap().into_iter().map(|r| r.actor).collect();
-    assert_eq!(actors, [Some("bob".into()), Some("alice".into()), Some("alice".into())]);
+    let records = m.service.audit().records(Some(uuid), None, 10).unwrap();
+    let who: Vec<(Option<String>, Option<String>)> =
+        records.into_iter().map(|r| (r.principal, r.claimed.actor)).collect();
+    let me = m.service.local_caller().principal.map(|p| p.to_string());
+    assert_eq!(
+        who,
+        [(me, Some("bob".into())), (Some("local:alice".into()), None), (Some("local:alice".into()), None)],
+        "who stored it claimed to be bob; who deleted and restored it is alice, who claimed nothing"
+    );
     assert!(m.service.audit().verify(&Default::default()).unwrap().ok, "the chain holds");
 
     let again = m.store(json!([{"operation": "restore", "id": id}]));
@@ -63,7 +69,7 @@ fn a_deleted_item_is_restored_and_audited(db: &TestDb) {
     assert_eq!(missing.results[0].status, ItemStatus::ValidationError);
     let wrong_kind = m.store(json!([{"operation": "restore", "id": id, "kind": "todo"}]));
     assert_eq!(wrong_kind.results[0].status, ItemStatus::ValidationError);
-    let no_id = m.service.memory_store().store(&json!({"items": [{"operation": "restore"}]})).unwrap();
+    let no_id = m.service.store_args(&json!({"items": [{"operation": "restore"}]})).unwrap();
     assert_eq!(no_id.results[0].error.as_ref().unwrap().field, "items[0].id");
 }
 
@@ -122,12 +128,10 @@ fn a_key_cannot_restore_what_it_cannot_see(db: &TestDb) {
     let key = m.service.for_caller(
         &Caller::for_key(Bound { org: "acme".into(), projects: vec!["api".into()] }, None, None).unwrap(),
     );
-    let refused =
-        key.memory_store().store(&json!({"items": [{"operation": "restore", "id": other}]})).unwrap();
+    let refused = key.store_args(&json!({"items": [{"operation": "restore", "id": other}]})).unwrap();
     assert_eq!(refused.results[0].status, ItemStatus::ValidationError);
     let unknown = uuid::Uuid::now_v7().to_string();
-    let missing =
-        key.memory_store().store(&json!({"items": [{"operation": "restore", "id": unknown}]})).unwrap();
+    let missing = key.store_args(&json!({"items": [{"operation": "restore", "id": unknown}]})).unwrap();
     let (a, b) = (refused.results[0].error.as_ref().unwrap(), missing.results[0].error.as_ref().unwrap());
     assert_eq!(a.code, b.code, "the same answer as for an id that names nothing");
     assert!(

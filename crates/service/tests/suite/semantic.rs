@@ -1,6 +1,7 @@
 //! Semantic memory through the service with the real all-MiniLM-L6-v2 (`scripts/test` installs
 //! it and sets `CORTEX_MODEL_DIR`; without it these tests fail rather than skip).
 
+use crate::common::Tools;
 use cortex_service::config::embedder_from_env;
 use cortex_service::response::{FindResponse, ItemStatus};
 use cortex_service::scope_inference::InferredScope;
@@ -48,7 +49,7 @@ fn ids(r: &FindResponse) -> Vec<String> {
 }
 
 fn store(m: &MemoryService, items: Value) -> Vec<String> {
-    let r = m.memory_store().store(&json!({ "items": items })).unwrap();
+    let r = m.store_args(&json!({ "items": items })).unwrap();
     r.results.iter().map(|x| x.id.clone().unwrap_or_default()).collect()
 }
 
@@ -66,9 +67,9 @@ fn a_paraphrase_is_found_by_auto_but_not_by_fast(db: &TestDb) {
             {"kind": "runbook", "data": {"title": "Rotate TLS certificates", "service": "gateway", "steps": [{"description": "renew with certbot"}]}},
         ]),
     );
-    let fast = m.memory_find().find(&json!({"query": PARAPHRASE, "mode": "fast"})).unwrap();
+    let fast = m.find_args(&json!({"query": PARAPHRASE, "mode": "fast"})).unwrap();
     assert!(!ids(&fast).contains(&stored[0]), "lexical alone cannot see it");
-    let auto = m.memory_find().find(&json!({"query": PARAPHRASE})).unwrap();
+    let auto = m.find_args(&json!({"query": PARAPHRASE})).unwrap();
     assert_eq!(auto.route_used, "hybrid");
     assert_eq!(
         auto.hits[0].id.to_string(),
@@ -85,10 +86,9 @@ fn the_index_follows_updates_deletes_and_other_processes(db: &TestDb) {
     let b = open(db, local());
     let id = store(&a, json!([{"kind": "section", "content": SESSIONS}])).remove(0);
     // b warms its index, then a changes the item's meaning: b must see the new text.
-    assert_eq!(b.memory_find().find(&json!({"query": PARAPHRASE})).unwrap().hits[0].id.to_string(), id);
-    a.memory_store().store(&json!({"items": [{"kind": "section", "id": id, "content": "Quarterly budget planning happens in March."}]})).unwrap();
-    let after_update =
-        b.memory_find().find(&json!({"query": "when do we plan the budget for the quarter"})).unwrap();
+    assert_eq!(b.find_args(&json!({"query": PARAPHRASE})).unwrap().hits[0].id.to_string(), id);
+    a.store_args(&json!({"items": [{"kind": "section", "id": id, "content": "Quarterly budget planning happens in March."}]})).unwrap();
+    let after_update = b.find_args(&json!({"query": "when do we plan the budget for the quarter"})).unwrap();
     assert_eq!(after_update.hits[0].id.to_string(), id);
     // A new item written by a, found by b's dense route.
     let new_id = store(
@@ -96,12 +96,10 @@ fn the_index_follows_updates_deletes_and_other_processes(db: &TestDb) {
         json!([{"kind": "section", "content": "Kubernetes pods restart when memory limits are exceeded."}]),
     )
     .remove(0);
-    let found =
-        b.memory_find().find(&json!({"query": "containers get killed for using too much RAM"})).unwrap();
+    let found = b.find_args(&json!({"query": "containers get killed for using too much RAM"})).unwrap();
     assert_eq!(found.hits[0].id.to_string(), new_id);
-    a.memory_store().store(&json!({"items": [{"operation": "delete", "id": new_id}]})).unwrap();
-    let gone =
-        b.memory_find().find(&json!({"query": "containers get killed for using too much RAM"})).unwrap();
+    a.store_args(&json!({"items": [{"operation": "delete", "id": new_id}]})).unwrap();
+    let gone = b.find_args(&json!({"query": "containers get killed for using too much RAM"})).unwrap();
     assert!(!ids(&gone).contains(&new_id));
 }
 
@@ -151,11 +149,7 @@ fn the_index_sees_imports_reembeddings_and_purges_by_other_processes(db: &TestDb
     )
     .remove(0);
     assert_eq!(
-        server
-            .memory_find()
-            .find(&json!({"query": "containers get killed for using too much RAM"}))
-            .unwrap()
-            .hits[0]
+        server.find_args(&json!({"query": "containers get killed for using too much RAM"})).unwrap().hits[0]
             .id
             .to_string(),
         fresh
@@ -165,14 +159,14 @@ fn the_index_sees_imports_reembeddings_and_purges_by_other_processes(db: &TestDb
     // Another process imports: the server finds the imported item by meaning.
     let other = open(db, local());
     assert_eq!(other.transfer().import_batch(vec![sessions, certs, expired]).unwrap(), (3, 0));
-    let found = server.memory_find().find(&json!({"query": PARAPHRASE})).unwrap();
+    let found = server.find_args(&json!({"query": PARAPHRASE})).unwrap();
     // Not a word in common: only the dense route finds it (an old item, it may rank lower).
     assert!(ids(&found).contains(&sessions_id), "{:?}", ids(&found));
     assert_eq!(vectors_indexed(&server), 3, "the certificates item came without a vector");
 
     // Another process re-embeds: the item that had no vector is found by meaning.
     other.indexes().reindex_vectors(|_, _| {}).unwrap();
-    let found = server.memory_find().find(&json!({"query": CERTS_QUERY})).unwrap();
+    let found = server.find_args(&json!({"query": CERTS_QUERY})).unwrap();
     assert!(ids(&found).contains(&certs_id), "{:?}", ids(&found));
     assert_eq!(vectors_indexed(&server), 4);
 
@@ -191,21 +185,19 @@ fn the_dense_route_respects_scope_and_filters(db: &TestDb) {
         json!([{"kind": "todo", "data": {"title": "Move login sessions out of Redis", "status": "open"}}]),
     )
     .remove(0);
-    let r = m.memory_find().find(&json!({"query": PARAPHRASE})).unwrap();
+    let r = m.find_args(&json!({"query": PARAPHRASE})).unwrap();
     assert!(!ids(&r).contains(&other_branch), "branch isolation holds for dense hits");
-    let decisions = m
-        .memory_find()
-        .find(&json!({"query": PARAPHRASE, "types": ["decision"], "widen": "project"}))
-        .unwrap();
+    let decisions =
+        m.find_args(&json!({"query": PARAPHRASE, "types": ["decision"], "widen": "project"})).unwrap();
     assert!(decisions.hits.is_empty(), "kind filter holds for dense hits");
-    let widened = m.memory_find().find(&json!({"query": PARAPHRASE, "widen": "project"})).unwrap();
+    let widened = m.find_args(&json!({"query": PARAPHRASE, "widen": "project"})).unwrap();
     assert!(ids(&widened).contains(&other_branch) && ids(&widened).contains(&todo));
 }
 
 fn the_none_embedder_works_end_to_end_and_says_so(db: &TestDb) {
     let m = open(db, EmbedderChoice::None);
     let id = store(&m, json!([{"kind": "section", "content": SESSIONS}])).remove(0);
-    let r = m.memory_find().find(&json!({"query": "redis sessions"})).unwrap();
+    let r = m.find_args(&json!({"query": "redis sessions"})).unwrap();
     assert_eq!((r.route_used.as_str(), r.hits[0].id.to_string()), ("lexical", id.clone()));
     assert!(r.notes.iter().any(|n| n.contains("CORTEX_EMBEDDER")), "{:?}", r.notes);
 }
@@ -216,9 +208,9 @@ fn a_missing_model_is_a_clear_note_not_a_crash(db: &TestDb) {
         db,
         EmbedderChoice::Local { model_dir: dir.path().join("no-model"), precision: Default::default() },
     );
-    let r = m.memory_store().store(&json!({"items": [{"kind": "section", "content": SESSIONS}]})).unwrap();
+    let r = m.store_args(&json!({"items": [{"kind": "section", "content": SESSIONS}]})).unwrap();
     assert_eq!(r.results[0].status, ItemStatus::Inserted, "storing works without vectors");
-    let found = m.memory_find().find(&json!({"query": "redis sessions"})).unwrap();
+    let found = m.find_args(&json!({"query": "redis sessions"})).unwrap();
     assert_eq!(found.hits.len(), 1);
     assert!(found.notes.iter().any(|n| n.contains("cortex model install")), "{:?}", found.notes);
 }
@@ -226,7 +218,7 @@ fn a_missing_model_is_a_clear_note_not_a_crash(db: &TestDb) {
 fn unrelated_queries_find_nothing_densely(db: &TestDb) {
     let m = open(db, local());
     store(&m, json!([{"kind": "section", "content": "kubernetes cluster upgrade procedure"}]));
-    let r = m.memory_find().find(&json!({"query": "zzqxw vlorp"})).unwrap();
+    let r = m.find_args(&json!({"query": "zzqxw vlorp"})).unwrap();
     assert!(
         r.hits.is_empty(),
         "{:?}",
@@ -243,7 +235,7 @@ fn a_paraphrase_of_a_stored_item_is_a_near_duplicate_and_unrelated_text_is_not(d
     )
     .remove(0);
     let r = m
-        .memory_store().store(&json!({"items": [
+        .store_args(&json!({"items": [
             {"kind": "decision", "content": "User sessions were moved from Redis to PostgreSQL."},
             {"kind": "decision", "content": "The billing worker runs every night at two."},
             {"kind": "section", "content": "User sessions were moved from Redis to PostgreSQL."},
@@ -271,15 +263,14 @@ fn a_new_version_that_reads_like_the_item_it_supersedes_replaces_it(db: &TestDb)
     )
     .remove(0);
     let r = m
-        .memory_store()
-        .store(&json!({"items": [{"kind": "decision", "supersedes": old,
+        .store_args(&json!({"items": [{"kind": "decision", "supersedes": old,
             "content": "User sessions were moved from Redis to PostgreSQL, with a one-day TTL."}]}))
         .unwrap();
     assert_eq!(r.results[0].status, ItemStatus::Inserted, "{:?}", r.results[0]);
     let new = r.results[0].id.clone().unwrap();
     // The old version left the live items: the next paraphrase duplicates the new one.
     let again = m
-        .memory_store().store(&json!({"items": [{"kind": "decision", "content": "User sessions were moved from Redis to PostgreSQL."}]}))
+        .store_args(&json!({"items": [{"kind": "decision", "content": "User sessions were moved from Redis to PostgreSQL."}]}))
         .unwrap();
     assert_eq!(again.results[0].status, ItemStatus::SkippedDedupe);
     assert_eq!(again.results[0].existing_id.as_deref(), Some(new.as_str()));
@@ -288,8 +279,7 @@ fn a_new_version_that_reads_like_the_item_it_supersedes_replaces_it(db: &TestDb)
 fn near_duplicates_inside_one_batch_are_caught(db: &TestDb) {
     let m = open(db, local());
     let r = m
-        .memory_store()
-        .store(&json!({"items": [
+        .store_args(&json!({"items": [
             {"kind": "todo", "content": "Rotate the vault tokens every month."},
             {"kind": "todo", "content": "Every month, rotate the vault tokens."},
         ]}))
@@ -307,8 +297,7 @@ fn a_near_duplicate_of_a_batch_item_that_was_itself_a_duplicate_names_the_stored
     )
     .remove(0);
     let r = m
-        .memory_store()
-        .store(&json!({"items": [
+        .store_args(&json!({"items": [
             // Unlike the stored text, so no near-duplicate; but its idempotency key is taken,
             // which only the write transaction finds out.
             {"kind": "todo", "content": "Rotate the vault tokens every month.", "idempotency_key": "k"},
@@ -332,18 +321,17 @@ fn a_find_past_its_deadline_answers_with_what_it_has_and_says_so(db: &TestDb) {
     let mut config = Config::new(db.target().clone(), scope, local());
     let on_time = MemoryService::open(&config).unwrap();
     on_time
-        .memory_store()
-        .store(
+        .store_args(
             &json!({"items": [{"kind": "section", "content": "Rotate the TLS certificates with certbot"}]}),
         )
         .unwrap();
-    let found = on_time.memory_find().find(&json!({"query": "certbot certificates"})).unwrap();
+    let found = on_time.find_args(&json!({"query": "certbot certificates"})).unwrap();
     assert_eq!(found.route_used, "hybrid");
     assert!(found.notes.iter().all(|n| !n.contains("deadline")), "{:?}", found.notes);
 
     config.find_deadline = std::time::Duration::ZERO;
     let late = MemoryService::open(&config).unwrap();
-    let found = late.memory_find().find(&json!({"query": "certbot certificates", "expand": "all"})).unwrap();
+    let found = late.find_args(&json!({"query": "certbot certificates", "expand": "all"})).unwrap();
     assert_eq!((found.hits.len(), found.route_used.as_str()), (1, "lexical"));
     let notes = found.notes.join(" | ");
     for left_out in ["semantic search did not finish", "no suggestions", "not expanded"] {
@@ -376,9 +364,9 @@ fn the_reply_to_a_matching_turn_comes_with_it_in_auto_not_in_fast(db: &TestDb) {
         ]),
     );
     let query = "which musical instruments are played";
-    let fast = m.memory_find().find(&json!({"query": query, "mode": "fast"})).unwrap();
+    let fast = m.find_args(&json!({"query": query, "mode": "fast"})).unwrap();
     assert_eq!(fast.hits[0].id.to_string(), talk[0]);
     assert!(!ids(&fast).contains(&talk[1]), "the reply shares no word with the question");
-    let auto = m.memory_find().find(&json!({"query": query})).unwrap();
+    let auto = m.find_args(&json!({"query": query})).unwrap();
     assert_eq!(&ids(&auto)[..2], &talk[..2], "{:?}", auto.hits.iter().map(|h| &h.title).collect::<Vec<_>>());
 }

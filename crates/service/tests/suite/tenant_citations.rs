@@ -2,6 +2,7 @@
 //! stores pointing at my items must not lift them in my finds. On every backend.
 
 use super::common::{at, open_at, section, stored_ids};
+use crate::common::Tools;
 use cortex_domain::Scope;
 use cortex_domain::ranking;
 use cortex_domain::tenant::Bound;
@@ -28,7 +29,7 @@ fn relation(scope: Value, from: &str, to: &str, relation_type: &str) -> Value {
 
 /// Each hit's id with its score and citations part, best first.
 fn ranked(service: &MemoryService, args: Value) -> Vec<(String, f64, f64)> {
-    let r: FindResponse = service.memory_find().find(&args).unwrap();
+    let r: FindResponse = service.find_args(&args).unwrap();
     r.hits
         .into_iter()
         .map(|h| {

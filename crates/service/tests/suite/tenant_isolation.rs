@@ -7,6 +7,8 @@
 //! items is the same before and after). On every backend.
 
 use super::common::at;
+use crate::common::Tools;
+use cortex_domain::principal::Principal;
 use cortex_domain::tenant::Bound;
 use cortex_service::config::embedder_from_env;
 use cortex_service::response::{FindResponse, ItemStatus, StoreResponse};
@@ -26,7 +28,7 @@ per_backend!(
     finds_by_meaning_never_show_another_tenant,
     a_key_with_several_projects_needs_a_project_to_write,
     session_neighbours_stay_inside_the_tenant,
-    a_callers_actor_is_recorded_unless_the_item_names_its_own,
+    a_callers_principal_is_recorded_whatever_the_item_claims,
 );
 
 /// What the local user stored, per tenant.
@@ -44,7 +46,7 @@ fn open(db: &TestDb, embedder: EmbedderChoice) -> MemoryService {
 }
 
 fn store(service: &MemoryService, items: Value) -> StoreResponse {
-    service.memory_store().store(&json!({ "items": items })).unwrap()
+    service.store_args(&json!({ "items": items })).unwrap()
 }
 
 fn ids(r: &StoreResponse) -> Vec<String> {
@@ -130,7 +132,7 @@ fn assert_nothing_outside(s: &Seeded, r: &FindResponse) {
 }
 
 fn find(service: &MemoryService, args: Value) -> FindResponse {
-    service.memory_find().find(&args).unwrap_or_else(|e| panic!("{args}: {e}"))
+    service.find_args(&args).unwrap_or_else(|e| panic!("{args}: {e}"))
 }
 
 fn finds_by_query_never_show_another_tenant(db: &TestDb) {
@@ -158,7 +160,7 @@ fn finds_by_query_never_show_another_tenant(db: &TestDb) {
     assert!(s.outside.iter().any(|id| all.hits.iter().any(|h| &h.id.to_string() == id)));
     // Naming another tenant's scope is refused, saying why.
     for scope in [json!({"org": "globex"}), json!({"org": "acme", "project": "web"})] {
-        match key.memory_find().find(&json!({"query": "webhook", "scope": scope})) {
+        match key.find_args(&json!({"query": "webhook", "scope": scope})) {
             Err(ServiceError::Invalid(e)) => assert_eq!(e.code.as_str(), "forbidden_scope", "{e:?}"),
             other => panic!("{scope}: {other:?}"),
         }
@@ -284,7 +286,7 @@ fn cursors_suggestions_and_spelling_stay_inside_the_tenant(db: &TestDb) {
     // A cursor from globex's pages, replayed by acme's key.
     let first = find(&globex_key, json!({"query": "webhook", "limit": 1}));
     let cursor = first.next_cursor.clone().expect("globex has more than one page");
-    match key.memory_find().find(&json!({"query": "webhook", "limit": 1, "cursor": cursor})) {
+    match key.find_args(&json!({"query": "webhook", "limit": 1, "cursor": cursor})) {
         Ok(r) => assert_nothing_outside(&s, &r),
         Err(ServiceError::Invalid(e)) => assert_eq!(e.code.as_str(), "bad_cursor"),
         Err(e) => panic!("{e}"),
@@ -446,26 +448,35 @@ fn session_neighbours_stay_inside_the_tenant(db: &TestDb) {
     }
 }
 
-/// An OAuth token's holder is a bounded caller with an actor (its subject and
-/// client): the audit trail records it for every change, unless the item names its own.
-fn a_callers_actor_is_recorded_unless_the_item_names_its_own(db: &TestDb) {
+/// An OAuth token's holder is a bounded caller with a principal (its subject at its issuer,
+/// and its client): the audit trail records it for every change, and what an item claims
+/// (`source.actor`, another key's name, an admin's) only as its claim, beside it.
+fn a_callers_principal_is_recorded_whatever_the_item_claims(db: &TestDb) {
     let s = seed(db, EmbedderChoice::None);
-    let mut caller = acme_api();
-    caller.actor = Some("oauth:alice (client claude)".into());
-    let token = s.local.for_caller(&caller);
+    let alice = Principal::OAuth {
+        issuer: "https://id.acme.example/".into(),
+        subject: "alice".into(),
+        client: Some("claude".into()),
+    };
+    let token = s.local.for_caller(&acme_api().as_principal(alice));
     let r = store(
         &token,
         json!([
             {"kind": "todo", "data": {"title": "Recorded as alice", "status": "open"}},
-            {"kind": "todo", "source": {"actor": "agent:reviewer"}, "data": {"title": "Recorded as named", "status": "open"}}
+            {"kind": "todo", "source": {"actor": "key:acme/admin", "tool": "cortex keys"},
+             "data": {"title": "Claiming to be the admin", "status": "open"}}
         ]),
     );
-    let [mine, named] = [0, 1].map(|i| r.results[i].id.clone().unwrap().parse().unwrap());
-    let actor = |id| s.local.audit().records(Some(id), None, 10).unwrap()[0].actor.clone();
-    assert_eq!(actor(mine).as_deref(), Some("oauth:alice (client claude)"));
-    assert_eq!(actor(named).as_deref(), Some("agent:reviewer"));
-    // A key's holder names no actor: the trail records none, as before.
-    let key = s.local.for_caller(&acme_api());
-    let r = store(&key, json!([{"kind": "todo", "data": {"title": "Recorded as no one", "status": "open"}}]));
-    assert_eq!(actor(r.results[0].id.clone().unwrap().parse().unwrap()), None);
+    let [mine, forged] = [0, 1].map(|i| r.results[i].id.clone().unwrap().parse().unwrap());
+    let first = |id| s.local.audit().records(Some(id), None, 10).unwrap().remove(0);
+    let alice = "oauth:alice at https://id.acme.example/ (client claude)";
+    let plain = first(mine);
+    assert_eq!((plain.principal.as_deref(), plain.via.as_deref()), (Some(alice), Some("memory_store")));
+    assert!(plain.claimed.is_empty());
+    let claimed = first(forged);
+    assert_eq!(claimed.principal.as_deref(), Some(alice), "the claim never takes the principal's place");
+    assert_eq!(
+        (claimed.claimed.actor.as_deref(), claimed.claimed.tool.as_deref()),
+        (Some("key:acme/admin"), Some("cortex keys"))
+    );
 }

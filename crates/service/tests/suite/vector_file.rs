@@ -4,6 +4,7 @@
 //! behind. (PostgreSQL searches its own vectors and keeps no file: `config.rs`'s tests.) With
 //! the real model (`CORTEX_MODEL_DIR`, as `semantic.rs`).
 
+use crate::common::Tools;
 use cortex_service::response::FindResponse;
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::transfer::ItemLine;
@@ -25,12 +26,12 @@ fn file_of(db: &TestDb) -> PathBuf {
 }
 
 fn store(m: &MemoryService, content: &str) -> String {
-    let r = m.memory_store().store(&json!({"items": [{"kind": "section", "content": content}]})).unwrap();
+    let r = m.store_args(&json!({"items": [{"kind": "section", "content": content}]})).unwrap();
     r.results[0].id.clone().unwrap()
 }
 
 fn auto(m: &MemoryService, query: &str) -> Vec<String> {
-    let r: FindResponse = m.memory_find().find(&json!({"query": query, "mode": "auto"})).unwrap();
+    let r: FindResponse = m.find_args(&json!({"query": query, "mode": "auto"})).unwrap();
     assert!(!r.notes.iter().any(|n| n.contains("semantic search")), "{:?}", r.notes);
     r.hits.iter().map(|h| h.id.to_string()).collect()
 }
@@ -59,7 +60,7 @@ fn a_fresh_process_maps_the_file_and_reads_what_changed_since_from_the_log() {
     // Another process stores and deletes; a fresh one sees both without writing the file again.
     let writer = open(&db);
     let pods = store(&writer, PODS);
-    writer.memory_store().store(&json!({"items": [{"operation": "delete", "id": sessions}]})).unwrap();
+    writer.store_args(&json!({"items": [{"operation": "delete", "id": sessions}]})).unwrap();
     let fresh = open(&db);
     assert_eq!(auto(&fresh, PODS_QUERY)[0], pods);
     assert!(!auto(&fresh, PARAPHRASE).contains(&sessions), "a deleted item is masked in the file");

@@ -11,7 +11,7 @@ use postgres::Row;
 /// The columns [`chain_record`] reads, in order.
 const CHAIN_COLUMNS: &str = "seq, at, operation, item_id::text, kind, org, project, branch, service, sprint, \
      tenant, environment, actor, tool, session, request_id, batch_id, hash_before, hash_after, summary, \
-     prev_hash, hash";
+     prev_hash, hash, principal, via, chain_version::bigint";
 
 fn chain_record(row: &Row) -> Result<ChainRecord> {
     let text = |i: usize| -> Result<String> { Ok(row.try_get(i)?) };
@@ -32,6 +32,9 @@ fn chain_record(row: &Row) -> Result<ChainRecord> {
         summary: row.try_get(19)?,
         prev_hash: row.try_get(20)?,
         hash: row.try_get(21)?,
+        principal: row.try_get(22)?,
+        via: row.try_get(23)?,
+        chain_version: row.try_get(24)?,
     })
 }
 

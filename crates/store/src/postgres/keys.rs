@@ -2,8 +2,8 @@
 //! any change but one revocation, and write the audit records. A write takes the audit
 //! chain's lock first, as every audited transaction does (see `super::AUDIT_LOCK`).
 
-use super::conn::{Conn, Sql};
-use crate::{ApiKeyRow, Result, StoreError};
+use super::conn::{Conn, Sql, Tx};
+use crate::{ApiKeyRow, AuditOperation, Result, StoreError, WriteContext};
 use cortex_domain::api_key::Role;
 use postgres::Row;
 
@@ -29,9 +29,25 @@ fn key(r: &Row) -> Result<ApiKeyRow> {
     })
 }
 
-pub fn create(client: &mut Conn, k: &ApiKeyRow) -> Result<bool> {
+/// A transaction holding the audit chain's lock, whose records name `context`'s principal and
+/// channel (the triggers read them from the transaction's settings).
+fn audited<'a>(client: &'a mut Conn, context: &WriteContext) -> Result<Tx<'a>> {
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&super::AUDIT_LOCK])?;
+    tx.execute(
+        "SELECT set_config('cortex.request_id', $1, true), set_config('cortex.principal', $2, true), \
+         set_config('cortex.via', $3, true)",
+        &[
+            &context.request_id.clone().unwrap_or_default(),
+            &context.principal.clone().unwrap_or_default(),
+            &context.via.clone().unwrap_or_default(),
+        ],
+    )?;
+    Ok(tx)
+}
+
+pub fn create(client: &mut Conn, k: &ApiKeyRow, context: &WriteContext) -> Result<bool> {
+    let mut tx = audited(client, context)?;
     let inserted = tx.execute(
         &format!(
             "INSERT INTO api_keys ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
@@ -70,15 +86,27 @@ pub fn by_lookup(client: &mut Conn, lookup: &str) -> Result<Option<ApiKeyRow>> {
         .transpose()
 }
 
-pub fn revoke(client: &mut Conn, org: &str, name: &str, at: i64) -> Result<bool> {
-    let mut tx = client.transaction()?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&super::AUDIT_LOCK])?;
+pub fn revoke(client: &mut Conn, org: &str, name: &str, at: i64, context: &WriteContext) -> Result<bool> {
+    let mut tx = audited(client, context)?;
     let changed = tx.execute(
         "UPDATE api_keys SET revoked_at = $3 WHERE org = $1 AND name = $2 AND revoked_at IS NULL",
         &[&org, &name, &at],
     )?;
     tx.commit()?;
     Ok(changed == 1)
+}
+
+pub fn record_sign_in(client: &mut Conn, org: &str, summary: &str, context: &WriteContext) -> Result<()> {
+    let mut tx = audited(client, context)?;
+    tx.execute(
+        "INSERT INTO audit_log (at, operation, item_id, kind, org, request_id, summary, principal, via) \
+         VALUES ((extract(epoch FROM clock_timestamp()) * 1000)::bigint, $1, NULL, 'ui_session', $2, \
+           nullif(current_setting('cortex.request_id', true), ''), $3, \
+           nullif(current_setting('cortex.principal', true), ''), nullif(current_setting('cortex.via', true), ''))",
+        &[&AuditOperation::SignIn.as_str(), &org, &summary],
+    )?;
+    tx.commit()?;
+    Ok(())
 }
 
 pub fn any(client: &mut Conn) -> Result<bool> {

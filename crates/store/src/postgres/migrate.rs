@@ -23,6 +23,8 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (14, "occurred_at", include_str!("../../migrations/postgres/0014_occurred_at.sql")),
     (15, "key_limits", include_str!("../../migrations/postgres/0015_key_limits.sql")),
     (16, "ui_sessions", include_str!("../../migrations/postgres/0016_ui_sessions.sql")),
+    (17, "governed", include_str!("../../migrations/postgres/0017_governed.sql")),
+    (18, "audit_principal", include_str!("../../migrations/postgres/0018_audit_principal.sql")),
 ];
 
 /// Serializes migrations across processes starting at once (an arbitrary fixed key).
@@ -33,6 +35,11 @@ fn checksum(sql: &str) -> String {
 }
 
 pub fn run(client: &mut Conn) -> Result<()> {
+    run_to(client, MIGRATIONS.last().map_or(0, |m| m.0))
+}
+
+/// Applies the migrations up to `target` (a test's older schema; `run` for everything).
+pub fn run_to(client: &mut Conn, target: i64) -> Result<()> {
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
     tx.batch_execute(
@@ -50,7 +57,7 @@ pub fn run(client: &mut Conn) -> Result<()> {
     {
         return Err(StoreError::SchemaTooNew { found, known });
     }
-    for (version, name, sql) in MIGRATIONS {
+    for (version, name, sql) in MIGRATIONS.iter().filter(|m| m.0 <= target) {
         let expected = checksum(sql);
         let recorded: Option<String> = tx
             .query_opt("SELECT checksum FROM schema_migrations WHERE version = $1", &[version])?

@@ -70,6 +70,16 @@ pub struct PostgresStore {
     sessions: std::sync::Arc<ui_sessions::PgSessions>,
 }
 
+/// Brings the database at `url` to schema `version` and no further (see `crate::migrate_to`).
+pub(crate) fn migrate_to(url: &str, version: i64) -> Result<()> {
+    let label = redacted(url);
+    let client = postgres::Client::connect(url, postgres::NoTls)
+        .map_err(|e| StoreError::Open { path: label.clone(), reason: e.to_string() })?;
+    let mut conn = Conn::new(client);
+    preflight::check(&mut conn, &label)?;
+    migrate::run_to(&mut conn, version)
+}
+
 impl PostgresStore {
     /// Connects, checks the server (version, extensions), migrates, and opens the pools.
     pub fn open(url: &str, read_url: Option<&str>, pool: PoolConfig) -> Result<PostgresStore> {
@@ -389,11 +399,12 @@ impl Maintenance for PostgresStore {
         limit: usize,
         dry_run: bool,
         cascade: Cascade,
+        context: &WriteContext,
     ) -> Result<Vec<(String, i64)>> {
         if dry_run {
             return self.on_primary(|c| read::expired_by_kind(c, now));
         }
-        purge::purge_expired(&mut *self.primary()?, now, limit, cascade)
+        purge::purge_expired(&mut *self.primary()?, now, limit, cascade, context)
     }
 
     fn stats(&self) -> Result<Stats> {
@@ -456,8 +467,8 @@ impl Metadata for PostgresStore {
 
 // On the primary: a revoked key must stop working at once, not after a replica's delay.
 impl ApiKeys for PostgresStore {
-    fn create_key(&self, key: &ApiKeyRow) -> Result<bool> {
-        keys::create(&mut *self.primary()?, key)
+    fn create_key(&self, key: &ApiKeyRow, context: &WriteContext) -> Result<bool> {
+        keys::create(&mut *self.primary()?, key, context)
     }
 
     fn keys(&self) -> Result<Vec<ApiKeyRow>> {
@@ -468,12 +479,16 @@ impl ApiKeys for PostgresStore {
         self.on_primary(|c| keys::by_lookup(c, lookup))
     }
 
-    fn revoke_key(&self, org: &str, name: &str, at: i64) -> Result<bool> {
-        keys::revoke(&mut *self.primary()?, org, name, at)
+    fn revoke_key(&self, org: &str, name: &str, at: i64, context: &WriteContext) -> Result<bool> {
+        keys::revoke(&mut *self.primary()?, org, name, at, context)
     }
 
     fn any_key(&self) -> Result<bool> {
         self.on_primary(keys::any)
+    }
+
+    fn record_sign_in(&self, org: &str, summary: &str, context: &WriteContext) -> Result<()> {
+        keys::record_sign_in(&mut *self.primary()?, org, summary, context)
     }
 
     fn shared_limits(&self) -> Option<std::sync::Arc<dyn crate::SharedLimits>> {

@@ -2,7 +2,7 @@
 
 use super::conn::{Conn, Sql};
 use super::write::{delete_links_of, take_audit_lock};
-use crate::Result;
+use crate::{Result, WriteContext};
 use cortex_domain::graph::Cascade;
 use uuid::Uuid;
 
@@ -13,12 +13,18 @@ pub fn purge_expired(
     now: i64,
     limit: usize,
     cascade: Cascade,
+    context: &WriteContext,
 ) -> Result<Vec<(String, i64)>> {
     let mut tx = client.transaction()?;
     take_audit_lock(&mut tx)?;
     tx.execute(
-        "SELECT set_config('cortex.batch_id', $1, true), set_config('cortex.tool', 'purge', true)",
-        &[&Uuid::now_v7().to_string()],
+        "SELECT set_config('cortex.batch_id', $1, true), set_config('cortex.principal', $2, true), \
+         set_config('cortex.via', $3, true)",
+        &[
+            &Uuid::now_v7().to_string(),
+            &context.principal.clone().unwrap_or_default(),
+            &context.via.as_deref().unwrap_or("purge"),
+        ],
     )?;
     let rows = tx.query(
         "DELETE FROM items WHERE id IN (SELECT id FROM items WHERE expires_at IS NOT NULL AND expires_at <= $1 \

@@ -9,8 +9,8 @@ use serde_json::Value;
 pub const COLUMNS: &str = "i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
      i.title, i.body, i.content, i.data, i.metadata, i.source, i.tags, i.status, i.content_hash, \
      i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at, i.superseded_by, \
-     i.occurred_at";
-pub const COLUMN_COUNT: usize = 26;
+     i.occurred_at, i.governed_since";
+pub const COLUMN_COUNT: usize = 27;
 
 fn opt(text: String) -> Option<String> {
     (!text.is_empty()).then_some(text)
@@ -59,7 +59,12 @@ pub fn from_row(row: &Row) -> Result<StoredItem> {
         vector: None,
         chunks: Vec::new(),
     };
-    Ok(StoredItem { record, deleted_at: row.try_get(23)?, superseded_by: row.try_get(24)? })
+    Ok(StoredItem {
+        record,
+        deleted_at: row.try_get(23)?,
+        superseded_by: row.try_get(24)?,
+        governed_since: row.try_get(26)?,
+    })
 }
 
 /// What the vector index filters on, read from columns `kind, org…environment, updated_at,

@@ -2,7 +2,7 @@
 
 use super::conn::{Conn, Sql, Tx};
 use super::read::{idempotency_owner, natural_key_owner};
-use crate::model::{link_ends, natural_key_of, scope_values};
+use crate::model::{governed_at, link_ends, natural_key_of, scope_values};
 use crate::{
     AuditOperation, BlockedAttempt, ChunkVector, DuplicateReason, ItemVectors, Record, Result, StoredItem,
     WriteContext, WriteOp, WriteOutcome,
@@ -49,14 +49,13 @@ fn try_batch(client: &mut Conn, ops: &[WriteOp], context: &WriteContext) -> Resu
     let none = String::new();
     tx.execute(
         "SELECT set_config('cortex.request_id', $1, true), set_config('cortex.batch_id', $2, true), \
-         set_config('cortex.actor', $3, true), set_config('cortex.tool', $4, true), \
-         set_config('cortex.session', $5, true), set_config('cortex.insert_as', $6, true)",
+         set_config('cortex.principal', $3, true), set_config('cortex.via', $4, true), \
+         set_config('cortex.insert_as', $5, true)",
         &[
             context.request_id.as_ref().unwrap_or(&none),
             &batch_id,
-            context.actor.as_ref().unwrap_or(&none),
-            context.tool.as_ref().unwrap_or(&none),
-            context.session.as_ref().unwrap_or(&none),
+            context.principal.as_ref().unwrap_or(&none),
+            context.via.as_ref().unwrap_or(&none),
             &insert_as,
         ],
     )?;
@@ -158,18 +157,26 @@ fn find_duplicate(
 const INSERT: &str = "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
      title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, ttl, \
      created_at, updated_at, expires_at, deleted_at, embedding, superseded_by, natural_key, link_from, link_to, \
-     occurred_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30) \
+     occurred_at, governed_since) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31) \
      ON CONFLICT DO NOTHING RETURNING id";
 
-/// Inserts the row unless any unique key (id, idempotency key) is taken; whether it went in.
-fn insert_row(
-    tx: &mut Tx<'_>,
-    r: &Record,
+/// What a new row holds beside its record: none of it for an insert, the item's own for an
+/// import. An item governed as written is governed from then on, whatever it says here.
+struct Stored {
     deleted_at: Option<i64>,
     superseded_by: Option<Uuid>,
-    vector: Option<&[f32]>,
-) -> Result<bool> {
+    governed_since: Option<i64>,
+}
+
+impl Stored {
+    fn new() -> Stored {
+        Stored { deleted_at: None, superseded_by: None, governed_since: None }
+    }
+}
+
+/// Inserts the row unless any unique key (id, idempotency key) is taken; whether it went in.
+fn insert_row(tx: &mut Tx<'_>, r: &Record, stored: Stored, vector: Option<&[f32]>) -> Result<bool> {
     let s = scope_values(&r.scope);
     let (link_from, link_to) = link_ends(r);
     let embedding = vector.map(<[f32]>::to_vec);
@@ -199,13 +206,14 @@ fn insert_row(
             &r.created_at,
             &r.updated_at,
             &r.expires_at,
-            &deleted_at,
+            &stored.deleted_at,
             &embedding,
-            &superseded_by,
+            &stored.superseded_by,
             &natural_key_of(r),
             &link_from,
             &link_to,
             &r.occurred_at,
+            &stored.governed_since.or_else(|| governed_at(r)),
         ],
     )?;
     Ok(!rows.is_empty())
@@ -215,7 +223,7 @@ fn insert(tx: &mut Tx<'_>, r: &Record, checks: DuplicateChecks) -> Result<WriteO
     if let Some((existing_id, reason)) = find_duplicate(tx, r, checks)? {
         return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
-    if !insert_row(tx, r, None, None, r.vector.as_deref())? {
+    if !insert_row(tx, r, Stored::new(), r.vector.as_deref())? {
         // Only a concurrent writer's idempotency key can take the slot after the check.
         if let Some((existing_id, reason)) = find_duplicate(tx, r, &[DuplicateCheck::IdempotencyKey])? {
             return Ok(WriteOutcome::Duplicate { existing_id, reason });
@@ -236,7 +244,12 @@ fn import(
     if let Some((existing_id, reason)) = find_duplicate(tx, r, dedupe::IMPORT)? {
         return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
-    if !insert_row(tx, r, item.deleted_at, item.superseded_by, vector)? {
+    let stored = Stored {
+        deleted_at: item.deleted_at,
+        superseded_by: item.superseded_by,
+        governed_since: item.governed_since,
+    };
+    if !insert_row(tx, r, stored, vector)? {
         return Ok(WriteOutcome::Duplicate { existing_id: r.id, reason: DuplicateReason::SameId });
     }
     insert_chunks(tx, r.id, chunks)?;
@@ -285,7 +298,8 @@ fn update(tx: &mut Tx<'_>, r: &Record) -> Result<WriteOutcome> {
            title = $9, body = $10, content = $11, data = $12, metadata = $13, source = $14, tags = $15, \
            status = $16, content_hash = $17, ttl = coalesce($18, ttl), updated_at = $19, \
            expires_at = CASE WHEN $18::text IS NULL THEN expires_at ELSE $20 END, embedding = $21, \
-           natural_key = $22, link_from = $23, link_to = $24, occurred_at = coalesce($25, occurred_at) \
+           natural_key = $22, link_from = $23, link_to = $24, occurred_at = coalesce($25, occurred_at), \
+           governed_since = coalesce(governed_since, $26) \
          WHERE id = $1",
         &[
             &r.id,
@@ -313,6 +327,7 @@ fn update(tx: &mut Tx<'_>, r: &Record) -> Result<WriteOutcome> {
             &link_from,
             &link_to,
             &r.occurred_at,
+            &governed_at(r),
         ],
     )?;
     replace_chunks(tx, r.id, &r.chunks)?;
@@ -383,13 +398,14 @@ fn record_blocked(tx: &mut Tx<'_>, a: &BlockedAttempt) -> Result<WriteOutcome> {
     let s = scope_values(&a.scope);
     tx.execute(
         "INSERT INTO audit_log (at, operation, item_id, kind, org, project, branch, service, sprint, \
-           tenant, environment, actor, tool, session, request_id, batch_id, hash_before, hash_after, summary) \
+           tenant, environment, actor, tool, session, request_id, batch_id, hash_before, hash_after, summary, \
+           principal, via) \
          VALUES ($1, 'blocked', $2, $3, $4, $5, $6, $7, $8, $9, $10, \
-           coalesce($11::jsonb ->> 'actor', nullif(current_setting('cortex.actor', true), '')), \
-           coalesce($11::jsonb ->> 'tool', nullif(current_setting('cortex.tool', true), '')), \
-           coalesce($11::jsonb ->> 'session', nullif(current_setting('cortex.session', true), '')), \
+           $11::jsonb ->> 'actor', $11::jsonb ->> 'tool', $11::jsonb ->> 'session', \
            nullif(current_setting('cortex.request_id', true), ''), \
-           nullif(current_setting('cortex.batch_id', true), ''), $12, NULL, $13)",
+           nullif(current_setting('cortex.batch_id', true), ''), $12, NULL, $13, \
+           nullif(current_setting('cortex.principal', true), ''), \
+           nullif(current_setting('cortex.via', true), ''))",
         &[&a.at, &a.id, &a.kind.as_str(), &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &s[6], &a.source, &a.hash, &a.reason],
     )?;
     Ok(WriteOutcome::Blocked { id: a.id })

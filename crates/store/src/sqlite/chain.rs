@@ -3,7 +3,7 @@
 //! schema against a freshly migrated one).
 
 use super::row::scope_at;
-use crate::audit_chain::{ChainRecord, FIELD_COUNT, hash_fields};
+use crate::audit_chain::{ChainRecord, FIELD_COUNT, FIELD_COUNT_V2, hash_fields};
 use crate::audit_chain::{SchemaDrift, TrailMismatch};
 use crate::item_trail::{self, LastRecord, StoredColumns};
 use crate::{AuditQuery, AuditRecord, Result};
@@ -14,19 +14,22 @@ use rusqlite::{Connection, params};
 /// Items read at once when each is checked against its trail.
 const TRAIL_PAGE: usize = 1_000;
 
-/// Registers `cortex_audit_hash(prev_hash, seq, at, operation, …, summary)` on `conn`. Every
-/// connection that may write items needs it: the audit triggers call it, so a tool that is
-/// not Cortex (without the function) cannot change items at all, audited or not.
+/// Registers `cortex_audit_hash(prev_hash, seq, at, operation, …, summary)` (canonical form
+/// version 1, which migrations up to 14 call) and `cortex_audit_hash_v2(prev_hash, seq, …,
+/// summary, principal, via)` on `conn`. Every connection that may write items needs them: the
+/// audit triggers call them, so a tool that is not Cortex (without the functions) cannot
+/// change items at all, audited or not.
 pub fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
-    conn.create_scalar_function(
-        "cortex_audit_hash",
-        (FIELD_COUNT + 1) as i32,
-        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
-        audit_hash,
-    )
+    let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
+    conn.create_scalar_function("cortex_audit_hash", (FIELD_COUNT + 1) as i32, flags, |ctx| {
+        audit_hash(ctx, 1, FIELD_COUNT)
+    })?;
+    conn.create_scalar_function("cortex_audit_hash_v2", (FIELD_COUNT_V2 + 1) as i32, flags, |ctx| {
+        audit_hash(ctx, 2, FIELD_COUNT_V2)
+    })
 }
 
-fn audit_hash(ctx: &Context<'_>) -> rusqlite::Result<Option<String>> {
+fn audit_hash(ctx: &Context<'_>, version: i64, count: usize) -> rusqlite::Result<Option<String>> {
     let text = |i: usize| -> rusqlite::Result<Option<String>> {
         Ok(match ctx.get_raw(i) {
             ValueRef::Null => None,
@@ -41,14 +44,14 @@ fn audit_hash(ctx: &Context<'_>) -> rusqlite::Result<Option<String>> {
         // No previous hash: the caller is not on the chain; NULL makes its check fail.
         return Ok(None);
     };
-    let fields = (1..=FIELD_COUNT).map(text).collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(Some(hash_fields(&prev, &fields)))
+    let fields = (1..=count).map(text).collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Some(hash_fields(&prev, version, &fields)))
 }
 
 /// The columns [`chain_record`] reads, in order.
 const CHAIN_COLUMNS: &str = "seq, at, operation, item_id, kind, org, project, branch, service, sprint, \
      tenant, environment, actor, tool, session, request_id, batch_id, hash_before, hash_after, summary, \
-     prev_hash, hash";
+     prev_hash, hash, principal, via, chain_version";
 
 fn chain_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<ChainRecord> {
     let s = scope_at(row, 5)?;
@@ -71,6 +74,9 @@ fn chain_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<ChainRecord> {
         summary: row.get(19)?,
         prev_hash: row.get(20)?,
         hash: row.get(21)?,
+        principal: row.get(22)?,
+        via: row.get(23)?,
+        chain_version: row.get(24)?,
     })
 }
 
@@ -230,9 +236,13 @@ mod tests {
         )
         .unwrap();
         super::super::migrate::run(&mut conn).unwrap();
+        // A record written after the audit_principal migration continues the chain in version 2.
+        conn.execute(insert, params!["new", "d", hash("d")]).unwrap();
         let records = chain_page(&conn, 0, 100).unwrap();
-        assert_eq!(records.len(), 5, "3 inserts, 1 update, 1 baseline");
+        assert_eq!(records.len(), 6, "3 inserts, 1 update, 1 baseline, 1 insert after the upgrade");
         assert_eq!(records[4].operation, "baseline");
+        let versions: Vec<i64> = records.iter().map(|r| r.chain_version).collect();
+        assert_eq!(versions, [1, 1, 1, 1, 1, 2], "each record keeps the form it was written in");
         let mut walker = ChainWalker::default();
         for r in &records {
             walker.check(r).unwrap();

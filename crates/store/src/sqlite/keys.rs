@@ -1,7 +1,7 @@
 //! API keys on SQLite: one table (`0011_api_keys.sql`), whose triggers refuse deletes and any
 //! change but one revocation, and write the audit records.
 
-use crate::{ApiKeyRow, Result, StoreError};
+use crate::{ApiKeyRow, AuditOperation, Result, StoreError, WriteContext};
 use cortex_domain::api_key::Role;
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -36,7 +36,29 @@ fn finish((mut key, projects, role): (ApiKeyRow, String, String)) -> Result<ApiK
     Ok(key)
 }
 
-pub fn create(conn: &Connection, key: &ApiKeyRow) -> Result<bool> {
+/// Runs `write` in one transaction whose audit records name `context`'s principal and
+/// channel (the triggers read them from `audit_context`, cleared before commit).
+fn audited<T>(
+    conn: &Connection,
+    context: &WriteContext,
+    write: impl FnOnce(&Connection) -> Result<T>,
+) -> Result<T> {
+    let tx = conn.unchecked_transaction()?;
+    tx.execute(
+        "UPDATE audit_context SET request_id = ?1, principal = ?2, via = ?3 WHERE id = 1",
+        params![context.request_id, context.principal, context.via],
+    )?;
+    let done = write(&tx)?;
+    tx.execute("UPDATE audit_context SET request_id = NULL, principal = NULL, via = NULL WHERE id = 1", [])?;
+    tx.commit()?;
+    Ok(done)
+}
+
+pub fn create(conn: &Connection, key: &ApiKeyRow, context: &WriteContext) -> Result<bool> {
+    audited(conn, context, |conn| insert(conn, key))
+}
+
+fn insert(conn: &Connection, key: &ApiKeyRow) -> Result<bool> {
     let projects = serde_json::to_string(&key.projects).map_err(|e| StoreError::Corrupt(e.to_string()))?;
     let inserted = conn.execute(
         &format!(
@@ -74,12 +96,27 @@ pub fn by_lookup(conn: &Connection, lookup: &str) -> Result<Option<ApiKeyRow>> {
     found.map(finish).transpose()
 }
 
-pub fn revoke(conn: &Connection, org: &str, name: &str, at: i64) -> Result<bool> {
-    let changed = conn.execute(
-        "UPDATE api_keys SET revoked_at = ?3 WHERE org = ?1 AND name = ?2 AND revoked_at IS NULL",
-        params![org, name, at],
-    )?;
-    Ok(changed == 1)
+pub fn revoke(conn: &Connection, org: &str, name: &str, at: i64, context: &WriteContext) -> Result<bool> {
+    audited(conn, context, |conn| {
+        let changed = conn.execute(
+            "UPDATE api_keys SET revoked_at = ?3 WHERE org = ?1 AND name = ?2 AND revoked_at IS NULL",
+            params![org, name, at],
+        )?;
+        Ok(changed == 1)
+    })
+}
+
+pub fn record_sign_in(conn: &Connection, org: &str, summary: &str, context: &WriteContext) -> Result<()> {
+    audited(conn, context, |conn| {
+        conn.execute(
+            "INSERT INTO audit_append (at, operation, item_id, kind, org, project, branch, service, sprint, \
+               tenant, environment, request_id, summary, principal, via) \
+             SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER), ?1, NULL, 'ui_session', ?2, '', '', '', '', \
+               '', '', c.request_id, ?3, c.principal, c.via FROM audit_context c WHERE c.id = 1",
+            params![AuditOperation::SignIn.as_str(), org, summary],
+        )?;
+        Ok(())
+    })
 }
 
 pub fn any(conn: &Connection) -> Result<bool> {
@@ -122,9 +159,12 @@ mod tests {
         super::super::migrate::run(&mut conn).unwrap();
 
         assert_eq!(all(&conn).unwrap(), vec![key("acme", "ci")], "kept whole");
-        assert!(create(&conn, &key("globex", "ci")).unwrap(), "another org's key of the same name");
-        assert!(!create(&conn, &ApiKeyRow { lookup: "other".into(), ..key("acme", "ci") }).unwrap());
-        assert!(revoke(&conn, "globex", "ci", 5).unwrap());
+        let context = WriteContext::default();
+        assert!(create(&conn, &key("globex", "ci"), &context).unwrap(), "another org's key of the same name");
+        assert!(
+            !create(&conn, &ApiKeyRow { lookup: "other".into(), ..key("acme", "ci") }, &context).unwrap()
+        );
+        assert!(revoke(&conn, "globex", "ci", 5, &context).unwrap());
         let revoked: Vec<(String, Option<i64>)> =
             all(&conn).unwrap().into_iter().map(|k| (k.org, k.revoked_at)).collect();
         assert_eq!(revoked, [("acme".to_string(), None), ("globex".to_string(), Some(5))]);

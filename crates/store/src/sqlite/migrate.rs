@@ -24,6 +24,8 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (12, "audit_actor", include_str!("../../migrations/sqlite/0012_audit_actor.sql")),
     (13, "api_key_names_per_org", include_str!("../../migrations/sqlite/0013_api_key_names_per_org.sql")),
     (14, "occurred_at", include_str!("../../migrations/sqlite/0014_occurred_at.sql")),
+    (15, "governed", include_str!("../../migrations/sqlite/0015_governed.sql")),
+    (16, "audit_principal", include_str!("../../migrations/sqlite/0016_audit_principal.sql")),
 ];
 
 fn checksum(sql: &str) -> String {

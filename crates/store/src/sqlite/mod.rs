@@ -8,12 +8,12 @@
 
 mod chain;
 mod changes;
-mod connect;
+pub(crate) mod connect;
 mod expected;
 mod fts;
 mod graph;
 mod keys;
-mod migrate;
+pub(crate) mod migrate;
 mod neighbours;
 mod read;
 mod row;
@@ -248,12 +248,13 @@ impl Maintenance for SqliteStore {
         limit: usize,
         dry_run: bool,
         cascade: Cascade,
+        context: &WriteContext,
     ) -> Result<Vec<(String, i64)>> {
         if dry_run {
             return read::expired_by_kind(&*self.reader()?, now);
         }
         let mut conn = self.writer()?;
-        write::purge_expired(&mut conn, now, limit, cascade)
+        write::purge_expired(&mut conn, now, limit, cascade, context)
     }
 
     fn stats(&self) -> Result<Stats> {
@@ -305,8 +306,8 @@ impl Metadata for SqliteStore {
 }
 
 impl ApiKeys for SqliteStore {
-    fn create_key(&self, key: &ApiKeyRow) -> Result<bool> {
-        keys::create(&*self.writer()?, key)
+    fn create_key(&self, key: &ApiKeyRow, context: &WriteContext) -> Result<bool> {
+        keys::create(&*self.writer()?, key, context)
     }
 
     fn keys(&self) -> Result<Vec<ApiKeyRow>> {
@@ -317,12 +318,16 @@ impl ApiKeys for SqliteStore {
         keys::by_lookup(&*self.reader()?, lookup)
     }
 
-    fn revoke_key(&self, org: &str, name: &str, at: i64) -> Result<bool> {
-        keys::revoke(&*self.writer()?, org, name, at)
+    fn revoke_key(&self, org: &str, name: &str, at: i64, context: &WriteContext) -> Result<bool> {
+        keys::revoke(&*self.writer()?, org, name, at, context)
     }
 
     fn any_key(&self) -> Result<bool> {
         keys::any(&*self.reader()?)
+    }
+
+    fn record_sign_in(&self, org: &str, summary: &str, context: &WriteContext) -> Result<()> {
+        keys::record_sign_in(&*self.writer()?, org, summary, context)
     }
 }
 

@@ -11,8 +11,8 @@ use uuid::Uuid;
 pub const COLUMNS: &str = "i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
      i.title, i.body, i.content, i.data, i.metadata, i.source, i.tags, i.status, i.content_hash, \
      i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at, i.superseded_by, \
-     i.occurred_at";
-pub const COLUMN_COUNT: usize = 26;
+     i.occurred_at, i.governed_since";
+pub const COLUMN_COUNT: usize = 27;
 
 /// A stored item id, or an error naming the column and the text found: a damaged id must
 /// not read back as some other (or the nil) id.
@@ -92,7 +92,7 @@ pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
     };
     let superseded_by: Option<String> = row.get(24)?;
     let superseded_by = superseded_by.map(|id| parse_id(&id, "superseded_by")).transpose()?;
-    Ok(StoredItem { record, deleted_at: row.get(23)?, superseded_by })
+    Ok(StoredItem { record, deleted_at: row.get(23)?, superseded_by, governed_since: row.get(26)? })
 }
 
 /// Little-endian f32s, the layout of `item_vectors.vector`.

@@ -1,7 +1,7 @@
 //! Writing a batch in one transaction.
 
 use super::read::{idempotency_owner, natural_key_owner};
-use crate::model::{link_ends, natural_key_of, scope_values};
+use crate::model::{governed_at, link_ends, natural_key_of, scope_values};
 use crate::{
     AuditOperation, BlockedAttempt, ChunkVector, DuplicateReason, ItemVectors, Record, Result, StoredItem,
     WriteContext, WriteOp, WriteOutcome,
@@ -26,16 +26,9 @@ pub fn apply_batch(
     let insert_as =
         ops.iter().any(|op| matches!(op, WriteOp::Import { .. })).then_some(AuditOperation::Import.as_str());
     tx.execute(
-        "UPDATE audit_context SET request_id = ?1, batch_id = ?2, actor = ?3, tool = ?4, session = ?5, \
-         insert_as = ?6 WHERE id = 1",
-        params![
-            context.request_id,
-            Uuid::now_v7().to_string(),
-            context.actor,
-            context.tool,
-            context.session,
-            insert_as
-        ],
+        "UPDATE audit_context SET request_id = ?1, batch_id = ?2, principal = ?3, via = ?4, \
+         insert_as = ?5 WHERE id = 1",
+        params![context.request_id, Uuid::now_v7().to_string(), context.principal, context.via, insert_as],
     )?;
     super::expected::check(&tx, &context.expected)?;
     let mut outcomes = Vec::with_capacity(ops.len());
@@ -52,8 +45,8 @@ pub fn apply_batch(
         outcomes.push(outcome);
     }
     tx.execute(
-        "UPDATE audit_context SET request_id = NULL, batch_id = NULL, actor = NULL, tool = NULL, \
-         session = NULL, insert_as = NULL WHERE id = 1",
+        "UPDATE audit_context SET request_id = NULL, batch_id = NULL, principal = NULL, via = NULL, \
+         insert_as = NULL WHERE id = 1",
         [],
     )?;
     tx.commit()?;
@@ -86,10 +79,11 @@ fn record_blocked(tx: &Transaction<'_>, a: &BlockedAttempt) -> Result<WriteOutco
     let s = scope_values(&a.scope);
     tx.execute(
         "INSERT INTO audit_append (at, operation, item_id, kind, org, project, branch, service, sprint, \
-           tenant, environment, actor, tool, session, request_id, batch_id, hash_before, hash_after, summary) \
+           tenant, environment, actor, tool, session, request_id, batch_id, hash_before, hash_after, summary, \
+           principal, via) \
          SELECT ?1, 'blocked', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
-           coalesce(json_extract(?11, '$.actor'), c.actor), coalesce(json_extract(?11, '$.tool'), c.tool), \
-           coalesce(json_extract(?11, '$.session'), c.session), c.request_id, c.batch_id, ?12, NULL, ?13 \
+           json_extract(?11, '$.actor'), json_extract(?11, '$.tool'), json_extract(?11, '$.session'), \
+           c.request_id, c.batch_id, ?12, NULL, ?13, c.principal, c.via \
          FROM audit_context c WHERE c.id = 1",
         params![
             a.at,
@@ -156,7 +150,7 @@ fn insert(tx: &Transaction<'_>, r: &Record, checks: DuplicateChecks) -> Result<W
     if let Some((existing_id, reason)) = find_duplicate(tx, r, checks)? {
         return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
-    insert_row(tx, r, None, None, r.vector.as_deref(), &r.chunks)?;
+    insert_row(tx, r, Stored::new(), r.vector.as_deref(), &r.chunks)?;
     Ok(WriteOutcome::Inserted { id: r.id })
 }
 
@@ -170,15 +164,33 @@ fn import(
     if let Some((existing_id, reason)) = find_duplicate(tx, r, dedupe::IMPORT)? {
         return Ok(WriteOutcome::Duplicate { existing_id, reason });
     }
-    insert_row(tx, r, item.deleted_at, item.superseded_by, vector, chunks)?;
+    let stored = Stored {
+        deleted_at: item.deleted_at,
+        superseded_by: item.superseded_by,
+        governed_since: item.governed_since,
+    };
+    insert_row(tx, r, stored, vector, chunks)?;
     Ok(WriteOutcome::Inserted { id: r.id })
+}
+
+/// What a new row holds beside its record: none of it for an insert, the item's own for an
+/// import. An item governed as written is governed from then on, whatever it says here.
+struct Stored {
+    deleted_at: Option<i64>,
+    superseded_by: Option<Uuid>,
+    governed_since: Option<i64>,
+}
+
+impl Stored {
+    fn new() -> Stored {
+        Stored { deleted_at: None, superseded_by: None, governed_since: None }
+    }
 }
 
 fn insert_row(
     tx: &Transaction<'_>,
     r: &Record,
-    deleted_at: Option<i64>,
-    superseded_by: Option<Uuid>,
+    stored: Stored,
     vector: Option<&[f32]>,
     chunks: &[ChunkVector],
 ) -> Result<()> {
@@ -188,8 +200,8 @@ fn insert_row(
         "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
          title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, \
          ttl, created_at, updated_at, expires_at, deleted_at, superseded_by, natural_key, link_from, link_to, \
-         occurred_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
+         occurred_at, governed_since) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
     )?
     .execute(params![
             r.id.to_string(),
@@ -215,12 +227,13 @@ fn insert_row(
             r.created_at,
             r.updated_at,
             r.expires_at,
-            deleted_at,
-            superseded_by.map(|id| id.to_string()),
+            stored.deleted_at,
+            stored.superseded_by.map(|id| id.to_string()),
             natural_key_of(r),
             link_from.map(|id| id.to_string()),
             link_to.map(|id| id.to_string()),
             r.occurred_at,
+            stored.governed_since.or_else(|| governed_at(r)),
     ])?;
     let rowid = tx.last_insert_rowid();
     insert_tags(tx, rowid, &r.tags)?;
@@ -298,7 +311,8 @@ fn update(tx: &Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
            title = ?9, body = ?10, content = ?11, data = ?12, metadata = ?13, source = ?14, tags = ?15, \
            status = ?16, content_hash = ?17, ttl = coalesce(?18, ttl), updated_at = ?19, \
            expires_at = CASE WHEN ?18 IS NULL THEN expires_at ELSE ?20 END, natural_key = ?21, \
-           link_from = ?22, link_to = ?23, occurred_at = coalesce(?24, occurred_at) \
+           link_from = ?22, link_to = ?23, occurred_at = coalesce(?24, occurred_at), \
+           governed_since = coalesce(governed_since, ?25) \
          WHERE rowid = ?1",
         params![
             rowid,
@@ -325,6 +339,7 @@ fn update(tx: &Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
             link_from.map(|id| id.to_string()),
             link_to.map(|id| id.to_string()),
             r.occurred_at,
+            governed_at(r),
         ],
     )?;
     tx.prepare_cached("DELETE FROM item_tags WHERE item_rowid = ?1")?.execute([rowid])?;
@@ -403,11 +418,12 @@ pub fn purge_expired(
     now: i64,
     limit: usize,
     cascade: Cascade,
+    context: &WriteContext,
 ) -> Result<Vec<(String, i64)>> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     tx.execute(
-        "UPDATE audit_context SET batch_id = ?1, tool = 'purge' WHERE id = 1",
-        params![Uuid::now_v7().to_string()],
+        "UPDATE audit_context SET batch_id = ?1, principal = ?2, via = ?3 WHERE id = 1",
+        params![Uuid::now_v7().to_string(), context.principal, context.via.as_deref().unwrap_or("purge")],
     )?;
     let purged: Vec<(String, String)> = tx
         .prepare_cached(
@@ -420,7 +436,7 @@ pub fn purge_expired(
         purged.iter().map(|(_, id)| super::row::parse_id(id, "id")).collect::<Result<_>>()?;
     delete_links_of(&tx, &ids, now, cascade)?;
     let kinds: Vec<String> = purged.into_iter().map(|(kind, _)| kind).collect();
-    tx.execute("UPDATE audit_context SET batch_id = NULL, tool = NULL WHERE id = 1", [])?;
+    tx.execute("UPDATE audit_context SET batch_id = NULL, principal = NULL, via = NULL WHERE id = 1", [])?;
     tx.commit()?;
     Ok(crate::model::count_by_kind(kinds))
 }

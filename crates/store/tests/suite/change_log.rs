@@ -73,8 +73,12 @@ fn every_change_of_an_item_or_its_vectors_is_in_the_log(db: &TestDb) {
 
     // An import keeps its item's (old) timestamps: the log does not depend on them.
     let b = Record { created_at: 1, updated_at: 1, expires_at: Some(2), ..record("beta") };
-    let imported =
-        StoredItem { record: Record { vector: None, ..b.clone() }, deleted_at: None, superseded_by: None };
+    let imported = StoredItem {
+        record: Record { vector: None, ..b.clone() },
+        deleted_at: None,
+        superseded_by: None,
+        governed_since: None,
+    };
     let out = writer
         .write_batch(&[WriteOp::Import { item: Box::new(imported), vector: None, chunks: Vec::new() }])
         .unwrap();
@@ -96,7 +100,7 @@ fn every_change_of_an_item_or_its_vectors_is_in_the_log(db: &TestDb) {
 
     // b expired long ago: a purge removes it for good, and the log says so.
     assert_eq!(
-        writer.purge_expired(NOW, 100, false, Cascade::DeleteLinks).unwrap(),
+        writer.purge_expired(NOW, 100, false, Cascade::DeleteLinks, &Default::default()).unwrap(),
         [("section".to_string(), 1)]
     );
     seen(b.id, "purge");

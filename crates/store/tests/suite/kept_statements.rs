@@ -106,12 +106,12 @@ fn key(name: &str) -> ApiKeyRow {
 fn a_key_revoked_by_another_process_is_seen_revoked_at_its_next_lookup(db: &TestDb) {
     let server = one_connection(db);
     let admin = db.open();
-    assert!(admin.create_key(&key("ana")).unwrap());
+    assert!(admin.create_key(&key("ana"), &WriteContext::default()).unwrap());
     for _ in 0..3 {
         let row = server.key_by_lookup("lookup-ana").unwrap().expect("the key is found");
         assert_eq!(row.revoked_at, None);
     }
-    assert!(admin.revoke_key("acme", "ana", 7).unwrap());
+    assert!(admin.revoke_key("acme", "ana", 7, &WriteContext::default()).unwrap());
     let row = server.key_by_lookup("lookup-ana").unwrap().expect("the key is still found");
     assert_eq!(row.revoked_at, Some(7), "the revocation is seen by the very next lookup");
 }

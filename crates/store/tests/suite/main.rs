@@ -6,6 +6,7 @@ mod conformance;
 mod corrupt_rows;
 mod database_clock;
 mod filters;
+mod governed;
 mod kept_statements;
 mod readiness;
 mod shared_database;

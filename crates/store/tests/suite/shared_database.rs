@@ -235,8 +235,8 @@ fn every_change_is_audited_once_by_the_database(db: &TestDb) {
     let store = db.open();
     let context = WriteContext {
         request_id: Some("req-1".into()),
-        actor: Some("ci-agent".into()),
-        tool: Some("memory_store".into()),
+        principal: Some("key:acme/ci-agent".into()),
+        via: Some("memory_store".into()),
         ..WriteContext::default()
     };
     let a = record(1, None);
@@ -265,7 +265,8 @@ fn every_change_is_audited_once_by_the_database(db: &TestDb) {
     store
         .write_batch(&[WriteOp::Delete { id: a.id, kind: None, at: 4, cascade: Cascade::DeleteLinks }])
         .unwrap(); // already: no record
-    let imported = StoredItem { record: record(3, None), deleted_at: None, superseded_by: None };
+    let imported =
+        StoredItem { record: record(3, None), deleted_at: None, superseded_by: None, governed_since: None };
     store
         .write_batch(&[WriteOp::Import {
             item: Box::new(imported.clone()),
@@ -292,8 +293,18 @@ fn every_change_is_audited_once_by_the_database(db: &TestDb) {
         ]
     );
     let (first, second) = (&all[0], &all[1]);
-    assert_eq!((first.request_id.as_deref(), first.actor.as_deref()), (Some("req-1"), Some("ci-agent")));
-    assert_eq!(second.actor.as_deref(), Some("alice"), "the item's own source wins");
+    assert_eq!(
+        (first.request_id.as_deref(), first.principal.as_deref(), first.via.as_deref()),
+        (Some("req-1"), Some("key:acme/ci-agent"), Some("memory_store"))
+    );
+    assert_eq!(first.claimed.actor, None, "the item claimed nothing");
+    assert_eq!(
+        (second.principal.as_deref(), second.claimed.actor.as_deref()),
+        (Some("key:acme/ci-agent"), Some("alice")),
+        "the item's claim is kept beside the principal, never in its place"
+    );
+    let raw = all.iter().find(|r| r.operation == "update" && r.item_id == Some(b.id)).unwrap();
+    assert_eq!(raw.principal, None, "raw SQL has no principal: the record says so");
     assert_eq!(first.batch_id, second.batch_id, "one batch, one batch id");
     assert_ne!(all[2].batch_id, first.batch_id);
     assert_eq!(first.scope.branch.as_deref(), Some("main"));

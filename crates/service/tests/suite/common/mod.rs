@@ -2,10 +2,12 @@
 //! acme/api on a branch, and small builders for requests.
 #![allow(dead_code)] // each test binary uses its own part
 
+use cortex_domain::FindRequest;
+use cortex_domain::item::StoreRequest;
 use cortex_service::response::{FindResponse, StoreResponse};
 use cortex_service::scope_inference::InferredScope;
 use cortex_service::semantic::EmbedderChoice;
-use cortex_service::{Config, MemoryService};
+use cortex_service::{Config, MemoryService, ServiceError};
 use cortex_testdb::TestDb;
 use serde_json::{Value, json};
 
@@ -25,13 +27,30 @@ pub fn open_at(db: &TestDb, branch: &str) -> MemoryService {
     MemoryService::open(&Config::new(db.target().clone(), scope, EmbedderChoice::None)).unwrap()
 }
 
+/// The tools' arguments as an agent sends them, parsed as the MCP edge parses them, then
+/// served: these flows are tested from the arguments to the answer.
+pub trait Tools {
+    fn store_args(&self, args: &Value) -> Result<StoreResponse, ServiceError>;
+    fn find_args(&self, args: &Value) -> Result<FindResponse, ServiceError>;
+}
+
+impl Tools for MemoryService {
+    fn store_args(&self, args: &Value) -> Result<StoreResponse, ServiceError> {
+        self.memory_store().store(&StoreRequest::from_json(args)?)
+    }
+
+    fn find_args(&self, args: &Value) -> Result<FindResponse, ServiceError> {
+        self.memory_find().find(&FindRequest::from_json(args)?)
+    }
+}
+
 impl Memory {
     pub fn store(&self, items: Value) -> StoreResponse {
-        self.service.memory_store().store(&json!({ "items": items })).unwrap()
+        self.service.store_args(&json!({ "items": items })).unwrap()
     }
 
     pub fn find(&self, args: Value) -> FindResponse {
-        self.service.memory_find().find(&args).unwrap()
+        self.service.find_args(&args).unwrap()
     }
 
     pub fn ids(&self, args: Value) -> Vec<String> {
@@ -56,7 +75,7 @@ pub fn at(org: &str, project: &str) -> Value {
 
 /// Stores `items` through `service`; the id of each, every one of which must be stored.
 pub fn stored_ids(service: &MemoryService, items: Value) -> Vec<String> {
-    let r = service.memory_store().store(&json!({ "items": items })).unwrap();
+    let r = service.store_args(&json!({ "items": items })).unwrap();
     r.results.iter().map(|x| x.id.clone().unwrap_or_else(|| panic!("not stored: {x:?}"))).collect()
 }
 

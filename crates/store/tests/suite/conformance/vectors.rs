@@ -150,6 +150,7 @@ fn chunk_vectors_are_kept_searched_and_replaced_with_their_item(db: &TestDb) {
         record: Record { vector: None, chunks: Vec::new(), ..record("Imported", "part 1part 2", "main") },
         deleted_at: None,
         superseded_by: None,
+        governed_since: None,
     };
     let op = WriteOp::Import {
         item: Box::new(imported.clone()),

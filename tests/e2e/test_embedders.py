@@ -54,12 +54,12 @@ def test_switching_embedders_is_refused_until_reindex_then_dense_search_uses_the
     doctor = json.loads(cli(db, "doctor", env=remote).stdout)
     assert doctor["semantic_search"].startswith("refused"), doctor
 
-    before = json.loads(cli(db, "audit").stdout)["records"]
+    before = json.loads(cli(db, "audit", "--json").stdout)["records"]
     reindex = cli(db, "reindex", env=remote)
     assert reindex.returncode == 0, reindex.stderr
     report = json.loads(reindex.stdout)
     assert report["model"] == f"openai:{MODEL_NAME}:384" and report["items"] == len(ITEMS)
-    assert json.loads(cli(db, "audit").stdout)["records"] == before, "a new embedding is not a change"
+    assert json.loads(cli(db, "audit", "--json").stdout)["records"] == before, "a new embedding is not a change"
 
     async def find_with_the_new_model():
         async with connect(db, env=remote) as c:

@@ -126,7 +126,7 @@ def test_roles_a_read_key_finds_but_may_not_store(db, serve):
             return written
 
     written = anyio.run(body)
-    trail = cortex(db, "audit", "--item", written)["records"]
+    trail = cortex(db, "audit", "--json", "--item", written)["records"]
     assert [r["operation"] for r in trail] == ["insert", "blocked"], "the refused delete is on the item's trail"
     assert "reader" in trail[1]["summary"] and "role read" in trail[1]["summary"]
     assert cortex(db, "find", "write key", "--mode", "fast", "--json")["hits"], "and nothing was deleted"
@@ -135,7 +135,7 @@ def test_roles_a_read_key_finds_but_may_not_store(db, serve):
     # Both refused stores are in the audit trail as blocked attempts by that key (the new item
     # as the item it would have been, the delete on the item it named), and the trail still
     # verifies.
-    records = cortex(db, "audit", "--limit", "100")["records"]
+    records = cortex(db, "audit", "--json", "--limit", "100")["records"]
     blocked = [r for r in records if r["operation"] == "blocked"]
     assert len(blocked) == 2, records
     assert all(b["actor"] == "key:reader" and "role write" in b["summary"] for b in blocked), blocked

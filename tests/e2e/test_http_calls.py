@@ -119,7 +119,7 @@ def test_sigterm_lets_a_call_in_flight_finish_then_exits_0(db, serve):
 
         run(body)
         assert server.proc.wait(timeout=TIMEOUT) == 0
-    assert cortex(db, "stats")["items"] == 1, "the call in flight was written"
+    assert cortex(db, "stats", "--json")["items"] == 1, "the call in flight was written"
 
 
 def test_the_typescript_sdk_http_client_stores_finds_and_is_refused_by_role(db, serve):

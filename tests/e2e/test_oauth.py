@@ -97,9 +97,9 @@ def test_tokens_are_principals_like_keys(db, serve, issuer):
         return stored["results"][0]["id"]
 
     written = anyio.run(body)
-    trail = cortex(db, "audit", "--item", written)["records"]
+    trail = cortex(db, "audit", "--json", "--item", written)["records"]
     assert trail[0]["actor"] == "oauth:alice (client test-client)", trail
-    blocked = [r for r in cortex(db, "audit", "--limit", "100")["records"] if r["operation"] == "blocked"]
+    blocked = [r for r in cortex(db, "audit", "--json", "--limit", "100")["records"] if r["operation"] == "blocked"]
     assert [b["actor"] for b in blocked] == ["oauth:bob (client test-client)"], blocked
     evil_item = cortex(db, "find", "evil's own", "--mode", "fast", "--org", "evil", "--project", "api", "--json")
     assert evil_item["hits"], "the token's org claim is where its items go"

@@ -158,7 +158,7 @@ def test_sign_in_with_a_real_provider_then_mcp_with_the_token(db, serve, provide
             "resource": resource})
         assert again.status_code == 400 and again.json()["error"] == "invalid_grant", again.text
 
-    records = cortex(db, "audit", "--limit", "10")["records"]
+    records = cortex(db, "audit", "--json", "--limit", "10")["records"]
     inserts = [r for r in records if r["operation"] == "insert"]
     assert [r["actor"] for r in inserts] == [f"oauth:alice (client {client_id})"], inserts
     assert inserts[0]["scope"]["org"] == "acme" and inserts[0]["scope"]["project"] == "api"

@@ -19,7 +19,7 @@ def key_states(db) -> dict[str, str]:
 
 
 def key_records(db) -> list[tuple[str, str]]:
-    records = cortex(db, "audit")["records"]
+    records = cortex(db, "audit", "--json")["records"]
     return [(r["operation"], r["summary"]) for r in records if r["operation"].startswith("key_")]
 
 

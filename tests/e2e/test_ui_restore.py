@@ -76,7 +76,7 @@ def test_forged_restores_are_refused_and_change_nothing(db, serve, memory):
     refused = reader.post(f"{target}/restore", {"csrf": reader.csrf("/")})
     assert refused.status_code == 403 and "role write" in refused.text
     assert browser.get(target).status_code == 404, "still deleted"
-    ops = cortex(db, "audit", "--item", memory["billing"])
+    ops = cortex(db, "audit", "--json", "--item", memory["billing"])
     assert [r["operation"] for r in ops["records"]] == ["insert", "delete"], ops
 
 

@@ -37,6 +37,13 @@ pub struct FindFlags {
     pub branch: Option<String>,
     #[arg(long, help = doc(&find::WIDEN), value_parser = choices::<ScopeLevel>(), ignore_case = true)]
     pub widen: Option<String>,
+    #[arg(long, help = doc(&find::STATUS))]
+    pub status: Option<String>,
+    /// Tags a hit must all carry (repeatable, or comma-separated).
+    #[arg(long = "tag", alias = "tags", value_delimiter = ',', value_name = "TAG")]
+    pub tags: Vec<String>,
+    #[arg(long, help = doc(&find::SINCE), value_name = "AGE|DATE")]
+    pub since: Option<String>,
     #[arg(long, help = doc(&find::LIMIT))]
     pub limit: Option<i64>,
     #[arg(long, help = doc(&find::CURSOR))]
@@ -55,6 +62,10 @@ pub struct Cli {
     /// finds to a read replica and CORTEX_DB_POOL_SIZE sets connections per pool.
     #[arg(long, global = true, env = "CORTEX_DB")]
     pub db: Option<String>,
+    /// Log what the command does on stderr (INFO and up; CORTEX_LOG sets another level).
+    /// One-shot commands log warnings and errors only without it; serve and ui always log.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -93,9 +104,10 @@ pub enum Command {
         http: String,
     },
     /// Open the web UI for one person on this machine: `serve --http ADDR` on the embedded
-    /// store (or --db), printing the URL; starts $BROWSER on it when that is set.
+    /// store (or --db), printing the URL once the port is bound; starts $BROWSER on it when
+    /// that is set.
     Ui {
-        /// A loopback address to serve on.
+        /// A loopback address to serve on: IP:PORT or HOST:PORT (localhost:9000).
         #[arg(default_value = crate::ui::DEFAULT_ADDR, value_name = "ADDR")]
         addr: String,
     },
@@ -116,8 +128,22 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Counts of stored items.
-    Stats,
+    /// Counts of stored items, per kind and scope, and the database's size.
+    Stats {
+        /// Print the JSON instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Items by id, in full: title, kind, status, scope, times, the text, the kind's fields and
+    /// the relations. An id that is unknown or out of reach is named; the others are shown.
+    Show {
+        /// Item ids (UUIDs).
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+        /// Print the JSON instead.
+        #[arg(long)]
+        json: bool,
+    },
     /// Database, schema version, inferred scope and what is enabled; the database's integrity
     /// check and the audit trail's verification (quick: the newest records). Exits 1 on a problem.
     Doctor {
@@ -132,13 +158,14 @@ pub enum Command {
         #[arg(long, conflicts_with_all = ["full", "anchor"])]
         conflicts: bool,
     },
-    /// The audit trail: every insert, update, delete, import and purge, oldest first.
+    /// The audit trail: every insert, update, delete, import and purge, newest first.
     Audit {
         /// Only this item's history.
         #[arg(long)]
         item: Option<String>,
-        /// Only changes at or after this instant (RFC 3339, e.g. 2026-11-01T00:00:00Z).
-        #[arg(long)]
+        /// Only changes at or after this moment: an age (36h, 7d, 2w), a date or an RFC 3339
+        /// time.
+        #[arg(long, value_name = "AGE|DATE")]
         since: Option<String>,
         /// At most this many records.
         #[arg(long, default_value_t = 1000)]
@@ -152,6 +179,9 @@ pub enum Command {
         /// still carry that hash, which pins every record up to it.
         #[arg(long)]
         anchor: Option<String>,
+        /// Print the JSON instead (the records oldest first, times in epoch milliseconds).
+        #[arg(long)]
+        json: bool,
     },
     /// Remove expired items for good (each removal is audited); counts per kind.
     Purge {
@@ -272,6 +302,11 @@ impl Command {
             Command::Git(git) => git.is_hook(),
             _ => false,
         }
+    }
+
+    /// The commands that run until stopped: they log their work (INFO) without `--verbose`.
+    pub fn is_long_running(&self) -> bool {
+        matches!(self, Command::Serve { .. } | Command::Ui { .. })
     }
 }
 

@@ -20,6 +20,33 @@ pub struct IngestArgs {
     pub json: bool,
 }
 
+/// A dry run's stand-in database, removed when dropped (after the service that used it).
+pub struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The service a dry run reads: the memory as configured when it exists; otherwise an empty
+/// stand-in in a temporary folder (every item would be new), so that a dry run makes no
+/// database where the real run would.
+pub fn open_for_dry_run(db: Option<String>) -> Result<(MemoryService, Option<Scratch>), CliError> {
+    let workdir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let config = cortex_service::Config::resolve(db, &workdir)?;
+    if config.new_sqlite_file().is_none() {
+        return Ok((MemoryService::open(&config)?, None));
+    }
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+    let dir = std::env::temp_dir().join(format!("cortex-dry-run-{}-{nanos}", std::process::id()));
+    std::fs::create_dir(&dir).map_err(|e| CliError::io("create", &dir, e))?;
+    let scratch = Scratch(dir.clone());
+    let service = MemoryService::open(&config.on_scratch_file(dir.join("memory.db")))?;
+    Ok((service, Some(scratch)))
+}
+
 /// Ingests, prints the report, and exits 0 — or 2 when an item was refused, or when nothing
 /// named could be read (every PATH missing, and no history).
 pub fn run(service: &MemoryService, args: IngestArgs) -> Result<ExitCode, CliError> {

@@ -15,7 +15,9 @@ mod markdown;
 mod output;
 mod progress;
 mod recall;
+mod report;
 mod request;
+mod show;
 mod transfer;
 mod ui;
 
@@ -44,7 +46,7 @@ fn main() -> ExitCode {
         output::note(&format!("cortex: {e}"));
         return if cli.command.is_hook() { ExitCode::SUCCESS } else { CliError::Config(e).exit_code() };
     }
-    init_logging();
+    init_logging(cli.verbose || cli.command.is_long_running());
     if cli.db.is_none() {
         match db_from_file() {
             Ok(db) => cli.db = db,
@@ -87,16 +89,17 @@ fn env(name: &str) -> Option<String> {
 }
 
 /// Logs go to stderr only: in `serve`, stdout is the protocol channel. `CORTEX_LOG` sets the
-/// level, `CORTEX_LOG_FORMAT` the shape of a line: `text` for people, or `json` (one object per
-/// line, its fields at the top level, for a log shipper). Both were checked in `main`. A line
-/// written while a progress bar is drawn lifts the bar first.
-fn init_logging() {
-    let level = settings::LOG.get(env).ok();
+/// level; unset, it is INFO when `verbose` (a server, or `-v`) and WARN otherwise, so that a
+/// one-shot command prints its answer and nothing else. `CORTEX_LOG_FORMAT` sets the shape of
+/// a line: `text` for people, or `json` (one object per line, its fields at the top level, for
+/// a log shipper). Both were checked in `main`. A line written while a progress bar is drawn
+/// lifts the bar first.
+fn init_logging(verbose: bool) {
+    let quiet = if verbose { tracing::Level::INFO } else { tracing::Level::WARN };
+    let level = env(settings::LOG.name).and_then(|_| settings::LOG.get(env).ok()).unwrap_or(quiet);
     let json = matches!(settings::LOG_FORMAT.get(env), Ok(settings::LogFormat::Json));
-    let builder = tracing_subscriber::fmt()
-        .with_writer(progress::log_writer)
-        .with_max_level(level.unwrap_or(tracing::Level::INFO))
-        .with_ansi(false);
+    let builder =
+        tracing_subscriber::fmt().with_writer(progress::log_writer).with_max_level(level).with_ansi(false);
     if json {
         builder.json().flatten_event(true).with_current_span(false).with_span_list(false).init();
         // A panic (one a find survives, say: a damaged lexical index) would otherwise print
@@ -165,50 +168,13 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                         .map(|options| options.with_tls(tls))
                 })
                 .transpose()?;
-            let service = Arc::new(open_waiting(cli.db)?);
-            service.indexes().ensure_embedder_fits()?;
-            service.indexes().prepare_lexical();
-            service.indexes().embed_missing_in_background();
-            service.git().sync_in_background();
-            let scope = &service.inferred_scope().scope;
-            tracing::info!(
-                org = scope.org.as_deref(),
-                project = scope.project.as_deref(),
-                branch = scope.branch.as_deref(),
-                "cortex serving MCP on {}",
-                if http.is_some() { "HTTP" } else { "stdio" }
-            );
-            if let Some(every) = cortex_service::lifecycle::interval_from_env()? {
-                spawn_periodic_purge(service.clone(), every);
-            }
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .map_err(|e| CliError::Run(format!("cannot start the async runtime: {e}")))?;
-            let result: Result<(), CliError> = match http {
-                Some(options) => {
-                    runtime.block_on(cortex_server::serve(service.clone(), options)).map_err(Into::into)
-                }
-                None => runtime.block_on(cortex_mcp::serve_stdio(service.clone())).map_err(Into::into),
-            };
-            // A blocked stdin read must not hold the process after the client is gone.
-            runtime.shutdown_timeout(std::time::Duration::from_millis(200));
-            // The last reference is dropped here, outside the runtime: closing PostgreSQL
-            // connections blocks, which is forbidden on an async worker thread.
-            drop(service);
-            result.map(|()| ExitCode::SUCCESS)
+            serve(cli.db, http, |_| {})
         }
         Command::Health { http } => {
             output::line(&health::check(&http)?);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Ui { addr } => {
-            ui::announce(&addr)?;
-            let serve =
-                Command::Serve { http: Some(addr), allow_origin: Vec::new(), tls_cert: None, tls_key: None };
-            run(Cli { db: cli.db, command: serve })
-        }
+        Command::Ui { addr } => ui::run(cli.db, &addr),
         Command::Store { json, file } => {
             let text = match (json, file) {
                 (Some(text), _) => text,
@@ -245,22 +211,34 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             let found = request::find_request(&flags)
                 .map_err(ServiceError::from)
                 .and_then(|request| service.memory_find().find(&request));
-            respond(found, |r| {
+            if json {
+                return respond(found, |r| {
+                    output::json(r);
+                    ExitCode::SUCCESS
+                });
+            }
+            let response = found.map_err(|e| match e {
+                ServiceError::Invalid(e) => CliError::argument(
+                    &output::flag(&e.field),
+                    format!("{} (hint: {})", e.message, e.human_hint),
+                ),
+                other => CliError::Service(other),
+            })?;
+            output::find_table(&response);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Stats { json } => {
+            let service = open(cli.db)?;
+            respond(service.administration().stats(), |r| {
                 if json {
                     output::json(r)
                 } else {
-                    output::find_table(r)
+                    report::stats(r)
                 }
                 ExitCode::SUCCESS
             })
         }
-        Command::Stats => {
-            let service = open(cli.db)?;
-            respond(service.administration().stats(), |r| {
-                output::json(r);
-                ExitCode::SUCCESS
-            })
-        }
+        Command::Show { ids, json } => show::run(&open(cli.db)?, &ids, json),
         Command::Doctor { conflicts: true, .. } => respond(open(cli.db)?.contradictions().scan(None), |r| {
             output::json(r);
             ExitCode::SUCCESS
@@ -286,7 +264,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Audit { verify: true, .. } => {
             Err(CliError::argument("--verify", "checks the whole trail: it takes no --item or --since"))
         }
-        Command::Audit { item, since, limit, .. } => {
+        Command::Audit { item, since, limit, json, .. } => {
             let item = item
                 .map(|text| {
                     uuid::Uuid::parse_str(text.trim())
@@ -295,19 +273,22 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 .transpose()?;
             let since = since
                 .map(|text| {
-                    chrono::DateTime::parse_from_rfc3339(text.trim()).map(|t| t.timestamp_millis()).map_err(
-                        |e| {
-                            CliError::argument(
-                                "--since",
-                                format!("{text:?} is not an RFC 3339 time like 2026-11-01T00:00:00Z: {e}"),
-                            )
-                        },
-                    )
+                    cortex_domain::time::parse_moment(&text)
+                        .map(|m| m.resolve(cortex_service::now_ms()))
+                        .map_err(|hint| {
+                            CliError::argument("--since", format!("`{text}` is not a moment: {hint}"))
+                        })
                 })
                 .transpose()?;
             let service = open(cli.db)?;
-            respond(service.audit().records(item, since, limit), |records| {
-                output::json(&json!({ "records": records }));
+            if json {
+                return respond(service.audit().records(item, since, limit), |records| {
+                    output::json(&json!({ "records": records }));
+                    ExitCode::SUCCESS
+                });
+            }
+            respond(service.audit().newest_records(item, since, limit), |records| {
+                report::audit(records, limit);
                 ExitCode::SUCCESS
             })
         }
@@ -352,11 +333,16 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Ingest { paths, git, since, author, max_commits, dry_run, follow_links, json } => {
             ingest::refuse_links(&paths, follow_links)?;
-            let service = open(cli.db)?;
+            let (service, scratch) =
+                if dry_run { ingest::open_for_dry_run(cli.db)? } else { (open(cli.db)?, None) };
             service.indexes().ensure_embedder_fits()?;
             let select = cortex_service::ingest::Selection { since, author, max_commits };
             let args = ingest::IngestArgs { paths, git, select, dry_run, json };
-            ingest::run(&service, args)
+            let code = ingest::run(&service, args);
+            // The stand-in goes after the service that holds it open.
+            drop(service);
+            drop(scratch);
+            code
         }
         Command::Import { file } => {
             let service = open(cli.db)?;
@@ -413,6 +399,48 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Serves MCP over stdio, or over HTTP with `http` (calling `listening` once its port is
+/// bound), until stopped.
+fn serve(
+    db: Option<String>,
+    http: Option<cortex_server::HttpOptions>,
+    listening: impl FnOnce(std::net::SocketAddr) + Send,
+) -> Result<ExitCode, CliError> {
+    let service = Arc::new(open_waiting(db)?);
+    service.indexes().ensure_embedder_fits()?;
+    service.indexes().prepare_lexical();
+    service.indexes().embed_missing_in_background();
+    service.git().sync_in_background();
+    let scope = &service.inferred_scope().scope;
+    tracing::info!(
+        org = scope.org.as_deref(),
+        project = scope.project.as_deref(),
+        branch = scope.branch.as_deref(),
+        "cortex serving MCP on {}",
+        if http.is_some() { "HTTP" } else { "stdio" }
+    );
+    if let Some(every) = cortex_service::lifecycle::interval_from_env()? {
+        spawn_periodic_purge(service.clone(), every);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Run(format!("cannot start the async runtime: {e}")))?;
+    let result: Result<(), CliError> = match http {
+        Some(options) => runtime
+            .block_on(cortex_server::serve_announced(service.clone(), options, listening))
+            .map_err(Into::into),
+        None => runtime.block_on(cortex_mcp::serve_stdio(service.clone())).map_err(Into::into),
+    };
+    // A blocked stdin read must not hold the process after the client is gone.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    // The last reference is dropped here, outside the runtime: closing PostgreSQL
+    // connections blocks, which is forbidden on an async worker thread.
+    drop(service);
+    result.map(|()| ExitCode::SUCCESS)
 }
 
 /// The benchmarks and the evaluation are not shipped in `cortex`: the refusal names the

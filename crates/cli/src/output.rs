@@ -5,7 +5,7 @@
 //! stored text is anyone's who could store a memory, and a title carrying a terminal escape
 //! sequence must not rewrite the reader's screen. JSON output stays JSON (its strings escape
 //! control characters themselves).
-use cortex_service::response::FindResponse;
+use cortex_service::response::{FindResponse, Suggestion};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::io::Write;
@@ -92,10 +92,36 @@ pub fn find_table(response: &FindResponse) {
         say!("more: --cursor {}", cell(cursor));
     }
     for s in &response.suggestions {
-        say!("suggestion: {}", cell(s));
+        say!("suggestion: {}", cell(&suggestion(s)));
     }
     for n in &response.notes {
         say!("note: {}", cell(n));
+    }
+}
+
+/// A find's hint in the CLI's words: the flags of `cortex find` where the service names the
+/// tool's arguments.
+fn suggestion(s: &Suggestion) -> String {
+    match s {
+        Suggestion::Widen { more, level } => {
+            format!("{more} more hit(s) in {} scope: add --widen {}", level.as_str(), level.as_str())
+        }
+        Suggestion::OtherKinds { more } => format!("{more} more hit(s) of other kinds: drop --kind"),
+        Suggestion::Unfiltered { more, filters } => {
+            let flags: Vec<String> = filters.iter().map(|f| flag(f)).collect();
+            format!("{more} more hit(s) without {}", flags.join(", "))
+        }
+        Suggestion::Text(text) => text.clone(),
+    }
+}
+
+/// The `cortex find` flag of a `memory_find` argument.
+pub fn flag(argument: &str) -> String {
+    match argument {
+        "types" => "--kind".to_string(),
+        "tags" => "--tag".to_string(),
+        "until" => "the `until` filter".to_string(),
+        other => format!("--{other}"),
     }
 }
 

@@ -4,7 +4,9 @@
 
 use crate::args::FindFlags;
 use cortex_domain::args::shape::Text;
-use cortex_domain::find::args::{DEPTH, EXPAND, LIMIT, MODE, TYPES, WIDEN};
+use cortex_domain::find::FindFilter;
+use cortex_domain::find::args::{DEPTH, EXPAND, LIMIT, MODE, SINCE, TAGS, TYPES, WIDEN};
+use cortex_domain::find::filter::status_word;
 use cortex_domain::item::StoreRequest;
 use cortex_domain::query::validate_query;
 use cortex_domain::scope::{Scope, check_value};
@@ -27,7 +29,14 @@ pub fn find_request(flags: &FindFlags) -> Result<FindRequest, ValidationError> {
     if let Some(mode) = &flags.mode {
         request = request.with_mode(MODE.shape.parse_str(MODE.name, mode)?);
     }
-    request = request.with_types(TYPES.shape.parse_strs(TYPES.name, flags.kinds.iter().map(String::as_str))?);
+    let filter = FindFilter {
+        types: TYPES.shape.parse_strs(TYPES.name, flags.kinds.iter().map(String::as_str))?,
+        tags: TAGS.shape.parse_strs(TAGS.name, flags.tags.iter().map(String::as_str))?,
+        status: flags.status.as_deref().map(status_word),
+        since: flags.since.as_deref().map(|since| SINCE.shape.parse_str(SINCE.name, since)).transpose()?,
+        ..FindFilter::default()
+    };
+    request = request.with_filter(filter);
     let mut scope = Scope::default();
     for (field, value) in [("org", &flags.org), ("project", &flags.project), ("branch", &flags.branch)] {
         if let Some(value) = value {
@@ -69,6 +78,9 @@ mod tests {
             project: None,
             branch: None,
             widen: None,
+            status: None,
+            tags: Vec::new(),
+            since: None,
             limit: None,
             cursor: None,
             expand: None,
@@ -84,13 +96,17 @@ mod tests {
             org: Some(" acme ".into()),
             branch: Some("main".into()),
             widen: Some("org".into()),
+            status: Some("In progress".into()),
+            tags: vec![" Infra ".into(), "db".into()],
+            since: Some("7d".into()),
             limit: Some(5),
             expand: Some("relations".into()),
             depth: Some(2),
             ..flags("deploy")
         };
         let sent = json!({"query": "deploy", "mode": "fast", "types": ["decision", "adr"],
-            "scope": {"org": " acme ", "branch": "main"}, "widen": "org", "limit": 5,
+            "scope": {"org": " acme ", "branch": "main"}, "widen": "org", "status": "In progress",
+            "tags": [" Infra ", "db"], "since": "7d", "limit": 5,
             "expand": "relations", "depth": 2});
         assert_eq!(find_request(&given).unwrap(), FindRequest::from_json(&sent).unwrap());
     }
@@ -101,6 +117,7 @@ mod tests {
             (flags(""), "query"),
             (FindFlags { kinds: vec!["nope".into()], ..flags("x") }, "types[0]"),
             (FindFlags { limit: Some(0), ..flags("x") }, "limit"),
+            (FindFlags { since: Some("last week".into()), ..flags("x") }, "since"),
             (FindFlags { depth: Some(9), ..flags("x") }, "depth"),
             (FindFlags { branch: Some("a\nb".into()), ..flags("x") }, "scope.branch"),
             (FindFlags { cursor: Some("nope".into()), ..flags("x") }, "cursor"),

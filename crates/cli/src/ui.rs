@@ -1,22 +1,19 @@
 //! `cortex ui [ADDR]`: the web UI for one person on their own machine — `cortex serve --http
-//! ADDR` on the embedded store (or `--db`), announced with the URL to open; the browser named
-//! by `$BROWSER` is started on it once the server answers. Loopback addresses only: a server
-//! others can reach is `cortex serve --http`'s, with API keys.
+//! ADDR` on the embedded store (or `--db`). Once the port is this server's, the URL is printed
+//! and the browser named by `$BROWSER` started on it; a port another program holds is refused
+//! before anything is opened. Loopback addresses only: a server others can reach is `cortex
+//! serve --http`'s, with API keys.
 
 use crate::error::CliError;
 use crate::output;
-use std::net::{SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::net::SocketAddr;
+use std::process::ExitCode;
 
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8787";
-/// How long the browser waits for the server to answer before it is started anyway.
-const BROWSER_WAIT: Duration = Duration::from_secs(30);
 
-/// Checks `addr`, prints the URL, and starts `$BROWSER` on it in the background.
-pub fn announce(addr: &str) -> Result<(), CliError> {
-    let socket: SocketAddr = addr.trim().parse().map_err(|_| {
-        CliError::argument("ADDR", format!("`{addr}` is not an address; give IP:PORT, e.g. {DEFAULT_ADDR}"))
-    })?;
+/// Serves the UI on `addr` until stopped.
+pub fn run(db: Option<String>, addr: &str) -> Result<ExitCode, CliError> {
+    let socket = cortex_server::parse_addr("ADDR", addr)?;
     if !socket.ip().is_loopback() {
         return Err(CliError::argument(
             "ADDR",
@@ -26,23 +23,37 @@ pub fn announce(addr: &str) -> Result<(), CliError> {
             ),
         ));
     }
-    let url = format!("http://{socket}/");
-    output::line(&format!("Cortex Memory's web UI: {url} (Ctrl-C stops it)"));
-    if let Some(browser) = std::env::var_os("BROWSER").filter(|b| !b.is_empty()) {
-        std::thread::spawn(move || open_when_ready(browser, socket, url));
-    }
-    Ok(())
+    let options = cortex_server::HttpOptions::resolve(&socket.to_string(), &[], crate::env)?;
+    let browser = std::env::var_os("BROWSER").filter(|b| !b.is_empty());
+    let served = crate::serve(db, Some(options), move |local| announce(local, browser));
+    served.map_err(|e| match e {
+        CliError::Serve(cortex_server::ServeError::Listen { addr, source })
+            if source.kind() == std::io::ErrorKind::AddrInUse =>
+        {
+            CliError::argument(
+                "ADDR",
+                format!(
+                    "port {} of {} is in use by another program (another `cortex ui`?); give a free \
+                     one, e.g. `cortex ui {}:{}`",
+                    addr.port(),
+                    addr.ip(),
+                    addr.ip(),
+                    addr.port().wrapping_add(1).max(1024)
+                ),
+            )
+        }
+        other => other,
+    })
 }
 
-/// Starts the browser on `url` once `socket` accepts connections (or after [`BROWSER_WAIT`]).
-fn open_when_ready(browser: std::ffi::OsString, socket: SocketAddr, url: String) {
-    let started = Instant::now();
-    while TcpStream::connect_timeout(&socket, Duration::from_millis(200)).is_err()
-        && started.elapsed() < BROWSER_WAIT
+/// Prints the URL of the server bound at `local` and starts the browser on it: the port is
+/// this process's already, so the browser cannot land on another server.
+fn announce(local: SocketAddr, browser: Option<std::ffi::OsString>) {
+    let url = format!("http://{local}/");
+    output::line(&format!("Cortex Memory's web UI: {url} (Ctrl-C stops it)"));
+    if let Some(browser) = browser
+        && let Err(e) = std::process::Command::new(&browser).arg(&url).spawn()
     {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    if let Err(e) = std::process::Command::new(&browser).arg(&url).spawn() {
         tracing::warn!("cannot start $BROWSER ({}): {e}; open {url} yourself", browser.to_string_lossy());
     }
 }

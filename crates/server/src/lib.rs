@@ -39,7 +39,7 @@ mod ui;
 pub use error::ServeError;
 pub use limits::Limits;
 pub use metrics::Metrics;
-pub use options::HttpOptions;
+pub use options::{HttpOptions, parse_addr};
 pub use tls::TlsFiles;
 
 use axum::Router;
@@ -181,6 +181,16 @@ pub fn router(
 /// most [`options::SHUTDOWN_GRACE`]), ends sessions and returns. Connections are capped and
 /// timed (`conns`, `listen`).
 pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> error::Result<()> {
+    serve_announced(service, options, |_| {}).await
+}
+
+/// [`serve`], calling `listening` with the bound address once the port is this server's and
+/// before the first connection is accepted (`cortex ui` opens the browser from there).
+pub async fn serve_announced(
+    service: Arc<MemoryService>,
+    options: HttpOptions,
+    listening: impl FnOnce(std::net::SocketAddr) + Send,
+) -> error::Result<()> {
     let addr = options.addr;
     let loopback = options.is_loopback();
     let stop = CancellationToken::new();
@@ -197,6 +207,7 @@ pub async fn serve(service: Arc<MemoryService>, options: HttpOptions) -> error::
     let tcp =
         tokio::net::TcpListener::bind(addr).await.map_err(|source| ServeError::Listen { addr, source })?;
     let local = tcp.local_addr().map_err(ServeError::Socket)?;
+    listening(local);
     let options = options.with_own_origins(scheme, local);
     let oauth = options.oauth.is_some();
     let descriptors = listen::descriptor_limit();

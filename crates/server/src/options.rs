@@ -62,7 +62,7 @@ impl HttpOptions {
         let count = |s: &Setting<Whole>| s.get(&env).map(|n| n as usize);
         let options = HttpOptions {
             public_origin: super::ui::public_origin(settings::PUBLIC_URL.get(&env)?.as_deref()),
-            addr: parse_addr(addr)?,
+            addr: parse_addr("--http / CORTEX_HTTP_ADDR", addr)?,
             allowed_origins: origins.iter().map(|o| parse_origin(o)).collect::<Result<_, _>>()?,
             default_rate: settings::HTTP_RATE.get(&env)?,
             max_body_bytes: count(&settings::HTTP_MAX_BODY_BYTES)?,
@@ -122,19 +122,19 @@ impl HttpOptions {
     }
 }
 
-fn parse_addr(text: &str) -> Result<SocketAddr, ConfigError> {
-    const HINT: &str = "give host:port, e.g. 127.0.0.1:8787 (this machine only), [::1]:8787, or 0.0.0.0:8787 (every interface; API keys are then required)";
+/// An address to serve on, given as `field`: IP:PORT or a name with a port (`localhost:9000`),
+/// the name's first address.
+pub fn parse_addr(field: &'static str, text: &str) -> Result<SocketAddr, ConfigError> {
+    const HINT: &str = "give host:port, e.g. 127.0.0.1:8787 or localhost:8787 (this machine only), [::1]:8787, or 0.0.0.0:8787 (every interface; API keys are then required)";
     let trimmed = text.trim();
     if !trimmed.contains(':') {
-        return Err(ConfigError::new("--http / CORTEX_HTTP_ADDR", text, "has no port", HINT));
+        return Err(ConfigError::new(field, text, "has no port", HINT));
     }
     trimmed
         .to_socket_addrs()
-        .map_err(|e| {
-            ConfigError::new("--http / CORTEX_HTTP_ADDR", text, format!("is not an address ({e})"), HINT)
-        })?
+        .map_err(|e| ConfigError::new(field, text, format!("is not an address ({e})"), HINT))?
         .next()
-        .ok_or_else(|| ConfigError::new("--http / CORTEX_HTTP_ADDR", text, "names no address", HINT))
+        .ok_or_else(|| ConfigError::new(field, text, "names no address", HINT))
 }
 
 /// An origin as browsers send it: `scheme://host[:port]`, compared lowercase.

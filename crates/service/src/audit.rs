@@ -27,7 +27,21 @@ impl Audit<'_> {
         since: Option<i64>,
         limit: usize,
     ) -> crate::Result<Vec<AuditRecord>> {
-        let query = AuditQuery { item, since, limit: limit.clamp(1, MAX_AUDIT_RECORDS) };
+        self.read(AuditQuery { item, since, limit, newest_first: false })
+    }
+
+    /// The newest `limit` records (one item's, or those at or after `since`), newest first.
+    pub fn newest_records(
+        &self,
+        item: Option<Uuid>,
+        since: Option<i64>,
+        limit: usize,
+    ) -> crate::Result<Vec<AuditRecord>> {
+        self.read(AuditQuery { item, since, limit, newest_first: true })
+    }
+
+    fn read(&self, query: AuditQuery) -> crate::Result<Vec<AuditRecord>> {
+        let query = AuditQuery { limit: query.limit.clamp(1, MAX_AUDIT_RECORDS), ..query };
         Ok(self.service.view.audit(&query)?)
     }
 }

@@ -146,6 +146,22 @@ impl Config {
     }
 }
 
+impl Config {
+    /// The SQLite file this config would create, when it names one that does not exist yet.
+    pub fn new_sqlite_file(&self) -> Option<&Path> {
+        match &self.db {
+            DbTarget::Sqlite(path) if !path.exists() => Some(path),
+            _ => None,
+        }
+    }
+
+    /// This config on the SQLite file `path` instead, its lexical index in memory: a dry run's
+    /// stand-in for a memory that does not exist yet, so that nothing is made where it would be.
+    pub fn on_scratch_file(self, path: PathBuf) -> Config {
+        Config { db: DbTarget::Sqlite(path), lexical: Some(Place::Memory), ..self }
+    }
+}
+
 /// `CORTEX_LEXICAL_INDEX`: `off` (the database's own full-text search), `memory` (built at
 /// each start), or a folder; unset, the folder beside a SQLite file (`<file>.lexical`), or one
 /// per PostgreSQL database in the user's cache folder.

@@ -241,6 +241,6 @@ impl MemoryService {
 }
 
 /// This machine's clock, for what no other process compares (a hit's staleness hint).
-pub(crate) fn now_ms() -> i64 {
+pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }

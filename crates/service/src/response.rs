@@ -487,7 +487,8 @@ pub struct FindResponse {
     pub next_cursor: Option<String>,
     /// Computed hints when fewer than 3 hits came back.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub suggestions: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    pub suggestions: Vec<Suggestion>,
     /// What the server could not do for this request (e.g. semantic search unavailable).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -504,6 +505,45 @@ pub struct FindResponse {
     /// Present when links were followed from the hits (`expand`, or `deep` mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub graph: Option<GraphView>,
+}
+
+/// A computed hint of a find with few hits. On the wire it is a sentence in the words of the
+/// tool's arguments (its `Display`); a caller with a syntax of its own (the CLI's flags) words
+/// the typed change itself.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Suggestion {
+    /// `more` hits (a count, or `1000+`) in the wider scope `level`.
+    Widen { more: String, level: cortex_domain::ScopeLevel },
+    /// `more` hits of the kinds the `types` filter left out.
+    OtherKinds { more: String },
+    /// `more` hits without these narrowing arguments (`tags`, `status`, `since`, `until`).
+    Unfiltered { more: String, filters: Vec<&'static str> },
+    /// A hint that names no argument: every caller reads it alike.
+    Text(String),
+}
+
+impl std::fmt::Display for Suggestion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Suggestion::Widen { more, level } => {
+                let level = level.as_str();
+                write!(f, "{more} more hit(s) in {level} scope: pass \"widen\": \"{level}\"")
+            }
+            Suggestion::OtherKinds { more } => {
+                write!(f, "{more} more hit(s) of other kinds: drop the `types` filter")
+            }
+            Suggestion::Unfiltered { more, filters } => {
+                write!(f, "{more} more hit(s) without the {} filter(s)", filters.join(", "))
+            }
+            Suggestion::Text(text) => f.write_str(text),
+        }
+    }
+}
+
+impl Serialize for Suggestion {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
 }
 
 #[cfg(test)]

@@ -94,15 +94,16 @@ impl Filters {
     }
 
     /// These filters with a find's own ([`FindFilter`]: kinds, dates, tags, status, whether
-    /// superseded and expired items count) in place of theirs; scope, clock and bound stay.
+    /// superseded and expired items count) in place of theirs; scope, clock and bound stay,
+    /// and an age in the find's dates is counted back from this clock.
     /// The filter is taken apart whole: a new filter of a find does not compile until it is
     /// given its clause here.
     pub fn with_find_filter(self, filter: &FindFilter) -> Filters {
         let FindFilter { types, since, until, tags, status, include_superseded, include_expired } = filter;
         Filters {
             kinds: types.clone(),
-            since: *since,
-            until: *until,
+            since: since.map(|m| m.resolve(self.now)),
+            until: until.map(|m| m.resolve(self.now)),
             tags: tags.clone(),
             status: status.clone(),
             include_superseded: *include_superseded,

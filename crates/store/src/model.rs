@@ -404,6 +404,15 @@ pub struct AuditQuery {
     /// Records at or after this instant (epoch ms).
     pub since: Option<i64>,
     pub limit: usize,
+    /// The newest `limit` records, newest first; otherwise the oldest, oldest first.
+    pub newest_first: bool,
+}
+
+impl AuditQuery {
+    /// `ORDER BY` of the query's records.
+    pub(crate) fn order(&self) -> &'static str {
+        if self.newest_first { "seq DESC" } else { "seq" }
+    }
 }
 
 /// One change to one item, as the database recorded it.

@@ -117,7 +117,7 @@ fn store_takes_an_argument_or_a_file_and_refusals_exit_2(db: &TestDb) {
 fn stats_and_doctor_report_the_database_and_scope(db: &TestDb) {
     let env = Env::new(db);
     env.run(&["store", r#"{"kind": "todo", "content": "count me"}"#], None);
-    let stats = stdout_json(&env.run(&["stats"], None));
+    let stats = stdout_json(&env.run(&["stats", "--json"], None));
     assert_eq!(stats["items"], 1);
     assert_eq!(stats["by_kind"][0]["kind"], "todo");
     let doctor = stdout_json(&env.run(&["doctor"], None));
@@ -222,7 +222,11 @@ fn a_memory_moves_between_backends_and_back_unchanged() {
     assert_eq!(report["verified"], N);
     let again = stdout_json(&target.run(&["import", file.to_str().unwrap()], None));
     assert_eq!((again["imported"].as_u64(), again["already_present"].as_u64()), (Some(0), Some(N as u64)));
-    assert_eq!(stdout_json(&target.run(&["stats"], None))["items"], N - 1, "the deleted item stays deleted");
+    assert_eq!(
+        stdout_json(&target.run(&["stats", "--json"], None))["items"],
+        N - 1,
+        "the deleted item stays deleted"
+    );
 
     let round_trip = target.dir.path().join("back.jsonl");
     let out = target.run(&["export", "--out", round_trip.to_str().unwrap()], None);
@@ -249,7 +253,7 @@ fn import_an_edited_export(edit: impl FnOnce(&str) -> String) -> (bool, String, 
     std::fs::write(&file, edit(&std::fs::read_to_string(&file).unwrap())).unwrap();
     let target = Env::new(&target_db);
     let out = target.run(&["import", file.to_str().unwrap()], None);
-    let items = stdout_json(&target.run(&["stats"], None))["items"].clone();
+    let items = stdout_json(&target.run(&["stats", "--json"], None))["items"].clone();
     (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned(), items)
 }
 
@@ -280,7 +284,7 @@ fn an_unreadable_line_in_an_export_is_named() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(stderr.contains("line 3: cannot be read"), "{stderr}");
-    assert_eq!(stdout_json(&target.run(&["stats"], None))["items"], 0);
+    assert_eq!(stdout_json(&target.run(&["stats", "--json"], None))["items"], 0);
 }
 
 #[test]
@@ -321,7 +325,7 @@ fn audit_shows_an_items_history(db: &TestDb) {
     ));
     let id = stored["results"][0]["id"].as_str().unwrap().to_string();
     env.run(&["store", &json!({"operation": "delete", "id": id}).to_string()], None);
-    let out = env.run(&["audit", "--item", &id], None);
+    let out = env.run(&["audit", "--json", "--item", &id], None);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let records = stdout_json(&out)["records"].as_array().unwrap().clone();
     let ops: Vec<&str> = records.iter().map(|r| r["operation"].as_str().unwrap()).collect();
@@ -335,10 +339,12 @@ fn audit_shows_an_items_history(db: &TestDb) {
     assert_eq!(records[1]["principal"], principal, "the delete is the same user's");
     assert!(records[1].get("claimed").is_none(), "a delete claims nothing: {}", records[1]);
     assert!(records[0]["request_id"].is_string());
-    let since = env.run(&["audit", "--since", "2000-01-01T00:00:00Z"], None);
+    let since = env.run(&["audit", "--json", "--since", "2000-01-01T00:00:00Z"], None);
     assert_eq!(stdout_json(&since)["records"].as_array().unwrap().len(), 2);
     let bad = env.run(&["audit", "--since", "yesterday"], None);
-    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("RFC 3339"));
+    assert!(
+        !bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("an age like 36h, 7d or 2w")
+    );
 }
 
 fn keys_are_created_once_listed_without_secrets_and_revoked(db: &TestDb) {
@@ -365,7 +371,7 @@ fn keys_are_created_once_listed_without_secrets_and_revoked(db: &TestDb) {
     assert_eq!(env.run(&["keys", "revoke", "ci"], None).status.code(), Some(2));
     let verify = env.run(&["audit", "--verify"], None);
     assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stdout));
-    let ops: Vec<String> = stdout_json(&env.run(&["audit"], None))["records"]
+    let ops: Vec<String> = stdout_json(&env.run(&["audit", "--json"], None))["records"]
         .as_array()
         .unwrap()
         .iter()
@@ -407,16 +413,23 @@ fn bench_and_eval_are_left_to_cortex_bench() {
 }
 
 /// A title and body carrying escape sequences (clear the screen, set the window title, ring,
-/// a C1 CSI, a right-to-left override) are printed without them by `find` and `context`, on
-/// stdout and stderr; `--json` keeps them, escaped, as the stored text.
+/// a C1 CSI, a right-to-left override) are printed without them by `find`, `show`, `audit` and
+/// `context`, on stdout and stderr; `--json` keeps them, escaped, as the stored text.
 fn terminal_escapes_in_stored_text_never_reach_a_persons_terminal(db: &TestDb) {
     let env = Env::new(db);
     let title = "Rotate \u{1b}[2J\u{1b}]0;pwned\u{7} keys \u{9b}31m\u{202e}now";
     let item = json!({"kind": "todo", "data": {"title": title, "status": "open"}, "content": "Rotate\r\u{1b}[1A the keys"});
     let stored = env.run(&["store", &item.to_string()], None);
     assert!(stored.status.success(), "{stored:?}");
+    let id = stdout_json(&stored)["results"][0]["id"].as_str().unwrap().to_string();
     let hostile = |b: u8| b == 0x1b || b == 0x07 || b == b'\r';
-    for args in [&["find", "Rotate"][..], &["context"], &["find", "Rotate", "--mode", "nonsense\u{1b}[2J"]] {
+    for args in [
+        &["find", "Rotate"][..],
+        &["context"],
+        &["find", "Rotate", "--mode", "nonsense\u{1b}[2J"],
+        &["show", &id, "\u{1b}]0;pwned\u{7}"],
+        &["audit"],
+    ] {
         let out = env.run(args, None);
         let both = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
         assert!(!both.iter().any(|b| hostile(*b)), "{args:?}: {}", String::from_utf8_lossy(&both));

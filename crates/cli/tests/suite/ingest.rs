@@ -132,7 +132,7 @@ fn the_readme_command_works_in_a_repository_without_a_changelog(db: &TestDb) {
 }
 
 fn audit_records(db: &TestDb, dir: &Path) -> usize {
-    let out = cortex(db, dir, &["audit"]);
+    let out = cortex(db, dir, &["audit", "--json"]);
     let audit: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     audit["records"].as_array().unwrap().len()
 }

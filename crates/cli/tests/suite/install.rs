@@ -267,17 +267,29 @@ fn cortex_in_python_env(prefix: &Path) -> PathBuf {
     exe
 }
 
+/// Runs the copied `exe`. A process another test forks while the copy is being written holds
+/// it open for writing until that child execs, and exec then fails as "text file busy": the
+/// run is tried again for a while.
 fn install_from(exe: &Path, h: &Homes, args: &[&str]) -> Output {
-    std::process::Command::new(exe)
-        .current_dir(&h.project)
-        .env("HOME", &h.home)
-        .env_remove("XDG_CACHE_HOME")
-        .env_remove("UV_CACHE_DIR")
-        .env_remove("CORTEX_MODEL_DIR")
-        .arg("install")
-        .args(args)
-        .output()
-        .unwrap()
+    let mut tries = 0;
+    loop {
+        let run = std::process::Command::new(exe)
+            .current_dir(&h.project)
+            .env("HOME", &h.home)
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("UV_CACHE_DIR")
+            .env_remove("CORTEX_MODEL_DIR")
+            .arg("install")
+            .args(args)
+            .output();
+        match run {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other.unwrap(),
+        }
+    }
 }
 
 #[test]

@@ -9,6 +9,7 @@ mod hook_inputs;
 mod ingest;
 mod install;
 mod links;
+mod people;
 mod processes;
 mod recall;
 mod settings;

@@ -67,7 +67,7 @@ fn items_by_tag(store: &dyn Store) -> BTreeMap<String, usize> {
 }
 
 fn insert_records(store: &dyn Store) -> usize {
-    let records = store.audit(&AuditQuery { item: None, since: None, limit: usize::MAX >> 1 }).unwrap();
+    let records = store.audit(&AuditQuery { limit: usize::MAX >> 1, ..AuditQuery::default() }).unwrap();
     records.iter().filter(|r| r.operation == "insert").count()
 }
 
@@ -262,7 +262,7 @@ fn a_read_only_file_serves_every_read() {
     assert_ok(&found, "find");
     let found: Value = serde_json::from_slice(&found.stdout).unwrap();
     assert!(found["hits"].as_array().is_some_and(|h| !h.is_empty()), "{found}");
-    let stats = run(&["stats"]);
+    let stats = run(&["stats", "--json"]);
     assert_ok(&stats, "stats");
     assert_eq!(serde_json::from_slice::<Value>(&stats.stdout).unwrap()["items"], 50);
     let export = run(&["export"]);

@@ -259,7 +259,10 @@ fn the_session_ceiling_stops_injections_and_stats_count_them() {
     assert_eq!(text(&second), "", "the session spent its 150 tokens");
     ask("what's the weather like today?");
 
-    let stats = cortex_at(dir.path(), &db).arg("stats").output().unwrap();
+    let shown = cortex_at(dir.path(), &db).arg("stats").output().unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("  acme/api: 3 prompts, 1 with memories (1 memories, "), "{shown}");
+    let stats = cortex_at(dir.path(), &db).args(["stats", "--json"]).output().unwrap();
     assert!(stats.status.success());
     let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
     let counts = &stats["recall"][0];

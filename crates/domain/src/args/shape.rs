@@ -187,32 +187,32 @@ impl Shape for Flag {
     }
 }
 
-/// An instant: RFC 3339 or a date (`time::parse_instant`), as epoch milliseconds.
-pub struct Date;
+/// A moment: an age like `7d` or an instant (`time::parse_moment`), resolved when used.
+pub struct When;
 
-impl Shape for Date {
-    type Out = i64;
+impl Shape for When {
+    type Out = crate::time::Moment;
 
     fn schema(&self) -> Map<String, Value> {
         Text.schema()
     }
 
-    fn parse(&self, field: &str, value: &Value) -> Result<i64, ValidationError> {
+    fn parse(&self, field: &str, value: &Value) -> Result<crate::time::Moment, ValidationError> {
         match value {
             Value::String(s) => self.parse_str(field, s),
-            other => Err(ValidationError::wrong_type(field, "a date string", other)),
+            other => Err(ValidationError::wrong_type(field, "an age or a date string", other)),
         }
     }
 }
 
-impl Date {
-    /// The instant `text` names, refused as a sent one is.
-    pub fn parse_str(&self, field: &str, text: &str) -> Result<i64, ValidationError> {
-        crate::time::parse_instant(text).map_err(|hint| {
+impl When {
+    /// The moment `text` names, refused as a sent one is.
+    pub fn parse_str(&self, field: &str, text: &str) -> Result<crate::time::Moment, ValidationError> {
+        crate::time::parse_moment(text).map_err(|hint| {
             ValidationError::new(
                 ErrorCode::InvalidValue,
                 field,
-                format!("`{field}` is not a date: `{}`", shown(text)),
+                format!("`{field}` is not an age or a date: `{}`", shown(text)),
                 hint.to_string(),
             )
         })

@@ -9,6 +9,7 @@
 use super::{FindFilter, FindRequest};
 use crate::error::{ErrorCode, ValidationError};
 use crate::scope::SCOPE_FIELDS;
+use crate::time::Moment;
 use sha2::{Digest, Sha256};
 
 /// The furthest offset a cursor may carry.
@@ -50,6 +51,17 @@ impl Encoder {
     }
 }
 
+impl Encoder {
+    /// An age stays an age: a search's next page counts it back from its own now.
+    fn moment(&mut self, tag: &str, value: Option<Moment>) {
+        match value {
+            Some(Moment::Ago(age)) => self.number(&format!("{tag} ago"), Some(age)),
+            Some(Moment::At(t)) => self.number(tag, Some(t)),
+            None => self.number(tag, None),
+        }
+    }
+}
+
 impl FindRequest {
     /// A hash of everything that shapes the result list (not the page). The request and its
     /// filters are taken apart whole: a new field does not compile until it is encoded here or
@@ -84,8 +96,8 @@ impl FindRequest {
             e.text(field, scope.as_ref().and_then(|s| s.get(field)));
         }
         e.text("widen", widen.map(|w| w.as_str()));
-        e.number("since", *since);
-        e.number("until", *until);
+        e.moment("since", *since);
+        e.moment("until", *until);
         e.texts("tags", tags.iter().map(String::as_str));
         e.text("status", status.as_deref());
         e.number("include_superseded", Some((*include_superseded).into()));

@@ -8,10 +8,11 @@
 
 use super::args::{Draft, FindField};
 use crate::args::Arg;
-use crate::args::shape::{Date, Flag, Kinds, TagFilter, Text};
+use crate::args::shape::{Flag, Kinds, TagFilter, Text, When};
 use crate::error::{ErrorCode, ValidationError};
 use crate::kind::Kind;
 use crate::limits::MAX_TAGS;
+use crate::time::Moment;
 
 /// The filters of a find: which items may be hits. Every field at its default keeps
 /// everything live, current and not expired.
@@ -19,10 +20,11 @@ use crate::limits::MAX_TAGS;
 pub struct FindFilter {
     /// Only these kinds (none: every kind).
     pub types: Vec<Kind>,
-    /// Updated at or after this instant (epoch ms).
-    pub since: Option<i64>,
-    /// Updated before this instant (epoch ms).
-    pub until: Option<i64>,
+    /// Updated at or after this moment; an age stays an age, counted back from when the
+    /// search runs, so every page of one search means the same thing.
+    pub since: Option<Moment>,
+    /// Updated before this moment.
+    pub until: Option<Moment>,
     /// Every one of these tags, lowercased.
     pub tags: Vec<String>,
     /// The kind's status, as a word (`accepted`, `in_progress`).
@@ -39,14 +41,14 @@ pub const TYPES: FindField<Kinds> = FindField {
     shape: Kinds,
     set: |d, v| d.filter().types = v,
 };
-pub const SINCE: FindField<Date> = FindField {
+pub const SINCE: FindField<When> = FindField {
     name: "since",
-    doc: Some("RFC 3339 or YYYY-MM-DD, on updated time."),
-    shape: Date,
+    doc: Some("Age (36h, 7d, 2w), RFC 3339 or YYYY-MM-DD, on updated time."),
+    shape: When,
     set: |d, v| d.filter().since = Some(v),
 };
-pub const UNTIL: FindField<Date> =
-    FindField { name: "until", doc: None, shape: Date, set: |d, v| d.filter().until = Some(v) };
+pub const UNTIL: FindField<When> =
+    FindField { name: "until", doc: None, shape: When, set: |d, v| d.filter().until = Some(v) };
 pub const TAGS: FindField<TagFilter> = FindField {
     name: "tags",
     doc: Some("Hits must carry all of these."),
@@ -153,8 +155,8 @@ mod tests {
     fn every_filter_set() -> FindFilter {
         FindFilter {
             types: vec![Kind::Decision],
-            since: Some(1),
-            until: Some(2),
+            since: Some(Moment::At(1)),
+            until: Some(Moment::At(2)),
             tags: vec!["a".into()],
             status: Some("open".into()),
             include_superseded: true,

@@ -34,6 +34,7 @@ impl Lifecycle<'_> {
             item: None,
             since: Some(since),
             limit: MAX_AUDIT_RECORDS,
+            newest_first: false,
         })?;
         let cut = records.len() >= MAX_AUDIT_RECORDS;
         let mut seen = HashSet::new();

@@ -39,7 +39,7 @@ pub use explain::RouteLists;
 use hits::{hit, parts_for};
 
 use crate::lexical_index::Cores;
-use crate::response::{FindResponse, Hit, Route, SearchedScope};
+use crate::response::{FindResponse, Hit, Route, SearchedScope, Suggestion};
 use crate::semantic::EmbedderChoice;
 use crate::{MemoryService, Result};
 use candidates::{Candidate, fused_candidates, with_neighbours};
@@ -198,10 +198,10 @@ impl MemoryFind<'_> {
         let parsed = parse_query(text);
         if parsed.is_empty() {
             response.route_used = Route::None;
-            response.suggestions.push(format!(
+            response.suggestions.push(Suggestion::Text(format!(
                 "`{}` has no searchable word (only stopwords, symbols or exclusions): add a word made of letters or digits",
                 truncate_chars(text, 60).0
-            ));
+            )));
             return Ok(());
         }
         let mut dense_text = text.to_string();

@@ -5,6 +5,7 @@ use super::COUNT_CAP;
 use super::MemoryFind;
 use super::vocabulary::Vocabulary;
 use crate::Result;
+use crate::response::Suggestion;
 use cortex_domain::query::{ParsedQuery, is_stopword};
 use cortex_domain::spelling::best_correction;
 use cortex_domain::{FindRequest, ScopeFilter, ScopeLevel};
@@ -20,7 +21,7 @@ impl MemoryFind<'_> {
         filter: &ScopeFilter,
         filters: &Filters,
         found: usize,
-    ) -> Result<Vec<String>> {
+    ) -> Result<Vec<Suggestion>> {
         let mut out = Vec::new();
         let count = |filters: Filters| -> Result<usize> {
             let query = LexicalQuery { query: parsed.clone(), combine: Combine::Any, filters, pool: 0 };
@@ -35,30 +36,21 @@ impl MemoryFind<'_> {
             let wider_filter = filter.at_level(wider);
             let n = count(Filters { scope_equals: wider_filter.equals.clone(), ..filters.clone() })?;
             if n > found {
-                out.push(format!(
-                    "{} more hit(s) in {} scope: pass \"widen\": \"{}\"",
-                    show(n - found),
-                    wider.as_str(),
-                    wider.as_str()
-                ));
+                out.push(Suggestion::Widen { more: show(n - found), level: wider });
                 break;
             }
         }
         if !req.filter.types.is_empty() {
             let n = count(Filters { kinds: Vec::new(), ..filters.clone() })?;
             if n > found {
-                out.push(format!("{} more hit(s) of other kinds: drop the `types` filter", show(n - found)));
+                out.push(Suggestion::OtherKinds { more: show(n - found) });
             }
         }
         let narrowing = req.filter.narrowing();
         if !narrowing.is_empty() {
             let n = count(filters.clone().with_find_filter(&req.filter.without_narrowing()))?;
             if n > found {
-                out.push(format!(
-                    "{} more hit(s) without the {} filter(s)",
-                    show(n - found),
-                    narrowing.join(", ")
-                ));
+                out.push(Suggestion::Unfiltered { more: show(n - found), filters: narrowing });
             }
         }
         let vocabulary = self.vocabulary();
@@ -72,28 +64,28 @@ impl MemoryFind<'_> {
                 let candidates = vocabulary.near(word);
                 if let Some(term) = best_correction(word, candidates.iter().map(|(t, n)| (t.as_str(), *n))) {
                     let surface = vocabulary.written(term)?;
-                    out.push(format!("did you mean \"{surface}\" instead of \"{word}\"?"));
+                    out.push(Suggestion::Text(format!("did you mean \"{surface}\" instead of \"{word}\"?")));
                 }
             }
         }
         if out.is_empty() {
             if !unknown.is_empty() {
-                out.push(format!(
+                out.push(Suggestion::Text(format!(
                     "no stored item contains {}: try the words the knowledge was written with",
                     unknown.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(", ")
-                ));
+                )));
             } else if filter.level != ScopeLevel::All {
-                out.push(format!(
+                out.push(Suggestion::Text(format!(
                     "only {found} hit(s) in {} scope and none elsewhere: try other words",
                     filter.level.as_str()
-                ));
+                )));
             }
             let common = match &vocabulary {
                 Some(vocabulary) => common_words(vocabulary)?,
                 None => Vec::new(),
             };
             if !common.is_empty() {
-                out.push(format!("words common in this memory: {}", common.join(", ")));
+                out.push(Suggestion::Text(format!("words common in this memory: {}", common.join(", "))));
             }
         }
         Ok(out)

@@ -87,7 +87,7 @@ pub const LOG: Setting<Choice<Level>> = Setting {
             ("trace", Level::TRACE),
         ],
     },
-    doc: "the log level; logs go to stderr only",
+    doc: "the log level; logs go to stderr only; unset, `info` is for `serve`, `ui` and `-v`, and the one-shot commands log `warn` and up",
 };
 /// The shape of a log line (`CORTEX_LOG_FORMAT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -130,7 +130,7 @@ fn types_filter_and_its_suggestion(db: &TestDb) {
     assert_eq!(incidents.hits[0].kind.as_str(), "incident");
     assert_eq!(incidents.hits[0].status.as_deref(), Some("resolved"));
     assert!(
-        incidents.suggestions.iter().any(|s| s.contains("1 more hit(s) of other kinds")),
+        incidents.suggestions.iter().any(|s| s.to_string().contains("1 more hit(s) of other kinds")),
         "{:?}",
         incidents.suggestions
     );
@@ -198,27 +198,31 @@ fn a_nonsense_query_gets_computed_suggestions(db: &TestDb) {
     m.store(json!([section("Cluster upgrade", "kubernetes cluster upgrade procedure")]));
     let none = m.find(json!({"query": "zzqxw vlorp"}));
     assert!(none.hits.is_empty());
-    assert!(none.suggestions.iter().any(|s| s.contains("zzqxw")), "{:?}", none.suggestions);
-    assert!(none.suggestions.iter().any(|s| s.contains("kubernetes")), "{:?}", none.suggestions);
+    assert!(none.suggestions.iter().any(|s| s.to_string().contains("zzqxw")), "{:?}", none.suggestions);
+    assert!(none.suggestions.iter().any(|s| s.to_string().contains("kubernetes")), "{:?}", none.suggestions);
     // A dropped letter and two swapped letters (from the former Python test).
     for typo in ["kubernets", "kuberntes"] {
         let found = m.find(json!({"query": typo, "mode": "fast"}));
         assert!(
-            found.suggestions.iter().any(|s| s.contains("kubernetes")),
+            found.suggestions.iter().any(|s| s.to_string().contains("kubernetes")),
             "{typo}: {:?}",
             found.suggestions
         );
     }
     let typo = m.find(json!({"query": "procedxre"}));
     assert!(
-        typo.suggestions.iter().any(|s| s.contains("did you mean \"procedure\"")),
+        typo.suggestions.iter().any(|s| s.to_string().contains("did you mean \"procedure\"")),
         "{:?}",
         typo.suggestions
     );
     m.store(json!([{"kind": "section", "content": "procedure for kubernetes in web", "scope": {"project": "web"}}]));
     let scoped =
         m.find(json!({"query": "procedure kubernetes", "scope": {"project": "web"}, "widen": "branch"}));
-    assert!(scoped.suggestions.iter().any(|s| s.contains("more hit(s) in")), "{:?}", scoped.suggestions);
+    assert!(
+        scoped.suggestions.iter().any(|s| s.to_string().contains("more hit(s) in")),
+        "{:?}",
+        scoped.suggestions
+    );
 }
 
 fn deep_mode_corrects_a_mistyped_word(db: &TestDb) {

@@ -44,11 +44,12 @@ pub fn chain_page(client: &mut Conn, after: i64, limit: usize) -> Result<Vec<Cha
     client.query(&sql, &[&after, &(limit as i64)])?.iter().map(chain_record).collect()
 }
 
-/// Audit records, oldest first: one item's, or those at or after `since`.
+/// Audit records in the query's order: one item's, or those at or after `since`.
 pub fn audit(client: &mut Conn, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
     let sql = format!(
         "SELECT {CHAIN_COLUMNS} FROM audit_log WHERE ($1::uuid IS NULL OR item_id = $1) \
-         AND ($2::bigint IS NULL OR at >= $2) ORDER BY seq LIMIT $3"
+         AND ($2::bigint IS NULL OR at >= $2) ORDER BY {} LIMIT $3",
+        query.order()
     );
     let rows = client.query(&sql, &[&query.item, &query.since, &(query.limit as i64)])?;
     rows.iter().map(|r| chain_record(r)?.into_audit_record()).collect()

@@ -89,11 +89,12 @@ pub fn chain_page(conn: &Connection, after: i64, limit: usize) -> Result<Vec<Cha
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// Audit records, oldest first: one item's, or those at or after `since`.
+/// Audit records in the query's order: one item's, or those at or after `since`.
 pub fn audit(conn: &Connection, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {CHAIN_COLUMNS} FROM audit_log \
-         WHERE (?1 IS NULL OR item_id = ?1) AND (?2 IS NULL OR at >= ?2) ORDER BY seq LIMIT ?3"
+         WHERE (?1 IS NULL OR item_id = ?1) AND (?2 IS NULL OR at >= ?2) ORDER BY {} LIMIT ?3",
+        query.order()
     ))?;
     let item = query.item.map(|id| id.to_string());
     let rows = stmt.query_map(params![item, query.since, query.limit as i64], chain_record)?;

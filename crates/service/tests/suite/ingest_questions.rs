@@ -60,6 +60,11 @@ pub const QUESTIONS: &[(&str, &str, &str)] = &[
         "Configuration > PostgreSQL: one memory for a team",
     ),
     (
+        "how is the audit trail chained and verified",
+        "docs/STATUS.md",
+        "What is built, in detail > Governance and the audit trail",
+    ),
+    (
         "what is refused outright by the audit triggers",
         "docs/AUDIT.md",
         "The audit trail: what it proves, and what it cannot > What is refused outright (both backends unless said)",

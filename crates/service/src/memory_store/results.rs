@@ -31,6 +31,7 @@ pub(super) fn near_duplicate(index: usize, op: &WriteOp, existing: Uuid, similar
         similarity: Some((similarity * 1000.0).round() / 1000.0),
         kind,
         error: None,
+        redacted: Vec::new(),
     }
 }
 
@@ -44,6 +45,7 @@ pub(super) fn refused(index: usize, kind: Option<String>, error: &ValidationErro
         reason: None,
         similarity: None,
         error: Some(ErrorBody::from(error)),
+        redacted: Vec::new(),
     }
 }
 
@@ -58,6 +60,7 @@ pub(super) fn result_of(index: usize, op: &WriteOp, outcome: WriteOutcome) -> It
         reason,
         similarity: None,
         error: None,
+        redacted: Vec::new(),
     };
     let path = |field: &str| format!("items[{index}].{field}");
     match outcome {

@@ -22,6 +22,7 @@ mod ingest_sources;
 mod lexical_index;
 mod response_limits;
 mod restore;
+mod secrets;
 mod semantic;
 mod tenant_citations;
 mod tenant_isolation;

@@ -61,6 +61,8 @@ pub struct Config {
     pub vector_file: Option<PathBuf>,
     /// The prompt-submit hook's budgets and where it keeps its sessions and counts.
     pub recall: RecallConfig,
+    /// What a store does with a credential in an item's text (`CORTEX_SECRETS`).
+    pub secrets: settings::SecretsMode,
 }
 
 /// The prompt-submit hook's settings.
@@ -117,6 +119,7 @@ impl Config {
             }),
             vector_file: vector_file_for(&db, true),
             recall: RecallConfig::defaults(),
+            secrets: settings::SecretsMode::Redact,
             db,
         }
     }
@@ -142,6 +145,7 @@ impl Config {
             embedder: embedder_from_env()?,
             near_duplicates: near_duplicates_from_env()?,
             find_deadline: find_deadline_from_env()?,
+            secrets: settings::SECRETS.get(env)?,
         })
     }
 }

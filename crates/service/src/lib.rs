@@ -106,6 +106,8 @@ struct Shared {
     refusals: std::sync::Mutex<memory_store::RefusalBudget>,
     /// The prompt-submit hook's budgets and where it keeps its sessions and counts.
     recall: config::RecallConfig,
+    /// What a store does with a credential in an item's text.
+    secrets: settings::SecretsMode,
 }
 
 impl MemoryService {
@@ -133,6 +135,7 @@ impl MemoryService {
             dense_routes: memory_find::DensePool::per_core(),
             refusals: Default::default(),
             recall: config.recall.clone(),
+            secrets: config.secrets,
         });
         MemoryService {
             view: store,

@@ -95,6 +95,12 @@ pub struct ItemResult {
     /// What to do about `may_contradict`, in one line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// Secrets replaced by a marker (or private spans removed) before the item was stored.
+    /// Absent when nothing was taken. Its output schema says only "an array": every byte of it
+    /// is sent to every client; docs/TOOLS.md says what each entry holds (`{field, rule}`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Option<Vec<Value>>")]
+    pub redacted: Vec<Redacted>,
 }
 
 /// A stored item a new one may contradict or duplicate.
@@ -167,6 +173,16 @@ impl From<&cortex_domain::provenance::Provenance> for ProvenanceView {
             files: p.paths().map(str::to_string).collect(),
         }
     }
+}
+
+/// A secret taken out of an item's text before it was stored: where, and which rule found it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Redacted {
+    /// The field inside the item: `content`, `data.body`, `metadata.note`, ….
+    pub field: String,
+    /// The rule that found it (`github-pat`, `private-key`, `password-in-url`, …; `private`
+    /// for a `<private>` span, removed whole).
+    pub rule: String,
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]

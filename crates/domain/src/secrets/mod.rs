@@ -17,9 +17,12 @@
 //! [`rules`]); a private span takes in every secret inside it.
 
 mod gitleaks;
+mod item;
 mod own;
 #[cfg(test)]
 mod tests;
+
+pub use item::{ItemFinding, redact_item};
 
 use regex::bytes::{Regex, RegexBuilder};
 use std::borrow::Cow;

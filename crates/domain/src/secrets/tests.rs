@@ -286,3 +286,37 @@ fn entropy_is_bits_per_byte() {
     assert_eq!(entropy(b"aaaa"), 0.0);
     assert!((entropy(b"abcd") - 2.0).abs() < 1e-9);
 }
+
+#[test]
+fn an_items_texts_are_redacted_and_what_they_make_derived_again() {
+    use crate::item::{ItemOp, parse_item};
+    let token = format!("ghp_{}", random(ALNUM, 36, 49));
+    let upsert = |value: serde_json::Value| match parse_item(&value).unwrap() {
+        ItemOp::Upsert(item) => *item,
+        other => panic!("{other:?}"),
+    };
+    let mut todo = upsert(serde_json::json!({"kind": "todo", "content": format!("push with {token}"),
+        "metadata": {"notes": ["plain", format!("again {token}")]}}));
+    let hash_before = todo.content_hash.clone();
+    let found = redact_item(&mut todo);
+    let fields: Vec<(&str, &str)> = found.iter().map(|f| (f.field.as_str(), f.rule)).collect();
+    assert_eq!(fields, [("content", "github-pat"), ("metadata.notes[1]", "github-pat")]);
+    assert_eq!(todo.title, "push with [redacted:github-pat]", "the title is made of the redacted text");
+    assert!(!format!("{todo:?}").contains(&token));
+    assert_ne!(todo.content_hash, hash_before, "the hash is of the text stored");
+
+    let mut ddl = upsert(serde_json::json!({"kind": "ddl", "data": {"migration_id": "0007_roles",
+        "ddl_text": "ALTER ROLE app PASSWORD 'x';\n-- password=Sup3rS3cret!"}}));
+    redact_item(&mut ddl);
+    let text = ddl.data["ddl_text"].as_str().unwrap().to_string();
+    assert!(text.ends_with("password=[redacted:password-assignment]"), "{text}");
+    let mut check = ddl.data.clone();
+    check.remove("checksum");
+    crate::natural_key::apply_ddl_checksum(&mut check).unwrap();
+    assert_eq!(ddl.data["checksum"], check["checksum"], "the checksum is of the redacted text");
+
+    let mut plain = upsert(serde_json::json!({"kind": "todo", "content": "rotate the keys monthly"}));
+    let before = plain.clone();
+    assert!(redact_item(&mut plain).is_empty());
+    assert_eq!(plain, before);
+}

@@ -19,7 +19,8 @@ fn tool_definitions_match_the_snapshot() {
 
 /// What the model reads of the tools (name, description, input schema) is paid for by every
 /// session: both together stay under 6,000 characters of JSON. Output schemas are read by
-/// clients, not models; they stay under 5,000.
+/// clients, not models; they stay under 5,100 (the store result's `may_contradict`, `hint` and
+/// `redacted` say only "an array" or "a string" there, their entries described in docs/TOOLS.md).
 #[test]
 fn what_the_model_sees_of_both_tools_stays_under_6000_characters() {
     let tools = serde_json::to_value(cortex_mcp::tools()).unwrap();
@@ -31,7 +32,7 @@ fn what_the_model_sees_of_both_tools_stays_under_6000_characters() {
         output += serde_json::to_string(&tool["outputSchema"]).unwrap().len();
     }
     assert!(seen <= 6_000, "{seen} characters the model reads");
-    assert!(output <= 5_000, "{output} characters of output schemas");
+    assert!(output <= 5_100, "{output} characters of output schemas");
     let names: Vec<_> = cortex_mcp::tools().iter().map(|t| t.name.to_string()).collect();
     assert_eq!(names, vec!["memory_store", "memory_find"]);
 }

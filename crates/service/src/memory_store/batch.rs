@@ -6,7 +6,7 @@
 //! still pending at the end is written, and the store's outcomes fill the remaining slots.
 
 use super::results::{refused, summarize};
-use crate::response::{ErrorBody, ItemResult, ItemStatus, StoreResponse};
+use crate::response::{ErrorBody, ItemResult, ItemStatus, Redacted, StoreResponse};
 use cortex_domain::item::Refused;
 use cortex_domain::lifecycle::StatusChange;
 use cortex_domain::provenance::{Provenance, ProvenanceClaim};
@@ -49,6 +49,8 @@ pub(super) struct Batch {
     pub keyed: Vec<(usize, String)>,
     /// The stored items the checks read, as first read: what the write must still find.
     pub seen: Seen,
+    /// What the secrets stage took out of each item's text, by request position.
+    pub redacted: Vec<(usize, Vec<Redacted>)>,
 }
 
 impl Batch {
@@ -62,6 +64,7 @@ impl Batch {
             blocked: Vec::new(),
             keyed: Vec::new(),
             seen: Seen::default(),
+            redacted: Vec::new(),
         };
         for (index, item) in items.into_iter().enumerate() {
             match item {
@@ -121,6 +124,11 @@ impl Batch {
         for (index, reason) in std::mem::take(&mut self.keyed) {
             if let Some(result) = self.results[index].as_mut().filter(|r| r.status == ItemStatus::Updated) {
                 result.reason = Some(reason);
+            }
+        }
+        for (index, redacted) in std::mem::take(&mut self.redacted) {
+            if let Some(result) = self.results[index].as_mut() {
+                result.redacted = redacted;
             }
         }
         let results: Vec<ItemResult> = self.results.into_iter().flatten().collect();

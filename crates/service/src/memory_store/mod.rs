@@ -1,9 +1,10 @@
 //! The `memory_store` flow ([`MemoryStore`]), one pipeline over a batch of pending items (`batch`): validate → normalize
-//! → hash (all in the domain) → scope (and a key's tenant bound) → natural keys → graph
+//! → hash (all in the domain) → secrets redacted (or refused) and the hash made again → scope (and a key's tenant bound) → natural keys → graph
 //! references → governance and `supersedes` targets → embed → near-duplicates → exact dedupe
 //! and write of the whole batch in one transaction (the store) → one result per input item.
 //!
 //! - [`batch`]: the pending items, each with its request position and op, and the results
+//! - [`secrets`]: credentials in an item's text, redacted or refused (`CORTEX_SECRETS`)
 //! - [`bound`]: every item's scope inside an API key's bound
 //! - [`natural_keys`]: inserts that name an item already stored by its natural key
 //! - [`references`]: relation and observation ends resolved to item ids
@@ -25,6 +26,7 @@ mod references;
 mod refusal_budget;
 mod refused;
 mod results;
+mod secrets;
 mod vectors;
 mod write;
 
@@ -76,12 +78,16 @@ impl MemoryStore<'_> {
         let now = self.service.now()?;
         let kinds =
             request.items.iter().map(|item| item.as_ref().map_or_else(|r| r.kind, ItemOp::kind)).collect();
+        let mut redacted = Vec::new();
         let items = request
             .items
             .iter()
             .enumerate()
             .map(|(index, item)| {
-                let op = item.clone()?;
+                let (op, found) = self.screen(index, item.clone()?)?;
+                if !found.is_empty() {
+                    redacted.push((index, found));
+                }
                 let (replaces, claim) = match &op {
                     ItemOp::Upsert(item) => (
                         item.supersedes.map(|target| Replacement {
@@ -99,6 +105,7 @@ impl MemoryStore<'_> {
             })
             .collect();
         let mut batch = Batch::new(kinds, items);
+        batch.redacted = redacted;
         self.check_bound(&mut batch)?;
         self.resolve_natural_keys(&mut batch, now)?;
         self.resolve_references(&mut batch)?;

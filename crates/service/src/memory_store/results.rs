@@ -35,6 +35,7 @@ pub(super) fn near_duplicate(index: usize, op: &WriteOp, existing: Uuid, similar
         error: None,
         may_contradict: Vec::new(),
         hint: None,
+        redacted: Vec::new(),
     }
 }
 
@@ -50,6 +51,7 @@ pub(super) fn refused(index: usize, kind: Option<String>, error: &ValidationErro
         error: Some(ErrorBody::from(error)),
         may_contradict: Vec::new(),
         hint: None,
+        redacted: Vec::new(),
     }
 }
 
@@ -66,6 +68,7 @@ pub(super) fn result_of(index: usize, op: &WriteOp, outcome: WriteOutcome) -> It
         error: None,
         may_contradict: Vec::new(),
         hint: None,
+        redacted: Vec::new(),
     };
     let path = |field: &str| format!("items[{index}].{field}");
     match outcome {

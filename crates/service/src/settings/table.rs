@@ -206,9 +206,30 @@ pub const RECALL_SESSION_BUDGET_TOKENS: Setting<Whole> = Setting {
     kind: Whole { default: DEFAULT_SESSION_BUDGET_TOKENS as u64, min: 0, max: 10_000_000 },
     doc: "the most the prompt-submit hook adds to one agent session (by the hook's `session_id`) until it is compacted or cleared; `cortex stats` counts the sessions that reach it",
 };
+/// What a store does with a credential found in an item's text (`CORTEX_SECRETS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretsMode {
+    Redact,
+    Refuse,
+    Off,
+}
+
+pub const SECRETS: Setting<Choice<SecretsMode>> = Setting {
+    name: "CORTEX_SECRETS",
+    flag: None,
+    kind: Choice {
+        default: SecretsMode::Redact,
+        choices: &[
+            ("redact", SecretsMode::Redact),
+            ("refuse", SecretsMode::Refuse),
+            ("off", SecretsMode::Off),
+        ],
+    },
+    doc: "credentials in a stored item's text (cloud keys, VCS, chat and payment tokens, private keys, JWTs, passwords in URLs and `password=` assignments): `redact` replaces each with `[redacted:<rule>]` before anything is stored, indexed or audited, and the item's result lists them in `redacted`; `refuse` refuses the item (`validation_error` naming the field and the rule); `off` stores them as given. `<private>…</private>` spans are removed unless `off`. Covers every `memory_store` (MCP, HTTP, CLI, web UI, `cortex ingest`); `cortex import` restores an export as it is",
+};
 /// The service's settings, in the docs' order (the HTTP server's follow them, in
 /// `cortex_server::settings`).
-pub static SETTINGS: [&(dyn super::Declared + Sync); 23] = [
+pub static SETTINGS: [&(dyn super::Declared + Sync); 24] = [
     &DB,
     &DB_FILE,
     &DB_POOL_SIZE,
@@ -232,6 +253,7 @@ pub static SETTINGS: [&(dyn super::Declared + Sync); 23] = [
     &LEXICAL_INDEX,
     &RECALL_BUDGET_TOKENS,
     &RECALL_SESSION_BUDGET_TOKENS,
+    &SECRETS,
 ];
 
 fn database(value: &str) -> Result<DbTarget, Refusal> {

@@ -24,6 +24,7 @@ mod lexical_index;
 mod provenance;
 mod response_limits;
 mod restore;
+mod secrets;
 mod semantic;
 mod tenant_citations;
 mod tenant_isolation;

@@ -22,5 +22,7 @@ def test_an_items_history_is_an_mcp_resource(db):
             history = json.loads(read.contents[0].text)
             assert history["item_id"] == adr
             assert [r["operation"] for r in history["records"]] == ["insert", "blocked"]
-            assert history["records"][1]["actor"] == "mallory"
+            # The name the client gave is kept as its claim; the principal is who really called.
+            assert history["records"][1]["claimed"]["actor"] == "mallory"
+            assert "mallory" not in history["records"][1]["principal"]
     run(body)

@@ -280,7 +280,9 @@ def test_curation_goes_through_the_store_with_its_governance(db, serve, memory, 
     assert saved.status_code == 200, saved.text
     assert "Webhook retries, curated" in saved.text
     history = re.search(r'<table class="history">(.*?)</table>', saved.text, re.S).group(1)
-    assert '<td class="op">update</td>' in history and "actor: curator" in history and "cortex-ui" in history
+    # By the signed-in key, through the web UI; the UI's own name for the change is its claim.
+    assert '<td class="op">update</td>' in history, history
+    assert "<td>key:acme/curator via web UI; claims actor curator, tool cortex-ui</td>" in history, history
 
     decision = f"/items/{memory['decision']}"
     refused = browser.post(f"{decision}/edit", {"csrf": csrf, "data.rationale": "cheaper"})
@@ -299,7 +301,8 @@ def test_curation_goes_through_the_store_with_its_governance(db, serve, memory, 
     assert '<span class="status">superseded</span>' in old_page
     ops = re.findall(r'<td class="op">(\w+)</td><td>([^<]*)</td>', old_page)
     assert [op for op, _ in ops] == ["insert", "blocked", "supersede"], ops
-    assert ops[1][1] == "actor: curator, tool: cortex-ui", "the refused edit is audited as the key"
+    assert ops[1][1] == "key:acme/curator via web UI; claims actor curator, tool cortex-ui", \
+        "the refused edit is audited as the key"
 
     assert browser.post(f"/items/{memory['other_tenant']}/delete", {"csrf": csrf}).status_code == 404
     assert browser.post(f"/items/{memory['other_tenant']}/edit", {"csrf": csrf, "data.title": "x"}).status_code == 404

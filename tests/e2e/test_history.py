@@ -2,6 +2,8 @@
 The governance rules themselves are tested once, in Rust (crates/service/tests/governance.rs)."""
 
 import json
+import os
+import pwd
 
 from conftest import connect, run
 
@@ -22,7 +24,12 @@ def test_an_items_history_is_an_mcp_resource(db):
             history = json.loads(read.contents[0].text)
             assert history["item_id"] == adr
             assert [r["operation"] for r in history["records"]] == ["insert", "blocked"]
-            # The name the client gave is kept as its claim; the principal is who really called.
-            assert history["records"][1]["claimed"]["actor"] == "mallory"
-            assert "mallory" not in history["records"][1]["principal"]
+            # Both are by the operating system's user running the stdio server; the name the
+            # rewrite gave itself is kept as its claim, and names no one.
+            me = f"local:{pwd.getpwuid(os.geteuid()).pw_name}"
+            assert [(r["principal"], r["via"]) for r in history["records"]] == [(me, "memory_store")] * 2
+            blocked = history["records"][1]
+            assert blocked["claimed"]["actor"] == "mallory" and "actor" not in blocked, blocked
+            unclaimed = json.dumps({field: value for field, value in blocked.items() if field != "claimed"})
+            assert "mallory" not in unclaimed, blocked
     run(body)

@@ -5,6 +5,7 @@ gate with its status, headers and JSON body. Time limits, caps and shutdown with
 flight: test_http_calls.py."""
 
 import contextlib
+import functools
 import hashlib
 import json
 import re
@@ -108,7 +109,9 @@ def test_roles_a_read_key_finds_but_may_not_store(db, serve):
         async with http_session(server.url, reader) as r:
             found = await r.find(query="write key", mode="fast")
             assert len(found["hits"]) == 1
-            is_error, out = await r.call("memory_store", {"items": [{"kind": "todo", "content": "nope"}]})
+            # The item claims to come from the writer: a claim, which names no principal.
+            forged = {"kind": "todo", "content": "nope", "source": {"actor": "key:acme/writer", "tool": "forged"}}
+            is_error, out = await r.call("memory_store", {"items": [forged]})
             assert is_error and error_code(out) == "forbidden_role"
             assert "role write" in out["error"]["message"] and "reader" in out["error"]["message"]
             again = await r.find(query="nope", mode="fast")
@@ -135,21 +138,29 @@ def test_roles_a_read_key_finds_but_may_not_store(db, serve):
     # Both refused stores are in the audit trail as blocked attempts by that key (the new item
     # as the item it would have been, the delete on the item it named), and the trail still
     # verifies.
-    records = cortex(db, "audit", "--json", "--limit", "100")["records"]
+    records = cortex(db, "audit", "--json")["records"]
     blocked = [r for r in records if r["operation"] == "blocked"]
     assert len(blocked) == 2, records
-    assert all(b["actor"] == "key:reader" and "role write" in b["summary"] for b in blocked), blocked
+    # Each is by the key presented, through the tool it called; the forged source is at most
+    # what the client claimed (under `claimed`), never who made the change.
+    assert all(b["principal"] == "key:acme/reader" and b["via"] == "memory_store" for b in blocked), blocked
+    assert all("role write" in b["summary"] and "actor" not in b for b in blocked), blocked
+    for b in blocked:
+        unclaimed = json.dumps({field: value for field, value in b.items() if field != "claimed"})
+        assert "key:acme/writer" not in unclaimed and "forged" not in unclaimed, b
     assert blocked[0]["kind"] == "todo" and blocked[0]["item_id"] != written, blocked
     assert blocked[1]["item_id"] == written, blocked
     assert cortex(db, "audit", "--verify")["ok"] is True
 
 
-def audit_hash(prev, *fields):
+def audit_hash(version: int, prev, *fields):
     """The audit chain's hash (crates/store/src/audit_chain.rs), which the SQLite triggers call
-    as `cortex_audit_hash`: a writer other than cortex must register it to write at all."""
+    as `cortex_audit_hash` (canonical form version 1, 20 fields) and `cortex_audit_hash_v2`
+    (version 2: those fields, then principal and via): a writer other than cortex must register
+    them to write at all."""
     if prev is None:
         return None
-    h = hashlib.sha256(prev.encode() + b"\ncortex-audit-v1")
+    h = hashlib.sha256(prev.encode() + f"\ncortex-audit-v{version}".encode())
     for f in fields:
         value = None if f is None else str(f).encode()
         h.update(b"\n-" if value is None else b"\n" + str(len(value)).encode() + b":" + value)
@@ -169,7 +180,8 @@ def insert_expired_key(db, name: str) -> str:
             conn.execute(sql + "(%s, %s, %s, %s, %s, %s, %s)", row)
     else:
         with contextlib.closing(sqlite3.connect(db)) as conn:
-            conn.create_function("cortex_audit_hash", 21, audit_hash, deterministic=True)
+            conn.create_function("cortex_audit_hash", 21, functools.partial(audit_hash, 1), deterministic=True)
+            conn.create_function("cortex_audit_hash_v2", 23, functools.partial(audit_hash, 2), deterministic=True)
             # The triggers stamp records with unixepoch('subsec') (SQLite 3.42); Python's own
             # SQLite may be older.
             conn.create_function("unixepoch", 1, lambda _: time.time())
@@ -236,6 +248,9 @@ def test_an_expired_key_is_refused_as_expired(db, serve):
     cortex(db, "migrate")
     expired = insert_expired_key(db, "old")
     assert cortex(db, "audit", "--verify")["ok"], "the outside insert is on the audit chain"
+    # Nothing established who wrote it: the record names no principal rather than a guess.
+    [record] = [r for r in cortex(db, "audit", "--json")["records"] if r["operation"] == "key_create"]
+    assert (record["principal"], record["via"]) == (None, None) and "old" in record["summary"], record
     assert cortex(db, "keys", "list")["keys"][0]["state"] == "expired"
     server = serve()
     status, head, body = server.post_mcp(INIT, {"Authorization": f"Bearer {expired}"})

@@ -1,9 +1,10 @@
 """Issue 36: `cortex serve --http` as an OAuth 2.1 resource server, checked from outside with a
 local issuer of our own (tests/e2e/oauth_issuer.py) that mints RS256 and ES256 tokens and
 serves discovery and a JWKS: the metadata document and the 401's challenge, tokens as
-principals exactly like keys (role, tenant bound, audit actor), every refusal, a key rotated
+principals exactly like keys (role, tenant bound, audit principal), every refusal, a key rotated
 without a restart, no token from a query string, and API keys still working."""
 
+import json
 import socket
 import subprocess
 import time
@@ -82,7 +83,8 @@ def test_tokens_are_principals_like_keys(db, serve, issuer):
         async with http_session(server.url, reader) as r:
             found = await r.find(query="identity provider", mode="fast")
             assert len(found["hits"]) == 1
-            is_error, out = await r.call("memory_store", {"items": [{"kind": "todo", "content": "nope"}]})
+            forged = {"kind": "todo", "content": "nope", "source": {"actor": "alice"}}
+            is_error, out = await r.call("memory_store", {"items": [forged]})
             assert is_error and error_code(out) == "forbidden_role", out
             assert "oauth:bob" in out["error"]["message"] and "memory:write" in out["error"]["human_hint"], out
         async with http_session(server.url, evil) as e:
@@ -97,10 +99,15 @@ def test_tokens_are_principals_like_keys(db, serve, issuer):
         return stored["results"][0]["id"]
 
     written = anyio.run(body)
+    # The trail names each token's subject at the issuer that signed it, and its client: who
+    # the server established, not a name the client gave.
     trail = cortex(db, "audit", "--json", "--item", written)["records"]
-    assert trail[0]["actor"] == "oauth:alice (client test-client)", trail
-    blocked = [r for r in cortex(db, "audit", "--json", "--limit", "100")["records"] if r["operation"] == "blocked"]
-    assert [b["actor"] for b in blocked] == ["oauth:bob (client test-client)"], blocked
+    assert trail[0]["principal"] == f"oauth:alice at {issuer.url} (client test-client)", trail
+    assert trail[0]["via"] == "memory_store" and "actor" not in trail[0], trail
+    blocked = [r for r in cortex(db, "audit", "--json")["records"] if r["operation"] == "blocked"]
+    assert [b["principal"] for b in blocked] == [f"oauth:bob at {issuer.url} (client test-client)"], blocked
+    unclaimed = json.dumps({field: value for field, value in blocked[0].items() if field != "claimed"})
+    assert "alice" not in unclaimed, "bob's claim to be alice is at most a claim"
     evil_item = cortex(db, "find", "evil's own", "--mode", "fast", "--org", "evil", "--project", "api", "--json")
     assert evil_item["hits"], "the token's org claim is where its items go"
 

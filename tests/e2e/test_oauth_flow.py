@@ -119,12 +119,15 @@ def test_sign_in_with_a_real_provider_then_mcp_with_the_token(db, serve, provide
         async def use(token, store):
             async with http_session(server.url, token) as c:
                 if store:
-                    stored = await c.store({"kind": "todo", "content": "signed in through the team's provider"})
+                    # The item names another author: a claim, kept apart from the token's subject.
+                    stored = await c.store({"kind": "todo", "content": "signed in through the team's provider",
+                                            "source": {"actor": "mallory"}})
                     assert stored["summary"]["inserted"] == 1
                 found = await c.find(query="team's provider", mode="fast")
                 assert len(found["hits"]) == 1, found
+                return found["hits"][0]["id"]
 
-        anyio.run(use, access, True)
+        item = anyio.run(use, access, True)
 
         # Refresh: a new access token, accepted as the first was.
         refreshed = http.post(config["token_endpoint"], data={
@@ -158,7 +161,11 @@ def test_sign_in_with_a_real_provider_then_mcp_with_the_token(db, serve, provide
             "resource": resource})
         assert again.status_code == 400 and again.json()["error"] == "invalid_grant", again.text
 
-    records = cortex(db, "audit", "--json", "--limit", "10")["records"]
+    # The item's own trail: `cortex serve` started in a git checkout records that checkout's
+    # merges on the trail too.
+    records = cortex(db, "audit", "--json", "--item", item)["records"]
     inserts = [r for r in records if r["operation"] == "insert"]
-    assert [r["actor"] for r in inserts] == [f"oauth:alice (client {client_id})"], inserts
+    assert [r["principal"] for r in inserts] == [f"oauth:alice at {issuer} (client {client_id})"], inserts
+    assert inserts[0]["via"] == "memory_store" and "actor" not in inserts[0], inserts
+    assert inserts[0]["claimed"]["actor"] == "mallory", "the claimed author stays a claim"
     assert inserts[0]["scope"]["org"] == "acme" and inserts[0]["scope"]["project"] == "api"

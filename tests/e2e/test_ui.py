@@ -280,9 +280,9 @@ def test_curation_goes_through_the_store_with_its_governance(db, serve, memory, 
     assert saved.status_code == 200, saved.text
     assert "Webhook retries, curated" in saved.text
     history = re.search(r'<table class="history">(.*?)</table>', saved.text, re.S).group(1)
-    # Who did it is the signed-in key, not what the client claims (kept apart as a claim).
-    assert '<td class="op">update</td>' in history and "key:acme/curator via web UI" in history
-    assert "claims actor curator, tool cortex-ui" in history
+    # By the signed-in key, through the web UI; the UI's own name for the change is its claim.
+    assert '<td class="op">update</td>' in history, history
+    assert "<td>key:acme/curator via web UI; claims actor curator, tool cortex-ui</td>" in history, history
 
     decision = f"/items/{memory['decision']}"
     refused = browser.post(f"{decision}/edit", {"csrf": csrf, "data.rationale": "cheaper"})

@@ -132,7 +132,17 @@ fn a_ui_page_waits_for_no_place_the_keys_mcp_calls_hold(db: &TestDb) {
         assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{text}");
         assert!(text.contains("calls running already"), "{text}");
         drop(held);
-        assert_eq!(page(&app, &session).await.0, StatusCode::OK, "the place is back");
+        // Shared limits (PostgreSQL) give the place back from a blocking task once the answer
+        // is dropped: the next page may come before it has run, so it asks again a while.
+        let mut back = page(&app, &session).await.0;
+        for _ in 0..200 {
+            if back == StatusCode::OK {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            back = page(&app, &session).await.0;
+        }
+        assert_eq!(back, StatusCode::OK, "the place is back");
     });
 }
 

@@ -44,12 +44,13 @@ def server_env(db: str | Path, branch: str = "main", **extra: str) -> dict:
 class Client:
     """One MCP session with the server; every call checks the JSON text mirror."""
 
-    def __init__(self, session: ClientSession):
+    def __init__(self, session: ClientSession, timeout: float = TIMEOUT):
         self.session = session
+        self.timeout = timeout
 
     async def call(self, tool: str, args: dict):
         """Returns (is_error, structured content)."""
-        with anyio.fail_after(TIMEOUT):
+        with anyio.fail_after(self.timeout):
             result = await self.session.call_tool(tool, args)
         structured = result.structured_content
         assert structured is not None, f"{tool} returned no structuredContent"
@@ -69,23 +70,24 @@ class Client:
 
 @contextlib.asynccontextmanager
 async def connect(db: str | Path, branch: str = "main", era: str = "handshake", version: str | None = None,
-                  env: dict | None = None, errlog=None):
+                  env: dict | None = None, errlog=None, timeout: float = TIMEOUT):
     """A session to a fresh `cortex serve`: `handshake` runs initialize (the client's newest,
     2025-11-25, or `version` when given), `modern` runs server/discover (2026-07-28, stateless).
     `env` adds to (or overrides) the server's environment; `errlog`, a file open for writing,
-    receives the server's stderr (its log) instead of the test's own."""
+    receives the server's stderr (its log) instead of the test's own. `timeout` bounds each
+    request's wait: a hang guard, never a speed check."""
     params = StdioServerParameters(command=BIN, args=["serve"], env=server_env(db, branch, **(env or {})))
     logged = {"errlog": errlog} if errlog is not None else {}
     async with stdio_client(params, **logged) as (read, write):
-        async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as session:
-            with anyio.fail_after(TIMEOUT):
+        async with ClientSession(read, write, read_timeout_seconds=timeout) as session:
+            with anyio.fail_after(timeout):
                 if era == "modern":
                     await session.discover()
                 elif version is None:
                     await session.initialize()
                 else:
                     await initialize_at(session, version)
-            yield Client(session)
+            yield Client(session, timeout)
 
 
 async def initialize_at(session: ClientSession, version: str) -> None:

@@ -25,6 +25,8 @@ pub const TITLE_SHARE: f64 = 0.3;
 pub const TEXT_WITH_TITLE: f64 = 0.55;
 /// Texts this similar are close whatever their titles.
 pub const TEXT_ALONE: f64 = 0.7;
+/// The characters of a text its profile reads (its opening); longer texts are compared by it.
+pub const PROFILED_CHARS: usize = 16_384;
 
 /// The words decision records (and their templates) all use, which say nothing of the topic
 /// (compared stemmed).
@@ -117,9 +119,19 @@ impl Profile {
     pub fn of(kind: Kind, title: &str, text: &str, topic: Option<&str>) -> Profile {
         let stemmer = Stemmer::create(Algorithm::English);
         let title: BTreeSet<String> = content_words(&stemmer, title).collect();
+        // Each distinct word is stemmed once, however often a long text repeats it; a text's
+        // opening says what it is about, so only the first [`PROFILED_CHARS`] are read, which
+        // bounds the check's cost per item whatever the item's length.
+        let (text, _) = crate::text::truncate_chars(text, PROFILED_CHARS);
+        let mut seen: HashMap<String, f64> = HashMap::new();
+        for w in crate::query::words_of(text) {
+            *seen.entry(w).or_default() += 1.0;
+        }
         let mut words: HashMap<String, f64> = HashMap::new();
-        for w in content_words(&stemmer, text) {
-            *words.entry(w).or_default() += 1.0;
+        for (w, n) in seen {
+            if let Some(stem) = content_word(&stemmer, &w) {
+                *words.entry(stem).or_default() += n;
+            }
         }
         let norm = words.values().map(|n| n * n).sum::<f64>().sqrt();
         let topic = topic.map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty());
@@ -128,11 +140,16 @@ impl Profile {
 }
 
 fn content_words<'a>(stemmer: &'a Stemmer, text: &'a str) -> impl Iterator<Item = String> + 'a {
-    crate::query::words_of(text)
-        .into_iter()
-        .filter(|w| !crate::query::is_stopword(w) && !w.chars().all(|c| c.is_ascii_digit()))
-        .map(move |w| stemmer.stem(&w).into_owned())
-        .filter(|w| w.len() > 1 && !boilerplate().contains(w))
+    crate::query::words_of(text).into_iter().filter_map(move |w| content_word(stemmer, &w))
+}
+
+/// A word's stem, unless the word says nothing (a stopword, a number, boilerplate).
+fn content_word(stemmer: &Stemmer, word: &str) -> Option<String> {
+    if crate::query::is_stopword(word) || word.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let stem = stemmer.stem(word).into_owned();
+    (stem.len() > 1 && !boilerplate().contains(&stem)).then_some(stem)
 }
 
 /// Why two items look close.

@@ -97,7 +97,9 @@ pub(crate) fn possible(
     now: i64,
 ) -> Result<BTreeMap<Uuid, Vec<(ConflictView, Closeness)>>> {
     let mut out = BTreeMap::new();
-    let mut read: HashMap<(Kind, Scope), Vec<StoredItem>> = HashMap::new();
+    // Each compared item's profile is made once: a batch of long sections would otherwise
+    // stem every older text again for each new item.
+    let mut read: HashMap<(Kind, Scope), Vec<(StoredItem, Profile)>> = HashMap::new();
     for item in
         new.iter().filter(|i| checked(i.record.kind) && in_force(i.record.kind, i.record.status.as_deref()))
     {
@@ -109,14 +111,28 @@ pub(crate) fn possible(
                 now,
                 ..Filters::default()
             };
-            read.insert(key.clone(), view.recent(&filters, COMPARED)?);
+            let compared = view.recent(&filters, COMPARED)?.into_iter().map(|o| {
+                let p = profile(&o);
+                (o, p)
+            });
+            read.insert(key.clone(), compared.collect());
         }
-        let mine = profile(item);
-        let found: Vec<(ConflictView, Closeness)> = read[&key]
+        let compared = &read[&key];
+        let made;
+        let mine = match compared.iter().find(|(o, _)| o.record.id == item.record.id) {
+            Some((_, p)) => p,
+            None => {
+                made = profile(item);
+                &made
+            }
+        };
+        let found: Vec<(ConflictView, Closeness)> = compared
             .iter()
-            .filter(|o| o.record.id < item.record.id && in_force(o.record.kind, o.record.status.as_deref()))
-            .filter_map(|o| {
-                closeness(&mine, &profile(o), item.record.scope.project.as_deref()).map(|c| (view_of(o), c))
+            .filter(|(o, _)| {
+                o.record.id < item.record.id && in_force(o.record.kind, o.record.status.as_deref())
+            })
+            .filter_map(|(o, p)| {
+                closeness(mine, p, item.record.scope.project.as_deref()).map(|c| (view_of(o), c))
             })
             .collect();
         if !found.is_empty() {

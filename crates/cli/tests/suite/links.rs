@@ -20,7 +20,7 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// A memory holding a todo, a section and an issue, as the issue's reproduction had.
+/// A memory holding a todo, a section and an issue: one exported file per kind's folder.
 fn memory(db: &TestDb, dir: &Path) {
     for item in [
         r#"{"kind": "todo", "data": {"title": "Rotate keys", "status": "open"}}"#,

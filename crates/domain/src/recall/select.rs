@@ -5,10 +5,9 @@
 //!   because a BM25 score has no fixed scale: the best match of an unrelated prompt scores as
 //!   high, relative to the others, as the best match of a related one.
 //! - **Hybrid**: a cosine does have a scale. A prompt about something stored resembles it
-//!   (all-MiniLM-L6-v2: 0.45 and up for a question and the turn that answers it, an abstract
-//!   and the claim it supports), a prompt about nothing stored resembles nothing much (0.0–0.3
-//!   for coding asks against a conversation, or claims against it): so nothing is injected
-//!   unless some candidate passes [`Hybrid::gate`]. Then the find's own ranking (both routes
+//!   clearly more than a prompt about nothing stored resembles anything (the measured ranges
+//!   are in BENCHMARKS.md, "Hybrid recall"): so nothing is injected unless some candidate
+//!   passes [`Hybrid::gate`]. Then the find's own ranking (both routes
 //!   fused, session neighbours lifted) chooses: its best candidate, and those after it only
 //!   while they stay close to it, since each one more is more often noise than answer.
 

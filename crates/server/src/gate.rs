@@ -445,3 +445,6 @@ fn internal(e: impl std::fmt::Display) -> Refusal {
         "a server-side failure, not your request: retry; if it persists, the admin should run `cortex doctor`",
     ))
 }
+
+#[cfg(test)]
+mod tests;

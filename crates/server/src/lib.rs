@@ -33,6 +33,8 @@ mod problem;
 mod problem_code;
 mod sessions;
 pub mod settings;
+#[cfg(test)]
+mod test_support;
 mod tls;
 mod ui;
 

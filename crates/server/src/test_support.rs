@@ -4,7 +4,6 @@
 //! the server's own runtime, so a test reads as the steps a client takes; the store is only
 //! touched between requests, never from inside the runtime (PostgreSQL's client runs its own).
 
-#![allow(dead_code)]
 use crate::{HttpOptions, router};
 use axum::Router;
 use axum::body::Body;

@@ -90,3 +90,6 @@ pub(super) fn routes(app: App) -> Router<App> {
         .layer(from_fn(page::secure))
         .with_state(ui)
 }
+
+#[cfg(test)]
+mod tests;

@@ -23,6 +23,8 @@ mod metadata;
 mod options;
 #[cfg(test)]
 mod test_issuer;
+#[cfg(test)]
+mod tests;
 mod token;
 
 pub use claims::Identity;

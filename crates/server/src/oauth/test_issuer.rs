@@ -23,6 +23,8 @@ struct State {
     held: Vec<TcpStream>,
     /// What the introspection endpoint answers per token (default: not active).
     answers: HashMap<String, Value>,
+    /// The key set published instead of the fixed one (a test that signs its own tokens).
+    jwks: Option<Value>,
 }
 
 pub struct TestIssuer {
@@ -66,6 +68,11 @@ impl TestIssuer {
         self.lock().held.len()
     }
 
+    /// From now on, the JWKS endpoint publishes `jwks`.
+    pub fn publish(&self, jwks: Value) {
+        self.lock().jwks = Some(jwks);
+    }
+
     pub fn answer(&self, token: &str, answer: Value) {
         self.lock().answers.insert(token.to_string(), answer);
     }
@@ -106,7 +113,9 @@ fn serve(stream: TcpStream, state: &Mutex<State>, base: &str) {
         match path.as_str() {
             "/.well-known/openid-configuration" => json!({"issuer": base, "jwks_uri": format!("{base}/jwks"),
                 "introspection_endpoint": format!("{base}/introspect")}),
-            "/jwks" => json!({"keys": [{"kty": "EC", "kid": "k1", "crv": "P-256", "x": EC_X, "y": EC_Y}]}),
+            "/jwks" => s.jwks.clone().unwrap_or_else(
+                || json!({"keys": [{"kty": "EC", "kid": "k1", "crv": "P-256", "x": EC_X, "y": EC_Y}]}),
+            ),
             "/introspect" => {
                 let token =
                     form_urlencoded::parse(&body).find(|(k, _)| k == "token").map(|(_, v)| v.into_owned());

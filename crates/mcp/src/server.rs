@@ -137,7 +137,12 @@ impl CortexServer {
                 (CallToolResult::structured(value), CallOutcome::Ok, Some(tally))
             }
             Err(ServiceError::Invalid(e)) => (refusal_of(&e), CallOutcome::Refused, None),
-            Err(e @ (ServiceError::Internal(_) | ServiceError::Lexical(_) | ServiceError::Git(_))) => {
+            Err(
+                e @ (ServiceError::Internal(_)
+                | ServiceError::Lexical(_)
+                | ServiceError::NoLexicalIndex
+                | ServiceError::Git(_)),
+            ) => {
                 tracing::error!(error = %e, "tool call failed");
                 let hint = "this is a server-side failure, not your input; retry, and if it persists run `cortex doctor`";
                 (refusal(ErrorCode::Internal, e.to_string(), hint), CallOutcome::Error, None)

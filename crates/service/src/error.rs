@@ -18,8 +18,11 @@ pub enum ServiceError {
     Embedder(String),
     /// The lexical index cannot be built (`cortex reindex --lexical`); finds still work, through
     /// the database's own search.
-    #[error("{0}")]
-    Lexical(String),
+    #[error(transparent)]
+    Lexical(#[from] cortex_lexical::LexicalError),
+    /// `cortex reindex --lexical` where there is no index to build.
+    #[error("there is no lexical index to build: {}", crate::lexical_index::NO_INDEX)]
+    NoLexicalIndex,
     /// What spans every tenant (counting, checking, purging, exporting the whole store, API
     /// keys, the audit chain), asked by the holder of an API key, whose view stops at its
     /// tenant's bound.

@@ -18,7 +18,7 @@ use repair::Health;
 use std::sync::{Arc, PoisonError, RwLock};
 
 /// Why there is no index.
-const NO_INDEX: &str = "CORTEX_LEXICAL_INDEX=off, or the index could not be opened: see the log";
+pub(crate) const NO_INDEX: &str = "CORTEX_LEXICAL_INDEX=off, or the index could not be opened: see the log";
 
 /// The cores a lexical search may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,9 +184,7 @@ impl Lexical {
     /// damaged one, or one that could not be opened, is emptied and built from nothing.
     pub fn rebuild(&self, progress: cortex_lexical::Progress<'_>) -> crate::Result<(String, u64, u64)> {
         let Some(place) = &self.place else {
-            return Err(crate::ServiceError::Lexical(format!(
-                "there is no lexical index to build: {NO_INDEX}"
-            )));
+            return Err(crate::ServiceError::NoLexicalIndex);
         };
         let sound = self.opened().filter(|index| {
             self.health.set_aside().is_none() && index.damaged_files().is_ok_and(|d| d.is_empty())
@@ -200,7 +198,7 @@ impl Lexical {
                     );
                     self.build_anew(place, &mut |_, _| {})?
                 }
-                Err(e) => return Err(crate::ServiceError::Lexical(e.to_string())),
+                Err(e) => return Err(crate::ServiceError::Lexical(e)),
             },
             None => self.build_anew(place, progress)?,
         };

@@ -116,7 +116,7 @@ impl Lexical {
         place: &Place,
         progress: cortex_lexical::Progress<'_>,
     ) -> crate::Result<Arc<LexicalIndex>> {
-        let failed = |e: cortex_lexical::LexicalError| crate::ServiceError::Lexical(e.to_string());
+        let failed = crate::ServiceError::Lexical;
         let _one_at_a_time = self.health.building.lock().unwrap_or_else(PoisonError::into_inner);
         let old = self.index.write().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(old) = old {

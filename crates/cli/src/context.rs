@@ -81,15 +81,14 @@ fn session_start() -> Option<SessionStart> {
 
 /// Notes the memories `briefing` lists in the session's ledger; after a compaction or a clear,
 /// as all it holds.
-fn note_listed(start: &SessionStart, briefing: &str) -> Result<(), String> {
+fn note_listed(start: &SessionStart, briefing: &str) -> std::io::Result<()> {
     let Some(state) = cortex_service::config::recall_state_dir() else { return Ok(()) };
     let sessions = cortex_service::Sessions::at(&state);
     let listed = listed_ids(briefing);
-    let noted = match start.source.as_str() {
+    match start.source.as_str() {
         "compact" | "clear" => sessions.compacted(&start.session, listed),
         _ => sessions.seen(&start.session, listed),
-    };
-    noted.map_err(|e| e.to_string())
+    }
 }
 
 /// The memory ids a briefing shows, in order.

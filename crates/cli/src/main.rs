@@ -154,7 +154,7 @@ fn verify_options(full: bool, anchor: Option<String>) -> Result<VerifyOptions, C
         .as_deref()
         .map(cortex_service::audit::parse_anchor)
         .transpose()
-        .map_err(|e| CliError::argument("--anchor", e))?;
+        .map_err(|e| CliError::argument("--anchor", e.to_string()))?;
     Ok(VerifyOptions { full, anchor })
 }
 

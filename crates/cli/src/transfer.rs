@@ -4,8 +4,8 @@
 use crate::error::CliError;
 use cortex_service::MemoryService;
 use cortex_service::transfer::{
-    FORMAT_VERSION, GitImport, Header, ImportReport, ItemLine, Line, Trailer, TrailerCounts, check_lines,
-    encode_line, parse_line,
+    FORMAT_VERSION, FileError, GitImport, Header, ImportReport, ItemLine, Line, Trailer, TrailerCounts,
+    check_lines, encode_line, parse_line,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -63,7 +63,7 @@ pub fn export(service: &MemoryService, out: Option<&Path>) -> Result<u64, CliErr
     let progress = bar(Some((stats.items + stats.deleted) as u64), "exporting");
     let header =
         Header { cortex_export: FORMAT_VERSION, embedding_model: service.transfer().embedding_model()? };
-    writeln!(sink, "{}", encode_line(&header).map_err(CliError::Run)?).map_err(fail)?;
+    writeln!(sink, "{}", encode_line(&header).map_err(|e| CliError::Run(e.to_string()))?).map_err(fail)?;
     let mut after = None;
     let mut count = 0u64;
     loop {
@@ -71,7 +71,8 @@ pub fn export(service: &MemoryService, out: Option<&Path>) -> Result<u64, CliErr
         let Some(last) = page.last() else { break };
         after = Some(last.id);
         for item in &page {
-            writeln!(sink, "{}", encode_line(item).map_err(CliError::Run)?).map_err(fail)?;
+            writeln!(sink, "{}", encode_line(item).map_err(|e| CliError::Run(e.to_string()))?)
+                .map_err(fail)?;
         }
         count += page.len() as u64;
         progress.inc(page.len() as u64);
@@ -84,16 +85,17 @@ pub fn export(service: &MemoryService, out: Option<&Path>) -> Result<u64, CliErr
         let Some(cortex_service::transfer::GitLine::Provenance { item, .. }) = page.last() else { break };
         after = Some(*item);
         for line in &page {
-            writeln!(sink, "{}", encode_line(line).map_err(CliError::Run)?).map_err(fail)?;
+            writeln!(sink, "{}", encode_line(line).map_err(|e| CliError::Run(e.to_string()))?)
+                .map_err(fail)?;
         }
         git += page.len() as u64;
     }
     for line in service.transfer().git_tables()? {
-        writeln!(sink, "{}", encode_line(&line).map_err(CliError::Run)?).map_err(fail)?;
+        writeln!(sink, "{}", encode_line(&line).map_err(|e| CliError::Run(e.to_string()))?).map_err(fail)?;
         git += 1;
     }
     let trailer = Trailer { cortex_export_end: TrailerCounts { items: count, git } };
-    writeln!(sink, "{}", encode_line(&trailer).map_err(CliError::Run)?).map_err(fail)?;
+    writeln!(sink, "{}", encode_line(&trailer).map_err(|e| CliError::Run(e.to_string()))?).map_err(fail)?;
     sink.flush().map_err(fail)?;
     progress.finish_and_clear();
     Ok(count)
@@ -103,11 +105,11 @@ pub fn export(service: &MemoryService, out: Option<&Path>) -> Result<u64, CliErr
 pub fn import(service: &MemoryService, file: &Path) -> Result<ImportReport, CliError> {
     // A first pass checks the whole file (format, trailer, count) before anything is written:
     // a truncated or corrupt file imports nothing.
-    let (header, declared) = check_lines(lines(file)?).map_err(|e| CliError::content(file, e))?;
+    let (header, declared) = check_lines(lines(file)?).map_err(|e| CliError::content(file, e.to_string()))?;
     service
         .transfer()
         .accept_embedding_model(header.embedding_model.as_deref())?
-        .map_err(|e| CliError::content(file, e))?;
+        .map_err(|e| CliError::content(file, e.to_string()))?;
     let progress = bar(Some(declared), "importing");
     let mut report = ImportReport { items: declared, ..ImportReport::default() };
     let mut batch: Vec<ItemLine> = Vec::with_capacity(BATCH);
@@ -124,8 +126,8 @@ pub fn import(service: &MemoryService, file: &Path) -> Result<ImportReport, CliE
         Ok::<(), CliError>(())
     };
     for line in lines(file)? {
-        let (number, line) = line.map_err(|e| CliError::content(file, e))?;
-        match parse_line(&line).map_err(|e| CliError::content(file, format!("line {number}: {e}")))? {
+        let (number, line) = line.map_err(|e| CliError::content(file, e.to_string()))?;
+        match parse_line(&line).map_err(|e| CliError::content(file, e.at(number).to_string()))? {
             Line::Item(item) => {
                 ids.push(item.id);
                 batch.push(*item);
@@ -154,14 +156,18 @@ pub fn import(service: &MemoryService, file: &Path) -> Result<ImportReport, CliE
 
 /// The file's non-empty lines with their 1-based numbers. A line that cannot be read (an I/O
 /// error, bytes that are not UTF-8) is an error naming it, not the end of the file.
-fn lines(file: &Path) -> Result<impl Iterator<Item = Result<(usize, String), String>>, CliError> {
+fn lines(file: &Path) -> Result<impl Iterator<Item = Result<(usize, String), FileError>>, CliError> {
     let reader = BufReader::new(std::fs::File::open(file).map_err(|e| CliError::io("open", file, e))?);
     let name = file.display().to_string();
     Ok(reader
         .lines()
         .enumerate()
         .map(move |(i, line)| {
-            line.map(|l| (i + 1, l)).map_err(|e| format!("{name}, line {}: cannot be read: {e}", i + 1))
+            line.map(|l| (i + 1, l)).map_err(|source| FileError::Unreadable {
+                file: name.clone(),
+                number: i + 1,
+                source,
+            })
         })
         .filter(|line| line.as_ref().map_or(true, |(_, l)| !l.trim().is_empty())))
 }

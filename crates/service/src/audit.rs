@@ -206,15 +206,31 @@ impl Audit<'_> {
 }
 
 /// `SEQ:HASH` as printed by a verification, for `--anchor`.
-pub fn parse_anchor(text: &str) -> Result<(i64, String), String> {
-    let (seq, hash) = text.split_once(':').ok_or_else(|| {
-        format!("--anchor {text}: expected SEQ:HASH, as `cortex audit --verify` prints the head")
-    })?;
-    let seq =
-        seq.trim().parse::<i64>().map_err(|_| format!("--anchor {text}: {seq} is not a record number"))?;
+pub fn parse_anchor(text: &str) -> Result<(i64, String), AnchorError> {
+    let bad = |problem| AnchorError { text: text.to_string(), problem };
+    let (seq, hash) = text.split_once(':').ok_or_else(|| bad(AnchorProblem::NotSeqHash))?;
+    let seq = seq.trim().parse::<i64>().map_err(|_| bad(AnchorProblem::NotANumber(seq.to_string())))?;
     let hash = hash.trim().to_ascii_lowercase();
     if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(format!("--anchor {text}: the hash must be 64 hex digits"));
+        return Err(bad(AnchorProblem::NotAHash));
     }
     Ok((seq, hash))
+}
+
+/// Why an `--anchor` is refused, with the text given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--anchor {text}: {problem}")]
+pub struct AnchorError {
+    pub text: String,
+    pub problem: AnchorProblem,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnchorProblem {
+    #[error("expected SEQ:HASH, as `cortex audit --verify` prints the head")]
+    NotSeqHash,
+    #[error("{0} is not a record number")]
+    NotANumber(String),
+    #[error("the hash must be 64 hex digits")]
+    NotAHash,
 }

@@ -7,7 +7,7 @@ use crate::MemoryService;
 use crate::tenant::BoundedStore;
 use cortex_domain::Scope;
 use cortex_domain::principal::Principal;
-use cortex_domain::tenant::Bound;
+use cortex_domain::tenant::{Bound, ProjectOutsideBound};
 use cortex_store::{TenantStore, WriteContext};
 use std::sync::Arc;
 use uuid::Uuid;
@@ -31,7 +31,11 @@ impl Caller {
     /// headers name (`X-Cortex-Project`, `X-Cortex-Branch`), else the key's defaults
     /// ([`Bound::default_scope`]). `Err` says why a header is refused. Its principal is the
     /// gate's to name ([`Caller::as_principal`]).
-    pub fn for_key(bound: Bound, project: Option<&str>, branch: Option<&str>) -> Result<Caller, String> {
+    pub fn for_key(
+        bound: Bound,
+        project: Option<&str>,
+        branch: Option<&str>,
+    ) -> Result<Caller, ProjectOutsideBound> {
         let scope = bound.default_scope(project, branch)?;
         Ok(Caller { scope, bound: Some(bound), principal: None, via: None })
     }

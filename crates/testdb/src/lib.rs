@@ -112,6 +112,7 @@ impl TestDb {
 impl TestDb {
     /// Runs raw SQL on its own connection, outside every rule of the service, and returns the
     /// rows it changed; `Err` carries the database's message (for tests of what it refuses).
+    /// A `String` on purpose: the tests compare the words either backend's database used.
     pub fn execute_raw(&self, sql: &str) -> Result<u64, String> {
         match &self.target {
             DbTarget::Sqlite(path) => {

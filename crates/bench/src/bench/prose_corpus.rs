@@ -190,7 +190,11 @@ pub fn fill(
     }
     let Some(sentence_vectors) = sentence_vectors else { return Ok(time) };
     let model = format!("{}:{}", cortex_embed::MINILM_ID, cortex_embed::MINILM_DIMENSION);
-    service.transfer().accept_embedding_model(Some(&model)).map_err(|e| e.to_string())??;
+    service
+        .transfer()
+        .accept_embedding_model(Some(&model))
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
     let t = Instant::now();
     for (ids, picks) in ids.chunks(1_000).zip(picks.chunks(1_000)) {
         let rows: Vec<ItemVectors> = ids

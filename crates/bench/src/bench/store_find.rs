@@ -277,7 +277,8 @@ fn import_corpus(service: &MemoryService, source: &str) -> Result<Duration, Stri
     service
         .transfer()
         .accept_embedding_model(from.transfer().embedding_model().map_err(|e| e.to_string())?.as_deref())
-        .map_err(|e| e.to_string())??;
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
     let mut after = None;
     let mut time = Duration::ZERO;
     loop {

@@ -54,14 +54,12 @@ pub fn run(command: HookCommand) -> ExitCode {
 }
 
 /// Notes a memory_find's hits in its session's ledger.
-fn note_found() -> Result<(), String> {
-    let text =
-        input::stdin(MAX_INPUT_BYTES, input::STDIN_WAIT).map_err(|e| format!("no hook input ({e})"))?;
-    let hook: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("the hook input on stdin is not JSON ({e})"))?;
+fn note_found() -> Result<(), HookError> {
+    let text = input::stdin(MAX_INPUT_BYTES, input::STDIN_WAIT).map_err(HookError::NoInput)?;
+    let hook: serde_json::Value = serde_json::from_str(&text).map_err(HookError::NotJson)?;
     let Some(found) = seen::find_result(&hook) else { return Ok(()) };
     let Some(state) = cortex_service::config::recall_state_dir() else { return Ok(()) };
-    cortex_service::Sessions::at(&state).seen(&found.session, found.ids).map_err(|e| e.to_string())
+    cortex_service::Sessions::at(&state).seen(&found.session, found.ids).map_err(HookError::Ledger)
 }
 
 /// Why a hook asks nothing: one line on stderr, and the hook still exits 0.
@@ -73,6 +71,11 @@ enum HookError {
     Input(#[from] rule::InputError),
     #[error(transparent)]
     Transcript(input::ReadError),
+    #[error("the hook input on stdin is not JSON ({0})")]
+    NotJson(serde_json::Error),
+    /// The session's ledger of memories already shown cannot be written.
+    #[error("cannot note the session's memories in the recall state folder: {0}")]
+    Ledger(std::io::Error),
 }
 
 fn answer(event: Event) -> Result<Option<String>, HookError> {

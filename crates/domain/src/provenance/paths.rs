@@ -84,37 +84,56 @@ impl ProvenanceClaim {
 }
 
 /// `text` as a repository path (`src/auth.rs`), or what is wrong with it.
-pub fn normalize_path(text: &str) -> Result<String, String> {
+pub fn normalize_path(text: &str) -> Result<String, PathProblem> {
     let text = text.trim();
     if text.is_empty() {
-        return Err("is empty".into());
+        return Err(PathProblem::Empty);
     }
     if text.len() > MAX_PATH_BYTES {
-        return Err(format!("is longer than {MAX_PATH_BYTES} bytes"));
+        return Err(PathProblem::TooLong);
     }
     if text.chars().any(char::is_control) {
-        return Err("contains a control character".into());
+        return Err(PathProblem::ControlCharacter);
     }
     let unified = text.replace('\\', "/");
     let absolute = unified.starts_with('/')
         || unified.starts_with('~')
         || unified.as_bytes().get(1) == Some(&b':') && unified.as_bytes()[0].is_ascii_alphabetic();
     if absolute {
-        return Err("is absolute".into());
+        return Err(PathProblem::Absolute);
     }
     let mut parts = Vec::new();
     for part in unified.split('/') {
         match part {
             "" | "." => {}
-            ".." => return Err("leaves the repository (`..`)".into()),
-            ".git" => return Err("is inside .git".into()),
+            ".." => return Err(PathProblem::LeavesRepository),
+            ".git" => return Err(PathProblem::InsideGit),
             part => parts.push(part),
         }
     }
     if parts.is_empty() {
-        return Err("names the repository itself, not a file".into());
+        return Err(PathProblem::Repository);
     }
     Ok(parts.join("/"))
+}
+
+/// Why a text is not a repository path, said after the field that holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PathProblem {
+    #[error("is empty")]
+    Empty,
+    #[error("is longer than {MAX_PATH_BYTES} bytes")]
+    TooLong,
+    #[error("contains a control character")]
+    ControlCharacter,
+    #[error("is absolute")]
+    Absolute,
+    #[error("leaves the repository (`..`)")]
+    LeavesRepository,
+    #[error("is inside .git")]
+    InsideGit,
+    #[error("names the repository itself, not a file")]
+    Repository,
 }
 
 /// The paths a text mentions, first mentioned first, each once: words with a `/` between

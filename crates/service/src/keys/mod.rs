@@ -93,7 +93,11 @@ impl KeyHolder {
     /// The key's holder as a caller: bound to the key's org and projects, standing at the
     /// project and branch its request names (see [`Caller::for_key`]), its changes recorded
     /// as the key's (`key:<org>/<name>`). `Err` says why a header is refused.
-    pub fn caller(&self, project: Option<&str>, branch: Option<&str>) -> std::result::Result<Caller, String> {
+    pub fn caller(
+        &self,
+        project: Option<&str>,
+        branch: Option<&str>,
+    ) -> std::result::Result<Caller, cortex_domain::tenant::ProjectOutsideBound> {
         let principal = Principal::Key { org: self.bound.org.clone(), name: self.name.clone() };
         Ok(Caller::for_key(self.bound.clone(), project, branch)?.as_principal(principal))
     }

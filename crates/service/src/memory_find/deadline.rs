@@ -49,7 +49,8 @@ pub(crate) enum DenseOutcome {
     TimedOut,
 }
 
-/// The dense route, running on a thread of the pool.
+/// The dense route, running on a thread of the pool. Its failure crosses the thread as the
+/// reason a find shows when it answers from the lexical route alone; nothing matches on it.
 pub(crate) struct DenseRoute(mpsc::Receiver<Result<DenseFound, String>>);
 
 impl DenseRoute {

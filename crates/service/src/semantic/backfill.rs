@@ -90,6 +90,8 @@ impl Semantic {
         self.backfill.waiting()
     }
 
+    /// `Err` is the warning the background thread logs before the next start tries again
+    /// (the store, the embedder or the index failed: nothing waits for it or matches on it).
     fn embed_missing(&self) -> Result<(), String> {
         let store = self.store.as_ref();
         let missing = store.count_unembedded().map_err(|e| e.to_string())?.max(0) as u64;

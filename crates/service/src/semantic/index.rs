@@ -212,6 +212,8 @@ impl IndexState {
         }
     }
 
+    /// `Err` is a message to log, never matched on: writing the file fails in the file layer,
+    /// in encoding or in the disk, and the index then stays in memory whichever it was.
     fn write_to(&self, place: &std::path::Path, store: &str, cursor: ChangeCursor) -> Result<usize, String> {
         // One table for the new file: both sources' facts, interned again.
         let mut table = FactTable::default();

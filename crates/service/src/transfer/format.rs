@@ -4,6 +4,7 @@
 //! `{"cortex_export_end": {"items": N, "git": M}}`. A file without its trailer
 //! was cut short and is refused before anything is written ([`check_lines`]).
 
+use super::file_error::{FileError, VectorProblem};
 use cortex_domain::{Kind, Scope};
 use cortex_store::{ChunkVector, ExportedItem, Record, StoredItem, WriteOp};
 use serde::{Deserialize, Serialize};
@@ -22,13 +23,11 @@ pub struct Header {
 
 impl Header {
     /// The length of the file's vectors, read from `model:dimension`; `None` without a model.
-    pub fn dimension(&self) -> Result<Option<usize>, String> {
+    pub fn dimension(&self) -> Result<Option<usize>, FileError> {
         let Some(model) = &self.embedding_model else { return Ok(None) };
         match model.rsplit_once(':').and_then(|(_, d)| d.parse().ok()) {
             Some(dimension) => Ok(Some(dimension)),
-            None => Err(format!(
-                "the header's embedding_model {model:?} does not end in :<dimension>; export again"
-            )),
+            None => Err(FileError::ModelWithoutDimension(model.clone())),
         }
     }
 }
@@ -130,39 +129,24 @@ impl ItemLine {
     /// the header names no model). An export never writes a line that fails this, so a
     /// failure means the file was edited or pieced together: importing it would put vectors
     /// of the wrong length in the store, or chunk vectors without the item's own.
-    pub fn check_vectors(&self, dimension: Option<usize>) -> Result<(), String> {
-        let id = self.id;
+    pub fn check_vectors(&self, dimension: Option<usize>) -> Result<(), FileError> {
+        let refused = |problem| Err(FileError::Vectors { id: self.id, problem });
         let Some(vector) = &self.vector else {
             return match self.chunks.is_empty() {
                 true => Ok(()),
-                false => Err(format!(
-                    "item {id} has `chunks` but no `vector`: a document's chunk vectors come with its own; export again"
-                )),
+                false => refused(VectorProblem::ChunksWithoutVector),
             };
         };
-        let Some(dimension) = dimension else {
-            return Err(format!(
-                "item {id} has a vector but the header names no embedding_model; export again"
-            ));
-        };
+        let Some(dimension) = dimension else { return refused(VectorProblem::NoModel) };
         if vector.len() != dimension {
-            return Err(format!(
-                "item {id}: `vector` has {} values, the header's model has {dimension}; export again",
-                vector.len()
-            ));
+            return refused(VectorProblem::Vector { found: vector.len(), dimension });
         }
-        for (i, chunk) in self.chunks.iter().enumerate() {
+        for (index, chunk) in self.chunks.iter().enumerate() {
             if chunk.vector.len() != dimension {
-                return Err(format!(
-                    "item {id}: `chunks[{i}].vector` has {} values, the header's model has {dimension}; export again",
-                    chunk.vector.len()
-                ));
+                return refused(VectorProblem::Chunk { index, found: chunk.vector.len(), dimension });
             }
             if chunk.start >= chunk.end {
-                return Err(format!(
-                    "item {id}: `chunks[{i}]` is empty ({}..{}); export again",
-                    chunk.start, chunk.end
-                ));
+                return refused(VectorProblem::EmptyChunk { index, start: chunk.start, end: chunk.end });
             }
         }
         Ok(())
@@ -218,24 +202,23 @@ pub enum Line {
 }
 
 /// Reads one line of an export file; `Err` names the line's problem.
-pub fn parse_line(text: &str) -> Result<Line, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    let parse_err = |e: serde_json::Error| e.to_string();
+pub fn parse_line(text: &str) -> Result<Line, FileError> {
+    let value: Value = serde_json::from_str(text).map_err(FileError::NotJson)?;
     if value.get("cortex_export").is_some() {
-        return serde_json::from_value(value).map(Line::Header).map_err(parse_err);
+        return serde_json::from_value(value).map(Line::Header).map_err(FileError::Shape);
     }
     if value.get("cortex_export_end").is_some() {
-        return serde_json::from_value(value).map(Line::Trailer).map_err(parse_err);
+        return serde_json::from_value(value).map(Line::Trailer).map_err(FileError::Shape);
     }
     if let Some(git) = super::git_lines::GitLine::parse(&value) {
-        return git.map(|g| Line::Git(Box::new(g)));
+        return git.map(|g| Line::Git(Box::new(g))).map_err(FileError::Shape);
     }
-    serde_json::from_value(value).map(|item| Line::Item(Box::new(item))).map_err(parse_err)
+    serde_json::from_value(value).map(|item| Line::Item(Box::new(item))).map_err(FileError::Shape)
 }
 
 /// One line of the file, as written.
-pub fn encode_line(value: &impl Serialize) -> Result<String, String> {
-    serde_json::to_string(value).map_err(|e| format!("cannot encode a line: {e}"))
+pub fn encode_line(value: &impl Serialize) -> Result<String, FileError> {
+    serde_json::to_string(value).map_err(FileError::Encode)
 }
 
 /// The header and the trailer's item count of a whole file, given as its non-empty lines with
@@ -243,8 +226,8 @@ pub fn encode_line(value: &impl Serialize) -> Result<String, String> {
 /// model and the count matches: a truncated or corrupt file is refused before anything is
 /// written. A line that could not be read is its reader's error, passed on.
 pub fn check_lines(
-    lines: impl Iterator<Item = Result<(usize, String), String>>,
-) -> Result<(Header, u64), String> {
+    lines: impl Iterator<Item = Result<(usize, String), FileError>>,
+) -> Result<(Header, u64), FileError> {
     let mut header = None;
     let mut dimension = None;
     let mut trailer = None;
@@ -253,51 +236,31 @@ pub fn check_lines(
     for line in lines {
         let (number, line) = line?;
         if trailer.is_some() {
-            return Err(format!("line {number}: text after the end line"));
+            return Err(FileError::AfterEnd.at(number));
         }
-        match parse_line(&line).map_err(|e| format!("line {number}: {e}"))? {
+        match parse_line(&line).map_err(|e| e.at(number))? {
             Line::Header(h) if number == 1 => {
                 if h.cortex_export != FORMAT_VERSION {
-                    return Err(format!(
-                        "the file is export format {}, this cortex reads format {FORMAT_VERSION}",
-                        h.cortex_export
-                    ));
+                    return Err(FileError::Version(h.cortex_export));
                 }
                 dimension = h.dimension()?;
                 header = Some(h);
             }
-            Line::Header(_) => return Err(format!("line {number}: a second header")),
-            Line::Item(_) if header.is_none() => {
-                return Err(
-                    "line 1: not a cortex export header (export files start with {\"cortex_export\": 1, …})"
-                        .into(),
-                );
-            }
+            Line::Header(_) => return Err(FileError::SecondHeader.at(number)),
+            Line::Item(_) | Line::Git(_) if header.is_none() => return Err(FileError::NoHeader.at(1)),
             Line::Item(item) => {
-                item.check_vectors(dimension).map_err(|e| format!("line {number}: {e}"))?;
+                item.check_vectors(dimension).map_err(|e| e.at(number))?;
                 items += 1;
-            }
-            Line::Git(_) if header.is_none() => {
-                return Err(
-                    "line 1: not a cortex export header (export files start with {\"cortex_export\": 1, …})"
-                        .into(),
-                );
             }
             Line::Git(_) => git += 1,
             Line::Trailer(t) => trailer = Some((t.cortex_export_end.items, t.cortex_export_end.git)),
         }
     }
-    let header = header.ok_or("the file is empty: not a cortex export")?;
+    let header = header.ok_or(FileError::Empty)?;
     match trailer {
-        None => Err(format!(
-            "the file ends after {items} items without its end line: it was cut short; export again"
-        )),
-        Some((declared, _)) if declared != items => {
-            Err(format!("the end line says {declared} items, but the file holds {items}: export again"))
-        }
-        Some((_, declared)) if declared != git => Err(format!(
-            "the end line says {declared} lines of provenance and git tables, but the file holds {git}: export again"
-        )),
+        None => Err(FileError::CutShort(items)),
+        Some((declared, _)) if declared != items => Err(FileError::ItemCount { declared, found: items }),
+        Some((_, declared)) if declared != git => Err(FileError::GitCount { declared, found: git }),
         Some((declared, _)) => Ok((header, declared)),
     }
 }
@@ -310,8 +273,8 @@ mod tests {
     fn lines_are_told_apart_and_bad_ones_named() {
         assert!(matches!(parse_line(r#"{"cortex_export":1,"embedding_model":null}"#), Ok(Line::Header(_))));
         assert!(matches!(parse_line(r#"{"cortex_export_end":{"items":3}}"#), Ok(Line::Trailer(_))));
-        assert!(parse_line("{").unwrap_err().starts_with("not JSON"));
-        let missing = parse_line(r#"{"id":"0190a8e0-0000-7000-8000-000000000000"}"#).unwrap_err();
+        assert!(parse_line("{").unwrap_err().to_string().starts_with("not JSON"));
+        let missing = parse_line(r#"{"id":"0190a8e0-0000-7000-8000-000000000000"}"#).unwrap_err().to_string();
         assert!(missing.contains("missing field"), "{missing}");
     }
 
@@ -347,7 +310,7 @@ mod tests {
             (item_line(Some(vec![0.1; 3]), &[(10, 10, 3)]), Some(3), "`chunks[0]` is empty"),
         ];
         for (line, dimension, want) in cases {
-            let err = line.check_vectors(dimension).unwrap_err();
+            let err = line.check_vectors(dimension).unwrap_err().to_string();
             assert!(err.contains(want), "{err}");
         }
     }
@@ -356,9 +319,12 @@ mod tests {
     fn the_header_gives_the_dimension_of_its_model() {
         let header =
             |model: Option<&str>| Header { cortex_export: 1, embedding_model: model.map(str::to_string) };
-        assert_eq!(header(None).dimension(), Ok(None));
-        assert_eq!(header(Some("sentence-transformers/all-MiniLM-L6-v2:384")).dimension(), Ok(Some(384)));
-        assert_eq!(header(Some("openai:text-embedding-3-small:1536")).dimension(), Ok(Some(1536)));
-        assert!(header(Some("no-dimension")).dimension().unwrap_err().contains(":<dimension>"));
+        assert_eq!(header(None).dimension().unwrap(), None);
+        assert_eq!(
+            header(Some("sentence-transformers/all-MiniLM-L6-v2:384")).dimension().unwrap(),
+            Some(384)
+        );
+        assert_eq!(header(Some("openai:text-embedding-3-small:1536")).dimension().unwrap(), Some(1536));
+        assert!(header(Some("no-dimension")).dimension().unwrap_err().to_string().contains(":<dimension>"));
     }
 }

@@ -27,12 +27,12 @@ const KEYS: [&str; 4] = ["provenance", "git_head", "git_path", "git_merge"];
 
 impl GitLine {
     /// The line `value` is, when it is one of these; `Err` names what is wrong with it.
-    pub fn parse(value: &Value) -> Option<Result<GitLine, String>> {
+    pub fn parse(value: &Value) -> Option<Result<GitLine, serde_json::Error>> {
         let object = value.as_object()?;
         if object.len() != 1 || !KEYS.iter().any(|k| object.contains_key(*k)) {
             return None;
         }
-        Some(serde_json::from_value(value.clone()).map_err(|e| e.to_string()))
+        Some(serde_json::from_value(value.clone()))
     }
 
     /// The lines of a store's git tables.

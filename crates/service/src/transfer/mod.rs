@@ -3,9 +3,11 @@
 //! The file format lives in [`format`]; the CLI reads and writes the file around these methods.
 //! Import verifies at the end that every item of the file is in the target store.
 
+pub mod file_error;
 pub mod format;
 pub mod git_lines;
 
+pub use file_error::{FileError, VectorProblem};
 pub use format::{
     ChunkLine, FORMAT_VERSION, Header, ItemLine, Line, Trailer, TrailerCounts, check_lines, encode_line,
     parse_line,
@@ -58,13 +60,13 @@ impl Transfer<'_> {
     /// Prepares the store for vectors of `model`: records it when the store has none yet;
     /// `Ok(Err(why))` when the store holds another model's vectors (searches would compare
     /// incomparable vectors).
-    pub fn accept_embedding_model(&self, model: Option<&str>) -> crate::Result<Result<(), String>> {
+    pub fn accept_embedding_model(&self, model: Option<&str>) -> crate::Result<Result<(), FileError>> {
         let store = self.service.whole_store("importing a memory")?;
         let Some(model) = model else { return Ok(Ok(())) };
         match store.meta(MODEL_KEY)? {
-            Some(here) if here != model => Ok(Err(format!(
-                "the file holds vectors of {model}, but this store's vectors come from {here}: import into an empty store instead"
-            ))),
+            Some(here) if here != model => {
+                Ok(Err(FileError::OtherModel { file: model.to_string(), store: here }))
+            }
             Some(_) => Ok(Ok(())),
             None => {
                 store.set_meta(MODEL_KEY, model)?;

@@ -149,7 +149,7 @@ impl CortexServer {
             }
             Err(ServiceError::Embedder(message)) => {
                 let hint = "the server's embedder is misconfigured, not your input: tell the user to run `cortex doctor`";
-                (refusal(ErrorCode::EmbedderUnavailable, message, hint), CallOutcome::Error, None)
+                (refusal(ErrorCode::EmbedderUnavailable, message.to_string(), hint), CallOutcome::Error, None)
             }
             Err(e @ ServiceError::AdminOnly(_)) => {
                 let hint = "this spans every tenant: ask the server's operator, who runs it with `cortex` on the server";

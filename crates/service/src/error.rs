@@ -1,5 +1,7 @@
 use cortex_domain::ValidationError;
+use cortex_embed::EmbedError;
 use cortex_store::StoreError;
+use std::sync::Arc;
 use thiserror::Error;
 
 pub type Result<T> = std::result::Result<T, ServiceError>;
@@ -14,8 +16,8 @@ pub enum ServiceError {
     Internal(#[from] StoreError),
     /// The configured embedder cannot serve this store (its vectors came from another model),
     /// or is unavailable for a command that needs it.
-    #[error("{0}")]
-    Embedder(String),
+    #[error(transparent)]
+    Embedder(#[from] EmbedderError),
     /// The lexical index cannot be built (`cortex reindex --lexical`); finds still work, through
     /// the database's own search.
     #[error(transparent)]
@@ -33,6 +35,33 @@ pub enum ServiceError {
     /// The git repository could not be read (`cortex git sync`, `cortex ingest --git`).
     #[error("{0}")]
     Git(String),
+}
+
+/// Why semantic search cannot serve, or a command that embeds cannot run. A load failure is
+/// kept and answered to every caller until the next try, so the embedder's own error is
+/// shared (`Arc`), not copied into words.
+#[derive(Debug, Clone, Error)]
+pub enum EmbedderError {
+    #[error(
+        "the embedder is `none` (CORTEX_EMBEDDER=none): set CORTEX_EMBEDDER=local and install the model to enable semantic search"
+    )]
+    Off,
+    /// The embedder cannot be loaded, or failed while embedding.
+    #[error("{0}")]
+    Embed(Arc<EmbedError>),
+    #[error(
+        "this memory's vectors come from {recorded}, but the configured embedder is {configured}: run `cortex reindex` to embed every item again with {configured}, or configure the embedder that made them (CORTEX_EMBEDDER, CORTEX_OPENAI_MODEL)"
+    )]
+    OtherModel { recorded: String, configured: String },
+    /// The nearest vectors could not be read (the store or the vector file failed).
+    #[error("{0}")]
+    Nearest(Arc<crate::semantic::NearestError>),
+}
+
+impl From<EmbedError> for EmbedderError {
+    fn from(e: EmbedError) -> EmbedderError {
+        EmbedderError::Embed(Arc::new(e))
+    }
 }
 
 impl From<crate::git::GitError> for ServiceError {

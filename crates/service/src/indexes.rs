@@ -13,7 +13,7 @@
 //! --lexical` builds the lexical index again from every item.
 
 use crate::semantic::{MODEL_KEY, vectors_for};
-use crate::{MemoryService, Result, ServiceError};
+use crate::{EmbedderError, MemoryService, Result, ServiceError};
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -90,10 +90,8 @@ impl Indexes<'_> {
     pub fn reindex_vectors(&self, mut progress: impl FnMut(usize, usize)) -> Result<ReindexReport> {
         let store = self.service.whole_store("embedding every item again")?;
         let started = std::time::Instant::now();
-        let embedder = self.service.shared.semantic.embedder().map_err(ServiceError::Embedder)?;
-        let model_id = embedder.model_id().ok_or_else(|| {
-            ServiceError::Embedder("the embedder is `none`: there is nothing to embed with".into())
-        })?;
+        let embedder = self.service.shared.semantic.embedder()?;
+        let model_id = embedder.model_id().ok_or(EmbedderError::Off)?;
         let total = store.stats()?.items as usize;
         let mut done = 0;
         let mut dimension = None;
@@ -105,7 +103,7 @@ impl Indexes<'_> {
             // The same texts as at store time (`memory_store`).
             let live: Vec<_> =
                 page.iter().filter(|e| e.item.deleted_at.is_none()).map(|e| &e.item.record).collect();
-            let rows = vectors_for(&embedder, &live).map_err(|e| ServiceError::Embedder(e.to_string()))?;
+            let rows = vectors_for(&embedder, &live).map_err(EmbedderError::from)?;
             dimension = dimension.or_else(|| rows.first().map(|r| r.vector.len()));
             store.set_vectors(&rows)?;
             done += rows.len();
@@ -113,7 +111,7 @@ impl Indexes<'_> {
         }
         let dimension = match dimension {
             Some(d) => d,
-            None => embedder.dimension().map_err(|e| ServiceError::Embedder(e.to_string()))?,
+            None => embedder.dimension().map_err(EmbedderError::from)?,
         };
         let model = format!("{model_id}:{dimension}");
         store.set_meta(MODEL_KEY, &model)?;

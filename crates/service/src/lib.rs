@@ -50,7 +50,7 @@ pub use briefing::{Briefing, RecallRequest, Recalled, Sessions, Weighed};
 pub use caller::Caller;
 pub use config::Config;
 pub use contradictions::Contradictions;
-pub use error::{Result, ServiceError};
+pub use error::{EmbedderError, Result, ServiceError};
 pub use git::Git;
 pub use indexes::Indexes;
 pub use ingest::Ingest;

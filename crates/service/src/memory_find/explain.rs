@@ -66,7 +66,7 @@ impl MemoryFind<'_> {
                 .shared
                 .semantic
                 .nearest(&*self.service.view, &vector, pool, &filters, Compare::Everything)
-                .map_err(|e| crate::ServiceError::Embedder(e.to_string()))?;
+                .map_err(|e| crate::EmbedderError::Nearest(std::sync::Arc::new(e)))?;
             lists.dense = found.into_iter().map(|d| (d.id, f64::from(d.score))).collect();
             let ids: Vec<Uuid> = lists.lexical_any.iter().map(|(id, _)| *id).collect();
             lists.lexical_cosines = self

@@ -15,7 +15,8 @@ mod vector_file;
 
 pub(crate) use inputs::{EmbeddingInputs, vectors_for};
 
-use cortex_embed::{EmbedError, Embedder, LocalModel, MINILM_ID, OpenAiConfig, OpenAiEmbedder, Precision};
+use crate::error::EmbedderError;
+use cortex_embed::{Embedder, LocalModel, MINILM_ID, OpenAiConfig, OpenAiEmbedder, Precision};
 use cortex_store::{Filters, ItemFacts, Result as StoreResult, Store, TenantStore};
 use index::IndexState;
 pub(crate) use nearest::best_similarity;
@@ -91,7 +92,7 @@ pub struct Semantic {
 /// The embedder as loaded: `None` before the first need; when it failed to load, when.
 #[derive(Default)]
 struct Loaded {
-    result: Option<Result<Arc<Embedder>, String>>,
+    result: Option<Result<Arc<Embedder>, EmbedderError>>,
     tried_at: Option<Instant>,
 }
 
@@ -123,7 +124,7 @@ impl Semantic {
     /// The embedder, loading it on first call; `Err` says why semantic search is unavailable.
     /// A local model that failed to load (not installed yet) is tried again, at most every
     /// [`LOAD_RETRY`], so a model installed while the server runs is picked up.
-    pub fn embedder(&self) -> Result<Arc<Embedder>, String> {
+    pub fn embedder(&self) -> Result<Arc<Embedder>, EmbedderError> {
         let mut loaded = self.embedder.lock().unwrap_or_else(PoisonError::into_inner);
         let retry = matches!(self.choice, EmbedderChoice::Local { .. })
             && loaded.tried_at.is_some_and(|at| at.elapsed() >= LOAD_RETRY);
@@ -142,15 +143,12 @@ impl Semantic {
         result
     }
 
-    fn load(&self) -> Result<Arc<Embedder>, String> {
+    fn load(&self) -> Result<Arc<Embedder>, EmbedderError> {
         match &self.choice {
-            EmbedderChoice::None => {
-                Err("the embedder is `none` (CORTEX_EMBEDDER=none): set CORTEX_EMBEDDER=local and install the model to enable semantic search".to_string())
-            }
+            EmbedderChoice::None => Err(EmbedderError::Off),
             EmbedderChoice::Local { model_dir, precision } => {
                 let started = std::time::Instant::now();
-                let model =
-                    LocalModel::load_with(model_dir, *precision).map_err(|e: EmbedError| e.to_string())?;
+                let model = LocalModel::load_with(model_dir, *precision)?;
                 tracing::info!(
                     ms = started.elapsed().as_millis() as u64,
                     precision = model.precision().name(),
@@ -172,7 +170,7 @@ impl Semantic {
             (EmbedderChoice::None, _) => ("none", "lexical search only (CORTEX_EMBEDDER=none)".to_string()),
             (_, None) => ("not_loaded", "loads on the first store or find that needs it".to_string()),
             (_, Some(Ok(e))) => ("ready", e.model_id().unwrap_or_else(|| "?".into())),
-            (_, Some(Err(reason))) => ("unavailable", reason.clone()),
+            (_, Some(Err(reason))) => ("unavailable", reason.to_string()),
         }
     }
 
@@ -203,18 +201,14 @@ impl Semantic {
 
     /// Why the configured embedder cannot serve this store, if it cannot: its vectors came
     /// from another model.
-    pub fn conflict(&self) -> StoreResult<Option<String>> {
+    pub fn conflict(&self) -> StoreResult<Option<EmbedderError>> {
         let Some(configured) = self.choice.model_id() else { return Ok(None) };
         let Some(recorded) = self.store.meta(MODEL_KEY)? else { return Ok(None) };
         let recorded_model = recorded.rsplit_once(':').map_or(recorded.as_str(), |(model, _)| model);
         if recorded_model == configured {
             return Ok(None);
         }
-        Ok(Some(format!(
-            "this memory's vectors come from {recorded}, but the configured embedder is {configured}: \
-             run `cortex reindex` to embed every item again with {configured}, or configure the \
-             embedder that made them (CORTEX_EMBEDDER, CORTEX_OPENAI_MODEL)"
-        )))
+        Ok(Some(EmbedderError::OtherModel { recorded, configured: configured.to_string() }))
     }
 
     /// The configured choice.
@@ -229,7 +223,7 @@ impl Semantic {
         if let Some(v) = self.query_cache.lock().unwrap_or_else(|e| e.into_inner()).get(text) {
             return Ok(v.clone());
         }
-        let embedder = self.embedder()?;
+        let embedder = self.embedder().map_err(|e| e.to_string())?;
         let vector = embedder.embed_query(text).map_err(|e| e.to_string())?.ok_or("no vector")?;
         let mut cache = self.query_cache.lock().unwrap_or_else(|e| e.into_inner());
         if cache.len() >= QUERY_CACHE_SIZE {

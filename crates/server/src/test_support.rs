@@ -47,7 +47,8 @@ impl TestServer {
         TestServer::with(db, "127.0.0.1:0", &[])
     }
 
-    /// A server listening at `addr` with `settings` as its environment (`CORTEX_HTTP_*`, ...).
+    /// A server listening at `addr` with `settings` as its environment (the settings tables'
+    /// names and values).
     pub fn with(db: &TestDb, addr: &str, settings: &[(&str, &str)]) -> TestServer {
         TestServer::over(service(db), addr, settings)
     }
@@ -56,7 +57,8 @@ impl TestServer {
     pub fn over(service: Arc<MemoryService>, addr: &str, settings: &[(&str, &str)]) -> TestServer {
         let env = |name: &str| settings.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string());
         // `--allow-origin`, as the CLI hands it over from its flag or the variable.
-        let origins: Vec<String> = env("CORTEX_HTTP_ALLOW_ORIGIN").into_iter().collect();
+        let allowed = env(crate::settings::HTTP_ALLOW_ORIGIN.name).unwrap_or_default();
+        let origins: Vec<String> = allowed.split(',').filter(|o| !o.is_empty()).map(str::to_string).collect();
         let options = HttpOptions::resolve(addr, &origins, env).unwrap();
         let schema = service.administration().stats().unwrap().schema_version;
         let runtime =

@@ -234,3 +234,21 @@ pub enum AnchorProblem {
     #[error("the hash must be 64 hex digits")]
     NotAHash,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{AnchorProblem, parse_anchor};
+
+    #[test]
+    fn an_anchor_is_a_record_number_and_its_hash_and_a_bad_one_says_which_part_is_wrong() {
+        let hash = "AB".repeat(32);
+        assert_eq!(parse_anchor(&format!(" 42 :{hash}")).unwrap(), (42, hash.to_ascii_lowercase()));
+        let problem = |text: &str| parse_anchor(text).unwrap_err().problem;
+        assert_eq!(problem("42"), AnchorProblem::NotSeqHash);
+        assert_eq!(problem(&format!("x:{hash}")), AnchorProblem::NotANumber("x".into()));
+        assert_eq!(problem("42:abc"), AnchorProblem::NotAHash);
+        assert_eq!(problem(&format!("42:{}", "g".repeat(64))), AnchorProblem::NotAHash);
+        let message = parse_anchor("42").unwrap_err().to_string();
+        assert!(message.starts_with("--anchor 42: expected SEQ:HASH"), "{message}");
+    }
+}

@@ -320,3 +320,35 @@ fn an_items_texts_are_redacted_and_what_they_make_derived_again() {
     assert!(redact_item(&mut plain).is_empty());
     assert_eq!(plain, before);
 }
+
+#[test]
+fn tags_and_object_keys_are_redacted_and_no_value_is_lost() {
+    use super::{ItemTexts, redact_texts};
+    let token = format!("ghp_{}", random(ALNUM, 36, 50));
+    let other = format!("ghp_{}", random(ALNUM, 36, 51));
+    let mut data = serde_json::Map::new();
+    data.insert(token.clone(), serde_json::json!("first"));
+    data.insert(other.clone(), serde_json::json!("second"));
+    data.insert("api_key_name".into(), serde_json::json!("a key's name, not a key"));
+    let mut tags =
+        vec!["deploy".to_string(), token.to_lowercase(), other.clone(), "<private>me</private>".into()];
+    let found = redact_texts(ItemTexts {
+        content: None,
+        data: Some(&mut data),
+        metadata: None,
+        source: None,
+        tags: &mut tags,
+    });
+    let marker = "[redacted:github-pat]";
+    assert_eq!(data.len(), 3, "two keys redacted alike stay two: {data:?}");
+    assert_eq!(data[marker], "first");
+    assert_eq!(data[&format!("{marker} (2)")], "second");
+    assert_eq!(data["api_key_name"], "a key's name, not a key", "a secret-like name is no secret");
+    assert_eq!(tags, ["deploy", marker], "redacted alike are one tag, a private one is gone");
+    let fields: Vec<&str> = found.iter().map(|f| f.field.as_str()).collect();
+    assert_eq!(
+        fields,
+        [&format!("data.{marker}"), &format!("data.{marker} (2)"), "tags[1]", "tags[2]", "tags[3]"]
+    );
+    assert!(!format!("{data:?}{tags:?}").contains(&token[4..]));
+}

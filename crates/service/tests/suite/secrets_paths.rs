@@ -18,6 +18,7 @@ per_backend!(
     tags_and_object_keys_are_redacted_before_anything_keeps_them,
     import_redacts_the_files_secrets_or_refuses_the_file,
     secrets_scan_lists_stored_secrets_and_redact_rewrites_them,
+    ingest_of_records_and_commits_redacts_and_a_second_run_writes_nothing,
 );
 
 /// The item of the paths: secrets in its content, a tag, an object key of its metadata and
@@ -198,4 +199,50 @@ fn secrets_scan_lists_stored_secrets_and_redact_rewrites_them(db: &TestDb) {
         db.execute_raw("PRAGMA wal_checkpoint(TRUNCATE)").ok();
     }
     assert_nowhere(db, &s, &secrets);
+}
+
+/// A real decision record (`tests/fixtures/ingest`) with a credential pasted into it, and a
+/// commit whose message carries one: both reach the store redacted, and a second run finds
+/// the redacted items current (nothing written).
+fn ingest_of_records_and_commits_redacts_and_a_second_run_writes_nothing(db: &TestDb) {
+    use cortex_testdb::git::{commit, git};
+    let secrets = Secrets::new();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../../tests/fixtures/ingest/ministryofjustice+modernisation-platform/architecture-decision-record/0005-use-github-actions.md",
+    );
+    let record = std::fs::read_to_string(fixture).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let adr = dir.path().join("adr");
+    std::fs::create_dir(&adr).unwrap();
+    std::fs::write(
+        adr.join("0005-use-github-actions.md"),
+        format!(
+            "{record}\nThe workflow pushes with {} and deploys with\n{}\n",
+            secrets.github,
+            secrets.text()
+        ),
+    )
+    .unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    commit(&repo, "a.txt", &format!("fix(ci): rotate the bot token\n\nThe old one was {}.", secrets.slack));
+
+    let s = open(db, SecretsMode::Redact);
+    let files = s.ingest().files(std::slice::from_ref(&adr), false, &|_, _| {}).unwrap();
+    assert!(files.refused.is_empty(), "{files:?}");
+    let commits =
+        s.ingest().commits(&repo, &cortex_service::ingest::Selection::default(), false, &|_, _| {}).unwrap();
+    assert_eq!(commits.kinds["change"].inserted, 1, "{commits:?}");
+    assert_nowhere(db, &s, &secrets);
+    assert_eq!(hits(&s, "GitHub Actions"), 1, "the record is kept and found");
+
+    let trail_before = s.audit().records(None, None, 1000).unwrap().len();
+    s.ingest().files(&[adr], false, &|_, _| {}).unwrap();
+    s.ingest().commits(&repo, &cortex_service::ingest::Selection::default(), false, &|_, _| {}).unwrap();
+    assert_eq!(
+        s.audit().records(None, None, 1000).unwrap().len(),
+        trail_before,
+        "a second run writes nothing"
+    );
 }

@@ -228,6 +228,10 @@ fn password_in_a_url() {
     missed("postgres://cortex:secret@db.internal:5432/memory");
     missed("postgres://cortex:${DB_PASSWORD}@db.internal/memory");
     missed("postgres://cortex:<password>@db.internal/memory");
+    // The elision a document writes for a password it leaves out (docs/DEPLOY.md).
+    missed("CORTEX_DB=postgres://cortex:…@pooler.internal:6432/memory");
+    missed("`postgres://cortex:…@db1:5432,db2:5432/memory?target_session_attrs=read-write`");
+    found("password-in-url", "postgres://cortex:…pw-2024!@db.internal/memory", "…pw-2024!");
     missed("mailto:someone@example.com and https://example.com/a:b@c");
     missed("postgres://u:p@h:5/db");
 }

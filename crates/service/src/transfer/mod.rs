@@ -133,10 +133,16 @@ impl Transfer<'_> {
         Ok(report)
     }
 
+    /// Whether this server refuses secrets (`CORTEX_SECRETS=refuse`): an import file is then
+    /// checked whole for them before anything is written.
+    pub fn refuses_secrets(&self) -> bool {
+        self.service.shared.secrets == SecretsMode::Refuse
+    }
+
     /// Why an import line may not be written under `CORTEX_SECRETS=refuse`: it holds a secret
     /// (the item and field named, never the secret). `None` otherwise.
     pub fn refusal(&self, line: &ItemLine) -> Option<ValidationError> {
-        if self.service.shared.secrets != SecretsMode::Refuse {
+        if !self.refuses_secrets() {
             return None;
         }
         let mut record = line.record_copy();

@@ -147,9 +147,11 @@ fn secrets_scan_lists_stored_secrets_and_redact_rewrites_them(db: &TestDb) {
     let r = store(
         &off,
         json!([unclaimed(&secrets), {"kind": "todo", "content": "renew the certificates"},
-               {"kind": "todo", "content": format!("old bot token {}", secrets.slack)}]),
+               {"kind": "todo", "content": format!("old bot token {}", secrets.slack)},
+               {"kind": "decision", "data": {"component": "ci", "status": "accepted",
+                "title": "Deploy from CI", "rationale": format!("the CI pushes with {}", secrets.github)}}]),
     );
-    let (held, deleted) = (id_of(&r, 0), id_of(&r, 2));
+    let (held, deleted, accepted) = (id_of(&r, 0), id_of(&r, 2), id_of(&r, 3));
     off.store_args(&json!({"items": [{"operation": "delete", "id": deleted}]})).unwrap();
     assert!(in_file(db, &secrets.github) || db.sqlite_path().is_none());
 
@@ -159,10 +161,13 @@ fn secrets_scan_lists_stored_secrets_and_redact_rewrites_them(db: &TestDb) {
     assert_eq!((none.scanned, none.items.len()), (0, 0), "another org's scan sees none of acme's items");
 
     let listed = s.secrets().scan(&Scope::default(), false).unwrap();
-    assert_eq!(listed.scanned, 3);
+    assert_eq!(listed.scanned, 4);
     let found: Vec<(String, bool, bool)> =
         listed.items.iter().map(|i| (i.id.to_string(), i.deleted, i.redacted)).collect();
-    assert_eq!(found, [(held.clone(), false, false), (deleted.clone(), true, false)]);
+    assert_eq!(
+        found,
+        [(held.clone(), false, false), (deleted.clone(), true, false), (accepted.clone(), false, false)]
+    );
     let report = serde_json::to_string(&listed).unwrap();
     for needle in secrets.needles() {
         assert!(!report.contains(&needle), "the scan's report shows {needle}");
@@ -171,13 +176,20 @@ fn secrets_scan_lists_stored_secrets_and_redact_rewrites_them(db: &TestDb) {
         report.contains("\"rule\":\"github-pat\"") && report.contains("\"field\":\"tags[1]\""),
         "{report}"
     );
-    assert_eq!(hits(&s, &secrets.github), 1, "listing changes nothing");
+    assert_eq!(hits(&s, &secrets.github), 2, "listing changes nothing");
 
     let redacted = s.secrets().scan(&Scope::default(), true).unwrap();
-    assert_eq!(redacted.redacted, 1);
-    assert!(redacted.items[0].redacted && !redacted.items[1].redacted);
+    assert_eq!(redacted.redacted, 2);
+    assert!(redacted.items[0].redacted && !redacted.items[1].redacted && redacted.items[2].redacted);
+    // An accepted decision's governed text loses its secret in place, and stays accepted.
+    let decision = s.find_args(&json!({"ids": [accepted], "detail": "full"})).unwrap();
+    let decision = serde_json::to_value(&decision.hits[0]).unwrap().to_string();
+    assert!(
+        decision.contains("the CI pushes with [redacted:github-pat]") && decision.contains("accepted"),
+        "{decision}"
+    );
     assert_eq!(hits(&s, &secrets.github), 0);
-    assert_eq!(hits(&s, "deploy credentials"), 1);
+    assert_eq!(hits(&s, "rotate"), 1, "the rest of the text is kept and found");
     let trail = s.audit().records(Some(held.parse().unwrap()), None, 10).unwrap();
     let ops: Vec<&str> = trail.iter().map(|r| r.operation.as_str()).collect();
     assert_eq!(ops.len(), 2, "{ops:?}");

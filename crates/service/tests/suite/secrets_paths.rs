@@ -34,7 +34,7 @@ fn item(secrets: &Secrets) -> serde_json::Value {
 /// `CORTEX_SECRETS=off` keeps its claim there).
 fn unclaimed(secrets: &Secrets) -> serde_json::Value {
     json!({"kind": "todo", "content": format!("Rotate the deploy credentials\n{}", secrets.text()),
-        "tags": ["deploy", secrets.github.clone()],
+        "tags": ["deploy", secrets.github.clone(), secrets.aws_id.clone()],
         "metadata": {"tokens": {secrets.slack.clone(): "the bot's"}, "owner": "ops"}})
 }
 
@@ -57,7 +57,12 @@ fn assert_nowhere(db: &TestDb, s: &cortex_service::MemoryService, secrets: &Secr
         assert_eq!(hits(s, &needle), 0, "a find by a secret ({needle}) finds nothing");
         assert!(!in_file(db, &needle), "the database file holds {needle}");
     }
-    assert!(!kept.contains(&secrets.github.to_lowercase()), "the tag's lowercased token is kept");
+    for tag in [&secrets.github, &secrets.aws_id] {
+        assert!(
+            !kept.to_lowercase().contains(&tag.to_lowercase()),
+            "the tag's token ({tag}) is kept in some case"
+        );
+    }
 }
 
 fn tags_and_object_keys_are_redacted_before_anything_keeps_them(db: &TestDb) {
@@ -69,6 +74,7 @@ fn tags_and_object_keys_are_redacted_before_anything_keeps_them(db: &TestDb) {
         r.results[0].redacted.iter().map(|f| (f.field.as_str(), f.rule.as_str())).collect();
     for expected in [
         ("tags[1]", "github-pat"),
+        ("tags[2]", "aws-access-token"),
         ("metadata.tokens.[redacted:slack-bot-token]", "slack-bot-token"),
         ("source.actor", "github-pat"),
         ("content", "password-in-url"),
@@ -78,7 +84,11 @@ fn tags_and_object_keys_are_redacted_before_anything_keeps_them(db: &TestDb) {
     assert_nowhere(db, &s, &secrets);
     let got = s.find_args(&json!({"ids": [id_of(&r, 0)]})).unwrap();
     let hit = serde_json::to_value(&got.hits[0]).unwrap();
-    assert_eq!(hit["tags"], json!(["deploy", "[redacted:github-pat]"]), "{hit}");
+    assert_eq!(
+        hit["tags"],
+        json!(["deploy", "[redacted:github-pat]", "[redacted:aws-access-token]"]),
+        "{hit}"
+    );
     assert_eq!(hit["metadata"]["tokens"], json!({"[redacted:slack-bot-token]": "the bot's"}));
 
     // Under `refuse`, a secret in a tag or a key refuses the item, naming where.

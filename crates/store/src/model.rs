@@ -365,7 +365,7 @@ pub struct WriteContext {
     /// text); `None` is recorded as no principal.
     pub principal: Option<String>,
     /// What the changes came through: `memory_store`, `web UI`, `cortex ingest`, `cortex
-    /// import`, `cortex keys`, `purge`, `cortex secrets`.
+    /// import`, `cortex keys`, `purge`, `cortex secrets scan`.
     pub via: Option<String>,
     /// The stored items the batch's ops were checked against (governance, an entity merge),
     /// as the checks saw them: the batch is written only if each is still in that state when

@@ -9,7 +9,7 @@ use crate::response::Redacted;
 use crate::semantic::EmbeddingInputs;
 use cortex_domain::Scope;
 use cortex_domain::kind::Kind;
-use cortex_store::{ExportedItem, WriteOp, WriteOutcome};
+use cortex_store::{ExpectedState, ExportedItem, Record, StoreError, WriteOp, WriteOutcome};
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -71,6 +71,7 @@ impl Secrets<'_> {
                     continue;
                 }
                 report.scanned += 1;
+                let seen = seen(&item);
                 let mut record = item.record;
                 let found = redact_record(&mut record);
                 if found.is_empty() {
@@ -87,7 +88,7 @@ impl Secrets<'_> {
                     redacted: false,
                 });
                 if redact && !deleted {
-                    updates.push((report.items.len() - 1, record));
+                    updates.push(Rewrite { at: report.items.len() - 1, record, seen });
                 }
             }
             if !updates.is_empty() {
@@ -97,39 +98,27 @@ impl Secrets<'_> {
         Ok(report)
     }
 
-    /// Writes the redacted records in one audited transaction, embedded again; how many.
-    fn rewrite(
-        &self,
-        updates: Vec<(usize, cortex_store::Record)>,
-        items: &mut [StoredFinding],
-    ) -> crate::Result<u64> {
-        let now = self.service.now()?;
-        let records: Vec<cortex_store::Record> = updates
-            .iter()
-            .map(|(_, record)| {
-                let mut record = record.clone();
-                record.updated_at = now;
-                record
-            })
-            .collect();
-        let inputs: Vec<EmbeddingInputs> = records.iter().map(EmbeddingInputs::of).collect();
-        let texts: Vec<&str> = inputs.iter().flat_map(EmbeddingInputs::texts).collect();
-        let vectors = self.service.shared.semantic.embed_for_store(&texts);
-        let mut vectors = vectors.into_iter().flatten();
-        let ops: Vec<WriteOp> = records
-            .into_iter()
-            .zip(&inputs)
-            .map(|(mut record, input)| {
-                (record.vector, record.chunks) = input.take(&mut vectors);
-                WriteOp::Update { record }
-            })
-            .collect();
-        let context = self.service.write_context("cortex secrets scan");
+    /// Writes the redacted records in one audited transaction, embedded again; how many. The
+    /// transaction holds only if no item changed since it was read (another writer's edit is
+    /// never overwritten): otherwise the items are read, redacted and written again, a few
+    /// times at most.
+    fn rewrite(&self, mut updates: Vec<Rewrite>, items: &mut [StoredFinding]) -> crate::Result<u64> {
         let store = self.service.whole_store("redacting stored secrets")?;
+        let mut attempt = 1;
+        let outcomes = loop {
+            match self.write(store, &updates) {
+                Err(crate::ServiceError::Internal(StoreError::Conflict { id })) if attempt < ATTEMPTS => {
+                    tracing::debug!(attempt, %id, "an item changed while its secrets were redacted; reading it again");
+                    attempt += 1;
+                    updates = reread(store, updates)?;
+                }
+                other => break other?,
+            }
+        };
         let mut written = 0;
-        for ((at, _), outcome) in updates.iter().zip(store.write_batch_as(&ops, &context)?) {
+        for (update, outcome) in updates.iter().zip(outcomes) {
             if matches!(outcome, WriteOutcome::Updated { .. }) {
-                items[*at].redacted = true;
+                items[update.at].redacted = true;
                 written += 1;
             }
         }
@@ -137,6 +126,67 @@ impl Secrets<'_> {
         self.service.shared.lexical.after_write();
         Ok(written)
     }
+
+    fn write(
+        &self,
+        store: &dyn cortex_store::Store,
+        updates: &[Rewrite],
+    ) -> crate::Result<Vec<WriteOutcome>> {
+        let now = self.service.now()?;
+        let inputs: Vec<EmbeddingInputs> = updates.iter().map(|u| EmbeddingInputs::of(&u.record)).collect();
+        let texts: Vec<&str> = inputs.iter().flat_map(EmbeddingInputs::texts).collect();
+        let vectors = self.service.shared.semantic.embed_for_store(&texts);
+        let mut vectors = vectors.into_iter().flatten();
+        let ops: Vec<WriteOp> = updates
+            .iter()
+            .zip(&inputs)
+            .map(|(update, input)| {
+                let mut record = update.record.clone();
+                record.updated_at = now;
+                (record.vector, record.chunks) = input.take(&mut vectors);
+                WriteOp::Update { record }
+            })
+            .collect();
+        let mut context = self.service.write_context("cortex secrets scan");
+        context.expected = updates.iter().map(|u| u.seen.clone()).collect();
+        Ok(store.write_batch_as(&ops, &context)?)
+    }
+}
+
+/// Rewrites of one page in a row.
+const ATTEMPTS: usize = 3;
+
+/// A live item to write again: its place in the report, its redacted record, and what it
+/// was when read.
+struct Rewrite {
+    at: usize,
+    record: Record,
+    seen: ExpectedState,
+}
+
+fn seen(item: &cortex_store::StoredItem) -> ExpectedState {
+    ExpectedState {
+        id: item.record.id,
+        content_hash: item.record.content_hash.clone(),
+        status: item.record.status.clone(),
+        updated_at: item.record.updated_at,
+        deleted: item.deleted_at.is_some(),
+    }
+}
+
+/// `updates` read again from the store and redacted again; an item deleted meanwhile, or
+/// holding no secret any more, is left out.
+fn reread(store: &dyn cortex_store::Store, updates: Vec<Rewrite>) -> crate::Result<Vec<Rewrite>> {
+    let ids: Vec<Uuid> = updates.iter().map(|u| u.record.id).collect();
+    let fresh = store.get(&ids)?;
+    Ok(updates
+        .into_iter()
+        .filter_map(|u| {
+            let item = fresh.iter().find(|i| i.record.id == u.record.id && i.deleted_at.is_none())?;
+            let mut record = item.record.clone();
+            (!redact_record(&mut record).is_empty()).then(|| Rewrite { at: u.at, record, seen: seen(item) })
+        })
+        .collect())
 }
 
 /// Whether `scope` lies within `wanted`: each field `wanted` names, `scope` holds alike.

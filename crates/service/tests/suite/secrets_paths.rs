@@ -19,6 +19,7 @@ per_backend!(
     import_redacts_the_files_secrets_or_refuses_the_file,
     secrets_scan_lists_stored_secrets_and_redact_rewrites_them,
     ingest_of_records_and_commits_redacts_and_a_second_run_writes_nothing,
+    secrets_scan_never_overwrites_an_edit_made_while_it_ran,
 );
 
 /// The item of the paths: secrets in its content, a tag, an object key of its metadata and
@@ -215,12 +216,18 @@ fn secrets_scan_lists_stored_secrets_and_redact_rewrites_them(db: &TestDb) {
     s.store_args(&json!({"items": [{"operation": "restore", "id": deleted}]})).unwrap();
     let purge = s.secrets().scan(&Scope::default(), true).unwrap();
     assert_eq!(purge.redacted, 1, "the restored item is redacted too");
+    vacuum(db);
+    assert_nowhere(db, &s, &secrets);
+}
+
+/// What docs/CLI.md tells to run after a redaction on SQLite, for its file to lose the freed
+/// pages' old text; nothing on PostgreSQL (whose files the test does not read).
+fn vacuum(db: &TestDb) {
     if db.sqlite_path().is_some() {
         db.execute_raw("PRAGMA wal_checkpoint(TRUNCATE)").ok();
         db.execute_raw("VACUUM").unwrap();
         db.execute_raw("PRAGMA wal_checkpoint(TRUNCATE)").ok();
     }
-    assert_nowhere(db, &s, &secrets);
 }
 
 /// A real decision record (`tests/fixtures/ingest`) with a credential pasted into it, and a
@@ -267,4 +274,39 @@ fn ingest_of_records_and_commits_redacts_and_a_second_run_writes_nothing(db: &Te
         trail_before,
         "a second run writes nothing"
     );
+}
+
+/// Another process edits an item between the scan's read and its rewrite: the rewrite finds
+/// the item changed, reads it again, and redacts the edited text (the edit is kept).
+fn secrets_scan_never_overwrites_an_edit_made_while_it_ran(db: &TestDb) {
+    use cortex_service::scope_inference::InferredScope;
+    use cortex_service::semantic::EmbedderChoice;
+    let secrets = Secrets::new();
+    let off = open(db, SecretsMode::Off);
+    let r = store(&off, json!([{"kind": "todo", "content": format!("push with {}", secrets.github)}]));
+    let id = id_of(&r, 0);
+    let store_between = cortex_testdb::Interleaved::new(db.open());
+    let config = cortex_service::Config::new(
+        db.target().clone(),
+        InferredScope::fixed("acme", "api", "main"),
+        EmbedderChoice::None,
+    );
+    let scanning = cortex_service::MemoryService::with_store(store_between.clone(), &config);
+    let edit = json!({"items": [{"kind": "todo", "id": id,
+        "content": format!("push with {} from the release job", secrets.github)}]});
+    store_between.before_next_write(move || {
+        let r = off.store_args(&edit).unwrap();
+        assert_eq!(r.results[0].status, ItemStatus::Updated, "{r:?}");
+    });
+    let report = scanning.secrets().scan(&Scope::default(), true).unwrap();
+    assert!(store_between.step_ran());
+    assert_eq!(report.redacted, 1, "{report:?}");
+    let s = open(db, SecretsMode::Redact);
+    let hit = &s.find_args(&json!({"ids": [id]})).unwrap().hits[0];
+    assert_eq!(
+        hit.title, "push with [redacted:github-pat] from the release job",
+        "the edit is kept, redacted"
+    );
+    vacuum(db);
+    assert_nowhere(db, &s, &secrets);
 }

@@ -71,7 +71,7 @@ impl Secrets<'_> {
                     continue;
                 }
                 report.scanned += 1;
-                let seen = seen(&item);
+                let seen = ExpectedState::of(&item);
                 let mut record = item.record;
                 let found = redact_record(&mut record);
                 if found.is_empty() {
@@ -164,16 +164,6 @@ struct Rewrite {
     seen: ExpectedState,
 }
 
-fn seen(item: &cortex_store::StoredItem) -> ExpectedState {
-    ExpectedState {
-        id: item.record.id,
-        content_hash: item.record.content_hash.clone(),
-        status: item.record.status.clone(),
-        updated_at: item.record.updated_at,
-        deleted: item.deleted_at.is_some(),
-    }
-}
-
 /// `updates` read again from the store and redacted again; an item deleted meanwhile, or
 /// holding no secret any more, is left out.
 fn reread(store: &dyn cortex_store::Store, updates: Vec<Rewrite>) -> crate::Result<Vec<Rewrite>> {
@@ -184,7 +174,11 @@ fn reread(store: &dyn cortex_store::Store, updates: Vec<Rewrite>) -> crate::Resu
         .filter_map(|u| {
             let item = fresh.iter().find(|i| i.record.id == u.record.id && i.deleted_at.is_none())?;
             let mut record = item.record.clone();
-            (!redact_record(&mut record).is_empty()).then(|| Rewrite { at: u.at, record, seen: seen(item) })
+            (!redact_record(&mut record).is_empty()).then(|| Rewrite {
+                at: u.at,
+                record,
+                seen: ExpectedState::of(item),
+            })
         })
         .collect())
 }

@@ -6,13 +6,14 @@
 //! - `session`: sign-in sessions (in memory, or in the database every server shares), cookies;
 //!   `seal`: a session's token sealed for the database
 //! - `signin`: who a request is shown to (the gate's check), sign-in and -out, the CSRF check
-//! - `search`, `item`, `graph`, `activity`, `admin`, `keys`, `curate`, `restore`: the pages and
+//! - `search`, `item`, `graph`, `activity` (its feed: `activity_feed`), `admin`, `keys`, `curate`, `restore`: the pages and
 //!   forms
 //! - `markdown`: stored content as safe HTML; `page`: templates, headers, the stylesheet
 //! - `rebinding`: a loopback server's pages answer only its loopback names; `same_origin`:
 //!   their forms pass the Origin check from the server's public URL or the request's own Host
 
 mod activity;
+mod activity_feed;
 mod admin;
 mod curate;
 mod graph;

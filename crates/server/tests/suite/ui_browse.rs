@@ -1,0 +1,125 @@
+//! The web UI's browsing pages as a key bound to one org sees them: the activity feed names
+//! the items, who changed them and the agent and session the client claimed, filters by them,
+//! and never shows another org's changes.
+
+use super::http_gate::{runtime, service};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{Request, StatusCode, header};
+use cortex_domain::item::StoreRequest;
+use cortex_server::{HttpOptions, router};
+use cortex_service::MemoryService;
+use cortex_service::keys::KeySpec;
+use cortex_testdb::{TestDb, per_backend};
+use serde_json::json;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+per_backend!(the_activity_feed_names_items_and_who_and_stays_in_the_keys_org,);
+
+fn app(service: &Arc<MemoryService>) -> Router {
+    let options = HttpOptions::resolve("127.0.0.1:0", &[], |_| None).unwrap();
+    let schema = service.administration().stats().unwrap().schema_version;
+    router(service.clone(), options, CancellationToken::new(), schema).0
+}
+
+async fn send(
+    app: &Router,
+    method: &str,
+    path: &str,
+    cookie: Option<&str>,
+    body: String,
+) -> (StatusCode, String, String) {
+    let mut request = Request::builder().method(method).uri(path).header(header::HOST, "127.0.0.1:8787");
+    if let Some(cookie) = cookie {
+        request = request.header(header::COOKIE, cookie);
+    }
+    if method == "POST" {
+        request = request.header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+    }
+    let mut request = request.body(Body::from(body)).unwrap();
+    request.extensions_mut().insert(ConnectInfo("127.0.0.1:40000".parse::<SocketAddr>().unwrap()));
+    let answer = app.clone().oneshot(request).await.unwrap();
+    let status = answer.status();
+    let set_cookie = answer
+        .headers()
+        .get(header::SET_COOKIE)
+        .map(|v| v.to_str().unwrap().split(';').next().unwrap().to_string())
+        .unwrap_or_default();
+    let body = axum::body::to_bytes(answer.into_body(), 1 << 22).await.unwrap();
+    (status, String::from_utf8_lossy(&body).into_owned(), set_cookie)
+}
+
+/// A read key of `org`'s token.
+fn key(service: &MemoryService, org: &str, name: &str) -> String {
+    let spec = KeySpec { name: name.into(), org: org.into(), role: "read".into(), ..KeySpec::default() };
+    service.keys().create(&spec).unwrap().token
+}
+
+/// Signed in with `token`: the session cookie.
+async fn signed_in(app: &Router, token: &str) -> String {
+    let (status, html, cookie) = send(app, "POST", "/login", None, format!("token={token}")).await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{html}");
+    cookie
+}
+
+fn store(service: &MemoryService, items: serde_json::Value) {
+    let request = StoreRequest::from_json(&json!({ "items": items })).unwrap();
+    let answer = service.memory_store().store(&request).unwrap();
+    assert!(answer.results.iter().all(|r| r.error.is_none()), "{:?}", answer.results);
+}
+
+fn decision(org: &str, title: &str, agent: &str, session: &str) -> serde_json::Value {
+    json!({"kind": "decision", "scope": {"org": org, "project": "api"},
+        "source": {"actor": agent, "session": session},
+        "data": {"title": title, "component": "auth", "status": "proposed", "rationale": "because"}})
+}
+
+fn the_activity_feed_names_items_and_who_and_stays_in_the_keys_org(db: &TestDb) {
+    let service = service(db);
+    store(
+        &service,
+        json!([
+            decision("acme", "Rotate signing keys monthly", "claude-code", "sess-acme-1"),
+            decision("acme", "Sign webhooks with HMAC", "claude-code", "sess-acme-1"),
+        ]),
+    );
+    store(&service, json!([decision("acme", "Cache tokens for five minutes", "codex", "sess-acme-2")]));
+    store(&service, json!([decision("globex", "Globex secret plan", "globex-agent", "sess-globex")]));
+    let (acme, globex) = (key(&service, "acme", "viewer"), key(&service, "globex", "viewer"));
+    let app = app(&service);
+    runtime().block_on(async {
+        let cookie = signed_in(&app, &acme).await;
+        let (status, html, _) = send(&app, "GET", "/activity", Some(&cookie), String::new()).await;
+        assert_eq!(status, StatusCode::OK, "{html}");
+        for seen in
+            ["Rotate signing keys monthly", "Cache tokens for five minutes", "claude-code", "sess-acme-2"]
+        {
+            assert!(html.contains(seen), "{seen} in {html}");
+        }
+        assert!(html.contains("2 changes in one batch"), "the two-item batch is one line: {html}");
+        assert!(html.contains("<time datetime="), "{html}");
+        for unseen in ["Globex secret plan", "globex-agent", "sess-globex"] {
+            assert!(!html.contains(unseen), "another org's {unseen} shown: {html}");
+        }
+        // Filters narrow the feed, kept in the URL; naming another org's agent finds nothing.
+        let (_, html, _) = send(&app, "GET", "/activity?agent=codex", Some(&cookie), String::new()).await;
+        assert!(
+            html.contains("Cache tokens for five minutes") && !html.contains("Rotate signing keys"),
+            "{html}"
+        );
+        let (_, html, _) =
+            send(&app, "GET", "/activity?agent=globex-agent", Some(&cookie), String::new()).await;
+        assert!(!html.contains("Globex secret plan") && html.contains("No change matches"), "{html}");
+        let (status, html, _) = send(&app, "GET", "/activity?day=soon", Some(&cookie), String::new()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{html}");
+        assert!(html.contains("day: “soon” is not a date"), "{html}");
+
+        let other = signed_in(&app, &globex).await;
+        let (_, html, _) = send(&app, "GET", "/activity", Some(&other), String::new()).await;
+        assert!(html.contains("Globex secret plan") && !html.contains("Rotate signing keys"), "{html}");
+    });
+}

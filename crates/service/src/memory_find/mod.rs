@@ -73,6 +73,12 @@ const COUNT_CAP: usize = 1_000;
 const SUGGEST_BELOW: usize = 3;
 
 impl MemoryFind<'_> {
+    /// Every org, project and branch within the caller's reach that holds live items, with
+    /// how many: where a find can look (a key's bound leaves out what it may not see).
+    pub fn places(&self) -> Result<Vec<cortex_store::Place>> {
+        Ok(self.service.view.places()?)
+    }
+
     /// Handles one `memory_find` request, parsed at the MCP edge or built in the process;
     /// either is held to the arguments' limits first.
     pub fn find(&self, req: &FindRequest) -> Result<FindResponse> {

@@ -23,6 +23,7 @@ mod kind_chart;
 mod markdown;
 mod oauth_signin;
 mod page;
+mod places;
 mod rebinding;
 mod restore;
 mod same_origin;

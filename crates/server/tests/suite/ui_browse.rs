@@ -1,6 +1,7 @@
 //! The web UI's browsing pages as a key bound to one org sees them: the activity feed names
 //! the items, who changed them and the agent and session the client claimed, filters by them,
-//! and never shows another org's changes.
+//! and never shows another org's changes; the project picker lists only what the key may see
+//! and refuses a place beyond it, while a keyless local user searches every project.
 
 use super::http_gate::{runtime, service};
 use axum::Router;
@@ -18,7 +19,10 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
-per_backend!(the_activity_feed_names_items_and_who_and_stays_in_the_keys_org,);
+per_backend!(
+    the_activity_feed_names_items_and_who_and_stays_in_the_keys_org,
+    the_project_picker_offers_only_the_keys_reach_and_a_local_user_every_project,
+);
 
 fn app(service: &Arc<MemoryService>) -> Router {
     let options = HttpOptions::resolve("127.0.0.1:0", &[], |_| None).unwrap();
@@ -72,6 +76,11 @@ fn store(service: &MemoryService, items: serde_json::Value) {
     assert!(answer.results.iter().all(|r| r.error.is_none()), "{:?}", answer.results);
 }
 
+fn decision_in(org: &str, project: &str, branch: &str, title: &str) -> serde_json::Value {
+    json!({"kind": "decision", "scope": {"org": org, "project": project, "branch": branch},
+        "data": {"title": title, "component": "auth", "status": "proposed", "rationale": "tokens"}})
+}
+
 fn decision(org: &str, title: &str, agent: &str, session: &str) -> serde_json::Value {
     json!({"kind": "decision", "scope": {"org": org, "project": "api"},
         "source": {"actor": agent, "session": session},
@@ -121,5 +130,55 @@ fn the_activity_feed_names_items_and_who_and_stays_in_the_keys_org(db: &TestDb) 
         let other = signed_in(&app, &globex).await;
         let (_, html, _) = send(&app, "GET", "/activity", Some(&other), String::new()).await;
         assert!(html.contains("Globex secret plan") && !html.contains("Rotate signing keys"), "{html}");
+    });
+}
+
+fn the_project_picker_offers_only_the_keys_reach_and_a_local_user_every_project(db: &TestDb) {
+    let service = service(db);
+    store(
+        &service,
+        json!([
+            decision_in("acme", "api", "main", "Api rotates webhook tokens"),
+            decision_in("acme", "web", "main", "Web rotates webhook tokens"),
+            decision_in("globex", "api", "main", "Globex rotates webhook tokens"),
+        ]),
+    );
+    let app = app(&service);
+    // The keyless local user (no key exists yet): every project, by default.
+    runtime().block_on(async {
+        let (status, html, _) = send(&app, "GET", "/?q=webhook+tokens", None, String::new()).await;
+        assert_eq!(status, StatusCode::OK, "{html}");
+        for title in ["Api rotates", "Web rotates", "Globex rotates"] {
+            assert!(html.contains(title), "the local user finds {title}: {html}");
+        }
+        let (_, html, _) = send(&app, "GET", "/?q=webhook+tokens&in=acme%2Fweb", None, String::new()).await;
+        assert!(html.contains("Web rotates") && !html.contains("Api rotates"), "{html}");
+        assert!(html.contains(r#"<option value="globex/api/main""#), "{html}");
+    });
+    let spec = KeySpec {
+        name: "api-only".into(),
+        org: "acme".into(),
+        role: "read".into(),
+        projects: vec!["api".into()],
+        ..KeySpec::default()
+    };
+    let token = service.keys().create(&spec).unwrap().token;
+    runtime().block_on(async {
+        let cookie = signed_in(&app, &token).await;
+        let (status, html, _) =
+            send(&app, "GET", "/?q=webhook+tokens&in=all", Some(&cookie), String::new()).await;
+        assert_eq!(status, StatusCode::OK, "{html}");
+        assert!(html.contains("Api rotates"), "{html}");
+        for unseen in ["Web rotates", "Globex rotates", "acme/web", "globex"] {
+            assert!(!html.contains(unseen), "a key bound to acme/api shown {unseen}: {html}");
+        }
+        for beyond in ["globex%2Fapi%2Fmain", "globex%2Fapi", "acme%2Fweb", "acme%2Fweb%2Fmain"] {
+            let (status, html, _) =
+                send(&app, "GET", &format!("/?q=webhook+tokens&in={beyond}"), Some(&cookie), String::new())
+                    .await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{beyond}: {html}");
+            assert!(html.contains("is no project or branch holding items you can see"), "{html}");
+            assert!(!html.contains("Globex rotates") && !html.contains("Web rotates"), "{html}");
+        }
     });
 }

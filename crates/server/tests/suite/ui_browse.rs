@@ -164,6 +164,12 @@ fn the_project_picker_offers_only_the_keys_reach_and_a_local_user_every_project(
     };
     let token = service.keys().create(&spec).unwrap().token;
     runtime().block_on(async {
+        // A pasted token that is no token at all is named in the form's words.
+        for pasted in ["not a token", "Bearer%20cortex_x"] {
+            let (status, html, _) = send(&app, "POST", "/login", None, format!("token={pasted}")).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{html}");
+            assert!(html.contains("this is not a Cortex token") && !html.contains("Authorization"), "{html}");
+        }
         let cookie = signed_in(&app, &token).await;
         let (status, html, _) =
             send(&app, "GET", "/?q=webhook+tokens&in=all", Some(&cookie), String::new()).await;

@@ -163,7 +163,18 @@ fn the_project_picker_offers_only_the_keys_reach_and_a_local_user_every_project(
         ..KeySpec::default()
     };
     let token = service.keys().create(&spec).unwrap().token;
+    let admin =
+        KeySpec { name: "boss".into(), org: "acme".into(), role: "admin".into(), ..KeySpec::default() };
+    let admin = service.keys().create(&admin).unwrap().token;
     runtime().block_on(async {
+        // The status page of an admin bound to acme counts acme's items only.
+        let cookie = signed_in(&app, &admin).await;
+        let (status, html, _) = send(&app, "GET", "/admin", Some(&cookie), String::new()).await;
+        assert_eq!(status, StatusCode::OK, "{html}");
+        assert!(html.contains("<h1>Status</h1>") && html.contains("<h2>Recent refusals</h2>"), "{html}");
+        assert!(html.contains("org=acme project=web branch=main"), "{html}");
+        assert!(html.contains("<dt>items in reach</dt><dd>2</dd>"), "{html}");
+        assert!(!html.contains("org=globex") && !html.contains("<dt>database</dt>"), "{html}");
         // A pasted token that is no token at all is named in the form's words.
         for pasted in ["not a token", "Bearer%20cortex_x"] {
             let (status, html, _) = send(&app, "POST", "/login", None, format!("token={pasted}")).await;

@@ -385,6 +385,14 @@ mod tests {
     }
 
     #[test]
+    fn since_takes_an_age_or_a_date() {
+        for since in ["7d", "2w", "36h", "2026-01-01"] {
+            let p = Params::parse(Some(&format!("q=x&since={since}")));
+            assert!(p.find_request(&Picked::Standing).unwrap().filter.since.is_some(), "{since}");
+        }
+    }
+
+    #[test]
     fn a_bad_field_is_refused_as_the_tool_refuses_it() {
         for (query, field) in [
             ("q=x&since=yesterday-ish", "since"),

@@ -7,6 +7,7 @@
 use super::Ui;
 use super::activity_feed::{self as feed, Choices, Filters, Line};
 use super::page::{self, Chrome, Problem};
+use super::places::{self, Picked};
 use super::signin::{Viewer, viewer};
 use askama::Template;
 use axum::extract::State;
@@ -101,10 +102,13 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Respons
     let service = ui.app.service.for_caller(&viewer.principal.caller);
     let wanted = filters.clone();
     let read = tokio::task::spawn_blocking(move || {
+        let places = service.memory_find().places()?;
+        let picked = places::pick(&places, &wanted.place, true);
         let records = service.audit().records(None, Some(since), MAX_AUDIT_RECORDS)?;
-        let choices = Choices::of(&records);
+        let mut choices = Choices::of(&records);
+        choices.places = places::choices(&places, picked.as_ref().unwrap_or(&Picked::All), None);
         let cut = records.len() >= MAX_AUDIT_RECORDS;
-        let kept = wanted.apply(records);
+        let kept = picked.and_then(|picked| wanted.apply(records, &picked));
         let mut recent = kept.as_ref().map(|r| feed::lines(r, now_ms, RECENT)).unwrap_or_default();
         let labels = service.audit().labels(&feed::named(&recent))?;
         feed::name(&mut recent, &labels);
@@ -120,7 +124,7 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Respons
         Ok(records) => (records, None, StatusCode::OK),
         Err(message) => (
             Vec::new(),
-            Some(Problem::new(message, "correct the field, or clear it to see every day")),
+            Some(Problem::new(message, "correct the field, or clear it to see everything in reach")),
             StatusCode::BAD_REQUEST,
         ),
     };

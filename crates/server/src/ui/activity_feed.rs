@@ -3,6 +3,7 @@
 //! when; the changes one batch made as one line.
 
 use super::page::When;
+use super::places::Picked;
 use cortex_domain::time::{MILLIS_PER_DAY, format_instant, parse_instant};
 use cortex_service::audit::ItemLabel;
 use cortex_store::AuditRecord;
@@ -21,6 +22,8 @@ pub struct Filters {
     pub session: String,
     /// `YYYY-MM-DD`, a day of the window.
     pub day: String,
+    /// The project picker's choice (`in`, see `places`): everything in reach when empty.
+    pub place: String,
 }
 
 impl Filters {
@@ -34,6 +37,7 @@ impl Filters {
                 "agent" => f.agent = value,
                 "session" => f.session = value,
                 "day" => f.day = value,
+                "in" => f.place = value,
                 _ => {}
             }
         }
@@ -51,8 +55,9 @@ impl Filters {
         }
     }
 
-    /// The records these filters keep; `Err` says which field is malformed.
-    pub fn apply(&self, records: Vec<AuditRecord>) -> Result<Vec<AuditRecord>, String> {
+    /// The records these filters keep, `place` being the picker's choice; `Err` says which
+    /// field is malformed.
+    pub fn apply(&self, records: Vec<AuditRecord>, place: &Picked) -> Result<Vec<AuditRecord>, String> {
         let day = self.day_start()?;
         let same = |wanted: &str, value: Option<&str>| wanted.is_empty() || value == Some(wanted);
         Ok(records
@@ -63,6 +68,7 @@ impl Filters {
                     && same(&self.agent, r.claimed.actor.as_deref())
                     && same(&self.session, r.claimed.session.as_deref())
                     && day.is_none_or(|start| (start..start + MILLIS_PER_DAY).contains(&r.at))
+                    && place.holds(&r.scope)
             })
             .collect())
     }
@@ -80,6 +86,7 @@ impl Filters {
             ("agent", &self.agent),
             ("session", &self.session),
             ("day", date),
+            ("in", &self.place),
         ] {
             if !value.is_empty() {
                 url.append_pair(name, value);
@@ -102,6 +109,8 @@ pub struct Choices {
     pub principals: Vec<String>,
     pub agents: Vec<String>,
     pub sessions: Vec<String>,
+    /// The project picker's options.
+    pub places: Vec<super::places::Choice>,
 }
 
 impl Choices {
@@ -118,7 +127,7 @@ impl Choices {
             }
         }
         let [kinds, principals, agents, sessions] = sets.map(|s| s.into_iter().collect());
-        Choices { kinds, principals, agents, sessions }
+        Choices { kinds, principals, agents, sessions, places: Vec::new() }
     }
 }
 
@@ -320,14 +329,14 @@ mod tests {
             with(record(now - 50, "insert", "decision"), "key:acme/ana", "claude-code", "s1", None),
             with(record(now - 2 * MILLIS_PER_DAY, "insert", "todo"), "key:acme/bo", "codex", "s2", None),
         ];
-        let kept = |q: &str| Filters::parse(Some(q)).apply(records.clone()).unwrap().len();
+        let kept = |q: &str| Filters::parse(Some(q)).apply(records.clone(), &Picked::All).unwrap().len();
         assert_eq!(kept(""), 2);
         assert_eq!(kept("principal=key%3Aacme%2Fana"), 1);
         assert_eq!(kept("agent=codex&session=s2"), 1);
         assert_eq!(kept("agent=codex&session=s1"), 0);
         assert_eq!(kept(&format!("day={}", date_of(now - 2 * MILLIS_PER_DAY))), 1);
         assert_eq!(kept("kind=decision"), 1);
-        let refused = Filters::parse(Some("day=yesterday")).apply(records).unwrap_err();
+        let refused = Filters::parse(Some("day=yesterday")).apply(records, &Picked::All).unwrap_err();
         assert!(refused.starts_with("day:"), "{refused}");
         let f = Filters::parse(Some("agent=codex"));
         assert_eq!(

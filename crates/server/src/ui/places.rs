@@ -22,6 +22,19 @@ pub enum Picked {
 }
 
 impl Picked {
+    /// Whether an item (or a change) of `scope` lies where this picks: `Standing` and `All`
+    /// take everything in reach.
+    pub fn holds(&self, scope: &Scope) -> bool {
+        match self {
+            Picked::Standing | Picked::All => true,
+            Picked::At(at) => {
+                at.org == scope.org
+                    && at.project == scope.project
+                    && (at.branch.is_none() || at.branch == scope.branch)
+            }
+        }
+    }
+
     /// What a find is given: an explicit scope, and the level to widen to when the form named
     /// none.
     pub fn scope_and_widen(&self) -> (Option<Scope>, Option<ScopeLevel>) {
@@ -77,16 +90,15 @@ pub fn pick(places: &[Place], value: &str, local: bool) -> Result<Picked, String
     }
 }
 
-/// The picker's options, `picked` selected.
-pub fn choices(places: &[Place], picked: &Picked, standing: &str) -> Vec<Choice> {
-    let mut out = vec![
-        Choice {
-            value: "here".into(),
-            label: format!("where you stand ({standing})"),
-            on: *picked == Picked::Standing,
-        },
-        Choice { value: ALL.into(), label: "all projects".into(), on: *picked == Picked::All },
-    ];
+/// The picker's options, `picked` selected; `standing` (where the viewer stands) offers
+/// "where you stand" first.
+pub fn choices(places: &[Place], picked: &Picked, standing: Option<&str>) -> Vec<Choice> {
+    let mut out = Vec::new();
+    if let Some(standing) = standing {
+        let label = format!("where you stand ({standing})");
+        out.push(Choice { value: "here".into(), label, on: *picked == Picked::Standing });
+    }
+    out.push(Choice { value: ALL.into(), label: "all projects".into(), on: *picked == Picked::All });
     for (scope, items) in options(places) {
         let label = match &scope.branch {
             Some(branch) => {
@@ -115,13 +127,18 @@ mod tests {
     #[test]
     fn projects_and_branches_are_offered_and_picked_by_value() {
         let values: Vec<String> =
-            choices(&places(), &Picked::Standing, "acme/api").into_iter().map(|c| c.value).collect();
+            choices(&places(), &Picked::Standing, Some("acme/api")).into_iter().map(|c| c.value).collect();
         assert_eq!(values, ["here", "all", "acme/api", "acme/api/main", "acme/api/feature", "acme/web"]);
         let api = pick(&places(), "acme/api", false).unwrap();
         assert_eq!(api.scope_and_widen().1, Some(ScopeLevel::Project));
-        assert_eq!(choices(&places(), &api, "x").iter().find(|c| c.on).unwrap().label, "acme/api (5)");
+        assert_eq!(choices(&places(), &api, None).iter().find(|c| c.on).unwrap().label, "acme/api (5)");
         let Picked::At(branch) = pick(&places(), "acme/api/feature", false).unwrap() else { panic!() };
         assert_eq!(branch.branch.as_deref(), Some("feature"));
+        let at =
+            |project: &str, branch: &str| Place::of("acme".into(), project.into(), branch.into(), 1).scope;
+        assert!(api.holds(&at("api", "feature")) && !api.holds(&at("web", "")));
+        assert!(Picked::At(branch).holds(&at("api", "feature")));
+        assert!(!pick(&places(), "acme/api/main", false).unwrap().holds(&at("api", "feature")));
     }
 
     #[test]

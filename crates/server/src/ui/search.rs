@@ -278,12 +278,12 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Respons
     };
     let status = match found {
         Ok(Ok((places, Ok((picked, previous, offset, found))))) => {
-            page.form.places = places::choices(&places, &picked, &standing);
+            page.form.places = places::choices(&places, &picked, Some(&standing));
             page.previous_page = previous;
             answered(&mut page, &params, offset, found)
         }
         Ok(Ok((places, Err(refused)))) => {
-            page.form.places = places::choices(&places, &Picked::Standing, &standing);
+            page.form.places = places::choices(&places, &Picked::Standing, Some(&standing));
             page.problem = Some(Problem::new(refused, "pick one from the list, or “all projects”"));
             StatusCode::BAD_REQUEST
         }

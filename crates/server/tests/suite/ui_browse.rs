@@ -127,6 +127,16 @@ fn the_activity_feed_names_items_and_who_and_stays_in_the_keys_org(db: &TestDb) 
         assert_eq!(status, StatusCode::BAD_REQUEST, "{html}");
         assert!(html.contains("day: “soon” is not a date"), "{html}");
 
+        // The project picker: acme's project narrows the feed; another org's is refused.
+        let (status, html, _) =
+            send(&app, "GET", "/activity?in=acme%2Fapi", Some(&cookie), String::new()).await;
+        assert_eq!(status, StatusCode::OK, "{html}");
+        assert!(html.contains("Rotate signing keys monthly") && !html.contains("created API key"), "{html}");
+        let (status, html, _) =
+            send(&app, "GET", "/activity?in=globex%2Fapi", Some(&cookie), String::new()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{html}");
+        assert!(!html.contains("Globex secret plan") && !html.contains(r#"<option value="globex"#), "{html}");
+
         let other = signed_in(&app, &globex).await;
         let (_, html, _) = send(&app, "GET", "/activity", Some(&other), String::new()).await;
         assert!(html.contains("Globex secret plan") && !html.contains("Rotate signing keys"), "{html}");

@@ -23,6 +23,29 @@ pub struct Chrome {
     pub signed_in: bool,
 }
 
+/// A moment as a page shows it: how long ago, with the exact time on hover
+/// (`<time datetime=… title=…>`).
+pub struct When {
+    pub iso: String,
+    pub ago: String,
+}
+
+impl When {
+    pub fn at(millis: i64, now: i64) -> When {
+        When {
+            iso: cortex_domain::time::format_instant(millis),
+            ago: cortex_domain::time::describe_age(millis, now),
+        }
+    }
+}
+
+/// Now, in epoch milliseconds.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 /// Something to tell the user, with what to do about it.
 pub struct Problem {
     pub message: String,

@@ -23,6 +23,39 @@ pub struct Chrome {
     pub signed_in: bool,
 }
 
+/// A time as a person reads it: how long ago, with the exact instant for `<time datetime
+/// title>` (shown on hover).
+pub struct When {
+    pub iso: String,
+    pub ago: String,
+}
+
+impl When {
+    pub fn at(millis: i64) -> When {
+        let iso = cortex_domain::time::format_instant(millis);
+        When { ago: cortex_domain::time::describe_age(millis, now_ms()), iso }
+    }
+
+    /// A stored time's text (RFC 3339 or a date); `None` for a blank one, and the text as
+    /// it is when it is not a time.
+    pub fn parse(text: &str) -> Option<When> {
+        let text = text.trim();
+        if text.is_empty() {
+            return None;
+        }
+        Some(match cortex_domain::time::parse_instant(text) {
+            Ok(millis) => When::at(millis),
+            Err(_) => When { iso: text.to_string(), ago: text.to_string() },
+        })
+    }
+}
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 /// Something to tell the user, with what to do about it.
 pub struct Problem {
     pub message: String,

@@ -3,5 +3,6 @@
 //! through the real binary).
 
 mod http_gate;
+mod ui_curation;
 mod ui_limits;
 mod ui_signin;

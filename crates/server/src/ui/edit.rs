@@ -43,6 +43,11 @@ impl FieldProblem {
         FieldProblem { field: field.to_string(), problem: Problem::new(message, hint) }
     }
 
+    /// The field as the form labels it (`data.alternatives_considered` → `alternatives considered`).
+    pub fn label(&self) -> String {
+        fields::label(self.field.strip_prefix("data.").unwrap_or(&self.field))
+    }
+
     pub fn from_validation(e: &ValidationError) -> FieldProblem {
         FieldProblem::of(&e.field, &e.message, &e.human_hint)
     }

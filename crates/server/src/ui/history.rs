@@ -1,6 +1,6 @@
 //! What the item page tells of an item's past, read from its audit trail and provenance: who
 //! wrote it (the principal the server established, apart from what the client claimed), at
-//! which commit, from which file; its history as a timeline, newest first; and its supersede
+//! which commit, from which file; its history as a timeline, oldest first; and its supersede
 //! chain both ways.
 
 use super::page::When;

@@ -149,7 +149,7 @@ pub async fn show(
         origin: history::origin(&hit, &history),
         chain,
         item: view(&hit),
-        history: history.iter().rev().map(history::line).collect(),
+        history: history.iter().map(history::line).collect(),
         problem,
         notice,
         chunks: chunks.map(whole_words),
@@ -227,4 +227,27 @@ pub fn not_found(viewer: &Viewer) -> Response {
 
 fn failed(viewer: &Viewer, e: String) -> Response {
     page::server_error("the item page", e, Some(viewer.chrome()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::whole_words;
+    use cortex_service::memory_find::{ChunkView, ItemChunks};
+
+    #[test]
+    fn a_cut_chunk_preview_ends_at_a_word() {
+        let chunk = |text: &str, cut| ChunkView {
+            start: 0,
+            end: 99,
+            heading_path: Vec::new(),
+            text: text.into(),
+            cut,
+        };
+        let chunks = ItemChunks {
+            chunks: vec![chunk("drains its queue before the ne", true), chunk("whole text", false)],
+            stored: true,
+        };
+        let shown: Vec<String> = whole_words(chunks).chunks.into_iter().map(|c| c.text).collect();
+        assert_eq!(shown, ["drains its queue before the", "whole text"]);
+    }
 }

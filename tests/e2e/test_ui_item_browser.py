@@ -150,6 +150,17 @@ def test_an_item_read_confirmed_edited_deleted_and_undone_in_chromium(db, serve,
     assert chromium.js("location.pathname") == newer, "undone: back on its page"
     assert typed in visible_text(chromium)
 
+    # Only the status changes: every other field goes back as it came (an accepted decision's
+    # rationale may not change, so a field altered on the way would be refused).
+    found = httpx.get(server.base + "/", params={"q": "Help comments"}, timeout=TIMEOUT).text
+    help_page = re.search(r'href="(/items/[0-9a-f-]+)">Help comments<', found).group(1)
+    chromium.go(server.base + help_page + "/edit")
+    chromium.js("document.querySelector('select[name=\"data.status\"]').value = 'deprecated'")
+    click(chromium, "form.edit .actions button[type=submit]")
+    assert chromium.js("location.pathname") == help_page + "/edit"  # the form posts to itself
+    assert chromium.js("document.querySelector('.notice').textContent") == "Saved.", visible_text(chromium)
+    assert chromium.js("document.querySelector('.meta .badge').textContent") == "deprecated"
+
     chromium.go(server.base + "/new?kind=todo")
     shoot(chromium, tmp_path, "new-todo")
     chromium.js("document.querySelector('input[name=\"data.title\"]').value = 'Render ADRs in the docs site'")

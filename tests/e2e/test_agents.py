@@ -25,6 +25,16 @@ RUN_TIMEOUT = 120
 DECISION = "Billing retries go through the outbox table"
 RUNBOOK = "Rotate the gateway signing keys every quarter"
 TODO = "Move the invoice cron to the queue"
+# A todo (which the briefing lists), the runbook a prompt asks about, and a section no prompt does.
+PROJECT_ITEMS = (
+    {"kind": "todo", "data": {"title": TODO, "status": "open"}},
+    {"kind": "runbook", "data": {"title": RUNBOOK, "service": "gateway", "steps": [
+        {"description": "mint the new signing key in the vault"},
+        {"description": "publish the new key to the gateway"},
+        {"description": "retire the old signing key after a day"}]}},
+    {"kind": "section", "data": {"title": "Load balancer timeouts",
+                                 "body": "The load balancer drops idle connections after 350 seconds."}},
+)
 
 
 def need(path: Path) -> Path:
@@ -222,6 +232,52 @@ def responses_tools(body: dict) -> dict:
     return tools
 
 
+MODEL_DIR = os.environ.get("CORTEX_MODEL_DIR", str(ROOT / ".cache" / "models" / "all-MiniLM-L6-v2"))
+
+
+@pytest.mark.parametrize("alias", sorted(CLAUDE))
+def test_with_the_model_a_paraphrased_prompt_brings_the_runbook_in_other_words(alias, place, tmp_path):
+    """With the embedding model installed, the prompt's recall is hybrid: "rotate the TLS
+    certificate" brings the runbook that says "renew the web server certificate" (no lexical
+    match: two of the prompt's three meaningful words are not in it) into the first request of
+    the real Claude Code, and a prompt about nothing stored brings nothing."""
+    home, project = place
+    db = tmp_path / "memory.db"
+    env = base_env(home, CORTEX_DB=str(db), CORTEX_MODEL_DIR=MODEL_DIR)
+    title = "Renew the web server certificate with certbot"
+    stored = json.loads(cortex(["store", json.dumps([
+        {"kind": "runbook", "data": {"title": title, "service": "nginx", "steps": [
+            {"description": "run certbot renew --dry-run to check the ACME account"},
+            {"description": "run certbot renew and reload nginx"}]}},
+        {"kind": "section", "data": {"title": "Load balancer timeouts",
+                                     "body": "The load balancer drops idle connections after 350 seconds."}}])],
+        env, project))
+    assert stored["summary"]["inserted"] == 2, stored
+    cortex(["install", "claude-code", "--user"], env, project)
+    agent = f"Claude Code {version(alias)}"
+
+    with Anthropic([LOAD_TOOLS, ("text", "Noted.")]) as api:
+        run_claude(alias, "How do I rotate the TLS certificate?", claude_env(home, api), project)
+    first = json.dumps(first_main(api, agent))
+    assert title in first, f"the paraphrased prompt did not bring the runbook into {agent}'s first request"
+    assert "350 seconds" not in first, "a memory unrelated to the prompt was injected"
+
+    with Anthropic([LOAD_TOOLS, ("text", "A haiku.")]) as api:
+        run_claude(alias, "Write a haiku about autumn leaves falling into a quiet pond", claude_env(home, api), project)
+    first = json.dumps(first_main(api, agent))
+    assert title not in first and "350 seconds" not in first, f"an unrelated prompt brought a memory into {agent}'s request"
+
+
+def run_codex(prompt: str, home: Path, cwd: Path, *flags: str) -> subprocess.CompletedProcess:
+    run = subprocess.run(
+        [str(need(CODEX)), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", *flags,
+         prompt],
+        env=base_env(home, CODEX_HOME=str(home / ".codex")), cwd=cwd, stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    assert run.returncode == 0, f"codex failed: {run.stdout[-2000:]}{run.stderr[-3000:]}"
+    return run
+
+
 def test_codex_offers_both_tools_and_finds_what_the_named_database_holds(place, tmp_path):
     home, project = place
     db = tmp_path / "elsewhere" / "memory.db"
@@ -231,12 +287,7 @@ def test_codex_offers_both_tools_and_finds_what_the_named_database_holds(place, 
     with Responses([("tool", "memory_find", {"query": "gateway signing keys"}), ("text", "Found it.")]) as api:
         codex_config(home, api)
         cortex(["install", "codex"], base_env(home, CORTEX_DB=str(db), CORTEX_EMBEDDER="none"), project)
-        run = subprocess.run(
-            [str(need(CODEX)), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-             "How do we rotate the gateway keys?"],
-            env=base_env(home, CODEX_HOME=str(home / ".codex")), cwd=project, stdin=subprocess.DEVNULL,
-            capture_output=True, text=True, timeout=RUN_TIMEOUT)
-    assert run.returncode == 0, f"codex failed: {run.stdout[-2000:]}{run.stderr[-3000:]}"
+        run_codex("How do we rotate the gateway keys?", home, project)
     first = first_main(api, "Codex")
     assert_both_tools_with_schemas(responses_tools(first), "Codex")
     outputs = responses_tool_outputs(api.main_requests()[-1])
@@ -255,13 +306,7 @@ def test_a_prompt_about_a_stored_runbook_brings_it_and_an_unrelated_prompt_bring
     store(db, project, home,
           {"kind": "decision", "data": {"title": DECISION, "component": "billing", "status": "accepted",
                                         "rationale": "a retry survives a crash"}},
-          {"kind": "todo", "data": {"title": TODO, "status": "open"}},
-          {"kind": "runbook", "data": {"title": RUNBOOK, "service": "gateway", "steps": [
-              {"description": "mint the new signing key in the vault"},
-              {"description": "publish the new key to the gateway"},
-              {"description": "retire the old signing key after a day"}]}},
-          {"kind": "section", "data": {"title": "Load balancer timeouts",
-                                       "body": "The load balancer drops idle connections after 350 seconds."}})
+          *PROJECT_ITEMS)
     cortex(["install", "claude-code", "--user"], base_env(home, CORTEX_DB=str(db), CORTEX_EMBEDDER="none"), project)
     runbook_id = json.loads(cortex(["--db", str(db), "find", "rotate gateway signing keys", "--json", "--mode", "fast"],
                                    base_env(home, CORTEX_EMBEDDER="none"), project))["hits"][0]["id"]
@@ -280,3 +325,36 @@ def test_a_prompt_about_a_stored_runbook_brings_it_and_an_unrelated_prompt_bring
     for stored_outside_the_briefing in (RUNBOOK, runbook_id, section):
         assert stored_outside_the_briefing not in first, \
             f"an unrelated prompt brought {stored_outside_the_briefing!r} into {agent}'s first request"
+
+
+def test_codex_hooks_bring_the_briefing_and_the_prompts_recall_once_trusted(place, tmp_path):
+    """After `cortex install codex`, the first request of a prompt about the stored runbook
+    carries the SessionStart briefing and that runbook (the UserPromptSubmit hook's plain
+    stdout, which Codex adds to the model's context); a prompt about nothing stored carries the
+    briefing only. Codex skips hooks it has not been told to trust, without a word: the install
+    says so, and this scripted run trusts them with Codex's own flag."""
+    home, project = place
+    db = tmp_path / "memory.db"
+    store(db, project, home, *PROJECT_ITEMS)
+    env = base_env(home, CORTEX_DB=str(db), CORTEX_EMBEDDER="none")
+    trust = "--dangerously-bypass-hook-trust"
+
+    with Responses([("text", "Noted.")]) as api:
+        codex_config(home, api)
+        install = subprocess.run([BIN, "install", "codex"], env=env, cwd=project, capture_output=True, text=True,
+                                 timeout=TIMEOUT)
+        assert install.returncode == 0 and "/hooks" in install.stderr, install.stderr
+        run_codex("How do we rotate the gateway signing keys?", home, project, trust)
+    first = json.dumps(first_main(api, "Codex"))
+    assert TODO in first, "the SessionStart briefing did not reach Codex's first request"
+    assert RUNBOOK in first and "Cortex memory recalled for this prompt" in first, \
+        "the prompt's recall did not reach Codex's first request"
+    assert "350 seconds" not in first, "a memory unrelated to the prompt was injected"
+
+    with Responses([("text", "A haiku.")]) as api:
+        codex_config(home, api)
+        cortex(["install", "codex"], env, project)
+        run_codex("Write a haiku about autumn leaves falling into a quiet pond", home, project, trust)
+    first = json.dumps(first_main(api, "Codex"))
+    assert TODO in first, "the briefing is still there"
+    assert RUNBOOK not in first, "an unrelated prompt brought the runbook into Codex's first request"

@@ -17,13 +17,8 @@ const END: &str = "# <<< cortex";
 
 /// The block of one hook: `env` (the settings in force, such as the database) then the command.
 fn block(hook: &str, exe: &str, env: &[(String, String)]) -> String {
-    let assignments: String = env.iter().map(|(k, v)| format!("{k}={} ", quoted(v))).collect();
+    let assignments = super::hooks::assignments(env);
     format!("{BEGIN}\n{assignments}{exe} git sync --hook {hook} >/dev/null 2>&1 || true\n{END}\n")
-}
-
-/// A value in single quotes for sh.
-fn quoted(value: &str) -> String {
-    format!("'{}'", value.replace('\'', "'\\''"))
 }
 
 /// The edit of each hook in `dir` (none for a hook already as wanted). A hook that is not a

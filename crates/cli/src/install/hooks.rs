@@ -45,51 +45,69 @@ const CLAUDE_CODE: &[Hook] = &[
     hook("PreCompact", "hook pre-compact"),
 ];
 
-/// Codex's: the briefing and the Stop hook (Codex has no way to add text to its compaction,
-/// so no PreCompact).
+/// Codex's: the briefing, the prompt's recall (Codex adds both hooks' plain stdout to the
+/// model's context, as Claude Code does) and the Stop hook. Codex has no way to add text to its
+/// compaction, so no PreCompact; it has no PostToolUse for MCP tools, so a `memory_find`'s hits
+/// are not noted for recall to pass over.
 const CODEX: &[Hook] = &[
     Hook { matcher: Some("startup|resume|clear"), ..hook("SessionStart", "context") },
+    Hook { timeout: Some(10), ..hook("UserPromptSubmit", "recall") },
     hook("Stop", "hook stop"),
 ];
 
 /// Claude Code's hooks in its `settings.json`, in one edit, beside any hooks already there.
 pub fn claude_code(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
-    grouped(path, exe, CLAUDE_CODE)
+    grouped(path, exe, "", CLAUDE_CODE)
 }
 
-/// Codex's hooks in its `hooks.json` (the same shape as Claude Code's).
-pub fn codex(path: &Path, exe: &str) -> Result<Option<Edit>, CliError> {
-    grouped(path, exe, CODEX)
+/// Codex's hooks in its `hooks.json` (the same shape as Claude Code's). Codex has no settings
+/// block whose environment reaches its hooks (Claude Code's `env`), so each command line
+/// carries the settings in force (`env`: the database named, ...) as sh assignments before it.
+pub fn codex(path: &Path, exe: &str, env: &[(String, String)]) -> Result<Option<Edit>, CliError> {
+    grouped(path, exe, &assignments(env), CODEX)
+}
+
+/// `env` as sh assignments, each followed by a space (`CORTEX_DB='/data/memory.db' `).
+pub fn assignments(env: &[(String, String)]) -> String {
+    env.iter().map(|(k, v)| format!("{k}='{}' ", v.replace('\'', "'\\''"))).collect()
 }
 
 /// Each of `wanted` that no group of its event runs yet, added as a group of its own, in one
 /// edit of the file (Claude Code's `settings.json`, Codex's `hooks.json`: event → matcher
-/// groups → command hooks).
-fn grouped(path: &Path, exe: &str, wanted: &[Hook]) -> Result<Option<Edit>, CliError> {
+/// groups → command hooks). A cortex hook already there with other settings before it (`env`,
+/// the `assignments` prefix: another database) is changed in place rather than doubled.
+fn grouped(path: &Path, exe: &str, env: &str, wanted: &[Hook]) -> Result<Option<Edit>, CliError> {
     let mut map = object_of(path)?;
     let mut changes = Vec::new();
     for hook in wanted {
-        let command = command_line(exe, hook.args);
+        let bare = command_line(exe, hook.args);
+        let command = format!("{env}{bare}");
         let groups = event_list(&mut map, path, hook.event)?;
-        let present = groups.iter().any(|group| {
-            group["hooks"]
-                .as_array()
-                .is_some_and(|hs| hs.iter().any(|h| h["command"].as_str() == Some(&command)))
-        });
-        if present {
-            unchanged(path, &format!("the cortex {} hook", hook.event));
-            continue;
+        let ours =
+            groups.iter_mut().filter_map(|group| group["hooks"].as_array_mut()).flatten().find(|h| {
+                h["command"].as_str().is_some_and(|c| c == bare || c.ends_with(&format!(" {bare}")))
+            });
+        match ours {
+            Some(h) if h["command"].as_str() == Some(&command) => {
+                unchanged(path, &format!("the cortex {} hook", hook.event));
+            }
+            Some(h) => {
+                h["command"] = json!(command);
+                changes.push(format!("~ hooks.{}: {command}", hook.event));
+            }
+            None => {
+                let mut entry = json!({ "type": "command", "command": command });
+                if let Some(timeout) = hook.timeout {
+                    entry["timeout"] = json!(timeout);
+                }
+                let mut group = json!({ "hooks": [entry] });
+                if let Some(matcher) = hook.matcher {
+                    group["matcher"] = json!(matcher);
+                }
+                groups.push(group);
+                changes.push(format!("+ hooks.{}: {command}", hook.event));
+            }
         }
-        let mut entry = json!({ "type": "command", "command": command });
-        if let Some(timeout) = hook.timeout {
-            entry["timeout"] = json!(timeout);
-        }
-        let mut group = json!({ "hooks": [entry] });
-        if let Some(matcher) = hook.matcher {
-            group["matcher"] = json!(matcher);
-        }
-        groups.push(group);
-        changes.push(format!("+ hooks.{}: {command}", hook.event));
     }
     if changes.is_empty() {
         return Ok(None);

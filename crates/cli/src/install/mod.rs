@@ -112,7 +112,7 @@ pub fn run(args: InstallArgs, db: Option<String>) -> Result<ExitCode, CliError> 
             let passed = server_env::passed_through(|k| std::env::var(k).ok());
             vec![
                 codex::mcp_server(&home.join(".codex").join("config.toml"), &launcher, &env, &passed)?,
-                hooks::codex(&home.join(".codex").join("hooks.json"), &exe)?,
+                hooks::codex(&home.join(".codex").join("hooks.json"), &exe, &env)?,
             ]
         }
     };
@@ -127,6 +127,14 @@ pub fn run(args: InstallArgs, db: Option<String>) -> Result<ExitCode, CliError> 
     };
     if let Some(path) = settings {
         apply(vec![json_file::settings_env(&path, &env)?], args.dry_run)?;
+    }
+    if args.client == Client::Codex {
+        // An untrusted hook is skipped without a word, so the user must hear it here.
+        output::note(
+            "Codex runs a new or changed hook only once you trust it: open /hooks in Codex and trust \
+             cortex's (for scripted `codex exec` runs whose hooks you have checked: \
+             --dangerously-bypass-hook-trust)",
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -236,6 +236,9 @@ fn the_hooks_that_keep_what_a_session_learned_are_installed_once() {
     let codex = json(&h.home.join(".codex/hooks.json"));
     assert_eq!(codex["hooks"]["Stop"][0]["hooks"][0]["command"], format!("{EXE} hook stop"));
     assert_eq!(codex["hooks"]["SessionStart"][0]["hooks"][0]["command"], format!("{EXE} context"));
+    let recall = &codex["hooks"]["UserPromptSubmit"][0]["hooks"][0];
+    assert_eq!(recall["command"], format!("{EXE} recall"));
+    assert!(recall["timeout"].as_u64().is_some_and(|t| t <= 10), "a stuck hook must not hold a prompt long");
     assert!(codex["hooks"].get("PreCompact").is_none(), "Codex cannot add text to its compaction");
 
     let cursor_hooks = h.project.join(".cursor/hooks.json");
@@ -323,4 +326,37 @@ fn a_cortex_run_by_uvx_is_written_as_uvx_and_one_in_a_venv_by_its_path() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let entry = &json(&h.home.join(".cursor/mcp.json"))["mcpServers"]["cortex"];
     assert_eq!(entry["command"], venv_exe.to_str().unwrap(), "a venv lasts: its cortex by path");
+}
+
+#[test]
+fn codex_hooks_carry_the_database_and_follow_it_when_it_changes() {
+    // Codex's hooks get no settings block: each command line carries the database named, and a
+    // second install naming another database changes the hooks in place, never doubles them.
+    let h = homes();
+    let first = h.home.join("it's memory.db");
+    let out = install_with(&h, &["codex"], &[("CORTEX_DB", first.to_str().unwrap())]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("/hooks"),
+        "the user is told Codex skips hooks until trusted"
+    );
+    let quoted = format!("'{}'", first.to_str().unwrap().replace('\'', "'\\''"));
+    let hooks = json(&h.home.join(".codex/hooks.json"));
+    for (event, args) in [("SessionStart", "context"), ("UserPromptSubmit", "recall"), ("Stop", "hook stop")]
+    {
+        assert_eq!(
+            hooks["hooks"][event][0]["hooks"][0]["command"],
+            format!("CORTEX_DB={quoted} {EXE} {args}")
+        );
+    }
+    let second = h.home.join("team.db");
+    let out = install_with(&h, &["codex"], &[("CORTEX_DB", second.to_str().unwrap())]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("~ hooks.UserPromptSubmit"), "{out:?}");
+    let hooks = json(&h.home.join(".codex/hooks.json"));
+    for event in ["SessionStart", "UserPromptSubmit", "Stop"] {
+        let groups = hooks["hooks"][event].as_array().unwrap();
+        assert_eq!(groups.len(), 1, "{event}: one hook, not two");
+        let command = groups[0]["hooks"][0]["command"].as_str().unwrap();
+        assert!(command.starts_with(&format!("CORTEX_DB='{}' ", second.display())), "{command}");
+    }
 }

@@ -289,23 +289,19 @@ fn blocked(reason: Option<String>) -> FieldProblem {
     FieldProblem::of("", &reason.unwrap_or_else(|| "refused".into()), "change the values and save again")
 }
 
-/// A governance refusal as the page says it: "this decision" rather than its id, and what to
-/// press rather than the tool's JSON.
+/// A governance refusal as the page says it: "this decision" rather than its id, and, when it
+/// keeps the item's data from changing in place, what to press rather than the tool's JSON.
 fn in_page_words(hit: &Hit, e: &cortex_service::response::ErrorBody) -> FieldProblem {
+    let mut problem = FieldProblem::from_body(e);
     let kind = hit.kind.as_str();
     let message = e.message.replace(&format!("{kind} {} ", hit.id), &format!("this {kind} "));
-    let message = if message.contains("cannot") {
-        message
-    } else {
-        format!("{message}: it cannot be changed in place")
-    };
-    let hint = match e.field.contains("data") || e.field.is_empty() {
+    problem.locked = problem.field == "data" || problem.field.starts_with("data.");
+    let hint = match problem.locked {
         true => format!(
             "save what you typed as a new version of this {kind}: it supersedes this one, which stays in the history"
         ),
         false => e.human_hint.clone(),
     };
-    let mut problem = FieldProblem::from_body(e);
     problem.problem = Problem::new(message, hint);
     problem
 }

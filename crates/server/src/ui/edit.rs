@@ -31,6 +31,8 @@ pub struct FieldProblem {
     /// `data.<name>`, `content`, `tags`, or `""` for the item as a whole.
     pub field: String,
     pub problem: Problem,
+    /// The item cannot change in place (governance): a new version can hold what was typed.
+    pub locked: bool,
 }
 
 impl FieldProblem {
@@ -40,7 +42,7 @@ impl FieldProblem {
             Some(rest) => rest.split_once("].").map_or("", |(_, f)| f),
             None => field,
         };
-        FieldProblem { field: field.to_string(), problem: Problem::new(message, hint) }
+        FieldProblem { field: field.to_string(), problem: Problem::new(message, hint), locked: false }
     }
 
     /// The field as the form labels it (`data.alternatives_considered` → `alternatives considered`).
@@ -132,7 +134,7 @@ pub async fn edit_form(
         Ok(Err(e)) => return page::server_error("the edit form", e, Some(viewer.chrome())),
         Err(e) => return page::server_error("the edit form", e, Some(viewer.chrome())),
     };
-    let new_version_first = problem.as_ref().is_some_and(|p| p.problem.message.contains("cannot"));
+    let new_version_first = problem.as_ref().is_some_and(|p| p.locked);
     let form = FormPage {
         chrome: Some(viewer.chrome()),
         heading: format!("Edit: {}", hit.title),

@@ -11,8 +11,11 @@ use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode, header};
 use cortex_domain::item::StoreRequest;
 use cortex_server::{HttpOptions, router};
-use cortex_service::MemoryService;
 use cortex_service::keys::KeySpec;
+use cortex_service::scope_inference::InferredScope;
+use cortex_service::semantic::EmbedderChoice;
+use cortex_service::{Config, MemoryService};
+use cortex_testdb::git::git;
 use cortex_testdb::{TestDb, per_backend};
 use serde_json::json;
 use std::net::SocketAddr;
@@ -25,6 +28,7 @@ per_backend!(
     a_refused_edit_keeps_what_was_typed_and_offers_a_new_version,
     a_new_item_is_checked_as_memory_store_checks_it,
     a_delete_is_confirmed_first_and_undone_after,
+    still_true_clears_the_stale_flag_as_the_write_key,
 );
 
 fn app(service: &Arc<MemoryService>) -> Router {
@@ -266,4 +270,47 @@ fn a_delete_is_confirmed_first_and_undone_after(db: &TestDb) {
         );
         assert_eq!(ana.get(&format!("/items/{id}")).await.status, StatusCode::OK, "restored");
     });
+}
+
+fn still_true_clears_the_stale_flag_as_the_write_key(db: &TestDb) {
+    let repo = std::env::temp_dir().join(format!("cortex-ui-stale-{}", uuid::Uuid::now_v7()));
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("src/auth.rs"), "fn check() {}\n").unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "auth"]);
+    let scope = InferredScope::fixed("acme", "api", "main").in_checkout(&repo);
+    let service = Arc::new(
+        MemoryService::open(&Config::new(db.target().clone(), scope, EmbedderChoice::None)).unwrap(),
+    );
+    let id = store(
+        &service,
+        json!({"kind": "section", "scope": {"org": "acme", "project": "api", "branch": "main"},
+               "data": {"title": "Tokens", "body": "Tokens are checked by check()."},
+               "source": {"files": ["src/auth.rs"]}}),
+    );
+    std::fs::write(repo.join("src/auth.rs"), "fn check() { /* v2 */ }\n").unwrap();
+    git(&repo, &["commit", "-q", "-am", "auth v2"]);
+    service.git().sync(&repo).unwrap();
+    let (writer, reader) = (key(&service, "ana", "acme", "write"), key(&service, "rob", "acme", "read"));
+    let app = app(&service);
+    runtime().block_on(async {
+        let page = format!("/items/{id}");
+        let mut rob = Session::start(&app, &reader).await;
+        let seen = rob.get(&page).await;
+        assert!(seen.html.contains("May be out of date") && seen.html.contains("<code>src/auth.rs</code>"));
+        assert!(!seen.html.contains("/confirm\""), "no Still true for a read key");
+        assert_eq!(rob.post(&format!("{page}/confirm"), &[]).await.status, StatusCode::FORBIDDEN);
+        let mut ana = Session::start(&app, &writer).await;
+        assert!(ana.get(&page).await.html.contains(&format!("action=\"{page}/confirm\"")));
+        let confirmed = ana.post(&format!("{page}/confirm"), &[]).await;
+        assert_eq!(confirmed.status, StatusCode::OK, "{}", confirmed.html);
+        assert!(confirmed.html.contains("Confirmed") && !confirmed.html.contains("May be out of date"));
+        assert!(
+            confirmed.html.contains("<span class=\"op\">confirm</span> by key:acme/ana via web UI"),
+            "audited as the key: {}",
+            confirmed.html
+        );
+    });
+    std::fs::remove_dir_all(&repo).unwrap();
 }

@@ -91,6 +91,14 @@ impl FormPage {
         self.problem.as_ref().filter(|p| p.field == name).map(|p| &p.problem)
     }
 
+    /// Whether the form puts the cursor in this field: the one a refusal names, else the first.
+    fn focus(&self, input: &Input) -> bool {
+        match self.problem.as_ref().filter(|p| p.field.starts_with("data.")) {
+            Some(_) => self.problem_for(input).is_some(),
+            None => self.inputs.first().is_some_and(|first| std::ptr::eq(first, input)),
+        }
+    }
+
     /// The problem's text when it names this data field (or a part of it, `data.steps[0]`).
     fn problem_for(&self, input: &Input) -> Option<&Problem> {
         let name = format!("data.{}", input.name);

@@ -192,6 +192,8 @@ fn a_refused_edit_keeps_what_was_typed_and_offers_a_new_version(db: &TestDb) {
             refused.html.contains(&format!("formaction=\"/items/{id}/supersede\">Save as a new version"))
         );
         assert!(refused.html.contains("class=\"field refused\""), "the field is marked");
+        assert!(refused.html.contains("name=\"data.rationale\" rows=\"6\" autofocus>"), "and has the cursor");
+        assert_eq!(refused.html.matches(" autofocus").count(), 1);
         let newer = ana.post(&format!("/items/{id}/supersede"), &[("data.rationale", typed)]).await;
         assert_eq!(newer.status, StatusCode::SEE_OTHER, "{}", newer.html);
         let page = ana.get(&newer.location).await;
@@ -213,6 +215,10 @@ fn a_new_item_is_checked_as_memory_store_checks_it(db: &TestDb) {
         let mut ana = Session::start(&app, &writer).await;
         let form = ana.get("/new?kind=todo").await;
         assert!(form.html.contains("name=\"data.priority\""), "{}", form.html);
+        assert!(
+            form.html.contains("name=\"data.title\" value=\"\" autofocus>"),
+            "the cursor in the first field"
+        );
         let missing = ana.post("/new", &[("kind", "todo"), ("data.title", "Rotate the signing key")]).await;
         assert_eq!(missing.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", missing.html);
         assert!(missing.html.contains("value=\"Rotate the signing key\""), "typed text kept");

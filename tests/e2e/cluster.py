@@ -349,9 +349,10 @@ def json_rpc_message(text: str):
     return None
 
 
-def store(url: str, token: str, content: str, **item):
+def store(url: str, token: str, content: str, timeout: float = TIMEOUT, **item):
     """A store of one todo; (HTTP status, the stored id or None, the answer)."""
-    status, result = call(url, token, "memory_store", {"items": [{"kind": "todo", "content": content, **item}]})
+    status, result = call(url, token, "memory_store", {"items": [{"kind": "todo", "content": content, **item}]},
+                          timeout)
     if status != 200 or not isinstance(result, dict) or result.get("isError"):
         return status, None, result
     first = result["structuredContent"]["results"][0]

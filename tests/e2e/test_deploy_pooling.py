@@ -30,6 +30,11 @@ def pooled():
         scratch.remove()
 
 
+# A server's first store loads the model and opens its indexes: on a busy machine that takes
+# longer than one call's usual wait.
+SLOW = 120
+
+
 def test_keys_and_two_servers_work_through_pgbouncer_in_transaction_mode(pooled):
     primary, bouncer = pooled
     url = bouncer.url()
@@ -45,14 +50,19 @@ def test_keys_and_two_servers_work_through_pgbouncer_in_transaction_mode(pooled)
         failures: list[str] = []
 
         def writer(server, n):
-            for i in range(n):
-                status, item_id, answer = store(server.url, token, f"{word} {unique('entry')} number {i}")
-                if item_id is None:
-                    failures.append(f"{status}: {answer}")
-                else:
-                    ids.append(item_id)
-                # Finds in between, on the other server's pool too.
-                call(server.url, token, "memory_find", {"query": word, "mode": "fast"})
+            # A call that raises (a timeout) is a failure to report, not a thread that dies quietly.
+            try:
+                for i in range(n):
+                    status, item_id, answer = store(server.url, token, f"{word} {unique('entry')} number {i}",
+                                                    timeout=SLOW)
+                    if item_id is None:
+                        failures.append(f"{status}: {answer}")
+                    else:
+                        ids.append(item_id)
+                    # Finds in between, on the other server's pool too.
+                    call(server.url, token, "memory_find", {"query": word, "mode": "fast"}, timeout=SLOW)
+            except Exception as e:  # noqa: BLE001 - reported by the assertion below
+                failures.append(f"{server.url}: {e!r}")
 
         threads = [threading.Thread(target=writer, args=(servers[i % 2], 15)) for i in range(4)]
         for t in threads:

@@ -354,8 +354,8 @@ def test_activity_counts_what_the_key_sees(db, serve, memory):
     page = browser.get("/activity")
     assert page.status_code == 200
     assert_ui_headers(page)
-    today = re.search(r"<tbody>\s*<tr><td><time>[0-9-]+</time></td><td><meter[^>]*>.*?</td><td>(\d+)</td>",
-                      page.text)
+    today = re.search(r'<tbody>\s*<tr><td><a href="[^"]+"><time datetime="[0-9-]+">[0-9-]+</time></a></td>'
+                      r"<td><meter[^>]*>.*?</td><td>(\d+)</td>", page.text)
     assert today and int(today.group(1)) == 5, "acme's five inserts today (globex's is not counted)"
     for name in ["section", "decision", "billing", "ledger", "relation"]:
         assert f'href="/items/{memory[name]}"' in page.text, name

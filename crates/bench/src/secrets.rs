@@ -13,8 +13,9 @@ use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct SecretsArgs {
-    /// A Markdown file or a folder of them (walked): each file one item.
-    #[arg(long = "markdown", value_name = "PATH")]
+    /// A text file or a folder (walked for its Markdown, reStructuredText and `.log` files):
+    /// each file one item.
+    #[arg(long = "markdown", alias = "text", value_name = "PATH")]
     markdown: Vec<PathBuf>,
     /// A BEIR-layout `corpus.jsonl`: each line's title and text one item.
     #[arg(long = "corpus", value_name = "FILE")]
@@ -70,6 +71,17 @@ pub fn run(args: SecretsArgs) -> Result<ExitCode, String> {
     line("");
     if all.is_empty() {
         line("no findings");
+    } else {
+        line("| rule | source | findings |");
+        line("|---|---|---:|");
+        let mut per_rule: std::collections::BTreeMap<(&str, &str), usize> = Default::default();
+        for (source, (_, rule, _)) in &all {
+            *per_rule.entry((rule, source.as_str())).or_default() += 1;
+        }
+        for ((rule, source), n) in per_rule {
+            line(&format!("| {rule} | {source} | {n} |"));
+        }
+        line("");
     }
     for (source, (item, rule, excerpt)) in all {
         line(&format!("- {source} {item}: {rule}: {excerpt}"));
@@ -104,6 +116,10 @@ fn excerpt(text: &str, start: usize, end: usize) -> String {
     format!("{}⟦{secret}⟧{}", &text[from..start], &text[end..to]).replace('\n', " ")
 }
 
+/// The files a folder is walked for: what `cortex ingest` reads (documents, changelogs, the
+/// git histories kept as test material).
+const TEXT_FILES: [&str; 4] = ["md", "markdown", "rst", "log"];
+
 fn markdown(path: &Path, out: &mut Vec<(String, String)>) -> Result<(), String> {
     if path.is_dir() {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
@@ -115,7 +131,7 @@ fn markdown(path: &Path, out: &mut Vec<(String, String)>) -> Result<(), String> 
         for entry in entries {
             markdown(&entry, out)?;
         }
-    } else if path.extension().is_some_and(|e| e == "md") {
+    } else if path.extension().is_some_and(|e| TEXT_FILES.iter().any(|t| e == *t)) {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         out.push((path.display().to_string(), text));
     }

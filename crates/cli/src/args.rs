@@ -1,7 +1,7 @@
 //! The command line: every subcommand and flag of `cortex`, as clap reads them (with the
 //! `CORTEX_*` variable each flag falls back to). What each command does is in `main.rs`.
 
-use crate::{context, git, hook, install, keys, recall};
+use crate::{context, git, hook, install, keys, recall, secrets};
 use clap::builder::PossibleValuesParser;
 use clap::{Parser, Subcommand};
 use cortex_domain::args::{Arg, Word};
@@ -288,6 +288,9 @@ pub enum Command {
     /// API keys for `serve --http`: create (prints the token once), list, revoke.
     #[command(subcommand)]
     Keys(keys::KeysCommand),
+    /// Credentials already stored: find them, and replace them by markers (`scan --redact`).
+    #[command(subcommand)]
+    Secrets(secrets::SecretsCommand),
     /// Memory that follows the code: bring the git tables up to date (what the git hooks
     /// run), list merge records, undo one.
     #[command(subcommand)]

@@ -17,6 +17,7 @@ mod progress;
 mod recall;
 mod report;
 mod request;
+mod secrets;
 mod show;
 mod transfer;
 mod ui;
@@ -357,6 +358,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Git(command) => git::run(open(cli.db), command),
         Command::Bench(_) => Err(moved("bench")),
         Command::Eval(_) => Err(moved("eval")),
+        Command::Secrets(command) => secrets::run(&open(cli.db)?, command),
         Command::Keys(keys::KeysCommand::List) => respond(open(cli.db)?.keys().list(), |r| {
             output::json(&json!({ "keys": r }));
             ExitCode::SUCCESS

@@ -104,6 +104,7 @@ pub fn import(service: &MemoryService, file: &Path) -> Result<ImportReport, CliE
     // A first pass checks the whole file (format, trailer, count) before anything is written:
     // a truncated or corrupt file imports nothing.
     let (header, declared) = check_lines(lines(file)?).map_err(|e| CliError::content(file, e))?;
+    refuse_secrets(service, file)?;
     service
         .transfer()
         .accept_embedding_model(header.embedding_model.as_deref())?
@@ -115,9 +116,10 @@ pub fn import(service: &MemoryService, file: &Path) -> Result<ImportReport, CliE
     let mut git = GitImport::default();
     let flush = |batch: &mut Vec<ItemLine>, ids: &mut Vec<uuid::Uuid>, report: &mut ImportReport| {
         let n = batch.len() as u64;
-        let (imported, present) = service.transfer().import_batch(std::mem::take(batch))?;
-        report.imported += imported;
-        report.already_present += present;
+        let written = service.transfer().import_batch(std::mem::take(batch))?;
+        report.imported += written.imported;
+        report.already_present += written.present;
+        report.redacted += written.redacted.len() as u64;
         report.verified += service.transfer().count_present(ids)?;
         ids.clear();
         progress.inc(n);
@@ -150,6 +152,23 @@ pub fn import(service: &MemoryService, file: &Path) -> Result<ImportReport, CliE
         )));
     }
     Ok(report)
+}
+
+/// Under `CORTEX_SECRETS=refuse`, the first item of the file holding a secret, refused before
+/// anything is written.
+fn refuse_secrets(service: &MemoryService, file: &Path) -> Result<(), CliError> {
+    if !service.transfer().refuses_secrets() {
+        return Ok(());
+    }
+    for line in lines(file)? {
+        let (_, line) = line.map_err(|e| CliError::content(file, e))?;
+        if let Ok(Line::Item(item)) = parse_line(&line)
+            && let Some(refusal) = service.transfer().refusal(&item)
+        {
+            return Err(cortex_service::ServiceError::Invalid(refusal).into());
+        }
+    }
+    Ok(())
 }
 
 /// The file's non-empty lines with their 1-based numbers. A line that cannot be read (an I/O

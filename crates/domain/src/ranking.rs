@@ -118,6 +118,19 @@ pub fn term_coverage(words: &[&str], text_lower: &str) -> f64 {
     found as f64 / words.len() as f64
 }
 
+/// A cosine the model gives a passage that answers a query in other words: the dense route's
+/// nearness counts in full from here.
+pub const NEAR_COSINE: f64 = 0.6;
+
+/// How near in meaning a dense-only hit is, 0–1: its cosine placed between the dense route's
+/// floor ([`crate::fusion::MIN_DENSE_SIMILARITY`], 0) and [`NEAR_COSINE`] (1). Unlike
+/// relevance, which is relative to the best candidate, it does not make the best of a poor lot
+/// (the nearest item to a string of nonsense) look certain.
+pub fn nearness(cosine: f64) -> f64 {
+    let floor = crate::fusion::MIN_DENSE_SIMILARITY;
+    ((cosine - floor) / (NEAR_COSINE - floor)).clamp(0.0, 1.0)
+}
+
 /// A hit's confidence: coverage scaled into 0.5–1.0 of itself by relevance.
 pub fn confidence(coverage: f64, relevance: f64) -> f64 {
     (coverage * (0.5 + 0.5 * relevance)).clamp(0.0, 1.0)
@@ -126,6 +139,15 @@ pub fn confidence(coverage: f64, relevance: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nearness_runs_from_the_dense_floor_to_a_near_cosine() {
+        assert_eq!(nearness(0.2), 0.0);
+        assert_eq!(nearness(crate::fusion::MIN_DENSE_SIMILARITY), 0.0);
+        assert!((nearness(0.425) - 0.5).abs() < 1e-9);
+        assert_eq!(nearness(0.9), 1.0);
+        assert!(confidence(nearness(0.3), 1.0) < 0.2, "the best of a poor lot is not certain");
+    }
 
     #[test]
     fn weights_sum_to_one() {

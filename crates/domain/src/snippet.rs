@@ -1,5 +1,7 @@
 //! The snippet rule, one for both backends: the passage of a hit's text that holds the most
-//! query terms, a few words long, with the matched words marked `**`.
+//! query terms, a few words long, with the matched words marked `**`. The text's own `*`
+//! (Markdown emphasis) is left out of a passage, so that every `**` in it is a mark, in pairs:
+//! a passage starting inside a `**bold**` span cannot turn the marks around.
 //!
 //! Why not the engines' own snippet functions: FTS5's `snippet()` and PostgreSQL's
 //! `ts_headline` score candidate windows in time that grows with the square of how often a
@@ -223,17 +225,26 @@ pub fn best_passage(text: &str, terms: &SnippetTerms) -> String {
     let mut out = if first > 0 { format!("…{}", out.trim()) } else { out.trim().to_string() };
     let goes_on = last + 1 < words.len();
     if goes_on || out.chars().nth(MAX_SNIPPET_CHARS).is_some() {
-        out = truncate_chars(&out, MAX_SNIPPET_CHARS - 1).0.to_string();
+        let mut cut = truncate_chars(&out, MAX_SNIPPET_CHARS - 1).0.to_string();
+        // A cut inside a marked word closes its mark (in the same length).
+        if cut.matches("**").count() % 2 == 1 {
+            cut = truncate_chars(cut.trim_end_matches('*'), MAX_SNIPPET_CHARS - 3).0.to_string();
+            if cut.matches("**").count() % 2 == 1 {
+                cut.push_str("**");
+            }
+        }
+        out = cut;
         out.push('…');
     }
     out
 }
 
-/// Runs of whitespace as one space: a snippet is one line.
+/// Runs of whitespace as one space (a snippet is one line), the text's own `*` left out
+/// (`**` marks matches).
 fn collapse(gap: &str) -> String {
     let mut out = String::with_capacity(gap.len());
     let mut space = false;
-    for c in gap.chars() {
+    for c in gap.chars().filter(|c| *c != '*') {
         if c.is_whitespace() {
             space = true;
         } else {
@@ -257,6 +268,20 @@ mod tests {
 
     fn passage(text: &str, query: &str) -> String {
         best_passage(text, &SnippetTerms::of(&parse_query(query)))
+    }
+
+    #[test]
+    fn the_texts_own_emphasis_never_turns_the_marks_around() {
+        // The window starts inside a bold span: its closing `**` would open a mark.
+        let text =
+            format!("{} **the webhook retries** use backoff and **jitter** always", "filler ".repeat(40));
+        let cut = passage(&text, "backoff");
+        assert!(!cut.contains("**webhook") && cut.contains("**backoff**"), "{cut}");
+        assert_eq!(cut.matches("**").count(), 2, "{cut}");
+        let long = format!("{} backoff", "a".repeat(2 * MAX_SNIPPET_CHARS));
+        assert_eq!(passage(&long, "backoff").matches("**").count() % 2, 0);
+        let marked = passage(&format!("start {}", "backoffs ".repeat(200)), "backoff");
+        assert_eq!(marked.matches("**").count() % 2, 0, "{marked}");
     }
 
     #[test]

@@ -35,14 +35,43 @@ pub async fn log(State(app): State<App>, mut request: Request, next: Next) -> Re
     hold_until_sent(response, line)
 }
 
-/// The paths this server answers, and `other` for the rest: log lines and metric labels stay
-/// bounded whatever clients ask for.
+/// The routes this server answers (an item's pages under their pattern, `{id}`), and `other`
+/// for the rest: log lines and metric labels stay bounded whatever clients ask for.
 fn path_label(path: &str) -> &'static str {
-    match path {
-        "/mcp" => "/mcp",
-        "/health" => "/health",
-        "/ready" => "/ready",
-        "/metrics" => "/metrics",
+    const FIXED: [&str; 16] = [
+        "/mcp",
+        "/health",
+        "/ready",
+        "/metrics",
+        "/",
+        "/login",
+        "/logout",
+        "/activity",
+        "/admin",
+        "/admin/keys",
+        "/admin/keys/revoke",
+        "/trash",
+        "/new",
+        "/ui/style.css",
+        "/ui/oauth/start",
+        "/ui/oauth/callback",
+    ];
+    if let Some(fixed) = FIXED.iter().find(|p| **p == path) {
+        return fixed;
+    }
+    let Some(rest) = path.strip_prefix("/items/") else { return "other" };
+    let (id, action) = rest.split_once('/').unwrap_or((rest, ""));
+    if id.is_empty() || id.contains('/') {
+        return "other";
+    }
+    match action {
+        "" => "/items/{id}",
+        "graph" => "/items/{id}/graph",
+        "edit" => "/items/{id}/edit",
+        "supersede" => "/items/{id}/supersede",
+        "delete" => "/items/{id}/delete",
+        "restore" => "/items/{id}/restore",
+        "confirm" => "/items/{id}/confirm",
         _ => "other",
     }
 }
@@ -69,6 +98,32 @@ impl Drop for Line {
             tracing::warn!(target: "cortex::access", request_id = %self.id, method = %self.method, path = self.path, key, tool, outcome, status = self.status, duration_ms = ms, mode, items, call_ms = note.call_ms.map(|c| c as u64), "slow call");
         } else {
             tracing::info!(target: "cortex::access", request_id = %self.id, method = %self.method, path = self.path, key, tool, outcome, status = self.status, duration_ms = ms, mode, items, "request");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::path_label;
+
+    #[test]
+    fn every_ui_route_has_a_label_of_its_own_and_the_rest_are_other() {
+        for (path, label) in [
+            ("/", "/"),
+            ("/activity", "/activity"),
+            ("/items/0190a1b2-0000-7000-8000-000000000000", "/items/{id}"),
+            ("/items/x/graph", "/items/{id}/graph"),
+            ("/items/x/edit", "/items/{id}/edit"),
+            ("/items/x/restore", "/items/{id}/restore"),
+            ("/items/x/confirm", "/items/{id}/confirm"),
+            ("/new", "/new"),
+            ("/items/x/y/z", "other"),
+            ("/items/", "other"),
+            ("/items", "other"),
+            ("/wp-admin", "other"),
+            ("/mcp", "/mcp"),
+        ] {
+            assert_eq!(path_label(path), label, "{path}");
         }
     }
 }

@@ -40,10 +40,37 @@ impl Audit<'_> {
         self.read(AuditQuery { item, since, limit, newest_first: true })
     }
 
+    /// The kind and title of each item of `ids` the caller may see, deleted ones included
+    /// (a feed of changes names them); ids out of reach are left out, as unknown ones are.
+    pub fn labels(&self, ids: &[Uuid]) -> crate::Result<Vec<ItemLabel>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let stored = self.service.view.get(ids)?;
+        Ok(stored
+            .into_iter()
+            .map(|s| ItemLabel {
+                id: s.record.id,
+                kind: s.record.kind,
+                title: s.record.title,
+                deleted: s.deleted_at.is_some(),
+            })
+            .collect())
+    }
+
     fn read(&self, query: AuditQuery) -> crate::Result<Vec<AuditRecord>> {
         let query = AuditQuery { limit: query.limit.clamp(1, MAX_AUDIT_RECORDS), ..query };
         Ok(self.service.view.audit(&query)?)
     }
+}
+
+/// An item a change names, as a feed of changes shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemLabel {
+    pub id: Uuid,
+    pub kind: cortex_domain::Kind,
+    pub title: String,
+    pub deleted: bool,
 }
 
 /// Records a quick check walks: the newest ones, where a recent tampering shows.

@@ -39,6 +39,7 @@ pub mod memory_store;
 mod os_user;
 pub mod response;
 pub mod scope_inference;
+pub mod secrets;
 pub mod semantic;
 pub mod settings;
 mod tenant;
@@ -59,6 +60,7 @@ pub use lab::Lab;
 pub use lifecycle::Lifecycle;
 pub use memory_find::{MemoryFind, RouteLists};
 pub use memory_store::MemoryStore;
+pub use secrets::Secrets;
 pub use transfer::Transfer;
 
 use cortex_store::{Store, TenantStore};

@@ -190,6 +190,10 @@ impl ItemReads for BoundedStore {
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
         Ok(self.inner.audit(query)?.into_iter().filter(|r| self.admits(&r.scope)).collect())
     }
+
+    fn places(&self) -> Result<Vec<cortex_store::Place>> {
+        Ok(self.inner.places()?.into_iter().filter(|p| self.admits(&p.scope)).collect())
+    }
 }
 
 impl LexicalSearch for BoundedStore {

@@ -108,6 +108,8 @@ pub trait ItemReads: Send + Sync {
     }
     /// Audit records (the database writes them), oldest first.
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>>;
+    /// Every org, project and branch holding live items, with how many, in that order.
+    fn places(&self) -> Result<Vec<Place>>;
 }
 
 /// The database's own full-text search: what finds ask when the lexical index (`cortex_lexical`)

@@ -334,6 +334,32 @@ pub struct Readiness {
     pub schema_version: i64,
 }
 
+/// A project and branch that holds live items, and how many: what a person picks among.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// Its org, project and branch (unset where the items have none).
+    pub scope: cortex_domain::Scope,
+    pub items: i64,
+}
+
+/// The query behind [`crate::ItemReads::places`], the same on both backends.
+pub(crate) const PLACES: &str = "SELECT org, project, branch, count(*) FROM items WHERE deleted_at IS NULL \
+     GROUP BY org, project, branch ORDER BY org, project, branch";
+
+impl Place {
+    /// From the stored columns ('' for unset).
+    pub fn of(org: String, project: String, branch: String, items: i64) -> Place {
+        let set = |v: String| (!v.is_empty()).then_some(v);
+        let scope = cortex_domain::Scope {
+            org: set(org),
+            project: set(project),
+            branch: set(branch),
+            ..Default::default()
+        };
+        Place { scope, items }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
     pub items: i64,
@@ -365,7 +391,7 @@ pub struct WriteContext {
     /// text); `None` is recorded as no principal.
     pub principal: Option<String>,
     /// What the changes came through: `memory_store`, `web UI`, `cortex ingest`, `cortex
-    /// import`, `cortex keys`, `purge`, `cortex secrets`.
+    /// import`, `cortex keys`, `purge`, `cortex secrets scan`.
     pub via: Option<String>,
     /// The stored items the batch's ops were checked against (governance, an entity merge),
     /// as the checks saw them: the batch is written only if each is still in that state when

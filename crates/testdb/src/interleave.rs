@@ -72,6 +72,9 @@ impl ItemReads for Interleaved {
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
         self.inner.audit(query)
     }
+    fn places(&self) -> Result<Vec<cortex_store::Place>> {
+        self.inner.places()
+    }
 }
 
 impl LexicalSearch for Interleaved {

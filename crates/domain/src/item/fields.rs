@@ -47,9 +47,12 @@ fn check_tag_count(count: usize) -> Result<(), ValidationError> {
     Ok(())
 }
 
-/// The tag at position `i`, trimmed and lowercased, added unless already there.
+/// The tag at position `i`, trimmed and lowercased, added unless already there. A tag holding
+/// a credential keeps its case: the scanner's rules know tokens by their capitals (`AKIA…`),
+/// and the store's first stage must still find it to redact or refuse it.
 fn add_tag(tags: &mut Vec<String>, i: usize, text: &str) -> Result<(), ValidationError> {
-    let text = text.trim().to_lowercase();
+    let text = text.trim();
+    let text = if crate::secrets::scan(text).is_empty() { text.to_lowercase() } else { text.to_string() };
     if text.is_empty() || text.chars().count() > MAX_TAG_CHARS || text.chars().any(char::is_control) {
         return Err(ValidationError::new(
             ErrorCode::InvalidValue,

@@ -22,7 +22,7 @@ mod own;
 #[cfg(test)]
 mod tests;
 
-pub use item::{ItemFinding, redact_item};
+pub use item::{ItemFinding, ItemTexts, redact_item, redact_texts, rederive};
 
 use regex::bytes::{Regex, RegexBuilder};
 use std::borrow::Cow;

@@ -6,8 +6,9 @@
 
 use super::RuleSpec;
 
-/// Values that stand for a secret in documentation and templates, not one.
-const PLACEHOLDER: &str = r"(?i)^(?:[$<{%*\[(].*|.*[>}\])]|password|passwd|pass|secret|changeme|example|redacted|x{3,}|\*+|\.\.\.+)$";
+/// Values that stand for a secret in documentation and templates, not one (`\xE2\x80\xA6` is
+/// `…`, the elision a document writes for a value it leaves out; the rules match bytes).
+const PLACEHOLDER: &str = r"(?i)^(?:[$<{%*\[(].*|.*[>}\])]|password|passwd|pass|secret|changeme|example|redacted|x{3,}|\*+|\.\.\.+|(?:\xE2\x80\xA6)+)$";
 
 pub(super) const RULES: &[RuleSpec] = &[
     RuleSpec {

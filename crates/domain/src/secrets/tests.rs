@@ -228,6 +228,10 @@ fn password_in_a_url() {
     missed("postgres://cortex:secret@db.internal:5432/memory");
     missed("postgres://cortex:${DB_PASSWORD}@db.internal/memory");
     missed("postgres://cortex:<password>@db.internal/memory");
+    // The elision a document writes for a password it leaves out (docs/DEPLOY.md).
+    missed("CORTEX_DB=postgres://cortex:…@pooler.internal:6432/memory");
+    missed("`postgres://cortex:…@db1:5432,db2:5432/memory?target_session_attrs=read-write`");
+    found("password-in-url", "postgres://cortex:…pw-2024!@db.internal/memory", "…pw-2024!");
     missed("mailto:someone@example.com and https://example.com/a:b@c");
     missed("postgres://u:p@h:5/db");
 }
@@ -319,4 +323,36 @@ fn an_items_texts_are_redacted_and_what_they_make_derived_again() {
     let before = plain.clone();
     assert!(redact_item(&mut plain).is_empty());
     assert_eq!(plain, before);
+}
+
+#[test]
+fn tags_and_object_keys_are_redacted_and_no_value_is_lost() {
+    use super::{ItemTexts, redact_texts};
+    let token = format!("ghp_{}", random(ALNUM, 36, 50));
+    let other = format!("ghp_{}", random(ALNUM, 36, 51));
+    let mut data = serde_json::Map::new();
+    data.insert(token.clone(), serde_json::json!("first"));
+    data.insert(other.clone(), serde_json::json!("second"));
+    data.insert("api_key_name".into(), serde_json::json!("a key's name, not a key"));
+    let mut tags =
+        vec!["deploy".to_string(), token.to_lowercase(), other.clone(), "<private>me</private>".into()];
+    let found = redact_texts(ItemTexts {
+        content: None,
+        data: Some(&mut data),
+        metadata: None,
+        source: None,
+        tags: &mut tags,
+    });
+    let marker = "[redacted:github-pat]";
+    assert_eq!(data.len(), 3, "two keys redacted alike stay two: {data:?}");
+    assert_eq!(data[marker], "first");
+    assert_eq!(data[&format!("{marker} (2)")], "second");
+    assert_eq!(data["api_key_name"], "a key's name, not a key", "a secret-like name is no secret");
+    assert_eq!(tags, ["deploy", marker], "redacted alike are one tag, a private one is gone");
+    let fields: Vec<&str> = found.iter().map(|f| f.field.as_str()).collect();
+    assert_eq!(
+        fields,
+        [&format!("data.{marker}"), &format!("data.{marker} (2)"), "tags[1]", "tags[2]", "tags[3]"]
+    );
+    assert!(!format!("{data:?}{tags:?}").contains(&token[4..]));
 }

@@ -1,23 +1,25 @@
 //! The activity page, `GET /activity`: what changed in the viewer's reach over the last
 //! [`DAYS`] days, read from the audit trail — per day (each operation counted, drawn as a bar
-//! with `<meter>`, which needs neither script nor inline style), per kind, and the newest
-//! changes with links to their items.
+//! with `<meter>`, which needs neither script nor inline style), the items changed per kind,
+//! and the newest changes (`activity_feed`): each item's title and kind, who made it, the
+//! claimed agent and session; filtered by kind, principal, agent, session and day.
 
 use super::Ui;
-use super::page::{self, Chrome};
+use super::activity_feed::{self as feed, Choices, Filters, Line};
+use super::page::{self, Chrome, Problem};
+use super::places::{self, Picked};
 use super::signin::{Viewer, viewer};
 use askama::Template;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
-use cortex_domain::time::{MILLIS_PER_DAY, format_instant};
+use cortex_domain::time::MILLIS_PER_DAY;
 use cortex_service::audit::MAX_AUDIT_RECORDS;
 use cortex_store::{AuditOperation, AuditRecord};
-use std::collections::BTreeMap;
 
 /// Days the page covers, today included.
 pub const DAYS: i64 = 14;
-/// Newest changes listed one by one.
+/// Lines of the newest changes (a batch is one line).
 const RECENT: usize = 50;
 /// The operations counted per day, in the order of their columns; others count as `other`.
 const OPERATIONS: [AuditOperation; 5] = [
@@ -35,20 +37,12 @@ pub struct Day {
     pub total: usize,
 }
 
-pub struct Change {
-    pub at: String,
-    pub operation: String,
-    pub kind: String,
-    pub item: String,
-    pub summary: String,
-}
-
 /// What the page shows, from records oldest first.
 pub struct Activity {
     pub days: Vec<Day>,
     pub busiest: usize,
+    /// Distinct items changed, per kind.
     pub kinds: Vec<(String, usize)>,
-    pub recent: Vec<Change>,
 }
 
 /// Counts `records` (oldest first, all at or after the first day shown) per day and kind.
@@ -58,13 +52,8 @@ pub fn summarize(records: &[AuditRecord], now_ms: i64) -> Activity {
     let columns = OPERATIONS.len() + 2;
     let mut days: Vec<Day> = (first..=today)
         .rev()
-        .map(|day| Day {
-            date: format_instant(day * MILLIS_PER_DAY)[..10].to_string(),
-            counts: vec![0; columns],
-            total: 0,
-        })
+        .map(|day| Day { date: feed::date_of(day * MILLIS_PER_DAY), counts: vec![0; columns], total: 0 })
         .collect();
-    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
     for record in records {
         let day = record.at.div_euclid(MILLIS_PER_DAY);
         if !(first..=today).contains(&day) {
@@ -79,23 +68,9 @@ pub fn summarize(records: &[AuditRecord], now_ms: i64) -> Activity {
         };
         row.counts[column] += 1;
         row.total += 1;
-        *kinds.entry(record.kind.clone().unwrap_or_else(|| "-".into())).or_default() += 1;
     }
-    let mut kinds: Vec<(String, usize)> = kinds.into_iter().collect();
-    kinds.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let recent = records
-        .iter()
-        .rev()
-        .take(RECENT)
-        .map(|r| Change {
-            at: format_instant(r.at),
-            operation: r.operation.clone(),
-            kind: r.kind.clone().unwrap_or_default(),
-            item: r.item_id.map(|id| id.to_string()).unwrap_or_default(),
-            summary: r.summary.clone(),
-        })
-        .collect();
-    Activity { busiest: days.iter().map(|d| d.total).max().unwrap_or(0).max(1), days, kinds, recent }
+    let kinds = feed::items_per_kind(records);
+    Activity { busiest: days.iter().map(|d| d.total).max().unwrap_or(0).max(1), days, kinds }
 }
 
 #[derive(Template)]
@@ -104,6 +79,10 @@ struct ActivityPage {
     chrome: Option<Chrome>,
     operations: Vec<&'static str>,
     activity: Activity,
+    filters: Filters,
+    choices: Choices,
+    problem: Option<Problem>,
+    recent: Vec<Line>,
     days: i64,
     /// The window held more changes than one read returns.
     cut: bool,
@@ -112,37 +91,60 @@ struct ActivityPage {
     chart_height: f64,
 }
 
-pub async fn page(State(ui): State<Ui>, headers: HeaderMap) -> Response {
+pub async fn page(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Response {
     let viewer = match viewer(&ui, &headers).await {
         Ok(v) => v,
         Err(answer) => return answer,
     };
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let filters = Filters::parse(uri.query());
+    let now_ms = page::now_ms();
     let since = (now_ms.div_euclid(MILLIS_PER_DAY) - (DAYS - 1)) * MILLIS_PER_DAY;
     let service = ui.app.service.for_caller(&viewer.principal.caller);
-    let read =
-        tokio::task::spawn_blocking(move || service.audit().records(None, Some(since), MAX_AUDIT_RECORDS))
-            .await;
-    let records = match read {
-        Ok(Ok(records)) => records,
+    let wanted = filters.clone();
+    let read = tokio::task::spawn_blocking(move || {
+        let places = service.memory_find().places()?;
+        let picked = places::pick(&places, &wanted.place, true);
+        let records = service.audit().records(None, Some(since), MAX_AUDIT_RECORDS)?;
+        let mut choices = Choices::of(&records);
+        choices.places = places::choices(&places, picked.as_ref().unwrap_or(&Picked::All), None);
+        let cut = records.len() >= MAX_AUDIT_RECORDS;
+        let kept = picked.and_then(|picked| wanted.apply(records, &picked));
+        let mut recent = kept.as_ref().map(|r| feed::lines(r, now_ms, RECENT)).unwrap_or_default();
+        let labels = service.audit().labels(&feed::named(&recent))?;
+        feed::name(&mut recent, &labels);
+        Ok::<_, cortex_service::ServiceError>((kept, choices, cut, recent))
+    })
+    .await;
+    let (kept, choices, cut, recent) = match read {
+        Ok(Ok(read)) => read,
         Ok(Err(e)) => return failed(&viewer, e.to_string()),
         Err(e) => return failed(&viewer, e.to_string()),
+    };
+    let (records, problem, status) = match kept {
+        Ok(records) => (records, None, StatusCode::OK),
+        Err(message) => (
+            Vec::new(),
+            Some(Problem::new(message, "correct the field, or clear it to see everything in reach")),
+            StatusCode::BAD_REQUEST,
+        ),
     };
     let mut operations: Vec<&'static str> = OPERATIONS.iter().map(|op| op.as_str()).collect();
     operations.extend([AuditOperation::Blocked.as_str(), "other"]);
     let page = ActivityPage {
         chrome: Some(viewer.chrome()),
         operations,
-        cut: records.len() >= MAX_AUDIT_RECORDS,
+        cut,
         chart: super::kind_chart::chart(&records, now_ms, DAYS),
         chart_width: super::kind_chart::WIDTH,
         chart_height: super::kind_chart::HEIGHT,
         activity: summarize(&records, now_ms),
+        filters,
+        choices,
+        problem,
+        recent,
         days: DAYS,
     };
-    viewer.answer(page::html(StatusCode::OK, &page))
+    viewer.answer(page::html(status, &page))
 }
 
 fn failed(viewer: &Viewer, e: String) -> Response {
@@ -193,8 +195,7 @@ pub(super) mod tests {
             4,
             "the end of day 6 is before the window (days 7 to 20)"
         );
-        assert_eq!(a.kinds[0], ("decision".to_string(), 3));
+        assert_eq!(a.kinds[0], ("decision".to_string(), 3), "three items of their own");
         assert_eq!(a.busiest, 2);
-        assert_eq!(a.recent[0].operation, "restore", "newest first");
     }
 }

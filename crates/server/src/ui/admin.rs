@@ -1,5 +1,7 @@
-//! The admin page, `GET /admin`, for admin keys (and the local user): readiness as `/ready`
-//! answers it, the metrics `/metrics` exposes, the API keys within the admin's bound (never a
+//! The admin page, `GET /admin`, for admin keys (and the local user): the server's status in
+//! words (`status`: uptime, readiness as `/ready` answers it, the model, items per project and
+//! kind, the database's size, requests per route, recent refusals), the metrics `/metrics`
+//! exposes, the API keys within the admin's bound (never a
 //! secret) with the forms that make and revoke them (`keys`), and a quick verification of the
 //! audit trail. The trail's hash chain spans every tenant: a key's holder is told only whether
 //! it holds, the local user also what it checked and any problem found.
@@ -7,6 +9,7 @@
 use super::Ui;
 use super::page::{self, Chrome};
 use super::signin::{Viewer, viewer};
+use super::status::{self, Status};
 use crate::ops;
 use askama::Template;
 use axum::extract::State;
@@ -46,6 +49,7 @@ struct AdminPage {
     metrics: Vec<Sample>,
     keys: Vec<KeyInfo>,
     audit: AuditVerification,
+    status: Status,
     /// The whole verification (the local user); otherwise only whether it holds.
     audit_detail: bool,
     csrf: String,
@@ -69,15 +73,21 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap) -> Response {
     );
     let bound = viewer.principal.caller.bound.clone();
     let service = app.service.clone();
+    let caller = viewer.principal.caller.clone();
     let read = tokio::task::spawn_blocking(move || {
-        (service.keys().list_within(bound.as_ref()), service.audit().verify(&VerifyOptions::default()))
+        let keys = service.keys().list_within(bound.as_ref())?;
+        let audit = service.audit().verify(&VerifyOptions::default())?;
+        let status = status::read(&service, &caller, page::now_ms())?;
+        Ok::<_, cortex_service::ServiceError>((keys, audit, status))
     })
     .await;
-    let (keys, audit) = match read {
-        Ok((Ok(keys), Ok(audit))) => (keys, audit),
-        Ok((Err(e), _)) | Ok((_, Err(e))) => return failed(&viewer, e.to_string()),
+    let (keys, audit, mut status) = match read {
+        Ok(Ok(read)) => read,
+        Ok(Err(e)) => return failed(&viewer, e.to_string()),
         Err(e) => return failed(&viewer, e.to_string()),
     };
+    status.requests = status::requests(&metrics);
+    status.embedder = readiness.embedder.clone();
     let bound = viewer.principal.caller.bound.as_ref();
     let page = AdminPage {
         chrome: Some(viewer.chrome()),
@@ -85,6 +95,7 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap) -> Response {
         metrics,
         keys,
         audit,
+        status,
         audit_detail: bound.is_none(),
         csrf: viewer.session.csrf.clone(),
         org: bound.map(|b| b.org.clone()).unwrap_or_default(),

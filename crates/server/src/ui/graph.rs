@@ -2,7 +2,8 @@
 //! `memory_find` expands it (`expand: all`: relations both ways, parents, children), read as the
 //! viewer, drawn as an SVG made on the server — the item in the middle, the items one link
 //! away on a ring around it, two links away on an outer ring — every node a link to its page,
-//! and the same edges listed as text.
+//! coloured by its kind (a legend names the colours), each link an arrow from the item that
+//! holds the relation to the one it names — and the same edges listed as text.
 
 use super::Ui;
 use super::item::not_found;
@@ -25,6 +26,26 @@ const SIZE: f64 = 760.0;
 /// Items expanded at most, as `memory_find`'s `expand_limit`.
 const MAX_NODES: usize = 40;
 const RING: [f64; 3] = [0.0, 170.0, 330.0];
+/// A node's radius: the item in the middle, the others.
+const RADIUS: [f64; 2] = [14.0, 9.0];
+/// One colour per kind, in `Kind::ALL`'s order, told apart from their neighbours.
+const KIND_COLOURS: [&str; 16] = [
+    "#1f7a4a", "#2b6cb0", "#b7791f", "#6b3fa0", "#c53030", "#2c7a7b", "#975a16", "#d53f8c", "#4a5568",
+    "#38a169", "#3182ce", "#dd6b20", "#805ad5", "#e53e3e", "#319795", "#718096",
+];
+
+/// The colour a node of `kind` is drawn in.
+pub fn colour_of(kind: &str) -> &'static str {
+    let i =
+        cortex_domain::Kind::ALL.iter().position(|k| k.as_str() == kind).unwrap_or(KIND_COLOURS.len() - 1);
+    KIND_COLOURS[i % KIND_COLOURS.len()]
+}
+
+/// One line of the legend: a kind drawn on the page and its colour.
+pub struct Key {
+    pub kind: String,
+    pub fill: &'static str,
+}
 
 pub struct Node {
     pub id: String,
@@ -35,6 +56,8 @@ pub struct Node {
     pub ring: usize,
     pub x: f64,
     pub y: f64,
+    pub fill: &'static str,
+    pub radius: f64,
 }
 
 pub struct Line {
@@ -89,6 +112,8 @@ pub fn layout(center: Uuid, nodes: &[(Uuid, String, String)], edges: &[GraphEdge
                 title: title.clone(),
                 label,
                 ring: r,
+                fill: colour_of(kind),
+                radius: RADIUS[r.min(1)],
                 x: (SIZE / 2.0 + radius * angle.cos()).round(),
                 y: (SIZE / 2.0 + radius * angle.sin()).round(),
             });
@@ -99,11 +124,14 @@ pub fn layout(center: Uuid, nodes: &[(Uuid, String, String)], edges: &[GraphEdge
         .iter()
         .filter_map(|e| {
             let (a, b) = (at.get(&e.from.to_string())?, at.get(&e.to.to_string())?);
+            // The arrow ends at the edge of the node it points to, not under it.
+            let length = ((b.x - a.x).powi(2) + (b.y - a.y).powi(2)).sqrt().max(1.0);
+            let back = (b.radius + 3.0) / length;
             Some(Line {
                 x1: a.x,
                 y1: a.y,
-                x2: b.x,
-                y2: b.y,
+                x2: (b.x - (b.x - a.x) * back).round(),
+                y2: (b.y - (b.y - a.y) * back).round(),
                 mx: ((a.x + b.x) / 2.0).round(),
                 my: ((a.y + b.y) / 2.0).round(),
                 relation_type: e.relation_type.clone(),
@@ -127,6 +155,7 @@ struct GraphPage {
     size: f64,
     nodes: Vec<Node>,
     lines: Vec<Line>,
+    legend: Vec<Key>,
 }
 
 pub async fn page(State(ui): State<Ui>, headers: HeaderMap, Path(id): Path<String>, uri: Uri) -> Response {
@@ -152,6 +181,7 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap, Path(id): Path<Strin
         return viewer.answer(not_found(&viewer));
     };
     let (nodes, lines) = drawing(uuid, &response);
+    let legend = legend(&nodes);
     let page = GraphPage {
         chrome: Some(viewer.chrome()),
         id: uuid.to_string(),
@@ -160,6 +190,7 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap, Path(id): Path<Strin
         size: SIZE,
         nodes,
         lines,
+        legend,
     };
     viewer.answer(page::html(StatusCode::OK, &page))
 }
@@ -179,6 +210,17 @@ fn drawing(center: Uuid, response: &FindResponse) -> (Vec<Node>, Vec<Line>) {
         None => Vec::new(),
     };
     layout(center, &nodes, &edges)
+}
+
+/// The kinds drawn, in the order they first appear.
+fn legend(nodes: &[Node]) -> Vec<Key> {
+    let mut keys: Vec<Key> = Vec::new();
+    for n in nodes {
+        if !keys.iter().any(|k| k.kind == n.kind) {
+            keys.push(Key { kind: n.kind.clone(), fill: n.fill });
+        }
+    }
+    keys
 }
 
 fn failed(viewer: &Viewer, e: String) -> Response {
@@ -211,6 +253,14 @@ mod tests {
             assert!(n.x >= 0.0 && n.x <= SIZE && n.y >= 0.0 && n.y <= SIZE);
         }
         assert_eq!(lines.len(), 3);
+        let to = placed.iter().find(|n| n.id == ids[1].to_string()).unwrap();
+        let end = ((lines[0].x2 - to.x).powi(2) + (lines[0].y2 - to.y).powi(2)).sqrt();
+        assert!((end - to.radius - 3.0).abs() < 1.5, "the arrow stops at the node's edge: {end}");
+        let kinds: Vec<&str> = cortex_domain::Kind::ALL.iter().map(|k| colour_of(k.as_str())).collect();
+        let mut distinct = kinds.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), kinds.len(), "every kind a colour of its own");
         assert!(placed.iter().all(|n| n.label.chars().count() <= 28));
     }
 }

@@ -66,7 +66,7 @@ pub fn line(r: &AuditRecord) -> HistoryLine {
         .filter_map(|(label, v)| v.as_ref().map(|v| format!("{label} {v}")))
         .collect();
     HistoryLine {
-        at: When::at(r.at),
+        at: When::at(r.at, super::page::now_ms()),
         operation: r.operation.clone(),
         who,
         claims: claims.join(", "),

@@ -6,14 +6,17 @@
 //! - `session`: sign-in sessions (in memory, or in the database every server shares), cookies;
 //!   `seal`: a session's token sealed for the database
 //! - `signin`: who a request is shown to (the gate's check), sign-in and -out, the CSRF check
-//! - `search`, `item`, `graph`, `activity`, `admin`, `keys`, `curate`, `edit`, `restore`: the
-//!   pages and forms; `fields`: an item's data fields by their kind's types, to read and to
-//!   edit; `history`: where an item came from, its timeline and supersede chain
+//! - `search`, `item`, `graph`, `activity` (its feed: `activity_feed`), `admin`, `keys`,
+//!   `curate`, `edit`, `restore`: the pages and forms; `fields`: an item's data fields by their
+//!   kind's types, to read and to edit; `history`: where an item came from, its timeline and
+//!   supersede chain
+//! - `places`: the project picker; `status`: the admin page's status in words
 //! - `markdown`: stored content as safe HTML; `page`: templates, headers, the stylesheet
 //! - `rebinding`: a loopback server's pages answer only its loopback names; `same_origin`:
 //!   their forms pass the Origin check from the server's public URL or the request's own Host
 
 mod activity;
+mod activity_feed;
 mod admin;
 mod curate;
 mod edit;
@@ -26,6 +29,7 @@ mod kind_chart;
 mod markdown;
 mod oauth_signin;
 mod page;
+mod places;
 mod rebinding;
 mod restore;
 mod same_origin;
@@ -33,6 +37,7 @@ mod seal;
 mod search;
 mod session;
 mod signin;
+mod status;
 
 use super::App;
 use axum::Router;
@@ -72,6 +77,7 @@ pub(super) fn routes(app: App) -> Router<App> {
     let shared = app.service.keys().shared_sessions();
     let sessions = Arc::new(Sessions::new(app.options.max_sessions_per_key, shared));
     let ui = Ui { app, sessions, oauth_pending: Arc::default() };
+    status::mark_start();
     Router::new()
         .route("/", get(search::page))
         .route("/login", post(signin::login))

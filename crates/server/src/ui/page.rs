@@ -23,17 +23,19 @@ pub struct Chrome {
     pub signed_in: bool,
 }
 
-/// A time as a person reads it: how long ago, with the exact instant for `<time datetime
-/// title>` (shown on hover).
+/// A moment as a page shows it: how long ago, with the exact time on hover
+/// (`<time datetime=… title=…>`).
 pub struct When {
     pub iso: String,
     pub ago: String,
 }
 
 impl When {
-    pub fn at(millis: i64) -> When {
-        let iso = cortex_domain::time::format_instant(millis);
-        When { ago: cortex_domain::time::describe_age(millis, now_ms()), iso }
+    pub fn at(millis: i64, now: i64) -> When {
+        When {
+            iso: cortex_domain::time::format_instant(millis),
+            ago: cortex_domain::time::describe_age(millis, now),
+        }
     }
 
     /// A stored time's text (RFC 3339 or a date); `None` for a blank one, and the text as
@@ -44,12 +46,13 @@ impl When {
             return None;
         }
         Some(match cortex_domain::time::parse_instant(text) {
-            Ok(millis) => When::at(millis),
+            Ok(millis) => When::at(millis, now_ms()),
             Err(_) => When { iso: text.to_string(), ago: text.to_string() },
         })
     }
 }
 
+/// Now, in epoch milliseconds.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

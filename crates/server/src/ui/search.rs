@@ -1,9 +1,10 @@
 //! The search page, `GET /?q=…`: the form with every filter `memory_find` has, and a page of
-//! results found exactly as the tool finds them, as the viewer. Without words or kinds it
-//! lists the newest items.
+//! results found exactly as the tool finds them, as the viewer, in the project the picker
+//! names (`places`). Without words or kinds it lists the newest items.
 
 use super::Ui;
 use super::page::{self, Problem};
+use super::places::{self, Picked};
 use super::signin::viewer;
 use askama::Template;
 use axum::extract::State;
@@ -37,6 +38,8 @@ pub struct Params {
     pub since: String,
     pub until: String,
     pub cursor: String,
+    /// The project picker's choice (`in`): see `places`.
+    pub place: String,
 }
 
 impl Params {
@@ -54,6 +57,7 @@ impl Params {
                 "since" => p.since = value,
                 "until" => p.until = value,
                 "cursor" => p.cursor = value,
+                "in" => p.place = value,
                 _ => {}
             }
         }
@@ -62,7 +66,7 @@ impl Params {
 
     /// The find the form asks for, each field read by its argument's own rule (so a bad
     /// value is refused as the tool refuses it), in the order the tool reads them.
-    pub fn find_request(&self) -> Result<FindRequest, ValidationError> {
+    pub fn find_request(&self, picked: &Picked) -> Result<FindRequest, ValidationError> {
         if !self.q.is_empty() {
             validate_query(&self.q)?;
         }
@@ -85,7 +89,9 @@ impl Params {
         };
         request.filter = FindFilter { types: std::mem::take(&mut request.filter.types), ..filter };
         request.mode = mode.unwrap_or(request.mode);
-        request.widen = widen;
+        let (scope, picked_widen) = picked.scope_and_widen();
+        request.scope = scope;
+        request.widen = widen.or(picked_widen);
         let request = request.with_limit(PAGE_SIZE).with_detail(Detail::Brief);
         match self.cursor.as_str() {
             "" => Ok(request),
@@ -93,8 +99,8 @@ impl Params {
         }
     }
 
-    /// This search's next page.
-    pub fn next_page(&self, cursor: &str) -> String {
+    /// This search's page at `cursor` (its first page without one).
+    pub fn page_at(&self, cursor: Option<&str>) -> String {
         let mut url = form_urlencoded::Serializer::new(String::new());
         for (name, value) in [
             ("q", &self.q),
@@ -104,6 +110,7 @@ impl Params {
             ("widen", &self.widen),
             ("since", &self.since),
             ("until", &self.until),
+            ("in", &self.place),
         ] {
             if !value.is_empty() {
                 url.append_pair(name, value);
@@ -112,7 +119,9 @@ impl Params {
         for kind in &self.kinds {
             url.append_pair("kind", kind);
         }
-        url.append_pair("cursor", cursor);
+        if let Some(cursor) = cursor {
+            url.append_pair("cursor", cursor);
+        }
         format!("/?{}", url.finish())
     }
 
@@ -137,6 +146,7 @@ fn choices(values: &[&str], chosen: impl Fn(&str) -> bool) -> Vec<Choice> {
 
 pub struct Form {
     pub q: String,
+    pub places: Vec<places::Choice>,
     pub modes: Vec<Choice>,
     pub kinds: Vec<Choice>,
     pub widths: Vec<Choice>,
@@ -148,11 +158,12 @@ pub struct Form {
 }
 
 impl Form {
-    fn of(p: &Params) -> Form {
+    fn of(p: &Params, places: Vec<places::Choice>) -> Form {
         let mode = if p.mode.is_empty() { "auto" } else { p.mode.as_str() };
         let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
         Form {
             q: p.q.clone(),
+            places,
             modes: choices(&MODES, |m| m == mode),
             kinds: choices(&kinds, |k| p.kinds.iter().any(|c| c == k)),
             widths: choices(&WIDTHS, |w| w == p.widen),
@@ -174,11 +185,15 @@ pub struct HitLine {
     pub snippet: Vec<(String, bool)>,
     pub scope: String,
     pub status: String,
-    pub updated_at: String,
+    pub updated: page::When,
 }
 
 impl HitLine {
-    fn of(hit: &Hit) -> HitLine {
+    fn of(hit: &Hit, now: i64) -> HitLine {
+        let updated = match cortex_domain::time::parse_instant(&hit.updated_at) {
+            Ok(at) => page::When::at(at, now),
+            Err(_) => page::When { iso: hit.updated_at.clone(), ago: hit.updated_at.clone() },
+        };
         HitLine {
             id: hit.id.to_string(),
             kind: hit.kind.as_str().to_string(),
@@ -186,7 +201,7 @@ impl HitLine {
             snippet: marked(&hit.snippet),
             scope: hit.scope.as_ref().map(scope_label).unwrap_or_default(),
             status: hit.status.clone().unwrap_or_default(),
-            updated_at: hit.updated_at.clone(),
+            updated,
         }
     }
 }
@@ -221,6 +236,7 @@ struct SearchPage {
     hits: Vec<HitLine>,
     notes: Vec<String>,
     next_page: Option<String>,
+    previous_page: Option<String>,
 }
 
 pub async fn page(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Response {
@@ -229,35 +245,49 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Respons
         Err(answer) => return answer,
     };
     let params = Params::parse(uri.query());
-    let request = params.find_request();
-    let service = Arc::new(ui.app.service.for_caller(&viewer.principal.caller));
-    let found = tokio::task::spawn_blocking(move || service.memory_find().find(&request?)).await;
+    let caller = &viewer.principal.caller;
+    let local = caller.bound.is_none();
+    let standing = scope_label(&caller.scope);
+    let service = Arc::new(ui.app.service.for_caller(caller));
+    let asked = params.clone();
+    let found = tokio::task::spawn_blocking(move || {
+        let places = service.memory_find().places()?;
+        let search = places::pick(&places, &asked.place, local).map(|picked| {
+            let request = asked.find_request(&picked);
+            let previous = request.as_ref().ok().and_then(previous_page(&asked));
+            let offset = request.as_ref().map_or(0, |r| r.offset);
+            (
+                picked,
+                previous,
+                offset,
+                request.map_err(ServiceError::Invalid).and_then(|r| service.memory_find().find(&r)),
+            )
+        });
+        Ok::<_, ServiceError>((places, search))
+    })
+    .await;
     let mut page = SearchPage {
         chrome: Some(viewer.chrome()),
-        form: Form::of(&params),
+        form: Form::of(&params, Vec::new()),
         problem: None,
         heading: String::new(),
         hits: Vec::new(),
         notes: Vec::new(),
         next_page: None,
+        previous_page: None,
     };
     let status = match found {
-        Ok(Ok(response)) => {
-            fill(&mut page, &params, &response);
-            StatusCode::OK
+        Ok(Ok((places, Ok((picked, previous, offset, found))))) => {
+            page.form.places = places::choices(&places, &picked, Some(&standing));
+            page.previous_page = previous;
+            answered(&mut page, &params, offset, found)
         }
-        Ok(Err(ServiceError::Invalid(e))) => {
-            page.problem = Some(Problem::from(&e));
+        Ok(Ok((places, Err(refused)))) => {
+            page.form.places = places::choices(&places, &Picked::Standing, Some(&standing));
+            page.problem = Some(Problem::new(refused, "pick one from the list, or “all projects”"));
             StatusCode::BAD_REQUEST
         }
-        Ok(Err(e)) => {
-            tracing::error!(error = %e, "web UI search failed");
-            page.problem = Some(Problem::new(
-                e.to_string(),
-                "a server-side failure, not your search: retry; if it persists, run `cortex doctor`",
-            ));
-            StatusCode::INTERNAL_SERVER_ERROR
-        }
+        Ok(Err(e)) => answered(&mut page, &params, 0, Err(e)),
         Err(e) => {
             page.problem = Some(Problem::new(format!("the search failed: {e}"), "retry"));
             StatusCode::INTERNAL_SERVER_ERROR
@@ -266,19 +296,69 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Respons
     viewer.answer(page::html(status, &page))
 }
 
-fn fill(page: &mut SearchPage, params: &Params, response: &FindResponse) {
-    page.hits = response.hits.iter().filter(|h| !h.expanded).map(HitLine::of).collect();
-    page.heading = match (params.q.is_empty(), page.hits.len()) {
-        (true, _) => "Newest".to_string(),
-        (false, 0) => format!("Nothing found for “{}”", params.q),
-        (false, 1) => format!("1 result for “{}”", params.q),
-        (false, n) => format!("{n} results for “{}”", params.q),
-    };
-    page.notes = response.notes.clone();
-    page.notes.extend(response.suggestions.iter().map(|s| s.to_string()));
-    page.next_page = response.next_cursor.as_deref().map(|c| params.next_page(c));
+/// The link to the page before `request`'s, when it is not the first.
+fn previous_page(params: &Params) -> impl Fn(&FindRequest) -> Option<String> + '_ {
+    move |request| match request.offset {
+        0 => None,
+        n if n <= PAGE_SIZE => Some(params.page_at(None)),
+        n => Some(params.page_at(Some(&request.cursor_at(n - PAGE_SIZE)))),
+    }
 }
 
+fn answered(
+    page: &mut SearchPage,
+    params: &Params,
+    offset: usize,
+    found: Result<FindResponse, ServiceError>,
+) -> StatusCode {
+    match found {
+        Ok(response) => {
+            fill(page, params, offset, &response);
+            StatusCode::OK
+        }
+        Err(ServiceError::Invalid(e)) => {
+            page.problem = Some(Problem::from(&e));
+            StatusCode::BAD_REQUEST
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "web UI search failed");
+            page.problem = Some(Problem::new(
+                e.to_string(),
+                "a server-side failure, not your search: retry; if it persists, run `cortex doctor`",
+            ));
+            StatusCode::INTERNAL_SERVER_ERROR
+        }
+    }
+}
+
+fn fill(page: &mut SearchPage, params: &Params, offset: usize, response: &FindResponse) {
+    page.hits =
+        response.hits.iter().filter(|h| !h.expanded).map(|h| HitLine::of(h, page::now_ms())).collect();
+    page.heading = heading(&params.q, offset, page.hits.len(), response.next_cursor.is_some());
+    page.notes = response.notes.clone();
+    page.notes.extend(response.suggestions.iter().map(|s| s.to_string()));
+    page.next_page = response.next_cursor.as_deref().map(|c| params.page_at(Some(c)));
+}
+
+/// What the page says it shows: a count only when it is the whole answer, else which results
+/// these are, and that more follow.
+fn heading(q: &str, offset: usize, shown: usize, more: bool) -> String {
+    match (q.is_empty(), shown, offset > 0 || more) {
+        (true, _, false) => "Newest".to_string(),
+        (true, n, true) => format!("Newest, {}–{}", offset + 1, offset + n),
+        (false, 0, _) => format!("Nothing found for “{q}”"),
+        (false, 1, false) => format!("1 result for “{q}”"),
+        (false, n, false) => format!("{n} results for “{q}”"),
+        (false, n, true) => {
+            format!(
+                "Results {}–{} for “{q}”{}",
+                offset + 1,
+                offset + n,
+                if more { ", more on the next page" } else { "" }
+            )
+        }
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,16 +372,24 @@ mod tests {
         let sent = json!({"query": "auth tokens", "mode": "deep", "types": ["decision", "issue"],
             "tags": ["a", "b"], "widen": "org", "status": "in progress", "since": "2026-01-01",
             "limit": PAGE_SIZE, "detail": "brief"});
-        assert_eq!(p.find_request().unwrap(), FindRequest::from_json(&sent).unwrap());
+        assert_eq!(p.find_request(&Picked::Standing).unwrap(), FindRequest::from_json(&sent).unwrap());
         let empty_status = Params::parse(Some("q=x&status="));
-        assert_eq!(empty_status.find_request().unwrap().filter.status, None);
+        assert_eq!(empty_status.find_request(&Picked::Standing).unwrap().filter.status, None);
     }
 
     #[test]
     fn no_words_list_the_newest_of_every_kind() {
-        let request = Params::parse(None).find_request().unwrap();
+        let request = Params::parse(None).find_request(&Picked::Standing).unwrap();
         assert_eq!(request.filter.types.len(), Kind::ALL.len());
         assert!(request.check().is_ok());
+    }
+
+    #[test]
+    fn since_takes_an_age_or_a_date() {
+        for since in ["7d", "2w", "36h", "2026-01-01"] {
+            let p = Params::parse(Some(&format!("q=x&since={since}")));
+            assert!(p.find_request(&Picked::Standing).unwrap().filter.since.is_some(), "{since}");
+        }
     }
 
     #[test]
@@ -312,11 +400,17 @@ mod tests {
             ("q=x&kind=nope", "types[0]"),
             ("q=x&cursor=zz", "cursor"),
         ] {
-            let refused = Params::parse(Some(query)).find_request().unwrap_err();
+            let refused = Params::parse(Some(query)).find_request(&Picked::Standing).unwrap_err();
             assert_eq!(refused.field, field, "{query}");
         }
         let next = FindRequest::query("x").with_limit(PAGE_SIZE).with_detail(Detail::Brief).cursor_at(20);
-        assert_eq!(Params::parse(Some(&format!("q=x&cursor={next}"))).find_request().unwrap().offset, 20);
+        assert_eq!(
+            Params::parse(Some(&format!("q=x&cursor={next}")))
+                .find_request(&Picked::Standing)
+                .unwrap()
+                .offset,
+            20
+        );
     }
 
     #[test]
@@ -331,7 +425,28 @@ mod tests {
     #[test]
     fn the_next_page_keeps_the_search() {
         let p = Params::parse(Some("q=a%26b&kind=decision"));
-        let next = p.next_page("c1");
-        assert_eq!(Params::parse(next.strip_prefix("/?")), Params { cursor: "c1".into(), ..p });
+        let next = p.page_at(Some("c1"));
+        assert_eq!(Params::parse(next.strip_prefix("/?")), Params { cursor: "c1".into(), ..p.clone() });
+        assert_eq!(Params::parse(p.page_at(None).strip_prefix("/?")), p);
+    }
+
+    #[test]
+    fn a_page_says_which_results_it_shows_when_more_follow() {
+        assert_eq!(heading("x", 0, 20, true), "Results 1–20 for “x”, more on the next page");
+        assert_eq!(heading("x", 20, 9, false), "Results 21–29 for “x”");
+        assert_eq!(heading("x", 0, 9, false), "9 results for “x”");
+        assert_eq!(heading("", 0, 20, true), "Newest, 1–20");
+        let p = Params::parse(Some("q=x&in=acme%2Fapi"));
+        let request = p
+            .find_request(&Picked::Standing)
+            .unwrap()
+            .after(&Text::of(
+                &FindRequest::query("x").with_limit(PAGE_SIZE).with_detail(Detail::Brief).cursor_at(40),
+            ))
+            .unwrap();
+        let previous = previous_page(&p)(&request).unwrap();
+        let back = Params::parse(previous.strip_prefix("/?"));
+        assert_eq!(back.find_request(&Picked::Standing).unwrap().offset, 20, "{previous}");
+        assert_eq!(back.place, "acme/api");
     }
 }

@@ -99,15 +99,8 @@ pub async fn viewer(ui: &Ui, headers: &HeaderMap) -> Result<Viewer, Response> {
 pub(super) async fn principal_of(ui: &Ui, token: Option<&str>) -> Result<Principal, (StatusCode, Problem)> {
     let mut headers = HeaderMap::new();
     if let Some(token) = token {
-        let value = HeaderValue::from_str(&format!("Bearer {}", token.trim())).map_err(|_| {
-            (
-                StatusCode::UNAUTHORIZED,
-                Problem::new(
-                    "this is not a Cortex token",
-                    "paste the whole token `cortex keys create` printed: cortex_<16 hex>_<64 hex>",
-                ),
-            )
-        })?;
+        let value = HeaderValue::from_str(&format!("Bearer {}", token.trim()))
+            .map_err(|_| (StatusCode::UNAUTHORIZED, not_a_token()))?;
         headers.insert(header::AUTHORIZATION, value);
     }
     match who(&ui.app, &headers).await {
@@ -116,7 +109,8 @@ pub(super) async fn principal_of(ui: &Ui, token: Option<&str>) -> Result<Princip
     }
 }
 
-/// The gate's JSON refusal as words for a page.
+/// The gate's JSON refusal as words for a page: a token the form cannot have sent as a
+/// header is named as what was pasted, not as an `Authorization` header.
 async fn refusal_words(refusal: Response) -> (StatusCode, Problem) {
     let status = refusal.status();
     let body = axum::body::to_bytes(refusal.into_body(), 64 * 1024).await.unwrap_or_default();
@@ -124,7 +118,17 @@ async fn refusal_words(refusal: Response) -> (StatusCode, Problem) {
     let text = |field: &str| {
         error.as_ref().and_then(|e| e.get(field)).and_then(|v| v.as_str()).unwrap_or_default().to_string()
     };
+    if text("code") == ProblemCode::MalformedKey.as_str() {
+        return (status, not_a_token());
+    }
     (status, Problem::new(text("message"), text("human_hint")))
+}
+
+fn not_a_token() -> Problem {
+    Problem::new(
+        "this is not a Cortex token",
+        "paste the whole token `cortex keys create` printed: it starts with cortex_ and has no spaces",
+    )
 }
 
 /// `POST /login` with the form field `token`: a session for the key, or the sign-in form again

@@ -3,6 +3,7 @@
 //! through the real binary).
 
 mod http_gate;
+mod ui_browse;
 mod ui_curation;
 mod ui_limits;
 mod ui_signin;

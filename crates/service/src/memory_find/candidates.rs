@@ -24,6 +24,9 @@ pub(super) struct Candidate {
     /// The dense route's best chunk of it, and how many of its chunks matched.
     pub(super) chunk: Option<Span>,
     pub(super) chunks_matched: usize,
+    /// The dense route's cosine of it, when that route found it: how near in meaning it is,
+    /// on a scale of its own (relevance is relative to the best candidate).
+    pub(super) cosine: Option<f64>,
 }
 
 /// The stored vectors of a find's lexical candidates. Read while the dense route is still
@@ -86,6 +89,7 @@ pub(super) fn fused_candidates(
                 lexical: true,
                 chunk: None,
                 chunks_matched: 0,
+                cosine: None,
             })
             .collect();
     };
@@ -113,6 +117,7 @@ pub(super) fn fused_candidates(
                 lexical: m.is_some(),
                 chunk: d.and_then(|d| d.chunk),
                 chunks_matched: d.map_or(0, |d| d.chunks_matched),
+                cosine: d.map(|d| d.score as f64),
             })
         })
         .collect()
@@ -145,6 +150,7 @@ pub(super) fn with_neighbours(candidates: Vec<Candidate>, found: &[Neighbour]) -
                         lexical: false,
                         chunk: None,
                         chunks_matched: 0,
+                        cosine: None,
                     }
                 }
             };

@@ -73,6 +73,12 @@ const COUNT_CAP: usize = 1_000;
 const SUGGEST_BELOW: usize = 3;
 
 impl MemoryFind<'_> {
+    /// Every org, project and branch within the caller's reach that holds live items, with
+    /// how many: where a find can look (a key's bound leaves out what it may not see).
+    pub fn places(&self) -> Result<Vec<cortex_store::Place>> {
+        Ok(self.service.view.places()?)
+    }
+
     /// Handles one `memory_find` request, parsed at the MCP edge or built in the process;
     /// either is held to the arguments' limits first.
     pub fn find(&self, req: &FindRequest) -> Result<FindResponse> {
@@ -349,8 +355,13 @@ impl MemoryFind<'_> {
             };
             let haystack = format!("{} {}", item.record.title, item.record.body).to_lowercase();
             let coverage = ranking::term_coverage(&words, &haystack);
-            // A dense-only hit may share no word with the query and still answer it.
-            let coverage = if c.lexical { coverage } else { coverage.max(c.relevance) };
+            // A dense-only hit may share no word with the query and still answer it: how near
+            // in meaning it is then stands for the words it holds.
+            let coverage = match (c.lexical, c.cosine) {
+                (true, _) => coverage,
+                (false, Some(cosine)) => coverage.max(ranking::nearness(cosine)),
+                (false, None) => coverage.max(c.relevance),
+            };
             let confidence = ranking::confidence(coverage, parts.relevance);
             let mut found = hit(item, *parts, String::new(), confidence, filter, req.max_content_chars);
             show_match(&mut found, item, c, &terms);

@@ -225,7 +225,7 @@ pub const SECRETS: Setting<Choice<SecretsMode>> = Setting {
             ("off", SecretsMode::Off),
         ],
     },
-    doc: "credentials in a stored item's text (cloud keys, VCS, chat and payment tokens, private keys, JWTs, passwords in URLs and `password=` assignments): `redact` replaces each with `[redacted:<rule>]` before anything is stored, indexed or audited, and the item's result lists them in `redacted`; `refuse` refuses the item (`validation_error` naming the field and the rule); `off` stores them as given. `<private>…</private>` spans are removed unless `off`. Covers every `memory_store` (MCP, HTTP, CLI, web UI, `cortex ingest`); `cortex import` restores an export as it is",
+    doc: "credentials in a stored item's text (cloud keys, VCS, chat and payment tokens, private keys, JWTs, passwords in URLs and `password=` assignments): `redact` replaces each with `[redacted:<rule>]` before anything is stored, indexed or audited, and the item's result lists them in `redacted`; `refuse` refuses the item (`validation_error` naming the field and the rule); `off` stores them as given. `<private>…</private>` spans are removed unless `off`. Covers every `memory_store` (MCP, HTTP, CLI, web UI, `cortex ingest`) and `cortex import` (under `refuse` an import file holding one is refused whole), every text an item keeps: content, `data`, `metadata`, `source`, their object keys, tags. `cortex secrets scan [--redact]` finds (and replaces) what was stored before (docs/CLI.md)",
 };
 /// The service's settings, in the docs' order (the HTTP server's follow them, in
 /// `cortex_server::settings`).

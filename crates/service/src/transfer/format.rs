@@ -168,29 +168,34 @@ impl ItemLine {
         Ok(())
     }
 
-    pub(super) fn into_op(self) -> WriteOp {
-        let record = Record {
+    /// The item's fields as a record (no vectors), leaving the line as it is.
+    pub(crate) fn record_copy(&self) -> Record {
+        Record {
             id: self.id,
             kind: self.kind,
-            scope: self.scope,
-            title: self.title,
-            body: self.body,
-            content: self.content,
-            data: self.data,
-            metadata: self.metadata,
-            source: self.source,
-            tags: self.tags,
-            status: self.status,
-            content_hash: self.content_hash,
-            idempotency_key: self.idempotency_key,
-            ttl: self.ttl,
+            scope: self.scope.clone(),
+            title: self.title.clone(),
+            body: self.body.clone(),
+            content: self.content.clone(),
+            data: self.data.clone(),
+            metadata: self.metadata.clone(),
+            source: self.source.clone(),
+            tags: self.tags.clone(),
+            status: self.status.clone(),
+            content_hash: self.content_hash.clone(),
+            idempotency_key: self.idempotency_key.clone(),
+            ttl: self.ttl.clone(),
             created_at: self.created_at,
             updated_at: self.updated_at,
             expires_at: self.expires_at,
             occurred_at: self.occurred_at,
             vector: None,
             chunks: Vec::new(),
-        };
+        }
+    }
+
+    pub(super) fn into_op(self) -> WriteOp {
+        let record = self.record_copy();
         WriteOp::Import {
             item: Box::new(StoredItem {
                 record,

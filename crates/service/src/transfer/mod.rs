@@ -13,7 +13,12 @@ pub use format::{
 pub use git_lines::{GitImport, GitLine};
 
 use crate::MemoryService;
+use crate::response::Redacted;
+use crate::secrets::{named, redact_record};
+use crate::semantic::EmbeddingInputs;
 use crate::semantic::MODEL_KEY;
+use crate::settings::SecretsMode;
+use cortex_domain::{ErrorCode, ValidationError};
 use cortex_store::{WriteOp, WriteOutcome};
 use serde::Serialize;
 use uuid::Uuid;
@@ -22,6 +27,15 @@ use uuid::Uuid;
 /// [`MemoryService::transfer`].
 pub struct Transfer<'a> {
     pub(crate) service: &'a MemoryService,
+}
+
+/// How one batch of an import went.
+#[derive(Debug, Default)]
+pub struct ImportBatch {
+    pub imported: u64,
+    pub present: u64,
+    /// The items whose secrets were replaced, and what was taken from each.
+    pub redacted: Vec<(Uuid, Vec<Redacted>)>,
 }
 
 /// How an import went.
@@ -36,6 +50,8 @@ pub struct ImportReport {
     pub verified: u64,
     /// Items' provenance written (with the git tables of the file).
     pub provenance: u64,
+    /// Items whose secrets were replaced by markers before they were written.
+    pub redacted: u64,
 }
 
 impl Transfer<'_> {
@@ -73,19 +89,73 @@ impl Transfer<'_> {
         }
     }
 
-    /// Writes one batch of imported items in one transaction; returns (imported, already present).
-    pub fn import_batch(&self, items: Vec<ItemLine>) -> crate::Result<(u64, u64)> {
-        let ops: Vec<WriteOp> = items.into_iter().map(ItemLine::into_op).collect();
-        let mut imported = 0;
-        let mut present = 0;
+    /// Writes one batch of imported items in one transaction, each screened for secrets as
+    /// `CORTEX_SECRETS` says (see [`Transfer::refusal`]): under `redact`, an item's secrets are
+    /// replaced by their markers and it is embedded again from the redacted text. Under
+    /// `refuse`, a batch holding a secret is refused whole (the CLI checks the whole file
+    /// first, so nothing is written).
+    pub fn import_batch(&self, items: Vec<ItemLine>) -> crate::Result<ImportBatch> {
+        let mode = self.service.shared.secrets;
+        let mut report = ImportBatch::default();
+        let mut ops = Vec::with_capacity(items.len());
+        for line in items {
+            if let Some(refusal) = self.refusal(&line) {
+                return Err(refusal.into());
+            }
+            let mut op = line.into_op();
+            if mode != SecretsMode::Off
+                && let WriteOp::Import { item, vector, chunks } = &mut op
+            {
+                let found = redact_record(&mut item.record);
+                if !found.is_empty() {
+                    let inputs = EmbeddingInputs::of(&item.record);
+                    let texts: Vec<&str> = inputs.texts().collect();
+                    (*vector, *chunks) = match self.service.shared.semantic.embed_for_store(&texts) {
+                        Some(vectors) => inputs.take(&mut vectors.into_iter()),
+                        None => (None, Vec::new()),
+                    };
+                    report.redacted.push((item.record.id, named(found)));
+                }
+            }
+            ops.push(op);
+        }
         let context = self.service.write_context("cortex import");
         for outcome in self.service.whole_store("importing a memory")?.write_batch_as(&ops, &context)? {
             match outcome {
-                WriteOutcome::Inserted { .. } => imported += 1,
-                _ => present += 1,
+                WriteOutcome::Inserted { .. } => report.imported += 1,
+                _ => report.present += 1,
             }
         }
-        Ok((imported, present))
+        if !report.redacted.is_empty() {
+            // Items left without vectors (no embedder at hand) get them in the background.
+            self.service.shared.semantic.resume_backfill();
+        }
+        Ok(report)
+    }
+
+    /// Whether this server refuses secrets (`CORTEX_SECRETS=refuse`): an import file is then
+    /// checked whole for them before anything is written.
+    pub fn refuses_secrets(&self) -> bool {
+        self.service.shared.secrets == SecretsMode::Refuse
+    }
+
+    /// Why an import line may not be written under `CORTEX_SECRETS=refuse`: it holds a secret
+    /// (the item and field named, never the secret). `None` otherwise.
+    pub fn refusal(&self, line: &ItemLine) -> Option<ValidationError> {
+        if !self.refuses_secrets() {
+            return None;
+        }
+        let mut record = line.record_copy();
+        let first = redact_record(&mut record).into_iter().find(|f| f.is_secret())?;
+        Some(ValidationError::new(
+            ErrorCode::InvalidValue,
+            format!("item {}: {}", line.id, first.field),
+            format!(
+                "`{}` holds a secret ({}); this server refuses secrets (CORTEX_SECRETS=refuse)",
+                first.field, first.rule
+            ),
+            "import with CORTEX_SECRETS=redact to store the item with the secret replaced by a marker, or remove it from the file",
+        ))
     }
 
     /// Up to `limit` items' provenance with ids after `after`, in id order, as export lines.

@@ -25,6 +25,7 @@ mod provenance;
 mod response_limits;
 mod restore;
 mod secrets;
+mod secrets_paths;
 mod semantic;
 mod tenant_citations;
 mod tenant_isolation;

@@ -21,7 +21,7 @@ per_backend!(
 );
 
 /// `n` characters of `alphabet`, the same for the same seed (the scanner's tests' generator).
-fn random(alphabet: &str, n: usize, seed: u64) -> String {
+pub(crate) fn random(alphabet: &str, n: usize, seed: u64) -> String {
     let chars: Vec<char> = alphabet.chars().collect();
     let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
     (0..n)
@@ -32,23 +32,23 @@ fn random(alphabet: &str, n: usize, seed: u64) -> String {
         .collect()
 }
 
-const ALNUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+pub(crate) const ALNUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 const UPPER32: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 const BASE64: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// The credentials of the probe: each secret's text (one line, what a find would be asked)
 /// and the rule that names it.
-struct Secrets {
-    aws_id: String,
-    aws_secret: String,
-    github: String,
-    slack: String,
-    pem_body: String,
-    password: &'static str,
+pub(crate) struct Secrets {
+    pub aws_id: String,
+    pub aws_secret: String,
+    pub github: String,
+    pub slack: String,
+    pub pem_body: String,
+    pub password: &'static str,
 }
 
 impl Secrets {
-    fn new() -> Secrets {
+    pub(crate) fn new() -> Secrets {
         Secrets {
             aws_id: format!("AKIA{}", random(UPPER32, 16, 1)),
             aws_secret: random("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 40, 2),
@@ -65,7 +65,7 @@ impl Secrets {
     }
 
     /// A runbook-like text holding all of them.
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         format!(
             "Deploy notes.\naws id {}\naws_secret_access_key = {}\nthe CI pushes with {}\nthe bot posts with {}\n\
              -----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----\n\
@@ -75,7 +75,7 @@ impl Secrets {
     }
 
     /// Each secret as a find would be asked for it (a PEM body by its first characters).
-    fn needles(&self) -> Vec<String> {
+    pub(crate) fn needles(&self) -> Vec<String> {
         vec![
             self.aws_id.clone(),
             self.aws_secret.clone(),
@@ -96,23 +96,23 @@ const RULES: [&str; 6] = [
     "password-in-url",
 ];
 
-fn open(db: &TestDb, mode: SecretsMode) -> MemoryService {
+pub(crate) fn open(db: &TestDb, mode: SecretsMode) -> MemoryService {
     let scope = InferredScope::fixed("acme", "api", "main");
     let mut config = Config::new(db.target().clone(), scope, EmbedderChoice::None);
     config.secrets = mode;
     MemoryService::open(&config).unwrap()
 }
 
-fn store(s: &MemoryService, items: Value) -> StoreResponse {
+pub(crate) fn store(s: &MemoryService, items: Value) -> StoreResponse {
     s.store_args(&json!({ "items": items })).unwrap()
 }
 
-fn hits(s: &MemoryService, query: &str) -> usize {
+pub(crate) fn hits(s: &MemoryService, query: &str) -> usize {
     s.find_args(&json!({"query": query})).unwrap().hits.len()
 }
 
 /// Everything the store keeps of every item, and the whole audit trail, as text.
-fn kept(db: &TestDb, s: &MemoryService) -> String {
+pub(crate) fn kept(db: &TestDb, s: &MemoryService) -> String {
     let filters =
         cortex_store::Filters { include_superseded: true, include_expired: true, ..Default::default() };
     let items = db.open().recent(&filters, 1000).unwrap();

@@ -158,7 +158,8 @@ fn the_index_sees_imports_reembeddings_and_purges_by_other_processes(db: &TestDb
 
     // Another process imports: the server finds the imported item by meaning.
     let other = open(db, local());
-    assert_eq!(other.transfer().import_batch(vec![sessions, certs, expired]).unwrap(), (3, 0));
+    let written = other.transfer().import_batch(vec![sessions, certs, expired]).unwrap();
+    assert_eq!((written.imported, written.present), (3, 0));
     let found = server.find_args(&json!({"query": PARAPHRASE})).unwrap();
     // Not a word in common: only the dense route finds it (an old item, it may rank lower).
     assert!(ids(&found).contains(&sessions_id), "{:?}", ids(&found));

@@ -301,6 +301,10 @@ impl ItemReads for PostgresStore {
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
         self.on_reads(|c| chain::audit(c, query))
     }
+
+    fn places(&self) -> Result<Vec<crate::Place>> {
+        self.on_reads(read::places)
+    }
 }
 
 impl LexicalSearch for PostgresStore {

@@ -125,6 +125,14 @@ pub fn recent(client: &mut Conn, filters: &Filters, limit: usize) -> Result<Vec<
     client.query(&sql, &params.as_refs())?.iter().map(from_row).collect()
 }
 
+pub fn places(client: &mut Conn) -> Result<Vec<crate::Place>> {
+    client
+        .query(crate::model::PLACES, &[])?
+        .iter()
+        .map(|r| Ok(crate::Place::of(r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?)))
+        .collect()
+}
+
 pub fn stats(client: &mut Conn) -> Result<Stats> {
     let row = client.query_one(
         "SELECT count(*) FILTER (WHERE deleted_at IS NULL), count(*) FILTER (WHERE deleted_at IS NOT NULL), \

@@ -156,6 +156,10 @@ impl ItemReads for SqliteStore {
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>> {
         chain::audit(&*self.reader()?, query)
     }
+
+    fn places(&self) -> Result<Vec<crate::Place>> {
+        read::places(&*self.reader()?)
+    }
 }
 
 impl LexicalSearch for SqliteStore {

@@ -161,6 +161,12 @@ pub fn recent(conn: &Connection, filters: &Filters, limit: usize) -> Result<Vec<
     Ok(out)
 }
 
+pub fn places(conn: &Connection) -> Result<Vec<crate::Place>> {
+    let mut stmt = conn.prepare_cached(crate::model::PLACES)?;
+    let rows = stmt.query_map([], |r| Ok(crate::Place::of(r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
 pub fn stats(conn: &Connection) -> Result<Stats> {
     let (items, deleted): (i64, i64) = conn.query_row(
         "SELECT count(*) FILTER (WHERE deleted_at IS NULL), count(*) FILTER (WHERE deleted_at IS NOT NULL) FROM items",

@@ -87,6 +87,15 @@ class Chromium:
         assert "exceptionDetails" not in result, result
         return result["result"].get("value")
 
+    def until(self, expression: str):
+        """`expression`'s value once it is truthy: for what the browser does after the load
+        event, such as an `autofocus` applied at the next rendering."""
+        deadline = time.monotonic() + TIMEOUT
+        while not (value := self.js(expression)):
+            assert time.monotonic() < deadline, f"never true: {expression}"
+            time.sleep(0.05)
+        return value
+
     def seen(self, method: str) -> list[dict]:
         return [e for e in self.events if e.get("method") == method]
 

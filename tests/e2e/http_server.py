@@ -27,11 +27,11 @@ class HttpServer:
     """`cortex serve --http 127.0.0.1:0` on the test's database; the port is read from the line
     the server logs when it listens. stderr is kept for assertions about the access log."""
 
-    def __init__(self, db, args=(), env=None, addr="127.0.0.1:0", prefix=()):
+    def __init__(self, db, args=(), env=None, addr="127.0.0.1:0", prefix=(), cwd=None):
         self.db = db
         self.proc = subprocess.Popen(
             [*prefix, BIN, "serve", "--http", addr, *args],
-            env=server_env(db, **{"CORTEX_LOG": "info", **(env or {})}),
+            env=server_env(db, **{"CORTEX_LOG": "info", **(env or {})}), cwd=cwd,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         self.stderr_lines: list[str] = []
@@ -86,9 +86,10 @@ def serve(db):
     """Starts HTTP servers on the test's database (`serve(args=..., env=...)`); stopped at the end."""
     servers: list[HttpServer] = []
 
-    def start(args=(), env=None, addr="127.0.0.1:0", prefix=()) -> HttpServer:
-        """`prefix` runs the server under another command (`prlimit --nofile=512`)."""
-        server = HttpServer(db, args, env, addr, prefix)
+    def start(args=(), env=None, addr="127.0.0.1:0", prefix=(), cwd=None) -> HttpServer:
+        """`prefix` runs the server under another command (`prlimit --nofile=512`); `cwd` is
+        the folder it starts in (a git checkout it infers its scope from)."""
+        server = HttpServer(db, args, env, addr, prefix, cwd)
         servers.append(server)
         return server
 

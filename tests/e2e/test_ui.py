@@ -222,8 +222,8 @@ def test_item_page_with_history_relations_and_safe_content(db, serve, memory):
     assert '<a href="https://example.com/retries">docs</a>' in page, "web links in Markdown are kept"
     assert '<a href="https://example.com/p.png">' in page
     assert '<strong>webhook</strong>' in page
-    history = re.search(r'<table class="history">(.*?)</table>', page, re.S).group(1)
-    assert '<td class="op">insert</td>' in history
+    history = re.search(r'<ol class="timeline">(.*?)</ol>', page, re.S).group(1)
+    assert '<span class="op">insert</span>' in history
     assert_loads_nothing_from_elsewhere(page)
 
     billing = browser.get(f"/items/{memory['billing']}").text
@@ -263,10 +263,10 @@ def test_forged_posts_are_refused_and_change_nothing(db, serve, memory):
     assert stranger.status_code == 403, "without the session's cookie"
     after = browser.get(target).text
     assert after.replace(csrf, "") == before.replace(csrf, ""), "nothing changed"
-    assert "hijacked" not in after and '<td class="op">delete</td>' not in after
+    assert "hijacked" not in after and '<span class="op">delete</span>' not in after
 
     own = browser.post(f"{target}/delete", {"csrf": csrf}, headers={"Origin": server.base})
-    assert own.status_code == 303, own.text
+    assert own.status_code == 200 and f'action="{target}/restore"' in own.text, own.text
     assert browser.get(target).status_code == 404
 
 
@@ -279,10 +279,10 @@ def test_curation_goes_through_the_store_with_its_governance(db, serve, memory, 
     saved = browser.post(f"{section}/edit", {"csrf": csrf, "data.title": "Webhook retries, curated"})
     assert saved.status_code == 200, saved.text
     assert "Webhook retries, curated" in saved.text
-    history = re.search(r'<table class="history">(.*?)</table>', saved.text, re.S).group(1)
+    history = re.search(r'<ol class="timeline">(.*?)</ol>', saved.text, re.S).group(1)
     # By the signed-in key, through the web UI; the UI's own name for the change is its claim.
-    assert '<td class="op">update</td>' in history, history
-    assert "<td>key:acme/curator via web UI; claims actor curator, tool cortex-ui</td>" in history, history
+    assert ('<span class="op">update</span> by key:acme/curator via web UI '
+            '<span class="help">(claims agent curator, tool cortex-ui)</span>') in history, history
 
     decision = f"/items/{memory['decision']}"
     refused = browser.post(f"{decision}/edit", {"csrf": csrf, "data.rationale": "cheaper"})
@@ -298,11 +298,10 @@ def test_curation_goes_through_the_store_with_its_governance(db, serve, memory, 
     new_id = newer.headers["location"].removeprefix("/items/")
     old_page = browser.get(decision).text
     assert f'<a href="/items/{new_id}">' in old_page, "the old version links to the new one"
-    assert '<span class="status">superseded</span>' in old_page
-    ops = re.findall(r'<td class="op">(\w+)</td><td>([^<]*)</td>', old_page)
+    assert '<span class="badge status-superseded">superseded</span>' in old_page
+    ops = re.findall(r'<span class="op">(\w+)</span>(?: by ([^<]*))?', old_page)
     assert [op for op, _ in ops] == ["insert", "blocked", "supersede"], ops
-    assert ops[1][1] == "key:acme/curator via web UI; claims actor curator, tool cortex-ui", \
-        "the refused edit is audited as the key"
+    assert ops[1][1] == "key:acme/curator via web UI ", "the refused edit is audited as the key"
 
     assert browser.post(f"/items/{memory['other_tenant']}/delete", {"csrf": csrf}).status_code == 404
     assert browser.post(f"/items/{memory['other_tenant']}/edit", {"csrf": csrf, "data.title": "x"}).status_code == 404

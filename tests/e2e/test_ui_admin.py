@@ -52,14 +52,18 @@ def test_an_admin_makes_lists_and_revokes_keys_of_its_org(db, serve):
     assert "ci-bot" in listing and token not in listing and token[:24] not in listing, "shown once"
     assert token not in "".join(server.stderr_lines), "never logged"
 
-    revoked = admin.post("/admin/keys/revoke", {"csrf": csrf, "name": "ci-bot"})
+    asked = admin.post("/admin/keys/revoke", {"csrf": csrf, "name": "ci-bot"})
+    assert asked.status_code == 200 and "Revoke the key ci-bot?" in asked.text, asked.text
+    assert 'name="confirm" value="yes"' in asked.text
+    assert key_states(db)["ci-bot"] == "active", "asking revokes nothing"
+    revoked = admin.post("/admin/keys/revoke", {"csrf": csrf, "name": "ci-bot", "confirm": "yes"})
     assert revoked.status_code == 303 and revoked.headers["location"] == "/admin"
     assert key_states(db)["ci-bot"] == "revoked"
     ended = bot.get("/")
     assert ended.status_code == 401 and 'name="token"' in ended.text, "its session ended"
 
-    outside = admin.post("/admin/keys/revoke", {"csrf": csrf, "name": "globex-admin"})
-    unknown = admin.post("/admin/keys/revoke", {"csrf": csrf, "name": "nobody"})
+    outside = admin.post("/admin/keys/revoke", {"csrf": csrf, "name": "globex-admin", "confirm": "yes"})
+    unknown = admin.post("/admin/keys/revoke", {"csrf": csrf, "name": "nobody", "confirm": "yes"})
     assert outside.status_code == unknown.status_code == 404
     assert "globex" not in outside.text.split("</header>")[1].replace("globex-admin", "")
     other_org = admin.post("/admin/keys", {"csrf": csrf, "name": "sneaky", "role": "admin", "org": "globex"})
@@ -91,7 +95,7 @@ def test_a_key_that_is_not_admin_sees_no_key_pages_and_forged_posts_change_nothi
     csrf = writer.csrf("/")
     made = writer.post("/admin/keys", {"csrf": csrf, "name": "mine", "role": "admin", "org": "acme"})
     assert made.status_code == 403 and not TOKEN.search(made.text)
-    revoke = writer.post("/admin/keys/revoke", {"csrf": csrf, "name": "boss"})
+    revoke = writer.post("/admin/keys/revoke", {"csrf": csrf, "name": "boss", "confirm": "yes"})
     assert revoke.status_code == 403
 
     admin = Browser(server.base)
@@ -100,7 +104,7 @@ def test_a_key_that_is_not_admin_sees_no_key_pages_and_forged_posts_change_nothi
     assert admin.post("/admin/keys", {"name": "forged", "role": "admin", "org": "acme"}).status_code == 403
     assert admin.post("/admin/keys", {"csrf": "0" * 64, "name": "forged", "role": "admin",
                                       "org": "acme"}).status_code == 403
-    cross_site = admin.post("/admin/keys/revoke", {"csrf": admin_csrf, "name": "writer"},
+    cross_site = admin.post("/admin/keys/revoke", {"csrf": admin_csrf, "name": "writer", "confirm": "yes"},
                             headers={"Origin": "https://evil.example"})
     assert cross_site.status_code == 403
     assert key_states(db) == {"boss": "active", "writer": "active"}, "nothing changed"

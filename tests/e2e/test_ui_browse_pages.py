@@ -78,7 +78,7 @@ def test_browsing_pages_as_a_person_sees_them(db, serve, chromium, tmp_path):
         at_width(chromium, width)
 
         chromium.go(server.base + "/")
-        assert chromium.js("document.activeElement.name") == "q", "the search field has the focus"
+        assert chromium.until("document.activeElement.name === 'q'"), "the search field has the focus"
         assert chromium.js("document.querySelector('input[name=q]').accessKey") == "/"
         places = chromium.js("[...document.querySelectorAll('select[name=in] option')].map(o => o.value)")
         assert {"here", "all", "acme/api", "acme/web"} <= set(places), places

@@ -87,6 +87,15 @@ class Chromium:
         assert "exceptionDetails" not in result, result
         return result["result"].get("value")
 
+    def until(self, expression: str):
+        """`expression`'s value once it is truthy: for what the browser does after the load
+        event, such as an `autofocus` applied at the next rendering."""
+        deadline = time.monotonic() + TIMEOUT
+        while not (value := self.js(expression)):
+            assert time.monotonic() < deadline, f"never true: {expression}"
+            time.sleep(0.05)
+        return value
+
     def seen(self, method: str) -> list[dict]:
         return [e for e in self.events if e.get("method") == method]
 
@@ -162,13 +171,14 @@ def test_sign_in_search_open_edit_in_chromium(db, serve, chromium, tmp_path):
         f"document.querySelector('a[href=\"/items/{ids[1]}\"]').click()"))
     assert chromium.js("location.pathname") == f"/items/{ids[1]}"
     assert chromium.js("document.querySelector('h1').textContent") == "Webhook signatures"
-    assert chromium.js("document.querySelector('.history .op').textContent") == "insert"
+    assert chromium.js("document.querySelector('.timeline .op').textContent") == "insert"
 
+    chromium.loads(lambda: chromium.js("document.querySelector('.actions a[href$=\"/edit\"]').click()"))
     chromium.loads(lambda: chromium.js(
         "document.querySelector('input[name=\"data.title\"]').value = 'Webhook signatures (HMAC-SHA256)';"
         "document.querySelector('form.edit').requestSubmit()"))
     assert chromium.js("document.querySelector('h1').textContent") == "Webhook signatures (HMAC-SHA256)"
-    ops = chromium.js("[...document.querySelectorAll('.history .op')].map(td => td.textContent)")
+    ops = chromium.js("[...document.querySelectorAll('.timeline .op')].map(td => td.textContent)")
     assert ops == ["insert", "update"], ops
 
     chromium.go(server.base + f"/items/{ids[0]}")
@@ -191,14 +201,15 @@ def test_sign_in_search_open_edit_in_chromium(db, serve, chromium, tmp_path):
 
     # Delete, find it among the deleted items, restore it.
     chromium.go(server.base + f"/items/{ids[1]}")
+    chromium.loads(lambda: chromium.js("document.querySelector('.actions a[href$=\"/delete\"]').click()"))
     chromium.loads(lambda: chromium.js("document.querySelector('form.delete').requestSubmit()"))
-    assert chromium.js("location.pathname") == "/"
+    assert chromium.js("document.querySelector('h1').textContent") == "Deleted"
     chromium.loads(lambda: chromium.js("document.querySelector('nav a[href=\"/trash\"]').click()"))
     assert "Webhook signatures (HMAC-SHA256)" in chromium.js("document.querySelector('table.deleted').textContent")
     chromium.loads(lambda: chromium.js(
         f"document.querySelector('form.restore[action=\"/items/{ids[1]}/restore\"]').requestSubmit()"))
     assert chromium.js("location.pathname") == f"/items/{ids[1]}", chromium.js("document.body.innerText")
-    ops = chromium.js("[...document.querySelectorAll('.history .op')].map(td => td.textContent)")
+    ops = chromium.js("[...document.querySelectorAll('.timeline .op')].map(td => td.textContent)")
     assert ops == ["insert", "update", "delete", "restore"], ops
 
     assert not chromium.seen("Page.javascriptDialogOpening"), "no stored script ran"

@@ -19,15 +19,16 @@ def test_a_long_documents_chunks_are_on_its_page(db, serve):
     page = browser.get(f"/items/{long_id}")
     assert page.status_code == 200, page.text
     assert_loads_nothing_from_elsewhere(page.text)
-    section = re.search(r"<h2>Chunks</h2>(.*?)</ol>", page.text, re.S)
+    # Collapsed under the text they cut (a person opens them when they want to see the cut).
+    section = re.search(r"<summary>Chunks \(\d+\)</summary>(.*?)</ol>", page.text, re.S)
     assert section, "the chunks are shown"
     chunks = re.findall(r'<li><p class="meta">bytes (\d+)–(\d+)( · [^<]*)?</p><pre>', section.group(1))
     assert len(chunks) >= 2, section.group(1)
-    assert "as the store keeps them" in section.group(1), "embedded: the store's own ranges"
+    assert "As the store keeps them" in section.group(1), "embedded: the store's own ranges"
     ends = [(int(a), int(b)) for a, b, _ in chunks]
     assert ends[0][0] == 0 and all(a < b for a, b in ends) and all(ends[i][1] <= ends[i + 1][0] for i in range(len(ends) - 1))
     assert any("Pipeline › Stage" in (h or "") for _, _, h in chunks), chunks
-    assert "<h2>Chunks</h2>" not in browser.get(f"/items/{short_id}").text, "a short text has none"
+    assert "<summary>Chunks" not in browser.get(f"/items/{short_id}").text, "a short text has none"
 
 
 def test_the_activity_chart_counts_kinds_per_day_within_the_key(db, serve, memory):

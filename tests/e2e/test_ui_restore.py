@@ -20,15 +20,15 @@ from test_ui import Browser, assert_loads_nothing_from_elsewhere, assert_ui_head
 
 
 def history_ops(page: str) -> list[tuple[str, str]]:
-    table = re.search(r'<table class="history">(.*?)</table>', page, re.S).group(1)
-    return re.findall(r'<td class="op">(\w+)</td><td>([^<]*)</td>', table)
+    timeline = re.search(r'<ol class="timeline">(.*?)</ol>', page, re.S).group(1)
+    return [(op, who.strip()) for op, who in re.findall(r'<span class="op">(\w+)</span>(?: by ([^<]*))?', timeline)]
 
 
 def test_a_deleted_item_is_listed_and_restored_by_the_signed_in_key(db, serve, memory):
     browser, server = signed_in(db, serve, "curator", "write")
     target = f"/items/{memory['section']}"
     csrf = browser.csrf(target)
-    assert browser.post(f"{target}/delete", {"csrf": csrf}).status_code == 303
+    assert browser.post(f"{target}/delete", {"csrf": csrf}).status_code == 200
     assert browser.get(target).status_code == 404
     assert "Webhook retries" not in browser.get("/?q=webhook").text
 
@@ -63,7 +63,7 @@ def test_forged_restores_are_refused_and_change_nothing(db, serve, memory):
     browser, server = signed_in(db, serve, "curator", "write")
     target = f"/items/{memory['billing']}"
     csrf = browser.csrf(target)
-    assert browser.post(f"{target}/delete", {"csrf": csrf}).status_code == 303
+    assert browser.post(f"{target}/delete", {"csrf": csrf}).status_code == 200
 
     assert browser.post(f"{target}/restore", {}).status_code == 403
     assert browser.post(f"{target}/restore", {"csrf": "0" * 64}).status_code == 403
@@ -104,7 +104,7 @@ def test_a_restore_over_a_live_holder_of_its_name_is_refused(db, serve, memory):
     browser, server = signed_in(db, serve, "curator", "write")
     old = f"/items/{memory['ledger']}"
     csrf = browser.csrf(old)
-    assert browser.post(f"{old}/delete", {"csrf": csrf}).status_code == 303
+    assert browser.post(f"{old}/delete", {"csrf": csrf}).status_code == 200
     again = cortex(db, "store", '{"items": [{"kind": "entity", "scope": {"org": "acme", "project": "api", '
                                 '"branch": "main"}, "data": {"entity_type": "service", "name": "ledger"}}]}')
     new_id = again["results"][0]["id"]

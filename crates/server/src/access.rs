@@ -38,7 +38,7 @@ pub async fn log(State(app): State<App>, mut request: Request, next: Next) -> Re
 /// The routes this server answers (an item's pages under their pattern, `{id}`), and `other`
 /// for the rest: log lines and metric labels stay bounded whatever clients ask for.
 fn path_label(path: &str) -> &'static str {
-    const FIXED: [&str; 15] = [
+    const FIXED: [&str; 16] = [
         "/mcp",
         "/health",
         "/ready",
@@ -51,6 +51,7 @@ fn path_label(path: &str) -> &'static str {
         "/admin/keys",
         "/admin/keys/revoke",
         "/trash",
+        "/new",
         "/ui/style.css",
         "/ui/oauth/start",
         "/ui/oauth/callback",
@@ -70,6 +71,7 @@ fn path_label(path: &str) -> &'static str {
         "supersede" => "/items/{id}/supersede",
         "delete" => "/items/{id}/delete",
         "restore" => "/items/{id}/restore",
+        "confirm" => "/items/{id}/confirm",
         _ => "other",
     }
 }
@@ -113,6 +115,8 @@ mod tests {
             ("/items/x/graph", "/items/{id}/graph"),
             ("/items/x/edit", "/items/{id}/edit"),
             ("/items/x/restore", "/items/{id}/restore"),
+            ("/items/x/confirm", "/items/{id}/confirm"),
+            ("/new", "/new"),
             ("/items/x/y/z", "other"),
             ("/items/", "other"),
             ("/items", "other"),

@@ -1,6 +1,7 @@
 //! API keys from the admin page, for admin keys (and the local user): `POST /admin/keys` makes
 //! one — the token is shown on the answer page this once, never again, and never logged —
-//! and `POST /admin/keys/revoke` revokes one. Both are the calls `cortex keys` makes, kept
+//! and `POST /admin/keys/revoke` revokes one once confirmed (the admin page's Revoke button
+//! answers a page asking first, whose button sends `confirm=yes`). Both are the calls `cortex keys` makes, kept
 //! inside the admin's tenant bound (`cortex_service::keys`), audited by the database
 //! (`key_create`, `key_revoke`), behind the session's CSRF check and the admin role (403).
 
@@ -66,6 +67,15 @@ pub async fn create(State(ui): State<Ui>, request: Request) -> Response {
     }
 }
 
+#[derive(Template)]
+#[template(path = "ui/key_revoke.html")]
+struct RevokeFirst {
+    chrome: Option<Chrome>,
+    name: String,
+    org: String,
+    csrf: String,
+}
+
 pub async fn revoke(State(ui): State<Ui>, request: Request) -> Response {
     let (viewer, fields) = match admin(&ui, request).await {
         Ok(found) => found,
@@ -73,6 +83,12 @@ pub async fn revoke(State(ui): State<Ui>, request: Request) -> Response {
     };
     let name = field(&fields, "name").to_string();
     let org = field(&fields, "org").to_string();
+    if field(&fields, "confirm") != "yes" {
+        // Asked first: the page echoes the form and reads nothing, so it tells no one which
+        // keys exist.
+        let ask = RevokeFirst { chrome: Some(viewer.chrome()), name, org, csrf: viewer.session.csrf.clone() };
+        return page::html(StatusCode::OK, &ask);
+    }
     let bound = viewer.principal.caller.bound.clone();
     let service = as_admin(&ui, &viewer.principal);
     let revoked =

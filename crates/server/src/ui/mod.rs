@@ -6,8 +6,10 @@
 //! - `session`: sign-in sessions (in memory, or in the database every server shares), cookies;
 //!   `seal`: a session's token sealed for the database
 //! - `signin`: who a request is shown to (the gate's check), sign-in and -out, the CSRF check
-//! - `search`, `item`, `graph`, `activity` (its feed: `activity_feed`), `admin`, `keys`, `curate`, `restore`: the pages and
-//!   forms
+//! - `search`, `item`, `graph`, `activity` (its feed: `activity_feed`), `admin`, `keys`,
+//!   `curate`, `edit`, `restore`: the pages and forms; `fields`: an item's data fields by their
+//!   kind's types, to read and to edit; `history`: where an item came from, its timeline and
+//!   supersede chain
 //! - `places`: the project picker; `status`: the admin page's status in words
 //! - `markdown`: stored content as safe HTML; `page`: templates, headers, the stylesheet
 //! - `rebinding`: a loopback server's pages answer only its loopback names; `same_origin`:
@@ -17,7 +19,10 @@ mod activity;
 mod activity_feed;
 mod admin;
 mod curate;
+mod edit;
+mod fields;
 mod graph;
+mod history;
 mod item;
 mod keys;
 mod kind_chart;
@@ -83,9 +88,11 @@ pub(super) fn routes(app: App) -> Router<App> {
         .route("/admin/keys/revoke", post(keys::revoke))
         .route("/items/{id}", get(item::page))
         .route("/items/{id}/graph", get(graph::page))
-        .route("/items/{id}/edit", post(curate::edit))
+        .route("/items/{id}/edit", get(edit::page).post(curate::edit))
+        .route("/items/{id}/confirm", post(curate::confirm))
+        .route("/new", get(edit::new_page).post(edit::create))
         .route("/items/{id}/supersede", post(curate::supersede))
-        .route("/items/{id}/delete", post(curate::delete))
+        .route("/items/{id}/delete", get(curate::delete_page).post(curate::delete))
         .route("/items/{id}/restore", post(restore::restore))
         .route("/trash", get(restore::page))
         .route("/ui/style.css", get(page::style))

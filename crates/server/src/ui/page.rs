@@ -37,6 +37,19 @@ impl When {
             ago: cortex_domain::time::describe_age(millis, now),
         }
     }
+
+    /// A stored time's text (RFC 3339 or a date); `None` for a blank one, and the text as
+    /// it is when it is not a time.
+    pub fn parse(text: &str) -> Option<When> {
+        let text = text.trim();
+        if text.is_empty() {
+            return None;
+        }
+        Some(match cortex_domain::time::parse_instant(text) {
+            Ok(millis) => When::at(millis, now_ms()),
+            Err(_) => When { iso: text.to_string(), ago: text.to_string() },
+        })
+    }
 }
 
 /// Now, in epoch milliseconds.

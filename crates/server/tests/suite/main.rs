@@ -4,5 +4,6 @@
 
 mod http_gate;
 mod ui_browse;
+mod ui_curation;
 mod ui_limits;
 mod ui_signin;

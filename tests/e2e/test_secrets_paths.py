@@ -124,7 +124,7 @@ def test_a_forged_actor_is_a_claim_and_ui_key_changes_carry_the_admin(db, serve)
     admin.sign_in(make_key(db, "boss", "admin"))
     csrf = admin.csrf("/admin")
     assert admin.post("/admin/keys", {"csrf": csrf, "name": "ci-bot", "role": "read", "org": "acme"}).status_code == 200
-    assert admin.post("/admin/keys/revoke", {"csrf": csrf, "name": "ci-bot"}).status_code == 303
+    assert admin.post("/admin/keys/revoke", {"csrf": csrf, "name": "ci-bot", "confirm": "yes"}).status_code == 303
     records = cortex(db, "audit", "--json")["records"]
     by_ui = [(r["operation"], r["principal"], r["via"]) for r in records
              if r["operation"] in ("key_create", "key_revoke") and "ci-bot" in r["summary"]]

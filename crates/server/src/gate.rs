@@ -37,12 +37,17 @@ pub async fn origin(State(app): State<App>, request: Request, next: Next) -> Res
             && !super::ui::same_origin(&app, request.headers(), request.uri().path(), &normalized)
         {
             app.metrics.refused(ProblemCode::ForbiddenOrigin);
-            return problem(
+            let mut response = problem(
                 StatusCode::FORBIDDEN,
                 ProblemCode::ForbiddenOrigin,
                 format!("requests from web pages at {text:?} are not accepted by this server"),
                 "MCP clients send no Origin header; for a browser page, start the server with --allow-origin <scheme://host:port> (or CORTEX_HTTP_ALLOW_ORIGIN)",
             );
+            // The body was never read: the connection cannot carry the client's next request,
+            // so it is drained and closed, and the client told so, not left to find it reset.
+            drain(request).await;
+            response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return response;
         }
     }
     next.run(request).await

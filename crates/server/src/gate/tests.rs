@@ -162,6 +162,11 @@ fn a_web_page_of_another_origin_is_refused_and_an_admitted_one_passes() {
     let answer = server.send(request);
     assert_eq!((answer.status, answer.code().as_deref()), (StatusCode::FORBIDDEN, Some("forbidden_origin")));
     assert!(answer.text.contains("--allow-origin"), "{}", answer.text);
+    assert_eq!(
+        answer.headers.get(header::CONNECTION).map(|v| v.as_bytes()),
+        Some(&b"close"[..]),
+        "the refused body was never read: the client must not send its next request on this connection"
+    );
     let mut request = find(None);
     request.headers_mut().insert(header::ORIGIN, "https://app.example.com".parse().unwrap());
     assert_eq!(server.send(request).status, StatusCode::OK);

@@ -12,8 +12,8 @@
 //! - or texts alike whatever their titles (≥ 0.7): the same decision written twice.
 //!
 //! Two sections of one document are its parts, not rivals: never close. The thresholds were
-//! set on the real decision records of `crates/service/tests/suite/conflicts.rs` (152 records
-//! of five projects), which also measures the rule: BENCHMARKS.md has the figures.
+//! set on the real decision records of five projects (`crates/service/tests/suite/conflicts.rs`),
+//! which also measures the rule: BENCHMARKS.md has the figures.
 
 use crate::kind::Kind;
 use rust_stemmers::{Algorithm, Stemmer};

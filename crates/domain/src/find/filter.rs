@@ -66,10 +66,7 @@ pub const STATUS: FindField<Text> = FindField {
 };
 pub const AUTHOR: FindField<Custom<Author>> = FindField {
     name: "author",
-    doc: Some(
-        "Who wrote the current version: a principal exactly (key:<org>/<name>, oauth:<subject> at <issuer>, \
-         local:<user>), else the agent the writer claimed (source.actor), exactly.",
-    ),
+    doc: Some("Who wrote it: a principal (key:org/name, oauth:…, local:user), else a claimed agent. Exact."),
     shape: Custom { schema: schemas::string, parse: Author::parse_json },
     set: |d, v| d.filter().author = Some(v),
 };

@@ -96,6 +96,12 @@ def test_browsing_pages_as_a_person_sees_them(db, serve, chromium, tmp_path):
         chromium.loads(lambda: chromium.js("document.querySelector('a[rel=prev]').click()"))
         assert len(texts(chromium, ".hit .title")) == 20, "Previous goes back to the first page"
         look(chromium, tmp_path, "search-page-1-again", width)
+        # An author no one is: nothing found, the field kept and the filters shown open.
+        chromium.go(server.base + "/?q=drain+queue+shard&mode=fast&author=key%3Aacme%2Fnobody")
+        assert chromium.js("document.querySelector('input[name=author]').value") == "key:acme/nobody"
+        assert chromium.js("document.querySelector('form details').open")
+        assert texts(chromium, ".hit .title") == []
+        look(chromium, tmp_path, "search-author", width)
 
         # Only acme/web holds the bold section; its snippet marks the words that matched.
         chromium.go(server.base + "/?q=jitter+backoff&mode=fast&in=acme%2Fweb")

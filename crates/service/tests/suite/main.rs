@@ -17,6 +17,7 @@ mod fuzz;
 mod governance;
 mod graph;
 mod hanging_embedder;
+mod ingest_provenance;
 mod ingest_questions;
 mod ingest_real;
 mod ingest_sources;

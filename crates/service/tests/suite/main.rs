@@ -10,6 +10,7 @@ mod chunking;
 mod common;
 mod concurrent_checks;
 mod conflicts;
+mod conflicts_replay;
 mod export_markdown;
 mod fairness;
 mod flows;

@@ -37,6 +37,7 @@ macro_rules! item_columns {
     };
 }
 
+// The seven scope columns stay together, `org` first: `scope_at` reads them from `Col::Org`.
 item_columns! {
     Id = "id",
     Kind = "kind",

@@ -67,9 +67,9 @@ impl LexicalIndex {
             return Ok(());
         }
         let store_id = self.lock_sync().store_id(store)?;
-        self.commit_changes(store, &store_id)?;
+        self.follower().commit_changes(store, &store_id)?;
         let _state = self.lock_sync();
-        self.refresh_view(store, &store_id)
+        self.follower().refresh_view(store, &store_id)
     }
 
     /// Folds what is left and lets no waiting fold start: the service is closing.

@@ -20,10 +20,11 @@
 //! - [`search`]: the filtered top-k and its count
 //! - [`parallel`]: a long question's search split across cores
 //! - [`stem`]: English stems, remembered
-//! - [`sync`]: catching up with the store, building from it
+//! - [`sync`]: catching up with the store, building from it (the index's `Follower`)
 //! - [`fold`]: committing the delta, off the finds' path
 //! - [`health`]: a damaged index's files found, its panics caught, its folder made anew
 //! - [`vocab`]: the vocabulary behind spelling hints and common words, checked against filters
+//!   (a [`Vocabulary`] borrowed from the index)
 
 mod delta;
 mod filter;
@@ -38,6 +39,7 @@ mod sync;
 mod vocab;
 
 pub use sync::Progress;
+pub use vocab::Vocabulary;
 
 use schema::{ANALYZER, Fields};
 use std::path::{Path, PathBuf};

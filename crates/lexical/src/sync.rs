@@ -95,7 +95,7 @@ impl LexicalIndex {
             return Ok(());
         }
         let store_id = state.store_id(store.as_ref())?;
-        let view = self.caught_up_view(store.as_ref(), &store_id)?;
+        let view = self.follower().caught_up_view(store.as_ref(), &store_id)?;
         let pending = !view.delta.is_empty();
         self.set_view(view);
         state.counter = Some(counter);
@@ -109,7 +109,25 @@ impl LexicalIndex {
     /// Builds the index again from every item of `store`, reporting progress; returns the live
     /// items indexed. Other processes keep reading the previous commit until this one lands.
     pub fn rebuild(&self, store: &dyn Store, progress: Progress<'_>) -> Result<u64> {
-        let mut state = self.lock_sync();
+        self.follower().rebuild(store, progress)
+    }
+
+    /// The index as it follows the store's change log.
+    pub(crate) fn follower(&self) -> Follower<'_> {
+        Follower { index: self }
+    }
+}
+
+/// The index following the store: the changes since its last commit read into a delta,
+/// committed under tantivy's writer lock, or the whole store read into it anew.
+pub(crate) struct Follower<'a> {
+    index: &'a LexicalIndex,
+}
+
+impl Follower<'_> {
+    /// [`LexicalIndex::rebuild`].
+    fn rebuild(&self, store: &dyn Store, progress: Progress<'_>) -> Result<u64> {
+        let mut state = self.index.lock_sync();
         let store_id = state.store_id(store)?;
         let mut writer = self.writer(most_threads(), BUILD_HEAP, BUILD_LOCK_WAIT)?;
         // A build's segments are merged once at its end, not level by level as it goes.
@@ -129,13 +147,13 @@ impl LexicalIndex {
             tracing::debug!("merged-away segment files are left to the next commit: {e}");
         }
         state.counter = None;
-        Ok(self.reader.searcher().num_docs())
+        Ok(self.index.reader.searcher().num_docs())
     }
 
     /// The current view with the log's changes since it read into its delta. Changes too many
     /// to hold, or that the log cannot list any more, are committed first.
     fn caught_up_view(&self, store: &dyn Store, store_id: &str) -> Result<View> {
-        let current = match self.view() {
+        let current = match self.index.view() {
             Some(view) => view,
             None => Arc::new(self.committed_view(store, store_id)?),
         };
@@ -148,7 +166,7 @@ impl LexicalIndex {
 
     /// Loads the last commit and reads the changes since it: what a fold or a build leaves.
     pub(crate) fn refresh_view(&self, store: &dyn Store, store_id: &str) -> Result<()> {
-        self.set_view(self.fresh_view(store, store_id)?);
+        self.index.set_view(self.fresh_view(store, store_id)?);
         Ok(())
     }
 
@@ -171,15 +189,15 @@ impl LexicalIndex {
                 self.committed_for(store_id).ok_or(LexicalError::Lagging)?
             }
         };
-        self.reader.reload()?;
-        Ok(View { searcher: self.reader.searcher(), delta: Delta::empty(payload.cursor()) })
+        self.index.reader.reload()?;
+        Ok(View { searcher: self.index.reader.searcher(), delta: Delta::empty(payload.cursor()) })
     }
 
     /// `delta` with the log's changes after its cursor; `None` when they are too many to hold,
     /// or the log no longer lists them all.
     fn read_changes(&self, delta: &Delta, store: &dyn Store) -> Result<Option<Delta>> {
         let mut delta = delta.clone();
-        let mut analyzer = self.analyzer.clone();
+        let mut analyzer = self.index.analyzer.clone();
         loop {
             let changes = store.changes_since(delta.cursor, CHANGES_PAGE)?;
             let stuck = !changes.complete && changes.next == delta.cursor;
@@ -241,7 +259,7 @@ impl LexicalIndex {
     /// core"). The merge commits nothing new: the payload stays the last commit's, and
     /// the merged-away files go at the next commit (or at once after a rebuild).
     pub(crate) fn merge_per_core(&self) -> Result<()> {
-        let mut segments = self.index.searchable_segment_metas()?;
+        let mut segments = self.index.index.searchable_segment_metas()?;
         let groups = most_threads();
         if segments.len() <= groups {
             return Ok(());
@@ -290,11 +308,11 @@ impl LexicalIndex {
                 return self.fill(writer, store, store_id, &mut logged());
             }
             for id in &changes.items {
-                writer.delete_term(self.fields.id_term(*id));
+                writer.delete_term(self.index.fields.id_term(*id));
             }
             for item in store.get(&changes.items)? {
                 if item.deleted_at.is_none() {
-                    writer.add_document(self.fields.document(&item))?;
+                    writer.add_document(self.index.fields.document(&item))?;
                 }
             }
             applied += changes.items.len();
@@ -325,8 +343,8 @@ impl LexicalIndex {
         progress: Progress<'_>,
     ) -> Result<usize> {
         let started = Instant::now();
-        self.building.store(true, Ordering::Release);
-        let _done = Unset(&self.building);
+        self.index.building.store(true, Ordering::Release);
+        let _done = Unset(&self.index.building);
         // Changes made while the items are read show up after this cursor, and are read again.
         let head = store.change_head()?;
         let total = store.stats()?.items.max(0) as u64;
@@ -338,7 +356,7 @@ impl LexicalIndex {
             after = Some(last.item.record.id);
             for exported in &page {
                 if exported.item.deleted_at.is_none() {
-                    writer.add_document(self.fields.document(&exported.item))?;
+                    writer.add_document(self.index.fields.document(&exported.item))?;
                 }
             }
             read += page.len() as u64;
@@ -361,7 +379,7 @@ impl LexicalIndex {
     /// What the last commit recorded, if it is this version's index of the store `store_id`
     /// (`None` for an index never committed, unreadable, of another version or another store).
     fn committed_for(&self, store_id: &str) -> Option<Payload> {
-        let meta = self.index.load_metas().ok()?;
+        let meta = self.index.index.load_metas().ok()?;
         let payload: Payload = serde_json::from_str(meta.payload.as_deref()?).ok()?;
         (payload.version == VERSION && payload.store == store_id).then_some(payload)
     }
@@ -370,7 +388,7 @@ impl LexicalIndex {
     fn writer(&self, threads: usize, heap: usize, wait: Duration) -> Result<IndexWriter> {
         let started = Instant::now();
         loop {
-            match self.index.writer_with_num_threads::<TantivyDocument>(threads, heap) {
+            match self.index.index.writer_with_num_threads::<TantivyDocument>(threads, heap) {
                 Ok(writer) => return Ok(writer),
                 Err(TantivyError::LockFailure(LockError::LockBusy, _)) if started.elapsed() < wait => {
                     std::thread::sleep(Duration::from_millis(5));

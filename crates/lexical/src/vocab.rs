@@ -48,12 +48,25 @@ enum Holder<'a> {
     Indexed(&'a SegmentReader, DocId),
 }
 
+/// The index's vocabulary as a caller's filters see it: borrowed from the index
+/// ([`LexicalIndex::vocabulary`]), reading the same view its searches read.
+pub struct Vocabulary<'a> {
+    index: &'a LexicalIndex,
+}
+
 impl LexicalIndex {
+    /// The index's terms, for spelling hints and common words.
+    pub fn vocabulary(&self) -> Vocabulary<'_> {
+        Vocabulary { index: self }
+    }
+}
+
+impl Vocabulary<'_> {
     /// Whether some item passing `filters` holds `word` (analyzed as a query word is).
     pub fn holds_word(&self, word: &str, filters: &Filters) -> Result<bool> {
         guarded(|| {
-            let view = self.searched();
-            let mut analyzer = self.analyzer.clone();
+            let view = self.index.searched();
+            let mut analyzer = self.index.analyzer.clone();
             let Some(term) = terms_of(&mut analyzer, word).pop() else { return Ok(false) };
             Ok(self.holders(&view, &term, filters, 1)? > 0)
         })
@@ -64,8 +77,8 @@ impl LexicalIndex {
     /// `cap`), most widespread first; a term no such item holds is left out.
     pub fn terms_near(&self, word: &str, filters: &Filters, cap: usize) -> Result<Vec<(String, usize)>> {
         guarded(|| {
-            let view = self.searched();
-            let mut analyzer = self.analyzer.clone();
+            let view = self.index.searched();
+            let mut analyzer = self.index.analyzer.clone();
             let typed = word.to_lowercase();
             let stem = terms_of(&mut analyzer, word).pop().filter(|s| *s != typed);
             let mut near = BTreeSet::new();
@@ -74,10 +87,10 @@ impl LexicalIndex {
                 if edits == 0 {
                     continue;
                 }
-                let term = Term::from_field_text(self.fields.text, &form);
+                let term = Term::from_field_text(self.index.fields.text, &form);
                 let automaton = FuzzyTermQuery::new(term, edits as u8, true).automaton()?;
                 for segment in view.searcher.segment_readers() {
-                    let index = segment.inverted_index(self.fields.text)?;
+                    let index = segment.inverted_index(self.index.fields.text)?;
                     let mut stream = index.terms().search(&automaton).into_stream()?;
                     while stream.advance() {
                         near.insert(String::from_utf8_lossy(stream.key()).into_owned());
@@ -110,7 +123,7 @@ impl LexicalIndex {
         most: usize,
     ) -> Result<Vec<String>> {
         guarded(|| {
-            let view = self.searched();
+            let view = self.index.searched();
             let mut out = Vec::new();
             for term in self.widespread(&view, scan)? {
                 if out.len() == most {
@@ -136,7 +149,7 @@ impl LexicalIndex {
     /// changes first).
     pub fn items_holding(&self, term: &str, filters: &Filters, most: usize) -> Result<Vec<Uuid>> {
         guarded(|| {
-            let view = self.searched();
+            let view = self.index.searched();
             let mut ids = Vec::new();
             let mut columns = None;
             self.each_holder(&view, term, filters, usize::MAX, &mut |holder| {
@@ -164,7 +177,7 @@ impl LexicalIndex {
     /// of the words analyzed to it, one that starts with the term (the word it was cut from),
     /// else the most frequent; `None` when no word of the texts is.
     pub fn written_form(&self, term: &str, texts: &[&str]) -> Option<String> {
-        let mut analyzer = self.analyzer.clone();
+        let mut analyzer = self.index.analyzer.clone();
         let mut seen: HashMap<String, usize> = HashMap::new();
         for text in texts {
             let mut stream = analyzer.token_stream(text);
@@ -214,10 +227,11 @@ impl LexicalIndex {
                 return Ok(());
             }
         }
-        let term = Term::from_field_text(self.fields.text, term);
+        let term = Term::from_field_text(self.index.fields.text, term);
         for segment in view.searcher.segment_readers() {
-            let Some(mut postings) =
-                segment.inverted_index(self.fields.text)?.read_postings(&term, IndexRecordOption::Basic)?
+            let Some(mut postings) = segment
+                .inverted_index(self.index.fields.text)?
+                .read_postings(&term, IndexRecordOption::Basic)?
             else {
                 continue;
             };
@@ -266,7 +280,7 @@ impl LexicalIndex {
     /// Each segment's `offered` most widespread terms, added up across segments.
     fn committed_widespread(&self, view: &View, offered: usize) -> Result<Arc<Vec<(String, u64)>>> {
         let key = (view.searcher.generation().generation_id(), offered);
-        let mut read = self.common.read.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut read = self.index.common.read.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(remembered) = &*read
             && remembered.key == key
         {
@@ -274,7 +288,7 @@ impl LexicalIndex {
         }
         let mut totals: HashMap<String, u64> = HashMap::new();
         for segment in view.searcher.segment_readers() {
-            let index = segment.inverted_index(self.fields.text)?;
+            let index = segment.inverted_index(self.index.fields.text)?;
             let mut stream = index.terms().stream()?;
             let mut top: BinaryHeap<Reverse<(u32, Vec<u8>)>> = BinaryHeap::new();
             while stream.advance() {
@@ -312,8 +326,11 @@ mod tests {
     fn a_stem_is_written_as_the_word_it_was_cut_from_else_the_most_frequent() {
         let index = LexicalIndex::open(&Place::Memory).unwrap();
         let texts = ["Decisions decide", "the Decision was made; decisions stand"];
-        assert_eq!(index.written_form("decis", &texts).as_deref(), Some("decisions"));
-        assert_eq!(index.written_form("kubernet", &["Kubernetes upgrade"]).as_deref(), Some("kubernetes"));
-        assert_eq!(index.written_form("absent", &texts), None);
+        assert_eq!(index.vocabulary().written_form("decis", &texts).as_deref(), Some("decisions"));
+        assert_eq!(
+            index.vocabulary().written_form("kubernet", &["Kubernetes upgrade"]).as_deref(),
+            Some("kubernetes")
+        );
+        assert_eq!(index.vocabulary().written_form("absent", &texts), None);
     }
 }

@@ -42,7 +42,9 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    /// A server listening on loopback with the default settings.
+    /// A server listening on loopback with the default settings. `db` must outlive it: a
+    /// SQLite database's folder removed under the server fails the next connection its pools
+    /// open, so `TestServer::new(&TestDb::sqlite())`, which drops it at once, fails by chance.
     pub fn new(db: &TestDb) -> TestServer {
         TestServer::with(db, "127.0.0.1:0", &[])
     }

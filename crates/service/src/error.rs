@@ -32,9 +32,10 @@ pub enum ServiceError {
         "{0} spans every tenant, so it is the server operator's: run the `cortex` command on the server, as its local user, not under an API key"
     )]
     AdminOnly(&'static str),
-    /// The git repository could not be read (`cortex git sync`, `cortex ingest --git`).
-    #[error("{0}")]
-    Git(String),
+    /// The git repository could not be read (`cortex git sync`, `cortex ingest --git`); a
+    /// folder outside any repository is the caller's to fix, and answered as `Invalid`.
+    #[error(transparent)]
+    Git(crate::git::GitError),
 }
 
 /// Why semantic search cannot serve, or a command that embeds cannot run. A load failure is
@@ -67,15 +68,15 @@ impl From<EmbedError> for EmbedderError {
 impl From<crate::git::GitError> for ServiceError {
     fn from(e: crate::git::GitError) -> ServiceError {
         match e {
-            crate::git::GitError::NotARepository { path, reason } => {
+            crate::git::GitError::NotARepository { path, source } => {
                 ServiceError::Invalid(ValidationError::new(
                     cortex_domain::ErrorCode::NotFound,
                     "repository",
-                    format!("{path} is not in a git repository: {reason}"),
+                    format!("{path} is not in a git repository: {source}"),
                     "run in a git checkout, or give its folder",
                 ))
             }
-            other => ServiceError::Git(other.to_string()),
+            other => ServiceError::Git(other),
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod audit_chain;
 mod audit_operation;
 mod error;
 mod filter;
+mod item_columns;
 pub mod item_trail;
 pub mod key_trail;
 mod model;

@@ -125,7 +125,7 @@ fn a_merge_into_one_segment_per_core_changes_no_answer() {
     let every = |text: &str| scored(&index, &query(text, filters.clone(), 10_000));
     let queries = ["webhook retry backoff timeout", "billing invoice tenant", "cache"];
     let before: Vec<_> = queries.iter().map(|t| every(t)).collect();
-    index.merge_per_core().unwrap();
+    index.follower().merge_per_core().unwrap();
     index.reader.reload().unwrap();
     let segments = index.reader.searcher().segment_readers().len();
     assert_eq!(segments, crate::parallel::most_threads().min(7));

@@ -18,7 +18,8 @@ fn ping_with(server: &TestServer, authorization: &str) -> crate::test_support::A
 
 #[test]
 fn a_loopback_server_without_keys_answers_the_local_user() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let answer = server.send(find(None));
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text);
     assert!(answer.text.contains(r#""hits""#), "{}", answer.text);
@@ -26,7 +27,8 @@ fn a_loopback_server_without_keys_answers_the_local_user() {
 
 #[test]
 fn once_a_key_exists_a_request_without_one_is_refused_with_a_challenge() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     server.key("ci", "read");
     let answer = server.send(find(None));
     assert_eq!((answer.status, answer.code().as_deref()), (StatusCode::UNAUTHORIZED, Some("missing_key")));
@@ -41,7 +43,8 @@ fn once_a_key_exists_a_request_without_one_is_refused_with_a_challenge() {
 
 #[test]
 fn the_bearer_scheme_is_matched_without_regard_to_case() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let token = server.key("ci", "read");
     for scheme in ["Bearer", "bearer", "BEARER"] {
         let answer = ping_with(&server, &format!("{scheme} {token}"));
@@ -54,7 +57,8 @@ fn the_bearer_scheme_is_matched_without_regard_to_case() {
 
 #[test]
 fn other_schemes_and_bare_tokens_are_malformed_not_unknown() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let token = server.key("ci", "read");
     for value in [format!("Basic {token}"), token.clone(), format!("Token {token}"), "Bearer".to_string()] {
         let answer = ping_with(&server, &value);
@@ -69,7 +73,8 @@ fn other_schemes_and_bare_tokens_are_malformed_not_unknown() {
 
 #[test]
 fn a_token_with_a_wrong_secret_is_unknown() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let token = server.key("ci", "read");
     // The same public part, another secret: the key is found and its secret does not match.
     let last = token.chars().last().unwrap();
@@ -109,7 +114,8 @@ fn an_expired_key_is_refused_as_expired(db: &TestDb) {
 
 #[test]
 fn a_read_key_finds_but_cannot_store() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let reader = server.key("reader", "read");
     let writer = server.key("writer", "write");
     let item = json!({"items": [{"kind": "section", "scope": {"project": "api"}, "data": {"title": "Deploys", "heading": "Deploys",
@@ -125,7 +131,8 @@ fn a_read_key_finds_but_cannot_store() {
 
 #[test]
 fn a_project_header_beyond_the_keys_projects_is_forbidden() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let token = server.key_of(KeySpec {
         name: "api-only".into(),
         org: "acme".into(),
@@ -144,7 +151,8 @@ fn a_project_header_beyond_the_keys_projects_is_forbidden() {
 
 #[test]
 fn a_scope_header_that_is_not_a_name_is_a_bad_request_naming_the_header() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let mut request = find(None);
     request.headers_mut().insert("x-cortex-branch", "a\tb".parse().unwrap());
     let answer = server.send(request);
@@ -190,7 +198,8 @@ fn health_needs_no_key_even_beyond_loopback_and_ready_names_the_schema() {
 
 #[test]
 fn metrics_count_each_refusal_by_its_reason() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     server.key("ci", "read");
     ping_with(&server, "Basic x");
     ping_with(&server, "Basic y");

@@ -90,7 +90,8 @@ fn assert_invalid(server: &TestServer, token: &str, says: &str) {
 #[test]
 fn a_token_issued_for_this_server_finds_as_its_holder() {
     let signing = Signing::start();
-    let server = signing.server(&TestDb::sqlite(), &[]);
+    let db = TestDb::sqlite();
+    let server = signing.server(&db, &[]);
     let token = signing.token_with(|_| {});
     let answer = server.send(find(Some(&token)));
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text);
@@ -100,7 +101,8 @@ fn a_token_issued_for_this_server_finds_as_its_holder() {
 #[test]
 fn a_token_from_another_issuer_is_refused() {
     let signing = Signing::start();
-    let server = signing.server(&TestDb::sqlite(), &[]);
+    let db = TestDb::sqlite();
+    let server = signing.server(&db, &[]);
     let token = signing.token_with(|c| c["iss"] = json!("https://login.example.net"));
     assert_invalid(&server, &token, "was not issued by");
 }
@@ -108,7 +110,8 @@ fn a_token_from_another_issuer_is_refused() {
 #[test]
 fn a_token_for_another_audience_is_refused() {
     let signing = Signing::start();
-    let server = signing.server(&TestDb::sqlite(), &[]);
+    let db = TestDb::sqlite();
+    let server = signing.server(&db, &[]);
     let token = signing.token_with(|c| c["aud"] = json!("https://other.example.com/mcp"));
     assert_invalid(&server, &token, "not issued for this server");
 }
@@ -116,7 +119,8 @@ fn a_token_for_another_audience_is_refused() {
 #[test]
 fn an_expired_token_is_refused_beyond_the_clock_leeway() {
     let signing = Signing::start();
-    let server = signing.server(&TestDb::sqlite(), &[]);
+    let db = TestDb::sqlite();
+    let server = signing.server(&db, &[]);
     let token = signing.token_with(|c| c["exp"] = json!(now() - 300));
     assert_invalid(&server, &token, "has expired");
     // Within the leeway a token just past its end still passes (clocks differ).
@@ -127,7 +131,8 @@ fn an_expired_token_is_refused_beyond_the_clock_leeway() {
 #[test]
 fn a_token_not_valid_yet_is_refused() {
     let signing = Signing::start();
-    let server = signing.server(&TestDb::sqlite(), &[]);
+    let db = TestDb::sqlite();
+    let server = signing.server(&db, &[]);
     let token = signing.token_with(|c| c["nbf"] = json!(now() + 600));
     assert_invalid(&server, &token, "not valid yet");
 }
@@ -135,7 +140,8 @@ fn a_token_not_valid_yet_is_refused() {
 #[test]
 fn a_token_naming_a_key_the_issuer_does_not_publish_is_refused() {
     let signing = Signing::start();
-    let server = signing.server(&TestDb::sqlite(), &[]);
+    let db = TestDb::sqlite();
+    let server = signing.server(&db, &[]);
     let token = signing.sign("rotated-away", &signing.claims());
     assert_invalid(&server, &token, "which the issuer does not publish");
 }
@@ -143,7 +149,8 @@ fn a_token_naming_a_key_the_issuer_does_not_publish_is_refused() {
 #[test]
 fn an_unsigned_token_with_alg_none_is_refused() {
     let signing = Signing::start();
-    let server = signing.server(&TestDb::sqlite(), &[]);
+    let db = TestDb::sqlite();
+    let server = signing.server(&db, &[]);
     let encode = |v: &Value| URL_SAFE_NO_PAD.encode(v.to_string());
     let token =
         format!("{}.{}.", encode(&json!({"alg": "none", "kid": "signing"})), encode(&signing.claims()));
@@ -153,7 +160,8 @@ fn an_unsigned_token_with_alg_none_is_refused() {
 #[test]
 fn a_token_signed_with_a_shared_secret_is_refused() {
     let signing = Signing::start();
-    let server = signing.server(&TestDb::sqlite(), &[]);
+    let db = TestDb::sqlite();
+    let server = signing.server(&db, &[]);
     let header = Header { kid: Some("signing".into()), ..Header::new(Algorithm::HS256) };
     let token =
         jsonwebtoken::encode(&header, &signing.claims(), &EncodingKey::from_secret(b"guessable")).unwrap();
@@ -163,7 +171,8 @@ fn a_token_signed_with_a_shared_secret_is_refused() {
 #[test]
 fn an_altered_token_does_not_verify() {
     let signing = Signing::start();
-    let server = signing.server(&TestDb::sqlite(), &[]);
+    let db = TestDb::sqlite();
+    let server = signing.server(&db, &[]);
     let token = signing.token_with(|_| {});
     let parts: Vec<&str> = token.split('.').collect();
     let mut claims = signing.claims();
@@ -175,7 +184,8 @@ fn an_altered_token_does_not_verify() {
 #[test]
 fn a_token_without_a_subject_is_refused() {
     let signing = Signing::start();
-    let server = signing.server(&TestDb::sqlite(), &[]);
+    let db = TestDb::sqlite();
+    let server = signing.server(&db, &[]);
     let token = signing.token_with(|c| {
         c.as_object_mut().unwrap().remove("sub");
     });
@@ -185,7 +195,8 @@ fn a_token_without_a_subject_is_refused() {
 #[test]
 fn a_token_granting_no_memory_scope_is_forbidden_and_says_which_scope() {
     let signing = Signing::start();
-    let server = signing.server(&TestDb::sqlite(), &[]);
+    let db = TestDb::sqlite();
+    let server = signing.server(&db, &[]);
     let token = signing.token_with(|c| c["scope"] = json!("openid profile"));
     let (status, code, _, challenge) = refused(&server, &token);
     assert_eq!((status, code.as_str()), (StatusCode::FORBIDDEN, "insufficient_scope"));
@@ -195,7 +206,8 @@ fn a_token_granting_no_memory_scope_is_forbidden_and_says_which_scope() {
 #[test]
 fn a_request_without_a_token_is_pointed_at_the_resource_metadata() {
     let signing = Signing::start();
-    let server = signing.server(&TestDb::sqlite(), &[]);
+    let db = TestDb::sqlite();
+    let server = signing.server(&db, &[]);
     let answer = server.send(find(None));
     assert_eq!((answer.status, answer.code().as_deref()), (StatusCode::UNAUTHORIZED, Some("missing_key")));
     let challenge = answer.header(header::WWW_AUTHENTICATE).unwrap();
@@ -211,7 +223,8 @@ fn a_request_without_a_token_is_pointed_at_the_resource_metadata() {
 
 #[test]
 fn a_keys_only_server_has_no_resource_metadata() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let answer = server.get("/.well-known/oauth-protected-resource", None);
     assert_eq!((answer.status, answer.code().as_deref()), (StatusCode::NOT_FOUND, Some("not_found")));
 }
@@ -219,7 +232,8 @@ fn a_keys_only_server_has_no_resource_metadata() {
 #[test]
 fn a_read_scope_token_finds_but_cannot_store_and_sees_only_its_org() {
     let signing = Signing::start();
-    let server = signing.server(&TestDb::sqlite(), &[]);
+    let db = TestDb::sqlite();
+    let server = signing.server(&db, &[]);
     let theirs = server.item("globex", "Globex rollout plan", "Roll out by region.");
     let token = signing.token_with(|c| c["scope"] = json!("memory:read"));
     let stored = server.call(
@@ -238,7 +252,8 @@ fn a_read_scope_token_finds_but_cannot_store_and_sees_only_its_org() {
 fn an_opaque_token_is_admitted_only_with_a_numeric_expiry_from_introspection() {
     let signing = Signing::start();
     let client = [("CORTEX_OAUTH_CLIENT_ID", "cortex"), ("CORTEX_OAUTH_CLIENT_SECRET", "s3cret")];
-    let server = signing.server(&TestDb::sqlite(), &client);
+    let db = TestDb::sqlite();
+    let server = signing.server(&db, &client);
     let answer = |exp: Value| {
         json!({"active": true, "iss": signing.issuer.url, "aud": AUDIENCE, "sub": "bot", "exp": exp,
             "scope": "memory:read", "org": "acme"})

@@ -124,7 +124,10 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Respons
         Ok(records) => (records, None, StatusCode::OK),
         Err(message) => (
             Vec::new(),
-            Some(Problem::new(message, "correct the field, or clear it to see everything in reach")),
+            Some(Problem::new(
+                message.to_string(),
+                "correct the field, or clear it to see everything in reach",
+            )),
             StatusCode::BAD_REQUEST,
         ),
     };

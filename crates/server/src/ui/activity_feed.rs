@@ -3,7 +3,7 @@
 //! when; the changes one batch made as one line.
 
 use super::page::When;
-use super::places::Picked;
+use super::places::{Picked, Refused};
 use cortex_domain::time::{MILLIS_PER_DAY, format_instant, parse_instant};
 use cortex_service::audit::ItemLabel;
 use cortex_store::AuditRecord;
@@ -44,20 +44,19 @@ impl Filters {
         f
     }
 
-    /// The day filter's first millisecond; `Err` names the field and the form it takes.
-    fn day_start(&self) -> Result<Option<i64>, String> {
+    /// The day filter's first millisecond.
+    fn day_start(&self) -> Result<Option<i64>, Refused> {
         if self.day.is_empty() {
             return Ok(None);
         }
         match parse_instant(&self.day) {
             Ok(t) if self.day.len() == 10 => Ok(Some(t)),
-            _ => Err(format!("day: “{}” is not a date; use YYYY-MM-DD, e.g. 2026-11-22", self.day)),
+            _ => Err(Refused::Day(self.day.clone())),
         }
     }
 
-    /// The records these filters keep, `place` being the picker's choice; `Err` says which
-    /// field is malformed.
-    pub fn apply(&self, records: Vec<AuditRecord>, place: &Picked) -> Result<Vec<AuditRecord>, String> {
+    /// The records these filters keep, `place` being the picker's choice.
+    pub fn apply(&self, records: Vec<AuditRecord>, place: &Picked) -> Result<Vec<AuditRecord>, Refused> {
         let day = self.day_start()?;
         let same = |wanted: &str, value: Option<&str>| wanted.is_empty() || value == Some(wanted);
         Ok(records
@@ -337,7 +336,8 @@ mod tests {
         assert_eq!(kept(&format!("day={}", date_of(now - 2 * MILLIS_PER_DAY))), 1);
         assert_eq!(kept("kind=decision"), 1);
         let refused = Filters::parse(Some("day=yesterday")).apply(records, &Picked::All).unwrap_err();
-        assert!(refused.starts_with("day:"), "{refused}");
+        assert_eq!(refused, Refused::Day("yesterday".into()));
+        assert!(refused.to_string().starts_with("day: “yesterday”"), "{refused}");
         let f = Filters::parse(Some("agent=codex"));
         assert_eq!(
             Filters::parse(f.with_day("2026-01-02").strip_prefix("/activity?")),

@@ -75,9 +75,19 @@ fn options(places: &[Place]) -> Vec<(Scope, i64)> {
     out
 }
 
+/// A filter field of a page's form the page refuses; the message names the field and the form
+/// it takes, and the page shows it beside the form.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    #[error("in: “{0}” is no project or branch holding items you can see")]
+    Place(String),
+    #[error("day: “{0}” is not a date; use YYYY-MM-DD, e.g. 2026-11-22")]
+    Day(String),
+}
+
 /// What `value` (the `in` field) picks; `local`: a keyless local user, whose pages look at
-/// every project unless told otherwise. `Err` says why the value is refused.
-pub fn pick(places: &[Place], value: &str, local: bool) -> Result<Picked, String> {
+/// every project unless told otherwise.
+pub fn pick(places: &[Place], value: &str, local: bool) -> Result<Picked, Refused> {
     match value {
         "" if local => Ok(Picked::All),
         "" | "here" => Ok(Picked::Standing),
@@ -86,7 +96,7 @@ pub fn pick(places: &[Place], value: &str, local: bool) -> Result<Picked, String
             .into_iter()
             .find(|(scope, _)| value_of(scope) == value)
             .map(|(scope, _)| Picked::At(scope))
-            .ok_or_else(|| format!("in: “{value}” is no project or branch holding items you can see")),
+            .ok_or_else(|| Refused::Place(value.to_string())),
     }
 }
 
@@ -147,6 +157,7 @@ mod tests {
         assert_eq!(pick(&places(), "", false), Ok(Picked::Standing));
         assert_eq!(pick(&places(), "here", true), Ok(Picked::Standing));
         let refused = pick(&places(), "globex/secret", false).unwrap_err();
-        assert!(refused.starts_with("in: "), "{refused}");
+        assert_eq!(refused, Refused::Place("globex/secret".into()));
+        assert!(refused.to_string().starts_with("in: “globex/secret”"), "{refused}");
     }
 }

@@ -291,7 +291,8 @@ pub async fn page(State(ui): State<Ui>, headers: HeaderMap, uri: Uri) -> Respons
         }
         Ok(Ok((places, Err(refused)))) => {
             page.form.places = places::choices(&places, &Picked::Standing, Some(&standing));
-            page.problem = Some(Problem::new(refused, "pick one from the list, or “all projects”"));
+            page.problem =
+                Some(Problem::new(refused.to_string(), "pick one from the list, or “all projects”"));
             StatusCode::BAD_REQUEST
         }
         Ok(Err(e)) => answered(&mut page, &params, 0, Err(e)),

@@ -25,14 +25,49 @@ use cortex_store::{Store, WriteContext};
 use repo::Repo;
 use serde::Serialize;
 use std::path::Path;
+use std::sync::Arc;
 
 /// The repository could not be read.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum GitError {
-    #[error("{path} is not in a git repository: {reason}")]
-    NotARepository { path: String, reason: String },
-    #[error("cannot read {what} of the repository: {reason}; check it is whole (`git fsck`)")]
-    Read { what: String, reason: String },
+    /// No repository holds the folder (or its `.git` cannot be opened).
+    #[error("{path} is not in a git repository: {source}")]
+    NotARepository { path: String, source: Arc<gix::Error> },
+    /// The repository opened, but a part of it cannot be read (a missing or corrupt object, an
+    /// unreadable reference).
+    #[error("cannot read {what} of the repository: {source}; check it is whole (`git fsck`)")]
+    Read { what: Part, source: Arc<dyn std::error::Error + Send + Sync> },
+}
+
+/// The part of a repository that could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Head,
+    Commit(gix::ObjectId),
+    Tree(gix::ObjectId),
+    History,
+    References,
+    Branches,
+}
+
+/// As the error message names it: `HEAD`, `commit <hash>`, `the branches`…
+impl std::fmt::Display for Part {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Part::Head => f.write_str("HEAD"),
+            Part::Commit(id) => write!(f, "commit {id}"),
+            Part::Tree(id) => write!(f, "tree {id}"),
+            Part::History => f.write_str("the history"),
+            Part::References => f.write_str("the references"),
+            Part::Branches => f.write_str("the branches"),
+        }
+    }
+}
+
+impl GitError {
+    pub(crate) fn not_a_repository(path: &Path, source: gix::Error) -> GitError {
+        GitError::NotARepository { path: path.display().to_string(), source: Arc::new(source) }
+    }
 }
 
 /// What a sync did.
@@ -180,8 +215,7 @@ impl Git<'_> {
 /// (relative to the working tree's top), else `hooks` in the repository's common folder (a
 /// worktree's hooks are its main repository's).
 pub fn hooks_dir(path: &Path) -> Result<std::path::PathBuf> {
-    let repo = gix::discover(path)
-        .map_err(|e| GitError::NotARepository { path: path.display().to_string(), reason: e.to_string() })?;
+    let repo = gix::discover(path).map_err(|e| GitError::not_a_repository(path, e))?;
     let configured = repo.config_snapshot().string("core.hooksPath").map(|p| p.to_string());
     Ok(match configured.filter(|p| !p.trim().is_empty()) {
         Some(p) => {

@@ -1,10 +1,11 @@
 //! A repository read with gix (no `git` process): its HEAD, commits, trees, branches and their
 //! reflogs, and whether a file in the working tree differs from HEAD's.
 
-use super::GitError;
+use super::{GitError, Part};
 use gix::ObjectId;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Files larger than this are not read to tell whether they changed (a large file is rarely
 /// what a memory is about; reading it would make a store slow).
@@ -39,17 +40,14 @@ pub(crate) struct CommitFacts {
 /// One entry of a tree: a file's blob (or link, or submodule commit) and its mode.
 pub(crate) type Entry = (gix::objs::tree::EntryMode, ObjectId);
 
-fn read_error(what: &str, e: impl std::fmt::Display) -> GitError {
-    GitError::Read { what: what.to_string(), reason: e.to_string() }
+fn read_error(what: Part, e: impl std::error::Error + Send + Sync + 'static) -> GitError {
+    GitError::Read { what, source: Arc::new(e) }
 }
 
 impl Repo {
     /// The repository holding `path` (a folder inside its working tree, or the repository).
     pub(crate) fn open(path: &Path) -> Result<Repo, GitError> {
-        let inner = gix::discover(path).map_err(|e| GitError::NotARepository {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        })?;
+        let inner = gix::discover(path).map_err(|e| GitError::not_a_repository(path, e))?;
         let top = inner.workdir().map(Path::to_path_buf);
         Ok(Repo { inner, top })
     }
@@ -62,15 +60,15 @@ impl Repo {
         let branch = self
             .inner
             .head_name()
-            .map_err(|e| read_error("HEAD", e))?
+            .map_err(|e| read_error(Part::Head, e))?
             .and_then(|name| name.as_bstr().to_string().strip_prefix("refs/heads/").map(str::to_string));
         Ok(Some(Head { commit, time, branch }))
     }
 
     pub(crate) fn commit(&self, id: ObjectId) -> Result<CommitFacts, GitError> {
-        let commit = self.inner.find_commit(id).map_err(|e| read_error(&format!("commit {id}"), e))?;
-        let time = commit.time().map_err(|e| read_error(&format!("commit {id}"), e))?.seconds * 1000;
-        let tree = commit.tree_id().map_err(|e| read_error(&format!("commit {id}"), e))?.detach();
+        let commit = self.inner.find_commit(id).map_err(|e| read_error(Part::Commit(id), e))?;
+        let time = commit.time().map_err(|e| read_error(Part::Commit(id), e))?.seconds * 1000;
+        let tree = commit.tree_id().map_err(|e| read_error(Part::Commit(id), e))?.detach();
         let parents = commit.parent_ids().map(|p| p.detach()).collect();
         let message = String::from_utf8_lossy(commit.message_raw_sloppy()).into_owned();
         Ok(CommitFacts { tree, parents, time, message })
@@ -78,8 +76,8 @@ impl Repo {
 
     /// The entries of a tree by name (names as bytes: a path is any bytes to git).
     pub(crate) fn tree(&self, id: ObjectId) -> Result<BTreeMap<Vec<u8>, Entry>, GitError> {
-        let tree = self.inner.find_tree(id).map_err(|e| read_error(&format!("tree {id}"), e))?;
-        let decoded = tree.decode().map_err(|e| read_error(&format!("tree {id}"), e))?;
+        let tree = self.inner.find_tree(id).map_err(|e| read_error(Part::Tree(id), e))?;
+        let decoded = tree.decode().map_err(|e| read_error(Part::Tree(id), e))?;
         Ok(decoded.entries.iter().map(|e| (e.filename.to_vec(), (e.mode, e.oid.to_owned()))).collect())
     }
 
@@ -129,10 +127,10 @@ impl Repo {
             .sorting(gix::revision::walk::Sorting::ByCommitTime(Default::default()))
             .with_hidden(hidden)
             .all()
-            .map_err(|e| read_error("the history", e))?;
+            .map_err(|e| read_error(Part::History, e))?;
         let mut out = Vec::new();
         for info in walk {
-            out.push(info.map_err(|e| read_error("the history", e))?.id);
+            out.push(info.map_err(|e| read_error(Part::History, e))?.id);
         }
         Ok(out)
     }
@@ -156,13 +154,13 @@ impl Repo {
     /// The local branches and their tips, and the remote-tracking ones by their name on the
     /// remote (`origin/x` → `x`), local ones first.
     pub(crate) fn branches(&self) -> Result<Vec<(String, ObjectId, bool)>, GitError> {
-        let refs = self.inner.references().map_err(|e| read_error("the references", e))?;
+        let refs = self.inner.references().map_err(|e| read_error(Part::References, e))?;
         let mut out = Vec::new();
         for (iter, local) in [
-            (refs.local_branches().map_err(|e| read_error("the branches", e))?, true),
-            (refs.remote_branches().map_err(|e| read_error("the branches", e))?, false),
+            (refs.local_branches().map_err(|e| read_error(Part::Branches, e))?, true),
+            (refs.remote_branches().map_err(|e| read_error(Part::Branches, e))?, false),
         ] {
-            for reference in iter.peeled().map_err(|e| read_error("the branches", e))? {
+            for reference in iter.peeled().map_err(|e| read_error(Part::Branches, e))? {
                 let Ok(reference) = reference else { continue };
                 let name = reference.name().as_bstr().to_string();
                 let short = match local {

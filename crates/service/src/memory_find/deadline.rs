@@ -4,7 +4,8 @@
 //! (suggestions, graph expansion) are skipped. Each omission is said in `notes`.
 
 use super::dense_pool::DensePool;
-use crate::semantic::{DenseHit, Semantic};
+use crate::EmbedderError;
+use crate::semantic::{DenseHit, NearestError, Semantic};
 use cortex_domain::fusion;
 use cortex_store::{Filters, TenantStore};
 use std::sync::Arc;
@@ -45,13 +46,29 @@ pub(crate) struct DenseFound {
 /// What the dense route gave by the deadline.
 pub(crate) enum DenseOutcome {
     Found(DenseFound),
-    Unavailable(String),
+    Unavailable(DenseUnavailable),
     TimedOut,
 }
 
-/// The dense route, running on a thread of the pool. Its failure crosses the thread as the
-/// reason a find shows when it answers from the lexical route alone; nothing matches on it.
-pub(crate) struct DenseRoute(mpsc::Receiver<Result<DenseFound, String>>);
+/// Why the dense route gave no answer: the reason a find shows when it answers from the
+/// lexical route alone.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DenseUnavailable {
+    #[error(transparent)]
+    Embedder(#[from] EmbedderError),
+    /// The embedder makes no vectors (`none`).
+    #[error("no vector")]
+    NoVector,
+    #[error(transparent)]
+    Nearest(#[from] NearestError),
+    #[error("every dense-search thread is busy (the embedder may be slow to answer)")]
+    Busy,
+    #[error("the dense search stopped without an answer (it panicked)")]
+    Panicked,
+}
+
+/// The dense route, running on a thread of the pool; its answer or failure crosses the thread.
+pub(crate) struct DenseRoute(mpsc::Receiver<Result<DenseFound, DenseUnavailable>>);
 
 impl DenseRoute {
     /// Queues the dense route on `pool`; a thread that takes it after the deadline drops it.
@@ -72,9 +89,7 @@ impl DenseRoute {
             let _ = job_answer.send(dense_matches(&semantic, &*view, &text, &filters, k));
         });
         if queued.is_err() {
-            let _ = answer.send(Err(
-                "every dense-search thread is busy (the embedder may be slow to answer)".to_string(),
-            ));
+            let _ = answer.send(Err(DenseUnavailable::Busy));
         }
         DenseRoute(route)
     }
@@ -90,9 +105,7 @@ impl DenseRoute {
             Ok(Ok(found)) => DenseOutcome::Found(found),
             Ok(Err(reason)) => DenseOutcome::Unavailable(reason),
             Err(RecvTimeoutError::Timeout) => DenseOutcome::TimedOut,
-            Err(RecvTimeoutError::Disconnected) => {
-                DenseOutcome::Unavailable("the dense search stopped without an answer (it panicked)".into())
-            }
+            Err(RecvTimeoutError::Disconnected) => DenseOutcome::Unavailable(DenseUnavailable::Panicked),
         }
     }
 }
@@ -105,11 +118,9 @@ fn dense_matches(
     text: &str,
     filters: &Filters,
     k: usize,
-) -> Result<DenseFound, String> {
-    let query = semantic.embed_query(text)?;
-    let mut hits = semantic
-        .nearest(view, &query, k, filters, crate::semantic::Compare::Everything)
-        .map_err(|e| e.to_string())?;
+) -> Result<DenseFound, DenseUnavailable> {
+    let query = semantic.embed_query(text)?.ok_or(DenseUnavailable::NoVector)?;
+    let mut hits = semantic.nearest(view, &query, k, filters, crate::semantic::Compare::Everything)?;
     hits.retain(|s| f64::from(s.score) >= fusion::MIN_DENSE_SIMILARITY);
     Ok(DenseFound { query, hits })
 }

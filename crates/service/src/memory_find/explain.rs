@@ -60,7 +60,7 @@ impl MemoryFind<'_> {
                 .map(|m| (m.id, m.score))
                 .collect();
         }
-        if let Ok(vector) = self.service.shared.semantic.embed_query(text) {
+        if let Ok(Some(vector)) = self.service.shared.semantic.embed_query(text) {
             let found = self
                 .service
                 .shared

@@ -88,7 +88,7 @@ impl MemoryFind<'_> {
         let (found, lexical_only) = match dense.map(|route| route.wait(&deadline)) {
             None => (None, Some("no embedding model is configured (CORTEX_EMBEDDER=none)".to_string())),
             Some(DenseOutcome::Found(found)) => (Some(found), None),
-            Some(DenseOutcome::Unavailable(reason)) => (None, Some(reason)),
+            Some(DenseOutcome::Unavailable(reason)) => (None, Some(reason.to_string())),
             Some(DenseOutcome::TimedOut) => (None, Some(deadline.note("the dense route did not answer"))),
         };
         let (Some(found), None) = (found, &lexical_only) else {

@@ -55,13 +55,13 @@ impl Vocabulary<'_> {
     /// Whether some item the caller may see holds `word`. When the index cannot tell, `true`:
     /// a find must not claim that no item holds a word.
     pub(super) fn knows(&self, word: &str) -> bool {
-        logged("look a word up", self.index.holds_word(word, &self.filters), true)
+        logged("look a word up", self.index.vocabulary().holds_word(word, &self.filters), true)
     }
 
     /// Index terms (stems) close to `word` that the caller's items hold, with how many hold
     /// each (counted up to a hundred), most common first.
     pub(super) fn near(&self, word: &str) -> Vec<(String, i64)> {
-        let near = self.index.terms_near(word, &self.filters, HOLDERS_COUNTED);
+        let near = self.index.vocabulary().terms_near(word, &self.filters, HOLDERS_COUNTED);
         let near = logged("find close spellings", near, Vec::new());
         near.into_iter().map(|(term, n)| (term, n as i64)).collect()
     }
@@ -69,7 +69,7 @@ impl Vocabulary<'_> {
     /// An index term as one of the caller's items writes it (`kubernet` → `kubernetes`); the
     /// term itself when none can be read.
     pub(super) fn written(&self, term: &str) -> Result<String> {
-        let ids = self.index.items_holding(term, &self.filters, ITEMS_READ_FOR_A_WORD);
+        let ids = self.index.vocabulary().items_holding(term, &self.filters, ITEMS_READ_FOR_A_WORD);
         let ids = logged("find the items holding a word", ids, Vec::new());
         if ids.is_empty() {
             return Ok(term.to_string());
@@ -80,13 +80,13 @@ impl Vocabulary<'_> {
             .filter(|i| i.deleted_at.is_none())
             .flat_map(|i| [i.record.title.as_str(), i.record.body.as_str()])
             .collect();
-        Ok(self.index.written_form(term, &texts).unwrap_or_else(|| term.to_string()))
+        Ok(self.index.vocabulary().written_form(term, &texts).unwrap_or_else(|| term.to_string()))
     }
 
     /// Of the `scan` most widespread terms of the whole memory, up to `most` that are `wanted`
     /// and that the caller's items hold.
     pub(super) fn common(&self, scan: usize, wanted: &dyn Fn(&str) -> bool, most: usize) -> Vec<String> {
-        let common = self.index.common_terms(&self.filters, scan, wanted, most);
+        let common = self.index.vocabulary().common_terms(&self.filters, scan, wanted, most);
         logged("read the common words", common, Vec::new())
     }
 }

@@ -219,18 +219,19 @@ impl Semantic {
     /// The embedding of a query, from a small cache: agents repeat queries within a session.
     /// The cache is locked only to look up and to insert, never while embedding: a remote
     /// embedder may take up to its timeout, and other finds must not wait behind it. Two finds of one new query may both embed it; the second insert is harmless.
-    pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, String> {
+    /// `None` when the embedder makes no vectors (`none`).
+    pub fn embed_query(&self, text: &str) -> Result<Option<Vec<f32>>, EmbedderError> {
         if let Some(v) = self.query_cache.lock().unwrap_or_else(|e| e.into_inner()).get(text) {
-            return Ok(v.clone());
+            return Ok(Some(v.clone()));
         }
-        let embedder = self.embedder().map_err(|e| e.to_string())?;
-        let vector = embedder.embed_query(text).map_err(|e| e.to_string())?.ok_or("no vector")?;
+        let embedder = self.embedder()?;
+        let Some(vector) = embedder.embed_query(text)? else { return Ok(None) };
         let mut cache = self.query_cache.lock().unwrap_or_else(|e| e.into_inner());
         if cache.len() >= QUERY_CACHE_SIZE {
             cache.clear();
         }
         cache.insert(text.to_string(), vector.clone());
-        Ok(vector)
+        Ok(Some(vector))
     }
 
     pub fn forget_query_embeddings(&self) {

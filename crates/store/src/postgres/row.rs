@@ -5,12 +5,8 @@ use cortex_domain::{Kind, Scope};
 use postgres::Row;
 use serde_json::Value;
 
-/// The columns `from_row` reads, in order, prefixed with the table alias `i`.
-pub const COLUMNS: &str = "i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
-     i.title, i.body, i.content, i.data, i.metadata, i.source, i.tags, i.status, i.content_hash, \
-     i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at, i.superseded_by, \
-     i.occurred_at, i.governed_since, i.author";
-pub const COLUMN_COUNT: usize = 28;
+use crate::item_columns::Col;
+pub use crate::item_columns::{COLUMN_COUNT, COLUMNS};
 
 fn opt(text: String) -> Option<String> {
     (!text.is_empty()).then_some(text)
@@ -36,35 +32,35 @@ pub fn scope_at(row: &Row, first: usize) -> Result<Scope> {
 }
 
 pub fn from_row(row: &Row) -> Result<StoredItem> {
-    let data: Option<Value> = row.try_get(12)?;
+    let data: Option<Value> = row.try_get(Col::Data.at())?;
     let record = Record {
-        id: row.try_get(0)?,
-        kind: kind_at(row, 1)?,
-        scope: scope_at(row, 2)?,
-        title: row.try_get(9)?,
-        body: row.try_get(10)?,
-        content: row.try_get(11)?,
+        id: row.try_get(Col::Id.at())?,
+        kind: kind_at(row, Col::Kind.at())?,
+        scope: scope_at(row, Col::Org.at())?,
+        title: row.try_get(Col::Title.at())?,
+        body: row.try_get(Col::Body.at())?,
+        content: row.try_get(Col::Content.at())?,
         data: data.unwrap_or(Value::Null),
-        metadata: row.try_get(13)?,
-        source: row.try_get(14)?,
-        tags: row.try_get(15)?,
-        status: row.try_get(16)?,
-        content_hash: row.try_get(17)?,
-        idempotency_key: row.try_get(18)?,
-        ttl: row.try_get(19)?,
-        created_at: row.try_get(20)?,
-        updated_at: row.try_get(21)?,
-        expires_at: row.try_get(22)?,
-        occurred_at: row.try_get(25)?,
+        metadata: row.try_get(Col::Metadata.at())?,
+        source: row.try_get(Col::Source.at())?,
+        tags: row.try_get(Col::Tags.at())?,
+        status: row.try_get(Col::Status.at())?,
+        content_hash: row.try_get(Col::ContentHash.at())?,
+        idempotency_key: row.try_get(Col::IdempotencyKey.at())?,
+        ttl: row.try_get(Col::Ttl.at())?,
+        created_at: row.try_get(Col::CreatedAt.at())?,
+        updated_at: row.try_get(Col::UpdatedAt.at())?,
+        expires_at: row.try_get(Col::ExpiresAt.at())?,
+        occurred_at: row.try_get(Col::OccurredAt.at())?,
         vector: None,
         chunks: Vec::new(),
     };
     Ok(StoredItem {
         record,
-        deleted_at: row.try_get(23)?,
-        superseded_by: row.try_get(24)?,
-        governed_since: row.try_get(26)?,
-        author: row.try_get(27)?,
+        deleted_at: row.try_get(Col::DeletedAt.at())?,
+        superseded_by: row.try_get(Col::SupersededBy.at())?,
+        governed_since: row.try_get(Col::GovernedSince.at())?,
+        author: row.try_get(Col::Author.at())?,
     })
 }
 

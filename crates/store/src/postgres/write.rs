@@ -1,7 +1,9 @@
 //! Writing a batch in one transaction, safely beside other processes writing too.
 
 use super::conn::{Conn, Sql, Tx};
+use super::params::Param;
 use super::read::{idempotency_owner, natural_key_owner};
+use crate::item_columns::{Col, insert_sql};
 use crate::model::{governed_at, link_ends, natural_key_of, scope_values};
 use crate::{
     AuditOperation, BlockedAttempt, ChunkVector, DuplicateReason, ItemVectors, Record, Result, StoredItem,
@@ -12,6 +14,7 @@ use cortex_domain::dedupe::{self, DuplicateCheck, DuplicateChecks};
 use cortex_domain::graph::Cascade;
 use cortex_domain::lifecycle::StatusChange;
 use postgres::error::SqlState;
+use std::sync::LazyLock;
 use uuid::Uuid;
 
 /// A batch that loses a deadlock or a serialization conflict is retried whole this often.
@@ -158,13 +161,18 @@ fn find_duplicate(
     })
 }
 
-const INSERT: &str = "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
-     title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, ttl, \
-     created_at, updated_at, expires_at, deleted_at, embedding, superseded_by, natural_key, link_from, link_to, \
-     occurred_at, governed_since, author) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, \
-             coalesce($32, nullif(current_setting('cortex.principal', true), ''))) \
-     ON CONFLICT DO NOTHING RETURNING id";
+/// The insert of a row: every column of [`Col`], then the database's own.
+static INSERT: LazyLock<String> = LazyLock::new(|| {
+    let insert =
+        insert_sql(&["embedding", "natural_key", "link_from", "link_to"], '$', |col, value| match col {
+            // An item written without a recorded author takes the writer the transaction names.
+            Col::Author => {
+                format!("coalesce({value}, nullif(current_setting('cortex.principal', true), ''))")
+            }
+            _ => value,
+        });
+    format!("{insert} ON CONFLICT DO NOTHING RETURNING id")
+});
 
 /// What a new row holds beside its record: none of it for an insert, the item's own for an
 /// import. An item governed as written is governed from then on, whatever it says here.
@@ -187,43 +195,46 @@ fn insert_row(tx: &mut Tx<'_>, r: &Record, stored: Stored, vector: Option<&[f32]
     let s = scope_values(&r.scope);
     let (link_from, link_to) = link_ends(r);
     let embedding = vector.map(<[f32]>::to_vec);
-    let rows = tx.query(
-        INSERT,
-        &[
-            &r.id,
-            &r.kind.as_str(),
-            &s[0],
-            &s[1],
-            &s[2],
-            &s[3],
-            &s[4],
-            &s[5],
-            &s[6],
-            &r.title,
-            &r.body,
-            &r.content,
-            &r.data,
-            &r.metadata,
-            &r.source,
-            &r.tags,
-            &r.status,
-            &r.content_hash,
-            &r.idempotency_key,
-            &r.ttl,
-            &r.created_at,
-            &r.updated_at,
-            &r.expires_at,
-            &stored.deleted_at,
-            &embedding,
-            &stored.superseded_by,
-            &natural_key_of(r),
-            &link_from,
-            &link_to,
-            &r.occurred_at,
-            &stored.governed_since.or_else(|| governed_at(r)),
-            &stored.author,
-        ],
-    )?;
+    let kind = r.kind.as_str();
+    let governed_since = stored.governed_since.or_else(|| governed_at(r));
+    let mut values: Vec<&dyn Param> = Col::ALL
+        .iter()
+        .map(|col| -> &dyn Param {
+            match col {
+                Col::Id => &r.id,
+                Col::Kind => &kind,
+                Col::Org => &s[0],
+                Col::Project => &s[1],
+                Col::Branch => &s[2],
+                Col::Service => &s[3],
+                Col::Sprint => &s[4],
+                Col::Tenant => &s[5],
+                Col::Environment => &s[6],
+                Col::Title => &r.title,
+                Col::Body => &r.body,
+                Col::Content => &r.content,
+                Col::Data => &r.data,
+                Col::Metadata => &r.metadata,
+                Col::Source => &r.source,
+                Col::Tags => &r.tags,
+                Col::Status => &r.status,
+                Col::ContentHash => &r.content_hash,
+                Col::IdempotencyKey => &r.idempotency_key,
+                Col::Ttl => &r.ttl,
+                Col::CreatedAt => &r.created_at,
+                Col::UpdatedAt => &r.updated_at,
+                Col::ExpiresAt => &r.expires_at,
+                Col::DeletedAt => &stored.deleted_at,
+                Col::SupersededBy => &stored.superseded_by,
+                Col::OccurredAt => &r.occurred_at,
+                Col::GovernedSince => &governed_since,
+                Col::Author => &stored.author,
+            }
+        })
+        .collect();
+    let natural_key = natural_key_of(r);
+    values.extend([&embedding as &dyn Param, &natural_key, &link_from, &link_to]);
+    let rows = tx.query(INSERT.as_str(), &values)?;
     Ok(!rows.is_empty())
 }
 

@@ -7,12 +7,8 @@ use rusqlite::Row;
 use serde_json::Value;
 use uuid::Uuid;
 
-/// The columns `from_row` reads, in order, prefixed with the table alias `i`.
-pub const COLUMNS: &str = "i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
-     i.title, i.body, i.content, i.data, i.metadata, i.source, i.tags, i.status, i.content_hash, \
-     i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at, i.superseded_by, \
-     i.occurred_at, i.governed_since, i.author";
-pub const COLUMN_COUNT: usize = 28;
+use crate::item_columns::Col;
+pub use crate::item_columns::{COLUMN_COUNT, COLUMNS};
 
 /// A stored item id, or an error naming the column and the text found: a damaged id must
 /// not read back as some other (or the nil) id.
@@ -70,39 +66,39 @@ pub fn facts_at(row: &Row<'_>, first: usize) -> Result<ItemFacts> {
 }
 
 pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
-    let id: String = row.get(0)?;
-    let kind: String = row.get(1)?;
-    let tags: String = row.get(15)?;
+    let id: String = row.get(Col::Id.at())?;
+    let kind: String = row.get(Col::Kind.at())?;
+    let tags: String = row.get(Col::Tags.at())?;
     let record = Record {
         id: parse_id(&id, "id")?,
         kind: parse_kind(&kind)?,
-        scope: scope_at(row, 2)?,
-        title: row.get(9)?,
-        body: row.get(10)?,
-        content: row.get(11)?,
-        data: json(row.get(12)?, "data")?.unwrap_or(Value::Null),
-        metadata: json(row.get(13)?, "metadata")?,
-        source: json(row.get(14)?, "source")?,
+        scope: scope_at(row, Col::Org.at())?,
+        title: row.get(Col::Title.at())?,
+        body: row.get(Col::Body.at())?,
+        content: row.get(Col::Content.at())?,
+        data: json(row.get(Col::Data.at())?, "data")?.unwrap_or(Value::Null),
+        metadata: json(row.get(Col::Metadata.at())?, "metadata")?,
+        source: json(row.get(Col::Source.at())?, "source")?,
         tags: serde_json::from_str(&tags).map_err(|e| StoreError::Corrupt(format!("tags: {e}")))?,
-        status: row.get(16)?,
-        content_hash: row.get(17)?,
-        idempotency_key: row.get(18)?,
-        ttl: row.get(19)?,
-        created_at: row.get(20)?,
-        updated_at: row.get(21)?,
-        expires_at: row.get(22)?,
-        occurred_at: row.get(25)?,
+        status: row.get(Col::Status.at())?,
+        content_hash: row.get(Col::ContentHash.at())?,
+        idempotency_key: row.get(Col::IdempotencyKey.at())?,
+        ttl: row.get(Col::Ttl.at())?,
+        created_at: row.get(Col::CreatedAt.at())?,
+        updated_at: row.get(Col::UpdatedAt.at())?,
+        expires_at: row.get(Col::ExpiresAt.at())?,
+        occurred_at: row.get(Col::OccurredAt.at())?,
         vector: None,
         chunks: Vec::new(),
     };
-    let superseded_by: Option<String> = row.get(24)?;
+    let superseded_by: Option<String> = row.get(Col::SupersededBy.at())?;
     let superseded_by = superseded_by.map(|id| parse_id(&id, "superseded_by")).transpose()?;
     Ok(StoredItem {
         record,
-        deleted_at: row.get(23)?,
+        deleted_at: row.get(Col::DeletedAt.at())?,
         superseded_by,
-        governed_since: row.get(26)?,
-        author: row.get(27)?,
+        governed_since: row.get(Col::GovernedSince.at())?,
+        author: row.get(Col::Author.at())?,
     })
 }
 

@@ -1,6 +1,7 @@
 //! Writing a batch in one transaction.
 
 use super::read::{idempotency_owner, natural_key_owner};
+use crate::item_columns::{Col, insert_sql};
 use crate::model::{governed_at, link_ends, natural_key_of, scope_values};
 use crate::{
     AuditOperation, BlockedAttempt, ChunkVector, DuplicateReason, ItemVectors, Record, Result, StoredItem,
@@ -10,7 +11,8 @@ use cortex_domain::Kind;
 use cortex_domain::dedupe::{self, DuplicateCheck, DuplicateChecks};
 use cortex_domain::graph::Cascade;
 use cortex_domain::lifecycle::StatusChange;
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, ToSql, Transaction, TransactionBehavior, params};
+use std::sync::LazyLock;
 use uuid::Uuid;
 
 pub fn apply_batch(
@@ -194,6 +196,15 @@ impl Stored {
     }
 }
 
+/// The insert of a row: every column of [`Col`], then the database's own.
+static INSERT: LazyLock<String> = LazyLock::new(|| {
+    insert_sql(&["natural_key", "link_from", "link_to"], '?', |col, value| match col {
+        // An item written without a recorded author takes the writer the connection names.
+        Col::Author => format!("coalesce({value}, (SELECT principal FROM audit_context WHERE id = 1))"),
+        _ => value,
+    })
+});
+
 fn insert_row(
     tx: &Transaction<'_>,
     r: &Record,
@@ -203,47 +214,52 @@ fn insert_row(
 ) -> Result<()> {
     let s = scope_values(&r.scope);
     let (link_from, link_to) = link_ends(r);
-    tx.prepare_cached(
-        "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
-         title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, \
-         ttl, created_at, updated_at, expires_at, deleted_at, superseded_by, natural_key, link_from, link_to, \
-         occurred_at, governed_since, author) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, \
-                 coalesce(?31, (SELECT principal FROM audit_context WHERE id = 1)))",
-    )?
-    .execute(params![
-            r.id.to_string(),
-            r.kind.as_str(),
-            s[0],
-            s[1],
-            s[2],
-            s[3],
-            s[4],
-            s[5],
-            s[6],
-            r.title,
-            r.body,
-            r.content,
-            r.data.to_string(),
-            json_text(&r.metadata),
-            json_text(&r.source),
-            serde_json::to_string(&r.tags).unwrap_or_else(|_| "[]".into()),
-            r.status,
-            r.content_hash,
-            r.idempotency_key,
-            r.ttl,
-            r.created_at,
-            r.updated_at,
-            r.expires_at,
-            stored.deleted_at,
-            stored.superseded_by.map(|id| id.to_string()),
-            natural_key_of(r),
-            link_from.map(|id| id.to_string()),
-            link_to.map(|id| id.to_string()),
-            r.occurred_at,
-            stored.governed_since.or_else(|| governed_at(r)),
-            stored.author,
-    ])?;
+    let id = r.id.to_string();
+    let kind = r.kind.as_str();
+    let data = r.data.to_string();
+    let (metadata, source) = (json_text(&r.metadata), json_text(&r.source));
+    let tags = serde_json::to_string(&r.tags).unwrap_or_else(|_| "[]".into());
+    let superseded_by = stored.superseded_by.map(|id| id.to_string());
+    let governed_since = stored.governed_since.or_else(|| governed_at(r));
+    let mut values: Vec<&dyn ToSql> = Col::ALL
+        .iter()
+        .map(|col| -> &dyn ToSql {
+            match col {
+                Col::Id => &id,
+                Col::Kind => &kind,
+                Col::Org => &s[0],
+                Col::Project => &s[1],
+                Col::Branch => &s[2],
+                Col::Service => &s[3],
+                Col::Sprint => &s[4],
+                Col::Tenant => &s[5],
+                Col::Environment => &s[6],
+                Col::Title => &r.title,
+                Col::Body => &r.body,
+                Col::Content => &r.content,
+                Col::Data => &data,
+                Col::Metadata => &metadata,
+                Col::Source => &source,
+                Col::Tags => &tags,
+                Col::Status => &r.status,
+                Col::ContentHash => &r.content_hash,
+                Col::IdempotencyKey => &r.idempotency_key,
+                Col::Ttl => &r.ttl,
+                Col::CreatedAt => &r.created_at,
+                Col::UpdatedAt => &r.updated_at,
+                Col::ExpiresAt => &r.expires_at,
+                Col::DeletedAt => &stored.deleted_at,
+                Col::SupersededBy => &superseded_by,
+                Col::OccurredAt => &r.occurred_at,
+                Col::GovernedSince => &governed_since,
+                Col::Author => &stored.author,
+            }
+        })
+        .collect();
+    let natural_key = natural_key_of(r);
+    let (link_from, link_to) = (link_from.map(|id| id.to_string()), link_to.map(|id| id.to_string()));
+    values.extend([&natural_key as &dyn ToSql, &link_from, &link_to]);
+    tx.prepare_cached(&INSERT)?.execute(&*values)?;
     let rowid = tx.last_insert_rowid();
     insert_tags(tx, rowid, &r.tags)?;
     write_vector(tx, rowid, vector, chunks)?;

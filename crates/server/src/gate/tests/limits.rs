@@ -47,7 +47,8 @@ fn find_body(token: &str) -> Bytes {
 
 #[test]
 fn a_key_over_its_rate_is_told_when_to_come_back() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let token = keyed(&server, Some("1/min"));
     assert_eq!(server.send(find(Some(&token))).status, StatusCode::OK);
     let answer = server.send(find(Some(&token)));
@@ -203,7 +204,8 @@ fn bodies_past_the_servers_bytes_in_flight_are_busy_not_too_large() {
 
 #[test]
 fn a_get_on_mcp_counts_against_the_rate_too() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let token = keyed(&server, Some("1/min"));
     assert_eq!(server.send(find(Some(&token))).status, StatusCode::OK);
     let mut request = mcp(Some(&token), "");

@@ -20,7 +20,8 @@ fn find_ids(id: &str) -> cortex_domain::find::FindRequest {
 
 #[test]
 fn a_form_without_a_live_session_is_refused() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let id = section(&server, "Branch naming");
     let answer = server.post_form(&format!("/items/{id}/delete"), None, &[("csrf", "anything")]);
     assert_status(&answer, StatusCode::FORBIDDEN);
@@ -30,7 +31,8 @@ fn a_form_without_a_live_session_is_refused() {
 
 #[test]
 fn a_form_without_the_sessions_csrf_token_is_refused_and_changes_nothing() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let token = server.key("writer", "write");
     let id = section(&server, "Code review rules");
     let signed = server.sign_in(&token);
@@ -44,7 +46,8 @@ fn a_form_without_the_sessions_csrf_token_is_refused_and_changes_nothing() {
 
 #[test]
 fn another_sessions_csrf_token_does_not_pass() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let token = server.key("writer", "write");
     let id = section(&server, "Logging levels");
     let (one, two) = (server.sign_in(&token), server.sign_in(&token));
@@ -66,7 +69,8 @@ fn delete_from(server: &TestServer, id: &str, signed: &Signed, origin: &str) -> 
 
 #[test]
 fn a_form_posted_from_another_sites_page_is_refused_by_its_origin() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let token = server.key("writer", "write");
     let id = section(&server, "On-call handover");
     let signed = server.sign_in(&token);
@@ -77,7 +81,8 @@ fn a_form_posted_from_another_sites_page_is_refused_by_its_origin() {
 
 #[test]
 fn a_form_from_the_servers_own_page_passes_and_deletes() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let token = server.key("writer", "write");
     let id = section(&server, "Dependency updates");
     let signed = server.sign_in(&token);
@@ -95,7 +100,8 @@ fn a_form_from_the_servers_own_page_passes_and_deletes() {
 
 #[test]
 fn a_read_key_is_refused_a_change_in_words_naming_the_role_it_needs() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let token = server.key("reader", "read");
     let id = section(&server, "Feature flags");
     let signed = server.sign_in(&token);
@@ -115,7 +121,8 @@ fn a_read_key_is_refused_a_change_in_words_naming_the_role_it_needs() {
 
 #[test]
 fn a_deleted_item_is_in_the_trash_and_a_write_key_restores_it() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let token = server.key("writer", "write");
     let id = section(&server, "Backup schedule");
     let signed = server.sign_in(&token);
@@ -136,7 +143,8 @@ fn a_deleted_item_is_in_the_trash_and_a_write_key_restores_it() {
 
 #[test]
 fn a_write_key_edits_an_item_through_its_form() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let token = server.key("writer", "write");
     let id = section(&server, "Retry policy");
     let signed = server.sign_in(&token);
@@ -163,7 +171,8 @@ fn a_write_key_edits_an_item_through_its_form() {
 
 #[test]
 fn keys_are_made_by_admins_only() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let make = |signed: &Signed| {
         let fields = [("csrf", signed.csrf.as_str()), ("name", "new-ci"), ("role", "read"), ("org", "acme")];
         server.post_form("/admin/keys", Some(&signed.cookie), &fields)
@@ -183,7 +192,8 @@ fn keys_are_made_by_admins_only() {
 
 #[test]
 fn signing_out_ends_the_session_for_good() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let signed = server.sign_in(&server.key("reader", "read"));
     let answer = server.post_form("/logout", Some(&signed.cookie), &[("csrf", &signed.csrf)]);
     assert_status(&answer, StatusCode::SEE_OTHER);

@@ -8,7 +8,8 @@ use cortex_testdb::TestDb;
 
 #[test]
 fn every_page_and_refusal_carries_the_security_headers() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let id = section(&server, "Deploy windows");
     for path in
         ["/", &format!("/items/{id}"), "/activity", "/trash", "/ui/style.css", "/items/nope", "/admin"]
@@ -34,7 +35,8 @@ fn the_policy_allows_no_script_from_anywhere_but_the_server() {
 
 #[test]
 fn a_keyless_loopback_server_shows_the_local_user_its_search_page() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let home = server.get("/", None);
     assert_status(&home, StatusCode::OK);
     assert!(home.text.contains("<span class=\"who\">local"), "{}", home.text);
@@ -43,7 +45,8 @@ fn a_keyless_loopback_server_shows_the_local_user_its_search_page() {
 
 #[test]
 fn search_finds_a_stored_item_and_links_its_page() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let id = section(&server, "Rotating the signing keys");
     let _ = section(&server, "Holiday calendar");
     let answer = server.get("/?q=rotating+signing+keys", None);
@@ -54,7 +57,8 @@ fn search_finds_a_stored_item_and_links_its_page() {
 
 #[test]
 fn an_items_page_shows_its_title_body_and_history() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let id = section(&server, "Release checklist");
     let page = server.get(&format!("/items/{id}"), None);
     assert_status(&page, StatusCode::OK);
@@ -65,7 +69,8 @@ fn an_items_page_shows_its_title_body_and_history() {
 
 #[test]
 fn a_script_in_a_title_or_body_is_shown_as_text_never_run() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let title = "<script>alert('title')</script> Incident";
     let body = "Look: <script>steal(document.cookie)</script> <img src=x onerror=alert(1)> [click](javascript:alert(2))";
     let id = server.item("acme", title, body);
@@ -85,7 +90,8 @@ fn a_script_in_a_title_or_body_is_shown_as_text_never_run() {
 
 #[test]
 fn an_unknown_or_malformed_item_id_is_not_found_in_the_pages_words() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     for id in ["0190a1b2-0000-7000-8000-000000000000", "not-an-id"] {
         let page = server.get(&format!("/items/{id}"), None);
         assert_status(&page, StatusCode::NOT_FOUND);
@@ -95,7 +101,8 @@ fn an_unknown_or_malformed_item_id_is_not_found_in_the_pages_words() {
 
 #[test]
 fn the_stylesheet_is_css_from_the_server_itself() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let css = server.get("/ui/style.css", None);
     assert_status(&css, StatusCode::OK);
     assert_eq!(css.header(header::CONTENT_TYPE), Some("text/css; charset=utf-8"));
@@ -104,7 +111,8 @@ fn the_stylesheet_is_css_from_the_server_itself() {
 
 #[test]
 fn an_items_graph_page_draws_it() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let id = section(&server, "Queue sizing");
     let page = server.get(&format!("/items/{id}/graph"), None);
     assert_status(&page, StatusCode::OK);
@@ -113,7 +121,8 @@ fn an_items_graph_page_draws_it() {
 
 #[test]
 fn the_activity_page_shows_what_was_stored() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     section(&server, "Cache eviction policy");
     let page = server.get("/activity", None);
     assert_status(&page, StatusCode::OK);
@@ -122,7 +131,8 @@ fn the_activity_page_shows_what_was_stored() {
 
 #[test]
 fn a_loopback_server_answers_no_page_addressed_to_another_name() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     section(&server, "Secrets policy");
     let request = axum::http::Request::get("/?q=secrets")
         .header(header::HOST, "evil.example.com:8787")

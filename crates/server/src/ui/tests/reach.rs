@@ -59,7 +59,8 @@ fn a_form_cannot_reach_another_orgs_item(db: &TestDb) {
 
 #[test]
 fn a_key_limited_to_a_project_does_not_see_another_projects_item() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let item = serde_json::json!({"items": [{"kind": "section", "scope": {"org": "acme", "project": "billing", "branch": "main"},
         "data": {"title": "Invoice numbering", "heading": "Invoices", "body": "Invoices are numbered per year."}}]});
     let request = cortex_domain::item::StoreRequest::from_json(&item).unwrap();
@@ -72,7 +73,8 @@ fn a_key_limited_to_a_project_does_not_see_another_projects_item() {
 
 #[test]
 fn an_admin_sees_and_revokes_only_its_own_orgs_keys() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let globex = server.key_of(KeySpec {
         name: "globex-ci".into(),
         org: "globex".into(),
@@ -96,7 +98,8 @@ fn an_admin_sees_and_revokes_only_its_own_orgs_keys() {
 
 #[test]
 fn an_admin_cannot_make_a_key_for_another_org() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let admin = server.sign_in(&acme_key(&server, "admin", &[]));
     let fields = [("csrf", admin.csrf.as_str()), ("name", "sneaky"), ("role", "admin"), ("org", "globex")];
     let answer = server.post_form("/admin/keys", Some(&admin.cookie), &fields);

@@ -14,7 +14,8 @@ per_backend!(
 
 #[test]
 fn a_server_with_keys_shows_the_sign_in_form_and_nothing_else() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     server.key("ana", "read");
     server.item("acme", "Private runbook", "Only for the team.");
     let page = server.get("/?q=private+runbook", None);
@@ -28,7 +29,8 @@ fn a_server_with_keys_shows_the_sign_in_form_and_nothing_else() {
 
 #[test]
 fn a_wrong_token_is_refused_on_the_form_in_its_words() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     server.key("ana", "read");
     let unknown = format!("cortex_{}_{}", "0".repeat(16), "0".repeat(64));
     let answer = server.post_form("/login", None, &[("token", &unknown)]);
@@ -46,7 +48,8 @@ fn a_wrong_token_is_refused_on_the_form_in_its_words() {
 
 #[test]
 fn the_session_cookie_is_http_only_strict_and_holds_no_token() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let token = server.key("ana", "read");
     let answer = server.post_form("/login", None, &[("token", &token)]);
     assert_status(&answer, StatusCode::SEE_OTHER);
@@ -64,7 +67,8 @@ fn the_session_cookie_is_http_only_strict_and_holds_no_token() {
 
 #[test]
 fn a_forged_or_stale_cookie_is_asked_to_sign_in() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     server.key("ana", "read");
     for cookie in ["cortex_session=00ff", "cortex_session=", &format!("cortex_session={}", "a".repeat(64))] {
         let page = server.get("/", Some(cookie));
@@ -74,7 +78,8 @@ fn a_forged_or_stale_cookie_is_asked_to_sign_in() {
 
 #[test]
 fn sign_in_with_a_revoked_key_is_refused() {
-    let server = TestServer::new(&TestDb::sqlite());
+    let db = TestDb::sqlite();
+    let server = TestServer::new(&db);
     let token = server.key("ana", "read");
     server.service.keys().revoke(Some("acme"), "ana").unwrap();
     let answer = server.post_form("/login", None, &[("token", &token)]);

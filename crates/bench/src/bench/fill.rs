@@ -46,20 +46,22 @@ pub fn run(dataset: &Path, size: usize, dir: &Path, url: &str, semantic: bool) -
     let held = usize::try_from(held).map_err(|e| e.to_string())?;
     let (ids_file, vectored_file) = files(dir, url);
     let mut ids = read_ids(&ids_file)?;
-    if ids.len() != held {
+    // An item equal to one stored before (the same sentences, kind and scope) is not stored
+    // again: its number is taken, its id is the earlier item's.
+    let distinct = ids.iter().collect::<std::collections::HashSet<_>>().len();
+    if distinct != held {
         return Err(format!(
-            "{} lists {} items and the database holds {held}: fill an empty database, or the one this folder's fill filled",
+            "{} lists {distinct} items and the database holds {held}: fill an empty database, or the one this folder's fill filled",
             ids_file.display(),
-            ids.len()
         ));
     }
     let mut vectored: usize =
         std::fs::read_to_string(&vectored_file).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
-    let picks = prose.picks(size.max(held));
+    let mut done = ids.len();
+    let picks = prose.picks(size.max(done));
     output::line("| items | stores items/s | vectors set items/s | elapsed |");
     output::line("|---:|---:|---:|---:|");
     let started = Instant::now();
-    let mut done = held;
     loop {
         if let Some(vectors) = vectors.as_deref()
             && vectored < done
@@ -89,7 +91,10 @@ pub fn run(dataset: &Path, size: usize, dir: &Path, url: &str, semantic: bool) -
         output::line(&format!("| {end} | {rate:.0} | | {:.0} s |", started.elapsed().as_secs_f64()));
         done = end;
     }
-    settle_postgres(url)
+    settle_postgres(url)?;
+    let held = service.administration().stats().map_err(|e| e.to_string())?.items;
+    output::line(&format!("\n{held} items in the database"));
+    Ok(())
 }
 
 /// The ids file and the vectored count of the database at `url`, in `dir`.

@@ -43,17 +43,23 @@ fn fill_grows_a_postgres_database_and_numbers_on(db: &TestDb) {
         let args = ["bench", "--fill", set, "--sizes", size, "--dir", runs, "--postgres", url.as_str()];
         String::from_utf8(env.run(&args, &[("CORTEX_EMBEDDER", "none")]).stdout).unwrap()
     };
+    let held = |table: &str| -> u64 {
+        let line = table.lines().find(|l| l.ends_with("items in the database")).expect(table);
+        line.split_whitespace().next().unwrap().parse().unwrap()
+    };
     let first = fill("150");
     let rate: f64 = row(&first, &["150"])[1].parse().unwrap();
     assert!(rate > 0.0, "{first}");
     let second = fill("250");
     assert!(row(&second, &["250"])[1].parse::<f64>().unwrap() > 0.0, "{second}");
     assert!(!second.contains("| 150 |"), "only the items not there yet are stored: {second}");
-    // Nothing left to store, and the database holds exactly the items whose ids were kept: had
-    // the second fill numbered its items from 0, their natural keys would have matched the
-    // first fill's items and the counts would differ.
+    // Numbered on: items 150 to 249 differ from the first 150 (numbered from 0 again, they would
+    // be the same items, found already there, and the database would not grow).
+    assert!(held(&second) > held(&first), "{first}\n{second}");
+    // Nothing left to store; the database is the one this folder's ids describe.
     let third = fill("250");
     assert!(!third.contains("| 250 |"), "{third}");
+    assert_eq!(held(&third), held(&second));
     let ids: u64 = std::fs::read_dir(runs)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -10,12 +10,14 @@
 //! under one key's flood of stores (`flood.rs`), `--prose` `fast` (and `auto`) finds
 //! with natural-language queries over real prose (`prose.rs`), `--recall` fresh `cortex recall`
 //! processes as a prompt-submit hook runs them (`recall.rs`), `--ingest` `cortex ingest --git`
-//! of a real repository's history (`ingest.rs`).
+//! of a real repository's history (`ingest.rs`), `--fill` grows a PostgreSQL database with
+//! `--prose`'s items for measuring a deployment at that size (`fill.rs`).
 
 mod adversarial;
 mod concurrency;
 mod cortex;
 pub(crate) mod cpu;
+mod fill;
 mod flood;
 mod flood_hints;
 mod graph;
@@ -128,6 +130,12 @@ pub struct BenchArgs {
     /// memory, instead of the store and find benchmark. `--semantic` embeds each change.
     #[arg(long, value_name = "REPO", conflicts_with_all = ["reuse", "purge", "graph", "vectors", "responses", "prose", "adversarial", "concurrent", "http", "postgres", "recall", "flood"])]
     ingest: Option<std::path::PathBuf>,
+    /// Grow the `--postgres` database (nothing deleted) to the largest of --sizes items
+    /// recombined from this BEIR dataset's abstracts, as --prose stores them (with their
+    /// vectors under --semantic), in steps of 10,000 that each leave it whole, instead of the
+    /// store and find benchmark: a database for `scripts/capacity`.
+    #[arg(long, value_name = "DATASET", requires = "postgres", conflicts_with_all = ["reuse", "purge", "graph", "vectors", "responses", "prose", "adversarial", "concurrent", "http", "recall", "flood", "ingest"])]
+    fill: Option<std::path::PathBuf>,
     /// `--http --acceptance`: the asked rates of `fast` finds a second (comma separated, 100
     /// clients each), run in order on one server until one does not hold (an error, under 98%
     /// of the rate sustained, or p95 ≥ 100 ms); the highest that held is printed.
@@ -146,7 +154,13 @@ pub struct BenchArgs {
 
 pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
     // Those that start `cortex` look for it first, not after minutes of filling a database.
-    if !(args.purge || args.vectors || args.graph || args.concurrent || args.responses.is_some()) {
+    if !(args.purge
+        || args.vectors
+        || args.graph
+        || args.concurrent
+        || args.responses.is_some()
+        || args.fill.is_some())
+    {
         cortex::exe()?;
     }
     let temp = tempdir()?;
@@ -163,6 +177,8 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, String> {
         let options =
             prose::Options { dataset, sizes, queries, dir: &dir, postgres, semantic: args.semantic };
         prose::run(&options)
+    } else if let (Some(dataset), Some(url)) = (&args.fill, postgres) {
+        fill::run(dataset, sizes.iter().copied().max().unwrap_or(0), &dir, url, args.semantic)
     } else if let Some(dataset) = &args.recall {
         recall::run(dataset, sizes, queries, &dir, postgres)
     } else if let Some(repo) = &args.ingest {

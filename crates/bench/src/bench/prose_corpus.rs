@@ -173,11 +173,27 @@ pub fn fill(
     picks: &[Picks],
     sentence_vectors: Option<&[Vec<f32>]>,
 ) -> Result<Duration, String> {
+    let (time, ids) = store_from(service, prose, 0, picks)?;
+    if let Some(sentence_vectors) = sentence_vectors {
+        set_vectors(service, store, &ids, picks, sentence_vectors)?;
+    }
+    Ok(time)
+}
+
+/// Stores the items numbered from `first` (`picks` are theirs) through `memory_store` in
+/// batches of 100: a database grown in steps holds the same items as one filled at once. The
+/// time the stores took, and the items' ids in order.
+pub fn store_from(
+    service: &MemoryService,
+    prose: &Prose,
+    first: usize,
+    picks: &[Picks],
+) -> Result<(Duration, Vec<uuid::Uuid>), String> {
     let mut time = Duration::ZERO;
     let mut ids = Vec::with_capacity(picks.len());
     for (batch, chunk) in picks.chunks(100).enumerate() {
         let items: Vec<Value> =
-            chunk.iter().enumerate().map(|(i, p)| prose.item(batch * 100 + i, p)).collect();
+            chunk.iter().enumerate().map(|(i, p)| prose.item(first + batch * 100 + i, p)).collect();
         let t = Instant::now();
         let response = super::store_items(service, &items)?;
         time += t.elapsed();
@@ -188,7 +204,18 @@ pub fn fill(
             ids.push(uuid::Uuid::parse_str(id).map_err(|e| e.to_string())?);
         }
     }
-    let Some(sentence_vectors) = sentence_vectors else { return Ok(time) };
+    Ok((time, ids))
+}
+
+/// Sets each item's vector (the mean of its sentences' vectors) in `store` directly, the
+/// embedding model recorded first.
+pub fn set_vectors(
+    service: &MemoryService,
+    store: &dyn Store,
+    ids: &[uuid::Uuid],
+    picks: &[Picks],
+    sentence_vectors: &[Vec<f32>],
+) -> Result<(), String> {
     let model = format!("{}:{}", cortex_embed::MINILM_ID, cortex_embed::MINILM_DIMENSION);
     service
         .transfer()
@@ -205,7 +232,7 @@ pub fn fill(
         store.set_vectors(&rows).map_err(|e| e.to_string())?;
     }
     tracing::info!(seconds = t.elapsed().as_secs_f64(), "item vectors set");
-    Ok(time)
+    Ok(())
 }
 
 /// The unit-length mean of an item's sentence vectors.

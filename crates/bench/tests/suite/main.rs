@@ -4,4 +4,5 @@
 mod bench;
 mod common;
 mod eval;
+mod fill;
 mod secrets;

@@ -1,14 +1,16 @@
 """Automatic failover with Patroni: two PostgreSQL 18 members run by Patroni (from PyPI; Debian
 12's 3.0.2 predates PostgreSQL 18) over one etcd (Debian's etcd-server), in synchronous mode, the
 settings of deploy/patroni/patroni.yml on loopback. Two `cortex serve --http` behind HAProxy reach
-them by a multi-host URL with `target_session_attrs=read-write`, so each new connection finds the
-primary itself. The leader is killed (Patroni with kill -9, its PostgreSQL stopped at once, as a
+them by a multi-host URL with `target_session_attrs=read-write` (each new connection finds the
+primary itself), or through HAProxy's check of Patroni's REST API
+(deploy/patroni/haproxy-postgres.cfg, on a plain URL). The leader is killed (Patroni with kill -9, its PostgreSQL stopped at once, as a
 machine losing power) under three writers: Patroni promotes the synchronous standby once the
 leader's key expires, the servers, not restarted, accept writes again within 30 s, and every write
 they acknowledged is on the new primary."""
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -26,6 +28,7 @@ from cluster import (DATABASE, SERVICE_USER, SUPERUSER, HAProxy, Scratch, addres
 from conftest import ROOT, TIMEOUT
 
 SHIPPED = ROOT / "deploy" / "patroni" / "patroni.yml"
+SHIPPED_CHECK = ROOT / "deploy" / "patroni" / "haproxy-postgres.cfg"
 
 
 def patroni_bin() -> str:
@@ -143,8 +146,51 @@ class Member:
         self.stop_postgres()
 
 
-@pytest.fixture
-def patroni_cluster():
+class PrimaryCheck:
+    """Debian's HAProxy running the shipped deploy/patroni/haproxy-postgres.cfg over the members:
+    its primary listener reaches the member whose Patroni REST API answers 200 on /primary."""
+
+    def __init__(self, members: list[Member], scratch: Scratch):
+        binary = need("haproxy", "haproxy")
+        self.port = free_port()
+        by_name = {m.name: m for m in members}
+        lines = []
+        for line in SHIPPED_CHECK.read_text().splitlines():
+            line = line.replace("bind *:5000", f"bind 127.0.0.1:{self.port}")
+            line = line.replace("bind *:5001", f"bind 127.0.0.1:{free_port()}")
+            server = re.match(r"\s*server (\S+) ", line)
+            if server:
+                member = by_name.get(server.group(1))
+                if member is None:
+                    continue
+                line = f"    server {member.name} 127.0.0.1:{member.pg_port} check port {member.api_port}"
+            lines.append(line)
+        config = scratch.path / "haproxy-postgres.cfg"
+        config.write_text("\n".join(lines) + "\n")
+        self.log = scratch.path / "haproxy-postgres.log"
+        self.proc = subprocess.Popen([binary, "-db", "-f", str(config)], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=open(self.log, "w"))
+
+    def url(self) -> str:
+        return f"postgres://{SUPERUSER}@127.0.0.1:{self.port}/{DATABASE}"
+
+    def reaches_primary(self) -> bool:
+        import psycopg
+
+        try:
+            with psycopg.connect(self.url(), connect_timeout=2, autocommit=True) as conn:
+                return not conn.execute("SELECT pg_is_in_recovery()").fetchone()[0]
+        except psycopg.Error:
+            return False
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=TIMEOUT)
+
+
+@pytest.fixture(params=["multi-host URL", "HAProxy's check"])
+def patroni_cluster(request):
     etcd_bin = need("etcd", "etcd-server")
     need("haproxy", "haproxy")
     patroni = patroni_bin()
@@ -169,12 +215,22 @@ def patroni_cluster():
         members.append(second)
         wait_for("pg2 the synchronous standby", second.is_sync_standby, [first.log, second.log])
         first.sql("postgres", f"CREATE DATABASE {DATABASE}")
-        url = (f"postgres://{SUPERUSER}@127.0.0.1:{first.pg_port},127.0.0.1:{second.pg_port}/{DATABASE}"
-               "?target_session_attrs=read-write")
+        if request.param == "multi-host URL":
+            url = (f"postgres://{SUPERUSER}@127.0.0.1:{first.pg_port},127.0.0.1:{second.pg_port}/{DATABASE}"
+                   "?target_session_attrs=read-write")
+        else:
+            check = PrimaryCheck(members, scratch)
+            procs.append(check.proc)
+            # HAProxy counts a server up until its checks fail `fall` times: until then the
+            # primary listener may reach the standby too.
+            wait_for("HAProxy marking the standby down on its primary listener",
+                     lambda: f"primary/{second.name} is DOWN" in check.log.read_text(), [check.log])
+            assert check.reaches_primary()
+            url = check.url()
         token = admin_key(url, "admin", "--rate", "1000/s")
         servers = start_servers(url, 2)
         proxy = HAProxy([address(s) for s in servers])
-        yield first, second, servers, proxy, token
+        yield first, second, servers, proxy, token, request.param
     finally:
         if proxy:
             proxy.stop()
@@ -188,7 +244,7 @@ def patroni_cluster():
 
 
 def test_patroni_promotes_the_synchronous_standby_and_no_acknowledged_write_is_lost(patroni_cluster):
-    leader, standby, servers, proxy, token = patroni_cluster
+    leader, standby, servers, proxy, token, route = patroni_cluster
     word = unique("patroni")
     acknowledged: list[tuple[float, str]] = []
     failures: list[tuple[float, str]] = []
@@ -234,7 +290,7 @@ def test_patroni_promotes_the_synchronous_standby_and_no_acknowledged_write_is_l
                   f"{standby.log.read_text()[-3000:]}"
     back_in = after[0] - lost_at[0]
     promoted_in = promoted_at[0] - lost_at[0] if promoted_at else float("nan")
-    print(f"patroni failover: the standby promoted {promoted_in:.1f} s and writes accepted again {back_in:.1f} s "
+    print(f"patroni failover ({route}): the standby promoted {promoted_in:.1f} s and writes accepted again {back_in:.1f} s "
           f"after the leader was lost (ttl 20 s, loop_wait 5 s); {len(acknowledged)} acknowledged, {len(failures)} refused "
           f"meanwhile: {[(round(t - lost_at[0], 1), f) for t, f in failures]}")
     assert standby.role() == "primary"

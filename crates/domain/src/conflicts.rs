@@ -7,6 +7,8 @@
 //! - the same specific component (a decision's `component`, a runbook's `service`; not the
 //!   project's own name, which the ingest of a project's records gives them all) and titles
 //!   sharing a word: two answers to one question;
+//! - titles sharing half their words, two at least (Jaccard ≥ 0.5): one question answered
+//!   again, however differently the texts argue;
 //! - titles sharing a third of their words (Jaccard ≥ 0.3) and texts alike (the cosine of
 //!   their word counts ≥ 0.55);
 //! - or texts alike whatever their titles (≥ 0.7): the same decision written twice.
@@ -21,6 +23,9 @@ use std::collections::{BTreeSet, HashMap};
 
 /// Titles sharing this share of their words (with similar texts) are close.
 pub const TITLE_SHARE: f64 = 0.3;
+/// Titles sharing this share of their words (two at least) are close whatever their texts:
+/// one question answered again ("Use the ADR number as its unique ID", "… slug …").
+pub const TITLE_ALONE: f64 = 0.5;
 /// The text cosine that goes with [`TITLE_SHARE`].
 pub const TEXT_WITH_TITLE: f64 = 0.55;
 /// Texts this similar are close whatever their titles.
@@ -175,6 +180,8 @@ pub fn closeness(a: &Profile, b: &Profile, project: Option<&str>) -> Option<Clos
     let shared_words = || shared.iter().map(|w| w.as_str()).collect::<Vec<_>>().join(", ");
     let why = if same_topic && !shared.is_empty() {
         format!("same component {}; titles share {}", a.topic.as_deref().unwrap_or_default(), shared_words())
+    } else if title >= TITLE_ALONE && shared.len() >= 2 {
+        format!("titles share {}", shared_words())
     } else if title >= TITLE_SHARE && text >= TEXT_WITH_TITLE {
         format!("titles share {}; texts {:.0}% alike", shared_words(), text * 100.0)
     } else if text >= TEXT_ALONE {
@@ -235,6 +242,16 @@ mod tests {
         // Two sections of one document are parts of it.
         let part = |title: &str| Profile::of(Kind::Section, title, text, Some("README.md"));
         assert_eq!(closeness(&part("Setup"), &part("Install"), None), None);
+    }
+
+    #[test]
+    fn one_question_answered_again_is_close_whatever_the_texts_say() {
+        let number = decision("adr", "Use the ADR number as its unique ID", "sequential, short to cite");
+        let slug = decision("adr", "Use the ADR slug as its unique ID", "no merge conflicts on numbers");
+        assert_eq!(closeness(&slug, &number, Some("adr")).unwrap().why, "titles share id, uniqu");
+        // One shared word of two short titles is not enough on its own.
+        let help = decision("cli", "Help scripts", "x");
+        assert_eq!(closeness(&help, &decision("cli2", "Help comments", "y"), None), None);
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //! - [`apply`]: the writes, through the store flow, and the report of each result
 //! - [`foresee`]: a dry run's writes checked as the store flow would, nothing written
 //! - [`link`]: a supersede between two records stored before
+//! - [`refresh`]: unchanged items whose file changed elsewhere, stamped at the current commit
 //! - [`git`]: the commits of a repository, read with gix
 //! - [`report`]: what a run did
 
@@ -29,11 +30,13 @@ mod foresee;
 mod git;
 mod link;
 mod plan;
+mod refresh;
 pub mod report;
 
 pub use git::Selection;
 
 use crate::{MemoryService, Result};
+use cortex_domain::provenance::{MAX_CLAIMED_FILES, normalize_path};
 use cortex_domain::sources::{self, READER_VERSION, SourceItem};
 use cortex_domain::{ErrorCode, Kind};
 use plan::Wanted;
@@ -76,6 +79,8 @@ impl Ingest<'_> {
         }
         let component = self.service.inferred.scope.project.clone().unwrap_or_else(|| "project".into());
         for (root, walks) in by_root {
+            // Paths relative to the service's own checkout name its files; another folder's do not.
+            let ours = walks.first().is_some_and(|w| self.in_our_checkout(w.top.as_deref()));
             let mut wanted: BTreeMap<(String, String), Wanted> = BTreeMap::new();
             let mut seen = std::collections::HashSet::new();
             for walk in &walks {
@@ -88,7 +93,10 @@ impl Ingest<'_> {
                     match read(file, path, &component, walk.in_decision_folder(path)) {
                         Ok(items) => {
                             for item in items {
-                                let w = Wanted::new(path, item);
+                                let mut w = Wanted::new(path, item);
+                                if ours {
+                                    w.files = repository_paths([path.as_str()]);
+                                }
                                 wanted.insert((path.clone(), w.item.key.clone()), w);
                             }
                         }
@@ -114,8 +122,9 @@ impl Ingest<'_> {
             let existing = self.ingested(plan::FROM_FILES, Some(&root), &Kind::ALL)?;
             let mut wanted: Vec<Wanted> = wanted.into_values().collect();
             self.match_exported(&mut wanted)?;
-            let plan =
+            let mut plan =
                 plan::plan(&wanted, existing, |path| walks.iter().any(|w| w.covers(path)), &mut report);
+            self.refresh(&wanted, &mut plan, &mut report)?;
             self.apply(plan::FROM_FILES, &root, &wanted, plan, &mut report, progress)?;
         }
         Ok(report)
@@ -134,6 +143,7 @@ impl Ingest<'_> {
         let mut report = IngestReport { dry_run, ..IngestReport::default() };
         let history = git::history(repo, select)?;
         let root = history.identity();
+        let ours = self.in_our_checkout(Some(&history.top));
         let total = history.ids.len() as u64;
         report.files = history.ids.len();
         // Commits are known by their hash whatever checkout read them.
@@ -159,7 +169,12 @@ impl Ingest<'_> {
                 let mut item = SourceItem::new(commit.hash.clone(), Kind::Change, commit.data(&message));
                 item.metadata = commit.metadata(&message);
                 item.occurred_at = Some(commit.commit_time);
-                wanted.push(Wanted::new("", item));
+                let mut w = Wanted::new("", item);
+                if ours {
+                    w.files = repository_paths(commit.files.iter().map(|f| f.path.as_str()));
+                    w.commit = Some(commit.hash.clone());
+                }
+                wanted.push(w);
             }
             let known: Vec<plan::Existing> =
                 wanted.iter().filter_map(|w| existing.remove(&w.item.key)).collect();
@@ -175,6 +190,16 @@ impl Ingest<'_> {
 }
 
 impl Ingest<'_> {
+    /// Whether `top` is the checkout the service stands in: the paths of its files are those
+    /// of the service's path tables.
+    fn in_our_checkout(&self, top: Option<&Path>) -> bool {
+        let canonical = |p: &Path| p.canonicalize().ok();
+        match (top, self.service.inferred.checkout.as_deref()) {
+            (Some(top), Some(ours)) => canonical(top).is_some_and(|t| Some(t) == canonical(ours)),
+            _ => false,
+        }
+    }
+
     /// Finds the stored item each exported file names: live, of the file's kind, in this
     /// memory. One not found (exported from another memory, or deleted since) is ingested
     /// like any other file's item.
@@ -233,4 +258,22 @@ fn read(
         sources::Skip::Exported(problem) => Unread::Broken(problem),
         other => Unread::Passed(other.reason()),
     })
+}
+
+/// The repository paths an item names as `source.files`: those a request may name (at most
+/// as many as it may name, each as the store normalizes it), the others left out rather than
+/// the item refused.
+fn repository_paths<'p>(paths: impl IntoIterator<Item = &'p str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for path in paths {
+        if out.len() == MAX_CLAIMED_FILES {
+            break;
+        }
+        if let Ok(path) = normalize_path(path)
+            && !out.contains(&path)
+        {
+            out.push(path);
+        }
+    }
+    out
 }

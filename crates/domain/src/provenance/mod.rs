@@ -21,7 +21,7 @@ pub mod paths;
 pub mod stale;
 
 pub use merges::{BranchMerge, MergeHow, MergedBranch, visible_branches};
-pub use paths::{PathProblem, ProvenanceClaim, mentioned_paths, normalize_path};
+pub use paths::{MAX_CLAIMED_FILES, PathProblem, ProvenanceClaim, mentioned_paths, normalize_path};
 pub use stale::{Stale, StaleFile, goes_stale, staleness};
 
 use crate::kind::Kind;

@@ -79,21 +79,22 @@ impl<'a> Stamper<'a> {
                 let branch = c.head.branch.clone().or_else(|| scope.branch.clone()).unwrap_or_default();
                 let place = RepoBranch { org, project, branch };
                 let rows = self.view.path_changes(&place, &files)?;
-                let mut dirty = false;
-                for path in &files {
-                    let committed = c.repo.entry_at(c.head_tree, path).ok().flatten().map(|(_, id)| id);
-                    let on_disk = c.repo.worktree_blob(path);
-                    dirty |= committed != on_disk;
-                }
+                let head_hex = c.head.commit.to_string();
+                let names_another = |named: &String| !head_hex.starts_with(named.as_str());
                 let (commit, commit_time, counted) = match &claim.commit {
-                    Some(named) if !c.head.commit.to_string().starts_with(named.as_str()) => {
-                        match c.repo.resolve(named) {
-                            Some(id) => (id.to_string(), c.repo.commit(id).ok().map(|f| f.time), false),
-                            None => (named.clone(), None, false),
-                        }
-                    }
-                    _ => (c.head.commit.to_string(), Some(c.head.time), c.table_at_head),
+                    Some(named) if names_another(named) => match c.repo.resolve(named) {
+                        Some(id) => (id.to_string(), c.repo.commit(id).ok().map(|f| f.time), false),
+                        None => (named.clone(), None, false),
+                    },
+                    _ => (head_hex.clone(), Some(c.head.time), c.table_at_head),
                 };
+                // The working tree differs from HEAD, not from an older commit a request names
+                // (an ingested commit): only an item written at HEAD can be on uncommitted changes.
+                let dirty = !claim.commit.as_ref().is_some_and(names_another)
+                    && files.iter().any(|path| {
+                        let committed = c.repo.entry_at(c.head_tree, path).ok().flatten().map(|(_, id)| id);
+                        committed != c.repo.worktree_blob(path)
+                    });
                 Ok(Some(Provenance {
                     commit: Some(commit),
                     commit_time,

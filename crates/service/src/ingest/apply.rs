@@ -233,6 +233,12 @@ pub(super) fn write(from: &str, root: &str, w: &Wanted, id: Option<Uuid>, supers
         "dedupe": false,
         "source": {"tool": "cortex ingest"},
     });
+    if !w.files.is_empty() {
+        item["source"]["files"] = json!(w.files);
+    }
+    if let Some(commit) = &w.commit {
+        item["source"]["commit"] = json!(commit);
+    }
     if let Some(id) = id {
         item["id"] = json!(id.to_string());
     }

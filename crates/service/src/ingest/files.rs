@@ -27,6 +27,8 @@ pub(crate) struct Walked {
     pub single_file: bool,
     /// `(path relative to the root, file on disk)`, sorted by path.
     pub files: Vec<(String, PathBuf)>,
+    /// The top folder of the git checkout the files are in, if any.
+    pub top: Option<PathBuf>,
 }
 
 impl Walked {
@@ -61,7 +63,8 @@ pub(crate) fn walk(arg: &Path) -> Result<Walked, ValidationError> {
     })?;
     let single_file = path.is_file();
     let folder = if single_file { path.parent().unwrap_or(&path).to_path_buf() } else { path.clone() };
-    let (base, root, above) = match checkout_top(&folder) {
+    let top = checkout_top(&folder);
+    let (base, root, above) = match top.clone() {
         Some(top) => {
             let root = super::git::checkout_identity(&top);
             (top, root, String::new())
@@ -88,7 +91,7 @@ pub(crate) fn walk(arg: &Path) -> Result<Walked, ValidationError> {
         collect(&path, &mut files, &base);
     }
     files.sort();
-    Ok(Walked { root, above, covers, single_file, files })
+    Ok(Walked { root, above, covers, single_file, files, top })
 }
 
 fn collect(folder: &Path, out: &mut Vec<(String, PathBuf)>, base: &Path) {

@@ -5,9 +5,9 @@
 use super::Ingest;
 use super::report::{IngestReport, Unlinked};
 use crate::Result;
-use cortex_domain::Kind;
 use cortex_domain::sources::adr::Direction;
 use cortex_domain::sources::{READER_VERSION, SourceItem, resolve_link};
+use cortex_domain::{Kind, Scope};
 use cortex_store::{Filters, StoredItem};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -30,6 +30,11 @@ pub(crate) struct Wanted {
     /// The stored item an exported file names (live, of the file's kind): the item the file
     /// updates, compared field by field instead of by hash.
     pub matched: Option<Box<StoredItem>>,
+    /// The repository files the item comes from (`source.files`): its file, when the file
+    /// lies in the checkout the service stands in; a commit's files.
+    pub files: Vec<String>,
+    /// The commit it records (`source.commit`): a commit's own hash.
+    pub commit: Option<String>,
 }
 
 impl Wanted {
@@ -42,7 +47,7 @@ impl Wanted {
             item.occurred_at
         );
         let hash = Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
-        Wanted { path: path.to_string(), item, hash, matched: None }
+        Wanted { path: path.to_string(), item, hash, matched: None, files: Vec::new(), commit: None }
     }
 }
 
@@ -60,6 +65,9 @@ pub(crate) struct Existing {
     pub legacy: bool,
     /// The reader version that made it (0: one that did not say).
     pub reader: u64,
+    pub scope: Scope,
+    /// When it was last written (epoch ms).
+    pub written: i64,
 }
 
 /// What to write.
@@ -74,6 +82,8 @@ pub(crate) struct Plan {
     pub stored_records: HashMap<String, Existing>,
     /// Supersedes to make between records both stored already.
     pub links: Vec<StoredLink>,
+    /// Wanted items whose stored item already holds what the source says, with it.
+    pub unchanged: Vec<(usize, Existing)>,
 }
 
 /// A supersede named between two stored records: `new` replaces `old`.
@@ -149,6 +159,8 @@ fn existing(item: &StoredItem, from: &str, root: Option<&str>) -> Option<Existin
         superseded_by: item.superseded_by,
         legacy: legacy && root.is_some_and(|r| !r.is_empty()),
         reader: source.get("reader").and_then(Value::as_u64).unwrap_or(0),
+        scope: item.record.scope.clone(),
+        written: item.record.updated_at,
     })
 }
 
@@ -187,6 +199,8 @@ pub(crate) fn plan(
                 superseded_by: stored.superseded_by,
                 legacy: false,
                 reader: 0,
+                scope: stored.record.scope.clone(),
+                written: stored.record.updated_at,
             };
             plan.stored_records.insert(w.path.clone(), existing);
         }
@@ -207,7 +221,10 @@ pub(crate) fn plan(
         }
         match by_key.remove(&(w.path.clone(), w.item.key.clone())) {
             None => inserts.push(i),
-            Some(stored) if stored.hash == w.hash && stored.kind == w.item.kind => counts.unchanged += 1,
+            Some(stored) if stored.hash == w.hash && stored.kind == w.item.kind => {
+                counts.unchanged += 1;
+                plan.unchanged.push((i, stored));
+            }
             Some(stored) if stored.kind == w.item.kind => plan.updates.push((i, stored.id)),
             // The file became another kind of document: its old item goes, a new one comes.
             Some(stored) => {

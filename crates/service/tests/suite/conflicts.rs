@@ -56,7 +56,7 @@ fn a_second_decision_for_the_same_component_names_the_first_and_how_to_supersede
 }
 
 /// The five projects' record folders, under `tests/fixtures/ingest`.
-const SETS: [(&str, &str); 5] = [
+pub(crate) const SETS: [(&str, &str); 5] = [
     ("jabref", "JabRef+jabref/docs/decisions"),
     ("madr", "adr+madr/docs/decisions"),
     ("moj", "ministryofjustice+modernisation-platform/architecture-decision-record"),
@@ -66,7 +66,7 @@ const SETS: [(&str, &str); 5] = [
 
 /// Every pair the rule flags on the fixtures (with the statuses this build's ingest reads),
 /// judged by reading both records: (project, newer file, older file, true pair?, why).
-const JUDGED: &[(&str, &str, &str, bool, &str)] = &[
+pub(crate) const JUDGED: &[(&str, &str, &str, bool, &str)] = &[
     (
         "jabref",
         "0065-download-url-input-files",

@@ -39,18 +39,18 @@ fn repository(files: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
-fn write(repo: &Path, path: &str, text: &str) {
+pub(crate) fn write(repo: &Path, path: &str, text: &str) {
     let full = repo.join(path);
     std::fs::create_dir_all(full.parent().unwrap()).unwrap();
     std::fs::write(full, text).unwrap();
 }
 
-fn commit_all(repo: &Path, message: &str) {
+pub(crate) fn commit_all(repo: &Path, message: &str) {
     git(repo, &["add", "-A"]);
     git(repo, &["commit", "-q", "-m", message]);
 }
 
-fn head(repo: &Path) -> String {
+pub(crate) fn head(repo: &Path) -> String {
     let out =
         std::process::Command::new("git").args(["rev-parse", "HEAD"]).current_dir(repo).output().unwrap();
     String::from_utf8(out.stdout).unwrap().trim().to_string()

@@ -256,13 +256,16 @@ def test_patroni_promotes_the_synchronous_standby_and_no_acknowledged_write_is_l
     def writer(w):
         i = 0
         while not stop.is_set():
+            sent = time.monotonic()
             try:
                 status, item_id, answer = store(proxy.url, token, f"{word} {unique('w')} by {w} #{i}")
             except OSError as e:
                 status, item_id, answer = None, None, repr(e)
             with lock:
+                # By when it was sent: a write sent before the leader was lost may be
+                # acknowledged after (committed, its answer delayed), which says nothing of new writes.
                 if item_id:
-                    acknowledged.append((time.monotonic(), item_id))
+                    acknowledged.append((sent, item_id))
                 else:
                     failures.append((time.monotonic(), f"{status}: {str(answer)[:160]}"))
             i += 1

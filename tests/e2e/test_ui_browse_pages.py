@@ -96,6 +96,12 @@ def test_browsing_pages_as_a_person_sees_them(db, serve, chromium, tmp_path):
         chromium.loads(lambda: chromium.js("document.querySelector('a[rel=prev]').click()"))
         assert len(texts(chromium, ".hit .title")) == 20, "Previous goes back to the first page"
         look(chromium, tmp_path, "search-page-1-again", width)
+        # An author no one is: nothing found, the field kept and the filters shown open.
+        chromium.go(server.base + "/?q=drain+queue+shard&mode=fast&author=key%3Aacme%2Fnobody")
+        assert chromium.js("document.querySelector('input[name=author]').value") == "key:acme/nobody"
+        assert chromium.js("document.querySelector('form details').open")
+        assert texts(chromium, ".hit .title") == []
+        look(chromium, tmp_path, "search-author", width)
 
         # Only acme/web holds the bold section; its snippet marks the words that matched.
         chromium.go(server.base + "/?q=jitter+backoff&mode=fast&in=acme%2Fweb")
@@ -138,6 +144,18 @@ def test_browsing_pages_as_a_person_sees_them(db, serve, chromium, tmp_path):
         fills = chromium.js("[...document.querySelectorAll('svg.graph circle')].map(c => c.getAttribute('fill'))")
         assert len(set(fills)) == 2, fills
         assert chromium.js("document.querySelector('svg.graph line').getAttribute('marker-end')") == "url(#arrow)"
+        # Each arrowhead (the last 12 px of its line) is clear of every name: relations' and nodes'.
+        covered = chromium.js("""(() => {
+            const labels = [...document.querySelectorAll('svg.graph text')].map(t => t.getBBox());
+            return [...document.querySelectorAll('svg.graph line.edge')].filter(l => {
+                const [x1, y1, x2, y2] = ['x1', 'y1', 'x2', 'y2'].map(a => +l.getAttribute(a));
+                const len = Math.hypot(x2 - x1, y2 - y1) || 1;
+                const pts = [0, 4, 8, 12].map(d => [x2 - (x2 - x1) * d / len, y2 - (y2 - y1) * d / len]);
+                return labels.some(b => pts.some(([x, y]) =>
+                    x >= b.x - 2 && x <= b.x + b.width + 2 && y >= b.y - 2 && y <= b.y + b.height + 2));
+            }).length;
+        })()""")
+        assert covered == 0, f"{covered} arrowhead(s) under a relation's name"
         look(chromium, tmp_path, "graph", width)
 
         chromium.go(server.base + "/trash")

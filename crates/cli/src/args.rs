@@ -44,6 +44,8 @@ pub struct FindFlags {
     pub tags: Vec<String>,
     #[arg(long, help = doc(&find::SINCE), value_name = "AGE|DATE")]
     pub since: Option<String>,
+    #[arg(long, help = doc(&find::AUTHOR), value_name = "PRINCIPAL|AGENT")]
+    pub author: Option<String>,
     #[arg(long, help = doc(&find::LIMIT))]
     pub limit: Option<i64>,
     #[arg(long, help = doc(&find::CURSOR))]
@@ -123,7 +125,7 @@ pub enum Command {
     /// and its words from the argument's definition (docs/TOOLS.md).
     Find {
         #[command(flatten)]
-        flags: FindFlags,
+        flags: Box<FindFlags>,
         /// Print the full JSON response.
         #[arg(long)]
         json: bool,

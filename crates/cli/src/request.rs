@@ -4,9 +4,9 @@
 
 use crate::args::FindFlags;
 use cortex_domain::args::shape::Text;
-use cortex_domain::find::FindFilter;
 use cortex_domain::find::args::{DEPTH, EXPAND, LIMIT, MODE, SINCE, TAGS, TYPES, WIDEN};
 use cortex_domain::find::filter::status_word;
+use cortex_domain::find::{Author, FindFilter};
 use cortex_domain::item::StoreRequest;
 use cortex_domain::query::validate_query;
 use cortex_domain::scope::{Scope, check_value};
@@ -34,6 +34,7 @@ pub fn find_request(flags: &FindFlags) -> Result<FindRequest, ValidationError> {
         tags: TAGS.shape.parse_strs(TAGS.name, flags.tags.iter().map(String::as_str))?,
         status: flags.status.as_deref().map(status_word),
         since: flags.since.as_deref().map(|since| SINCE.shape.parse_str(SINCE.name, since)).transpose()?,
+        author: flags.author.as_deref().map(Author::parse_arg).transpose()?,
         ..FindFilter::default()
     };
     request = request.with_filter(filter);
@@ -81,6 +82,7 @@ mod tests {
             status: None,
             tags: Vec::new(),
             since: None,
+            author: None,
             limit: None,
             cursor: None,
             expand: None,
@@ -99,6 +101,7 @@ mod tests {
             status: Some("In progress".into()),
             tags: vec![" Infra ".into(), "db".into()],
             since: Some("7d".into()),
+            author: Some(" claude ".into()),
             limit: Some(5),
             expand: Some("relations".into()),
             depth: Some(2),
@@ -106,7 +109,7 @@ mod tests {
         };
         let sent = json!({"query": "deploy", "mode": "fast", "types": ["decision", "adr"],
             "scope": {"org": " acme ", "branch": "main"}, "widen": "org", "status": "In progress",
-            "tags": [" Infra ", "db"], "since": "7d", "limit": 5,
+            "tags": [" Infra ", "db"], "since": "7d", "author": "claude", "limit": 5,
             "expand": "relations", "depth": 2});
         assert_eq!(find_request(&given).unwrap(), FindRequest::from_json(&sent).unwrap());
     }
@@ -119,6 +122,7 @@ mod tests {
             (FindFlags { limit: Some(0), ..flags("x") }, "limit"),
             (FindFlags { since: Some("last week".into()), ..flags("x") }, "since"),
             (FindFlags { depth: Some(9), ..flags("x") }, "depth"),
+            (FindFlags { author: Some(" ".into()), ..flags("x") }, "author"),
             (FindFlags { branch: Some("a\nb".into()), ..flags("x") }, "scope.branch"),
             (FindFlags { cursor: Some("nope".into()), ..flags("x") }, "cursor"),
         ] {

@@ -6,6 +6,7 @@
 
 use crate::LexicalError;
 use crate::schema::scope_column;
+use cortex_domain::find::Author;
 use cortex_store::{Clause, Filters};
 use tantivy::columnar::{Column, StrColumn};
 use tantivy::{DocId, SegmentReader};
@@ -95,6 +96,8 @@ impl SegmentFilter {
                 Clause::UpdatedSince(t) => Test::AtLeast(fast.i64("updated_at")?, t),
                 Clause::UpdatedBefore(t) => Test::Below(fast.i64("updated_at")?, t),
                 Clause::StatusIs(status) => one_of(fast.str("status")?, &[status])?,
+                Clause::AuthorIs(Author::Principal(p)) => one_of(fast.str("author")?, &[p.as_str()])?,
+                Clause::AuthorIs(Author::Agent(a)) => one_of(fast.str("agent")?, &[a.as_str()])?,
                 Clause::HasTags(tags) => match fast.str("tags")? {
                     None => {
                         nothing = true;

@@ -22,7 +22,7 @@ pub(crate) const ANALYZER: &str = "cortex_english";
 
 /// Bumped whenever the schema or the analysis changes: an index of another version is built
 /// again rather than read wrongly.
-pub(crate) const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 3;
 
 /// Tokens longer than this are not indexed (hashes, base64): they are never searched as words.
 const LONGEST_TOKEN: usize = 64;
@@ -68,6 +68,9 @@ pub(crate) struct Fields {
     pub kind: Field,
     pub status: Field,
     pub tags: Field,
+    /// The principal that wrote the current version, and the agent it claimed.
+    pub author: Field,
+    pub agent: Field,
     /// `SCOPE_FIELDS`, in that order; an unset field holds no value.
     pub scope: [Field; 7],
     pub updated_at: Field,
@@ -100,6 +103,8 @@ impl Fields {
             kind: b.add_text_field("kind", STRING | FAST),
             status: b.add_text_field("status", FAST),
             tags: b.add_text_field("tags", FAST),
+            author: b.add_text_field("author", FAST),
+            agent: b.add_text_field("agent", FAST),
             scope: SCOPE_FIELDS.map(|f| b.add_text_field(&scope_column(f), FAST)),
             updated_at: b.add_i64_field("updated_at", FAST),
             created_at: b.add_i64_field("created_at", FAST),
@@ -130,6 +135,12 @@ impl Fields {
         }
         for tag in &facts.tags {
             doc.add_text(self.tags, tag);
+        }
+        if let Some(author) = &facts.author {
+            doc.add_text(self.author, author);
+        }
+        if let Some(agent) = &facts.agent {
+            doc.add_text(self.agent, agent);
         }
         for (field, name) in self.scope.iter().zip(SCOPE_FIELDS) {
             if let Some(value) = facts.scope.get(name).filter(|v| !v.is_empty()) {

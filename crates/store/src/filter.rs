@@ -6,7 +6,7 @@
 //! (`tests/filters.rs`) holds the SQL of both backends to [`Filters::admits`].
 
 use crate::model::StoredItem;
-use cortex_domain::find::FindFilter;
+use cortex_domain::find::{Author, FindFilter};
 use cortex_domain::provenance::MergedBranch;
 use cortex_domain::tenant::Bound;
 use cortex_domain::{Kind, Scope};
@@ -21,6 +21,8 @@ pub struct Filters {
     pub until: Option<i64>,
     pub tags: Vec<String>,
     pub status: Option<String>,
+    /// Who wrote the item's current version.
+    pub author: Option<Author>,
     /// Items expiring at or before this instant are hidden.
     pub now: i64,
     /// Superseded items are hidden unless this is set.
@@ -57,6 +59,8 @@ pub enum Clause<'a> {
     /// Updated before this instant.
     UpdatedBefore(i64),
     StatusIs(&'a str),
+    /// The recorded principal, or the claimed agent, of the current version is this one.
+    AuthorIs(&'a Author),
     /// Every one of these tags (never empty).
     HasTags(&'a [String]),
 }
@@ -81,6 +85,7 @@ impl Filters {
         out.extend(self.since.map(Clause::UpdatedSince));
         out.extend(self.until.map(Clause::UpdatedBefore));
         out.extend(self.status.as_deref().map(Clause::StatusIs));
+        out.extend(self.author.as_ref().map(Clause::AuthorIs));
         if !self.tags.is_empty() {
             out.push(Clause::HasTags(&self.tags));
         }
@@ -99,13 +104,15 @@ impl Filters {
     /// The filter is taken apart whole: a new filter of a find does not compile until it is
     /// given its clause here.
     pub fn with_find_filter(self, filter: &FindFilter) -> Filters {
-        let FindFilter { types, since, until, tags, status, include_superseded, include_expired } = filter;
+        let FindFilter { types, since, until, tags, status, author, include_superseded, include_expired } =
+            filter;
         Filters {
             kinds: types.clone(),
             since: since.map(|m| m.resolve(self.now)),
             until: until.map(|m| m.resolve(self.now)),
             tags: tags.clone(),
             status: status.clone(),
+            author: author.clone(),
             include_superseded: *include_superseded,
             include_expired: *include_expired,
             ..self
@@ -143,6 +150,8 @@ impl Clause<'_> {
             Clause::UpdatedBefore(t) => facts.updated_at < t,
             Clause::StatusIs(status) => facts.status.as_deref() == Some(status),
             Clause::HasTags(tags) => tags.iter().all(|t| facts.tags.contains(t)),
+            Clause::AuthorIs(Author::Principal(p)) => facts.author.as_deref() == Some(p.as_str()),
+            Clause::AuthorIs(Author::Agent(a)) => facts.agent.as_deref() == Some(a.as_str()),
         }
     }
 }
@@ -159,6 +168,10 @@ pub struct ItemFacts {
     pub tags: Vec<String>,
     pub superseded: bool,
     pub deleted: bool,
+    /// The principal that wrote the current version ([`StoredItem::author`]).
+    pub author: Option<String>,
+    /// The agent its writer claimed (`source.actor`, when a string).
+    pub agent: Option<String>,
 }
 
 impl ItemFacts {
@@ -175,6 +188,13 @@ impl ItemFacts {
             tags: r.tags.clone(),
             superseded: item.superseded_by.is_some(),
             deleted: item.deleted_at.is_some(),
+            author: item.author.clone(),
+            agent: r
+                .source
+                .as_ref()
+                .and_then(|s| s.get("actor"))
+                .and_then(|a| a.as_str())
+                .map(str::to_string),
         }
     }
 }

@@ -173,6 +173,10 @@ pub struct StoredItem {
     /// When it first entered a state governance protects (`cortex_domain::governance::governs`:
     /// a decision accepted, a section approved); kept for good, whatever its status does next.
     pub governed_since: Option<i64>,
+    /// Who wrote its current version: the principal of the insert or update that wrote it
+    /// (`cortex_domain::principal`'s text), from the writer's context, never from a request's
+    /// body; `None` when the writer was not named.
+    pub author: Option<String>,
 }
 
 /// How the terms of a lexical search combine.

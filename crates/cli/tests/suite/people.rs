@@ -82,6 +82,32 @@ fn show_prints_an_item_once_for_a_person_and_names_the_ids_it_cannot_show() {
 }
 
 #[test]
+fn find_filters_by_author_the_principal_recorded_or_the_agent_claimed() {
+    let memory = Memory::seeded();
+    let lines = |args: &[&str]| text(&memory.run(args).stdout);
+    let claimed = r#"{"kind": "section", "source": {"actor": "claude"}, "data": {"title": "Yanked releases", "body": "A yanked release is marked [YANKED] in the changelog."}}"#;
+    let forged = r#"{"kind": "section", "source": {"actor": "key:acme/ci"}, "data": {"title": "Yanked tags", "body": "A yanked tag stays in the changelog."}}"#;
+    for item in [claimed, forged] {
+        assert!(memory.run(&["store", item]).status.success());
+    }
+    // Who this CLI writes as: the principal the trail recorded for the last write.
+    let audit: Value =
+        serde_json::from_slice(&memory.run(&["audit", "--json", "--limit", "1"]).stdout).unwrap();
+    let me = audit["records"][0]["principal"].as_str().unwrap().to_string();
+    assert!(me.starts_with("local"), "{me}");
+    let mine = lines(&["find", "yanked", "--author", &me]);
+    assert!(mine.contains("Yanked releases") && mine.contains("Yanked tags"), "{mine}");
+    let agent = lines(&["find", "yanked", "--author", "claude"]);
+    assert!(agent.contains("Yanked releases") && !agent.contains("Yanked tags"), "{agent}");
+    // Claiming a key's name as the agent does not make the item the key's.
+    let key = lines(&["find", "yanked", "--author", "key:acme/ci"]);
+    assert!(key.starts_with("no hits") && key.contains("without --author"), "{key}");
+    let empty = memory.run(&["find", "yanked", "--author", " "]);
+    assert_eq!(empty.status.code(), Some(2));
+    assert!(text(&empty.stderr).starts_with("cortex: --author: "), "{}", text(&empty.stderr));
+}
+
+#[test]
 fn find_filters_by_status_tags_and_since_and_hints_in_the_commands_flags() {
     let memory = Memory::seeded();
     let lines = |args: &[&str]| text(&memory.run(args).stdout);

@@ -4,7 +4,7 @@
 //! cursor, bound to everything else).
 
 use super::filter::FindFilter;
-pub use super::filter::{INCLUDE_EXPIRED, INCLUDE_SUPERSEDED, SINCE, STATUS, TAGS, TYPES, UNTIL};
+pub use super::filter::{AUTHOR, INCLUDE_EXPIRED, INCLUDE_SUPERSEDED, SINCE, STATUS, TAGS, TYPES, UNTIL};
 use super::{Detail, FindRequest, Mode, cursor};
 use crate::args::shape::{Ids, Int, Query, ScopeObject, Text, Words};
 use crate::args::{self, Arg, Field};
@@ -114,7 +114,7 @@ pub const EXPAND_LIMIT: FindField<Int> = Field {
 };
 
 /// Every argument `memory_find` takes, in the order its schema lists them.
-pub static ARGS: [&dyn Arg<Draft>; 19] = [
+pub static ARGS: [&dyn Arg<Draft>; 20] = [
     &QUERY,
     &IDS,
     &MODE,
@@ -125,6 +125,7 @@ pub static ARGS: [&dyn Arg<Draft>; 19] = [
     &UNTIL,
     &TAGS,
     &STATUS,
+    &AUTHOR,
     &INCLUDE_SUPERSEDED,
     &INCLUDE_EXPIRED,
     &LIMIT,

@@ -6,7 +6,7 @@
 //! encoding does not follow `Debug` output (which a compiler or a new field could change).
 //! Cursors made before this encoding are refused as `bad_cursor`: the client starts over.
 
-use super::{FindFilter, FindRequest};
+use super::{Author, FindFilter, FindRequest};
 use crate::error::{ErrorCode, ValidationError};
 use crate::scope::SCOPE_FIELDS;
 use crate::time::Moment;
@@ -84,7 +84,8 @@ impl FindRequest {
             depth: _,
             expand_limit: _,
         } = self;
-        let FindFilter { types, since, until, tags, status, include_superseded, include_expired } = filter;
+        let FindFilter { types, since, until, tags, status, author, include_superseded, include_expired } =
+            filter;
         let mut e = Encoder(Sha256::new());
         e.text("query", query.as_deref());
         let ids: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
@@ -100,6 +101,12 @@ impl FindRequest {
         e.moment("until", *until);
         e.texts("tags", tags.iter().map(String::as_str));
         e.text("status", status.as_deref());
+        // The two readings of one text are two filters.
+        let author = author.as_ref().map(|a| match a {
+            Author::Principal(t) => format!("principal:{t}"),
+            Author::Agent(t) => format!("agent:{t}"),
+        });
+        e.text("author", author.as_deref());
         e.number("include_superseded", Some((*include_superseded).into()));
         e.number("include_expired", Some((*include_expired).into()));
         let digest = e.0.finalize();

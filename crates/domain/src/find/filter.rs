@@ -8,11 +8,12 @@
 
 use super::args::{Draft, FindField};
 use crate::args::Arg;
-use crate::args::shape::{Flag, Kinds, TagFilter, Text, When};
+use crate::args::shape::{Custom, Flag, Kinds, TagFilter, Text, When, schemas};
 use crate::error::{ErrorCode, ValidationError};
 use crate::kind::Kind;
 use crate::limits::MAX_TAGS;
 use crate::time::Moment;
+use serde_json::Value;
 
 /// The filters of a find: which items may be hits. Every field at its default keeps
 /// everything live, current and not expired.
@@ -29,6 +30,8 @@ pub struct FindFilter {
     pub tags: Vec<String>,
     /// The kind's status, as a word (`accepted`, `in_progress`).
     pub status: Option<String>,
+    /// Who wrote the item's current version ([`Author`]).
+    pub author: Option<Author>,
     /// Also items a newer item superseded (they carry `superseded_by`).
     pub include_superseded: bool,
     /// Also expired items (until a purge removes them).
@@ -61,6 +64,12 @@ pub const STATUS: FindField<Text> = FindField {
     shape: Text,
     set: |d, v| d.filter().status = Some(status_word(&v)),
 };
+pub const AUTHOR: FindField<Custom<Author>> = FindField {
+    name: "author",
+    doc: Some("Who wrote it: a principal (key:org/name, oauth:…, local:user), else a claimed agent. Exact."),
+    shape: Custom { schema: schemas::string, parse: Author::parse_json },
+    set: |d, v| d.filter().author = Some(v),
+};
 pub const INCLUDE_SUPERSEDED: FindField<Flag> = FindField {
     name: "include_superseded",
     doc: Some("Also return items a newer item superseded."),
@@ -75,8 +84,62 @@ pub const INCLUDE_EXPIRED: FindField<Flag> = FindField {
 };
 
 /// Every filter's argument; each is listed in `memory_find`'s arguments too (a test holds it).
-pub static FILTERS: [&dyn Arg<Draft>; 7] =
-    [&TYPES, &SINCE, &UNTIL, &TAGS, &STATUS, &INCLUDE_SUPERSEDED, &INCLUDE_EXPIRED];
+pub static FILTERS: [&dyn Arg<Draft>; 8] =
+    [&TYPES, &SINCE, &UNTIL, &TAGS, &STATUS, &AUTHOR, &INCLUDE_SUPERSEDED, &INCLUDE_EXPIRED];
+
+/// Who wrote an item, as a find names them. The server records the principal that wrote each
+/// version (`cortex_domain::principal`'s text); the client may claim an agent (`source.actor`),
+/// taken as sent. A text in a principal's form can only mean the recorded principal, so a
+/// client cannot pass as one by claiming its name as its agent; any other text is an agent's
+/// name. Both compare exactly (case and all).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Author {
+    /// The principal recorded on the item's current version.
+    Principal(String),
+    /// The agent the writer of the current version claimed.
+    Agent(String),
+}
+
+impl Author {
+    /// `text`, trimmed, as the author it names; `None` when it is empty.
+    pub fn parse(text: &str) -> Option<Author> {
+        let text = text.trim();
+        if text.is_empty() {
+            return None;
+        }
+        let principal = ["key:", "oauth:", "local:"].iter().any(|p| text.starts_with(p))
+            || text == "local"
+            || text.starts_with("local (");
+        Some(if principal { Author::Principal(text.into()) } else { Author::Agent(text.into()) })
+    }
+
+    /// The text as the caller wrote it (trimmed).
+    pub fn as_str(&self) -> &str {
+        match self {
+            Author::Principal(t) | Author::Agent(t) => t,
+        }
+    }
+
+    /// `text` as the `author` argument: refused, naming the argument, when it is empty.
+    pub fn parse_arg(text: &str) -> Result<Author, ValidationError> {
+        Author::parse(text).ok_or_else(|| {
+            ValidationError::new(
+                ErrorCode::Empty,
+                AUTHOR.name,
+                "`author` is empty",
+                "name a principal (key:<org>/<name>, oauth:<subject> at <issuer>, local:<user>) or an agent, \
+                 or leave `author` out",
+            )
+        })
+    }
+
+    fn parse_json(value: &Value) -> Result<Author, ValidationError> {
+        match value {
+            Value::String(s) => Author::parse_arg(s),
+            other => Err(ValidationError::wrong_type(AUTHOR.name, "a string", other)),
+        }
+    }
+}
 
 /// A status as filters compare it: trimmed, lowercase, words joined by `_` ("In progress" is
 /// `in_progress`).
@@ -93,11 +156,20 @@ impl FindFilter {
     /// The filters that narrow a search beyond its kinds, by argument name, for a hint of
     /// what dropping them would find.
     pub fn narrowing(&self) -> Vec<&'static str> {
-        let FindFilter { types: _, since, until, tags, status, include_superseded: _, include_expired: _ } =
-            self;
+        let FindFilter {
+            types: _,
+            since,
+            until,
+            tags,
+            status,
+            author,
+            include_superseded: _,
+            include_expired: _,
+        } = self;
         [
             (!tags.is_empty()).then_some(TAGS.name),
             status.is_some().then_some(STATUS.name),
+            author.is_some().then_some(AUTHOR.name),
             since.is_some().then_some(SINCE.name),
             until.is_some().then_some(UNTIL.name),
         ]
@@ -108,7 +180,7 @@ impl FindFilter {
 
     /// These filters without the [`narrowing`](Self::narrowing) ones.
     pub fn without_narrowing(&self) -> FindFilter {
-        FindFilter { since: None, until: None, tags: Vec::new(), status: None, ..self.clone() }
+        FindFilter { since: None, until: None, tags: Vec::new(), status: None, author: None, ..self.clone() }
     }
 
     /// The checks of a filter built in the process rather than parsed: the limits the
@@ -120,6 +192,7 @@ impl FindFilter {
             until: _,
             tags,
             status,
+            author,
             include_superseded: _,
             include_expired: _,
         } = self;
@@ -140,6 +213,9 @@ impl FindFilter {
                 "name a status of the kind, such as accepted or open, or leave `status` out",
             ));
         }
+        if let Some(author) = author {
+            Author::parse_arg(author.as_str())?;
+        }
         Ok(())
     }
 }
@@ -159,6 +235,7 @@ mod tests {
             until: Some(Moment::At(2)),
             tags: vec!["a".into()],
             status: Some("open".into()),
+            author: Some(Author::Principal("key:acme/ci".into())),
             include_superseded: true,
             include_expired: true,
         }
@@ -182,6 +259,7 @@ mod tests {
             FindFilter { until: all.until, ..FindFilter::default() },
             FindFilter { tags: all.tags.clone(), ..FindFilter::default() },
             FindFilter { status: all.status.clone(), ..FindFilter::default() },
+            FindFilter { author: all.author.clone(), ..FindFilter::default() },
             FindFilter { include_superseded: true, ..FindFilter::default() },
             FindFilter { include_expired: true, ..FindFilter::default() },
         ];
@@ -196,7 +274,7 @@ mod tests {
     fn the_parse_fills_every_filter() {
         let parsed = FindRequest::from_json(&json!({
             "query": "x", "types": ["decision"], "since": "1970-01-01T00:00:00.001Z",
-            "until": "1970-01-01T00:00:00.002Z", "tags": [" A "], "status": "Open",
+            "until": "1970-01-01T00:00:00.002Z", "tags": [" A "], "status": "Open", "author": " key:acme/ci ",
             "include_superseded": true, "include_expired": true,
         }))
         .unwrap();
@@ -205,8 +283,27 @@ mod tests {
 
     #[test]
     fn the_narrowing_filters_are_named_as_their_arguments() {
-        assert_eq!(every_filter_set().narrowing(), vec!["tags", "status", "since", "until"]);
+        assert_eq!(every_filter_set().narrowing(), vec!["tags", "status", "author", "since", "until"]);
         assert!(every_filter_set().without_narrowing().narrowing().is_empty());
         assert_eq!(status_word(" In progress"), "in_progress");
+    }
+
+    #[test]
+    fn an_author_in_a_principals_form_is_the_principal_else_an_agent() {
+        assert_eq!(Author::parse(" key:acme/ci "), Some(Author::Principal("key:acme/ci".into())));
+        assert_eq!(
+            Author::parse("oauth:u-1 at https://id/"),
+            Some(Author::Principal("oauth:u-1 at https://id/".into()))
+        );
+        assert_eq!(Author::parse("local:dana"), Some(Author::Principal("local:dana".into())));
+        assert_eq!(
+            Author::parse("local (loopback, no key)"),
+            Some(Author::Principal("local (loopback, no key)".into()))
+        );
+        assert_eq!(Author::parse("Claude-Code"), Some(Author::Agent("Claude-Code".into())));
+        assert_eq!(Author::parse("localhost-bot"), Some(Author::Agent("localhost-bot".into())));
+        assert_eq!(Author::parse("  "), None);
+        let empty = FindRequest::from_json(&json!({"query": "x", "author": " "})).unwrap_err();
+        assert_eq!(empty.field, "author");
     }
 }

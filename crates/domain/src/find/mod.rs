@@ -13,7 +13,7 @@ mod build;
 mod cursor;
 pub mod filter;
 
-pub use filter::FindFilter;
+pub use filter::{Author, FindFilter};
 
 use crate::args::Word;
 use crate::graph::{DEFAULT_DEPTH, DEFAULT_EXPAND_LIMIT, Expand};

@@ -65,7 +65,7 @@ fn item(id: Uuid, kind: Kind, org: &str, title: &str, body: &str, updated_at: us
         vector: None,
         chunks: Vec::new(),
     };
-    StoredItem { record, deleted_at: None, superseded_by: None, governed_since: None }
+    StoredItem { record, deleted_at: None, superseded_by: None, governed_since: None, author: None }
 }
 
 fn query(text: &str, filters: Filters, pool: usize) -> LexicalQuery {

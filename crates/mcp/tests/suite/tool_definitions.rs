@@ -61,7 +61,7 @@ fn the_schemas_name_exactly_the_fields_the_domain_parses() {
         schema["properties"].as_object().unwrap().keys().cloned().collect()
     };
     let find = names(&tools[1]["inputSchema"]);
-    assert_eq!(find.len(), 19, "{find:?}");
+    assert_eq!(find.len(), 20, "{find:?}");
     for name in &find {
         let mut args = json!({ "query": "x" });
         args[name.as_str()] = serde_json::Value::Null;

@@ -124,16 +124,24 @@ pub fn layout(center: Uuid, nodes: &[(Uuid, String, String)], edges: &[GraphEdge
         .iter()
         .filter_map(|e| {
             let (a, b) = (at.get(&e.from.to_string())?, at.get(&e.to.to_string())?);
-            // The arrow ends at the edge of the node it points to, not under it.
+            // The arrow ends where it meets the node it points to or that node's name, not
+            // under either.
             let length = ((b.x - a.x).powi(2) + (b.y - a.y).powi(2)).sqrt().max(1.0);
-            let back = (b.radius + 3.0) / length;
+            let mut back = b.radius + 3.0;
+            while back < length
+                && under_node(b, b.x - (b.x - a.x) * back / length, b.y - (b.y - a.y) * back / length)
+            {
+                back += 1.0;
+            }
+            let (x2, y2) = (b.x - (b.x - a.x) * back / length, b.y - (b.y - a.y) * back / length);
+            let (mx, my) = label_anchor((a.x, a.y), (x2, y2));
             Some(Line {
                 x1: a.x,
                 y1: a.y,
-                x2: (b.x - (b.x - a.x) * back).round(),
-                y2: (b.y - (b.y - a.y) * back).round(),
-                mx: ((a.x + b.x) / 2.0).round(),
-                my: ((a.y + b.y) / 2.0).round(),
+                x2: x2.round(),
+                y2: y2.round(),
+                mx: mx.round(),
+                my: my.round(),
                 relation_type: e.relation_type.clone(),
                 from_title: a.title.clone(),
                 to_title: b.title.clone(),
@@ -143,6 +151,39 @@ pub fn layout(center: Uuid, nodes: &[(Uuid, String, String)], edges: &[GraphEdge
         })
         .collect();
     (placed, lines)
+}
+
+/// Where a node's name is drawn below it (the baseline), and its font's size: `style.css`'s
+/// `.node-label`.
+const NAME_BELOW: f64 = 24.0;
+const NAME_FONT: f64 = 12.0;
+
+/// Whether a point lies on a node's circle or its name (with 3 px to spare), the name's
+/// width reckoned at 0.6 em a character.
+fn under_node(n: &Node, x: f64, y: f64) -> bool {
+    let on_circle = (x - n.x).powi(2) + (y - n.y).powi(2) <= (n.radius + 3.0).powi(2);
+    let half_width = 0.3 * NAME_FONT * n.label.chars().count() as f64 + 3.0;
+    let on_name = (x - n.x).abs() <= half_width
+        && y >= n.y + NAME_BELOW - NAME_FONT - 3.0
+        && y <= n.y + NAME_BELOW + 0.3 * NAME_FONT + 3.0;
+    on_circle || on_name
+}
+
+/// How far beside its line a relation's name sits.
+const LABEL_OFFSET: f64 = 8.0;
+
+/// Where a relation's name goes: two fifths of the way along its line, away from the
+/// arrowhead at the far end, and beside the line (on its upper side; left of a vertical one),
+/// so neither the name nor the arrow hides the other.
+fn label_anchor(from: (f64, f64), to: (f64, f64)) -> (f64, f64) {
+    let (dx, dy) = (to.0 - from.0, to.1 - from.1);
+    let length = (dx * dx + dy * dy).sqrt().max(1.0);
+    // The normal pointing up the page (or left, when the line is vertical).
+    let (mut nx, mut ny) = (dy / length, -dx / length);
+    if ny > 0.0 || (ny == 0.0 && nx > 0.0) {
+        (nx, ny) = (-nx, -ny);
+    }
+    (from.0 + 0.4 * dx + LABEL_OFFSET * nx, from.1 + 0.4 * dy + LABEL_OFFSET * ny)
 }
 
 #[derive(Template)]
@@ -256,6 +297,30 @@ mod tests {
         let to = placed.iter().find(|n| n.id == ids[1].to_string()).unwrap();
         let end = ((lines[0].x2 - to.x).powi(2) + (lines[0].y2 - to.y).powi(2)).sqrt();
         assert!((end - to.radius - 3.0).abs() < 1.5, "the arrow stops at the node's edge: {end}");
+        // Every arrow stops short of the node it points to and of that node's name.
+        for (l, e) in lines.iter().zip(&edges) {
+            let target = placed.iter().find(|n| n.id == e.to.to_string()).unwrap();
+            assert!(!under_node(target, l.x2, l.y2), "an arrow under {}", target.label);
+        }
+        assert!(under_node(center, center.x, center.y + NAME_BELOW - 4.0), "the name is below the node");
+        // An arrow from straight below ends below the name.
+        let (below, up) = layout(ids[0], &nodes[..2], &[edge(ids[1], ids[0])]);
+        assert!(below[1].y > below[0].y && (below[1].x - below[0].x).abs() < 1.0, "placed below");
+        assert!(up[0].y2 > below[0].y + NAME_BELOW + 3.0, "ends below the name: {}", up[0].y2);
+        for l in &lines {
+            // The name sits off the line and well before its arrowhead (10 px long).
+            let (dx, dy) = (l.x2 - l.x1, l.y2 - l.y1);
+            let length = (dx * dx + dy * dy).sqrt();
+            let off_line = ((l.mx - l.x1) * dy - (l.my - l.y1) * dx).abs() / length;
+            assert!((off_line - LABEL_OFFSET).abs() < 1.5, "{off_line}");
+            let to_tip = ((l.x2 - l.mx).powi(2) + (l.y2 - l.my).powi(2)).sqrt();
+            assert!(
+                to_tip > 0.5 * length && to_tip > 20.0,
+                "the name is clear of the arrow: {to_tip} of {length}"
+            );
+        }
+        assert_eq!(label_anchor((0.0, 0.0), (100.0, 0.0)), (40.0, -8.0), "above a level line");
+        assert_eq!(label_anchor((0.0, 100.0), (0.0, 0.0)), (-8.0, 60.0), "left of a vertical one");
         let kinds: Vec<&str> = cortex_domain::Kind::ALL.iter().map(|k| colour_of(k.as_str())).collect();
         let mut distinct = kinds.clone();
         distinct.sort();

@@ -13,7 +13,7 @@ use axum::response::Response;
 use cortex_domain::args::shape::Text;
 use cortex_domain::find::args::{MODE, SINCE, TAGS, TYPES, UNTIL, WIDEN};
 use cortex_domain::find::filter::status_word;
-use cortex_domain::find::{Detail, FindFilter};
+use cortex_domain::find::{Author, Detail, FindFilter};
 use cortex_domain::query::validate_query;
 use cortex_domain::{FindRequest, Kind, ValidationError};
 use cortex_service::ServiceError;
@@ -37,6 +37,7 @@ pub struct Params {
     pub widen: String,
     pub since: String,
     pub until: String,
+    pub author: String,
     pub cursor: String,
     /// The project picker's choice (`in`): see `places`.
     pub place: String,
@@ -56,6 +57,7 @@ impl Params {
                 "widen" => p.widen = value,
                 "since" => p.since = value,
                 "until" => p.until = value,
+                "author" => p.author = value,
                 "cursor" => p.cursor = value,
                 "in" => p.place = value,
                 _ => {}
@@ -79,6 +81,7 @@ impl Params {
             until: text(&self.until).map(|d| UNTIL.shape.parse_str(UNTIL.name, &d)).transpose()?,
             tags: TAGS.shape.parse_strs(TAGS.name, self.tags.split(','))?,
             status: text(&self.status).map(|s| status_word(&s)),
+            author: text(&self.author).map(|a| Author::parse_arg(&a)).transpose()?,
             ..FindFilter::default()
         };
         let mut request = match self.q.as_str() {
@@ -110,6 +113,7 @@ impl Params {
             ("widen", &self.widen),
             ("since", &self.since),
             ("until", &self.until),
+            ("author", &self.author),
             ("in", &self.place),
         ] {
             if !value.is_empty() {
@@ -131,7 +135,8 @@ impl Params {
             && self.tags.is_empty()
             && self.widen.is_empty()
             && self.since.is_empty()
-            && self.until.is_empty())
+            && self.until.is_empty()
+            && self.author.is_empty())
     }
 }
 
@@ -154,6 +159,7 @@ pub struct Form {
     pub tags: String,
     pub since: String,
     pub until: String,
+    pub author: String,
     pub filtered: bool,
 }
 
@@ -171,6 +177,7 @@ impl Form {
             tags: p.tags.clone(),
             since: p.since.clone(),
             until: p.until.clone(),
+            author: p.author.clone(),
             filtered: p.filtered(),
         }
     }
@@ -367,10 +374,11 @@ mod tests {
     #[test]
     fn the_form_becomes_the_request_its_arguments_parse_to() {
         let p = Params::parse(Some(
-            "q=auth+tokens&mode=deep&kind=decision&kind=issue&tags=a,+B&widen=org&status=In+progress&since=2026-01-01&x=1",
+            "q=auth+tokens&mode=deep&kind=decision&kind=issue&tags=a,+B&widen=org&status=In+progress&since=2026-01-01&author=key%3Aacme%2Fci&x=1",
         ));
         let sent = json!({"query": "auth tokens", "mode": "deep", "types": ["decision", "issue"],
             "tags": ["a", "b"], "widen": "org", "status": "in progress", "since": "2026-01-01",
+            "author": "key:acme/ci",
             "limit": PAGE_SIZE, "detail": "brief"});
         assert_eq!(p.find_request(&Picked::Standing).unwrap(), FindRequest::from_json(&sent).unwrap());
         let empty_status = Params::parse(Some("q=x&status="));

@@ -98,6 +98,7 @@ impl MemoryStore<'_> {
                 until: None,
                 tags: Vec::new(),
                 status: None,
+                author: None,
                 now,
                 include_superseded: false,
                 include_expired: false,

@@ -1,6 +1,6 @@
 //! The facts the in-process vector index filters on, kept small. A scan tests every entry, so
-//! each entry holds numbers — its scope, status and tags as ids into a table of the distinct
-//! values — and a find compiles its filters once against that table. Testing the full
+//! each entry holds numbers — its scope, status, tags and writer as ids into a table of the
+//! distinct values — and a find compiles its filters once against that table. Testing the full
 //! [`ItemFacts`] of every entry (strings behind pointers) cost more than the dot products
 //! themselves (docs/BENCHMARKS_HISTORY.md has the measurement).
 //!
@@ -8,6 +8,7 @@
 //! into its compact test, so [`CompiledFilter::admits`] decides exactly as [`Filters::admits`]
 //! does (tested below).
 
+use cortex_domain::find::Author;
 use cortex_domain::{Kind, Scope};
 use cortex_store::{Clause, Filters, ItemFacts};
 use std::collections::HashMap;
@@ -19,6 +20,7 @@ pub struct CompactFacts {
     scope: u32,
     status: Option<u32>,
     tags: Box<[u32]>,
+    writer: u32,
     created_at: i64,
     updated_at: i64,
     expires_at: Option<i64>,
@@ -34,6 +36,8 @@ pub struct FactFields<'a> {
     pub scope: u32,
     pub status: Option<u32>,
     pub tags: Tags<'a>,
+    /// Who wrote the current version and the agent they claimed, as one id.
+    pub writer: u32,
     pub created_at: i64,
     pub updated_at: i64,
     pub expires_at: Option<i64>,
@@ -69,6 +73,7 @@ impl CompactFacts {
             scope: self.scope,
             status: self.status,
             tags: Tags::Ids(&self.tags),
+            writer: self.writer,
             created_at: self.created_at,
             updated_at: self.updated_at,
             expires_at: self.expires_at,
@@ -78,12 +83,16 @@ impl CompactFacts {
     }
 }
 
-/// The distinct scopes and words (statuses, tags) entries refer to. It only grows: values of
+/// The principal that wrote an entry's item and the agent it claimed.
+pub type Writer = (Option<String>, Option<String>);
+
+/// The distinct scopes, words (statuses, tags) and writers entries refer to. It only grows: values of
 /// removed entries stay, which costs little since few distinct values exist.
 #[derive(Debug, Default)]
 pub struct FactTable {
     scopes: Interner<Scope>,
     words: Interner<String>,
+    writers: Interner<Writer>,
 }
 
 /// Distinct values, each with a small id: its place in `values`.
@@ -125,7 +134,7 @@ impl<T: Eq + std::hash::Hash + Clone> Interner<T> {
 
 impl FactTable {
     /// A table holding these values, each at its place (as [`FactTable::values`] gave them).
-    pub fn from_values(scopes: Vec<Scope>, words: Vec<String>) -> FactTable {
+    pub fn from_values(scopes: Vec<Scope>, words: Vec<String>, writers: Vec<Writer>) -> FactTable {
         let mut table = FactTable::default();
         for scope in &scopes {
             table.scopes.id(scope);
@@ -133,12 +142,15 @@ impl FactTable {
         for word in &words {
             table.words.id(word.as_str());
         }
+        for writer in &writers {
+            table.writers.id(writer);
+        }
         table
     }
 
-    /// The distinct scopes and words, each at its id.
-    pub fn values(&self) -> (&[Scope], &[String]) {
-        (&self.scopes.values, &self.words.values)
+    /// The distinct scopes, words and writers, each at its id.
+    pub fn values(&self) -> (&[Scope], &[String], &[Writer]) {
+        (&self.scopes.values, &self.words.values, &self.writers.values)
     }
 
     pub fn compact(&mut self, facts: &ItemFacts) -> CompactFacts {
@@ -147,6 +159,7 @@ impl FactTable {
             scope: self.scopes.id(&facts.scope),
             status: facts.status.as_deref().map(|s| self.words.id(s)),
             tags: facts.tags.iter().map(|t| self.words.id(t.as_str())).collect(),
+            writer: self.writers.id(&(facts.author.clone(), facts.agent.clone())),
             created_at: facts.created_at,
             updated_at: facts.updated_at,
             expires_at: facts.expires_at,
@@ -159,6 +172,7 @@ impl FactTable {
     /// not hold (a damaged file) reads as an empty value.
     pub fn expand(&self, c: &FactFields) -> ItemFacts {
         let word = |id: u32| self.words.values.get(id as usize).cloned().unwrap_or_default();
+        let (author, agent) = self.writers.values.get(c.writer as usize).cloned().unwrap_or_default();
         ItemFacts {
             kind: c.kind,
             scope: self.scopes.values.get(c.scope as usize).cloned().unwrap_or_default(),
@@ -169,6 +183,8 @@ impl FactTable {
             tags: c.tags.iter().map(word).collect(),
             superseded: c.superseded,
             deleted: c.deleted,
+            author,
+            agent,
         }
     }
 
@@ -185,6 +201,7 @@ impl FactTable {
             not_expired_at: None,
             status: None,
             tags: Vec::new(),
+            writers: None,
             since: None,
             until: None,
         };
@@ -224,6 +241,16 @@ impl FactTable {
                     Some(id) => compiled.status = Some(id),
                     None => compiled.impossible = true,
                 },
+                Clause::AuthorIs(author) => {
+                    let writers =
+                        compiled.writers.get_or_insert_with(|| vec![true; self.writers.values.len()]);
+                    for (passes, (principal, agent)) in writers.iter_mut().zip(&self.writers.values) {
+                        *passes &= match author {
+                            Author::Principal(p) => principal.as_deref() == Some(p.as_str()),
+                            Author::Agent(a) => agent.as_deref() == Some(a.as_str()),
+                        };
+                    }
+                }
                 Clause::HasTags(tags) => {
                     for tag in tags {
                         match self.words.known(tag.as_str()) {
@@ -257,6 +284,8 @@ pub struct CompiledFilter {
     not_expired_at: Option<i64>,
     status: Option<u32>,
     tags: Vec<u32>,
+    /// Per writer id, whether it passes; `None` when no author is asked for.
+    writers: Option<Vec<bool>>,
     since: Option<i64>,
     until: Option<i64>,
 }
@@ -274,6 +303,7 @@ impl CompiledFilter {
             && self.until.is_none_or(|t| c.updated_at < t)
             && self.status.is_none_or(|s| c.status == Some(s))
             && self.tags.iter().all(|t| c.tags.contains(*t))
+            && self.writers.as_ref().is_none_or(|w| w.get(c.writer as usize).copied().unwrap_or(false))
     }
 }
 
@@ -299,8 +329,15 @@ mod tests {
             for scope in scopes {
                 for status in [None, Some("open"), Some("done")] {
                     for tags in [vec![], vec!["a".to_string()], vec!["a".to_string(), "b".to_string()]] {
-                        for (expires_at, superseded, deleted) in
+                        let writers = [
+                            (None, None),
+                            (Some("key:acme/ci"), Some("claude")),
+                            (Some("local:dana"), Some("key:acme/ci")),
+                        ];
+                        for ((expires_at, superseded, deleted), (author, agent)) in
                             [(None, false, false), (Some(50), false, true), (Some(500), true, false)]
+                                .into_iter()
+                                .zip(writers)
                         {
                             facts.push(ItemFacts {
                                 kind,
@@ -312,6 +349,8 @@ mod tests {
                                 tags: tags.clone(),
                                 superseded,
                                 deleted,
+                                author: author.map(str::to_string),
+                                agent: agent.map(str::to_string),
                             });
                         }
                     }
@@ -338,6 +377,7 @@ mod tests {
                                 until,
                                 tags: tags.clone(),
                                 status: status.map(str::to_string),
+                                author: None,
                                 now: 100,
                                 include_superseded,
                                 include_expired,
@@ -376,6 +416,21 @@ mod tests {
             })
             .collect();
         filters.extend(merged);
+        // Authors: a principal, an agent, a principal's text claimed as an agent, no one's.
+        let authored: Vec<Filters> = filters
+            .iter()
+            .step_by(5)
+            .flat_map(|f| {
+                [
+                    Author::Principal("key:acme/ci".into()),
+                    Author::Agent("claude".into()),
+                    Author::Agent("key:acme/ci".into()),
+                    Author::Principal("key:nobody/x".into()),
+                ]
+                .map(|author| Filters { author: Some(author), ..f.clone() })
+            })
+            .collect();
+        filters.extend(authored);
         let mut table = FactTable::default();
         let compact: Vec<CompactFacts> = facts.iter().map(|f| table.compact(f)).collect();
         let (mut admitted, mut refused) = (0, 0);

@@ -91,6 +91,8 @@ mod tests {
             tags: Vec::new(),
             superseded: false,
             deleted: false,
+            author: None,
+            agent: None,
         }
     }
 

@@ -12,14 +12,14 @@
 //! ```text
 //! record (72 bytes, little-endian): item id 16 | chunk start u32, end u32 (both u32::MAX: the
 //! whole text) | kind u8 (its place in Kind::ALL) | flags u8 (1 superseded, 2 deleted) | 2 zero
-//! | scope u32 | status u32 (u32::MAX: none) | first tag u32 | tag count u32 | 4 zero
+//! | scope u32 | status u32 (u32::MAX: none) | first tag u32 | tag count u32 | writer u32
 //! | updated_at i64 | expires_at i64 (i64::MIN: none) | created_at i64
 //! header: JSON length u32 | JSON (`Header`) | tag ids, u32 each
 //! ```
 //! Entries are in order of item id, so an item's entries are found by binary search.
 
 use super::Span;
-use super::entry_facts::{CompiledFilter, FactFields, FactTable, Tags};
+use super::entry_facts::{CompiledFilter, FactFields, FactTable, Tags, Writer};
 use super::nearest::Nearest;
 use cortex_domain::{Kind, Scope};
 use cortex_store::{ChangeCursor, Filters};
@@ -28,7 +28,7 @@ use std::path::Path;
 use uuid::Uuid;
 
 /// The version of what this module writes; a file of another is written again.
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 pub(super) const RECORD: usize = 72;
 const WHOLE: u32 = u32::MAX;
 const NONE32: u32 = u32::MAX;
@@ -47,6 +47,7 @@ struct Header {
     /// The values records refer to by id.
     scopes: Vec<Scope>,
     words: Vec<String>,
+    writers: Vec<Writer>,
 }
 
 /// One entry of the file, as read.
@@ -91,7 +92,7 @@ pub(super) fn write<'a>(
             tags.truncate(first as usize * 4);
         }
     }
-    let (scopes, words) = table.values();
+    let (scopes, words, writers) = table.values();
     let header = Header {
         version: VERSION,
         store: store.to_string(),
@@ -100,6 +101,7 @@ pub(super) fn write<'a>(
         chunks,
         scopes: scopes.to_vec(),
         words: words.to_vec(),
+        writers: writers.to_vec(),
     };
     let json = serde_json::to_vec(&header).unwrap_or_default();
     let mut bytes = Vec::with_capacity(4 + json.len() + tags.len());
@@ -121,6 +123,7 @@ fn record(item: Uuid, chunk: Option<Span>, f: &FactFields, first_tag: u32, tags:
     r[32..36].copy_from_slice(&f.status.unwrap_or(NONE32).to_le_bytes());
     r[36..40].copy_from_slice(&first_tag.to_le_bytes());
     r[40..44].copy_from_slice(&tags.to_le_bytes());
+    r[44..48].copy_from_slice(&f.writer.to_le_bytes());
     r[48..56].copy_from_slice(&f.updated_at.to_le_bytes());
     r[56..64].copy_from_slice(&f.expires_at.unwrap_or(i64::MIN).to_le_bytes());
     r[64..72].copy_from_slice(&f.created_at.to_le_bytes());
@@ -181,7 +184,7 @@ impl VectorFile {
         let cursor = ChangeCursor { txn: header.txn, seq: header.seq };
         let vf = VectorFile {
             file,
-            facts: FactTable::from_values(header.scopes, header.words),
+            facts: FactTable::from_values(header.scopes, header.words, header.writers),
             tags_at: 4 + json_len,
             chunks: header.chunks,
             masked: Vec::new(),
@@ -227,6 +230,7 @@ impl VectorFile {
                 scope: u32_at(r, 28),
                 status: (status != NONE32).then_some(status),
                 tags: Tags::Bytes(tags.unwrap_or_default()),
+                writer: u32_at(r, 44),
                 created_at: i64_at(r, 64),
                 updated_at: i64_at(r, 48),
                 expires_at: (expires_at != i64::MIN).then_some(expires_at),
@@ -316,6 +320,8 @@ mod tests {
             tags: tags.iter().map(|t| t.to_string()).collect(),
             superseded: true,
             deleted: false,
+            author: Some(format!("key:acme/{project}")),
+            agent: Some("claude".into()),
         }
     }
 
@@ -355,6 +361,15 @@ mod tests {
             (want.kind, &want.scope, &want.tags, want.status, want.expires_at)
         );
         assert!(back.superseded && !back.deleted && back.updated_at == 42 && back.created_at == 40);
+        assert_eq!((back.author.as_deref(), back.agent.as_deref()), (Some("key:acme/api"), Some("claude")));
+        let by_web_key = Filters {
+            author: Some(cortex_domain::find::Author::Principal("key:acme/web".into())),
+            include_superseded: true,
+            include_expired: true,
+            ..Filters::default()
+        };
+        let found = file.nearest(&[1.0, 0.0], 5, &by_web_key, false).unwrap();
+        assert_eq!(found.iter().map(|f| f.0).collect::<Vec<_>>(), [b], "the author read back from the file");
         assert_eq!(file.entry(1).chunk, Some((3, 9)));
         let only_web = Filters {
             scope_equals: vec![("project", "web".to_string())],

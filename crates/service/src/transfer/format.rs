@@ -75,6 +75,10 @@ pub struct ItemLine {
     /// the importing store derives it from the item's status then).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub governed_since: Option<i64>,
+    /// The principal that wrote the item's current version (absent from files of builds
+    /// before it, and for items whose writer was not named: the importer is recorded then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
     pub vector: Option<Vec<f32>>,
     /// A long document's chunk vectors (absent from files of builds before chunking).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -114,6 +118,7 @@ impl From<ExportedItem> for ItemLine {
             deleted_at: e.item.deleted_at,
             superseded_by: e.item.superseded_by,
             governed_since: e.item.governed_since,
+            author: e.item.author.clone(),
             vector: e.vector,
             chunks: e
                 .chunks
@@ -186,6 +191,7 @@ impl ItemLine {
                 deleted_at: self.deleted_at,
                 superseded_by: self.superseded_by,
                 governed_since: self.governed_since,
+                author: self.author,
             }),
             vector: self.vector,
             chunks: self

@@ -6,6 +6,7 @@ mod admin_paths;
 mod api_keys;
 mod audit_operations;
 mod audit_tamper;
+mod authors;
 mod chunking;
 mod common;
 mod concurrent_checks;

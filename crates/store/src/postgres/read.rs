@@ -11,6 +11,7 @@ use crate::{
     Result, Stats, StoredItem, VectorRow,
 };
 use cortex_domain::Scope;
+use cortex_domain::find::Author;
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -49,6 +50,12 @@ pub(super) fn filter_sql(filters: &Filters, params: &mut Params) -> String {
             Clause::UpdatedSince(t) => format!("i.updated_at >= {}", params.push(t)),
             Clause::UpdatedBefore(t) => format!("i.updated_at < {}", params.push(t)),
             Clause::StatusIs(status) => format!("i.status = {}", params.push(status.to_string())),
+            Clause::AuthorIs(Author::Principal(p)) => format!("i.author = {}", params.push(p.clone())),
+            // As `row::FACTS` reads the claimed agent: only a string is one.
+            Clause::AuthorIs(Author::Agent(a)) => format!(
+                "(jsonb_typeof(i.source -> 'actor') = 'string' AND i.source ->> 'actor' = {})",
+                params.push(a.clone())
+            ),
             Clause::HasTags(tags) => format!("i.tags @> {}", params.push(tags.to_vec())),
         };
         sql.push_str(" AND ");

@@ -9,8 +9,8 @@ use serde_json::Value;
 pub const COLUMNS: &str = "i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
      i.title, i.body, i.content, i.data, i.metadata, i.source, i.tags, i.status, i.content_hash, \
      i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at, i.superseded_by, \
-     i.occurred_at, i.governed_since";
-pub const COLUMN_COUNT: usize = 27;
+     i.occurred_at, i.governed_since, i.author";
+pub const COLUMN_COUNT: usize = 28;
 
 fn opt(text: String) -> Option<String> {
     (!text.is_empty()).then_some(text)
@@ -64,6 +64,7 @@ pub fn from_row(row: &Row) -> Result<StoredItem> {
         deleted_at: row.try_get(23)?,
         superseded_by: row.try_get(24)?,
         governed_since: row.try_get(26)?,
+        author: row.try_get(27)?,
     })
 }
 
@@ -80,9 +81,12 @@ pub fn facts_at(row: &Row, first: usize) -> Result<ItemFacts> {
         tags: row.try_get(first + 11)?,
         superseded: row.try_get(first + 12)?,
         deleted: row.try_get(first + 13)?,
+        author: row.try_get(first + 15)?,
+        agent: row.try_get(first + 16)?,
     })
 }
 
 pub const FACTS: &str = "i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
      i.updated_at, i.expires_at, i.status, i.tags, i.superseded_by IS NOT NULL, i.deleted_at IS NOT NULL, \
-     i.created_at";
+     i.created_at, i.author, \
+     CASE WHEN jsonb_typeof(i.source -> 'actor') = 'string' THEN i.source ->> 'actor' END";

@@ -161,8 +161,9 @@ fn find_duplicate(
 const INSERT: &str = "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
      title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, ttl, \
      created_at, updated_at, expires_at, deleted_at, embedding, superseded_by, natural_key, link_from, link_to, \
-     occurred_at, governed_since) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31) \
+     occurred_at, governed_since, author) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, \
+             coalesce($32, nullif(current_setting('cortex.principal', true), ''))) \
      ON CONFLICT DO NOTHING RETURNING id";
 
 /// What a new row holds beside its record: none of it for an insert, the item's own for an
@@ -171,11 +172,13 @@ struct Stored {
     deleted_at: Option<i64>,
     superseded_by: Option<Uuid>,
     governed_since: Option<i64>,
+    /// The author an import carries; the writer's principal otherwise.
+    author: Option<String>,
 }
 
 impl Stored {
     fn new() -> Stored {
-        Stored { deleted_at: None, superseded_by: None, governed_since: None }
+        Stored { deleted_at: None, superseded_by: None, governed_since: None, author: None }
     }
 }
 
@@ -218,6 +221,7 @@ fn insert_row(tx: &mut Tx<'_>, r: &Record, stored: Stored, vector: Option<&[f32]
             &link_to,
             &r.occurred_at,
             &stored.governed_since.or_else(|| governed_at(r)),
+            &stored.author,
         ],
     )?;
     Ok(!rows.is_empty())
@@ -252,6 +256,7 @@ fn import(
         deleted_at: item.deleted_at,
         superseded_by: item.superseded_by,
         governed_since: item.governed_since,
+        author: item.author.clone(),
     };
     if !insert_row(tx, r, stored, vector)? {
         return Ok(WriteOutcome::Duplicate { existing_id: r.id, reason: DuplicateReason::SameId });
@@ -303,7 +308,8 @@ fn update(tx: &mut Tx<'_>, r: &Record) -> Result<WriteOutcome> {
            status = $16, content_hash = $17, ttl = coalesce($18, ttl), updated_at = $19, \
            expires_at = CASE WHEN $18::text IS NULL THEN expires_at ELSE $20 END, embedding = $21, \
            natural_key = $22, link_from = $23, link_to = $24, occurred_at = coalesce($25, occurred_at), \
-           governed_since = coalesce(governed_since, $26) \
+           governed_since = coalesce(governed_since, $26), \
+           author = nullif(current_setting('cortex.principal', true), '') \
          WHERE id = $1",
         &[
             &r.id,

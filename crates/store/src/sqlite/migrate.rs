@@ -27,6 +27,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (15, "governed", include_str!("../../migrations/sqlite/0015_governed.sql")),
     (16, "audit_principal", include_str!("../../migrations/sqlite/0016_audit_principal.sql")),
     (17, "provenance", include_str!("../../migrations/sqlite/0017_provenance.sql")),
+    (18, "item_author", include_str!("../../migrations/sqlite/0018_item_author.sql")),
 ];
 
 fn checksum(sql: &str) -> String {

@@ -7,6 +7,7 @@ use crate::{
     Clause, Combine, ExportedItem, Filters, ItemVectors, LexicalMatch, LexicalQuery, Result, Stats,
     StoredItem, VectorRow,
 };
+use cortex_domain::find::Author;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 use uuid::Uuid;
@@ -54,6 +55,14 @@ pub(super) fn filter_sql(filters: &Filters, params: &mut Vec<SqlValue>) -> Strin
             Clause::UpdatedSince(t) => format!("i.updated_at >= {}", push(SqlValue::Integer(t))),
             Clause::UpdatedBefore(t) => format!("i.updated_at < {}", push(SqlValue::Integer(t))),
             Clause::StatusIs(status) => format!("i.status = {}", push(SqlValue::Text(status.into()))),
+            Clause::AuthorIs(Author::Principal(p)) => {
+                format!("i.author = {}", push(SqlValue::Text(p.clone())))
+            }
+            // As `row::FACTS` reads the claimed agent: only a string is one.
+            Clause::AuthorIs(Author::Agent(a)) => format!(
+                "(json_type(i.source, '$.actor') = 'text' AND json_extract(i.source, '$.actor') = {})",
+                push(SqlValue::Text(a.clone()))
+            ),
             // One condition whatever the number of tags (one EXISTS per tag once built an
             // expression tree SQLite refuses): the item holds as many of the distinct tags
             // asked for as there are.

@@ -11,8 +11,8 @@ use uuid::Uuid;
 pub const COLUMNS: &str = "i.id, i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
      i.title, i.body, i.content, i.data, i.metadata, i.source, i.tags, i.status, i.content_hash, \
      i.idempotency_key, i.ttl, i.created_at, i.updated_at, i.expires_at, i.deleted_at, i.superseded_by, \
-     i.occurred_at, i.governed_since";
-pub const COLUMN_COUNT: usize = 27;
+     i.occurred_at, i.governed_since, i.author";
+pub const COLUMN_COUNT: usize = 28;
 
 /// A stored item id, or an error naming the column and the text found: a damaged id must
 /// not read back as some other (or the nil) id.
@@ -47,7 +47,8 @@ pub fn scope_at(row: &Row<'_>, first: usize) -> rusqlite::Result<Scope> {
 /// The columns [`facts_at`] reads, in order.
 pub const FACTS: &str = "i.kind, i.org, i.project, i.branch, i.service, i.sprint, i.tenant, i.environment, \
      i.updated_at, i.expires_at, i.status, i.tags, i.superseded_by IS NOT NULL, i.deleted_at IS NOT NULL, \
-     i.created_at";
+     i.created_at, i.author, \
+     CASE WHEN json_type(i.source, '$.actor') = 'text' THEN json_extract(i.source, '$.actor') END";
 
 /// What an index outside the database filters on, read from [`FACTS`] starting at `first`.
 pub fn facts_at(row: &Row<'_>, first: usize) -> Result<ItemFacts> {
@@ -63,6 +64,8 @@ pub fn facts_at(row: &Row<'_>, first: usize) -> Result<ItemFacts> {
         tags: serde_json::from_str(&tags).map_err(|e| StoreError::Corrupt(format!("tags: {e}")))?,
         superseded: row.get(first + 12)?,
         deleted: row.get(first + 13)?,
+        author: row.get(first + 15)?,
+        agent: row.get(first + 16)?,
     })
 }
 
@@ -94,7 +97,13 @@ pub fn from_row(row: &Row<'_>) -> Result<StoredItem> {
     };
     let superseded_by: Option<String> = row.get(24)?;
     let superseded_by = superseded_by.map(|id| parse_id(&id, "superseded_by")).transpose()?;
-    Ok(StoredItem { record, deleted_at: row.get(23)?, superseded_by, governed_since: row.get(26)? })
+    Ok(StoredItem {
+        record,
+        deleted_at: row.get(23)?,
+        superseded_by,
+        governed_since: row.get(26)?,
+        author: row.get(27)?,
+    })
 }
 
 /// Little-endian f32s, the layout of `item_vectors.vector`.

@@ -172,6 +172,7 @@ fn import(
         deleted_at: item.deleted_at,
         superseded_by: item.superseded_by,
         governed_since: item.governed_since,
+        author: item.author.clone(),
     };
     insert_row(tx, r, stored, vector, chunks)?;
     Ok(WriteOutcome::Inserted { id: r.id })
@@ -183,11 +184,13 @@ struct Stored {
     deleted_at: Option<i64>,
     superseded_by: Option<Uuid>,
     governed_since: Option<i64>,
+    /// The author an import carries; the writer's principal otherwise.
+    author: Option<String>,
 }
 
 impl Stored {
     fn new() -> Stored {
-        Stored { deleted_at: None, superseded_by: None, governed_since: None }
+        Stored { deleted_at: None, superseded_by: None, governed_since: None, author: None }
     }
 }
 
@@ -204,8 +207,9 @@ fn insert_row(
         "INSERT INTO items (id, kind, org, project, branch, service, sprint, tenant, environment, \
          title, body, content, data, metadata, source, tags, status, content_hash, idempotency_key, \
          ttl, created_at, updated_at, expires_at, deleted_at, superseded_by, natural_key, link_from, link_to, \
-         occurred_at, governed_since) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
+         occurred_at, governed_since, author) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, \
+                 coalesce(?31, (SELECT principal FROM audit_context WHERE id = 1)))",
     )?
     .execute(params![
             r.id.to_string(),
@@ -238,6 +242,7 @@ fn insert_row(
             link_to.map(|id| id.to_string()),
             r.occurred_at,
             stored.governed_since.or_else(|| governed_at(r)),
+            stored.author,
     ])?;
     let rowid = tx.last_insert_rowid();
     insert_tags(tx, rowid, &r.tags)?;
@@ -316,7 +321,8 @@ fn update(tx: &Transaction<'_>, r: &Record) -> Result<WriteOutcome> {
            status = ?16, content_hash = ?17, ttl = coalesce(?18, ttl), updated_at = ?19, \
            expires_at = CASE WHEN ?18 IS NULL THEN expires_at ELSE ?20 END, natural_key = ?21, \
            link_from = ?22, link_to = ?23, occurred_at = coalesce(?24, occurred_at), \
-           governed_since = coalesce(governed_since, ?25) \
+           governed_since = coalesce(governed_since, ?25), \
+           author = (SELECT principal FROM audit_context WHERE id = 1) \
          WHERE rowid = ?1",
         params![
             rowid,

@@ -78,6 +78,7 @@ fn every_change_of_an_item_or_its_vectors_is_in_the_log(db: &TestDb) {
         deleted_at: None,
         superseded_by: None,
         governed_since: None,
+        author: None,
     };
     let out = writer
         .write_batch(&[WriteOp::Import { item: Box::new(imported), vector: None, chunks: Vec::new() }])

@@ -1,10 +1,12 @@
 //! One filter rule: random filters over random items admit the same items through each
 //! backend's SQL (a search and a count) as through `Filters::admits` over a plain scan of every
 //! item. The items vary in every fact a filter tests — kind, each scope field set or unset,
-//! status, tags, update time, end of life, superseded, deleted — and the filters in every
+//! status, tags, update time, end of life, superseded, deleted, the principal that wrote them
+//! and the agent they claim — and the filters in every
 //! field. Seeded, so a failure names the case and reruns the same.
 
 use cortex_domain::dedupe;
+use cortex_domain::find::Author;
 use cortex_domain::graph::Cascade;
 use cortex_domain::provenance::MergedBranch;
 use cortex_domain::query::parse_query;
@@ -28,6 +30,10 @@ const PROJECTS: [Option<&str>; 3] = [Some("api"), Some("web"), None];
 const BRANCHES: [Option<&str>; 4] = [Some("main"), Some("dev"), Some("feature"), None];
 const STATUSES: [Option<&str>; 3] = [Some("open"), Some("done"), None];
 const TAGS: [&str; 3] = ["ops", "db", "ui"];
+/// Writers' principals (one batch each; `None`: a writer not named).
+const PRINCIPALS: [Option<&str>; 3] = [Some("key:acme/ci"), Some("local:dana"), None];
+/// Claimed agents: a name, a principal's text claimed, and a number (not a name).
+const AGENTS: [Option<&str>; 4] = [Some("claude"), Some("key:acme/ci"), Some("7"), None];
 
 /// xorshift64*: small, deterministic, enough to spread cases.
 struct Rng(u64);
@@ -71,7 +77,11 @@ fn random_record(rng: &mut Rng, n: usize) -> Record {
         content: Some(body.clone()),
         data: json!({}),
         metadata: None,
-        source: None,
+        source: match rng.pick(&AGENTS) {
+            Some("7") => Some(json!({"actor": 7})),
+            Some(agent) => Some(json!({"actor": agent})),
+            None => None,
+        },
         tags: rng.tags(),
         status: rng.pick(&STATUSES).map(str::to_string),
         content_hash: cortex_domain::text::content_hash(&format!("{title}\n{body}")),
@@ -111,6 +121,11 @@ fn random_filters(rng: &mut Rng) -> Filters {
             1 => Some("never used".into()),
             _ => None,
         },
+        author: match rng.below(6) {
+            0 => rng.pick(&PRINCIPALS).map(|p| Author::Principal(p.into())),
+            1 => rng.pick(&AGENTS).map(|a| Author::Agent(a.into())),
+            _ => None,
+        },
         now: NOW,
         include_superseded: rng.chance(3),
         include_expired: rng.chance(3),
@@ -136,11 +151,15 @@ fn random_filters_admit_the_same_items_through_sql_as_through_admits(db: &TestDb
     let store = db.open();
     let mut rng = Rng(0x5eed_f11e_0000_0001);
     let records: Vec<Record> = (0..ITEMS).map(|n| random_record(&mut rng, n)).collect();
-    let ops: Vec<WriteOp> = records
-        .iter()
-        .map(|r| WriteOp::Insert { record: r.clone(), checks: dedupe::INSERT_ANYWAY })
-        .collect();
-    assert!(store.write_batch(&ops).unwrap().iter().all(|o| matches!(o, WriteOutcome::Inserted { .. })));
+    for (batch, principal) in records.chunks(ITEMS / PRINCIPALS.len()).zip(PRINCIPALS) {
+        let ops: Vec<WriteOp> = batch
+            .iter()
+            .map(|r| WriteOp::Insert { record: r.clone(), checks: dedupe::INSERT_ANYWAY })
+            .collect();
+        let context = WriteContext { principal: principal.map(str::to_string), ..WriteContext::default() };
+        let outcomes = store.write_batch_as(&ops, &context).unwrap();
+        assert!(outcomes.iter().all(|o| matches!(o, WriteOutcome::Inserted { .. })));
+    }
     // Some items replaced by others, some deleted (links kept: only facts matter here).
     let mut changes = Vec::new();
     for pair in records.chunks(2) {
@@ -162,6 +181,9 @@ fn random_filters_admit_the_same_items_through_sql_as_through_admits(db: &TestDb
     let facts: Vec<(Uuid, ItemFacts)> =
         every.iter().map(|e| (e.item.record.id, ItemFacts::of(&e.item))).collect();
     assert!(facts.iter().any(|(_, f)| f.deleted) && facts.iter().any(|(_, f)| f.superseded));
+    for principal in PRINCIPALS {
+        assert!(facts.iter().any(|(_, f)| f.author.as_deref() == principal), "written by {principal:?}");
+    }
 
     let query = parse_query("common");
     let (mut some, mut none) = (0, 0);

@@ -61,6 +61,7 @@ fn a_write_that_governs_an_item_is_remembered_for_good(db: &TestDb) {
         deleted_at: None,
         superseded_by: None,
         governed_since: None,
+        author: None,
     };
     there
         .write_batch(&[

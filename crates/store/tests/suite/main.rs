@@ -7,6 +7,7 @@ mod corrupt_rows;
 mod database_clock;
 mod filters;
 mod governed;
+mod item_author;
 mod kept_statements;
 mod readiness;
 mod shared_database;

@@ -265,8 +265,13 @@ fn every_change_is_audited_once_by_the_database(db: &TestDb) {
     store
         .write_batch(&[WriteOp::Delete { id: a.id, kind: None, at: 4, cascade: Cascade::DeleteLinks }])
         .unwrap(); // already: no record
-    let imported =
-        StoredItem { record: record(3, None), deleted_at: None, superseded_by: None, governed_since: None };
+    let imported = StoredItem {
+        record: record(3, None),
+        deleted_at: None,
+        superseded_by: None,
+        governed_since: None,
+        author: None,
+    };
     store
         .write_batch(&[WriteOp::Import {
             item: Box::new(imported.clone()),

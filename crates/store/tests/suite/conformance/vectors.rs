@@ -151,6 +151,7 @@ fn chunk_vectors_are_kept_searched_and_replaced_with_their_item(db: &TestDb) {
         deleted_at: None,
         superseded_by: None,
         governed_since: None,
+        author: None,
     };
     let op = WriteOp::Import {
         item: Box::new(imported.clone()),

@@ -239,9 +239,9 @@ class PgBouncer:
 class HAProxy:
     """Debian's HAProxy running the shipped deploy/haproxy.cfg over the given servers."""
 
-    def __init__(self, servers: list[str]):
+    def __init__(self, servers: list[str], port: int | None = None):
         binary = need("haproxy", "haproxy")
-        self.port = free_port()
+        self.port = port or free_port()
         env = dict(os.environ, CORTEX_LISTEN=f"127.0.0.1:{self.port}")
         for i, server in enumerate(servers, 1):
             env[f"CORTEX_SERVER_{i}"] = server

@@ -32,7 +32,9 @@ pub use model::*;
 pub use open::{DEFAULT_POOL_SIZE, DbTarget, Engine, PoolConfig, migrate_to, open};
 pub use postgres::PostgresStore;
 pub use shared_limits::{Admission, SharedLimits};
-pub use shared_sessions::{NewUiSession, SessionLimits, SharedSessions, UiSessionRow};
+pub use shared_sessions::{
+    NewUiSession, PendingLimits, PendingSignIn, SessionLimits, SharedSessions, UiSessionRow,
+};
 pub use sqlite::SqliteStore;
 
 use cortex_domain::graph::Cascade;

@@ -4,7 +4,8 @@
 //! path. Every page sees exactly what the signed-in key sees.
 //!
 //! - `session`: sign-in sessions (in memory, or in the database every server shares), cookies;
-//!   `seal`: a session's token sealed for the database
+//!   `seal`: a session's token (and a sign-in's verifier) sealed for the database;
+//!   `oauth_signin`: sign-in through the identity provider, `oauth_pending`: those under way
 //! - `signin`: who a request is shown to (the gate's check), sign-in and -out, the CSRF check
 //! - `search`, `item`, `graph`, `activity` (its feed: `activity_feed`), `admin`, `keys`,
 //!   `curate`, `edit`, `restore`: the pages and forms; `fields`: an item's data fields by their
@@ -27,6 +28,7 @@ mod item;
 mod keys;
 mod kind_chart;
 mod markdown;
+mod oauth_pending;
 mod oauth_signin;
 mod page;
 mod places;
@@ -52,7 +54,7 @@ use std::sync::Arc;
 pub(super) struct Ui {
     app: App,
     sessions: Arc<Sessions>,
-    oauth_pending: Arc<oauth_signin::Pending>,
+    oauth_pending: Arc<oauth_pending::Pending>,
 }
 
 impl Ui {
@@ -75,8 +77,9 @@ impl Ui {
 /// The UI's routes, for the server's router to merge (behind its Origin check).
 pub(super) fn routes(app: App) -> Router<App> {
     let shared = app.service.keys().shared_sessions();
+    let oauth_pending = Arc::new(oauth_pending::Pending::new(shared.clone()));
     let sessions = Arc::new(Sessions::new(app.options.max_sessions_per_key, shared));
-    let ui = Ui { app, sessions, oauth_pending: Arc::default() };
+    let ui = Ui { app, sessions, oauth_pending };
     status::mark_start();
     Router::new()
         .route("/", get(search::page))

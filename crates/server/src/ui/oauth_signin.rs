@@ -2,7 +2,7 @@
 //! there (`CORTEX_OAUTH_ISSUER`, `CORTEX_PUBLIC_URL`, `CORTEX_OAUTH_CLIENT_ID` / `_SECRET`):
 //! `GET /ui/oauth/start` sends the browser to the issuer with a fresh `state` and a PKCE
 //! challenge (S256); `GET /ui/oauth/callback` takes the code back — only with the `state` this
-//! browser was given (kept in server memory and in a cookie), once — exchanges it for an
+//! browser was given (kept by the server, `oauth_pending.rs`, and in a cookie), once — exchanges it for an
 //! access token, checks that token exactly as `/mcp` would, and starts a session with it as
 //! with an API key (answered by a page that moves on to `/`) (every request checks it again, so an expired token ends the session).
 
@@ -15,13 +15,8 @@ use axum::response::Response;
 use base64::Engine;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// A sign-in not finished within this is forgotten.
-const PENDING_FOR: Duration = Duration::from_secs(10 * 60);
-/// Sign-ins under way at most (bounds what anonymous visits can hold).
-const MAX_PENDING: usize = 1_000;
 const STATE_COOKIE: &str = "cortex_oauth_state";
 
 #[derive(askama::Template)]
@@ -29,29 +24,6 @@ const STATE_COOKIE: &str = "cortex_oauth_state";
 struct SignedIn {
     chrome: Option<super::page::Chrome>,
     who: String,
-}
-
-/// Sign-ins under way: `state` → the PKCE verifier and when it began.
-#[derive(Default)]
-pub struct Pending(Mutex<HashMap<String, (String, Instant)>>);
-
-impl Pending {
-    fn put(&self, state: String, verifier: String, now: Instant) {
-        let mut pending = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        pending.retain(|_, (_, at)| now.duration_since(*at) < PENDING_FOR);
-        if pending.len() >= MAX_PENDING
-            && let Some(oldest) = pending.iter().min_by_key(|(_, (_, at))| *at).map(|(s, _)| s.clone())
-        {
-            pending.remove(&oldest);
-        }
-        pending.insert(state, (verifier, now));
-    }
-
-    /// The verifier of `state`, once.
-    fn take(&self, state: &str, now: Instant) -> Option<String> {
-        let (verifier, at) = self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(state)?;
-        (now.duration_since(at) < PENDING_FOR).then_some(verifier)
-    }
 }
 
 fn redirect_uri(ui: &Ui) -> Option<String> {
@@ -91,7 +63,9 @@ pub async fn start(State(ui): State<Ui>) -> Response {
         tokio::task::spawn_blocking(move || verifier.sign_in_url(&for_url, &challenge, &redirect)).await;
     match url {
         Ok(Ok(url)) => {
-            ui.oauth_pending.put(state.clone(), code_verifier, Instant::now());
+            if let Err(e) = ui.oauth_pending.put(&state, &code_verifier, Instant::now()) {
+                return page::server_error("signing in", e, None);
+            }
             // Lax: the browser must send it back on the issuer's redirect, a cross-site
             // navigation; it names only the sign-in under way.
             let secure = if ui.secure() { "; Secure" } else { "" };

@@ -2,6 +2,9 @@
 //! (HKDF-SHA256) from the session's cookie id, which only the browser holds. The table alone
 //! gives no token, and a cookie alone finds no row once the session has ended. The row is found
 //! by the SHA-256 of the cookie id, so the table does not hold the cookie either.
+//!
+//! A sign-in through the identity provider under way keeps its PKCE verifier the same way,
+//! sealed under a key derived from its `state` (a key for that use only: [`Use`]).
 
 use ring::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use ring::hkdf::{HKDF_SHA256, Salt};
@@ -10,9 +13,28 @@ use sha2::{Digest, Sha256};
 /// Binds the derived key to its use: a cookie id derives no other key of Cortex's.
 const SALT: &[u8] = b"cortex web UI session token";
 
-fn key_for(id: &str) -> Option<LessSafeKey> {
+/// What is sealed: each derives its own key from the same id.
+#[derive(Debug, Clone, Copy)]
+pub enum Use {
+    /// A session's API key token, under its cookie id.
+    Token,
+    /// A sign-in's PKCE verifier, under its `state`.
+    Verifier,
+}
+
+impl Use {
+    fn info(self) -> &'static [u8] {
+        match self {
+            Use::Token => b"token",
+            Use::Verifier => b"pkce verifier",
+        }
+    }
+}
+
+fn key_for(id: &str, what: Use) -> Option<LessSafeKey> {
     let prk = Salt::new(HKDF_SHA256, SALT).extract(id.as_bytes());
-    let okm = prk.expand(&[b"token"], &AES_256_GCM).ok()?;
+    let info = [what.info()];
+    let okm = prk.expand(&info, &AES_256_GCM).ok()?;
     Some(LessSafeKey::new(UnboundKey::from(okm)))
 }
 
@@ -32,10 +54,15 @@ pub enum SealError {
 
 /// `token` sealed for the session `id`: a random nonce, then the sealed bytes and their tag.
 pub fn seal(id: &str, token: &str) -> Result<Vec<u8>, SealError> {
-    let key = key_for(id).ok_or(SealError::Cipher)?;
+    seal_for(Use::Token, id, token)
+}
+
+/// `text` sealed for `what` under `id`: a random nonce, then the sealed bytes and their tag.
+pub fn seal_for(what: Use, id: &str, text: &str) -> Result<Vec<u8>, SealError> {
+    let key = key_for(id, what).ok_or(SealError::Cipher)?;
     let mut nonce = [0u8; NONCE_LEN];
     getrandom::fill(&mut nonce).map_err(SealError::NoRandomness)?;
-    let mut sealed = token.as_bytes().to_vec();
+    let mut sealed = text.as_bytes().to_vec();
     key.seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::empty(), &mut sealed)
         .map_err(|_| SealError::Cipher)?;
     let mut out = nonce.to_vec();
@@ -46,13 +73,18 @@ pub fn seal(id: &str, token: &str) -> Result<Vec<u8>, SealError> {
 /// The token sealed for the session `id`; `None` when `sealed` was not sealed for it (or was
 /// changed).
 pub fn open(id: &str, sealed: &[u8]) -> Option<String> {
+    open_for(Use::Token, id, sealed)
+}
+
+/// The text sealed for `what` under `id`; `None` when `sealed` was not sealed so (or was changed).
+pub fn open_for(what: Use, id: &str, sealed: &[u8]) -> Option<String> {
     if sealed.len() < NONCE_LEN {
         return None;
     }
     let (nonce, body) = sealed.split_at(NONCE_LEN);
     let nonce = Nonce::try_assume_unique_for_key(nonce).ok()?;
     let mut body = body.to_vec();
-    let plain = key_for(id)?.open_in_place(nonce, Aad::empty(), &mut body).ok()?;
+    let plain = key_for(id, what)?.open_in_place(nonce, Aad::empty(), &mut body).ok()?;
     String::from_utf8(plain.to_vec()).ok()
 }
 
@@ -71,6 +103,15 @@ mod tests {
         assert_eq!(open(&"a".repeat(64), &changed), None, "a changed row opens nothing");
         assert_eq!(open(&"a".repeat(64), &sealed[..5]), None);
         assert_ne!(seal("a", "t").unwrap(), seal("a", "t").unwrap(), "a fresh nonce each time");
+    }
+
+    #[test]
+    fn a_sealed_verifier_opens_as_a_verifier_only() {
+        let state = "d".repeat(64);
+        let sealed = seal_for(Use::Verifier, &state, "verifier").unwrap();
+        assert_eq!(open_for(Use::Verifier, &state, &sealed).as_deref(), Some("verifier"));
+        assert_eq!(open(&state, &sealed), None, "the same id's token key opens nothing");
+        assert_eq!(open_for(Use::Token, &state, &seal(&state, "t").unwrap()).as_deref(), Some("t"));
     }
 
     #[test]

@@ -142,7 +142,7 @@ impl Sessions {
 
 /// The database's blocking I/O, from a request's task: the worker hands its other tasks to
 /// another worker meanwhile (a multi-threaded runtime, as the server's is).
-fn blocking<T>(work: impl FnOnce() -> T) -> T {
+pub(super) fn blocking<T>(work: impl FnOnce() -> T) -> T {
     match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
         Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),
         _ => work(),

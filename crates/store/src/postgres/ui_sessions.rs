@@ -1,9 +1,12 @@
-//! The web UI's sessions in `ui_sessions`, on the primary: a sign-out must hold on every server
-//! at once. Times are the database's clock.
+//! The web UI's sessions in `ui_sessions`, and its sign-ins through an identity provider under
+//! way in `ui_sign_ins`, on the primary: a sign-out must hold on every server at once, and a
+//! provider's callback taken by one server is refused by all. Times are the database's clock.
 
 use super::conn::Sql;
 use super::pool::Pool;
-use crate::{NewUiSession, Result, SessionLimits, SharedSessions, UiSessionRow};
+use crate::{
+    NewUiSession, PendingLimits, PendingSignIn, Result, SessionLimits, SharedSessions, UiSessionRow,
+};
 
 const NOW: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
 
@@ -70,5 +73,44 @@ impl SharedSessions for PgSessions {
     fn end_session(&self, id_hash: &str) -> Result<()> {
         self.pool.get()?.execute("DELETE FROM ui_sessions WHERE id_hash = $1", &[&id_hash])?;
         Ok(())
+    }
+
+    fn begin_sign_in(&self, sign_in: &PendingSignIn<'_>, limits: PendingLimits) -> Result<()> {
+        let mut conn = self.pool.get()?;
+        let mut tx = conn.transaction()?;
+        tx.execute(
+            &format!("DELETE FROM ui_sign_ins WHERE started_at < {NOW} - $1"),
+            &[&millis(limits.expire_after)],
+        )?;
+        // Anonymous visits start these: the newest but one are kept, the new one makes the cap.
+        let keep = limits.max.max(1) as i64 - 1;
+        tx.execute(
+            "DELETE FROM ui_sign_ins WHERE state_hash IN (\
+                 SELECT state_hash FROM ui_sign_ins ORDER BY started_at DESC, state_hash OFFSET $1)",
+            &[&keep],
+        )?;
+        tx.execute(
+            &format!(
+                "INSERT INTO ui_sign_ins (state_hash, sealed_verifier, started_at) VALUES ($1, $2, {NOW})"
+            ),
+            &[&sign_in.state_hash, &sign_in.sealed_verifier.to_vec()],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn finish_sign_in(&self, state_hash: &str, limits: PendingLimits) -> Result<Option<Vec<u8>>> {
+        // Deleted whether or not it is still valid: a state is taken once, by one server.
+        let row = self.pool.get()?.query_opt(
+            &format!(
+                "DELETE FROM ui_sign_ins WHERE state_hash = $1 \
+                 RETURNING sealed_verifier, started_at >= {NOW} - $2"
+            ),
+            &[&state_hash, &millis(limits.expire_after)],
+        )?;
+        match row {
+            Some(row) if row.try_get::<_, bool>(1)? => Ok(Some(row.try_get(0)?)),
+            _ => Ok(None),
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! for two servers behind a balancer. A session started on one is live on the other, ended on
 //! one it is gone on both, and a principal's cap holds across both. A SQLite store has none.
 
-use cortex_store::{NewUiSession, SessionLimits, SharedSessions};
+use cortex_store::{NewUiSession, PendingLimits, PendingSignIn, SessionLimits, SharedSessions};
 use cortex_testdb::TestDb;
 use std::sync::Arc;
 use std::time::Duration;
@@ -76,4 +76,39 @@ fn postgres_a_session_idle_too_long_is_over_on_every_server() {
 #[test]
 fn sqlite_keeps_no_shared_sessions() {
     assert!(TestDb::sqlite().open().shared_sessions().is_none());
+}
+
+const TEN_MINUTES: PendingLimits = PendingLimits { expire_after: Duration::from_secs(600), max: 3 };
+
+fn pending<'a>(state_hash: &'a str, sealed_verifier: &'a [u8]) -> PendingSignIn<'a> {
+    PendingSignIn { state_hash, sealed_verifier }
+}
+
+#[test]
+fn postgres_a_sign_in_begun_on_one_server_is_finished_on_the_other_once() {
+    let db = TestDb::postgres();
+    let [a, b] = two_servers(&db);
+    a.begin_sign_in(&pending("s1", b"sealed verifier"), TEN_MINUTES).unwrap();
+    assert_eq!(b.finish_sign_in("s1", TEN_MINUTES).unwrap().as_deref(), Some(&b"sealed verifier"[..]));
+    assert_eq!(a.finish_sign_in("s1", TEN_MINUTES).unwrap(), None, "a replayed callback, on either server");
+    assert_eq!(b.finish_sign_in("s1", TEN_MINUTES).unwrap(), None);
+    assert_eq!(b.finish_sign_in("never begun", TEN_MINUTES).unwrap(), None, "a forged state");
+}
+
+#[test]
+fn postgres_a_sign_in_past_its_time_is_refused_and_anonymous_visits_hold_a_bounded_number() {
+    let db = TestDb::postgres();
+    let [a, b] = two_servers(&db);
+    let brief = PendingLimits { expire_after: Duration::from_millis(300), ..TEN_MINUTES };
+    a.begin_sign_in(&pending("late", b"v"), brief).unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(b.finish_sign_in("late", brief).unwrap(), None, "begun 400 ms ago, kept 300");
+    assert_eq!(b.finish_sign_in("late", TEN_MINUTES).unwrap(), None, "and gone once asked for");
+    for i in 0..10 {
+        [&a, &b][i % 2].begin_sign_in(&pending(&format!("visit{i}"), b"v"), TEN_MINUTES).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let kept: Vec<usize> =
+        (0..10).filter(|i| a.finish_sign_in(&format!("visit{i}"), TEN_MINUTES).unwrap().is_some()).collect();
+    assert_eq!(kept, vec![7, 8, 9], "the newest three");
 }

@@ -91,7 +91,7 @@ pub fn tools() -> Vec<rmcp::model::Tool> {
     );
     let find = rmcp::model::Tool::new(
         FIND_TOOL,
-        "Find stored knowledge, ranked (relevance, recency, scope, citations), with snippets. Needs query, ids, or types alone (lists the newest of those kinds). Searches the current branch unless widened. Fewer than 3 hits come with computed suggestions.",
+        "Find stored knowledge, ranked (relevance, recency, scope, citations), with snippets. Needs query, ids, or types alone (lists the newest of those kinds). Searches the current branch unless widened. Fewer than 3 hits come with suggestions.",
         input_schema(Tool::Find),
     )
     .with_title("Find memory")

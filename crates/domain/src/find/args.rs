@@ -95,7 +95,7 @@ pub const DETAIL: FindField<Words<Detail>> = Field {
 pub const EXPAND: FindField<Words<Expand>> = Field {
     name: "expand",
     doc: Some(
-        "Also return items linked to the hits: relations (both ways), children (what a hit points to, an entity's observations), parents. Default none; all in deep mode.",
+        "Also return linked items: relations (both ways), children (what a hit points to, an entity's observations), parents. Default none; all in deep mode.",
     ),
     shape: Words::plain(),
     set: |d, v| d.request.expand = Some(v),

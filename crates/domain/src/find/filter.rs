@@ -66,7 +66,7 @@ pub const STATUS: FindField<Text> = FindField {
 };
 pub const AUTHOR: FindField<Custom<Author>> = FindField {
     name: "author",
-    doc: Some("Who wrote it: a principal (key:org/name, oauth:…, local:user), else a claimed agent. Exact."),
+    doc: Some("Writer: principal (key:org/name, oauth:…, local:user) or claimed agent. Exact."),
     shape: Custom { schema: schemas::string, parse: Author::parse_json },
     set: |d, v| d.filter().author = Some(v),
 };

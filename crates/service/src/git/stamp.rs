@@ -183,21 +183,46 @@ fn baselines(files: &[String], rows: &[PathChange], counted: bool) -> Vec<FileBa
 fn open(service: &MemoryService, path: &std::path::Path) -> crate::Result<Option<Checkout>> {
     let repo = Repo::open(path)?;
     let Some(head) = repo.head()? else { return Ok(None) };
-    // The server's own place, not the caller's: the checkout is the server's.
+    let table_at_head = table_to_head(service, &repo, &head)?;
+    let head_tree = repo.commit(head.commit)?.tree;
     let scope = &service.shared.inferred.scope;
     let (org, project) = (scope.org.clone().unwrap_or_default(), scope.project.clone().unwrap_or_default());
-    let mut table_at_head = false;
-    if let Some(branch) = &head.branch {
-        let place = RepoBranch { org: org.clone(), project: project.clone(), branch: branch.clone() };
-        let head_hex = head.commit.to_string();
-        let at = |t: Option<PathHead>| t.is_some_and(|t| t.commit == head_hex);
-        table_at_head = at(service.view.path_head(&place)?);
-        // The table is the server's own upkeep, done for its checkout whoever stores.
-        if !table_at_head {
-            super::sync_with(service.shared.store.as_ref(), scope, &repo, super::upkeep_context())?;
-            table_at_head = at(service.view.path_head(&place)?);
-        }
-    }
-    let head_tree = repo.commit(head.commit)?.tree;
     Ok(Some(Checkout { repo, head, head_tree, org, project, table_at_head }))
+}
+
+/// Brings the service's checkout's path table to HEAD, as the first store of a batch would
+/// (for a caller that reads staleness before it stores). A checkout that cannot be read is
+/// logged and left alone.
+pub(crate) fn bring_table_to_head(service: &MemoryService) {
+    let Some(path) = service.shared.inferred.checkout.as_ref() else { return };
+    let bring = || -> crate::Result<()> {
+        let repo = Repo::open(path)?;
+        if let Some(head) = repo.head()? {
+            table_to_head(service, &repo, &head)?;
+        }
+        Ok(())
+    };
+    if let Err(e) = bring() {
+        tracing::warn!("the path table is not brought to HEAD: {e}");
+    }
+}
+
+/// Whether the checked-out branch's table is at HEAD, after syncing it when it was behind.
+fn table_to_head(service: &MemoryService, repo: &Repo, head: &Head) -> crate::Result<bool> {
+    let Some(branch) = &head.branch else { return Ok(false) };
+    // The server's own place, not the caller's: the checkout is the server's.
+    let scope = &service.shared.inferred.scope;
+    let place = RepoBranch {
+        org: scope.org.clone().unwrap_or_default(),
+        project: scope.project.clone().unwrap_or_default(),
+        branch: branch.clone(),
+    };
+    let head_hex = head.commit.to_string();
+    let at = |t: Option<PathHead>| t.is_some_and(|t| t.commit == head_hex);
+    if at(service.view.path_head(&place)?) {
+        return Ok(true);
+    }
+    // The table is the server's own upkeep, done for its checkout whoever stores.
+    super::sync_with(service.shared.store.as_ref(), scope, repo, super::upkeep_context())?;
+    Ok(at(service.view.path_head(&place)?))
 }

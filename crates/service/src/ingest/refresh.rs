@@ -11,7 +11,7 @@ use super::plan::{Plan, Wanted};
 use super::report::IngestReport;
 use crate::Result;
 use crate::git::stale::{Asked, check};
-use crate::git::stamp::Stamper;
+use crate::git::stamp;
 
 impl Ingest<'_> {
     /// Moves the unchanged items to refresh into the plan's updates.
@@ -26,8 +26,7 @@ impl Ingest<'_> {
         if named.is_empty() {
             return Ok(());
         }
-        // Brings the checkout's path table to HEAD, as the first store of the run would.
-        drop(Stamper::new(self.service));
+        stamp::bring_table_to_head(self.service);
         let asked: Vec<Asked<'_>> = named
             .iter()
             .map(|&n| {

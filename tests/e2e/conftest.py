@@ -116,6 +116,12 @@ def db(request, tmp_path: Path):
     if request.param == "sqlite":
         yield str(tmp_path / "memory.db")
         return
+    yield from postgres_database()
+
+
+def postgres_database():
+    """Yields the URL of a new PostgreSQL database on the server named by
+    CORTEX_TEST_DATABASE_URL, dropped afterwards (the body of a fixture)."""
     server = os.environ.get("CORTEX_TEST_DATABASE_URL")
     if not server:
         pytest.fail("CORTEX_TEST_DATABASE_URL is not set: run scripts/test, or "

@@ -6,34 +6,19 @@ also when the server that began it is gone; a replayed or forged callback is ref
 server. (A sign-in past its time is refused: the store's suite and the server's unit tests, on
 the database's and the process's clock.)"""
 
-import os
-import uuid
 
 import httpx
 import pytest
 
 from cluster import HAProxy, address, need, start_servers, stop_servers
-from conftest import TIMEOUT, with_database
+from conftest import TIMEOUT, postgres_database
 from test_oauth_flow import provider  # noqa: F401 (a fixture)
-from test_ui_oauth import follow
+from test_ui_oauth import follow, register_ui_client
 
 
 @pytest.fixture
 def pg_db():
-    server = os.environ.get("CORTEX_TEST_DATABASE_URL")
-    if not server:
-        pytest.fail("CORTEX_TEST_DATABASE_URL is not set: run scripts/test, or "
-                    "export CORTEX_TEST_DATABASE_URL=$(scripts/postgres start)")
-    import psycopg
-
-    name = f"cortex_e2e_{uuid.uuid4().hex}"
-    with psycopg.connect(server, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    try:
-        yield with_database(server, name)
-    finally:
-        with psycopg.connect(server, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    yield from postgres_database()
 
 
 def rows(db: str, statement: str):
@@ -54,13 +39,7 @@ def test_a_sign_in_begun_on_one_server_is_finished_on_the_other_once(pg_db, prov
     issuer, _resource, port, _format = provider
     public = f"http://127.0.0.1:{port}"
     callback = f"{public}/ui/oauth/callback"
-    with httpx.Client(timeout=TIMEOUT) as http:
-        config = http.get(issuer + "/.well-known/openid-configuration").json()
-        client = http.post(config["registration_endpoint"], json={
-            "redirect_uris": [callback], "token_endpoint_auth_method": "client_secret_basic",
-            "grant_types": ["authorization_code"], "response_types": ["code"], "client_name": "Cortex web UI"})
-        assert client.status_code == 201, client.text
-        client = client.json()
+    _config, client = register_ui_client(issuer, callback)
     env = {"CORTEX_OAUTH_ISSUER": issuer, "CORTEX_PUBLIC_URL": public,
            "CORTEX_OAUTH_CLIENT_ID": client["client_id"], "CORTEX_OAUTH_CLIENT_SECRET": client["client_secret"]}
     servers = start_servers(pg_db, 2, env=env)

@@ -15,6 +15,18 @@ from test_oauth_flow import provider  # noqa: F401 (a fixture)
 from test_ui import at, store_as_local
 
 
+def register_ui_client(issuer: str, callback: str) -> tuple[dict, dict]:
+    """Registers Cortex's web UI at the provider as a confidential client: the provider's
+    configuration and the registration."""
+    with httpx.Client(timeout=TIMEOUT) as http:
+        config = http.get(issuer + "/.well-known/openid-configuration").json()
+        client = http.post(config["registration_endpoint"], json={
+            "redirect_uris": [callback], "token_endpoint_auth_method": "client_secret_basic",
+            "grant_types": ["authorization_code"], "response_types": ["code"], "client_name": "Cortex web UI"})
+        assert client.status_code == 201, client.text
+        return config, client.json()
+
+
 def follow(browser: httpx.Client, url: str, until: str) -> str:
     """Follows redirects (through the provider's sign-in and consent) up to a URL starting with
     `until`, which is returned unvisited."""
@@ -31,13 +43,7 @@ def test_sign_in_with_the_provider(db, serve, provider):  # noqa: F811 (the fixt
     issuer, resource, port, _format = provider
     base = f"http://127.0.0.1:{port}"
     callback = f"{base}/ui/oauth/callback"
-    with httpx.Client(timeout=TIMEOUT) as http:
-        config = http.get(issuer + "/.well-known/openid-configuration").json()
-        client = http.post(config["registration_endpoint"], json={
-            "redirect_uris": [callback], "token_endpoint_auth_method": "client_secret_basic",
-            "grant_types": ["authorization_code"], "response_types": ["code"], "client_name": "Cortex web UI"})
-        assert client.status_code == 201, client.text
-        client = client.json()
+    config, client = register_ui_client(issuer, callback)
     store_as_local(db, [{"kind": "section", "scope": at("acme"), "data": {"title": "Acme relay", "body": "ordered"}},
                         {"kind": "section", "scope": at("globex"), "data": {"title": "Globex relay", "body": "private"}}])
     serve(addr=f"127.0.0.1:{port}", env={

@@ -7,6 +7,7 @@ mod forms;
 mod pages;
 mod reach;
 mod signin;
+mod steps;
 
 use crate::test_support::{Answer, TestServer};
 use axum::http::StatusCode;

@@ -170,7 +170,10 @@ fn the_project_picker_offers_only_the_keys_reach_and_a_local_user_every_project(
         assert!(html.contains("<h2>Search indexes</h2>"), "{html}");
         assert!(html.contains(r#"<dt>lexical index</dt><dd class="status">sound</dd>"#), "{html}");
         assert!(html.contains("<dt>lexical items</dt><dd>") && html.contains(" on disk "), "{html}");
-        assert!(html.contains("<dt>vectors</dt><dd>0 vectors, 0 bytes</dd>"), "{html}");
+        assert!(
+            html.contains("<dt>vectors</dt><dd>0 vectors (whole texts and chunks), 0 bytes</dd>"),
+            "{html}"
+        );
         assert!(html.contains("<dt>vector model</dt><dd>none: lexical search only</dd>"), "{html}");
         assert!(html.contains(r#"<dt>embedded</dt><dd class="bad">0 of 3 items</dd>"#), "{html}");
         assert!(html.contains("3 items have no vectors") && html.contains("cortex reindex"), "{html}");

@@ -56,9 +56,10 @@ pub fn stats(report: &StatsReport) {
         }
         let v = &indexes.vectors;
         output::line(&format!(
-            "vectors    {} ({}); {} of {} items embedded",
+            "vectors    {} ({} {}); {} of {} items embedded",
             v.vectors,
             byte_size(v.bytes),
+            v.kept(),
             v.items - v.unembedded,
             v.items
         ));

@@ -166,14 +166,23 @@ impl Administration<'_> {
         let mut report = self.stats()?;
         let store = self.service.whole_store("counting the whole store")?;
         let semantic = &self.service.shared.semantic;
-        let (vectors, bytes) = semantic.indexed()?;
+        // A database that searches its own vectors says what it holds; else the in-process
+        // index is what finds search (loaded here only where it is the one that searches).
+        let (vectors, bytes, in_database) = match store.searched_vectors()? {
+            Some((vectors, bytes)) => (vectors.max(0) as u64, bytes.max(0) as u64, true),
+            None => {
+                let (vectors, bytes) = semantic.indexed()?;
+                (vectors as u64, bytes as u64, false)
+            }
+        };
         let (model, precision, loaded) = semantic.model_and_precision();
         let vectors = VectorSizes {
             model,
             precision,
             loaded,
-            vectors: vectors as u64,
-            bytes: bytes as u64,
+            vectors,
+            bytes,
+            in_database,
             items: report.items,
             unembedded: store.count_unembedded()?.clamp(0, report.items.max(0)),
         };

@@ -71,9 +71,12 @@ pub struct VectorSizes {
     pub precision: Option<String>,
     /// Whether the precision is the loaded model's (else the configured one).
     pub loaded: bool,
-    /// Vectors in the in-process index (whole texts and chunks) and their bytes.
+    /// The vectors finds search (whole texts and chunks) and their bytes: those of the
+    /// in-process index (SQLite), or, when the database searches them itself (`in_database`,
+    /// PostgreSQL), those it holds for live items and its vector indexes' bytes on disk.
     pub vectors: u64,
     pub bytes: u64,
+    pub in_database: bool,
     /// Live items, and those of them still without vectors.
     pub items: i64,
     pub unembedded: i64,
@@ -88,6 +91,11 @@ impl VectorSizes {
                 self.unembedded
             )
         })
+    }
+
+    /// Where the vectors' bytes are, for a person.
+    pub fn kept(&self) -> &'static str {
+        if self.in_database { "in the database's vector indexes" } else { "in memory" }
     }
 
     /// The model and its precision for a person: `… (int8)`, `… (auto, decided when it loads)`.
@@ -113,6 +121,7 @@ mod tests {
             loaded: false,
             vectors: 3,
             bytes: 10,
+            in_database: false,
             items: 5,
             unembedded: 2,
         };

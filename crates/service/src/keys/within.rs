@@ -1,6 +1,6 @@
 //! API keys managed by an admin key's holder (the web UI's admin page): the same calls
 //! `cortex keys` makes, kept inside the admin's tenant bound. An admin bound to an org sees,
-//! makes and revokes only keys of that org (and, when the admin names projects, only keys
+//! makes, revokes and restores only keys of that org (and, when the admin names projects, only keys
 //! limited to some of them); a key outside is answered as one that does not exist. The local
 //! user (no bound) manages every key. Called on the unbounded service: a bounded store sees no
 //! keys at all.
@@ -56,6 +56,25 @@ impl Keys<'_> {
     /// `org` given is not needed then, and another is not looked at), the local user's of `org`.
     /// One outside the admin's bound is refused as unknown.
     pub fn revoke_within(&self, bound: Option<&Bound>, org: Option<&str>, name: &str) -> Result<KeyInfo> {
+        let org = self.managed(bound, org, name)?;
+        self.revoke(org, name)
+    }
+
+    /// Undoes the revocation of a key `bound`'s admin manages, within the restore window: the
+    /// same reach as [`Keys::revoke_within`], and a key outside it refused as unknown.
+    pub fn restore_within(&self, bound: Option<&Bound>, org: Option<&str>, name: &str) -> Result<KeyInfo> {
+        let org = self.managed(bound, org, name)?;
+        self.restore(org, name)
+    }
+
+    /// The org to look for `name` in on behalf of `bound`'s admin (a bound admin's own, the
+    /// local user's choice); a key of that name outside the bound is refused as unknown.
+    fn managed<'a>(
+        &self,
+        bound: Option<&'a Bound>,
+        org: Option<&'a str>,
+        name: &str,
+    ) -> Result<Option<&'a str>> {
         let org = match bound {
             Some(b) => Some(b.org.as_str()),
             None => org.map(str::trim).filter(|o| !o.is_empty()),
@@ -71,7 +90,7 @@ impl Keys<'_> {
             )
             .into());
         }
-        self.revoke(org, name)
+        Ok(org)
     }
 }
 

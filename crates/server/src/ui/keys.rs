@@ -17,7 +17,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use cortex_domain::ErrorCode;
 use cortex_domain::api_key::{RESTORE_WINDOW_MS, RESTORE_WINDOW_TEXT, Role};
-use cortex_domain::time::{format_instant, parse_instant};
+use cortex_domain::time::format_instant;
 use cortex_service::keys::{CreatedKey, KeyInfo, KeySpec};
 use cortex_service::{Caller, MemoryService, ServiceError};
 
@@ -120,8 +120,10 @@ pub async fn revoke(State(ui): State<Ui>, request: Request) -> Response {
     match revoked {
         Ok(Ok(key)) => {
             tracing::info!(target: "cortex::access", by = %viewer.principal.key, key = %key.name, "API key revoked from the web UI");
-            let revoked_at = key.revoked_at.as_deref().and_then(|at| parse_instant(at).ok());
-            let until = format_instant(revoked_at.unwrap_or_else(cortex_service::now_ms) + RESTORE_WINDOW_MS);
+            let until = key
+                .restorable_until
+                .clone()
+                .unwrap_or_else(|| format_instant(cortex_service::now_ms() + RESTORE_WINDOW_MS));
             let answer = Revoked {
                 chrome: Some(viewer.chrome()),
                 key,

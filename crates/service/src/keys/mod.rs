@@ -52,6 +52,9 @@ pub struct KeyInfo {
     pub created_at: String,
     pub expires_at: Option<String>,
     pub revoked_at: Option<String>,
+    /// A revoked key's revocation can be undone until then (`cortex keys restore`), by this
+    /// machine's clock (the database's decides); `None` once the window has passed.
+    pub restorable_until: Option<String>,
     /// `active`, `expired` or `revoked`.
     pub state: &'static str,
 }
@@ -333,6 +336,12 @@ fn info(row: &ApiKeyRow, now: i64) -> KeyInfo {
         created_at: rfc3339(row.created_at),
         expires_at: row.expires_at.map(rfc3339),
         revoked_at: row.revoked_at.map(rfc3339),
+        restorable_until: row
+            .revoked_at
+            .filter(|at| {
+                *at + api_key::RESTORE_WINDOW_MS > now && *at <= now + api_key::RESTORE_CLOCK_SLACK_MS
+            })
+            .map(|at| rfc3339(at + api_key::RESTORE_WINDOW_MS)),
         state,
     }
 }

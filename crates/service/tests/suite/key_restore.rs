@@ -42,8 +42,13 @@ fn now_ms() -> i64 {
 fn a_key_restored_within_the_window_works_again_and_is_audited(db: &TestDb) {
     let s = open_at(db, "main");
     let made = s.keys().create(&spec("acme", "ana")).unwrap();
-    s.keys().revoke(None, "ana").unwrap();
+    let revoked = s.keys().revoke(None, "ana").unwrap();
     assert_eq!(s.keys().authenticate(&made.token).unwrap(), Err(AuthFailure::Revoked));
+    let until = revoked.restorable_until.expect("restorable for a while");
+    let until = cortex_domain::time::parse_instant(&until).unwrap();
+    let revoked_at = cortex_domain::time::parse_instant(revoked.revoked_at.as_deref().unwrap()).unwrap();
+    assert_eq!(until - revoked_at, RESTORE_WINDOW_MS);
+    assert!(s.keys().list().unwrap()[0].restorable_until.is_some(), "listed as restorable");
 
     let restored = s.keys().restore(None, "ana").unwrap();
     assert_eq!((restored.state, restored.revoked_at.as_deref()), ("active", None));
@@ -86,6 +91,8 @@ fn a_revocation_older_than_the_window_is_never_undone(db: &TestDb) {
     let past = now_ms() - RESTORE_WINDOW_MS - 60_000;
     db.execute_raw(&format!("UPDATE api_keys SET revoked_at = {past} WHERE name = 'old'")).unwrap();
 
+    let old = s.keys().list().unwrap().into_iter().find(|k| k.name == "old").unwrap();
+    assert_eq!((old.state, old.restorable_until), ("revoked", None), "listed as past its window");
     let e = refusal(s.keys().restore(None, "old").unwrap_err());
     assert_eq!(e.field, "name");
     assert!(e.message.contains("more than 10 minutes ago"), "{}", e.message);

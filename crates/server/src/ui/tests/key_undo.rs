@@ -59,6 +59,14 @@ fn revoking_answers_an_undo_that_brings_the_key_back(db: &TestDb) {
     assert!(revoked.text.contains(&format!("value=\"{}\"", admin.csrf)), "the session's CSRF token");
     assert_eq!(state(&server, "acme", "ci"), "revoked");
     assert_status(&server.send(find(Some(&ci))), StatusCode::UNAUTHORIZED);
+    let listed = server.get("/admin", Some(&admin.cookie));
+    assert!(
+        listed.text.contains(
+            "<input type=\"hidden\" name=\"name\" value=\"ci\"><button type=\"submit\" title=\"until "
+        ),
+        "the admin page offers the undo too while it lasts: {}",
+        listed.text
+    );
 
     let undone = undo(&server, &admin, "acme", "ci");
     assert_status(&undone, StatusCode::SEE_OTHER);
@@ -140,4 +148,7 @@ fn the_undo_refuses_what_the_ui_refuses(db: &TestDb) {
         late.text
     );
     assert_eq!(state(&server, "acme", "old"), "revoked");
+    let listed = server.get("/admin", Some(&admin.cookie));
+    assert!(listed.text.contains("<td>old</td>"), "{}", listed.text);
+    assert!(!listed.text.contains("name=\"name\" value=\"old\""), "no undo for it: {}", listed.text);
 }

@@ -68,7 +68,8 @@ impl Keys<'_> {
     }
 
     /// The org to look for `name` in on behalf of `bound`'s admin (a bound admin's own, the
-    /// local user's choice); a key of that name outside the bound is refused as unknown.
+    /// local user's choice); for a bound admin, a key of that name outside the bound is refused
+    /// exactly as a name no key has.
     fn managed<'a>(
         &self,
         bound: Option<&'a Bound>,
@@ -81,7 +82,9 @@ impl Keys<'_> {
         };
         let known =
             self.list()?.into_iter().find(|k| k.name == name.trim() && org.is_none_or(|o| k.org == o));
-        if known.is_some_and(|k| !within(bound, &k.org, &k.projects)) {
+        // For a bound admin, a key outside the bound and a name no key has answer alike, word
+        // for word: the answer tells nothing of keys it may not manage.
+        if bound.is_some() && !known.is_some_and(|k| within(bound, &k.org, &k.projects)) {
             return Err(ValidationError::new(
                 ErrorCode::NotFound,
                 "name",

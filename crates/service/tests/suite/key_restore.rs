@@ -193,4 +193,18 @@ fn a_bound_admin_restores_only_its_own_orgs_keys(db: &TestDb) {
     assert_eq!(theirs.message.replace("theirs", "X"), nobody.message.replace("nobody", "X"));
     let theirs_key = s.keys().list().unwrap().into_iter().find(|k| k.name == "theirs").unwrap();
     assert_eq!(theirs_key.state, "revoked");
+
+    // An admin limited to acme's project api: a key of project web is as unknown as no key.
+    let api_admin = s.keys().create(&KeySpec { role: "admin".into(), ..spec("acme", "api-admin") }).unwrap();
+    let api_bound = s.keys().authenticate(&api_admin.token).unwrap().unwrap().bound;
+    s.keys().create(&KeySpec { projects: vec!["web".into()], ..spec("acme", "web-bot") }).unwrap();
+    s.keys().revoke(None, "web-bot").unwrap();
+    let outside = refusal(s.keys().restore_within(Some(&api_bound), None, "web-bot").unwrap_err());
+    let unknown = refusal(s.keys().restore_within(Some(&api_bound), None, "no-bot").unwrap_err());
+    assert_eq!(
+        (outside.code, outside.message.replace("web-bot", "X"), outside.human_hint),
+        (unknown.code, unknown.message.replace("no-bot", "X"), unknown.human_hint)
+    );
+    let web_bot = s.keys().list().unwrap().into_iter().find(|k| k.name == "web-bot").unwrap();
+    assert_eq!(web_bot.state, "revoked");
 }

@@ -7,8 +7,10 @@ audit trail (`key_create`, `key_revoke`, `key_restore`); a key that is not admin
 gets 403 for the page and its forms, and a forged POST changes nothing. The audit verification
 status is on the page."""
 
+import json
 import re
 
+from http_server import INIT
 from test_http import cortex, make_key, serve  # noqa: F401 (serve is a fixture)
 from test_ui import Browser, assert_loads_nothing_from_elsewhere, assert_ui_headers, signed_in
 
@@ -66,12 +68,16 @@ def test_an_admin_makes_lists_and_revokes_keys_of_its_org(db, serve):
     assert ended.status_code == 401 and 'name="token"' in ended.text, "its session ended"
     refused = Browser(server.base).post("/login", {"token": token})
     assert refused.status_code != 303 and "revoked" in refused.text, "refused while revoked"
+    status, _, body = server.post_mcp(INIT, {"Authorization": f"Bearer {token}"})
+    assert (status, body["error"]["code"]) == (401, "revoked_key"), (status, body)
     undone = admin.post("/admin/keys/restore", {"csrf": csrf, "org": "acme", "name": "ci-bot"})
     assert undone.status_code == 303 and undone.headers["location"] == "/admin", undone.text
     assert key_states(db)["ci-bot"] == "active"
     back = Browser(server.base)
     back.sign_in(token)
     assert back.get("/").status_code == 200, "the restored key signs in again"
+    status, _, body = server.post_mcp(INIT, {"Authorization": f"Bearer {token}"})
+    assert status == 200 and "serverInfo" in json.dumps(body), (status, body)
     revoked = admin.post("/admin/keys/revoke", {"csrf": csrf, "name": "ci-bot", "confirm": "yes"})
     assert revoked.status_code == 200 and key_states(db)["ci-bot"] == "revoked"
 

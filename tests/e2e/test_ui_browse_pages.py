@@ -186,7 +186,8 @@ def test_a_revoked_key_is_brought_back_by_the_undo_on_the_next_page(db, serve, c
         make_key(db, name, "read")
         at_width(chromium, width)
         chromium.go(server.base + "/admin")
-        revoke = f"[...document.querySelectorAll('form.revoke')].find(f => f.querySelector('input[name=name]').value === {json.dumps(name)})"
+        revoke = ("[...document.querySelectorAll('form.revoke')]"
+                  f".find(f => f.querySelector('input[name=name]').value === {json.dumps(name)})")
         chromium.loads(lambda: chromium.js(f"{revoke}.querySelector('button').click()"))
         assert chromium.js("document.querySelector('h1').textContent") == f"Revoke the key {name}?"
         assert "can be undone for 10 minutes" in chromium.js("document.body.innerText")

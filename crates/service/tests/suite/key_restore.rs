@@ -41,9 +41,14 @@ fn now_ms() -> i64 {
 
 fn a_key_restored_within_the_window_works_again_and_is_audited(db: &TestDb) {
     let s = open_at(db, "main");
+    // A second server over the same database: key lookups are not cached, so it sees each
+    // change at its next request.
+    let other = open_at(db, "main");
     let made = s.keys().create(&spec("acme", "ana")).unwrap();
+    assert!(other.keys().authenticate(&made.token).unwrap().is_ok());
     let revoked = s.keys().revoke(None, "ana").unwrap();
     assert_eq!(s.keys().authenticate(&made.token).unwrap(), Err(AuthFailure::Revoked));
+    assert_eq!(other.keys().authenticate(&made.token).unwrap(), Err(AuthFailure::Revoked));
     let until = revoked.restorable_until.expect("restorable for a while");
     let until = cortex_domain::time::parse_instant(&until).unwrap();
     let revoked_at = cortex_domain::time::parse_instant(revoked.revoked_at.as_deref().unwrap()).unwrap();
@@ -53,6 +58,7 @@ fn a_key_restored_within_the_window_works_again_and_is_audited(db: &TestDb) {
     let restored = s.keys().restore(None, "ana").unwrap();
     assert_eq!((restored.state, restored.revoked_at.as_deref()), ("active", None));
     let holder = s.keys().authenticate(&made.token).unwrap().expect("the key works again");
+    assert!(other.keys().authenticate(&made.token).unwrap().is_ok(), "on the other server too");
     assert_eq!((holder.name.as_str(), holder.bound.org.as_str()), ("ana", "acme"));
 
     let records = s.audit().records(None, None, 100).unwrap();

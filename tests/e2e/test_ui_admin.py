@@ -129,4 +129,13 @@ def test_a_key_that_is_not_admin_sees_no_key_pages_and_forged_posts_change_nothi
                             headers={"Origin": "https://evil.example"})
     assert cross_site.status_code == 403
     assert key_states(db) == {"boss": "active", "writer": "active"}, "nothing changed"
-    assert [op for op, _ in key_records(db)] == ["key_create", "key_create"]
+    cortex(db, "keys", "revoke", "writer")
+    forged_undo = admin.post("/admin/keys/restore", {"csrf": admin_csrf, "name": "writer"},
+                             headers={"Origin": "https://evil.example"})
+    assert forged_undo.status_code == 403
+    assert admin.post("/admin/keys/restore", {"name": "writer"}).status_code == 403, "no CSRF token"
+    assert admin.get("/admin/keys/restore?name=writer").status_code == 405
+    assert key_states(db) == {"boss": "active", "writer": "revoked"}, "still revoked"
+    assert admin.post("/admin/keys/restore", {"csrf": admin_csrf, "name": "writer"}).status_code == 303
+    assert key_states(db) == {"boss": "active", "writer": "active"}, "the real undo"
+    assert [op for op, _ in key_records(db)] == ["key_create", "key_create", "key_revoke", "key_restore"]

@@ -391,6 +391,12 @@ fn keys_are_created_once_listed_without_secrets_and_revoked(db: &TestDb) {
     assert_eq!(ops, ["key_create", "key_revoke", "key_restore", "key_revoke"]);
     let human = String::from_utf8_lossy(&env.run(&["audit"], None).stdout).to_string();
     assert!(human.contains("key_restore") && human.contains("restored API key ci"), "{human}");
+    // The KIND column starts at one place on every row, whatever the operation's length.
+    let kind_at: std::collections::BTreeSet<usize> = human
+        .lines()
+        .filter_map(|l| l.find("api_key").or_else(|| l.starts_with("WHEN").then(|| l.find("KIND")).flatten()))
+        .collect();
+    assert_eq!(kind_at.len(), 1, "{human}");
 }
 
 /// The benchmarks and the evaluation are not shipped in `cortex`: its help lists neither, and

@@ -16,6 +16,7 @@
 //!   backfill, reindex, whether the embedder fits the store
 //! - `briefing`: the session briefing and the prompt's recall
 //! - [`administration`]: `stats`, `doctor`, readiness, pools and lanes
+//! - `place_counts`: where the live items are, kept until the store changes
 //! - [`git`]: memory that follows the code: the git tables kept, merges recorded
 //! - [`contradictions`]: decisions in force that may contradict each other
 
@@ -37,6 +38,7 @@ pub mod lifecycle;
 pub mod memory_find;
 pub mod memory_store;
 mod os_user;
+mod place_counts;
 pub mod response;
 pub mod scope_inference;
 pub mod secrets;
@@ -110,6 +112,8 @@ struct Shared {
     recall: config::RecallConfig,
     /// What a store does with a credential in an item's text.
     secrets: settings::SecretsMode,
+    /// The live items per org, project and branch, as of the store's last change.
+    places: place_counts::PlaceCounts,
 }
 
 impl MemoryService {
@@ -138,6 +142,7 @@ impl MemoryService {
             refusals: Default::default(),
             recall: config.recall.clone(),
             secrets: config.secrets,
+            places: Default::default(),
         });
         MemoryService {
             view: store,

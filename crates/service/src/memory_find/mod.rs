@@ -76,7 +76,10 @@ impl MemoryFind<'_> {
     /// Every org, project and branch within the caller's reach that holds live items, with
     /// how many: where a find can look (a key's bound leaves out what it may not see).
     pub fn places(&self) -> Result<Vec<cortex_store::Place>> {
-        Ok(self.service.view.places()?)
+        let shared = &self.service.shared;
+        let places = shared.places.current(shared.store.as_ref())?;
+        let bound = self.service.bound.as_ref();
+        Ok(places.iter().filter(|p| bound.is_none_or(|b| b.admits(&p.scope))).cloned().collect())
     }
 
     /// Handles one `memory_find` request, parsed at the MCP edge or built in the process;

@@ -29,6 +29,7 @@ per_backend!(
     a_key_with_several_projects_needs_a_project_to_write,
     session_neighbours_stay_inside_the_tenant,
     a_callers_principal_is_recorded_whatever_the_item_claims,
+    places_follow_every_change_and_stay_inside_the_tenant,
 );
 
 /// What the local user stored, per tenant.
@@ -479,4 +480,34 @@ fn a_callers_principal_is_recorded_whatever_the_item_claims(db: &TestDb) {
         (claimed.claimed.actor.as_deref(), claimed.claimed.tool.as_deref()),
         (Some("key:acme/admin"), Some("cortex keys"))
     );
+}
+
+/// The places a picker lists (remembered by the service until the store changes) follow every
+/// store and delete at once, whoever made it, and a key's holder sees only its own.
+fn places_follow_every_change_and_stay_inside_the_tenant(db: &TestDb) {
+    let s = seed(db, EmbedderChoice::None);
+    let key = s.local.for_caller(&acme_api());
+    let counts = |service: &MemoryService| -> Vec<(String, i64)> {
+        let places = service.memory_find().places().unwrap();
+        places
+            .into_iter()
+            .map(|p| {
+                let name = |v: Option<String>| v.unwrap_or_default();
+                (format!("{}/{}", name(p.scope.org), name(p.scope.project)), p.items)
+            })
+            .collect()
+    };
+    let owned = |pairs: &[(&str, i64)]| pairs.iter().map(|(p, n)| (p.to_string(), *n)).collect::<Vec<_>>();
+    assert_eq!(counts(&s.local), owned(&[("acme/api", 3), ("acme/web", 1), ("globex/api", 5)]));
+    assert_eq!(counts(&key), owned(&[("acme/api", 3)]));
+    store(
+        &s.local,
+        json!([{"kind": "todo", "scope": at("globex", "billing"), "data": {"title": "New place", "status": "open"}}]),
+    );
+    assert_eq!(counts(&s.local)[2..], owned(&[("globex/api", 5), ("globex/billing", 1)]));
+    assert_eq!(counts(&key), owned(&[("acme/api", 3)]), "another tenant's new place stays out of sight");
+    store(&key, json!([{"kind": "todo", "data": {"title": "Stored by the key", "status": "open"}}]));
+    assert_eq!(counts(&s.local)[0], ("acme/api".to_string(), 4), "the key's store is counted for everyone");
+    store(&s.local, json!([{"operation": "delete", "id": s.inside[0]}]));
+    assert_eq!(counts(&key), owned(&[("acme/api", 3)]), "a delete is counted at once");
 }

@@ -124,9 +124,11 @@ def test_a_forged_actor_is_a_claim_and_ui_key_changes_carry_the_admin(db, serve)
     admin.sign_in(make_key(db, "boss", "admin"))
     csrf = admin.csrf("/admin")
     assert admin.post("/admin/keys", {"csrf": csrf, "name": "ci-bot", "role": "read", "org": "acme"}).status_code == 200
-    assert admin.post("/admin/keys/revoke", {"csrf": csrf, "name": "ci-bot", "confirm": "yes"}).status_code == 303
+    assert admin.post("/admin/keys/revoke", {"csrf": csrf, "name": "ci-bot", "confirm": "yes"}).status_code == 200
+    assert admin.post("/admin/keys/restore", {"csrf": csrf, "org": "acme", "name": "ci-bot"}).status_code == 303
     records = cortex(db, "audit", "--json")["records"]
     by_ui = [(r["operation"], r["principal"], r["via"]) for r in records
-             if r["operation"] in ("key_create", "key_revoke") and "ci-bot" in r["summary"]]
-    assert sorted(by_ui) == [("key_create", "key:acme/boss", "web UI"), ("key_revoke", "key:acme/boss", "web UI")], records
+             if r["operation"] in ("key_create", "key_revoke", "key_restore") and "ci-bot" in r["summary"]]
+    assert sorted(by_ui) == [("key_create", "key:acme/boss", "web UI"), ("key_restore", "key:acme/boss", "web UI"),
+                             ("key_revoke", "key:acme/boss", "web UI")], records
     assert cortex(db, "audit", "--verify")["ok"] is True

@@ -2,12 +2,15 @@
 from the admin page (the token shown on the answer page once, working at once, never shown
 again and never in the server's log), sees and revokes the keys of its own org only (another
 org's key: the same 404 as an unknown name; a key for another org: refused naming the field),
-each change recorded in the audit trail (`key_create`, `key_revoke`); a key that is not admin
+a revocation answered by a page whose Undo brings the key back; each change recorded in the
+audit trail (`key_create`, `key_revoke`, `key_restore`); a key that is not admin
 gets 403 for the page and its forms, and a forged POST changes nothing. The audit verification
 status is on the page."""
 
+import json
 import re
 
+from http_server import INIT
 from test_http import cortex, make_key, serve  # noqa: F401 (serve is a fixture)
 from test_ui import Browser, assert_loads_nothing_from_elsewhere, assert_ui_headers, signed_in
 
@@ -56,11 +59,27 @@ def test_an_admin_makes_lists_and_revokes_keys_of_its_org(db, serve):
     assert asked.status_code == 200 and "Revoke the key ci-bot?" in asked.text, asked.text
     assert 'name="confirm" value="yes"' in asked.text
     assert key_states(db)["ci-bot"] == "active", "asking revokes nothing"
+    assert "can be undone for 10 minutes" in asked.text, asked.text
     revoked = admin.post("/admin/keys/revoke", {"csrf": csrf, "name": "ci-bot", "confirm": "yes"})
-    assert revoked.status_code == 303 and revoked.headers["location"] == "/admin"
+    assert revoked.status_code == 200 and "Key <code>ci-bot</code> revoked" in revoked.text, revoked.text
+    assert 'action="/admin/keys/restore"' in revoked.text and ">Undo</button>" in revoked.text
     assert key_states(db)["ci-bot"] == "revoked"
     ended = bot.get("/")
     assert ended.status_code == 401 and 'name="token"' in ended.text, "its session ended"
+    refused = Browser(server.base).post("/login", {"token": token})
+    assert refused.status_code != 303 and "revoked" in refused.text, "refused while revoked"
+    status, _, body = server.post_mcp(INIT, {"Authorization": f"Bearer {token}"})
+    assert (status, body["error"]["code"]) == (401, "revoked_key"), (status, body)
+    undone = admin.post("/admin/keys/restore", {"csrf": csrf, "org": "acme", "name": "ci-bot"})
+    assert undone.status_code == 303 and undone.headers["location"] == "/admin", undone.text
+    assert key_states(db)["ci-bot"] == "active"
+    back = Browser(server.base)
+    back.sign_in(token)
+    assert back.get("/").status_code == 200, "the restored key signs in again"
+    status, _, body = server.post_mcp(INIT, {"Authorization": f"Bearer {token}"})
+    assert status == 200 and "serverInfo" in json.dumps(body), (status, body)
+    revoked = admin.post("/admin/keys/revoke", {"csrf": csrf, "name": "ci-bot", "confirm": "yes"})
+    assert revoked.status_code == 200 and key_states(db)["ci-bot"] == "revoked"
 
     outside = admin.post("/admin/keys/revoke", {"csrf": csrf, "name": "globex-admin", "confirm": "yes"})
     unknown = admin.post("/admin/keys/revoke", {"csrf": csrf, "name": "nobody", "confirm": "yes"})
@@ -72,7 +91,8 @@ def test_an_admin_makes_lists_and_revokes_keys_of_its_org(db, serve):
     assert key_states(db) == {"globex-admin": "active", "boss": "active", "ci-bot": "revoked"}
 
     ops = [op for op, _ in key_records(db)]
-    assert ops == ["key_create", "key_create", "key_create", "key_revoke"], key_records(db)
+    assert ops == ["key_create", "key_create", "key_create", "key_revoke", "key_restore", "key_revoke"], key_records(db)
+    assert cortex(db, "audit", "--verify")["ok"] is True
 
 
 def test_bad_key_fields_are_named(db, serve):
@@ -97,6 +117,7 @@ def test_a_key_that_is_not_admin_sees_no_key_pages_and_forged_posts_change_nothi
     assert made.status_code == 403 and not TOKEN.search(made.text)
     revoke = writer.post("/admin/keys/revoke", {"csrf": csrf, "name": "boss", "confirm": "yes"})
     assert revoke.status_code == 403
+    assert writer.post("/admin/keys/restore", {"csrf": csrf, "name": "boss"}).status_code == 403
 
     admin = Browser(server.base)
     admin.sign_in(admin_token)
@@ -108,4 +129,13 @@ def test_a_key_that_is_not_admin_sees_no_key_pages_and_forged_posts_change_nothi
                             headers={"Origin": "https://evil.example"})
     assert cross_site.status_code == 403
     assert key_states(db) == {"boss": "active", "writer": "active"}, "nothing changed"
-    assert [op for op, _ in key_records(db)] == ["key_create", "key_create"]
+    cortex(db, "keys", "revoke", "writer")
+    forged_undo = admin.post("/admin/keys/restore", {"csrf": admin_csrf, "name": "writer"},
+                             headers={"Origin": "https://evil.example"})
+    assert forged_undo.status_code == 403
+    assert admin.post("/admin/keys/restore", {"name": "writer"}).status_code == 403, "no CSRF token"
+    assert admin.get("/admin/keys/restore?name=writer").status_code == 405
+    assert key_states(db) == {"boss": "active", "writer": "revoked"}, "still revoked"
+    assert admin.post("/admin/keys/restore", {"csrf": admin_csrf, "name": "writer"}).status_code == 303
+    assert key_states(db) == {"boss": "active", "writer": "active"}, "the real undo"
+    assert [op for op, _ in key_records(db)] == ["key_create", "key_create", "key_revoke", "key_restore"]

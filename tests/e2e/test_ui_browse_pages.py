@@ -10,7 +10,7 @@ folder) for a person to look at."""
 import base64
 import json
 
-from http_server import make_key, serve  # noqa: F401 (serve is a fixture)
+from http_server import cortex, make_key, serve  # noqa: F401 (serve is a fixture)
 from test_ui import at, store_as_local
 from test_ui_browser import Chromium, chromium, png_size  # noqa: F401 (chromium is a fixture)
 
@@ -162,6 +162,54 @@ def test_browsing_pages_as_a_person_sees_them(db, serve, chromium, tmp_path):
         look(chromium, tmp_path, "trash", width)
 
     assert not chromium.seen("Page.javascriptDialogOpening")
+    blocked = [e["params"]["entry"]["text"] for e in chromium.seen("Log.entryAdded")
+               if "Content Security Policy" in e["params"]["entry"]["text"]]
+    assert not blocked, blocked
+
+
+def test_a_revoked_key_is_brought_back_by_the_undo_on_the_next_page(db, serve, chromium, tmp_path):
+    """The admin page's Revoke asks first, says the revocation can be undone for 10 minutes,
+    then answers a page naming the key with an Undo button in view at either width; Undo lands
+    on the admin page with the key active again."""
+    token = make_key(db, "boss", "admin")
+    server = serve()
+    chromium.go(server.base + "/")
+    chromium.loads(lambda: chromium.js(
+        f"document.querySelector('input[name=token]').value = {json.dumps(token)};"
+        "document.querySelector('form[action=\"/login\"]').requestSubmit()"))
+
+    def state(name: str) -> str:
+        return {k["name"]: k["state"] for k in cortex(db, "keys", "list")["keys"]}[name]
+
+    for width in WIDTHS:
+        name = f"ci-bot-{width}"
+        make_key(db, name, "read")
+        at_width(chromium, width)
+        chromium.go(server.base + "/admin")
+        revoke = ("[...document.querySelectorAll('form.revoke')]"
+                  f".find(f => f.querySelector('input[name=name]').value === {json.dumps(name)})")
+        chromium.loads(lambda: chromium.js(f"{revoke}.querySelector('button').click()"))
+        assert chromium.js("document.querySelector('h1').textContent") == f"Revoke the key {name}?"
+        assert "can be undone for 10 minutes" in chromium.js("document.body.innerText")
+        look(chromium, tmp_path, "key-revoke-confirm", width)
+        chromium.loads(lambda: chromium.js("document.querySelector('form.revoke button').click()"))
+        assert chromium.js("document.querySelector('h1').textContent") == f"Key {name} revoked"
+        assert state(name) == "revoked"
+        undo = chromium.js("""(() => {
+            const b = [...document.querySelectorAll('form.undo button')].find(b => b.textContent === 'Undo');
+            const r = b.getBoundingClientRect();
+            return [r.left, r.right, r.top, r.bottom, r.width, r.height, innerWidth, innerHeight];
+        })()""")
+        left, right, top, bottom, w, h, view_w, view_h = undo
+        assert w > 0 and h > 0 and left >= 0 and right <= view_w and top >= 0 and bottom <= view_h, undo
+        assert chromium.js("[...document.querySelectorAll('main a')].some(a => a.getAttribute('href') === '/admin')")
+        assert "until" in chromium.js("document.querySelector('main').innerText")
+        look(chromium, tmp_path, "key-revoked", width)
+        chromium.loads(lambda: chromium.js("document.querySelector('form.undo button').click()"))
+        assert chromium.js("location.pathname") == "/admin", chromium.js("document.body.innerText")
+        assert state(name) == "active"
+        assert chromium.js(f"{revoke} !== undefined"), "listed active again, with its Revoke button"
+
     blocked = [e["params"]["entry"]["text"] for e in chromium.seen("Log.entryAdded")
                if "Content Security Policy" in e["params"]["entry"]["text"]]
     assert not blocked, blocked

@@ -287,7 +287,7 @@ pub enum Command {
     /// Gone to `cortex-bench eval`; hidden, and kept so that the old command says where.
     #[command(hide = true, disable_help_flag = true)]
     Eval(Moved),
-    /// API keys for `serve --http`: create (prints the token once), list, revoke.
+    /// API keys for `serve --http`: create (prints the token once), list, revoke, restore.
     #[command(subcommand)]
     Keys(keys::KeysCommand),
     /// Credentials already stored: find them, and replace them by markers (`scan --redact`).

@@ -1,5 +1,6 @@
 //! `cortex keys`: the API keys of the HTTP team server. `create` prints the token once (only
-//! its hash is stored), `list` never shows one, `revoke` stops a key at once. Every command
+//! its hash is stored), `list` never shows one, `revoke` stops a key at once, `restore` undoes
+//! a revocation within 10 minutes of it. Every command
 //! prints JSON, as the CLI's other commands do; a refused value exits 2 naming its flag.
 
 use cortex_service::keys::KeySpec;
@@ -16,6 +17,15 @@ pub enum KeysCommand {
         name: String,
         /// The key's org, needed when keys of several orgs have this name (names are unique
         /// within an org).
+        #[arg(long)]
+        org: Option<String>,
+    },
+    /// Undo a revocation made less than 10 minutes ago: the key works again, on every server.
+    /// After that, never: make a new key.
+    Restore {
+        /// The key's name.
+        name: String,
+        /// The key's org, needed when keys of several orgs have this name.
         #[arg(long)]
         org: Option<String>,
     },

@@ -369,6 +369,12 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 ExitCode::SUCCESS
             })
         }
+        Command::Keys(keys::KeysCommand::Restore { name, org }) => {
+            respond(open(cli.db)?.keys().restore(org.as_deref(), &name), |r| {
+                output::json(r);
+                ExitCode::SUCCESS
+            })
+        }
         Command::Keys(keys::KeysCommand::Create(spec)) => {
             respond(open(cli.db)?.keys().create(&spec.into()), |r| {
                 output::json(r);

@@ -86,8 +86,10 @@ pub fn audit(records: &[AuditRecord], limit: usize) {
         return;
     }
     let now = cortex_service::now_ms();
+    // As wide as the longest operation (`key_restore`, `branch_unmerge`), so every row lines up.
+    let change = cortex_store::AuditOperation::ALL.iter().map(|op| op.as_str().len()).max().unwrap_or(9);
     output::line(&format!(
-        "{:<15} {:<23} {:<9} {:<11} {:<36} {:<20} {:<14} SUMMARY",
+        "{:<15} {:<23} {:<change$} {:<11} {:<36} {:<20} {:<14} SUMMARY",
         "WHEN", "AT", "CHANGE", "KIND", "ITEM", "BY", "VIA"
     ));
     for r in records {
@@ -101,7 +103,7 @@ pub fn audit(records: &[AuditRecord], limit: usize) {
         };
         let via = r.via.as_deref().or(r.claimed.tool.as_deref()).unwrap_or("-");
         output::line(&format!(
-            "{:<15} {:<23} {:<9} {:<11} {:<36} {:<20} {:<14} {}",
+            "{:<15} {:<23} {:<change$} {:<11} {:<36} {:<20} {:<14} {}",
             describe_age(r.at, now),
             exact(r.at),
             r.operation,

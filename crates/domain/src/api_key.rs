@@ -98,6 +98,17 @@ impl std::fmt::Display for Rate {
     }
 }
 
+/// How long after its revocation a key can still be restored (`cortex keys restore`, the web
+/// UI's Undo), by the database's clock; after it, never. The migrations' key guard holds the
+/// same figure (`key_restore` migration), so no path around the service restores an older one.
+pub const RESTORE_WINDOW_MS: i64 = 10 * 60 * 1000;
+/// The window in a person's words.
+pub const RESTORE_WINDOW_TEXT: &str = "10 minutes";
+/// How far ahead of the database's clock a revocation may be stamped and still be restored:
+/// the writer's clock and the database's agree to well within it, and a revocation stamped
+/// further ahead (planted to stay restorable) never is.
+pub const RESTORE_CLOCK_SLACK_MS: i64 = 60 * 1000;
+
 /// Key names: what logs, `cortex keys list` and `revoke` show; never secret.
 pub const MAX_NAME_CHARS: usize = 64;
 

@@ -38,7 +38,7 @@ pub async fn log(State(app): State<App>, mut request: Request, next: Next) -> Re
 /// The routes this server answers (an item's pages under their pattern, `{id}`), and `other`
 /// for the rest: log lines and metric labels stay bounded whatever clients ask for.
 fn path_label(path: &str) -> &'static str {
-    const FIXED: [&str; 16] = [
+    const FIXED: [&str; 17] = [
         "/mcp",
         "/health",
         "/ready",
@@ -50,6 +50,7 @@ fn path_label(path: &str) -> &'static str {
         "/admin",
         "/admin/keys",
         "/admin/keys/revoke",
+        "/admin/keys/restore",
         "/trash",
         "/new",
         "/ui/style.css",

@@ -20,6 +20,8 @@ pub enum AuditOperation {
     Blocked,
     KeyCreate,
     KeyRevoke,
+    /// A revoked key made live again within the restore window.
+    KeyRestore,
     /// Someone holding admin rights signed in to the web UI.
     SignIn,
     /// Someone said an item still holds as its files changed: its commit moved forward.
@@ -31,7 +33,7 @@ pub enum AuditOperation {
 }
 
 impl AuditOperation {
-    pub const ALL: [AuditOperation; 15] = [
+    pub const ALL: [AuditOperation; 16] = [
         AuditOperation::Insert,
         AuditOperation::Import,
         AuditOperation::Update,
@@ -43,6 +45,7 @@ impl AuditOperation {
         AuditOperation::Blocked,
         AuditOperation::KeyCreate,
         AuditOperation::KeyRevoke,
+        AuditOperation::KeyRestore,
         AuditOperation::SignIn,
         AuditOperation::Confirm,
         AuditOperation::BranchMerge,
@@ -63,6 +66,7 @@ impl AuditOperation {
             AuditOperation::Blocked => "blocked",
             AuditOperation::KeyCreate => "key_create",
             AuditOperation::KeyRevoke => "key_revoke",
+            AuditOperation::KeyRestore => "key_restore",
             AuditOperation::SignIn => "sign_in",
             AuditOperation::Confirm => "confirm",
             AuditOperation::BranchMerge => "branch_merge",
@@ -78,13 +82,27 @@ impl AuditOperation {
 
     /// A record about an API key (about no item).
     pub fn is_key_operation(self) -> bool {
-        matches!(self, AuditOperation::KeyCreate | AuditOperation::KeyRevoke)
+        matches!(self, AuditOperation::KeyCreate | AuditOperation::KeyRevoke | AuditOperation::KeyRestore)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The key guards of both backends hold the window the service and the docs name.
+    #[test]
+    fn the_key_guards_hold_the_restore_window() {
+        use cortex_domain::api_key::{RESTORE_CLOCK_SLACK_MS, RESTORE_WINDOW_MS, RESTORE_WINDOW_TEXT};
+        for migration in [
+            include_str!("../migrations/sqlite/0019_key_restore.sql"),
+            include_str!("../migrations/postgres/0022_key_restore.sql"),
+        ] {
+            assert!(migration.contains(&format!("- {RESTORE_WINDOW_MS}")), "{migration}");
+            assert!(migration.contains(&format!("+ {RESTORE_CLOCK_SLACK_MS}")), "{migration}");
+            assert!(migration.contains(&format!("more than {RESTORE_WINDOW_TEXT} ago")), "{migration}");
+        }
+    }
 
     #[test]
     fn every_operation_parses_back_from_its_distinct_text() {
@@ -100,7 +118,7 @@ mod tests {
     #[test]
     fn only_key_records_are_key_operations() {
         let keys: Vec<_> = AuditOperation::ALL.into_iter().filter(|op| op.is_key_operation()).collect();
-        assert_eq!(keys, [AuditOperation::KeyCreate, AuditOperation::KeyRevoke]);
+        assert_eq!(keys, [AuditOperation::KeyCreate, AuditOperation::KeyRevoke, AuditOperation::KeyRestore]);
     }
 
     /// Every text the migrations' triggers write is one of these (the others are written by
@@ -118,6 +136,8 @@ mod tests {
             include_str!("../migrations/postgres/0010_api_keys.sql"),
             include_str!("../migrations/sqlite/0017_provenance.sql"),
             include_str!("../migrations/postgres/0019_provenance.sql"),
+            include_str!("../migrations/sqlite/0019_key_restore.sql"),
+            include_str!("../migrations/postgres/0022_key_restore.sql"),
         ]
         .concat();
         for op in AuditOperation::ALL {

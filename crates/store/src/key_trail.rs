@@ -1,16 +1,17 @@
 //! Whether each API key row is what its audit records say it is. Keys are the tenant
 //! boundary, and the database writes a `key_create` record (org, role, projects, and since the
-//! audit_principal migration the expiry) when a key is made and a `key_revoke` record when it is revoked; a key
-//! row raised to another role, org or set of projects, given a later expiry, revoked and then
-//! revived, or planted with the audit trigger out of the way contradicts those records. What
+//! audit_principal migration the expiry) when a key is made, a `key_revoke` record when it is revoked and a
+//! `key_restore` record when a revocation is undone; a key row raised to another role, org or
+//! set of projects, given a later expiry, revived without a restore record, or planted with the audit trigger out of the way contradicts those records. What
 //! the records do not hold (the secret's hash, the rate, an older record's expiry) cannot be
 //! checked this way. A key is its org and name: two orgs may each have a key of one name.
 
 use crate::{ApiKeyRow, AuditOperation};
 
-/// One `key_create` or `key_revoke` record: its operation, the org it was written in, its
-/// summary (`created API key NAME (role ROLE, projects all|LIST); expires never|TIME`, the
-/// expiry absent before the audit_principal migration; `revoked API key NAME`).
+/// One `key_create`, `key_revoke` or `key_restore` record: its operation, the org it was
+/// written in, its summary (`created API key NAME (role ROLE, projects all|LIST); expires
+/// never|TIME`, the expiry absent before the audit_principal migration; `revoked API key NAME`;
+/// `restored API key NAME`).
 #[derive(Debug, Clone)]
 pub struct KeyRecord {
     pub operation: AuditOperation,
@@ -26,9 +27,9 @@ pub enum KeyMismatch {
     NoRecord { name: String },
     /// The key's role, org or projects are not those it was made with.
     Changed { name: String, field: String, recorded: String, found: String },
-    /// The key is live, but a record revoked it.
+    /// The key is live, but its newest revoke or restore record revoked it.
     RevivedWithoutRecord { name: String },
-    /// The key is revoked, but no record revoked it.
+    /// The key is revoked, but no record revoked it since it was last restored.
     RevokedWithoutRecord { name: String },
 }
 
@@ -103,10 +104,19 @@ fn check_key(key: &ApiKeyRow, records: &[KeyRecord]) -> Option<KeyMismatch> {
             return Some(changed("expiry", expires.to_string(), found));
         }
     }
+    // The newest revocation or restore of this key says whether it is revoked now.
     let revoked = format!("revoked API key {}", key.name);
+    let restored = format!("restored API key {}", key.name);
     let revoke_recorded = records
         .iter()
-        .any(|r| r.operation == AuditOperation::KeyRevoke && r.org == key.org && r.summary == revoked);
+        .rev()
+        .filter(|r| r.org == key.org)
+        .find_map(|r| match r.operation {
+            AuditOperation::KeyRevoke if r.summary == revoked => Some(true),
+            AuditOperation::KeyRestore if r.summary == restored => Some(false),
+            _ => None,
+        })
+        .unwrap_or(false);
     match (key.revoked_at.is_some(), revoke_recorded) {
         (false, true) => Some(KeyMismatch::RevivedWithoutRecord { name: name() }),
         (true, false) => Some(KeyMismatch::RevokedWithoutRecord { name: name() }),
@@ -266,6 +276,29 @@ mod tests {
             check_keys(&[revived], &records),
             [KeyMismatch::RevivedWithoutRecord { name: "ci".into() }]
         );
+        // Restored on the record: live; revoked again after the restore: revoked.
+        let mut undone = records.to_vec();
+        undone.push(KeyRecord {
+            operation: AuditOperation::KeyRestore,
+            org: "acme".into(),
+            summary: "restored API key ci".into(),
+        });
+        let live = key("ci", Role::Read, &["api"]);
+        assert_eq!(check_keys(std::slice::from_ref(&live), &undone), []);
+        assert_eq!(
+            check_keys(std::slice::from_ref(&revoked), &undone),
+            [KeyMismatch::RevokedWithoutRecord { name: "ci".into() }]
+        );
+        undone.push(records[1].clone());
+        assert_eq!(check_keys(std::slice::from_ref(&revoked), &undone), []);
+        // Another org's restore of a key of the same name does not explain this one.
+        let mut elsewhere = records.to_vec();
+        elsewhere.push(KeyRecord {
+            operation: AuditOperation::KeyRestore,
+            org: "globex".into(),
+            summary: "restored API key ci".into(),
+        });
+        assert_eq!(check_keys(std::slice::from_ref(&live), &elsewhere).len(), 1);
         let planted = key("root", Role::Admin, &[]);
         assert_eq!(check_keys(&[planted], &records), [KeyMismatch::NoRecord { name: "root".into() }]);
         // A name that starts like another key's is not that key.

@@ -306,7 +306,8 @@ pub fn identity(store: &dyn Metadata) -> Result<String> {
 
 /// The API keys of the HTTP team server. Only a hash of each secret is stored; a key is never
 /// deleted, only revoked, and creating and revoking one are recorded in the audit trail by the
-/// database (records about no item: `key_create`, `key_revoke`), under the principal and
+/// database (records about no item: `key_create`, `key_revoke`, `key_restore` when a revocation
+/// is undone within its window), under the principal and
 /// channel `context` names.
 pub trait ApiKeys: Send + Sync {
     /// Adds a key; `Ok(false)` when a key of this name exists already in its org (revoked ones
@@ -319,6 +320,10 @@ pub trait ApiKeys: Send + Sync {
     /// Revokes `org`'s key named `name` at `at`; `Ok(false)` when no unrevoked key of `org`
     /// has that name.
     fn revoke_key(&self, org: &str, name: &str, at: i64, context: &WriteContext) -> Result<bool>;
+    /// Undoes the revocation of `org`'s key named `name` when it was revoked within
+    /// [`cortex_domain::api_key::RESTORE_WINDOW_MS`] by the database's clock (its triggers refuse
+    /// any other restore); otherwise says why not and changes nothing.
+    fn restore_key(&self, org: &str, name: &str, context: &WriteContext) -> Result<KeyRestore>;
     /// Whether any key was ever created (revoked and expired ones count): from then on the
     /// HTTP server asks every request for one.
     fn any_key(&self) -> Result<bool>;

@@ -542,6 +542,30 @@ pub struct ApiKeyRow {
     pub revoked_at: Option<i64>,
 }
 
+/// What asking the database to restore a revoked key came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyRestore {
+    /// The key is live again, and a `key_restore` record says so.
+    Restored,
+    /// No key of this org has this name.
+    Unknown,
+    /// The key is not revoked: nothing to restore.
+    NotRevoked,
+    /// Revoked longer ago than the restore window (by the database's clock): never restored.
+    TooLate,
+}
+
+impl KeyRestore {
+    /// Why a key whose `revoked_at` reads `revoked` (`None`: no such key) was not restored.
+    pub fn why_not(revoked: Option<Option<i64>>) -> KeyRestore {
+        match revoked {
+            None => KeyRestore::Unknown,
+            Some(None) => KeyRestore::NotRevoked,
+            Some(Some(_)) => KeyRestore::TooLate,
+        }
+    }
+}
+
 /// One connection pool's state: connections open, and how many of them wait unused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PoolState {

@@ -212,6 +212,10 @@ impl ApiKeys for Interleaved {
         self.inner.revoke_key(org, name, at, context)
     }
 
+    fn restore_key(&self, org: &str, name: &str, context: &WriteContext) -> Result<cortex_store::KeyRestore> {
+        self.inner.restore_key(org, name, context)
+    }
+
     fn any_key(&self) -> Result<bool> {
         self.inner.any_key()
     }

@@ -369,6 +369,17 @@ fn keys_are_created_once_listed_without_secrets_and_revoked(db: &TestDb) {
     let revoked = env.run(&["keys", "revoke", "ci"], None);
     assert_eq!(stdout_json(&revoked)["state"], "revoked");
     assert_eq!(env.run(&["keys", "revoke", "ci"], None).status.code(), Some(2));
+    let restored = env.run(&["keys", "restore", "ci", "--org", "acme"], None);
+    assert_eq!(stdout_json(&restored)["state"], "active", "{}", String::from_utf8_lossy(&restored.stdout));
+    let again = env.run(&["keys", "restore", "ci"], None);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stdout_json(&again)["error"]["message"].as_str().unwrap().contains("is not revoked"));
+    let unknown = env.run(&["keys", "restore", "nobody"], None);
+    assert_eq!(
+        (unknown.status.code(), stdout_json(&unknown)["error"]["field"].clone()),
+        (Some(2), json!("name"))
+    );
+    env.run(&["keys", "revoke", "ci"], None);
     let verify = env.run(&["audit", "--verify"], None);
     assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stdout));
     let ops: Vec<String> = stdout_json(&env.run(&["audit", "--json"], None))["records"]
@@ -377,7 +388,15 @@ fn keys_are_created_once_listed_without_secrets_and_revoked(db: &TestDb) {
         .iter()
         .map(|r| r["operation"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(ops, ["key_create", "key_revoke"]);
+    assert_eq!(ops, ["key_create", "key_revoke", "key_restore", "key_revoke"]);
+    let human = String::from_utf8_lossy(&env.run(&["audit"], None).stdout).to_string();
+    assert!(human.contains("key_restore") && human.contains("restored API key ci"), "{human}");
+    // The KIND column starts at one place on every row, whatever the operation's length.
+    let kind_at: std::collections::BTreeSet<usize> = human
+        .lines()
+        .filter_map(|l| l.find("api_key").or_else(|| l.starts_with("WHEN").then(|| l.find("KIND")).flatten()))
+        .collect();
+    assert_eq!(kind_at.len(), 1, "{human}");
 }
 
 /// The benchmarks and the evaluation are not shipped in `cortex`: its help lists neither, and

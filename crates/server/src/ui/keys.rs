@@ -1,9 +1,11 @@
 //! API keys from the admin page, for admin keys (and the local user): `POST /admin/keys` makes
 //! one — the token is shown on the answer page this once, never again, and never logged —
-//! and `POST /admin/keys/revoke` revokes one once confirmed (the admin page's Revoke button
-//! answers a page asking first, whose button sends `confirm=yes`). Both are the calls `cortex keys` makes, kept
-//! inside the admin's tenant bound (`cortex_service::keys`), audited by the database
-//! (`key_create`, `key_revoke`), behind the session's CSRF check and the admin role (403).
+//! `POST /admin/keys/revoke` revokes one once confirmed (the admin page's Revoke button
+//! answers a page asking first, whose button sends `confirm=yes`) and answers a page with an
+//! Undo button, and `POST /admin/keys/restore` (that button) undoes a revocation within
+//! [`RESTORE_WINDOW_TEXT`]. All are the calls `cortex keys` makes, kept inside the admin's
+//! tenant bound (`cortex_service::keys`), audited by the database (`key_create`, `key_revoke`,
+//! `key_restore`), behind the session's CSRF check and the admin role (403).
 
 use super::Ui;
 use super::page::{self, Chrome, Problem};
@@ -14,8 +16,9 @@ use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use cortex_domain::ErrorCode;
-use cortex_domain::api_key::Role;
-use cortex_service::keys::{CreatedKey, KeySpec};
+use cortex_domain::api_key::{RESTORE_WINDOW_MS, RESTORE_WINDOW_TEXT, Role};
+use cortex_domain::time::format_instant;
+use cortex_service::keys::{CreatedKey, KeyInfo, KeySpec};
 use cortex_service::{Caller, MemoryService, ServiceError};
 
 #[derive(Template)]
@@ -74,6 +77,20 @@ struct RevokeFirst {
     name: String,
     org: String,
     csrf: String,
+    window: &'static str,
+}
+
+/// The answer to a confirmed revocation: what happened, and the Undo button for the window.
+#[derive(Template)]
+#[template(path = "ui/key_revoked.html")]
+struct Revoked {
+    chrome: Option<Chrome>,
+    key: KeyInfo,
+    csrf: String,
+    /// The end of the window: the instant, and its time of day (UTC) for a person.
+    until_iso: String,
+    until_clock: String,
+    window: &'static str,
 }
 
 pub async fn revoke(State(ui): State<Ui>, request: Request) -> Response {
@@ -86,7 +103,13 @@ pub async fn revoke(State(ui): State<Ui>, request: Request) -> Response {
     if field(&fields, "confirm") != "yes" {
         // Asked first: the page echoes the form and reads nothing, so it tells no one which
         // keys exist.
-        let ask = RevokeFirst { chrome: Some(viewer.chrome()), name, org, csrf: viewer.session.csrf.clone() };
+        let ask = RevokeFirst {
+            chrome: Some(viewer.chrome()),
+            name,
+            org,
+            csrf: viewer.session.csrf.clone(),
+            window: RESTORE_WINDOW_TEXT,
+        };
         return page::html(StatusCode::OK, &ask);
     }
     let bound = viewer.principal.caller.bound.clone();
@@ -97,10 +120,46 @@ pub async fn revoke(State(ui): State<Ui>, request: Request) -> Response {
     match revoked {
         Ok(Ok(key)) => {
             tracing::info!(target: "cortex::access", by = %viewer.principal.key, key = %key.name, "API key revoked from the web UI");
-            page::see_other("/admin")
+            let until = key
+                .restorable_until
+                .clone()
+                .unwrap_or_else(|| format_instant(cortex_service::now_ms() + RESTORE_WINDOW_MS));
+            let answer = Revoked {
+                chrome: Some(viewer.chrome()),
+                key,
+                csrf: viewer.session.csrf.clone(),
+                until_clock: format!("{} UTC", until.get(11..19).unwrap_or(&until)),
+                until_iso: until,
+                window: RESTORE_WINDOW_TEXT,
+            };
+            page::html(StatusCode::OK, &answer)
         }
         Ok(Err(e)) => refused(&viewer, "Key not revoked", e),
         Err(e) => page::server_error("revoking a key", e.to_string(), Some(viewer.chrome())),
+    }
+}
+
+/// The Undo button of the revoked page: the key live again within the window, then the admin
+/// page; after it, a page saying so and how to make a new key.
+pub async fn restore(State(ui): State<Ui>, request: Request) -> Response {
+    let (viewer, fields) = match admin(&ui, request).await {
+        Ok(found) => found,
+        Err(answer) => return answer,
+    };
+    let name = field(&fields, "name").to_string();
+    let org = field(&fields, "org").to_string();
+    let bound = viewer.principal.caller.bound.clone();
+    let service = as_admin(&ui, &viewer.principal);
+    let restored =
+        tokio::task::spawn_blocking(move || service.keys().restore_within(bound.as_ref(), Some(&org), &name))
+            .await;
+    match restored {
+        Ok(Ok(key)) => {
+            tracing::info!(target: "cortex::access", by = %viewer.principal.key, key = %key.name, "API key restored from the web UI");
+            page::see_other("/admin")
+        }
+        Ok(Err(e)) => refused(&viewer, "Key not restored", e),
+        Err(e) => page::server_error("restoring a key", e.to_string(), Some(viewer.chrome())),
     }
 }
 

@@ -90,6 +90,7 @@ pub(super) fn routes(app: App) -> Router<App> {
         .route("/admin", get(admin::page))
         .route("/admin/keys", post(keys::create))
         .route("/admin/keys/revoke", post(keys::revoke))
+        .route("/admin/keys/restore", post(keys::restore))
         .route("/items/{id}", get(item::page))
         .route("/items/{id}/graph", get(graph::page))
         .route("/items/{id}/edit", get(edit::page).post(curate::edit))

@@ -1,5 +1,6 @@
 //! API keys of the HTTP team server: making one (a random secret, shown once; only its SHA-256
-//! is stored), listing and revoking them (`cortex keys`), and checking the token a request
+//! is stored), listing and revoking them, and undoing a revocation within its window
+//! (`cortex keys`), and checking the token a request
 //! presents (`cortex serve --http`). Keys are the local user's to manage: under a key, the
 //! store sees none (`tenant::BoundedStore`). The same calls kept inside an admin key's bound,
 //! for the web UI: `within.rs`.
@@ -13,7 +14,7 @@ use cortex_domain::api_key::{self, Rate, Role};
 use cortex_domain::principal::Principal;
 use cortex_domain::tenant::Bound;
 use cortex_domain::{ErrorCode, ValidationError};
-use cortex_store::{ApiKeyRow, StoreError};
+use cortex_store::{ApiKeyRow, KeyRestore, StoreError};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -51,6 +52,9 @@ pub struct KeyInfo {
     pub created_at: String,
     pub expires_at: Option<String>,
     pub revoked_at: Option<String>,
+    /// A revoked key's revocation can be undone until then (`cortex keys restore`), by this
+    /// machine's clock (the database's decides); `None` once the window has passed.
+    pub restorable_until: Option<String>,
     /// `active`, `expired` or `revoked`.
     pub state: &'static str,
 }
@@ -157,41 +161,12 @@ impl Keys<'_> {
     }
 
     /// Revokes the key named `name` (of `org`; without it, the name must be one org's only):
-    /// from now on every request with it is refused.
+    /// from now on every request with it is refused. Undone by [`Keys::restore`] within
+    /// [`api_key::RESTORE_WINDOW_TEXT`].
     pub fn revoke(&self, org: Option<&str>, name: &str) -> Result<KeyInfo> {
         let store = self.service.whole_store("revoking an API key")?;
         let (org, name) = (org.map(str::trim), name.trim());
-        let find = || -> Result<Vec<ApiKeyRow>> {
-            Ok(store
-                .keys()?
-                .into_iter()
-                .filter(|k| k.name == name && org.is_none_or(|o| k.org == o))
-                .collect())
-        };
-        let key = match find()?.as_slice() {
-            [] => {
-                let within =
-                    org.map(|o| format!(" in org `{}`", cortex_domain::error::shown(o))).unwrap_or_default();
-                return Err(ValidationError::new(
-                    ErrorCode::NotFound,
-                    "name",
-                    format!("no key is named `{}`{within}", cortex_domain::error::shown(name)),
-                    "`cortex keys list` shows the names",
-                )
-                .into());
-            }
-            [key] => key.clone(),
-            several => {
-                let orgs: Vec<&str> = several.iter().map(|k| k.org.as_str()).collect();
-                return Err(ValidationError::new(
-                    ErrorCode::InvalidValue,
-                    "--org",
-                    format!("keys named `{name}` exist in the orgs {}", orgs.join(", ")),
-                    format!("name the key's org: cortex keys revoke {name} --org <org>"),
-                )
-                .into());
-            }
-        };
+        let key = one_key(store.keys()?, org, name, "revoke")?;
         let at = self.service.now()?;
         if !store.revoke_key(&key.org, name, at, &self.service.write_context("cortex keys"))? {
             return Err(ValidationError::new(
@@ -202,12 +177,50 @@ impl Keys<'_> {
             )
             .into());
         }
-        let revoked = find()?.into_iter().find(|k| k.org == key.org).ok_or_else(|| {
-            ServiceError::Internal(StoreError::Corrupt(format!(
-                "the key `{name}` went missing as it was revoked"
-            )))
-        })?;
-        Ok(info(&revoked, at))
+        self.reread(&key, "revoked", at)
+    }
+
+    /// Undoes the revocation of the key named `name` (of `org`, as for [`Keys::revoke`]) when
+    /// it was revoked within [`api_key::RESTORE_WINDOW_TEXT`] by the database's clock: every
+    /// server accepts it again from its next request. Refused, naming what to do, for a key
+    /// that is not revoked or was revoked longer ago.
+    pub fn restore(&self, org: Option<&str>, name: &str) -> Result<KeyInfo> {
+        let store = self.service.whole_store("restoring an API key")?;
+        let (org, name) = (org.map(str::trim), name.trim());
+        let key = one_key(store.keys()?, org, name, "restore")?;
+        let refused = |message: String, hint: String| -> Result<KeyInfo> {
+            Err(ValidationError::new(ErrorCode::InvalidValue, "name", message, hint).into())
+        };
+        match store.restore_key(&key.org, name, &self.service.write_context("cortex keys"))? {
+            KeyRestore::Restored => self.reread(&key, "restored", self.service.now()?),
+            KeyRestore::NotRevoked => {
+                refused(format!("the key `{name}` is not revoked"), "nothing to do: it is in use".into())
+            }
+            KeyRestore::TooLate => refused(
+                format!(
+                    "the key `{name}` was revoked more than {} ago: a revocation is undone within {} of it, then never",
+                    api_key::RESTORE_WINDOW_TEXT,
+                    api_key::RESTORE_WINDOW_TEXT
+                ),
+                format!("make a new key with `{}` and hand its token to the holder", create_again(&key)),
+            ),
+            KeyRestore::Unknown => Err(ServiceError::Internal(StoreError::Corrupt(format!(
+                "the key `{name}` went missing as it was restored"
+            )))),
+        }
+    }
+
+    /// `key` as stored after a change (`done`: what the change did), its state as of `now`.
+    fn reread(&self, key: &ApiKeyRow, done: &str, now: i64) -> Result<KeyInfo> {
+        let store = self.service.whole_store("reading an API key")?;
+        let row =
+            store.keys()?.into_iter().find(|k| k.org == key.org && k.name == key.name).ok_or_else(|| {
+                ServiceError::Internal(StoreError::Corrupt(format!(
+                    "the key `{}` went missing as it was {done}",
+                    key.name
+                )))
+            })?;
+        Ok(info(&row, now))
     }
 
     /// Records in the audit trail that an admin signed in to the web UI (`how`: with which key
@@ -270,6 +283,44 @@ impl Keys<'_> {
     }
 }
 
+/// The one key named `name` among `keys` (of `org` when given), for `cortex keys VERB`: an
+/// unknown name, or one several orgs use with no org given, is refused naming what to do.
+fn one_key(keys: Vec<ApiKeyRow>, org: Option<&str>, name: &str, verb: &str) -> Result<ApiKeyRow> {
+    let mut found: Vec<ApiKeyRow> =
+        keys.into_iter().filter(|k| k.name == name && org.is_none_or(|o| k.org == o)).collect();
+    match found.len() {
+        0 => {
+            let within =
+                org.map(|o| format!(" in org `{}`", cortex_domain::error::shown(o))).unwrap_or_default();
+            Err(ValidationError::new(
+                ErrorCode::NotFound,
+                "name",
+                format!("no key is named `{}`{within}", cortex_domain::error::shown(name)),
+                "`cortex keys list` shows the names",
+            )
+            .into())
+        }
+        1 => Ok(found.remove(0)),
+        _ => {
+            let orgs: Vec<&str> = found.iter().map(|k| k.org.as_str()).collect();
+            Err(ValidationError::new(
+                ErrorCode::InvalidValue,
+                "--org",
+                format!("keys named `{name}` exist in the orgs {}", orgs.join(", ")),
+                format!("name the key's org: cortex keys {verb} {name} --org <org>"),
+            )
+            .into())
+        }
+    }
+}
+
+/// The `cortex keys create` command that makes a key like `key` under a new name (names stay
+/// taken by revoked keys).
+fn create_again(key: &ApiKeyRow) -> String {
+    let projects: String = key.projects.iter().map(|p| format!(" --project {p}")).collect();
+    format!("cortex keys create --name <new name> --org {} --role {}{projects}", key.org, key.role.as_str())
+}
+
 fn info(row: &ApiKeyRow, now: i64) -> KeyInfo {
     let state = match (row.revoked_at, row.expires_at) {
         (Some(_), _) => "revoked",
@@ -285,6 +336,12 @@ fn info(row: &ApiKeyRow, now: i64) -> KeyInfo {
         created_at: rfc3339(row.created_at),
         expires_at: row.expires_at.map(rfc3339),
         revoked_at: row.revoked_at.map(rfc3339),
+        restorable_until: row
+            .revoked_at
+            .filter(|at| {
+                *at + api_key::RESTORE_WINDOW_MS > now && *at <= now + api_key::RESTORE_CLOCK_SLACK_MS
+            })
+            .map(|at| rfc3339(at + api_key::RESTORE_WINDOW_MS)),
         state,
     }
 }

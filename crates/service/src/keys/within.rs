@@ -1,6 +1,6 @@
 //! API keys managed by an admin key's holder (the web UI's admin page): the same calls
 //! `cortex keys` makes, kept inside the admin's tenant bound. An admin bound to an org sees,
-//! makes and revokes only keys of that org (and, when the admin names projects, only keys
+//! makes, revokes and restores only keys of that org (and, when the admin names projects, only keys
 //! limited to some of them); a key outside is answered as one that does not exist. The local
 //! user (no bound) manages every key. Called on the unbounded service: a bounded store sees no
 //! keys at all.
@@ -56,13 +56,35 @@ impl Keys<'_> {
     /// `org` given is not needed then, and another is not looked at), the local user's of `org`.
     /// One outside the admin's bound is refused as unknown.
     pub fn revoke_within(&self, bound: Option<&Bound>, org: Option<&str>, name: &str) -> Result<KeyInfo> {
+        let org = self.managed(bound, org, name)?;
+        self.revoke(org, name)
+    }
+
+    /// Undoes the revocation of a key `bound`'s admin manages, within the restore window: the
+    /// same reach as [`Keys::revoke_within`], and a key outside it refused as unknown.
+    pub fn restore_within(&self, bound: Option<&Bound>, org: Option<&str>, name: &str) -> Result<KeyInfo> {
+        let org = self.managed(bound, org, name)?;
+        self.restore(org, name)
+    }
+
+    /// The org to look for `name` in on behalf of `bound`'s admin (a bound admin's own, the
+    /// local user's choice); for a bound admin, a key of that name outside the bound is refused
+    /// exactly as a name no key has.
+    fn managed<'a>(
+        &self,
+        bound: Option<&'a Bound>,
+        org: Option<&'a str>,
+        name: &str,
+    ) -> Result<Option<&'a str>> {
         let org = match bound {
             Some(b) => Some(b.org.as_str()),
             None => org.map(str::trim).filter(|o| !o.is_empty()),
         };
         let known =
             self.list()?.into_iter().find(|k| k.name == name.trim() && org.is_none_or(|o| k.org == o));
-        if known.is_some_and(|k| !within(bound, &k.org, &k.projects)) {
+        // For a bound admin, a key outside the bound and a name no key has answer alike, word
+        // for word: the answer tells nothing of keys it may not manage.
+        if bound.is_some() && !known.is_some_and(|k| within(bound, &k.org, &k.projects)) {
             return Err(ValidationError::new(
                 ErrorCode::NotFound,
                 "name",
@@ -71,7 +93,7 @@ impl Keys<'_> {
             )
             .into());
         }
-        self.revoke(org, name)
+        Ok(org)
     }
 }
 

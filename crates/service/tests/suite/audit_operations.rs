@@ -67,6 +67,7 @@ fn every_recorded_operation_is_typed_and_the_chain_verifies(db: &TestDb) {
     };
     s.keys().create(&key).unwrap();
     s.keys().revoke(None, "reader").unwrap();
+    s.keys().restore(None, "reader").unwrap();
     s.keys().record_admin_sign_in("acme", "with an API key").unwrap();
 
     let records = s.audit().records(None, None, 1_000).unwrap();

@@ -199,8 +199,9 @@ fn around_the_trail(db: &TestDb, sql: &str) {
             for name in [
                 "items_audit_update",
                 "api_keys_revoke_only",
+                "api_keys_restore_window",
                 "api_keys_audit_create",
-                "api_keys_audit_revoke",
+                "api_keys_audit_revocation",
             ] {
                 let sql: String = conn
                     .query_row("SELECT sql FROM sqlite_schema WHERE name = ?1", [name], |r| r.get(0))

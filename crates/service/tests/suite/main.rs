@@ -23,6 +23,7 @@ mod ingest_provenance;
 mod ingest_questions;
 mod ingest_real;
 mod ingest_sources;
+mod key_restore;
 mod lexical_index;
 mod provenance;
 mod response_limits;

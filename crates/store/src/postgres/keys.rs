@@ -1,10 +1,11 @@
 //! API keys on PostgreSQL: one table (`0010_api_keys.sql`), whose triggers refuse deletes and
-//! any change but one revocation, and write the audit records. A write takes the audit
+//! any change but one revocation and its undoing within the restore window
+//! (`0022_key_restore.sql`), and write the audit records. A write takes the audit
 //! chain's lock first, as every audited transaction does (see `super::AUDIT_LOCK`).
 
 use super::conn::{Conn, Sql, Tx};
-use crate::{ApiKeyRow, AuditOperation, Result, StoreError, WriteContext};
-use cortex_domain::api_key::Role;
+use crate::{ApiKeyRow, AuditOperation, KeyRestore, Result, StoreError, WriteContext};
+use cortex_domain::api_key::{RESTORE_CLOCK_SLACK_MS, RESTORE_WINDOW_MS, Role};
 use postgres::Row;
 
 const COLUMNS: &str =
@@ -94,6 +95,27 @@ pub fn revoke(client: &mut Conn, org: &str, name: &str, at: i64, context: &Write
     )?;
     tx.commit()?;
     Ok(changed == 1)
+}
+
+pub fn restore(client: &mut Conn, org: &str, name: &str, context: &WriteContext) -> Result<KeyRestore> {
+    let mut tx = audited(client, context)?;
+    let changed = tx.execute(
+        "UPDATE api_keys SET revoked_at = NULL WHERE org = $1 AND name = $2 AND revoked_at \
+         BETWEEN (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $3 \
+         AND (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $4",
+        &[&org, &name, &RESTORE_WINDOW_MS, &RESTORE_CLOCK_SLACK_MS],
+    )?;
+    let answer = if changed == 1 {
+        KeyRestore::Restored
+    } else {
+        let revoked = tx
+            .query_opt("SELECT revoked_at FROM api_keys WHERE org = $1 AND name = $2", &[&org, &name])?
+            .map(|r| r.try_get::<_, Option<i64>>(0))
+            .transpose()?;
+        KeyRestore::why_not(revoked)
+    };
+    tx.commit()?;
+    Ok(answer)
 }
 
 pub fn record_sign_in(client: &mut Conn, org: &str, summary: &str, context: &WriteContext) -> Result<()> {

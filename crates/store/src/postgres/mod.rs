@@ -563,6 +563,10 @@ impl ApiKeys for PostgresStore {
         keys::revoke(&mut *self.primary()?, org, name, at, context)
     }
 
+    fn restore_key(&self, org: &str, name: &str, context: &WriteContext) -> Result<crate::KeyRestore> {
+        keys::restore(&mut *self.primary()?, org, name, context)
+    }
+
     fn any_key(&self) -> Result<bool> {
         self.on_primary(keys::any)
     }

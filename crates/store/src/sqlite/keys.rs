@@ -1,8 +1,9 @@
 //! API keys on SQLite: one table (`0011_api_keys.sql`), whose triggers refuse deletes and any
-//! change but one revocation, and write the audit records.
+//! change but one revocation and its undoing within the restore window (`0019_key_restore.sql`),
+//! and write the audit records.
 
-use crate::{ApiKeyRow, AuditOperation, Result, StoreError, WriteContext};
-use cortex_domain::api_key::Role;
+use crate::{ApiKeyRow, AuditOperation, KeyRestore, Result, StoreError, WriteContext};
+use cortex_domain::api_key::{RESTORE_CLOCK_SLACK_MS, RESTORE_WINDOW_MS, Role};
 use rusqlite::{Connection, OptionalExtension, params};
 
 const COLUMNS: &str =
@@ -103,6 +104,25 @@ pub fn revoke(conn: &Connection, org: &str, name: &str, at: i64, context: &Write
             params![org, name, at],
         )?;
         Ok(changed == 1)
+    })
+}
+
+pub fn restore(conn: &Connection, org: &str, name: &str, context: &WriteContext) -> Result<KeyRestore> {
+    audited(conn, context, |conn| {
+        let changed = conn.execute(
+            "UPDATE api_keys SET revoked_at = NULL WHERE org = ?1 AND name = ?2 AND revoked_at \
+             BETWEEN CAST(unixepoch('subsec') * 1000 AS INTEGER) - ?3 \
+             AND CAST(unixepoch('subsec') * 1000 AS INTEGER) + ?4",
+            params![org, name, RESTORE_WINDOW_MS, RESTORE_CLOCK_SLACK_MS],
+        )?;
+        if changed == 1 {
+            return Ok(KeyRestore::Restored);
+        }
+        let revoked: Option<Option<i64>> = conn
+            .prepare_cached("SELECT revoked_at FROM api_keys WHERE org = ?1 AND name = ?2")?
+            .query_row(params![org, name], |r| r.get(0))
+            .optional()?;
+        Ok(KeyRestore::why_not(revoked))
     })
 }
 

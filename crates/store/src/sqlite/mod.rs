@@ -402,6 +402,10 @@ impl ApiKeys for SqliteStore {
         keys::revoke(&*self.writer()?, org, name, at, context)
     }
 
+    fn restore_key(&self, org: &str, name: &str, context: &WriteContext) -> Result<crate::KeyRestore> {
+        keys::restore(&*self.writer()?, org, name, context)
+    }
+
     fn any_key(&self) -> Result<bool> {
         keys::any(&*self.reader()?)
     }

@@ -3,8 +3,8 @@
 //! every statement unnamed, so nothing of a statement is kept on a connection. A statement
 //! text run before a schema change still runs after it; a connection the server ended is
 //! replaced without failing a read or a write; one statement text serving several tenants,
-//! with their own parameters, returns each only its rows; a key revoked by another process is
-//! seen revoked at its next lookup. The suite also runs through PgBouncer in transaction mode
+//! with their own parameters, returns each only its rows; a key revoked, or its revocation
+//! undone, by another process is seen so at its next lookup. The suite also runs through PgBouncer in transaction mode
 //! (`scripts/test`), where each statement may land on another server connection.
 
 use cortex_domain::api_key::Role;
@@ -20,6 +20,7 @@ per_backend!(
     a_statement_prepared_before_a_column_is_added_still_runs,
     tenants_sharing_one_connection_each_see_only_their_rows,
     a_key_revoked_by_another_process_is_seen_revoked_at_its_next_lookup,
+    a_key_restored_by_another_process_is_seen_live_at_its_next_lookup,
 );
 
 fn record(org: &str, title: &str) -> Record {
@@ -114,6 +115,22 @@ fn a_key_revoked_by_another_process_is_seen_revoked_at_its_next_lookup(db: &Test
     assert!(admin.revoke_key("acme", "ana", 7, &WriteContext::default()).unwrap());
     let row = server.key_by_lookup("lookup-ana").unwrap().expect("the key is still found");
     assert_eq!(row.revoked_at, Some(7), "the revocation is seen by the very next lookup");
+}
+
+/// Lookups are not cached, so undoing a revocation reaches every server as the revocation
+/// does: a server that saw the key revoked sees it live at its very next lookup.
+fn a_key_restored_by_another_process_is_seen_live_at_its_next_lookup(db: &TestDb) {
+    let server = one_connection(db);
+    let admin = db.open();
+    let context = WriteContext::default();
+    assert!(admin.create_key(&key("ana"), &context).unwrap());
+    assert!(admin.revoke_key("acme", "ana", admin.now().unwrap(), &context).unwrap());
+    assert!(server.key_by_lookup("lookup-ana").unwrap().unwrap().revoked_at.is_some());
+    assert_eq!(admin.restore_key("acme", "ana", &context).unwrap(), KeyRestore::Restored);
+    let row = server.key_by_lookup("lookup-ana").unwrap().expect("the key is still found");
+    assert_eq!(row.revoked_at, None, "the restore is seen by the very next lookup");
+    assert_eq!(server.restore_key("acme", "ana", &context).unwrap(), KeyRestore::NotRevoked);
+    assert_eq!(server.restore_key("acme", "bob", &context).unwrap(), KeyRestore::Unknown);
 }
 
 /// A column whose type changes between two runs of one statement text changes the type of the

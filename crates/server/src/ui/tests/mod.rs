@@ -4,6 +4,7 @@
 //! token or from another site, what a key's role and tenant let it see and change.
 
 mod forms;
+mod key_undo;
 mod pages;
 mod reach;
 mod signin;

@@ -4,8 +4,9 @@ records (tests/fixtures/ingest) committed to a git repository the test makes and
 `cortex ingest`. One decision's file then changes in two commits, so its page says it may be out
 of date and "Still true" clears that; its body is on the page once; the edit form offers the
 status as a select; a refused edit keeps what was typed and saves it as a new version; a delete
-is asked for first and undone after; a new todo is stored through the new-item form. Every
-page's screenshot is saved in the test's tmp folder, and no page scrolls sideways at 390 px."""
+is asked for first and undone after; a new todo is stored through the new-item form; a
+runbook's steps are edited in the lines the item page shows them in, and the local user reads
+the status page's search indexes. Every page's screenshot is saved in the test's tmp folder, and no page scrolls sideways at 390 px."""
 
 import base64
 import json
@@ -186,3 +187,52 @@ def test_an_empty_memory_says_how_to_seed_it(db, serve, chromium, tmp_path):
     assert "This memory is empty" in text and "cortex ingest docs CHANGELOG.md --git" in text, text
     assert "cortex install claude-code" in text
     shoot(chromium, tmp_path, "empty")
+
+
+def test_a_runbooks_steps_edited_as_lines_and_the_status_page_in_chromium(db, serve, chromium, tmp_path):
+    """The local user edits a runbook's steps in the lines the item page shows them in, is
+    refused a command before any description (what was typed kept), and reads the status
+    page's search indexes."""
+    runbook = {"kind": "runbook", "data": {"title": "Restart a Kubernetes node", "service": "cluster", "steps": [
+        {"description": "Cordon and drain the node",
+         "command": "kubectl cordon node-1\nkubectl drain node-1 --ignore-daemonsets --delete-emptydir-data",
+         "expected_outcome": "node/node-1 cordoned"},
+        {"description": "Restart the kubelet", "command": "sudo systemctl restart kubelet"},
+        {"description": "Check that the node is Ready again", "command": "kubectl get node node-1 -o wide",
+         "expected_outcome": "STATUS Ready"}]}}
+    stored = json.loads(run(db, tmp_path, "store", json.dumps({"items": [runbook]})))
+    page = f"/items/{stored['results'][0]['id']}"
+    server = serve(cwd=tmp_path)
+
+    chromium.go(server.base + page + "/edit")
+    steps = chromium.js("document.querySelector('textarea[name=\"data.steps\"]').value")
+    assert steps.startswith("Cordon and drain the node\n$ kubectl cordon node-1\n$ kubectl drain"), steps
+    assert "\nexpect: node/node-1 cordoned\n\nRestart the kubelet\n" in steps, steps
+    hint = chromium.js("document.querySelector('textarea[name=\"data.steps\"] ~ .help').textContent")
+    assert "$ " in hint and "expect:" in hint, hint
+    shoot(chromium, tmp_path, "edit-runbook")
+    added = steps + "\n\nLet pods be scheduled on it again\n$ kubectl uncordon node-1\nexpect: node/node-1 uncordoned"
+    chromium.js(f"document.querySelector('textarea[name=\"data.steps\"]').value = {json.dumps(added)}")
+    click(chromium, "form.edit .actions button[type=submit]")
+    assert chromium.js("document.querySelector('.notice').textContent") == "Saved.", visible_text(chromium)
+    chromium.go(server.base + page)
+    shown = chromium.js("[...document.querySelectorAll('ol li pre')].map(p => p.textContent)")
+    assert shown[-1] == "kubectl uncordon node-1", shown
+    shoot(chromium, tmp_path, "item-runbook")
+
+    chromium.go(server.base + page + "/edit")
+    typed = "$ kubectl delete node node-1\nRemove the node"
+    chromium.js(f"document.querySelector('textarea[name=\"data.steps\"]').value = {json.dumps(typed)}")
+    click(chromium, "form.edit .actions button[type=submit]")
+    problem = chromium.js("document.querySelector('.field.refused').innerText")
+    assert "`steps[0].description` is required" in problem, problem
+    assert "every step needs a description" in chromium.js("document.querySelector('.problem').innerText")
+    assert chromium.js("document.querySelector('textarea[name=\"data.steps\"]').value") == typed
+    shoot(chromium, tmp_path, "edit-runbook-refused")
+
+    chromium.go(server.base + "/admin")
+    headings = chromium.js("[...document.querySelectorAll('h1, h2')].map(h => h.textContent)")
+    assert "Search indexes" in headings, headings
+    indexes = chromium.js("document.querySelector('dl.indexes').innerText")
+    assert "sound" in indexes and "vectors" in indexes and "items" in indexes, indexes
+    shoot(chromium, tmp_path, "admin-local")

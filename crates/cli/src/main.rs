@@ -230,7 +230,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Stats { json } => {
             let service = open(cli.db)?;
-            respond(service.administration().stats(), |r| {
+            respond(service.administration().stats_in_full(), |r| {
                 if json {
                     output::json(r)
                 } else {

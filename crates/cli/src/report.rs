@@ -2,6 +2,7 @@
 //! first with times relative and exact. `--json` prints the service's answers instead.
 
 use crate::output;
+use cortex_domain::text::byte_size;
 use cortex_domain::time::{describe_age, parse_instant};
 use cortex_service::administration::StatsReport;
 use cortex_store::AuditRecord;
@@ -25,16 +26,9 @@ fn exact(millis: i64) -> String {
         .unwrap_or_else(|| millis.to_string())
 }
 
-/// A size in bytes as a person reads it: `812 B`, `4.2 MB`.
+/// A size the store reports as `i64`, as a person reads it.
 fn size(bytes: i64) -> String {
-    let mut value = bytes as f64;
-    for unit in ["B", "KB", "MB", "GB"] {
-        if value < 1000.0 || unit == "GB" {
-            return if unit == "B" { format!("{bytes} B") } else { format!("{value:.1} {unit}") };
-        }
-        value /= 1000.0;
-    }
-    format!("{bytes} B")
+    byte_size(u64::try_from(bytes).unwrap_or(0))
 }
 
 pub fn stats(report: &StatsReport) {
@@ -48,6 +42,31 @@ pub fn stats(report: &StatsReport) {
     let width = report.by_kind.iter().map(|k| k.kind.len()).max().unwrap_or(0);
     for kind in &report.by_kind {
         output::line(&format!("  {:<width$}  {:>6}", kind.kind, kind.items));
+    }
+    if let Some(indexes) = &report.indexes {
+        let lexical = &indexes.lexical;
+        match &lexical.place {
+            Some(place) => output::line(&format!(
+                "lexical    {}: {} items, {} at {place}",
+                lexical.health.describe(),
+                lexical.items,
+                byte_size(lexical.bytes)
+            )),
+            None => output::line(&format!("lexical    {}", lexical.health.describe())),
+        }
+        let v = &indexes.vectors;
+        output::line(&format!(
+            "vectors    {} ({} {}); {} of {} items embedded",
+            v.vectors,
+            byte_size(v.bytes),
+            v.kept(),
+            v.items - v.unembedded,
+            v.items
+        ));
+        output::line(&format!("model      {}", v.model_line()));
+        if let Some(waiting) = v.waiting() {
+            output::line(&format!("  warning: {waiting}"));
+        }
     }
     if !report.recall.is_empty() {
         output::line("recall     what the prompt-submit hook added, per project (counted on this machine)");

@@ -57,6 +57,18 @@ pub fn first_line(text: &str, max_chars: usize) -> String {
     if was_cut { format!("{cut}…") } else { cut.to_string() }
 }
 
+/// Bytes as a person reads them (`512 bytes`, `12 kB`, `2.5 MB`, `1.2 GB`), for every size a
+/// page or a command shows.
+pub fn byte_size(bytes: u64) -> String {
+    let b = bytes as f64;
+    match b {
+        b if b >= 1e9 => format!("{:.1} GB", b / 1e9),
+        b if b >= 1e6 => format!("{:.1} MB", b / 1e6),
+        b if b >= 1e3 => format!("{:.0} kB", b / 1e3),
+        _ => format!("{bytes} bytes"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +97,11 @@ mod tests {
     fn first_line_skips_blank_lines_and_heading_marks() {
         assert_eq!(first_line("\n\n## Deploy steps\nbody", 50), "Deploy steps");
         assert_eq!(first_line("abcdef", 3), "abc…");
+    }
+
+    #[test]
+    fn sizes_read_in_the_unit_that_fits() {
+        let read: Vec<String> = [512, 12_345, 2_500_000, 1_234_000_000].map(byte_size).into();
+        assert_eq!(read, ["512 bytes", "12 kB", "2.5 MB", "1.2 GB"]);
     }
 }

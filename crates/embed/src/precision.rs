@@ -43,6 +43,16 @@ impl Precision {
         }
     }
 
+    /// The setting's value that names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Auto => "auto",
+            Precision::F32 => "f32",
+            Precision::Bf16 => "bf16",
+            Precision::Int8 => "int8",
+        }
+    }
+
     pub fn resolve(self) -> Resolved {
         match self {
             Precision::F32 => Resolved::F32,

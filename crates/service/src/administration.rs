@@ -2,6 +2,7 @@
 //! team server's `/ready` and `/metrics` read of the store's state (readiness, the connection
 //! pools, the write lanes).
 
+use crate::index_sizes::{IndexSizes, UNEMBEDDED_FIX, VectorSizes};
 use crate::scope_inference::InferredScope;
 use crate::{MemoryService, Result};
 use cortex_store::Store;
@@ -24,6 +25,9 @@ pub struct StatsReport {
     /// What the prompt-submit hook did, per project, as counted on this machine (`cortex
     /// recall` keeps the counts in the user's cache folder, not in the database).
     pub recall: Vec<RecallCounts>,
+    /// The search indexes' sizes and health ([`Administration::stats_in_full`] only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indexes: Option<IndexSizes>,
 }
 
 /// The prompt-submit hook's counts for one project.
@@ -119,7 +123,7 @@ impl Administration<'_> {
             format!("; {items} of {items} items embedded")
         } else {
             format!(
-                "; {} of {items} items embedded — warning: {missing} items have no vectors (stored while no embedder was available), so dense search cannot find them: `cortex serve` embeds them in the background at start once the embedder works, or run `cortex reindex`",
+                "; {} of {items} items embedded — warning: {missing} items have no vectors (stored while no embedder was available), so dense search cannot find them: {UNEMBEDDED_FIX}",
                 items - missing
             )
         })
@@ -152,7 +156,38 @@ impl Administration<'_> {
             by_kind: s.by_kind.into_iter().map(|(kind, items)| KindCount { kind, items }).collect(),
             bytes: s.bytes,
             recall: self.recall_counts()?,
+            indexes: None,
         })
+    }
+
+    /// [`stats`](Self::stats) with the search indexes' sizes and health, read cheaply (see
+    /// `crate::index_sizes`): for `cortex stats` and the local user's status page.
+    pub fn stats_in_full(&self) -> Result<StatsReport> {
+        let mut report = self.stats()?;
+        let store = self.service.whole_store("counting the whole store")?;
+        let semantic = &self.service.shared.semantic;
+        // A database that searches its own vectors says what it holds; else the in-process
+        // index is what finds search (loaded here only where it is the one that searches).
+        let (vectors, bytes, in_database) = match store.searched_vectors()? {
+            Some((vectors, bytes)) => (vectors.max(0) as u64, bytes.max(0) as u64, true),
+            None => {
+                let (vectors, bytes) = semantic.indexed()?;
+                (vectors as u64, bytes as u64, false)
+            }
+        };
+        let (model, precision, loaded) = semantic.model_and_precision();
+        let vectors = VectorSizes {
+            model,
+            precision,
+            loaded,
+            vectors,
+            bytes,
+            in_database,
+            items: report.items,
+            unembedded: store.count_unembedded()?.clamp(0, report.items.max(0)),
+        };
+        report.indexes = Some(IndexSizes { lexical: self.service.shared.lexical.sizes(), vectors });
+        Ok(report)
     }
 
     /// The prompt-submit hook's counts per project for this store, as kept on this machine.

@@ -28,6 +28,7 @@ pub mod config;
 pub mod contradictions;
 mod error;
 pub mod git;
+pub mod index_sizes;
 pub mod indexes;
 pub mod ingest;
 pub mod keys;

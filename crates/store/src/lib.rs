@@ -173,6 +173,10 @@ pub trait Reembedding: Send + Sync {
     fn unembedded(&self, after: Option<Uuid>, limit: usize) -> Result<Vec<Uuid>>;
     /// How many live items have no vector of their whole text.
     fn count_unembedded(&self) -> Result<i64>;
+    /// When the database searches vectors itself (PostgreSQL): how many it holds for live
+    /// items (whole texts and chunks) and the bytes of its vector indexes on disk. `None` when
+    /// the caller keeps its own index of them (SQLite), which is then what counts.
+    fn searched_vectors(&self) -> Result<Option<(i64, i64)>>;
 }
 
 /// The knowledge graph's links, by their indexed ends.

@@ -120,6 +120,9 @@ impl Reembedding for Interleaved {
     fn count_unembedded(&self) -> Result<i64> {
         self.inner.count_unembedded()
     }
+    fn searched_vectors(&self) -> Result<Option<(i64, i64)>> {
+        self.inner.searched_vectors()
+    }
 }
 
 impl GraphLinks for Interleaved {

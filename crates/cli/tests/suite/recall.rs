@@ -262,6 +262,10 @@ fn the_session_ceiling_stops_injections_and_stats_count_them() {
     let shown = cortex_at(dir.path(), &db).arg("stats").output().unwrap();
     let shown = String::from_utf8_lossy(&shown.stdout);
     assert!(shown.contains("  acme/api: 3 prompts, 1 with memories (1 memories, "), "{shown}");
+    // The search indexes as the status page shows them.
+    assert!(shown.contains("\nlexical    sound: ") && shown.contains(" items embedded\n"), "{shown}");
+    assert!(shown.contains("\nmodel      none: lexical search only\n"), "{shown}");
+    assert!(shown.contains("items have no vectors") && shown.contains("`cortex reindex`"), "{shown}");
     let stats = cortex_at(dir.path(), &db).args(["stats", "--json"]).output().unwrap();
     assert!(stats.status.success());
     let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
@@ -272,6 +276,10 @@ fn the_session_ceiling_stops_injections_and_stats_count_them() {
     assert_eq!(counts["memories"], 1, "{stats}");
     assert!(counts["tokens"].as_u64().unwrap() > 0 && counts["tokens"].as_u64().unwrap() <= 150, "{stats}");
     assert_eq!(counts["sessions_at_ceiling"], 1, "{stats}");
+    let indexes = &stats["indexes"];
+    assert_eq!(indexes["lexical"]["health"]["state"], "sound", "{stats}");
+    assert_eq!(indexes["vectors"]["unembedded"], stats["items"], "no embedder: every item waits");
+    assert_eq!(indexes["vectors"]["vectors"], 0, "{stats}");
 }
 
 #[test]

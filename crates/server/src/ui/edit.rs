@@ -179,7 +179,7 @@ fn stored_inputs(hit: &Hit, typed: Option<&[(String, String)]>) -> Vec<Input> {
             }
             _ => data.get(name).map(fields::form_text),
         },
-        false,
+        Some(&data),
     )
 }
 
@@ -228,7 +228,7 @@ fn new_form(
         inputs: fields::inputs(
             kind,
             &|name| Some(field(typed, &format!("data.{name}")).to_string()).filter(|v| !v.is_empty()),
-            true,
+            None,
         ),
         content: None,
         tags: field(typed, "tags").to_string(),

@@ -5,6 +5,7 @@
 
 use super::markdown;
 use super::page::When;
+use super::steps;
 use cortex_domain::Kind;
 use cortex_domain::kind::{FieldSpec, FieldType, TitleRule};
 use serde_json::{Map, Value};
@@ -127,17 +128,40 @@ pub enum Widget {
         selected: String,
         required: bool,
     },
-    /// Kept as stored: not editable here (runbook steps, references by id).
+    /// Kept as stored: runbook steps whose text the form's lines cannot hold exactly.
     Kept(String),
 }
 
-/// The form's inputs for `kind`, filled from `values` (what was typed, or the stored data). A
-/// new item's form takes every field; an edit keeps runbook steps and references as stored.
-pub fn inputs(kind: Kind, values: &dyn Fn(&str) -> Option<String>, new: bool) -> Vec<Input> {
-    kind.spec().fields.iter().map(|spec| input(spec, values(spec.name).unwrap_or_default(), new)).collect()
+/// The form's inputs for `kind`, filled from `values` (what was typed, or the stored data).
+/// `stored`: the item's data on an edit (`None`: a new item), whose runbook steps stay as
+/// stored when the form's lines could not give them back exactly.
+pub fn inputs(
+    kind: Kind,
+    values: &dyn Fn(&str) -> Option<String>,
+    stored: Option<&Map<String, Value>>,
+) -> Vec<Input> {
+    kind.spec()
+        .fields
+        .iter()
+        .map(|spec| {
+            let kept = stored
+                .and_then(|data| data.get(spec.name))
+                .filter(|value| matches!(spec.ty, FieldType::Steps) && steps::to_text(value).is_none());
+            match kept {
+                Some(value) => Input {
+                    name: spec.name.to_string(),
+                    label: label(spec.name),
+                    required: spec.required,
+                    hint: "kept as stored: a step's text does not fit the form's lines (a description over several lines, say); change them with memory_store".to_string(),
+                    widget: Widget::Kept(value.to_string()),
+                },
+                None => input(spec, values(spec.name).unwrap_or_default()),
+            }
+        })
+        .collect()
 }
 
-fn input(spec: &FieldSpec, value: String, new: bool) -> Input {
+fn input(spec: &FieldSpec, value: String) -> Input {
     let (hint, widget) = match &spec.ty {
         FieldType::Short => ("one line".to_string(), Widget::Line(value)),
         FieldType::Text => ("Markdown".to_string(), Widget::Area { value, rows: 6 }),
@@ -155,30 +179,36 @@ fn input(spec: &FieldSpec, value: String, new: bool) -> Input {
         }
         FieldType::ShortList => ("one per line".to_string(), Widget::Area { value, rows: 3 }),
         FieldType::ItemId => ("an item's id".to_string(), Widget::Line(value)),
-        FieldType::Steps if new => ("one step per line".to_string(), Widget::Area { value, rows: 5 }),
-        FieldType::ItemRef if new => ("an item's id".to_string(), Widget::Line(value)),
-        FieldType::Steps | FieldType::ItemRef => {
-            ("kept as stored; change it with memory_store".to_string(), Widget::Kept(value))
+        FieldType::Steps => (
+            "each step: a line saying what to do, then its command on lines starting with `$ `, \
+             then `expect: ` and what should happen; a blank line between steps"
+                .to_string(),
+            Widget::Area { value, rows: 10 },
+        ),
+        FieldType::ItemRef => {
+            ("the id of an item of this project (an entity's, for instance)".to_string(), Widget::Line(value))
         }
     };
     Input { name: spec.name.to_string(), label: label(spec.name), required: spec.required, hint, widget }
 }
 
-/// A stored value as the form shows it: lists one entry per line, numbers as digits, other
-/// structures as JSON.
+/// A stored value as the form shows it: runbook steps in their lines (`steps`), lists one
+/// entry per line, numbers as digits, other structures as JSON.
 pub fn form_text(value: &Value) -> String {
     match value {
         Value::Array(list) if list.iter().all(|v| !v.is_object()) => {
             list.iter().map(text).collect::<Vec<_>>().join("\n")
         }
+        Value::Array(_) => steps::to_text(value).unwrap_or_else(|| value.to_string()),
         other => text(other),
     }
 }
 
 /// The data a form's fields make for `kind`, on top of `kept` (the stored data, whose fields
-/// the form does not send stay as they are: an edit sends no steps or references): a blank field is left out; lists are read one
-/// entry per line; a whole number as a number (a wrong one is kept as typed, for the kind's
-/// rule to refuse naming the field).
+/// the form does not send stay as they are: steps the form keeps as stored are not sent): a
+/// blank field is left out; lists are read one entry per line, runbook steps in their lines
+/// (`steps`); a whole number as a number (a wrong one is kept as typed, for the kind's rule to
+/// refuse naming the field).
 pub fn data_from_form(
     kind: Kind,
     kept: &Map<String, Value>,
@@ -192,9 +222,7 @@ pub fn data_from_form(
         let typed = typed.replace("\r\n", "\n");
         let value = match &spec.ty {
             _ if typed.trim().is_empty() => None,
-            FieldType::Steps => Some(Value::Array(
-                lines(&typed).into_iter().map(|step| serde_json::json!({ "description": step })).collect(),
-            )),
+            FieldType::Steps => Some(steps::from_text(&typed)),
             FieldType::ItemRef => Some(Value::String(typed.trim().to_string())),
             FieldType::ShortList => {
                 Some(Value::Array(lines(&typed).into_iter().map(Value::String).collect()))
@@ -243,7 +271,7 @@ mod tests {
         let views = shown(Kind::Todo, todo.as_object().unwrap());
         assert!(matches!(&views[0].shown, Shown::Badge(s) if s == "high"));
         assert!(matches!(&views[1].shown, Shown::Date(w) if w.iso.starts_with("2026-11-22T00:00:00")));
-        let form = inputs(Kind::Decision, &|name| data.get(name).map(form_text), false);
+        let form = inputs(Kind::Decision, &|name| data.get(name).map(form_text), Some(data));
         assert!(matches!(&form[1].widget, Widget::Select { choices, selected, .. }
             if selected == "accepted" && choices.iter().any(|c| c == "proposed")));
         let typed: Vec<(String, String)> = vec![
@@ -254,5 +282,38 @@ mod tests {
         assert_eq!(back["alternatives_considered"], json!(["opaque tokens", "cookies", "sessions"]));
         assert!(!back.contains_key("consequences"));
         assert_eq!(back["rationale"], json!("**stateless**"));
+    }
+
+    #[test]
+    fn a_runbooks_steps_and_a_relations_ends_round_trip_through_an_unchanged_edit() {
+        let runbook = json!({"title": "Rotate the TLS certificate", "steps": [
+            {"description": "Issue a new certificate",
+             "command": "certbot certonly --cert-name api.example.com\n  --force-renewal",
+             "expected_outcome": "Successfully received certificate."},
+            {"description": "Reload nginx", "command": "sudo nginx -t && sudo systemctl reload nginx"},
+            {"description": "Check the served certificate's dates",
+             "command": "openssl s_client -connect api.example.com:443 </dev/null | openssl x509 -noout -dates",
+             "expected_outcome": "notAfter about 90 days ahead"}]});
+        let data = runbook.as_object().unwrap();
+        let form = inputs(Kind::Runbook, &|name| data.get(name).map(form_text), Some(data));
+        let steps = form.iter().find(|i| i.name == "steps").unwrap();
+        let Widget::Area { value, .. } = &steps.widget else { panic!("the steps are editable") };
+        assert!(value.contains("\n$   --force-renewal\nexpect: Successfully received"), "{value}");
+        let sent: Vec<(String, String)> = vec![
+            ("data.steps".into(), value.replace('\n', "\r\n")),
+            ("data.title".into(), "Rotate the TLS certificate".into()),
+        ];
+        assert_eq!(data_from_form(Kind::Runbook, data, &sent), *data);
+        // Steps the lines cannot hold are kept, not sent.
+        let odd = json!({"title": "t", "steps": [{"description": "two\nlines"}]});
+        let odd = odd.as_object().unwrap();
+        let form = inputs(Kind::Runbook, &|name| odd.get(name).map(form_text), Some(odd));
+        assert!(form.iter().any(|i| i.name == "steps" && matches!(i.widget, Widget::Kept(_))));
+        // A relation's ends are ids on lines of their own.
+        let relation = json!({"from": "01a24d32-3268-737c-b925-d63bc4473315",
+            "to": "01a24d32-3268-737c-b925-d63aa78d2aaa", "relation_type": "depends_on"});
+        let relation = relation.as_object().unwrap();
+        let form = inputs(Kind::Relation, &|name| relation.get(name).map(form_text), Some(relation));
+        assert!(matches!(&form[0].widget, Widget::Line(v) if v == "01a24d32-3268-737c-b925-d63bc4473315"));
     }
 }

@@ -40,6 +40,7 @@ mod search;
 mod session;
 mod signin;
 mod status;
+mod steps;
 
 use super::App;
 use axum::Router;

@@ -1,12 +1,15 @@
 //! The admin page's status in words: how long the server has run, the model it embeds with,
 //! what the viewer's reach holds (items per project and branch; for the local user also per
-//! kind and the database's size — a bound admin's page never counts another tenant's items),
+//! kind, the database's size and the search indexes' sizes and health — a bound admin's page
+//! never counts another tenant's items),
 //! requests per route and status from the metrics, and the newest refusals the audit trail
 //! recorded within reach.
 
 use super::admin::Sample;
 use super::page::When;
+use cortex_domain::text::byte_size;
 use cortex_domain::time::MILLIS_PER_DAY;
+use cortex_service::index_sizes::IndexSizes;
 use cortex_service::{Caller, MemoryService};
 use cortex_store::AuditOperation;
 use std::sync::OnceLock;
@@ -47,6 +50,10 @@ pub struct Status {
     pub by_kind: Vec<(String, i64)>,
     pub database: String,
     pub bytes: String,
+    /// The search indexes, for the local user only (they count the whole store), and their
+    /// sizes as a person reads them (lexical, vectors).
+    pub indexes: Option<IndexSizes>,
+    pub index_bytes: (String, String),
     pub refusals: Vec<Refusal>,
     pub requests: Vec<Requests>,
 }
@@ -59,10 +66,14 @@ pub fn read(service: &MemoryService, caller: &Caller, now: i64) -> cortex_servic
     let places = places.into_iter().map(|p| (super::search::scope_label(&p.scope), p.items)).collect();
     let mut status = Status { uptime: uptime(), places, items, ..Status::default() };
     if caller.bound.is_none() {
-        let stats = service.administration().stats()?;
+        let stats = service.administration().stats_in_full()?;
         status.by_kind = stats.by_kind.into_iter().map(|k| (k.kind, k.items)).collect();
         status.database = stats.database;
         status.bytes = size(stats.bytes);
+        if let Some(indexes) = &stats.indexes {
+            status.index_bytes = (byte_size(indexes.lexical.bytes), byte_size(indexes.vectors.bytes));
+        }
+        status.indexes = stats.indexes;
     }
     let records = seen.audit().newest_records(None, Some(now - REFUSAL_DAYS * MILLIS_PER_DAY), 2_000)?;
     status.refusals = records
@@ -113,15 +124,9 @@ fn uptime() -> String {
     }
 }
 
-/// Bytes as a person reads them.
+/// Bytes as a person reads them (the store reports them as `i64`).
 pub fn size(bytes: i64) -> String {
-    let b = bytes.max(0) as f64;
-    match b {
-        b if b >= 1e9 => format!("{:.1} GB", b / 1e9),
-        b if b >= 1e6 => format!("{:.1} MB", b / 1e6),
-        b if b >= 1e3 => format!("{:.0} kB", b / 1e3),
-        b => format!("{b} bytes"),
-    }
+    byte_size(u64::try_from(bytes).unwrap_or(0))
 }
 
 #[cfg(test)]

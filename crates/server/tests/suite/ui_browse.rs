@@ -164,6 +164,19 @@ fn the_project_picker_offers_only_the_keys_reach_and_a_local_user_every_project(
         let (_, html, _) = send(&app, "GET", "/?q=webhook+tokens&in=acme%2Fweb", None, String::new()).await;
         assert!(html.contains("Web rotates") && !html.contains("Api rotates"), "{html}");
         assert!(html.contains(r#"<option value="globex/api/main""#), "{html}");
+        // The local user's status page: the whole store's search indexes, sizes and health.
+        let (status, html, _) = send(&app, "GET", "/admin", None, String::new()).await;
+        assert_eq!(status, StatusCode::OK, "{html}");
+        assert!(html.contains("<h2>Search indexes</h2>"), "{html}");
+        assert!(html.contains(r#"<dt>lexical index</dt><dd class="status">sound</dd>"#), "{html}");
+        assert!(html.contains("<dt>lexical items</dt><dd>") && html.contains(" on disk "), "{html}");
+        assert!(
+            html.contains("<dt>vectors</dt><dd>0 vectors (whole texts and chunks), 0 bytes <span"),
+            "{html}"
+        );
+        assert!(html.contains("<dt>vector model</dt><dd>none: lexical search only</dd>"), "{html}");
+        assert!(html.contains(r#"<dt>embedded</dt><dd class="bad">0 of 3 items</dd>"#), "{html}");
+        assert!(html.contains("3 items have no vectors") && html.contains("cortex reindex"), "{html}");
     });
     let spec = KeySpec {
         name: "api-only".into(),
@@ -185,6 +198,10 @@ fn the_project_picker_offers_only_the_keys_reach_and_a_local_user_every_project(
         assert!(html.contains("org=acme project=web branch=main"), "{html}");
         assert!(html.contains("<dt>items in reach</dt><dd>2</dd>"), "{html}");
         assert!(!html.contains("org=globex") && !html.contains("<dt>database</dt>"), "{html}");
+        // Nor the whole store's index figures.
+        for whole in ["Search indexes", "lexical index", "<dt>vectors</dt>", "have no vectors"] {
+            assert!(!html.contains(whole), "a bound admin shown {whole}: {html}");
+        }
         // A pasted token that is no token at all is named in the form's words.
         for pasted in ["not a token", "Bearer%20cortex_x"] {
             let (status, html, _) = send(&app, "POST", "/login", None, format!("token={pasted}")).await;

@@ -12,6 +12,7 @@
 
 mod repair;
 
+use crate::index_sizes::{LexicalHealth, LexicalSizes};
 use cortex_lexical::{LexicalIndex, Place};
 use cortex_store::{LexicalMatch, LexicalQuery, Store, TenantStore};
 use repair::Health;
@@ -203,6 +204,25 @@ impl Lexical {
             None => self.build_anew(place, progress)?,
         };
         Ok((place.to_string(), index.documents(), index.disk_bytes()))
+    }
+
+    /// What the index holds and whether it answers, read cheaply (see `crate::index_sizes`).
+    pub fn sizes(&self) -> LexicalSizes {
+        let answered_by = self.store.engine().text_search().to_string();
+        let Some(index) = self.opened() else {
+            let health = LexicalHealth::Absent { reason: NO_INDEX.to_string(), answered_by };
+            return LexicalSizes { health, place: None, items: 0, bytes: 0 };
+        };
+        let health = match self.health.set_aside() {
+            Some(reason) => LexicalHealth::Damaged { reason, answered_by },
+            None => LexicalHealth::Sound,
+        };
+        LexicalSizes {
+            health,
+            place: Some(index.place().to_string()),
+            items: index.documents(),
+            bytes: index.disk_bytes(),
+        }
     }
 
     /// What answers lexical finds, for `doctor`: the index (brought up to date: where it lives,

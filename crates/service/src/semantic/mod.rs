@@ -162,6 +162,24 @@ impl Semantic {
         }
     }
 
+    /// The model and the precision its products run at, without loading it: the loaded
+    /// model's (`true`), or the configured ones before it loads (`false`).
+    pub fn model_and_precision(&self) -> (Option<String>, Option<String>, bool) {
+        let loaded = self.embedder.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(Ok(embedder)) = &loaded.result {
+            let precision = match embedder.as_ref() {
+                Embedder::Local(model) => Some(model.precision().name().to_string()),
+                _ => None,
+            };
+            return (embedder.model_id(), precision, true);
+        }
+        let precision = match &self.choice {
+            EmbedderChoice::Local { precision, .. } => Some(precision.name().to_string()),
+            _ => None,
+        };
+        (self.choice.model_id(), precision, false)
+    }
+
     /// The embedder's state without loading it (a readiness probe must not wait seconds for
     /// a model): `not_loaded` until the first store or find needs it.
     pub fn embedder_state(&self) -> (&'static str, String) {

@@ -29,6 +29,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (20, "item_author", include_str!("../../migrations/postgres/0020_item_author.sql")),
     (21, "ui_sign_ins", include_str!("../../migrations/postgres/0021_ui_sign_ins.sql")),
     (22, "key_restore", include_str!("../../migrations/postgres/0022_key_restore.sql")),
+    (23, "places", include_str!("../../migrations/postgres/0023_places.sql")),
 ];
 
 /// Serializes migrations across processes starting at once (an arbitrary fixed key).

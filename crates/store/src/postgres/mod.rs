@@ -363,6 +363,10 @@ impl Reembedding for PostgresStore {
     fn count_unembedded(&self) -> Result<i64> {
         self.on_primary(unembedded::count)
     }
+
+    fn searched_vectors(&self) -> Result<Option<(i64, i64)>> {
+        self.on_reads(vector_index::searched).map(Some)
+    }
 }
 
 impl GraphLinks for PostgresStore {

@@ -130,6 +130,20 @@ fn building_elsewhere(client: &mut Conn, sql: &str) -> Result<bool> {
     Ok(row.try_get::<_, i64>(0)? > 0)
 }
 
+/// The vectors of live items (whole texts and chunks) and the bytes of the HNSW indexes that
+/// search them, whatever their dimension.
+pub fn searched(client: &mut Conn) -> Result<(i64, i64)> {
+    let row = client.query_one(
+        "SELECT (SELECT count(*) FROM items WHERE embedding IS NOT NULL AND deleted_at IS NULL) \
+              + (SELECT count(*) FROM item_chunks c JOIN items i ON i.id = c.item_id WHERE i.deleted_at IS NULL), \
+                (SELECT coalesce(sum(pg_relation_size(indexrelid)), 0)::bigint FROM pg_index \
+                 WHERE indrelid IN ('items'::regclass, 'item_chunks'::regclass) \
+                 AND indexrelid::regclass::text ~ '^(items|item_chunks)_embedding_[0-9]+$')",
+        &[],
+    )?;
+    Ok((row.try_get(0)?, row.try_get(1)?))
+}
+
 /// The partial HNSW indexes for one dimension, by name; `read::search_dense` repeats their
 /// expression and predicate so the planner can use them.
 fn vector_index_statements(dim: usize) -> [(String, String); 2] {

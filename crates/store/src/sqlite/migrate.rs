@@ -29,6 +29,7 @@ pub const MIGRATIONS: &[(i64, &str, &str)] = &[
     (17, "provenance", include_str!("../../migrations/sqlite/0017_provenance.sql")),
     (18, "item_author", include_str!("../../migrations/sqlite/0018_item_author.sql")),
     (19, "key_restore", include_str!("../../migrations/sqlite/0019_key_restore.sql")),
+    (20, "places", include_str!("../../migrations/sqlite/0020_places.sql")),
 ];
 
 fn checksum(sql: &str) -> String {

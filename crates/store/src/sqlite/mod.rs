@@ -212,6 +212,10 @@ impl Reembedding for SqliteStore {
     fn count_unembedded(&self) -> Result<i64> {
         unembedded::count(&*self.reader()?)
     }
+
+    fn searched_vectors(&self) -> Result<Option<(i64, i64)>> {
+        Ok(None)
+    }
 }
 
 impl GraphLinks for SqliteStore {

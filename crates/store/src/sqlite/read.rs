@@ -313,3 +313,20 @@ pub fn integrity_problems(conn: &Connection, full: bool) -> Result<Vec<String>> 
     }
     Ok(problems)
 }
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::Connection;
+
+    #[test]
+    fn the_places_are_counted_from_the_live_rows_index_alone_in_its_order() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        super::super::chain::register_functions(&conn).unwrap();
+        super::super::migrate::run(&mut conn).unwrap();
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {}", crate::model::PLACES)).unwrap();
+        let plan: Vec<String> =
+            stmt.query_map([], |row| row.get::<_, String>(3)).unwrap().map(|r| r.unwrap()).collect();
+        assert!(plan.iter().any(|step| step.contains("USING COVERING INDEX items_places")), "{plan:?}");
+        assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "{plan:?}");
+    }
+}

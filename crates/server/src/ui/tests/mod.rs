@@ -8,6 +8,7 @@ mod key_undo;
 mod pages;
 mod reach;
 mod signin;
+mod steps;
 
 use crate::test_support::{Answer, TestServer};
 use axum::http::StatusCode;

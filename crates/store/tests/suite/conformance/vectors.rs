@@ -97,6 +97,16 @@ fn live_items_without_vectors_are_listed_until_embedded(db: &TestDb) {
         .unwrap();
     assert_eq!(store.unembedded(None, 10).unwrap(), waiting[2..], "embedded and deleted items leave");
     assert_eq!(store.count_unembedded().unwrap(), 3);
+    // A database that searches its vectors itself counts those of live items; SQLite leaves
+    // the counting to the process's own index.
+    match (store.engine(), store.searched_vectors().unwrap()) {
+        (cortex_store::Engine::Postgres, Some((vectors, bytes))) => {
+            assert_eq!(vectors, 2, "the embedded item and the one embedded after; the deleted one not");
+            assert!(bytes > 0, "the HNSW index's bytes");
+        }
+        (cortex_store::Engine::Sqlite, None) => {}
+        other => panic!("{other:?}"),
+    }
 }
 
 fn chunk_vectors_are_kept_searched_and_replaced_with_their_item(db: &TestDb) {

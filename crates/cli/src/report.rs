@@ -50,7 +50,7 @@ pub fn stats(report: &StatsReport) {
                 "lexical    {}: {} items, {} at {place}",
                 lexical.health.describe(),
                 lexical.items,
-                byte_size(lexical.bytes)
+                lexical.size()
             )),
             None => output::line(&format!("lexical    {}", lexical.health.describe())),
         }
@@ -58,7 +58,7 @@ pub fn stats(report: &StatsReport) {
         output::line(&format!(
             "vectors    {} ({} {}); {} of {} items embedded",
             v.vectors,
-            byte_size(v.bytes),
+            v.size(),
             v.kept(),
             v.items - v.unembedded,
             v.items

@@ -2,6 +2,7 @@
 //! `cortex stats`: read cheaply, on every page load — no checksum check of the lexical index's
 //! files and no catch-up with the store (`doctor` runs both).
 
+use cortex_domain::text::byte_size;
 use serde::Serialize;
 
 /// What to do about items stored without vectors, as `doctor` and the status page say it.
@@ -26,6 +27,13 @@ pub struct LexicalSizes {
     pub items: u64,
     /// Its files' bytes on disk.
     pub bytes: u64,
+}
+
+impl LexicalSizes {
+    /// Its bytes on disk, as a person reads them.
+    pub fn size(&self) -> String {
+        byte_size(self.bytes)
+    }
 }
 
 /// Whether the lexical index answers finds.
@@ -83,6 +91,11 @@ pub struct VectorSizes {
 }
 
 impl VectorSizes {
+    /// The vectors' bytes, as a person reads them.
+    pub fn size(&self) -> String {
+        byte_size(self.bytes)
+    }
+
     /// What to do when items wait for vectors (`None` when none does).
     pub fn waiting(&self) -> Option<String> {
         (self.unembedded > 0).then(|| {

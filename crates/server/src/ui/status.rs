@@ -50,10 +50,8 @@ pub struct Status {
     pub by_kind: Vec<(String, i64)>,
     pub database: String,
     pub bytes: String,
-    /// The search indexes, for the local user only (they count the whole store), and their
-    /// sizes as a person reads them (lexical, vectors).
+    /// The search indexes, for the local user only (they count the whole store).
     pub indexes: Option<IndexSizes>,
-    pub index_bytes: (String, String),
     pub refusals: Vec<Refusal>,
     pub requests: Vec<Requests>,
 }
@@ -70,9 +68,6 @@ pub fn read(service: &MemoryService, caller: &Caller, now: i64) -> cortex_servic
         status.by_kind = stats.by_kind.into_iter().map(|k| (k.kind, k.items)).collect();
         status.database = stats.database;
         status.bytes = size(stats.bytes);
-        if let Some(indexes) = &stats.indexes {
-            status.index_bytes = (byte_size(indexes.lexical.bytes), byte_size(indexes.vectors.bytes));
-        }
         status.indexes = stats.indexes;
     }
     let records = seen.audit().newest_records(None, Some(now - REFUSAL_DAYS * MILLIS_PER_DAY), 2_000)?;

@@ -302,8 +302,10 @@ impl ItemReads for PostgresStore {
         self.on_reads(|c| chain::audit(c, query))
     }
 
+    /// On the primary: the service keeps the places until the change counter (read on the
+    /// primary) moves, and a replica behind it would have them kept without the newest change.
     fn places(&self) -> Result<Vec<crate::Place>> {
-        self.on_reads(read::places)
+        self.on_primary(read::places)
     }
 }
 
